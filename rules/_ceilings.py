@@ -1,0 +1,83 @@
+"""Documented ceilings: where a served model's memory setting says how high it may go.
+
+Shared by memory-above-ceiling and the diff rules. A ceiling comes from a directive
+(`# cfgcheck: ceiling=0.875 <reason>`), from a comment on or directly above the key that states a
+number as a ceiling ("HARD CEILING 0.80", "ceiling: 0.85", "ceiling of 85%"), or from the config.
+A comment that calls the value a ceiling or says "never raise" without a number makes the value at
+the time it was written the ceiling (in lint mode: the value itself; in diff mode: the base value).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from dataclasses import dataclass
+
+from cfgcheck.model import Location, ServedModel, Setting
+
+MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
+_NUMBER = r"(\d*\.\d+|\d+(?:\.\d+)?)\s*(%?)"
+_STATED = re.compile(r"\bceiling\b\s*(?:[:=]|is|of|at|to)?\s*" + _NUMBER, re.I)
+_STATED_BEFORE = re.compile(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
+_UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
+
+
+@dataclass(frozen=True)
+class Ceiling:
+    setting: str
+    value: float | None  # None: "the value when this was written"
+    text: str  # what documents it, for the message
+    location: Location
+
+
+def _as_fraction(number: str, percent: str) -> float:
+    value = float(number)
+    return value / 100 if percent or value > 1 else value
+
+
+def from_comments(setting: Setting) -> Ceiling | None:
+    for comment in setting.comments:
+        directive = re.search(r"cfgcheck:\s*ceiling\s*=\s*" + _NUMBER, comment)
+        if directive:
+            return Ceiling(setting.name, _as_fraction(*directive.groups()), comment, setting.key_location or setting.location)
+    for comment in setting.comments:
+        stated = _STATED.search(comment) or _STATED_BEFORE.search(comment)
+        if stated:
+            return Ceiling(setting.name, _as_fraction(*stated.groups()), comment, setting.key_location or setting.location)
+    for comment in setting.comments:
+        if _UNSTATED.search(comment):
+            return Ceiling(setting.name, None, comment, setting.key_location or setting.location)
+    return None
+
+
+def documented(model: ServedModel, config: dict) -> list[tuple[Setting, Ceiling]]:
+    """(setting, ceiling) for each memory setting of ``model`` that has a documented ceiling."""
+    found = []
+    for name in MEMORY_SETTINGS:
+        setting = model.setting(name)
+        if setting is None:
+            continue
+        ceiling = from_comments(setting)
+        if ceiling is None:
+            directive = model.directive("ceiling")
+            if directive is not None:
+                match = re.match(_NUMBER, directive.value)
+                if match:
+                    ceiling = Ceiling(name, _as_fraction(*match.groups()), f"cfgcheck: ceiling={directive.value} {directive.reason}".strip(), directive.location)
+        if ceiling is None:
+            ceiling = _from_config(model, setting, config)
+        if ceiling is not None:
+            found.append((setting, ceiling))
+    return found
+
+
+def _from_config(model: ServedModel, setting: Setting, config: dict) -> Ceiling | None:
+    for entry in config.get("ceilings", []) or []:
+        if entry.get("setting") != setting.name:
+            continue
+        if "model" in entry and not fnmatch.fnmatch(model.name, entry["model"]):
+            continue
+        reason = entry.get("reason", "")
+        where = Location(".cfgcheck.yaml", 1, 1)
+        return Ceiling(setting.name, float(entry["max"]), f"ceilings in .cfgcheck.yaml: {reason}".strip(), where)
+    return None

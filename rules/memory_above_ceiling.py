@@ -1,0 +1,68 @@
+"""GPU memory utilization (or SGLang's mem-fraction-static) above a documented ceiling.
+
+## What it flags
+A `gpu_memory_utilization` / `--gpu-memory-utilization` or `mem_fraction_static` /
+`--mem-fraction-static` value above the ceiling documented for it: a directive
+`# cfgcheck: ceiling=0.875 <reason>`, a comment on or directly above the key that states a number as
+a ceiling ("HARD CEILING 0.80", "ceiling: 0.85"), or a `ceilings:` entry in `.cfgcheck.yaml`.
+
+## Why it matters
+Operators write limits into comments so that nobody "optimizes" them away: the GPU is shared with
+another workload (transcoding, a second model), or a higher value was measured to run out of memory.
+Raising past it fails someone else's workload or the engine itself, and review rarely catches it
+because the number looks like an ordinary tuning change.
+
+## Example
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  vllmConfig:
+    # HARD CEILING 0.875: the GPU is shared with Jellyfin transcoding.
+    gpuMemoryUtilization: 0.95
+```
+
+## Use instead
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  vllmConfig:
+    # HARD CEILING 0.875: the GPU is shared with Jellyfin transcoding.
+    gpuMemoryUtilization: 0.875
+```
+
+## Options
+None. Ceilings that are not written next to the key go in `.cfgcheck.yaml` under `ceilings:`.
+"""
+
+from cfgcheck.model import Finding
+
+from ._ceilings import documented
+
+CODE, NAME, SEVERITY = "CFG204", "memory-above-ceiling", "error"
+OPTIONS: dict = {}
+
+
+def check(model, ctx):
+    for setting, ceiling in documented(model, ctx.config):
+        limit = ceiling.value
+        if ctx.base is not None and limit is None:
+            base = ctx.base.setting(setting.name)
+            limit = base.value if base is not None and isinstance(base.value, (int, float)) else None
+        if limit is None or not isinstance(setting.value, (int, float)) or setting.value <= limit + 1e-9:
+            continue
+        yield Finding(
+            f"{setting.name} {setting.value:g} is above the documented ceiling {limit:g}",
+            setting.location,
+            remediation=f"keep {setting.source} at or below {limit:g}, or change the documented ceiling "
+                        f"with its reason (\"{ceiling.text[:80]}\")",
+            setting=setting.name,
+            related=(ceiling.location,),
+        )

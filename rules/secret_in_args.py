@@ -1,0 +1,78 @@
+"""A literal API key or access token written into engine args or env.
+
+## What it flags
+A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference), and Hugging Face tokens
+(`hf_...`) or OpenAI-style keys (`sk-...`) anywhere in the argv or a literal env value. The message
+names the flag or variable, never the value.
+
+## Why it matters
+Anything in a manifest is readable by everyone who can read the repository, its history, its CI logs
+and the cluster's objects. Keys belong in a Secret, referenced by `valueFrom.secretKeyRef`.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0@sha256:5709fafe47123becb2f5e61c32d0b97beff1a629bb40bb753c15464f69a97a18
+          args: ["--model", "/models/qwen", "--api-key", "my-literal-key-123"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0@sha256:5709fafe47123becb2f5e61c32d0b97beff1a629bb40bb753c15464f69a97a18
+          args: ["--model", "/models/qwen", "--api-key", "$(VLLM_API_KEY)"]
+          env:
+            - name: VLLM_API_KEY
+              valueFrom:
+                secretKeyRef: {name: vllm, key: api-key}
+```
+
+## Options
+None.
+"""
+
+import re
+
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG305", "secret-in-args", "error"
+OPTIONS: dict = {}
+_TOKEN = re.compile(r"\b(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})\b")
+_REFERENCE = re.compile(r"^\$[({]?[A-Za-z_][A-Za-z0-9_]*[)}]?$|^<.*>$|^\{\{.*\}\}$")
+
+
+def check(model, ctx):
+    reported = set()
+    key = model.setting("api_key")
+    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()):
+        reported.add((key.location.line, key.location.column))
+        yield Finding(f"literal value for {key.source}", key.location,
+                      remediation="read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)",
+                      setting="api_key")
+    for token in model.argv:
+        if token.synthetic or (token.location.line, token.location.column) in reported:
+            continue
+        if _TOKEN.search(token.text):
+            reported.add((token.location.line, token.location.column))
+            yield Finding("literal access token in the engine arguments", token.location,
+                          remediation="move the token to a Secret and reference it", setting="argv-token")
+    for name, setting in model.env.items():
+        if isinstance(setting.value, str) and _TOKEN.search(setting.value):
+            yield Finding(f"literal access token in env {name}", setting.location,
+                          remediation=f"set {name} from a Secret with valueFrom.secretKeyRef", setting=f"env:{name}")

@@ -1,0 +1,33 @@
+"""A file or YAML document that cannot be read or interpreted.
+
+## What it flags
+Files that are not valid YAML, not valid UTF-8 (or UTF-16 with a BOM), contain NUL bytes, exceed a
+configured limit (`limits.max-file-bytes`, `limits.max-depth`, `limits.max-expanded-nodes`), or hold
+duplicate keys. The finding points at the line and column where reading stopped.
+
+## Why it matters
+A serving config that cannot be read cannot be checked: the hazards in it are invisible. The other
+files are still linted; this finding makes sure the unreadable one is not silently skipped.
+
+## Example
+```yaml
+spec:
+  vllmConfig:
+    maxModelLen: 32768
+   gpuMemoryUtilization: 0.9
+```
+
+## Use instead
+```yaml
+spec:
+  vllmConfig:
+    maxModelLen: 32768
+    gpuMemoryUtilization: 0.9
+```
+
+## Options
+None. The limits are set under `limits:` in `.cfgcheck.yaml`.
+"""
+
+CODE, NAME, SEVERITY = "CFG000", "unparseable-input", "error"
+OPTIONS: dict = {}

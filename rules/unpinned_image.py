@@ -1,0 +1,51 @@
+"""An engine image that is not pinned by digest.
+
+## What it flags
+The image of a served model (`spec.image`, a container `image`, production-stack
+`repository`/`tag`) without an `@sha256:` digest.
+
+## Why it matters
+Tags move. The same `v0.26.0` tag can be rebuilt, and rolling tags change every day; a restart then
+runs a different engine than the one that was reviewed and measured. A digest makes the rollout
+reproducible; keep a versioned tag next to it so humans (and cfgcheck) can read the version.
+
+## Example
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  image: vllm/vllm-openai:v0.26.0
+```
+
+## Use instead
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  image: vllm/vllm-openai:v0.26.0@sha256:5709fafe47123becb2f5e61c32d0b97beff1a629bb40bb753c15464f69a97a18
+```
+
+## Options
+None.
+"""
+
+from cfgcheck.engines.images import parse_image
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG301", "unpinned-image", "warning"
+OPTIONS: dict = {}
+
+
+def check(model, ctx):
+    image = model.image
+    if image is None or not isinstance(image.value, str) or "{{" in image.value:
+        return
+    if parse_image(image.value).digest is None:
+        yield Finding(f"image {image.value} is not pinned by digest", image.location,
+                      remediation="append @sha256:<digest> to the versioned tag", setting="image")

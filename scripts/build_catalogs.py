@@ -1,0 +1,664 @@
+#!/usr/bin/env python3
+"""Generate cfgcheck's flag catalogs from the engines' own published PyPI wheels.
+
+For each engine version this tool
+
+1. downloads the engine's wheel (``pip download --no-deps --only-binary :all:``), unpacks only its
+   ``*.py`` files and ``*.dist-info`` into a scratch directory and deletes the wheel;
+2. in a throwaway virtual environment *outside the repository* (``--venv``, default
+   ``/tmp/cfgcheck-catvenv``; torch plus the pure-Python dependencies that the imports ask for),
+   runs a subprocess (one per version, so versions never share interpreter state) that builds the
+   engine's **real** argument parser the way its CLI does and dumps every option of it;
+3. verifies the parser's behaviour (abbreviations, underscores, ``--flag=value``, last occurrence
+   wins, human-readable integers, dotted JSON keys, ``-O3``) by calling ``parse_args`` on sample
+   argv, and classifies each option's ``type=`` callable by calling it on sample strings and
+   comparing with the validators of ``cfgcheck.engines.catalog`` (so the linter's value checks are
+   proven equal to the engine's own on those samples);
+4. merges the result into ``src/cfgcheck/engines/catalogs/<engine>.json``: a shared table of distinct
+   option specs plus, per version, the list of spec ids. A patch release whose options and
+   behaviour equal those of the previous catalogued patch of the same minor is recorded as an alias
+   instead of a new catalog.
+
+Nothing is hand-typed: the option lists come only from the engines' parsers.
+
+Usage::
+
+    python scripts/build_catalogs.py                           # everything not built yet
+    python scripts/build_catalogs.py --engine vllm --versions 0.26.0
+    python scripts/build_catalogs.py --engine sglang --all-patches   # also check older patches
+    python scripts/build_catalogs.py --list                          # what would be built
+
+The build is resumable: versions already in the catalog (or recorded as aliases/unavailable) are
+skipped unless ``--force``. Timing and sizes are printed at the end and stored in the catalog.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+import zipfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
+ENGINES = ("vllm", "sglang", "tokenspeed")
+# Which releases are in scope: vLLM 0.10 and later, SGLang 0.5.x, every TokenSpeed release.
+SCOPE = {
+    "vllm": lambda v: _vkey(v)[:2] >= (0, 10),
+    "sglang": lambda v: _vkey(v)[:2] == (0, 5),
+    "tokenspeed": lambda v: True,
+}
+FORMAT = 1
+
+
+# --------------------------------------------------------------------------------------------------
+# versions
+
+
+def _vkey(version: str) -> tuple:
+    """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1."""
+    main, _, rest = version.partition("+")
+    parts = re.findall(r"\d+|[a-z]+", main.lower())
+    key: list = []
+    for part in parts:
+        if part.isdigit():
+            key.append((1, int(part)))
+        elif part == "post":
+            key.append((2, 0))
+        else:  # pre-releases and dev sort before the release
+            key.append((-1, 0))
+    return tuple(k[1] if k[0] == 1 else k for k in key)
+
+
+def _minor(version: str) -> str:
+    return ".".join(version.split(".")[:2])
+
+
+def pypi_versions(package: str) -> list[str]:
+    """Every released (non pre-release) version on PyPI, via pip's own client."""
+    out = subprocess.run(
+        [sys.executable, "-m", "pip", "index", "versions", package],
+        capture_output=True, text=True, check=False,
+    )
+    match = re.search(r"Available versions: (.*)", out.stdout)
+    if not match:
+        return []
+    versions = [v.strip() for v in match.group(1).split(",") if v.strip()]
+    versions = [v for v in versions if not re.search(r"(a|b|rc|dev)\d*$", v)]
+    return sorted(versions, key=_vkey)
+
+
+def plan(engine: str, all_patches: bool) -> list[str]:
+    """Versions to build: the newest patch of every in-scope minor (all patches with all_patches)."""
+    versions = [v for v in pypi_versions(engine) if SCOPE[engine](v)]
+    if all_patches:
+        return versions
+    newest: dict[str, str] = {}
+    for version in versions:
+        newest[_minor(version)] = version  # ascending, so the last one wins
+    return sorted(newest.values(), key=_vkey)
+
+
+# --------------------------------------------------------------------------------------------------
+# fetching
+
+
+def fetch(engine: str, version: str, cache: Path) -> tuple[Path, str]:
+    """Unpacked sources of the wheel (``*.py`` + dist-info only); the wheel itself is deleted."""
+    dest = cache / f"{engine}-{version}"
+    marker = dest / ".wheel"
+    if marker.exists():
+        return dest, marker.read_text().strip()
+    cache.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as tmp:
+        subprocess.run(
+            [sys.executable, "-m", "pip", "download", "--no-deps", "--only-binary", ":all:",
+             "-q", f"{engine}=={version}", "-d", tmp],
+            check=True,
+        )
+        wheels = sorted(Path(tmp).glob("*.whl"))
+        if not wheels:
+            raise RuntimeError(f"no wheel for {engine}=={version}")
+        wheel = wheels[0]
+        staging = Path(tmp) / "src"
+        with zipfile.ZipFile(wheel) as archive:
+            for info in archive.infolist():
+                if info.filename.endswith(".py") or ".dist-info/" in info.filename:
+                    archive.extract(info, staging)
+        if dest.exists():
+            shutil.rmtree(dest)
+        shutil.move(str(staging), dest)
+        marker.write_text(wheel.name + "\n")
+        return dest, wheel.name  # the temporary directory (with the wheel) is removed here
+
+
+# --------------------------------------------------------------------------------------------------
+# the worker: runs inside the throwaway venv, one process per version
+
+STUB_MODULES = {
+    "vllm": ["vllm._C", "vllm._C_stable_libtorch", "vllm._moe_C", "vllm.cumem_allocator",
+             "vllm._flashmla_C", "vllm._rocm_C", "vllm._flashmla_extension_C"],
+    "sglang": [],
+    "tokenspeed": [],
+}
+
+# Strings the ``type=`` callables are probed with; a type class is assigned only when the engine's
+# callable and cfgcheck's validator agree on every one of them.
+TYPE_SAMPLES = [
+    "0", "12", "-3", "+7", " 5 ", "1_000", "007", "1.5", "-0.5", "1e3", "inf", "nan", "32K", "32k",
+    "1G", "1g", "2M", "1.5k", "1.5K", "25.6k", "auto", "AUTO", "-1", "abc", "AbC", "", "None",
+    "none", "true", "false", "True", "False", "1", "yes", "no", "on", '{"a": 1}', "[1, 2]", "1,2",
+    "{bad json", "a b",
+]
+
+
+def _jsonable(value, limit: int = 300):
+    """The value as JSON data, or {"$repr": ...} when it is not serialisable or too long."""
+    try:
+        text = json.dumps(value)
+    except (TypeError, ValueError):
+        text = None
+    if text is not None and len(text) <= limit:
+        return json.loads(text)
+    rep = text if text is not None else repr(value)
+    return {"$repr": rep[:limit] + ("..." if len(rep) > limit else "")}
+
+
+def _probe(func, sample):
+    try:
+        result = func(sample)
+    except Exception as exc:  # noqa: BLE001 - any failure is argparse's "invalid value"
+        return ("err", type(exc).__name__)
+    return ("ok", _norm_result(result))
+
+
+def _norm_result(result):
+    if isinstance(result, bool | int | float | str) or result is None:
+        if isinstance(result, float) and result != result:
+            return "nan"
+        return result
+    try:
+        return json.loads(json.dumps(result))
+    except (TypeError, ValueError):
+        return {"$type": type(result).__name__, "$str": str(result)[:80]}
+
+
+def _type_name(func) -> str | None:
+    if func is None:
+        return None
+    inner = func
+    name = getattr(inner, "__qualname__", None) or getattr(inner, "__name__", None)
+    if name is None and hasattr(inner, "func"):  # functools.partial
+        name = getattr(inner.func, "__qualname__", type(inner).__name__)
+    return name or type(inner).__name__
+
+
+def _classify(func, validators) -> tuple[str, bool, dict]:
+    """(type class, optional, probes) for a ``type=`` callable, verified by calling it."""
+    if func is None:
+        return "str", False, {}
+    probes = {s: _probe(func, s) for s in TYPE_SAMPLES}
+    for optional in (False, True):
+        for cls in validators.TYPE_CLASSES:
+            ok = True
+            for sample, (status, result) in probes.items():
+                mine = validators.convert(cls, sample, optional)
+                if status == "err":
+                    if not isinstance(mine, validators.Invalid):
+                        ok = False
+                        break
+                else:
+                    if isinstance(mine, validators.Invalid) or _norm_result(mine) != result:
+                        ok = False
+                        break
+            if ok:
+                return cls, optional, {}
+    # unknown: keep the probe outcomes so a maintainer can add a class
+    return "other", False, {s: p[0] for s, p in probes.items()}
+
+
+def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[list, list, dict]:
+    import argparse as ap
+
+    options, positionals, unknown_types = [], [], {}
+    seen = set()
+    for action in parser._actions:
+        if id(action) in seen:
+            continue
+        seen.add(id(action))
+        cls = type(action).__name__
+        if not action.option_strings:
+            positionals.append({"dest": action.dest, "nargs": action.nargs, "action": cls})
+            continue
+        takes_value = action.nargs != 0
+        tclass, optional, probes = _classify(action.type, validators) if takes_value else (None, False, {})
+        if probes:
+            unknown_types[_type_name(action.type)] = probes
+        negative_forms = []
+        negative = False
+        if isinstance(action, ap.BooleanOptionalAction):
+            negative_forms = [o for o in action.option_strings if o.startswith("--no-")]
+        elif isinstance(action, ap._StoreFalseAction) or (
+            isinstance(action, ap._StoreConstAction) and action.const is False
+        ):
+            negative = True
+        deprecated = bool(getattr(action, "deprecated", False)) or action in deprecated_actions \
+            or "deprecat" in cls.lower()
+        help_text = action.help if isinstance(action.help, str) else ""
+        note = None
+        for sentence in re.split(r"(?<=[.!])\s+", " ".join(help_text.split())):
+            if re.search(r"deprecat|will be removed|is removed|no longer|has no effect", sentence, re.I):
+                note = sentence[:200]
+                break
+        choices = None
+        if action.choices is not None:
+            choices = [_jsonable(c) for c in action.choices]
+        spec = {
+            "option_strings": list(action.option_strings),
+            "dest": action.dest,
+            "action": cls,
+            "takes_value": takes_value,
+            "nargs": action.nargs,
+            "type": tclass,
+            "type_name": _type_name(action.type),
+            "optional": optional,
+            "choices": choices,
+            "default": None if action.default is ap.SUPPRESS else _jsonable(action.default),
+            "const": None if action.const is None else _jsonable(action.const),
+            "negative": negative,
+            "negative_forms": negative_forms,
+            "deprecated": deprecated,
+            "deprecated_note": note,
+            "required": bool(action.required),
+        }
+        options.append(spec)
+    return options, positionals, unknown_types
+
+
+def _try_parse(parse, argv):
+    """(ok, namespace-or-error) from calling the real parser; SystemExit means argparse refused."""
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()):
+            return True, parse(argv)
+    except SystemExit:
+        lines = [ln for ln in err.getvalue().strip().splitlines() if ln.strip()]
+        return False, lines[-1] if lines else "exit"
+    except Exception as exc:  # noqa: BLE001
+        return False, f"{type(exc).__name__}: {exc}"[:200]
+
+
+def _verify_behaviour(parse, prefix: list[str], options: list[dict]) -> dict:
+    """Decide parser behaviour by calling ``parse(prefix + argv)`` on samples built from the options."""
+    longs = sorted(o for spec in options for o in spec["option_strings"] if o.startswith("--"))
+    by_opt = {o: spec for spec in options for o in spec["option_strings"]}
+    behaviour: dict = {}
+    evidence: dict = {}
+
+    def simple_int(spec):
+        return (spec["takes_value"] and spec["nargs"] in (None,) and spec["type"] in ("int",)
+                and not spec["choices"] and spec["action"] == "_StoreAction")
+
+    ints = [o for o in longs if simple_int(by_opt[o]) and "-" in o[2:]]
+    probe = ints[0] if ints else None
+    dest = by_opt[probe]["dest"] if probe else None
+
+    def run(extra, check):
+        ok, ns = _try_parse(parse, prefix + extra)
+        result = bool(ok and check(ns))
+        evidence[" ".join(extra)] = "ok" if ok else ns
+        return result
+
+    if probe:
+        # an abbreviation: the shortest prefix of probe that no other option shares
+        abbrev = None
+        for n in range(4, len(probe)):
+            cand = probe[:n]
+            if cand in by_opt:
+                continue
+            if [o for o in longs if o.startswith(cand)] == [probe]:
+                abbrev = cand
+                break
+        if abbrev:
+            behaviour["allow_abbrev"] = run([abbrev, "7"], lambda ns: getattr(ns, dest) == 7)
+            behaviour["abbrev_with_equals"] = run([abbrev + "=7"], lambda ns: getattr(ns, dest) == 7)
+        behaviour["equals_value"] = run([probe + "=7"], lambda ns: getattr(ns, dest) == 7)
+        behaviour["last_wins"] = run([probe, "7", probe, "9"], lambda ns: getattr(ns, dest) == 9)
+        behaviour["underscores_to_dashes"] = run(
+            ["--" + probe[2:].replace("-", "_"), "7"], lambda ns: getattr(ns, dest) == 7)
+        behaviour["underscores_with_equals"] = run(
+            ["--" + probe[2:].replace("-", "_") + "=7"], lambda ns: getattr(ns, dest) == 7)
+        # ambiguity is reported as an error by argparse (not a guess)
+        amb = None
+        for n in range(4, len(probe)):
+            cand = probe[:n]
+            if cand not in by_opt and len([o for o in longs if o.startswith(cand)]) > 1:
+                amb = cand
+        if amb:
+            ok, msg = _try_parse(parse, prefix + [amb, "7"])
+            behaviour["ambiguous_is_error"] = (not ok) and "ambiguous" in str(msg)
+            evidence[f"{amb} 7"] = "ok" if ok else msg
+    hri = [o for o in longs if by_opt[o]["type"] in ("human-readable-int", "human-readable-int-or-auto")
+           and by_opt[o]["takes_value"] and by_opt[o]["nargs"] is None]
+    if hri:
+        d = by_opt[hri[0]]["dest"]
+        behaviour["human_readable_ints"] = run([hri[0], "32K"], lambda ns: getattr(ns, d) == 32768)
+        evidence["human_readable_option"] = hri[0]
+    else:
+        behaviour["human_readable_ints"] = False
+    jsons = [o for o in longs if by_opt[o]["type"] == "json" and by_opt[o]["takes_value"]]
+    if jsons:
+        d = by_opt[jsons[0]]["dest"]
+
+        def has_key(ns):
+            value = getattr(ns, d)
+            if isinstance(value, dict):
+                return value.get("cfgcheck_probe") == 3
+            return getattr(value, "cfgcheck_probe", None) == 3 or "cfgcheck_probe" in str(value)
+
+        behaviour["dotted_json_keys"] = run([jsons[0] + ".cfgcheck_probe", "3"], has_key)
+    else:
+        behaviour["dotted_json_keys"] = False
+    if "--optimization-level" in by_opt:
+        d = by_opt["--optimization-level"]["dest"]
+        behaviour["O_shorthand"] = run(["-O3"], lambda ns: str(getattr(ns, d)) in ("3", "O3"))
+    else:
+        behaviour["O_shorthand"] = False
+    behaviour["evidence"] = evidence
+    behaviour["probe_option"] = probe
+    return behaviour
+
+
+def _build_vllm(src: Path):
+    os.environ.setdefault("VLLM_TARGET_DEVICE", "cuda")
+    import vllm.platforms as platforms
+    from vllm.platforms.cuda import CudaPlatform
+
+    platforms.current_platform = CudaPlatform()
+    import vllm.entrypoints.cli.serve as serve_mod
+    try:
+        from vllm.utils.argparse_utils import FlexibleArgumentParser
+    except ImportError:
+        from vllm.utils import FlexibleArgumentParser
+    parser = FlexibleArgumentParser(description="vLLM CLI")
+    subparsers = parser.add_subparsers(required=False, dest="subparser")
+    for cmd in serve_mod.cmd_init():
+        cmd.subparser_init(subparsers)
+    serve = subparsers.choices["serve"]
+    deprecated = set(getattr(FlexibleArgumentParser, "_deprecated", set()) or set())
+    return {
+        "parser": serve,
+        "parse": parser.parse_args,
+        "prefix": ["serve", "cfgcheck/probe-model"],
+        "deprecated": deprecated,
+        "parser_class": f"{type(serve).__module__}.{type(serve).__name__}",
+        "how": "FlexibleArgumentParser + add_subparsers + vllm.entrypoints.cli.serve cmd.subparser_init",
+    }
+
+
+def _build_sglang(src: Path):
+    import argparse as ap
+
+    from sglang.srt.server_args import ServerArgs, prepare_server_args
+
+    import inspect
+    source = inspect.getsource(prepare_server_args)
+    m = re.search(r"argparse\.ArgumentParser\(([^)]*)\)", source)
+    kwargs = {}
+    if m and m.group(1).strip():
+        kwargs = eval(f"dict({m.group(1)})", {})  # the literal kwargs of the CLI's own call
+    parser = ap.ArgumentParser(**kwargs)
+    ServerArgs.add_cli_args(parser)
+    return {
+        "parser": parser,
+        "parse": parser.parse_args,
+        "prefix": [],
+        "deprecated": set(),
+        "parser_class": "argparse.ArgumentParser",
+        "how": f"argparse.ArgumentParser({m.group(1) if m else ''}) + ServerArgs.add_cli_args (as prepare_server_args)",
+    }
+
+
+def _build_tokenspeed(src: Path):
+    import argparse as ap
+
+    from tokenspeed.runtime.utils.server_args import ServerArgs, prepare_server_args
+
+    import inspect
+    source = inspect.getsource(prepare_server_args)
+    m = re.search(r"argparse\.ArgumentParser\(([^)]*)\)", source)
+    kwargs = eval(f"dict({m.group(1)})", {}) if m and m.group(1).strip() else {}
+    parser = ap.ArgumentParser(**kwargs)
+    ServerArgs.add_cli_args(parser)
+    return {
+        "parser": parser,
+        "parse": parser.parse_args,
+        "prefix": [],
+        "deprecated": set(),
+        "parser_class": "argparse.ArgumentParser",
+        "how": f"argparse.ArgumentParser({m.group(1) if m else ''}) + ServerArgs.add_cli_args (as prepare_server_args)",
+    }
+
+
+def worker(engine: str, version: str, src: str, out: str) -> None:
+    """Runs inside the venv: build the real parser of one version and write its dump as JSON."""
+    import logging
+    import types
+
+    start = time.time()
+    logging.disable(logging.WARNING)
+    sys.path.insert(0, str(ROOT / "src"))
+    sys.path.insert(0, src)
+    for name in STUB_MODULES[engine]:
+        sys.modules.setdefault(name, types.ModuleType(name))
+    # cfgcheck's own validators (stdlib only) are what the type classes are checked against
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("_cfgcheck_catalog", ROOT / "src/cfgcheck/engines/catalog.py")
+    validators = importlib.util.module_from_spec(spec)
+    sys.modules["_cfgcheck_catalog"] = validators
+    spec.loader.exec_module(validators)
+
+    built = {"vllm": _build_vllm, "sglang": _build_sglang, "tokenspeed": _build_tokenspeed}[engine](Path(src))
+    parser = built["parser"]
+    options, positionals, unknown_types = _dump_parser(parser, engine, built["deprecated"], validators)
+    behaviour = _verify_behaviour(built["parse"], built["prefix"], options)
+    behaviour["allow_abbrev_attr"] = bool(parser.allow_abbrev)
+    behaviour["parser_class"] = built["parser_class"]
+    behaviour["built_as"] = built["how"]
+    behaviour["python"] = sys.version.split()[0]
+    result = {
+        "engine": engine,
+        "version": version,
+        "options": options,
+        "positionals": positionals,
+        "behaviour": behaviour,
+        "unknown_types": unknown_types,
+        "seconds": round(time.time() - start, 1),
+    }
+    Path(out).write_text(json.dumps(result, indent=1, sort_keys=True))
+
+
+# --------------------------------------------------------------------------------------------------
+# catalogs
+
+
+def load_catalog(engine: str) -> dict:
+    path = CATALOG_DIR / f"{engine}.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"engine": engine, "format": FORMAT, "specs": [], "versions": {}, "aliases": {},
+            "unavailable": {}, "checked": {}}
+
+
+def _spec_key(spec: dict) -> str:
+    return json.dumps(spec, sort_keys=True)
+
+
+def save_catalog(catalog: dict) -> Path:
+    CATALOG_DIR.mkdir(parents=True, exist_ok=True)
+    # rebuild the shared spec table (drop specs no version uses) with stable ordering
+    used = sorted({i for v in catalog["versions"].values() for i in v["specs"]})
+    remap = {old: new for new, old in enumerate(used)}
+    catalog["specs"] = [catalog["specs"][i] for i in used]
+    for entry in catalog["versions"].values():
+        entry["specs"] = sorted(remap[i] for i in entry["specs"])
+    catalog["versions"] = dict(sorted(catalog["versions"].items(), key=lambda kv: _vkey(kv[0])))
+    catalog["aliases"] = dict(sorted(catalog["aliases"].items(), key=lambda kv: _vkey(kv[0])))
+    path = CATALOG_DIR / f"{catalog['engine']}.json"
+    text = json.dumps(catalog, separators=(",", ":"), sort_keys=False)
+    path.write_text(text + "\n")
+    return path
+
+
+def add_version(catalog: dict, dump: dict, wheel: str) -> str:
+    """Merge one dump; returns 'new', 'alias of X' or 'replaced'."""
+    index = {_spec_key(s): i for i, s in enumerate(catalog["specs"])}
+    ids = []
+    for spec in dump["options"]:
+        key = _spec_key(spec)
+        if key not in index:
+            index[key] = len(catalog["specs"])
+            catalog["specs"].append(spec)
+        ids.append(index[key])
+    behaviour = {k: v for k, v in dump["behaviour"].items() if k != "evidence"}
+    version = dump["version"]
+    entry = {
+        "wheel": wheel,
+        "specs": sorted(ids),
+        "positionals": dump["positionals"],
+        "behaviour": behaviour,
+        "evidence": dump["behaviour"].get("evidence", {}),
+        "extract_seconds": dump["seconds"],
+    }
+    if dump.get("unknown_types"):
+        entry["unknown_types"] = sorted(dump["unknown_types"])
+    # a patch identical to the previous catalogued patch of the same minor is an alias of it
+    same_minor = [v for v in catalog["versions"] if _minor(v) == _minor(version) and v != version]
+    lower = [v for v in same_minor if _vkey(v) < _vkey(version)]
+    higher = [v for v in same_minor if _vkey(v) > _vkey(version)]
+
+    def same(other):
+        o = catalog["versions"][other]
+        return o["specs"] == entry["specs"] and o["behaviour"] == behaviour and \
+            o["positionals"] == entry["positionals"]
+
+    if lower:
+        prev = max(lower, key=_vkey)
+        if same(prev):
+            catalog["aliases"][version] = prev
+            return f"alias of {prev}"
+    catalog["versions"][version] = entry
+    catalog["aliases"].pop(version, None)
+    if higher:  # a later patch that equals this one becomes its alias
+        nxt = min(higher, key=_vkey)
+        if same(nxt):
+            del catalog["versions"][nxt]
+            catalog["aliases"][nxt] = version
+            for k, v in list(catalog["aliases"].items()):
+                if v == nxt:
+                    catalog["aliases"][k] = version
+    return "new"
+
+
+def run_worker(python: str, engine: str, version: str, src: Path, timeout: int) -> dict:
+    with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as tmp:
+        out = tmp.name
+    try:
+        proc = subprocess.run(
+            [python, str(Path(__file__).resolve()), "--worker", engine, version, str(src), out],
+            capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
+            env={**os.environ, "PYTHONNOUSERSITE": "1", "CUDA_VISIBLE_DEVICES": "",
+                 "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"},
+        )
+        if proc.returncode != 0:
+            tail = (proc.stderr or proc.stdout).strip().splitlines()[-6:]
+            raise RuntimeError("\n".join(tail))
+        return json.loads(Path(out).read_text())
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(out)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--engine", choices=ENGINES, action="append")
+    ap.add_argument("--versions", nargs="+", help="exact versions (default: the plan)")
+    ap.add_argument("--all-patches", action="store_true", help="also check older patches of each minor")
+    ap.add_argument("--force", action="store_true", help="rebuild versions already catalogued")
+    ap.add_argument("--list", action="store_true", help="print the plan and exit")
+    ap.add_argument("--venv", default="/tmp/cfgcheck-catvenv", help="throwaway venv with torch etc.")
+    ap.add_argument("--cache", default="/tmp/cfgcheck-src", help="scratch dir for unpacked wheels")
+    ap.add_argument("--keep-sources", action="store_true", help="keep unpacked sources after use")
+    ap.add_argument("--timeout", type=int, default=480, help="seconds per version")
+    ap.add_argument("--worker", nargs=4, metavar=("ENGINE", "VERSION", "SRC", "OUT"), help=argparse.SUPPRESS)
+    args = ap.parse_args(argv)
+    if args.worker:
+        worker(*args.worker)
+        return 0
+
+    python = str(Path(args.venv) / "bin" / "python")
+    if not args.list and not Path(python).exists():
+        print(f"no venv at {args.venv}: python -m venv {args.venv} && {args.venv}/bin/pip install "
+              "torch==2.13.0 <pure-python deps the imports ask for>", file=sys.stderr)
+        return 2
+    cache = Path(args.cache)
+    total_start = time.time()
+    failures = 0
+    for engine in args.engine or ENGINES:
+        versions = args.versions or plan(engine, args.all_patches)
+        if not versions:
+            print(f"{engine}: not on PyPI (pip index versions {engine} found nothing); no catalog")
+            continue
+        print(f"{engine}: {len(versions)} version(s): {' '.join(versions)}")
+        if args.list:
+            continue
+        catalog = load_catalog(engine)
+        for version in versions:
+            done = version in catalog["versions"] or version in catalog["aliases"] \
+                or version in catalog["unavailable"]
+            if done and not args.force:
+                print(f"  {version}: already built, skipped")
+                continue
+            t0 = time.time()
+            try:
+                src, wheel = fetch(engine, version, cache)
+                t_fetch = time.time() - t0
+                dump = run_worker(python, engine, version, src, args.timeout)
+            except Exception as exc:  # noqa: BLE001
+                failures += 1
+                reason = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
+                catalog["unavailable"][version] = reason
+                print(f"  {version}: FAILED: {reason}")
+                save_catalog(catalog)
+                continue
+            catalog["unavailable"].pop(version, None)
+            outcome = add_version(catalog, dump, wheel)
+            catalog["checked"][version] = outcome if outcome != "new" else "catalogued"
+            save_catalog(catalog)
+            if not args.keep_sources:
+                shutil.rmtree(src, ignore_errors=True)
+            b = dump["behaviour"]
+            print(f"  {version}: {len(dump['options'])} options, {outcome}; fetch {t_fetch:.0f}s, "
+                  f"parser {dump['seconds']}s; abbrev={b.get('allow_abbrev')} "
+                  f"underscores={b.get('underscores_to_dashes')} hri={b.get('human_readable_ints')}"
+                  + (f"; unclassified types: {sorted(dump['unknown_types'])}" if dump["unknown_types"] else ""))
+        if not args.list:
+            catalog.setdefault("build", {})["last_run_seconds"] = round(time.time() - total_start, 1)
+            path = save_catalog(catalog)
+            print(f"{engine}: {len(catalog['versions'])} catalogs, {len(catalog['aliases'])} aliases, "
+                  f"{len(catalog['specs'])} distinct specs, {path.stat().st_size:,} bytes")
+    print(f"total {time.time() - total_start:.0f}s")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

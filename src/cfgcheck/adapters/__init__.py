@@ -1,0 +1,35 @@
+"""Adapters: the only format-aware code. Each turns one YAML document into located served models."""
+
+from __future__ import annotations
+
+from ..model import ServedModel
+from ..yamlio import LoadedFile
+from . import llmkube, production_stack, workloads
+from .base import DocContext, Workspace
+
+# Tried in order; the first adapter that recognises a document owns it.
+ADAPTERS = (llmkube.served_models, production_stack.served_models, workloads.served_models)
+
+
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """First pass over every file: what other documents refer to (LLMKube Models by name)."""
+    for document in loaded.documents:
+        if document.root is not None and document.root.kind == "map":
+            llmkube.index_models(workspace, loaded, document.root)
+
+
+def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    found: list[ServedModel] = []
+    first_line = 1
+    for document in loaded.documents:
+        root = document.root
+        if root is not None and root.kind == "map":
+            ctx = DocContext(loaded, document, workspace, first_line)
+            for adapter in ADAPTERS:
+                models = adapter(ctx, root)
+                if models:
+                    found.extend(models)
+                    break
+        if root is not None:
+            first_line = root.end_line + 1
+    return found

@@ -1,0 +1,198 @@
+"""What every adapter shares: locating nodes, comments, argv tokens and directives of one document."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engines import argv as argv_mod
+from ..engines.images import parse_image
+from ..model import ArgToken, Directive, Location, ServedModel, Setting
+from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
+
+_DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi", "google.com/tpu")
+
+
+@dataclass
+class Workspace:
+    """Cross-file facts adapters need: LLMKube Models by name, and the user's configuration."""
+
+    llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
+    config: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class DocContext:
+    loaded: LoadedFile
+    document: Document
+    workspace: Workspace
+    first_line: int = 1  # the first line that belongs to this document (comments above its root count)
+
+    @property
+    def path(self) -> str:
+        return self.loaded.path
+
+    def location(self, node: YNode) -> Location:
+        if node.kind == "scalar":
+            return scalar_text_location(self.path, node)
+        return node.location(self.path)
+
+    def comments(self, line: int) -> tuple[str, ...]:
+        return self.loaded.comments_for(line)
+
+    def source(self, node: YNode) -> str:
+        return self.loaded.source(node)
+
+    def setting(self, name: str, key: YNode | None, value: YNode, source: str, convert=None,
+                origin: str = "field") -> Setting:
+        raw = value.value if value.kind == "scalar" else value.to_python()
+        converted = convert(raw) if convert else raw
+        line = key.line if key is not None else value.line
+        comments = self.comments(line)
+        if value.line != line:
+            comments = comments + self.comments(value.line)
+        text = self.source(value) if value.kind == "scalar" and value.line == value.end_line else None
+        if text is not None and value.style in ("'", '"'):
+            text = text[1:-1]
+        return Setting(name, converted, self.location(value), source, comments,
+                       self.location(key) if key is not None else None, text, origin)
+
+    def field_setting(self, parent: YNode, key: str, name: str, source: str, convert=None) -> Setting | None:
+        value = parent.get(key) if parent is not None else None
+        if value is None or (value.kind == "scalar" and value.value is None):
+            return None
+        return self.setting(name, parent.key_node(key), value, source, convert)
+
+    def token(self, node: YNode, origin: str) -> ArgToken:
+        text = node.value if node.kind == "scalar" else self.source(node)
+        return ArgToken(str(text) if text is not None else "", self.location(node), self.comments(node.line), origin)
+
+    def tokens(self, node: YNode | None, origin: str) -> list[ArgToken]:
+        """Tokens of an argv given as a list, or as one string (split like a shell would)."""
+        if node is None:
+            return []
+        if node.kind == "seq":
+            return [self.token(child, origin) for child in node.value if child.kind == "scalar"]
+        if node.kind == "scalar" and isinstance(node.value, str):
+            return self.shell_tokens(node, origin, segment=False)
+        return []
+
+    def shell_tokens(self, node: YNode, origin: str, segment: bool = True) -> list[ArgToken]:
+        """Tokens of a shell (or env) string, each located at its line and column in the file."""
+        raw = self.source(node)
+        words = argv_mod.shell_words(raw)
+        if segment:
+            words = argv_mod.engine_segment(words)
+        base_index = node.start_index
+        text = self.loaded.text
+        tokens = []
+        for word, offset in words:
+            absolute = base_index + offset
+            line = text.count("\n", 0, absolute) + 1
+            column = absolute - (text.rfind("\n", 0, absolute) + 1) + 1
+            location = Location(self.path, line, column, line, column + len(word))
+            tokens.append(ArgToken(word, location, self.comments(line), origin))
+        return tokens
+
+    def directives(self) -> list[Directive]:
+        found = []
+        end = self.document.root.end_line if self.document.root is not None else self.first_line
+        for line, comment in sorted(self.loaded.comments.items()):
+            if line < self.first_line or line > end:
+                continue
+            match = _DIRECTIVE.search(comment.text)
+            if match and match.group(1) != "ignore":
+                found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
+                                       Location(self.path, line, comment.column)))
+        return found
+
+    def document_comments(self) -> list[tuple[int, str]]:
+        end = self.document.root.end_line if self.document.root is not None else self.first_line
+        return [(line, c.text) for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
+
+    def new_model(self, name: str, kind: str, at: YNode, identity: str) -> ServedModel:
+        model = ServedModel(name=name, kind=kind, path=self.path, document=self.document.index,
+                            location=self.location(at), identity=f"{self.path}#{identity}")
+        model.directives = self.directives()
+        model.comments = self.document_comments()
+        return model
+
+
+def set_image(ctx: DocContext, model: ServedModel, setting: Setting | None) -> None:
+    """Record the image, and the engine and version it names (the engine only if not already known)."""
+    if setting is None or not isinstance(setting.value, str):
+        return
+    model.image = setting
+    ref = parse_image(setting.value)
+    if model.engine == "unknown" and ref.engine:
+        model.engine = ref.engine
+    model.engine_version = ref.version
+
+
+def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
+    """The GPU request of a container's ``resources``: (key node, value node) from limits or requests."""
+    if resources is None:
+        return None, None
+    for section in ("limits", "requests"):
+        block = resources.get(section)
+        if block is None or block.kind != "map":
+            continue
+        for key, value in block.items():
+            if key.kind == "scalar" and str(key.value) in GPU_RESOURCES:
+                return key, value
+    return None, None
+
+
+def to_int(value: Any) -> Any:
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return value
+
+
+def string_map(node: YNode | None) -> dict[str, str]:
+    if node is None or node.kind != "map":
+        return {}
+    return {str(k.value): str(v.value) for k, v in node.items() if k.kind == "scalar" and v.kind == "scalar"}
+
+
+def env_settings(ctx: DocContext, env: YNode | None) -> dict[str, Setting]:
+    """Literal ``env`` values by name (``valueFrom`` references are not literal and are skipped)."""
+    found: dict[str, Setting] = {}
+    if env is None or env.kind != "seq":
+        return found
+    for item in env.value:
+        name, value = (item.scalar("name"), item.get("value")) if item.kind == "map" else (None, None)
+        if isinstance(name, str) and value is not None and value.kind == "scalar":
+            found[name] = ctx.setting(name, item.key_node("value"), value, f"env.{name}", origin="env")
+    return found
+
+
+def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], image_engine: str | None) -> bool:
+    """Find the engine in ``tokens``; record engine, positional model, argv and its settings."""
+    launch = argv_mod.find_launch(tokens, image_engine)
+    if launch is None:
+        return False
+    model.engine = launch.engine
+    if launch.model is not None:
+        model.add(Setting("model", launch.model.text, launch.model.location, "serve MODEL",
+                          launch.model.comments, launch.model.location, launch.model.text, launch.model.origin))
+    model.argv.extend(launch.args)
+    argv_mod.apply_argv(model, launch.args)
+    return True
+
+
+def finish(model: ServedModel) -> ServedModel:
+    """Derive model id and revision from the settings once every source has been applied."""
+    if model.model is None and "model" in model.settings:
+        model.model = model.settings["model"]
+    if model.model_revision is None and "model_revision" in model.settings:
+        model.model_revision = model.settings["model_revision"]
+    if model.model is not None and isinstance(model.model.value, str) and model.model_revision is None:
+        source = model.model.value
+        if "@" in source and source.startswith("hf://"):
+            revision = source.rsplit("@", 1)[1]
+            model.model_revision = Setting("model_revision", revision, model.model.location, model.model.source,
+                                           model.model.comments, model.model.key_location, revision)
+    return model

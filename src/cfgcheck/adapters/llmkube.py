@@ -1,0 +1,185 @@
+"""LLMKube ``InferenceService`` (with the ``Model`` its ``modelRef`` names) -> one served model.
+
+The operator turns typed fields into flags, then appends ``extraArgs`` last; its duplicate checks
+match exact flag names only (``parallelSlots`` is skipped when extraArgs has an exact
+``--max-num-seqs``). So argparse sees typed-field flags first and extraArgs after: the last wins.
+"""
+
+from __future__ import annotations
+
+from ..model import ArgToken, ServedModel, Setting
+from ..yamlio import YNode
+from .base import DocContext, Workspace, env_settings, finish, set_image, string_map, to_int
+
+API_GROUP = "inference.llmkube.dev/"
+
+# typed field -> (flag the operator emits, canonical setting), per runtime
+TYPED_FIELDS = {
+    "vllm": ("vllmConfig", {
+        "maxModelLen": ("--max-model-len", "max_model_len"),
+        "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
+        "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
+        "quantization": ("--quantization", "quantization"),
+        "dtype": ("--dtype", "dtype"),
+        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+        "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
+        "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
+        "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
+    }),
+    "sglang": ("sglangConfig", {
+        "contextLength": ("--context-length", "max_model_len"),
+        "memFractionStatic": ("--mem-fraction-static", "mem_fraction_static"),
+        "maxRunningRequests": ("--max-running-requests", "max_num_seqs"),
+        "tensorParallelSize": ("--tp", "tensor_parallel_size"),
+        "chunkedPrefillSize": ("--chunked-prefill-size", "chunked_prefill_size"),
+        "quantization": ("--quantization", "quantization"),
+        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+        "dtype": ("--dtype", "dtype"),
+    }),
+    "llama.cpp": (None, {
+        "contextSize": ("--ctx-size", "max_model_len"),
+    }),
+}
+# parallelSlots: which flag it becomes per runtime (None: the runtime ignores it)
+PARALLEL_SLOTS = {"vllm": "--max-num-seqs", "llama.cpp": "--parallel", "sglang": None, "tokenspeed": None}
+RUNTIMES = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama.cpp", "llama.cpp": "llama.cpp",
+            "llama-cpp": "llama.cpp", "tokenspeed": "tokenspeed"}
+
+
+def is_llmkube(root: YNode, kind: str) -> bool:
+    api = root.scalar("apiVersion", default="")
+    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") == kind
+
+
+def index_models(workspace: Workspace, loaded, root: YNode) -> None:
+    if is_llmkube(root, "Model"):
+        name = root.scalar("metadata", "name")
+        if isinstance(name, str):
+            workspace.llmkube_models[name] = (loaded, root)
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if not is_llmkube(root, "InferenceService"):
+        return []
+    spec = root.get("spec")
+    if spec is None or spec.kind != "map":
+        return []
+    name = str(root.scalar("metadata", "name", default="inferenceservice"))
+    model = ctx.new_model(name, "InferenceService", root.path("metadata", "name") or root, f"InferenceService/{name}")
+    model.annotations = string_map(root.path("metadata", "annotations"))
+    runtime = RUNTIMES.get(str(spec.scalar("runtime", default="llamacpp")).lower(), "unknown")
+    model.engine = runtime
+    set_image(ctx, model, ctx.field_setting(spec, "image", "image", "spec.image"))
+    model.engine = runtime  # the runtime field decides the engine, whatever the image is called
+    _apply_model_ref(ctx, model, spec)
+
+    synthetic: list[ArgToken] = []
+    section, fields = TYPED_FIELDS.get(runtime, (None, {}))
+    typed = spec.get(section) if section else spec
+    extra = ctx.tokens(spec.get("extraArgs"), "extraArgs")
+    extra_texts = {t.text for t in extra}
+    if typed is not None and typed.kind == "map":
+        for field, (flag, canonical) in fields.items():
+            setting = ctx.field_setting(typed, field, canonical, f"spec.{section + '.' if section else ''}{field}")
+            if setting is None:
+                continue
+            if canonical == "gpu_memory_utilization" and not _has_gpu(model):
+                continue  # the operator passes it only with GPUs
+            model.add(setting)
+            synthetic.append(ArgToken(flag, setting.location, setting.comments, f"typed:{setting.source}", True))
+            if not isinstance(setting.value, bool):
+                synthetic.append(ArgToken(str(setting.value), setting.location, setting.comments,
+                                          f"typed:{setting.source}", True))
+    slots = ctx.field_setting(spec, "parallelSlots", "max_num_seqs", "spec.parallelSlots", to_int)
+    if slots is not None:
+        flag = PARALLEL_SLOTS.get(runtime)
+        if flag is None:
+            model.inert.append((slots, f"the {runtime} runtime ignores parallelSlots"))
+        elif flag not in extra_texts:
+            model.add(slots)
+            synthetic.extend([ArgToken(flag, slots.location, slots.comments, "typed:spec.parallelSlots", True),
+                              ArgToken(str(slots.value), slots.location, slots.comments, "typed:spec.parallelSlots", True)])
+    model.argv.extend(synthetic)
+    if extra:
+        model.argv.extend(extra)
+        from ..engines.argv import apply_argv
+
+        apply_argv(model, extra)
+    model.env = env_settings(ctx, spec.get("env"))
+    replicas = ctx.field_setting(spec, "replicas", "replicas", "spec.replicas", to_int)
+    model.replicas = replicas
+    model.strategy = Setting("strategy", "Recreate", model.location, "LLMKube InferenceService")
+    model.node_selector = string_map(spec.get("nodeSelector"))
+    gpu_product = model.node_selector.get("nvidia.com/gpu.product") or model.node_selector.get(
+        "cloud.google.com/gke-accelerator")
+    if gpu_product:
+        model.gpu_product = gpu_product
+    resources = spec.get("resources")
+    if resources is not None and resources.kind == "map" and resources.get("gpu") is not None:
+        model.gpus = ctx.field_setting(resources, "gpu", "gpus", "spec.resources.gpu", to_int)
+    return [finish(model)]
+
+
+def _has_gpu(model: ServedModel) -> bool:
+    return model.gpus is None or (isinstance(model.gpus.value, int) and model.gpus.value > 0)
+
+
+def _apply_model_ref(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
+    ref = spec.scalar("modelRef")
+    found = ctx.workspace.llmkube_models.get(ref) if isinstance(ref, str) else None
+    if found is None:
+        return
+    loaded, root = found
+    model_spec = root.get("spec")
+    if model_spec is None or model_spec.kind != "map":
+        return
+    ref_ctx = DocContext(loaded, _document_of(loaded, root), ctx.workspace)
+    source = ref_ctx.field_setting(model_spec, "source", "model", "Model.spec.source")
+    if source is not None:
+        model.model = source
+        if isinstance(source.value, str) and "@" in source.value and source.value.startswith("hf://"):
+            revision = source.value.rsplit("@", 1)[1]
+            model.model_revision = Setting("model_revision", revision, source.location, source.source,
+                                           source.comments, source.key_location, revision)
+    quantization = ref_ctx.field_setting(model_spec, "quantization", "model_quantization", "Model.spec.quantization")
+    if quantization is not None:
+        model.settings.setdefault("model_quantization", quantization)
+    gpu = model_spec.path("hardware", "gpu")
+    if gpu is not None and gpu.kind == "map" and gpu.scalar("enabled", default=True) is not False:
+        count = ref_ctx.field_setting(gpu, "count", "gpus", "Model.spec.hardware.gpu.count", to_int)
+        if count is not None:
+            model.gpus = count
+        memory = gpu.scalar("memory")
+        if isinstance(memory, str):
+            model.gpu_memory_bytes = quantity_bytes(memory)
+        vendor = gpu.scalar("vendor")
+        if isinstance(vendor, str) and model.gpu_product is None:
+            model.settings.setdefault("gpu_vendor", Setting("gpu_vendor", vendor, ref_ctx.location(gpu), "Model.spec.hardware.gpu.vendor"))
+    if loaded is not ctx.loaded:
+        model.directives.extend(ref_ctx.directives())
+
+
+def _document_of(loaded, root: YNode):
+    for document in loaded.documents:
+        if document.root is root:
+            return document
+    return loaded.documents[0]
+
+
+_UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+
+
+def quantity_bytes(text: str) -> int | None:
+    """A Kubernetes quantity (``32Gi``) in bytes."""
+    text = text.strip()
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            number = text[: -len(unit)]
+            try:
+                return int(float(number) * _UNITS[unit])
+            except ValueError:
+                return None
+    try:
+        return int(text)
+    except ValueError:
+        return None

@@ -1,0 +1,97 @@
+"""vLLM production-stack Helm values -> one served model per ``servingEngineSpec.modelSpec[]`` entry.
+
+Found in a values file at its root, or inline in a Flux ``HelmRelease`` (``spec.values``) or an
+Argo CD ``Application`` (``spec.source.helm.valuesObject``). The chart passes ``modelURL`` as the
+model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
+"""
+
+from __future__ import annotations
+
+from ..model import ArgToken, ServedModel, Setting
+from ..yamlio import YNode
+from .base import DocContext, finish, set_image, to_int
+
+VLLM_CONFIG_FIELDS = {
+    "maxModelLen": ("--max-model-len", "max_model_len"),
+    "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),
+    "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
+    "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
+    "pipelineParallelSize": ("--pipeline-parallel-size", "pipeline_parallel_size"),
+    "dtype": ("--dtype", "dtype"),
+    "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
+    "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
+    "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
+    "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+    "quantization": ("--quantization", "quantization"),
+}
+
+
+def values_roots(root: YNode) -> list[tuple[YNode, str]]:
+    """Chart values held by this document: the document itself, or a HelmRelease/Application's values."""
+    kind = root.scalar("kind")
+    if kind == "HelmRelease":
+        values = root.path("spec", "values")
+        return [(values, "spec.values.")] if values is not None and values.kind == "map" else []
+    if kind == "Application":
+        values = root.path("spec", "source", "helm", "valuesObject")
+        return [(values, "spec.source.helm.valuesObject.")] if values is not None and values.kind == "map" else []
+    if root.get("apiVersion") is not None and kind is not None:
+        return []
+    return [(root, "")]
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    found: list[ServedModel] = []
+    release = root.scalar("metadata", "name") if root.get("apiVersion") is not None else None
+    for values, prefix in values_roots(root):
+        specs = values.path("servingEngineSpec", "modelSpec")
+        if specs is None or specs.kind != "seq":
+            continue
+        for index, entry in enumerate(specs.value):
+            if entry.kind == "map":
+                found.append(_model(ctx, values, entry, f"{prefix}servingEngineSpec.modelSpec[{index}]", release))
+    return found
+
+
+def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> ServedModel:
+    name = str(entry.scalar("name", default=path))
+    label = f"{release}/{name}" if release else name
+    model = ctx.new_model(label, "production-stack", entry.path("name") or entry, f"production-stack/{path}/{name}")
+    model.engine = "vllm"
+    repository, tag = entry.get("repository"), entry.get("tag")
+    if repository is not None and repository.kind == "scalar":
+        image_text = f"{repository.value}:{tag.value}" if tag is not None and tag.kind == "scalar" else str(repository.value)
+        anchor = tag if tag is not None else repository
+        image = ctx.setting("image", entry.key_node("tag") if tag is not None else entry.key_node("repository"),
+                            anchor, f"{path}.tag")
+        image.value = image_text
+        set_image(ctx, model, image)
+        model.engine = "vllm"
+    url = ctx.field_setting(entry, "modelURL", "model", f"{path}.modelURL")
+    if url is not None:
+        model.add(url)
+    config = entry.get("vllmConfig")
+    if config is not None and config.kind == "map":
+        for field, (flag, canonical) in VLLM_CONFIG_FIELDS.items():
+            setting = ctx.field_setting(config, field, canonical, f"{path}.vllmConfig.{field}")
+            if setting is None:
+                continue
+            model.add(setting)
+            model.argv.append(ArgToken(flag, setting.location, setting.comments, f"typed:{setting.source}", True))
+            if not isinstance(setting.value, bool):
+                model.argv.append(ArgToken(str(setting.value), setting.location, setting.comments,
+                                           f"typed:{setting.source}", True))
+        extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
+        if extra:
+            from ..engines.argv import apply_argv
+
+            model.argv.extend(extra)
+            apply_argv(model, extra)
+    model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
+    model.replicas = ctx.field_setting(entry, "replicaCount", "replicas", f"{path}.replicaCount", to_int)
+    strategy = values.path("servingEngineSpec", "strategy", "type")
+    if strategy is not None:
+        model.strategy = ctx.setting("strategy", None, strategy, "servingEngineSpec.strategy.type")
+    else:
+        model.strategy = Setting("strategy", "RollingUpdate", model.location, "chart default")
+    return finish(model)

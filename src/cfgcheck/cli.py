@@ -1,0 +1,148 @@
+"""The command line (typer). Thin: each command parses options and calls the library."""
+
+from __future__ import annotations
+
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+
+from . import __version__
+from .config import ConfigError
+
+app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+                  help="Lint LLM serving configuration (vLLM, SGLang, TokenSpeed) kept in Git.")
+
+
+class Format(str, Enum):
+    text = "text"
+    json = "json"
+    sarif = "sarif"
+    github = "github"
+    markdown = "markdown"
+
+
+class FailOn(str, Enum):
+    error = "error"
+    warning = "warning"
+    note = "note"
+    never = "never"
+
+
+class UsageError(Exception):
+    """A mistake in how cfgcheck was called; exit 2 with one line."""
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"cfgcheck {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def main_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
+                                              help="Show the version and exit.")) -> None:
+    """cfgcheck: lint LLM serving configuration kept in Git."""
+
+
+def _split(values: Optional[List[str]]) -> list[str]:
+    return [part for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def _config(paths: list[Path], config_file: Optional[Path]):
+    from .config import load, repo_root
+
+    start = paths[0] if paths else Path.cwd()
+    if not start.exists():
+        raise ConfigError(f"path does not exist: {start}")
+    return load(repo_root(start.resolve()), config_file)
+
+
+def write_output(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+@app.command()
+def lint(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
+    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with this git REF."),
+    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
+    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
+) -> None:
+    """Lint files and folders; exit 1 when findings reach --fail-on."""
+    from .lint import lint as run_lint
+    from .reporters import renderer
+
+    paths = paths or [Path(".")]
+    config = _config(paths, config_file)
+    if base:
+        from .diff import lint_diff
+
+        result = lint_diff(paths, config, base, _split(select), _split(ignore))
+    else:
+        progress = fmt is Format.text and output is None
+        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress)
+    color = fmt is Format.text and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
+    write_output(renderer(fmt.value)(result, color=color), output)
+    threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
+    raise typer.Exit(result.exit_code(threshold))
+
+
+@app.command("rules")
+def rules_command(fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown")) -> None:
+    """List every rule."""
+    from .docs import render_rules
+
+    if fmt not in ("text", "json", "markdown"):
+        raise UsageError(f"unknown format '{fmt}' (text, json or markdown)")
+    sys.stdout.write(render_rules(fmt))
+
+
+@app.command("rule")
+def rule_command(code: str = typer.Argument(..., help="A rule code (CFG203) or name (seqs-exceed-kv-concurrency)")) -> None:
+    """Show one rule's documentation."""
+    from .registry import UnknownRule, find
+
+    try:
+        rule = find(code)
+    except UnknownRule as exc:
+        raise UsageError(str(exc)) from None
+    sys.stdout.write(rule.doc)
+
+
+def main() -> None:
+    """Console entry point: user mistakes exit 2 with one line, never a traceback."""
+    try:
+        code = app(standalone_mode=False)  # click returns the exit code instead of exiting
+        sys.exit(code if isinstance(code, int) else 0)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (ConfigError, UsageError) as exc:
+        sys.stderr.write(f"cfgcheck: error: {exc}\n")
+        sys.exit(2)
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
+        import click
+
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        if isinstance(exc, click.ClickException):
+            sys.stderr.write(f"cfgcheck: error: {exc.format_message()}\n")
+            sys.exit(2)
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        sys.stderr.write(f"cfgcheck: internal error: {type(exc).__name__}: {exc} "
+                         "(set CFGCHECK_DEBUG=1 for the traceback)\n")
+        sys.exit(2)

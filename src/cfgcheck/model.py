@@ -1,0 +1,167 @@
+"""The objects rules reason about: located settings of served models, and findings.
+
+Adapters turn YAML documents into ``ServedModel`` objects; rules receive them and yield ``Finding``
+objects; the lint engine stamps code and severity. Nothing here knows about YAML or files.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+
+@dataclass(frozen=True, slots=True)
+class Location:
+    """A span in a source file: repo-relative POSIX path, 1-based line and column, inclusive start."""
+
+    path: str
+    line: int
+    column: int
+    end_line: int | None = None
+    end_column: int | None = None
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.line, self.column)
+
+
+@dataclass(frozen=True, slots=True)
+class Edit:
+    """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
+
+    Edits are textual so that every byte outside the span is kept: comments, quoting, indentation.
+    """
+
+    location: Location
+    old: str
+    new: str
+
+
+@dataclass(frozen=True, slots=True)
+class Fix:
+    """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
+
+    description: str
+    edits: tuple[Edit, ...]
+
+
+@dataclass(slots=True)
+class Setting:
+    """One value that configures the engine, where it is written, and the comments around it.
+
+    ``name`` is the canonical setting (``max_num_seqs``); ``source`` says how it was given: a field
+    path (``spec.parallelSlots``) or a flag (``--max-num-seqs``). ``location`` spans the value as
+    written (for a valueless flag, the flag token); ``key_location`` is the key or flag token.
+    ``comments`` are the comment lines on and directly above the key, without the ``#``.
+    ``text`` is the exact source text of the value span, used to build edits.
+    """
+
+    name: str
+    value: Any
+    location: Location
+    source: str
+    comments: tuple[str, ...] = ()
+    key_location: Location | None = None
+    text: str | None = None
+    origin: str = "field"  # field | arg | env | shell | values
+
+    @property
+    def is_flag(self) -> bool:
+        return self.source.startswith("-")
+
+
+@dataclass(slots=True)
+class ArgToken:
+    """One token of the engine's argv with its location (inside a list item, shell or env string)."""
+
+    text: str
+    location: Location
+    comments: tuple[str, ...] = ()
+    origin: str = "args"  # args | command | extraArgs | shell | env:<NAME> | typed:<field>
+    synthetic: bool = False  # produced by an operator from a typed field, not written as a token
+
+
+@dataclass(slots=True)
+class Directive:
+    """A ``# cfgcheck: key=value <reason>`` comment."""
+
+    key: str
+    value: str
+    reason: str
+    location: Location
+
+
+@dataclass(slots=True)
+class ServedModel:
+    """One engine process: what runs, with which settings, and where each of them is written."""
+
+    name: str
+    kind: str  # the resource or format, e.g. "InferenceService", "Deployment", "production-stack"
+    path: str
+    document: int  # 0-based index of the YAML document in the file
+    location: Location  # where the served model is defined
+    engine: str = "unknown"  # vllm | sglang | tokenspeed | llama.cpp | unknown
+    engine_version: str | None = None
+    image: Setting | None = None
+    model: Setting | None = None
+    model_revision: Setting | None = None
+    settings: dict[str, Setting] = field(default_factory=dict)  # effective: what the engine uses
+    occurrences: dict[str, list[Setting]] = field(default_factory=dict)  # every place, in applied order
+    argv: list[ArgToken] = field(default_factory=list)
+    gpus: Setting | None = None
+    gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
+    gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
+    node_selector: dict[str, str] = field(default_factory=dict)
+    replicas: Setting | None = None
+    strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
+    env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name
+    directives: list[Directive] = field(default_factory=list)
+    annotations: dict[str, str] = field(default_factory=dict)
+    inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
+    identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
+
+    def setting(self, name: str) -> Setting | None:
+        return self.settings.get(name)
+
+    def value(self, name: str, default: Any = None) -> Any:
+        found = self.settings.get(name)
+        return default if found is None else found.value
+
+    def directive(self, key: str) -> Directive | None:
+        for directive in self.directives:
+            if directive.key == key:
+                return directive
+        return None
+
+    def add(self, setting: Setting) -> None:
+        """Record a setting occurrence; a later occurrence wins, as with argparse and operators."""
+        self.occurrences.setdefault(setting.name, []).append(setting)
+        self.settings[setting.name] = setting
+
+
+@dataclass(slots=True)
+class Finding:
+    """A located problem. Rules fill message, location and optional parts; the engine stamps the rest."""
+
+    message: str
+    location: Location
+    remediation: str | None = None
+    fix: Fix | None = None
+    setting: str | None = None  # the canonical setting or flag the finding is about (for fingerprints)
+    related: tuple[Location, ...] = ()
+    model: str | None = None
+    model_identity: str | None = None
+    code: str = ""
+    rule: str = ""
+    severity: str = ""
+    suppressed: str | None = None  # the reason, when a suppression applies
+    introduced: bool | None = None  # diff mode: True when the change introduced it
+
+    def fingerprint(self) -> str:
+        """Identity of a finding that survives line shifts: rule, served model and setting."""
+        anchor = self.setting or f"{self.location.line}"
+        return f"{self.code}|{self.model_identity or self.location.path}|{anchor}"
+
+
+SEVERITIES = ("error", "warning", "note")
+SEVERITY_RANK = {"note": 1, "warning": 2, "error": 3}

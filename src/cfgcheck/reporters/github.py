@@ -1,0 +1,35 @@
+"""``--format github``: workflow commands that GitHub turns into annotations.
+
+Escaped per GitHub's rules (toolkit ``escapeData``/``escapeProperty``), so nothing taken from a file
+can end the command early or start another one (``::set-output``, ``::add-mask``).
+"""
+
+from __future__ import annotations
+
+from ..lint import LintResult
+
+COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
+
+
+def escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def escape_property(text: str) -> str:
+    return escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def annotation(finding) -> str:
+    location = finding.location
+    properties = [f"file={escape_property(location.path)}", f"line={location.line}", f"col={location.column}"]
+    if location.end_line:
+        properties.append(f"endLine={location.end_line}")
+    if location.end_column and location.end_line == location.line:
+        properties.append(f"endColumn={location.end_column}")
+    properties.append(f"title={escape_property(f'{finding.code} {finding.rule}')}")
+    message = finding.message + (f" — {finding.remediation}" if finding.remediation else "")
+    return f"::{COMMANDS[finding.severity]} {','.join(properties)}::{escape_data(message)}"
+
+
+def render(result: LintResult, **_: object) -> str:
+    return "".join(annotation(f) + "\n" for f in result.active())

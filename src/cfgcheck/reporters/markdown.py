@@ -1,0 +1,36 @@
+"""``--format markdown``: a findings table for PR comments and step summaries.
+
+Text taken from linted files is escaped so it cannot inject Markdown, HTML or @mentions.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..lint import LintResult
+
+_SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+
+
+def escape(text: str) -> str:
+    text = _SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ").replace("\r", " ")
+    return text.replace("@", "@\u200b")
+
+
+def table(findings) -> str:
+    rows = ["| severity | rule | where | finding |", "|---|---|---|---|"]
+    for f in findings:
+        where = f"`{f.location.path}:{f.location.line}`".replace("|", "\\|")
+        message = escape(f.message) + (f"<br>Fix: {escape(f.remediation)}" if f.remediation else "")
+        rows.append(f"| {f.severity} | {f.code} {f.rule} | {where} | {message} |")
+    return "\n".join(rows)
+
+
+def render(result: LintResult, **_: object) -> str:
+    counts = result.counts()
+    head = (f"**cfgcheck**: {counts['errors']} errors, {counts['warnings']} warnings, {counts['notes']} notes "
+            f"in {len(result.models)} served models ({len(result.files)} files)")
+    if counts["suppressed"]:
+        head += f", {counts['suppressed']} suppressed"
+    active = result.active()
+    return head + "\n\n" + (table(active) if active else "No findings.") + "\n"
