@@ -157,7 +157,7 @@ TYPE_SAMPLES = [
     "0", "12", "-3", "+7", " 5 ", "1_000", "007", "1.5", "-0.5", "1e3", "inf", "nan", "32K", "32k",
     "1G", "1g", "2M", "1.5k", "1.5K", "25.6k", "auto", "AUTO", "-1", "abc", "AbC", "", "None",
     "none", "true", "false", "True", "False", "1", "yes", "no", "on", '{"a": 1}', "[1, 2]", "1,2",
-    "{bad json", "a b",
+    "{bad json", "a b", "{}", "[]", "FP8", "fp8", "auto-x", "a-b_c",
 ]
 
 
@@ -202,28 +202,44 @@ def _type_name(func) -> str | None:
     return name or type(inner).__name__
 
 
-def _classify(func, validators) -> tuple[str, bool, dict]:
-    """(type class, optional, probes) for a ``type=`` callable, verified by calling it."""
+def _classify(func, validators) -> tuple[str, bool, bool, dict]:
+    """(type class, optional, exact, probes) for a ``type=`` callable, decided by calling it.
+
+    A class is *exact* when cfgcheck's validator and the engine's callable agree on every sample
+    (accept/refuse and the converted value). Failing that, a class is accepted when it is *sound*:
+    it never refuses a sample the engine accepts and converts the accepted ones alike, so cfgcheck
+    reports no false "invalid value" (it may miss some). Otherwise the type is "other" (unchecked).
+    """
     if func is None:
-        return "str", False, {}
+        return "str", False, True, {}
     probes = {s: _probe(func, s) for s in TYPE_SAMPLES}
+    sound: list[tuple[int, str, bool]] = []
     for optional in (False, True):
         for cls in validators.TYPE_CLASSES:
-            ok = True
+            exact, ok, agree = True, True, 0
+            compare = cls not in validators.VALUE_FREE
             for sample, (status, result) in probes.items():
                 mine = validators.convert(cls, sample, optional)
+                mine_ok = not isinstance(mine, validators.Invalid)
                 if status == "err":
-                    if not isinstance(mine, validators.Invalid):
-                        ok = False
-                        break
+                    if mine_ok:
+                        exact = False
+                    else:
+                        agree += 1
+                elif not mine_ok or (compare and _norm_result(mine) != result):
+                    ok = exact = False
+                    break
                 else:
-                    if isinstance(mine, validators.Invalid) or _norm_result(mine) != result:
-                        ok = False
-                        break
+                    agree += 1
+            if exact and compare:
+                return cls, optional, True, {}
             if ok:
-                return cls, optional, {}
-    # unknown: keep the probe outcomes so a maintainer can add a class
-    return "other", False, {s: p[0] for s, p in probes.items()}
+                sound.append((agree, cls, optional))
+    if sound:
+        agree, cls, optional = max(sound, key=lambda t: (t[0], not t[2]))
+        if cls != "str":
+            return cls, optional, False, {}
+    return "other", False, False, {s: p[0] for s, p in probes.items()}
 
 
 def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[list, list, dict]:
@@ -240,7 +256,8 @@ def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[l
             positionals.append({"dest": action.dest, "nargs": action.nargs, "action": cls})
             continue
         takes_value = action.nargs != 0
-        tclass, optional, probes = _classify(action.type, validators) if takes_value else (None, False, {})
+        tclass, optional, exact, probes = (
+            _classify(action.type, validators) if takes_value else (None, False, True, {}))
         if probes:
             unknown_types[_type_name(action.type)] = probes
         negative_forms = []
@@ -271,6 +288,7 @@ def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[l
             "type": tclass,
             "type_name": _type_name(action.type),
             "optional": optional,
+            "type_exact": exact,
             "choices": choices,
             "default": None if action.default is ap.SUPPRESS else _jsonable(action.default),
             "const": None if action.const is None else _jsonable(action.const),
@@ -355,7 +373,8 @@ def _verify_behaviour(parse, prefix: list[str], options: list[dict]) -> dict:
         evidence["human_readable_option"] = hri[0]
     else:
         behaviour["human_readable_ints"] = False
-    jsons = [o for o in longs if by_opt[o]["type"] == "json" and by_opt[o]["takes_value"]]
+    jsons = [o for o in longs if by_opt[o]["type"] in ("json", "json-object") and by_opt[o]["takes_value"]]
+    jsons.sort(key=lambda o: (o != "--hf-overrides", o))
     if jsons:
         d = by_opt[jsons[0]]["dest"]
 
@@ -383,7 +402,35 @@ def _build_vllm(src: Path):
     import vllm.platforms as platforms
     from vllm.platforms.cuda import CudaPlatform
 
-    platforms.current_platform = CudaPlatform()
+    # No GPU here: answer the device queries that module-level code makes as an H100 80GB would
+    # (only defaults can depend on this; the option set does not).
+    from vllm.platforms import interface as pi
+
+    capability = pi.DeviceCapability(major=9, minor=0)
+    stubs = {
+        "get_device_capability": classmethod(lambda cls, device_id=0: capability),
+        "has_device_capability": classmethod(
+            lambda cls, cap, device_id=0: (capability.to_int() >= (cap if isinstance(cap, int) else cap[0] * 10 + cap[1]))),
+        "get_device_name": classmethod(lambda cls, device_id=0: "NVIDIA H100 80GB HBM3"),
+        "get_device_total_memory": classmethod(lambda cls, device_id=0: 80 * 2**30),
+        "is_fully_connected": classmethod(lambda cls, physical_device_ids: True),
+        "device_count": classmethod(lambda cls: 1),
+    }
+    import torch
+
+    class _NoKernels:  # the compiled kernel libraries are not loaded: every op query says "no"
+        def __init__(self, name):
+            self._name = name
+
+        def __getattr__(self, op):
+            if op.startswith("__"):
+                raise AttributeError(op)
+            return lambda *args, **kwargs: False
+
+    for lib in ("_C", "_moe_C", "_rocm_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C"):
+        setattr(torch.ops, lib, _NoKernels(lib))
+    stubbed = type("CudaPlatformNoGPU", (CudaPlatform,), {k: v for k, v in stubs.items() if hasattr(CudaPlatform, k)})
+    platforms.current_platform = stubbed()
     import vllm.entrypoints.cli.serve as serve_mod
     try:
         from vllm.utils.argparse_utils import FlexibleArgumentParser

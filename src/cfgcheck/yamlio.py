@@ -305,6 +305,16 @@ def _one_line(error: Exception) -> str:
     return " ".join(str(text).split())
 
 
+def _template_error(text: str, error_line: int) -> YamlError | None:
+    """A Helm/Go template that breaks the YAML is reported as such, at its first ``{{``."""
+    for number, line in enumerate(text.splitlines()[:error_line], start=1):
+        column = line.find("{{")
+        if column != -1 and line.lstrip().startswith(("{{", "- {{")) or (column != -1 and number == error_line):
+            return YamlError("Helm template syntax: lint the rendered output (helm template) or exclude this file",
+                             number, column + 1)
+    return None
+
+
 def decode(data: bytes) -> str:
     """Decode as YAML allows (UTF-8, or UTF-16/32 with a BOM); raise YamlError otherwise."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -344,7 +354,7 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         loaded.error = exc
     except yaml_error as exc:
         line, column = _mark_of(exc)
-        loaded.error = YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
+        loaded.error = _template_error(text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
     except RecursionError:
         loaded.error = YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
     except Exception as exc:  # a composer bug must not end the run

@@ -82,10 +82,15 @@ class DocContext:
     def shell_tokens(self, node: YNode, origin: str, segment: bool = True) -> list[ArgToken]:
         """Tokens of a shell (or env) string, each located at its line and column in the file."""
         raw = self.source(node)
+        base_index = node.start_index
+        if node.style in ("'", '"') and len(raw) >= 2:
+            raw, base_index = raw[1:-1], base_index + 1
+        elif node.style in ("|", ">"):
+            header = raw.find("\n") + 1  # the block indicator line holds no words
+            raw, base_index = raw[header:], base_index + header
         words = argv_mod.shell_words(raw)
         if segment:
             words = argv_mod.engine_segment(words)
-        base_index = node.start_index
         text = self.loaded.text
         tokens = []
         for word, offset in words:

@@ -100,6 +100,18 @@ def _dict_or_str(text: str) -> Any:
     return _json(text)
 
 
+def _json_object(text: str) -> Any:
+    # engines validate config objects further (field names, human-readable numbers): only the
+    # shape is checked here, so a value that the engine could accept is never refused
+    if not re.match(r"(?s)^\s*{.*}\s*$", text):
+        return Invalid("expects a JSON object")
+    return text
+
+
+def _lower_snake(text: str) -> Any:
+    return text.lower().replace("-", "_")
+
+
 def _str(text: str) -> Any:
     return text
 
@@ -137,7 +149,10 @@ _CONVERTERS = {
     "bool-true-false": _bool_tf,
     "str": _str,
     "lower-str": _lower,
+    "lower-snake": _lower_snake,
+    "json-object": _json_object,
 }
+VALUE_FREE = frozenset({"json-object"})  # the converted value is not comparable with the engine's
 TYPE_CLASSES = tuple(_CONVERTERS)
 
 

@@ -1,0 +1,109 @@
+"""Flags a max-model-len that one request cannot fit into the KV pool, so the engine refuses to start.
+
+## What it flags
+A served model whose `max_model_len` (vLLM `--max-model-len`, SGLang `--context-length`, LLMKube
+`vllmConfig.maxModelLen`) needs more KV cache for a single full-length request than the pool holds.
+The pool is a documented measurement when there is one (`# cfgcheck: kv-pool-tokens=N`, or a comment
+quoting the startup log's `GPU KV cache size: N tokens`), else the exact `--kv-cache-memory-bytes`,
+else an estimate from the GPU memory, the utilization and the model's weights. Estimated pools are
+flagged only when the length is clearly out of reach (option `estimate-margin`).
+
+## Why it matters
+vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
+`To serve at least one request with the model's max seq len ... KV cache is needed, which is larger
+than the available KV cache memory`. The pod crash-loops; nothing is served. On SGLang such requests
+can never be scheduled in full.
+
+## Example
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: qwen36-27b-vllm
+spec:
+  modelRef: qwen36-27b-vllm
+  runtime: vllm
+  image: vllm/vllm-openai:v0.26.0
+  # kv pool: 48,000 tokens (GPU KV cache size from the startup log)
+  parallelSlots: 1
+  vllmConfig:
+    maxModelLen: 180000
+    gpuMemoryUtilization: 0.875
+```
+
+## Use instead
+```yaml
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: qwen36-27b-vllm
+spec:
+  modelRef: qwen36-27b-vllm
+  runtime: vllm
+  image: vllm/vllm-openai:v0.26.0
+  # kv pool: 48,000 tokens (GPU KV cache size from the startup log)
+  parallelSlots: 1
+  vllmConfig:
+    # one full-length request fits the measured pool
+    maxModelLen: 32768
+    gpuMemoryUtilization: 0.875
+```
+
+## Options
+- `estimate-margin` (default `0.10`): for an estimated pool (no measurement, no explicit bytes), flag only
+  when `max_model_len` exceeds the longest length that fits by more than this fraction, because the
+  estimate itself can be off by about that much. Measured and explicit pools are exact.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cfgcheck.capacity import concurrency_at, estimate, longest_fitting_len
+from cfgcheck.model import Finding
+
+CODE = "CFG202"
+NAME = "context-exceeds-kv-pool"
+SEVERITY = "error"
+OPTIONS = {"estimate-margin": 0.10}
+
+
+def _pool_text(est) -> str:
+    tokens = f"{est.kv_pool_tokens:,} tokens" if est.kv_pool_tokens is not None else "unknown tokens"
+    if est.kv_pool_source == "measured":
+        return f"measured pool {tokens}"
+    if est.kv_pool_source == "explicit":
+        gib = (est.pool_bytes or 0) / 1024**3
+        return f"explicit {gib:.2f} GiB pool, {tokens}"
+    return f"estimated pool ~{tokens}"
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    config = getattr(ctx, "config", None) or {}
+    est = estimate(model, config)
+    length = est.max_model_len
+    if length is None or est.kv_pool_source == "unknown":
+        return
+    conc = concurrency_at(est, length)
+    if conc is None or conc >= 1:
+        return
+    fit = longest_fitting_len(est) or 0
+    if est.kv_pool_source == "estimated" and length <= fit * (1 + float(options["estimate-margin"])):
+        return
+    setting = model.setting("max_model_len")
+    where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
+    given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
+    fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
+    stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    yield Finding(
+        message=f"{given} does not fit one request into the KV pool ({_pool_text(est)}): {fit_text}{stops}",
+        location=where,
+        remediation=(
+            f"cap max_model_len at {fit:,} or below, or grow the pool (fp8 KV cache, --kv-cache-memory-bytes, "
+            "a higher gpu_memory_utilization within any documented ceiling, more tensor parallelism)"
+            if fit else "grow the pool or serve the model on a larger GPU"
+        ),
+        setting="max_model_len",
+        model=model.name,
+    )

@@ -1,0 +1,142 @@
+"""Flags a tensor x pipeline (x data) parallel size that differs from the GPUs the workload requests.
+
+## What it flags
+A served model whose world size, `tensor_parallel_size x pipeline_parallel_size` (times
+`data_parallel_size` where the engine starts one replica per DP rank in the same process group: vLLM, and
+SGLang without `--enable-dp-attention`), differs from the GPUs its pod requests (`nvidia.com/gpu`,
+`amd.com/gpu` limits, LLMKube `hardware.gpu.count`). Multi-node layouts (LeaderWorkerSet, `--nnodes`,
+`--headless`, `--data-parallel-size-local`) are skipped.
+
+## Why it matters
+Fewer GPUs than the world size fails at start-up (or hangs waiting for ranks that never come); more
+leaves expensive GPUs idle, usually because a `--tensor-parallel-size` was forgotten when the GPU count
+was raised.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: llama-70b
+  template:
+    metadata:
+      labels:
+        app: llama-70b
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct"]
+          args:
+            - --tensor-parallel-size
+            - "4"
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: llama-70b
+  template:
+    metadata:
+      labels:
+        app: llama-70b
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct"]
+          args:
+            - --tensor-parallel-size
+            - "4"
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+```
+
+## Options
+- `allow-idle-gpus` (default `false`): do not flag a world size smaller than the GPUs requested.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cfgcheck.model import Finding
+
+CODE = "CFG208"
+NAME = "parallel-size-gpu-mismatch"
+SEVERITY = "error"
+OPTIONS = {"allow-idle-gpus": False}
+
+_MULTI_NODE_FLAGS = ("--nnodes", "--headless", "--data-parallel-size-local", "--node-rank", "--dist-init-addr", "--data-parallel-address")
+
+
+def _int(value, default=1):
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return default
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    gpus = model.gpus
+    if gpus is None:
+        return
+    requested = _int(gpus.value, 0)
+    if requested <= 0:
+        return
+    if model.kind in ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob"):
+        return
+    tokens = [t.text for t in getattr(model, "argv", []) or []]
+    if any(t.split("=", 1)[0] in _MULTI_NODE_FLAGS for t in tokens):
+        return
+    if (model.engine or "").lower() not in ("vllm", "sglang", "unknown"):
+        return
+    tp_s = model.setting("tensor_parallel_size")
+    pp_s = model.setting("pipeline_parallel_size")
+    dp_s = model.setting("data_parallel_size")
+    tp, pp, dp = _int(tp_s.value if tp_s else 1), _int(pp_s.value if pp_s else 1), _int(dp_s.value if dp_s else 1)
+    dp_attention = "--enable-dp-attention" in tokens or bool(model.value("enable_dp_attention"))
+    world = tp * pp * (1 if (model.engine == "sglang" and dp_attention) else dp)
+    parts = [f"tensor {tp}"]
+    if pp != 1:
+        parts.append(f"pipeline {pp}")
+    if dp != 1 and world != tp * pp:
+        parts.append(f"data {dp}")
+    product = " x ".join(parts)
+    at = tp_s or pp_s or dp_s
+    location = at.location if at is not None else gpus.location
+    if world > requested:
+        yield Finding(
+            message=f"parallel size {world} ({product}) but {requested} GPU{'s' if requested != 1 else ''} requested: the engine cannot start",
+            location=location,
+            remediation=f"request {world} GPUs or lower the parallel sizes to fit {requested}",
+            setting="tensor_parallel_size",
+            related=(gpus.location,),
+            model=model.name,
+        )
+    elif world < requested and not options["allow-idle-gpus"]:
+        yield Finding(
+            message=f"parallel size {world} ({product}) but {requested} GPUs requested: {requested - world} stay idle",
+            location=location,
+            remediation=f"set tensor_parallel_size to {requested // (pp * (dp if world != tp * pp else 1)) or 1} or request {world} GPU{'s' if world != 1 else ''}",
+            setting="tensor_parallel_size",
+            related=(gpus.location,),
+            model=model.name,
+        )

@@ -1,0 +1,163 @@
+"""Flags a sequence limit pinned below the engine default without a stated reason.
+
+## What it flags
+`max_num_seqs` (vLLM `--max-num-seqs`, SGLang `--max-running-requests`, LLMKube `parallelSlots`) set below
+what the engine would use by default (vLLM: 256, or 1024 on GPUs with at least 70 GiB that are not
+A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny), with no comment on or
+directly above the setting that says why.
+
+## Why it matters
+A small window is a strong decision: bursts queue in front of it, time-to-first-token grows with the
+queue, and in prefill/decode disaggregation the queued requests hit bootstrap timeouts. When the reason
+is written down, the next person can tell a deliberate limit (a measured knee, a shared GPU, a mamba
+cache limit) from a leftover of a debugging session; without it, nobody dares to change it, or
+somebody removes it blindly.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen3-8b
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: qwen3-8b
+  template:
+    metadata:
+      labels:
+        app: qwen3-8b
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args:
+            - --max-model-len
+            - "32768"
+            - --max-num-seqs
+            - "4"
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen3-8b
+spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: qwen3-8b
+  template:
+    metadata:
+      labels:
+        app: qwen3-8b
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args:
+            - --max-model-len
+            - "32768"
+            # Measured knee of the P0 sweep: TTFT p95 stays under the 1 s SLO up to 4 streams.
+            - --max-num-seqs
+            - "4"
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+```
+
+## Options
+- `min-reason-words` (default `2`): how many words (not counting flag names, setting names and numbers)
+  a comment needs to count as a reason.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from cfgcheck.capacity import default_max_num_seqs, estimate, min_default_max_num_seqs, resolve_gpu
+from cfgcheck.model import Finding
+
+CODE = "CFG205"
+NAME = "unexplained-seq-pin"
+SEVERITY = "warning"
+OPTIONS = {"min-reason-words": 2}
+
+_NOT_WORDS = {
+    "max", "num", "seqs", "maxnumseqs", "parallelslots", "parallel", "slots", "running", "requests",
+    "maxrunningrequests", "todo", "fixme", "xxx", "yaml", "true", "false",
+}
+
+
+def reason_words(comments) -> int:
+    """Words of explanation in the comments: flags, settings, numbers and directives do not count."""
+    count = 0
+    for text in comments or ():
+        if re.match(r"\s*cfgcheck\s*:", text):
+            continue
+        text = re.sub(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?", " ", text)  # --flags
+        text = re.sub(r"\b[\w.]+\s*[:=]\s*\S+", " ", text) if re.match(r"^\s*-?\s*[\w.]+\s*:\s*\S+\s*$", text) else text
+        for word in re.findall(r"[A-Za-z][A-Za-z'-]*", text):
+            if word.lower().replace("-", "").replace("_", "") not in _NOT_WORDS and len(word) > 1:
+                count += 1
+    return count
+
+
+def _engine_default(model, config) -> tuple[int | None, str]:
+    engine = (model.engine or "unknown").lower()
+    if engine == "sglang":
+        est = estimate(model, config)
+        if est.kv_pool_tokens and est.max_model_len:
+            tokens = est.kv_pool_tokens
+            auto = max(2048, min(4096, int(tokens / est.max_model_len * 512)))
+            return min(auto, tokens // 2), "SGLang's derived default"
+        return None, ""
+    if engine not in ("vllm", "unknown"):
+        return None, ""
+    gpu, _ = resolve_gpu(model, config)
+    d = default_max_num_seqs(engine, model.engine_version, gpu)
+    if d is not None:
+        return d, f"vLLM's default on {gpu.name}" if gpu is not None else "vLLM's default"
+    return min_default_max_num_seqs(engine, model.engine_version), "vLLM's default (256 on any GPU)"
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    config = getattr(ctx, "config", None) or {}
+    setting = model.setting("max_num_seqs") or model.setting("max_running_requests")
+    if setting is None:
+        return
+    if any(s is setting for s, _ in getattr(model, "inert", []) or []):
+        return
+    try:
+        value = int(setting.value)
+    except (TypeError, ValueError):
+        return
+    default, what = _engine_default(model, config)
+    if default is None or value >= default:
+        return
+    comments = list(setting.comments)
+    for other in model.occurrences.get(setting.name, []) if getattr(model, "occurrences", None) else []:
+        if other is not setting:
+            comments.extend(other.comments)
+    if reason_words(comments) >= int(options["min-reason-words"]):
+        return
+    yield Finding(
+        message=f"{setting.source} {value} is pinned below {what} ({default}) with no stated reason",
+        location=setting.location,
+        remediation=(
+            "write the reason in a comment on or above the setting (the measurement or constraint that sets it), "
+            "or remove the pin and let the engine's default and the KV pool decide"
+        ),
+        setting="max_num_seqs",
+        model=model.name,
+    )
