@@ -82,7 +82,10 @@ class Ctx:
         self.team, self.env = rng.choice(TEAMS), rng.choice(ENVS)
         self.name = f"{self.model.split('/')[1].lower().replace('.', '-')[:28].rstrip('-')}-{self.team}-{index}"
         self.revision = sha(rng, 40)
-        self.tp = rng.choice([1, 1, 1, 2, 4]) if "70B" in self.model or "72B" in self.model or "32B" in self.model else 1
+        big = any(size in self.model for size in ("70B", "72B", "32B", "30B"))
+        if big:  # large models run tensor-parallel on datacenter cards
+            self.gpu_label, self.gpu = rng.choice(GPUS[3:5])
+        self.tp = rng.choice([2, 4, 4, 8]) if big else 1
         self.max_len = self.native * 1 if "oversub" in hazards else self.len
         self.seqs = rng.choice([256, 512, 1024]) if "oversub" in hazards else rng.choice([4, 8, 16, 24, 32])
         self.util = rng.choice([0.9, 0.92, 0.95]) if "ceiling" in hazards else rng.choice([0.8, 0.82, 0.85])
@@ -204,7 +207,7 @@ def metadata(x: Ctx, kind_label: str, annotations: bool = True) -> list[str]:
     out = ["metadata:", f"  name: {x.name}", f"  namespace: llm-{x.env}", "  labels:",
            f"    app.kubernetes.io/name: {x.name}", f"    app.kubernetes.io/component: {kind_label}",
            f"    app.kubernetes.io/part-of: llm-{x.team}", f"    team: {x.team}"]
-    if annotations and r.random() < 0.7:
+    if annotations and r.random() < 0.4:
         out += ["  annotations:", f"    owner: team-{x.team}@example.com",
                 f"    runbook: https://wiki.example.com/llm/{x.team}/{x.name.rsplit('-', 1)[0]}"]
         if r.random() < 0.5:
@@ -216,12 +219,10 @@ def pod_extras(x: Ctx, indent: str) -> list[str]:
     """Probes, resources, volumes: what makes real serving manifests dense."""
     r = x.rng
     i = indent
-    out = [f"{i}ports:", f"{i}  - name: http", f"{i}    containerPort: {x.port}", f"{i}    protocol: TCP"]
-    out += [f"{i}# Model load takes up to 10 minutes on a cold node.",
+    out = [f"{i}ports: [{{name: http, containerPort: {x.port}}}]",f"{i}# Model load takes up to 10 minutes on a cold node.",
             f"{i}startupProbe:", f"{i}  httpGet: {{path: /health, port: http}}",
             f"{i}  failureThreshold: {r.choice([60, 90, 120])}", f"{i}  periodSeconds: 10",
-            f"{i}readinessProbe:", f"{i}  httpGet:", f"{i}    path: /health", f"{i}    port: http",
-            f"{i}  periodSeconds: 5"]
+            f"{i}readinessProbe: {{httpGet: {{path: /health, port: http}}, periodSeconds: 5}}"]
     gpus = x.tp
     out += [f"{i}resources:", f"{i}  requests:", f"{i}    cpu: \"{r.choice([4, 8, 12])}\"",
             f"{i}    memory: {r.choice([32, 48, 64, 96])}Gi", f"{i}    nvidia.com/gpu: {gpus}",
@@ -233,8 +234,8 @@ def pod_extras(x: Ctx, indent: str) -> list[str]:
 
 def pod_volumes(x: Ctx, indent: str) -> list[str]:
     i = indent
-    return [f"{i}volumes:", f"{i}  - name: model-cache", f"{i}    persistentVolumeClaim:",
-            f"{i}      claimName: hf-cache-{x.team}", f"{i}  - name: shm", f"{i}    emptyDir:",
+    return [f"{i}volumes:", f"{i}  - name: model-cache",
+            f"{i}    persistentVolumeClaim: {{claimName: hf-cache-{x.team}}}", f"{i}  - name: shm", f"{i}    emptyDir:",
             f"{i}      medium: Memory", f"{i}      sizeLimit: 16Gi",
             f"{i}nodeSelector:", f"{i}  nvidia.com/gpu.product: {x.gpu_label}",
             f"{i}tolerations: [{{key: nvidia.com/gpu, operator: Exists, effect: NoSchedule}}]"]
@@ -242,8 +243,8 @@ def pod_volumes(x: Ctx, indent: str) -> list[str]:
 
 def env_block(x: Ctx, indent: str, extra: list[str] | None = None) -> list[str]:
     i = indent
-    out = [f"{i}env:", f"{i}  - name: HF_TOKEN", f"{i}    valueFrom:", f"{i}      secretKeyRef:",
-           f"{i}        name: hf-token", f"{i}        key: token", f"{i}  - name: HF_HUB_ENABLE_HF_TRANSFER",
+    out = [f"{i}env:", f"{i}  - name: HF_TOKEN",
+           f"{i}    valueFrom: {{secretKeyRef: {{name: hf-token, key: token}}}}", f"{i}  - name: HF_HUB_ENABLE_HF_TRANSFER",
            f"{i}    value: \"1\""]
     if x.engine == "vllm":
         out += [f"{i}  - name: VLLM_LOGGING_LEVEL", f"{i}    value: INFO"]
@@ -321,7 +322,7 @@ def fmt_env_args(x: Ctx) -> str:
     c = ["        - name: vllm", f"          image: {x.image()}",
          f"          command: [\"vllm\", \"serve\", \"{x.model}\"]"]
     c += comments_of(args, "          ")
-    extra = [f"          - name: VLLM_ADDITIONAL_ARGS", f"            value: \"{flat(args)}\""]
+    extra = [f"            - name: VLLM_ADDITIONAL_ARGS", f"              value: \"{flat(args)}\""]
     c += env_block(x, "          ", extra) + pod_extras(x, "          ")
     return workload(x, "Deployment", c)
 

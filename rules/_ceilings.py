@@ -28,6 +28,13 @@ class Ceiling:
     value: float | None  # None: "the value when this was written"
     text: str  # what documents it, for the message
     location: Location
+    documented_on: str | None = None  # another served model's name, when the ceiling is shared
+
+    def limit(self, base_value: object) -> float | None:
+        """The number not to exceed: stated, or else the value at the base (when it was written)."""
+        if self.value is not None:
+            return self.value
+        return float(base_value) if isinstance(base_value, (int, float)) and not isinstance(base_value, bool) else None
 
 
 def _as_fraction(number: str, percent: str) -> float:
@@ -50,8 +57,9 @@ def from_comments(setting: Setting) -> Ceiling | None:
     return None
 
 
-def documented(model: ServedModel, config: dict) -> list[tuple[Setting, Ceiling]]:
-    """(setting, ceiling) for each memory setting of ``model`` that has a documented ceiling."""
+def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = ()) -> list[tuple[Setting, Ceiling]]:
+    """(setting, ceiling) for each memory setting of ``model`` that has a documented ceiling: its own,
+    or one documented on another served model that runs on the same GPUs (``siblings``)."""
     found = []
     for name in MEMORY_SETTINGS:
         setting = model.setting(name)
@@ -66,9 +74,28 @@ def documented(model: ServedModel, config: dict) -> list[tuple[Setting, Ceiling]
                     ceiling = Ceiling(name, _as_fraction(*match.groups()), f"cfgcheck: ceiling={directive.value} {directive.reason}".strip(), directive.location)
         if ceiling is None:
             ceiling = _from_config(model, setting, config)
+        if ceiling is None:
+            ceiling = _from_siblings(model, setting, siblings)
         if ceiling is not None:
             found.append((setting, ceiling))
     return found
+
+
+def _from_siblings(model: ServedModel, setting: Setting, siblings) -> Ceiling | None:
+    pool = model.gpu_pool()
+    if pool is None:
+        return None
+    for other in siblings:
+        if other is model or other.identity == model.identity or other.gpu_pool() != pool:
+            continue
+        theirs = other.setting(setting.name)
+        ceiling = from_comments(theirs) if theirs is not None else None
+        if ceiling is None:
+            continue
+        # A ceiling without a number is the value the sibling still runs with.
+        value = ceiling.value if ceiling.value is not None else ceiling.limit(theirs.value)
+        return Ceiling(setting.name, value, ceiling.text, ceiling.location, other.name)
+    return None
 
 
 def _from_config(model: ServedModel, setting: Setting, config: dict) -> Ceiling | None:

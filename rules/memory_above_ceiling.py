@@ -5,6 +5,10 @@ A `gpu_memory_utilization` / `--gpu-memory-utilization` or `mem_fraction_static`
 `--mem-fraction-static` value above the ceiling documented for it: a directive
 `# cfgcheck: ceiling=0.875 <reason>`, a comment on or directly above the key that states a number as
 a ceiling ("HARD CEILING 0.80", "ceiling: 0.85"), or a `ceilings:` entry in `.cfgcheck.yaml`.
+In diff mode, a comment that calls the value a ceiling or says "never raise" without a number makes
+the base value the ceiling. A ceiling documented on one served model applies to the others that run
+on the same GPUs (same pinned node, GPU product or device resource), and the finding says where it
+was documented.
 
 ## Why it matters
 Operators write limits into comments so that nobody "optimizes" them away: the GPU is shared with
@@ -51,15 +55,14 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    for setting, ceiling in documented(model, ctx.config):
-        limit = ceiling.value
-        if ctx.base is not None and limit is None:
-            base = ctx.base.setting(setting.name)
-            limit = base.value if base is not None and isinstance(base.value, (int, float)) else None
+    for setting, ceiling in documented(model, ctx.config, ctx.models):
+        base = ctx.base.setting(setting.name) if ctx.base is not None else None
+        limit = ceiling.limit(base.value if base is not None else None)
         if limit is None or not isinstance(setting.value, (int, float)) or setting.value <= limit + 1e-9:
             continue
+        where = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
         yield Finding(
-            f"{setting.name} {setting.value:g} is above the documented ceiling {limit:g}",
+            f"{setting.name} {setting.value:g} is above the ceiling {limit:g}{where or ' documented beside it'}",
             setting.location,
             remediation=f"keep {setting.source} at or below {limit:g}, or change the documented ceiling "
                         f"with its reason (\"{ceiling.text[:80]}\")",

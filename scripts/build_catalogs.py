@@ -423,9 +423,10 @@ def _build_vllm(src: Path):
             self._name = name
 
         def __getattr__(self, op):
-            if op.startswith("__"):
-                raise AttributeError(op)
-            return lambda *args, **kwargs: False
+            # capability queries answer False; kernels stay absent (hasattr() is False for them)
+            if re.search(r"support|^is_|^get_|capab", op) and not op.startswith("__"):
+                return lambda *args, **kwargs: False
+            raise AttributeError(op)
 
     for lib in ("_C", "_moe_C", "_rocm_C", "_C_cache_ops", "_C_custom_ar", "_vllm_fa2_C", "_vllm_fa3_C"):
         setattr(torch.ops, lib, _NoKernels(lib))
@@ -642,7 +643,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--all-patches", action="store_true", help="also check older patches of each minor")
     ap.add_argument("--force", action="store_true", help="rebuild versions already catalogued")
     ap.add_argument("--list", action="store_true", help="print the plan and exit")
-    ap.add_argument("--venv", default="/tmp/cfgcheck-catvenv", help="throwaway venv with torch etc.")
+    ap.add_argument("--venv", help="throwaway venv with torch etc. (default /tmp/cfgcheck-catvenv for vLLM, "
+                    "/tmp/cfgcheck-catvenv-ENGINE for the others)")
     ap.add_argument("--cache", default="/tmp/cfgcheck-src", help="scratch dir for unpacked wheels")
     ap.add_argument("--keep-sources", action="store_true", help="keep unpacked sources after use")
     ap.add_argument("--timeout", type=int, default=480, help="seconds per version")
@@ -652,11 +654,6 @@ def main(argv: list[str] | None = None) -> int:
         worker(*args.worker)
         return 0
 
-    python = str(Path(args.venv) / "bin" / "python")
-    if not args.list and not Path(python).exists():
-        print(f"no venv at {args.venv}: python -m venv {args.venv} && {args.venv}/bin/pip install "
-              "torch==2.13.0 <pure-python deps the imports ask for>", file=sys.stderr)
-        return 2
     cache = Path(args.cache)
     total_start = time.time()
     failures = 0
@@ -667,6 +664,13 @@ def main(argv: list[str] | None = None) -> int:
             continue
         print(f"{engine}: {len(versions)} version(s): {' '.join(versions)}")
         if args.list:
+            continue
+        venv = args.venv or ("/tmp/cfgcheck-catvenv" if engine == "vllm" else f"/tmp/cfgcheck-catvenv-{engine}")
+        python = str(Path(venv) / "bin" / "python")
+        if not Path(python).exists():
+            print(f"  no venv at {venv}: python -m venv {venv} && {venv}/bin/pip install "
+                  "torch==2.13.0 <pure-python deps the imports ask for>", file=sys.stderr)
+            failures += 1
             continue
         catalog = load_catalog(engine)
         for version in versions:

@@ -34,7 +34,8 @@ POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
 ACT_INTERMEDIATE_FACTOR = 3.0
 ACT_HIDDEN_FACTOR = 2.0
 ACT_CONSTANT = int(0.10 * GiB)
-SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests
+SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests (V0)
+SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities
 NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (beyond what torch accounts)
 NON_TORCH_TP = int(0.90 * GiB)  # NCCL / custom all-reduce buffers when TP > 1
 CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default since v0.21)
@@ -118,6 +119,7 @@ class Architecture:
     linear_key_head_dim: int | None = None
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
+    mamba_ssm_dtype: str | None = None  # the SSM state dtype the model's config asks for (else model dtype)
     task: str = "generate"
     source: str = "bundled"  # bundled | config.json
     note: str | None = None
@@ -677,8 +679,13 @@ def kv_layout(
     linear_r = math.ceil(linear / pp) if linear else 0
     mamba_page = 0
     if linear_r:
-        sb = _DTYPE_BYTES.get(str(mamba_ssm_dtype or "").lower(), _DTYPE_BYTES.get(str(model_dtype).lower(), 2)) if mamba_ssm_dtype and str(mamba_ssm_dtype).lower() != "auto" else _DTYPE_BYTES.get(str(model_dtype).lower(), 2)
-        cb = _DTYPE_BYTES.get(str(mamba_dtype).lower(), 2) if mamba_dtype and str(mamba_dtype).lower() != "auto" else _DTYPE_BYTES.get(str(model_dtype).lower(), 2)
+        def _b(explicit: str | None, fallback: str | None) -> int:
+            if explicit and str(explicit).lower() != "auto":
+                return _DTYPE_BYTES.get(str(explicit).lower(), 2)
+            return _DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
+
+        sb = _b(mamba_ssm_dtype, arch.mamba_ssm_dtype)
+        cb = _b(mamba_dtype, None)
         kh = arch.linear_num_key_heads or 16
         vh = arch.linear_num_value_heads or 32
         kd = arch.linear_key_head_dim or 128
@@ -866,8 +873,10 @@ def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
             continue
         if re.match(r"^\s*[-]?token (context|window|prompt|request)", after, re.I):
             continue
+        if re.match(r"^[-/]\d{1,2}\b", after) or re.search(r"(\d[-/.]|\bv)$", before):
+            continue  # a date or a version, not a token count
         near_pool = bool(_POOL_KEYWORD.search(text[max(0, m.start() - 60): m.end() + 30]))
-        if not (tokens_after or near_pool):
+        if not (tokens_after or (near_pool and _BEFORE_PREFER.search(before))):
             continue
         score = 1
         if tokens_after:
@@ -898,7 +907,7 @@ def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
             return _parse_count(m.group(1), m.group(2)), f"directive kv-pool-tokens at {loc.path}:{loc.line}"
     exclude = [model.value("max_model_len"), model.value("max_num_batched_tokens")]
     # comments attached to the settings that size the pool first, then every comment of the document
-    for name in ("kv_cache_memory_bytes", "num_gpu_blocks_override", "gpu_memory_utilization", "mem_fraction_static", "max_num_seqs", "max_model_len"):
+    for name in ("kv_cache_memory_bytes", "kv_cache_memory", "num_gpu_blocks_override", "gpu_memory_utilization", "mem_fraction_static", "max_num_seqs", "max_model_len"):
         setting = model.setting(name)
         if setting is None:
             continue
@@ -925,6 +934,23 @@ def _int(v: Any) -> int | None:
         return int(float(v))
     except (TypeError, ValueError):
         return None
+
+
+def human_int(v: Any) -> int | None:
+    """vLLM's ``human_readable_int``: ``4G`` = 4 GiB, ``4g`` = 4e9, ``32k`` = 32000, plain digits."""
+    if v is None or isinstance(v, bool):
+        return None
+    if isinstance(v, (int, float)):
+        return int(v)
+    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*", str(v))
+    if not m:
+        return None
+    number, suffix = m.groups()
+    if not suffix:
+        return int(float(number))
+    power = "kmgt".index(suffix.lower()) + 1
+    base = 1024 if suffix.isupper() else 1000
+    return int(float(number) * base**power)
 
 
 def _float(v: Any) -> float | None:
@@ -954,7 +980,7 @@ def _truthy(v: Any) -> bool | None:
     return str(v).strip().lower() in ("1", "true", "yes", "on", "")
 
 
-def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int) -> int:
+def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int, v1: bool = True) -> int:
     """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
     sampler warm-up over ``max_num_seqs`` requests."""
     hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
@@ -962,7 +988,8 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     if arch.num_experts and arch.experts_per_token:
         inter = inter * arch.experts_per_token
     per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * 2
-    logits = (arch.vocab_size or 32000) * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES / max(1, tp)
+    copies = SAMPLER_LOGIT_COPIES_V1 if v1 else SAMPLER_LOGIT_COPIES
+    logits = (arch.vocab_size or 32000) * 4 * max_num_seqs * copies / max(1, tp)
     return int(per_token * max_num_batched_tokens + logits + ACT_CONSTANT)
 
 
@@ -1069,7 +1096,9 @@ def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
 
     # -- 2. explicit pool
     nblocks_override = _int(model.value("num_gpu_blocks_override"))
-    explicit = _int(model.value("kv_cache_memory_bytes"))
+    explicit = human_int(model.value("kv_cache_memory_bytes"))
+    if explicit is None:  # the abbreviated --kv-cache-memory that argparse resolves to --kv-cache-memory-bytes
+        explicit = human_int(model.value("kv_cache_memory"))
     if engine != "sglang" and layout is not None and nblocks_override:
         est.num_blocks = nblocks_override
         est.pool_bytes = nblocks_override * layout.block_bytes
@@ -1139,7 +1168,7 @@ def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     util = est.gpu_memory_utilization or 0.92
     requested = math.ceil(total * util)
     seqs = est.max_num_seqs or (mns or 256)
-    act = activation_peak_bytes(arch, mnbt, seqs, tp)
+    act = activation_peak_bytes(arch, mnbt, seqs, tp, v1=v is None or v >= VLLM_USAGE_DEFAULTS_SINCE)
     non_torch = NON_TORCH_BASE + (NON_TORCH_TP if tp * pp > 1 else 0)
     enforce_eager = _truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     graphs = CUDAGRAPH_ESTIMATE if (v is None or v >= VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager else 0

@@ -38,6 +38,7 @@ class LintResult:
     files: list[LoadedFile]
     models: list[ServedModel]
     fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
+    base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -198,20 +199,23 @@ def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None
 
 
 def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
-              base_of: dict[str, ServedModel] | None = None, base_models: list[ServedModel] | None = None) -> list[Finding]:
+              base_of: dict[str, ServedModel] | None = None, base_models: list[ServedModel] | None = None,
+              context: list[ServedModel] | None = None) -> list[Finding]:
+    """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings)."""
     findings: list[Finding] = []
     settings = config.as_dict()
+    everything = context if context is not None else models
     for rule in rules:
-        if rule.check is None:
+        if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
         if rule.scope == "run":
-            ctx = RuleContext(options, settings, models, None, base_models or [])
+            ctx = RuleContext(options, settings, everything, None, base_models or [])
             findings.extend(stamp(f, rule, severity, None) for f in rule.check(models, ctx))
             continue
         for model in models:
             base = base_of.get(model.identity) if base_of else None
-            ctx = RuleContext(options, settings, models, base, base_models or [])
+            ctx = RuleContext(options, settings, everything, base, base_models or [])
             findings.extend(stamp(f, rule, severity, model) for f in rule.check(model, ctx))
     return findings
 
@@ -228,7 +232,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
         for document in file.documents:
             problems.extend(document.problems)
         for message, line, column in problems:
-            findings.append(stamp(Finding(message, Location(file.path, line, column), setting=f"{line}"),
+            findings.append(stamp(Finding(message, Location(file.path, line, column)),
                                   rule, severity, None))
     return findings
 
@@ -317,7 +321,7 @@ def suppression_findings(suppressions: list[Suppression], problems: list[tuple[L
     invalid, unused = codes.get("CFG001"), codes.get("CFG002")
     if invalid is not None and invalid in rules:
         severity, _ = rule_options(invalid, config)
-        findings.extend(stamp(Finding(message, location, setting=f"{location.line}"), invalid, severity, None)
+        findings.extend(stamp(Finding(message, location), invalid, severity, None)
                         for location, message in problems)
     if unused is not None and unused in rules:
         severity, _ = rule_options(unused, config)
@@ -325,8 +329,8 @@ def suppression_findings(suppressions: list[Suppression], problems: list[tuple[L
             # Only report what could have matched: a suppression of a rule that did not run is not unused.
             if not suppression.used and suppression.codes & ran:
                 message = f"suppression of {', '.join(sorted(suppression.codes))} suppresses nothing"
-                findings.append(stamp(Finding(message, suppression.location, remediation="remove the suppression",
-                                              setting=f"{suppression.location.line}"), unused, severity, None))
+                findings.append(stamp(Finding(message, suppression.location, remediation="remove the suppression"),
+                                      unused, severity, None))
     return findings
 
 

@@ -110,6 +110,7 @@ class ServedModel:
     gpus: Setting | None = None
     gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
     gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
+    gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
     node_selector: dict[str, str] = field(default_factory=dict)
     replicas: Setting | None = None
     strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
@@ -119,6 +120,20 @@ class ServedModel:
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
+
+    def gpu_pool(self) -> tuple[str, str] | None:
+        """What identifies the GPUs this model runs on, for ceilings shared between served models:
+        a pinned node, a GPU product, a device-plugin resource, or failing those the node selector."""
+        hostname = self.node_selector.get("kubernetes.io/hostname")
+        if hostname:
+            return ("host", hostname)
+        if self.gpu_product:
+            return ("product", self.gpu_product)
+        if self.gpu_resource and self.gpu_resource not in ("nvidia.com/gpu", "amd.com/gpu"):
+            return ("resource", self.gpu_resource)
+        if self.node_selector:
+            return ("selector", ",".join(f"{k}={v}" for k, v in sorted(self.node_selector.items())))
+        return None
 
     def setting(self, name: str) -> Setting | None:
         return self.settings.get(name)
@@ -159,7 +174,7 @@ class Finding:
 
     def fingerprint(self) -> str:
         """Identity of a finding that survives line shifts: rule, served model and setting."""
-        anchor = self.setting or f"{self.location.line}"
+        anchor = self.setting or self.message
         return f"{self.code}|{self.model_identity or self.location.path}|{anchor}"
 
 

@@ -33,11 +33,20 @@ class Rule:
     check: Callable | None
     scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
     module: str
+    diff_only: bool = False  # compares base and head: runs only in diff mode
 
     @property
     def doc(self) -> str:
         body = "\n\n".join(f"## {title}\n\n{text}" for title, text in self.sections.items() if text)
         return f"# {self.code} {self.name}\n\n{self.summary}\n\n{body}\n"
+
+    def example_pair(self) -> tuple[str, str, str] | None:
+        """For a change rule: the (before, after, fixed-after) YAML of its Example and Use instead."""
+        blocks = re.findall(r"```ya?ml\n(.*?)```", self.sections.get("Example", ""), re.S)
+        instead = re.findall(r"```ya?ml\n(.*?)```", self.sections.get("Use instead", ""), re.S)
+        if len(blocks) != 2 or len(instead) != 1:
+            return None
+        return blocks[0], blocks[1], instead[0]
 
     def examples(self) -> dict[str, str]:
         """The fenced YAML of the Example and Use instead sections."""
@@ -64,7 +73,7 @@ def _from_module(module: ModuleType) -> Rule | None:
     check = getattr(module, "check", None)
     scope = getattr(module, "SCOPE", "model" if check else "engine")
     return Rule(code, module.NAME, module.SEVERITY, dict(getattr(module, "OPTIONS", {})), summary, sections,
-                check, scope, module.__name__)
+                check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)))
 
 
 @lru_cache(maxsize=1)

@@ -80,24 +80,25 @@ class DocContext:
         return []
 
     def shell_tokens(self, node: YNode, origin: str, segment: bool = True) -> list[ArgToken]:
-        """Tokens of a shell (or env) string, each located at its line and column in the file."""
-        raw = self.source(node)
-        base_index = node.start_index
-        if node.style in ("'", '"') and len(raw) >= 2:
-            raw, base_index = raw[1:-1], base_index + 1
-        elif node.style in ("|", ">"):
-            header = raw.find("\n") + 1  # the block indicator line holds no words
-            raw, base_index = raw[header:], base_index + header
-        words = argv_mod.shell_words(raw)
+        """Tokens of a shell (or env) string, each located at its line and column in the file.
+
+        The string's value is split as a shell would (see ``adapters.shell``); with ``segment`` only the
+        command that starts the engine is kept. Locations point into the source text, inside quotes,
+        escapes and block scalars.
+        """
+        from .shell import SourceMap, lex, segments
+
+        mapping = SourceMap(self.loaded.text, node)
+        words = lex(mapping.value, shell=segment)
         if segment:
-            words = argv_mod.engine_segment(words)
-        text = self.loaded.text
+            words = _engine_command(segments(words))
         tokens = []
-        for word, offset in words:
-            absolute = base_index + offset
-            line = text.count("\n", 0, absolute) + 1
-            column = absolute - (text.rfind("\n", 0, absolute) + 1) + 1
-            location = Location(self.path, line, column, line, column + len(word))
+        for word, start, end in words:
+            line, column = mapping.line_column(mapping.absolute(start))
+            end_line, end_column = mapping.line_column(mapping.absolute(end)) if end > start else (line, column)
+            if end_line != line:
+                end_line, end_column = line, column + len(word)
+            location = Location(self.path, line, column, end_line, end_column)
             tokens.append(ArgToken(word, location, self.comments(line), origin))
         return tokens
 
@@ -123,6 +124,20 @@ class DocContext:
         model.directives = self.directives()
         model.comments = self.document_comments()
         return model
+
+
+def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
+    """The words of the shell command that runs the engine (without ``exec``), else the last command."""
+    for command in commands:
+        if any(_starts_engine(word) for word, _, _ in command):
+            return [w for w in command if w[0] != "exec"]
+    return commands[-1] if commands else []
+
+
+def _starts_engine(word: str) -> bool:
+    base = word.rsplit("/", 1)[-1]
+    return base in ("vllm", "sglang", "llama-server", "llama-cpp-server", "tokenspeed") or \
+        argv_mod._engine_of_module(word) is not None
 
 
 def set_image(ctx: DocContext, model: ServedModel, setting: Setting | None) -> None:

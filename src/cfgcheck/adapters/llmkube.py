@@ -149,6 +149,9 @@ def _apply_model_ref(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
         count = ref_ctx.field_setting(gpu, "count", "gpus", "Model.spec.hardware.gpu.count", to_int)
         if count is not None:
             model.gpus = count
+        resource = gpu.scalar("resourceName")
+        if isinstance(resource, str):
+            model.gpu_resource = resource
         memory = gpu.scalar("memory")
         if isinstance(memory, str):
             model.gpu_memory_bytes = quantity_bytes(memory)

@@ -10,6 +10,8 @@ strings such as ``VLLM_ADDITIONAL_ARGS`` are appended, as the images' entrypoint
 
 from __future__ import annotations
 
+import re
+
 from ..engines.images import parse_image
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
@@ -18,6 +20,7 @@ from .base import DocContext, apply_launch, env_settings, finish, gpu_count, set
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
 ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_ARGS")
 MAX_SEARCH_DEPTH = 12
+_SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
 def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
@@ -30,6 +33,12 @@ def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
     for key, value in node.items():
         if key.kind == "scalar" and value.kind == "map" and key.value != "containers":
             yield from pod_specs(value, trail + (str(key.value),), depth + 1)
+        elif key.kind == "scalar" and value.kind == "seq" and key.value not in ("containers", "initContainers"):
+            # lists of templates: StormService roles, RayCluster workerGroupSpecs, ...
+            for index, item in enumerate(value.value):
+                if item.kind == "map":
+                    label = item.scalar("name", default=item.scalar("groupName", default=index))
+                    yield from pod_specs(item, trail + (f"{key.value}[{label}]",), depth + 1)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -58,8 +67,11 @@ def container_tokens(ctx: DocContext, container: YNode) -> list[ArgToken]:
     args = ctx.tokens(args_node, "args")
     joined = command + args
     texts = [t.text for t in joined]
-    if len(texts) >= 3 and texts[0] in SHELLS and "-c" in texts[1:3]:
-        script_index = texts.index("-c") + 1
+    flag = next((t for t in texts[1:3] if _SHELL_C.match(t)), None) if texts and texts[0] in SHELLS else None
+    if len(texts) >= 3 and flag is not None:
+        script_index = texts.index(flag) + 1
+        if texts[script_index] == "--" and script_index + 1 < len(texts):
+            script_index += 1  # bash -lc -- SCRIPT
         script_node = _node_for(container, joined[script_index])
         if script_node is not None:
             return ctx.shell_tokens(script_node, "shell")
@@ -119,6 +131,7 @@ def _container_model(ctx, root, kind, name, pod_spec, container, trail) -> Serve
     key, value = gpu_count(container.get("resources"))
     if value is not None:
         model.gpus = ctx.setting("gpus", key, value, f"resources.{key.value}", to_int)
+        model.gpu_resource = str(key.value)
     return model
 
 

@@ -38,6 +38,9 @@ CANONICAL_DESTS = {
     "llama.cpp": {
         "ctx_size": "max_model_len", "parallel": "max_num_seqs", "model": "model", "api_key": "api_key",
         "n_gpu_layers": "gpu_layers", "hf_repo": "model",
+        # llama-server's short forms (-c, -np, -m, -hf, -hfr, -ngl, -a)
+        "c": "max_model_len", "np": "max_num_seqs", "m": "model", "hf": "model", "hfr": "model",
+        "ngl": "gpu_layers", "gpu_layers": "gpu_layers", "a": "served_model_name", "alias": "served_model_name",
     },
 }
 CANONICAL_DESTS["tokenspeed"] = CANONICAL_DESTS["sglang"]
@@ -129,6 +132,10 @@ def _engine_of_module(module: str) -> str | None:
         return "sglang"
     if module.startswith("tokenspeed"):
         return "tokenspeed"
+    if module == "dynamo.vllm":  # NVIDIA Dynamo's vLLM worker takes vLLM's engine args
+        return "vllm"
+    if module == "dynamo.sglang":
+        return "sglang"
     return None
 
 

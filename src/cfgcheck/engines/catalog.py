@@ -112,6 +112,11 @@ def _lower_snake(text: str) -> Any:
     return text.lower().replace("-", "_")
 
 
+def _python_bool(text: str) -> Any:
+    # ``type=bool``: every non-empty string is True (``--x false`` sets True)
+    return bool(text)
+
+
 def _str(text: str) -> Any:
     return text
 
@@ -151,6 +156,7 @@ _CONVERTERS = {
     "lower-str": _lower,
     "lower-snake": _lower_snake,
     "json-object": _json_object,
+    "python-bool": _python_bool,
 }
 VALUE_FREE = frozenset({"json-object"})  # the converted value is not comparable with the engine's
 TYPE_CLASSES = tuple(_CONVERTERS)

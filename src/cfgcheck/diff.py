@@ -1,0 +1,160 @@
+"""Diff mode (``cfgcheck lint --base REF``): what a change introduces, and the change rules.
+
+The base version of each changed file is read with ``git show`` (the user's tree is never checked
+out); served models are paired by identity (same file and resource, renames followed); a head
+finding is reported only when the base has no finding with the same fingerprint (rule, served model,
+setting), so a line shift does not re-report. Only the changed files and the files they depend on are
+parsed: LLMKube Models their InferenceServices name, and files that document a shared ceiling.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .config import Config, ConfigError
+from .lint import (LintResult, discover, enabled_rules, finalize, run_rules, served_models, unreadable,
+                   YAML_SUFFIXES)
+from .model import Finding
+from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
+
+# Files worth parsing beside the changed ones: they may document a ceiling or define a referenced Model.
+_DEPENDENCY_HINT = re.compile(rb"ceiling|never raise|do not raise|don't raise|kind:\s*Model\b", re.I)
+
+
+@dataclass
+class Change:
+    status: str  # A, M, D, R
+    path: str  # head path (repo-relative)
+    base_path: str | None  # path at the base (None for an added file)
+
+
+def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
+    try:
+        result = subprocess.run(["git", *args], cwd=root, capture_output=True)
+    except OSError as exc:
+        raise ConfigError(f"cannot run git: {exc.strerror or exc}") from None
+    if check and result.returncode != 0:
+        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ConfigError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
+    return result
+
+
+def resolve_base(root: Path, ref: str) -> str:
+    if git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
+        raise ConfigError(f"--base needs a git repository; {root} is not one")
+    found = git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    if found.returncode == 0:
+        return found.stdout.decode().strip()
+    shallow = git(root, "rev-parse", "--is-shallow-repository", check=False).stdout.decode().strip() == "true"
+    if shallow:
+        raise ConfigError(f"base '{ref}' is not in this shallow clone; fetch it first, for example "
+                          f"`git fetch --no-tags --depth=50 origin {ref}` (actions/checkout: fetch-depth: 0)")
+    raise ConfigError(f"base '{ref}' is not a commit, branch or tag in this repository")
+
+
+def changed_files(root: Path, base: str) -> list[Change]:
+    """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones."""
+    out = git(root, "diff", "--name-status", "-M", "-z", base, "--").stdout.decode("utf-8", "replace")
+    fields = out.split("\0")
+    changes: list[Change] = []
+    index = 0
+    while index < len(fields) - 1:
+        status = fields[index]
+        if not status:
+            break
+        if status.startswith(("R", "C")):
+            changes.append(Change("R", fields[index + 2], fields[index + 1]))
+            index += 3
+        else:
+            path = fields[index + 1]
+            changes.append(Change(status[0], path, None if status[0] == "A" else path))
+            index += 2
+    untracked = git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout.decode("utf-8", "replace")
+    changes.extend(Change("A", path, None) for path in untracked.split("\0") if path)
+    return [c for c in changes if c.path.endswith(YAML_SUFFIXES) or (c.base_path or "").endswith(YAML_SUFFIXES)]
+
+
+def _base_text(root: Path, base: str, path: str) -> str | None:
+    shown = git(root, "show", f"{base}:{path}", check=False)
+    if shown.returncode != 0:
+        return None
+    return decode(shown.stdout)
+
+
+def _within(path: str, scopes: list[str]) -> bool:
+    return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
+
+
+def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
+              ignore: list[str] | None = None) -> LintResult:
+    root = config.root
+    base = resolve_base(root, ref)
+    scopes = [_relative(root, p) for p in paths]
+    exclude = config.get("exclude", [])
+    changes = [c for c in changed_files(root, base) if _within(c.path, scopes)]
+    changed = {c.path for c in changes}
+    rules = enabled_rules(config, select, ignore)
+    limits = config.limits
+
+    head_files: list[LoadedFile] = []
+    for change in changes:
+        if change.status != "D" and (root / change.path).is_file():
+            head_files.append(load_file(root, root / change.path, limits))
+    base_files: list[LoadedFile] = []
+    for change in changes:
+        if change.base_path is None:
+            continue
+        try:
+            text = _base_text(root, base, change.base_path)
+        except YamlError as exc:
+            base_files.append(LoadedFile(change.path, "", [], {}, exc))
+            continue
+        if text is not None:
+            base_files.append(parse_text(change.path, text, limits))
+
+    # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
+    dependencies: list[LoadedFile] = []
+    if changes:
+        for file in discover([root / s for s in scopes], root, exclude):
+            rel = file.resolve().relative_to(root).as_posix() if file.resolve().is_relative_to(root) else file.as_posix()
+            if rel in changed:
+                continue
+            try:
+                if _DEPENDENCY_HINT.search(file.read_bytes()):
+                    dependencies.append(load_file(root, file, limits))
+            except OSError:
+                continue
+
+    head_context = served_models(head_files + dependencies, config)
+    base_context = served_models(base_files + dependencies, config)
+    head_models = [m for m in head_context if m.path in changed]
+    base_models = [m for m in base_context if m.path in changed]
+    base_by_identity = {m.identity: m for m in base_models}
+
+    head_findings = unreadable(head_files, rules, config) + run_rules(
+        rules, config, head_models, base_by_identity, base_context, head_context)
+    base_rules = [r for r in rules if not r.diff_only]
+    base_findings = unreadable(base_files, base_rules, config) + run_rules(
+        base_rules, config, base_models, context=base_context)
+    result = finalize(head_findings, head_files, head_models, rules, config)
+    base_prints = {f.fingerprint() for f in base_findings}
+    head_prints = {f.fingerprint() for f in result.findings}
+    introduced = []
+    for finding in result.findings:
+        finding.introduced = finding.fingerprint() not in base_prints
+        if finding.introduced:
+            introduced.append(finding)
+    result.findings = introduced
+    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
+    result.base_models = base_models
+    return result
+
+
+def _relative(root: Path, path: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        raise ConfigError(f"{path} is outside the repository at {root}") from None

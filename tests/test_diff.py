@@ -1,0 +1,175 @@
+"""Diff mode against real git repositories made in the tests, and the seed replays."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.config import Config, ConfigError
+from cfgcheck.diff import lint_diff
+from cfgcheck.registry import all_rules
+from helpers import git, shared
+
+SEED = "kubernetes/apps/ai/llmkube/models"
+
+
+def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    return repo
+
+
+def write(repo: Path, files: dict[str, str | None]) -> None:
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def diff(repo: Path, base: str = "HEAD", **kwargs):
+    return lint_diff([repo], Config(repo.resolve()), base, **kwargs)
+
+
+DIFF_RULES = [r for r in all_rules() if r.diff_only]
+
+
+@pytest.mark.parametrize("rule", DIFF_RULES, ids=lambda r: r.code)
+def test_change_rule_docstring_examples(rule, tmp_path: Path) -> None:
+    pair = rule.example_pair()
+    assert pair, f"{rule.code}: Example needs before/after YAML and Use instead one YAML"
+    before, after, instead = pair
+    repo = make_repo(tmp_path, {"svc.yaml": before})
+    write(repo, {"svc.yaml": after})
+    assert rule.code in {f.code for f in diff(repo).findings}, f"{rule.code}: its Example is not flagged"
+    write(repo, {"svc.yaml": instead})
+    assert rule.code not in {f.code for f in diff(repo).findings}, f"{rule.code}: 'Use instead' is flagged"
+
+
+BASE_DOC = """\
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  replicas: 2
+  image: vllm/vllm-openai:nightly
+  vllmConfig:
+    maxModelLen: 32768
+"""
+
+
+def test_only_introduced_findings_and_line_shift(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"a/chat.yaml": BASE_DOC})
+    # A comment inserted above shifts every line: the rolling-tag finding must not be re-reported.
+    write(repo, {"a/chat.yaml": "# moved\n" + BASE_DOC.replace("maxModelLen: 32768", "maxModelLen: 32768\n    gpuMemoryUtilization: 0.95  # ceiling 0.9")})
+    result = diff(repo)
+    assert [f.code for f in result.findings] == ["CFG204"]
+    assert all(f.introduced for f in result.findings)
+
+
+def test_fixed_findings_are_counted(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    write(repo, {"chat.yaml": BASE_DOC.replace("nightly", "v0.26.0@sha256:" + "a" * 64)})
+    result = diff(repo)
+    assert result.findings == []
+    assert {f.code for f in result.fixed} == {"CFG301", "CFG302"}
+
+
+def test_added_deleted_renamed_and_unparseable(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"old.yaml": BASE_DOC, "gone.yaml": BASE_DOC.replace("chat", "gone"),
+                                "broken.yaml": "a: [1\n"})
+    git(repo, "mv", "old.yaml", "renamed.yaml")
+    write(repo, {"gone.yaml": None, "new.yaml": BASE_DOC.replace("chat", "new"), "broken.yaml": "a: [1]\n"})
+    result = diff(repo)
+    introduced = {(f.code, f.location.path) for f in result.findings}
+    assert ("CFG302", "renamed.yaml") not in introduced, "a rename is followed, not a new finding"
+    assert ("CFG302", "new.yaml") in introduced
+    assert any(f.code == "CFG000" and f.location.path == "broken.yaml" for f in result.fixed)
+
+
+def test_branch_tag_sha_and_bad_refs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    git(repo, "tag", "v1")
+    sha = git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"chat.yaml": BASE_DOC.replace("32768", "65536")})
+    git(repo, "commit", "-qam", "raise")
+    for ref in ("main~1", "v1", sha, "HEAD~1"):
+        assert diff(repo, ref).models, ref
+    with pytest.raises(ConfigError, match="not a commit"):
+        diff(repo, "no-such-branch")
+
+
+def test_shallow_clone_says_how_to_fetch(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    base = git(repo, "rev-parse", "HEAD").strip()
+    write(repo, {"chat.yaml": BASE_DOC.replace("32768", "65536")})
+    git(repo, "commit", "-qam", "two")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
+    with pytest.raises(ConfigError, match="shallow clone; fetch it first"):
+        lint_diff([clone], Config(clone.resolve()), base)
+
+
+def test_cost_follows_the_change(tmp_path: Path) -> None:
+    files = {f"apps/app{i}/deploy.yaml": f"apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: c{i}\n" for i in range(50)}
+    files["apps/ai/chat.yaml"] = BASE_DOC
+    repo = make_repo(tmp_path, files)
+    write(repo, {"apps/ai/chat.yaml": BASE_DOC.replace("32768", "16384")})
+    result = diff(repo)
+    assert [f.path for f in result.files] == ["apps/ai/chat.yaml"]
+
+
+def _seed_repo(tmp_path: Path, before: dict[str, str], after: dict[str, str]) -> Path:
+    history = shared("corpus", "Tanguille__cluster", "_history")
+    def read(spec: str) -> str:
+        commit, name = spec.split(":")
+        return (history / commit / SEED / name).read_text()
+    repo = make_repo(tmp_path, {f"{SEED}/{name}": read(spec) for name, spec in before.items()})
+    write(repo, {f"{SEED}/{name}": read(spec) for name, spec in after.items()})
+    return repo
+
+
+def test_seed_70006c1d5_to_c835afb74(tmp_path: Path) -> None:
+    repo = _seed_repo(tmp_path, {"qwen36-27b-vllm.yaml": "70006c1d5:qwen36-27b-vllm.yaml"},
+                      {"qwen36-27b-vllm.yaml": "c835afb74:qwen36-27b-vllm.yaml"})
+    result = diff(repo)
+    found = {f.code: f for f in result.findings}
+    assert "CFG201" in found or "CFG203" in found, [f"{f.code} {f.message}" for f in result.findings]
+    overcommit = found.get("CFG201") or found["CFG203"]
+    assert "121,302" in overcommit.message and "32" in overcommit.message
+    if any(r.code == "CFG101" for r in all_rules()):
+        assert "CFG101" in found
+
+
+def test_seed_0f795a6c6_to_d24c4c34b_is_only_a_restart_note(tmp_path: Path) -> None:
+    repo = _seed_repo(tmp_path, {"qwen36-27b-vllm.yaml": "0f795a6c6:qwen36-27b-vllm.yaml"},
+                      {"qwen36-27b-vllm.yaml": "d24c4c34b:qwen36-27b-vllm.yaml"})
+    codes = [f.code for f in diff(repo).findings]
+    assert "CFG201" not in codes and "CFG206" not in codes
+    assert "CFG401" in codes
+
+
+def test_seed_sibling_ceiling_27e20ad1d_and_fix(tmp_path: Path) -> None:
+    repo = _seed_repo(tmp_path, {"qwen38-27b-vllm.yaml": "cec4d59b5:qwen38-27b-vllm.yaml",
+                                 "qwen36-27b-vllm.yaml": "871966389:qwen36-27b-vllm.yaml"},
+                      {"qwen38-27b-vllm.yaml": "27e20ad1d:qwen38-27b-vllm.yaml"})
+    result = diff(repo)
+    ceiling = [f for f in result.findings if f.code == "CFG204"]
+    assert ceiling and "qwen36" in ceiling[0].message, [f"{f.code} {f.message}" for f in result.findings]
+    assert ceiling[0].related[0].path.endswith("qwen36-27b-vllm.yaml")
+    git(repo, "commit", "-qam", "raise")
+    write(repo, {f"{SEED}/qwen38-27b-vllm.yaml": (shared("corpus", "Tanguille__cluster", "_history", "c3c573472") / SEED / "qwen38-27b-vllm.yaml").read_text()})
+    fixed = diff(repo)
+    assert not [f for f in fixed.findings if f.code == "CFG204"]
+    assert [f for f in fixed.fixed if f.code == "CFG204"]
