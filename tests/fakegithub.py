@@ -18,6 +18,23 @@ test at teardown if any occurred).  Requests that reach a route which is not
 in the subset are answered 404 and recorded as errors too: cfgcheck must only
 use the operations listed in ``x-cfgcheck.operations``.
 
+Cheat sheet (all on :class:`FakeGitHub`)::
+
+    gh.url / gh.web_url                   base_url for PyGithub (…/api/v3) / html root
+    gh.token, gh.read_token, gh.human_token   bot write, bot read-only, human (octocat)
+    gh.client(token=None, retry="default", timeout=10, **Github_kwargs)
+    gh.add_repo("o/r", files={...}) -> Repo          gh.push("o/r", branch, {path: text|None})
+    gh.add_pull("o/r", head=, base=, changes={path: text} | files={path: patch}) -> PullRequest
+    gh.add_review_comment("o/r", n, body=, path=, line=, side=, user=)   gh.reply("o/r", id, body)
+    gh.add_issue_comment("o/r", n, body)   gh.close_pull("o/r", n)   gh.delete_branch("o/r", b)
+    gh.fail(route, 500, times=2)   gh.rate_limit(route, status=403|429, retry_after=1)
+    gh.timeout(route, seconds)     gh.not_found(route)   gh.close_pull_on(route, "o/r", n)
+    gh.inject(route, status=, body=, headers=, delay=, action=, when=)   # generic
+    gh.requests / gh.requests_for(op)   gh.errors / gh.take_errors()   gh.state.repo("o/r")
+
+``route`` is an operationId (``"pulls/get"``), ``"METHOD /path-glob"``
+relative to the API root, ``"*"``, or a predicate on :class:`RecordedRequest`.
+
 Only ``tests/fakegithub.py`` and ``tests/test_fakegithub.py`` belong to this
 component; ``tests/conftest.py`` only holds the ``fake_github`` fixture.
 """
@@ -2056,7 +2073,7 @@ class FakeGitHub:
             verb = "approve" if event == "APPROVE" else "request changes on"
             raise _unprocessable(f"Can not {verb} your own pull request")
         if event in ("REQUEST_CHANGES", "COMMENT") and not b.get("body") and not b.get("comments"):
-            raise _unprocessable(f"Review Can not {event.lower().replace('_', ' ')} without a body")
+            raise _unprocessable("Body is required when using REQUEST_CHANGES or COMMENT for the event parameter")
         targets = [self._comment_target(r, pr, c, single=False) for c in b.get("comments", [])]
         rv = self._add_review(r, pr, login, b.get("body", ""), state, commit_id)
         for c, target in zip(b.get("comments", []), targets):

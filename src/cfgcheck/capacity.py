@@ -1230,7 +1230,7 @@ def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "t
     headers = ["NAME", "MODEL", "GPU", "TP", "MAX LEN", "SEQS", "KV B/TOKEN", "POOL TOKENS", "SOURCE", "CONCURRENCY"]
     table = []
     for r in rows:
-        model = r["model"] or "-"
+        model = (r["model"] or "-").removeprefix("hf://").split("@", 1)[0]  # the revision is noise here
         if len(model) > 40:
             model = "..." + model[-37:]
         gpu = r["gpu"] or "-"

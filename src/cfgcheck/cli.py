@@ -101,6 +101,24 @@ def lint(
     raise typer.Exit(result.exit_code(threshold))
 
 
+@app.command()
+def capacity(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+) -> None:
+    """Per served model: KV bytes per token, KV pool, pool-limited concurrency."""
+    from .capacity import render_capacity
+    from .lint import load, served_models
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown format '{fmt}' (text or json)")
+    paths = paths or [Path(".")]
+    config = _config(paths, config_file)
+    models = served_models(load(paths, config), config)
+    sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
+
+
 @app.command("rules")
 def rules_command(fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown")) -> None:
     """List every rule."""

@@ -765,3 +765,89 @@ def check_value_text(engine: str, version: str | None, option_string: str, value
 
 
 _ = field  # keep dataclasses.field importable for subclasses
+
+
+# --------------------------------------------------------------------------------------------------
+# served models (the flag rules' shared entry point)
+
+_PY = re.compile(r"(^|/)python[0-9.]*$")
+
+
+def launch_offset(tokens: list) -> int:
+    """How many leading tokens are a launcher (``python -m module``) rather than engine argv."""
+    if len(tokens) >= 3 and _PY.search(tokens[0].text) and tokens[1].text == "-m":
+        return 3
+    if len(tokens) >= 2 and tokens[0].text == "-m":
+        return 2
+    return 0
+
+
+def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
+    """(catalog, walked argv flags, version label for messages) of a served model, or None."""
+    if not model.argv:
+        return None
+    catalog = catalog_for(model.engine, model.engine_version)
+    if catalog is None:
+        return None
+    tag = None
+    image = getattr(model, "image", None)
+    if image is not None and isinstance(image.value, str):
+        from cfgcheck.engines.images import parse_image
+
+        tag = parse_image(image.value).tag
+    tokens = list(model.argv)
+    return catalog, walk(catalog, tokens[launch_offset(tokens):]), catalog.describe(tag)
+
+
+def flag_location(token, written: str):
+    """The span of the flag part of a token (``--x`` of ``--x=v``), when the token is on one line."""
+    loc = token.location
+    if loc.end_line not in (None, loc.line):
+        return loc
+    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(written) - 1)
+
+
+def value_location(flag: ParsedFlag):
+    """Where the value of a flag is written: the value token, or the part after "=" of the flag token."""
+    if flag.value is not None:
+        return flag.value.location
+    loc = flag.token.location
+    text = flag.token.text
+    if flag.inline_value is not None and loc.end_line in (None, loc.line):
+        start = loc.column + len(text) - len(flag.inline_value)
+        return type(loc)(loc.path, loc.line, start, loc.line, loc.column + len(text) - 1)
+    return loc
+
+
+@dataclass(frozen=True)
+class FlagHistory:
+    """Where an option unknown to one version is accepted in the other catalogued versions."""
+
+    option: str | None  # the full option string those versions know
+    older: tuple[str, ...]  # versions before the target that accept it
+    newer: tuple[str, ...]  # versions after the target that accept it
+    successor: str | None  # the option that replaced it in the target version, if determinable
+
+
+def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
+    """The history of a flag that ``catalog`` does not know (exact name first, then abbreviations)."""
+    engine = catalog.engine
+    option = resolution.normalized or resolution.written
+    had = history(engine, option)
+    if not had:
+        meant = set()
+        for version in versions(engine):
+            if version == catalog.version:
+                continue
+            res = catalog_for(engine, version).resolve(resolution.written)
+            if res.kind in ("exact", "abbrev") and res.option:
+                meant.add(res.option)
+        if len(meant) == 1:
+            option = meant.pop()
+            had = history(engine, option)
+    if not had:
+        return FlagHistory(None, (), (), None)
+    here = version_key(catalog.version)
+    older = tuple(v for v in had if version_key(v) < here)
+    newer = tuple(v for v in had if version_key(v) > here)
+    return FlagHistory(option, older, newer, successor(engine, option, catalog.version) if older else None)

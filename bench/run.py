@@ -1,0 +1,312 @@
+#!/usr/bin/env python3
+"""One command for issue 10's speed numbers: cfgcheck vs yamllint vs Checkov, measured in the same run.
+
+    python bench/run.py [--reps 3] [--warmup 1] [--skip-checkov] [--regen]
+
+1. Generates the dense corpus (bench/gen_dense.py) and the GitOps tree (bench/gen_gitops.py, plus its
+   second commit changing one serving file) into bench/out/ if missing.
+2. Creates bench/out/venv-tools with yamllint and checkov (pip). If checkov cannot be installed the
+   Checkov rows are reported as n/a and the run continues.
+3. Times every case ``--reps`` times (interleaved: A B C A B C ..., after ``--warmup`` untimed runs) and
+   reports the median wall time, CPU time (user+sys of the child and its waited-for descendants, from
+   ``os.wait4``), files/s and peak RSS (``ru_maxrss``: the largest single process, not a sum over workers).
+4. Writes a Markdown table to stdout and bench/out/results.md (raw numbers in bench/out/results.json).
+
+Checkov runs offline: no API key, ``BC_SKIP_MAPPING=TRUE``, ``CHECKOV_RUN_SCA_PACKAGE_SCAN_V2=false``,
+``CKV_SKIP_PACKAGE_UPDATE_CHECK=true``, ``--skip-download``, frameworks kubernetes and helm.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+BENCH = Path(__file__).resolve().parent
+OUT = BENCH / "out"
+DENSE = OUT / "dense"
+GITOPS = OUT / "gitops"
+VENV = OUT / "venv-tools"
+LOGS = OUT / "logs"
+
+TARGETS = {
+    "dense_vs_yamllint": 1.5,
+    "dense_vs_checkov": 20.0,
+    "dense_rss_mib": 150.0,
+    "tree_vs_yamllint": 10.0,
+    "one_file_s": 0.15,
+    "base_s": 0.5,
+}
+
+
+@dataclass
+class Case:
+    key: str
+    label: str
+    argv: list[str]
+    files: int
+    cwd: Path = OUT
+    env: dict[str, str] = field(default_factory=dict)
+    ok_codes: tuple[int, ...] = (0, 1)
+    runs: list[dict] = field(default_factory=list)
+    error: str | None = None
+
+    def median(self, what: str) -> float | None:
+        values = [r[what] for r in self.runs]
+        return statistics.median(values) if values else None
+
+
+# ---------------------------------------------------------------- setup
+
+
+def sh(argv: list[str], **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(argv, capture_output=True, text=True, **kw)
+
+
+def ensure_corpora(regen: bool) -> None:
+    if regen or not (OUT / "dense.manifest.json").exists() or not DENSE.is_dir():
+        print("generating dense corpus ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(BENCH / "gen_dense.py"), "--out", str(DENSE)], check=True)
+    if regen or not (OUT / "gitops.manifest.json").exists() or not (GITOPS / ".git").is_dir():
+        print("generating GitOps tree ...", file=sys.stderr)
+        subprocess.run([sys.executable, str(BENCH / "gen_gitops.py"), "--out", str(GITOPS)], check=True)
+    # The second commit (one serving file changed) for --base HEAD~1; idempotent.
+    subprocess.run([sys.executable, str(BENCH / "gen_gitops.py"), "--out", str(GITOPS), "--change"], check=True,
+                   stdout=subprocess.DEVNULL)
+
+
+def ensure_tools() -> dict[str, str | None]:
+    """yamllint and checkov in their own venv; returns {tool: path or None} and logs failures."""
+    LOGS.mkdir(parents=True, exist_ok=True)
+    pip = VENV / "bin" / "pip"
+    if not (VENV / "bin" / "python").exists():
+        print("creating bench/out/venv-tools ...", file=sys.stderr)
+        subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
+        sh([str(pip), "install", "-q", "--upgrade", "pip"])
+    found: dict[str, str | None] = {}
+    for tool in ("yamllint", "checkov"):
+        exe = VENV / "bin" / tool
+        if not exe.exists():
+            print(f"installing {tool} into bench/out/venv-tools ...", file=sys.stderr)
+            done = sh([str(pip), "install", "-q", tool])
+            (LOGS / f"pip-{tool}.log").write_text(done.stdout + done.stderr)
+            if done.returncode != 0 or not exe.exists():
+                print(f"WARNING: {tool} failed to install (see bench/out/logs/pip-{tool}.log); continuing",
+                      file=sys.stderr)
+        found[tool] = str(exe) if exe.exists() else None
+    return found
+
+
+def count_yaml(folder: Path) -> int:
+    n = 0
+    for base, dirs, files in os.walk(folder):
+        dirs[:] = [d for d in dirs if d != ".git"]
+        n += sum(f.endswith((".yaml", ".yml")) for f in files)
+    return n
+
+
+def version(argv: list[str]) -> str:
+    try:
+        done = sh(argv, timeout=120)
+        return (done.stdout or done.stderr).strip().splitlines()[0]
+    except Exception as exc:  # noqa: BLE001
+        return f"n/a ({exc})"
+
+
+# ---------------------------------------------------------------- measuring
+
+
+def measure(case: Case, log: bool) -> dict:
+    env = {**os.environ, **case.env}
+    LOGS.mkdir(parents=True, exist_ok=True)
+    with open(LOGS / f"{case.key}.out", "wb") as out, open(LOGS / f"{case.key}.err", "wb") as err:
+        start = time.perf_counter()
+        proc = subprocess.Popen(case.argv, cwd=case.cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+        _, status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime, "sys": usage.ru_stime,
+              "rss_mib": usage.ru_maxrss / 1024, "rc": proc.returncode}
+    if proc.returncode not in case.ok_codes:
+        tail = (LOGS / f"{case.key}.err").read_text(errors="replace").strip().splitlines()[-3:]
+        result["error"] = f"exit {proc.returncode}: {' | '.join(tail)}"
+    if log:
+        print(f"  {case.key:<22} wall {wall:7.3f}s cpu {result['cpu']:7.3f}s rss {result['rss_mib']:7.1f} MiB "
+              f"rc {proc.returncode}", file=sys.stderr)
+    return result
+
+
+def run_cases(cases: list[Case], reps: int, warmup: int) -> None:
+    for _ in range(warmup):
+        for case in cases:
+            if case.error is None:
+                first = measure(case, log=False)
+                if "error" in first:
+                    case.error = first["error"]
+    for rep in range(reps):
+        print(f"repetition {rep + 1}/{reps}", file=sys.stderr)
+        for case in cases:  # interleaved, so drift hits every tool alike
+            if case.error is not None:
+                continue
+            result = measure(case, log=True)
+            if "error" in result:
+                case.error = result["error"]
+                continue
+            case.runs.append(result)
+
+
+# ---------------------------------------------------------------- report
+
+
+def fmt(value: float | None, spec: str) -> str:
+    return "n/a" if value is None else format(value, spec)
+
+
+def report(cases: dict[str, Case], meta: dict) -> str:
+    lines = [f"# cfgcheck speed: {meta['when']}", "",
+             f"Machine: {meta['cpu']}, {meta['nproc']} CPU, {meta['mem']}; Python {meta['python']}; "
+             f"{meta['cfgcheck']} ({meta['commit']}); {meta['yamllint']}; checkov {meta['checkov']}.", "",
+             f"Corpora: dense {meta['dense_files']} files / {meta['dense_mb']:.2f} MB; GitOps tree "
+             f"{meta['tree_files']} files / {meta['tree_mb']:.2f} MB. Median of {meta['reps']} interleaved runs "
+             f"after {meta['warmup']} warm-up.", "",
+             "| case | command | files | median wall (s) | CPU user+sys (s) | files/s | peak RSS (MiB) | runs |",
+             "|---|---|---:|---:|---:|---:|---:|---:|"]
+    for case in cases.values():
+        wall = case.median("wall")
+        rate = case.files / wall if wall else None
+        shown = " ".join(Path(a).name if a.startswith("/") and a.endswith(("python", "python3", "checkov", "yamllint", "cfgcheck"))
+                         else a for a in case.argv)
+        shown = shown.replace(str(OUT) + "/", "").replace(str(OUT), ".")
+        note = f" ({case.error})" if case.error and not case.runs else ""
+        lines.append(f"| {case.label}{note} | `{shown}` | {case.files} | {fmt(wall, '.3f')} | "
+                     f"{fmt(case.median('cpu'), '.3f')} | {fmt(rate, ',.0f')} | {fmt(case.median('rss_mib'), '.1f')} | "
+                     f"{len(case.runs)} |")
+
+    def ratio(slow: str, fast: str) -> float | None:
+        a, b = cases.get(slow), cases.get(fast)
+        if not a or not b or not a.runs or not b.runs:
+            return None
+        return a.median("wall") / b.median("wall")
+
+    def value(key: str, what: str) -> float | None:
+        case = cases.get(key)
+        return case.median(what) if case and case.runs else None
+
+    rows = [
+        ("dense: cfgcheck faster than yamllint", ratio("dense_yamllint", "dense_cfgcheck"), TARGETS["dense_vs_yamllint"], "x", True),
+        ("dense: cfgcheck faster than Checkov", ratio("dense_checkov", "dense_cfgcheck"), TARGETS["dense_vs_checkov"], "x", True),
+        ("dense: cfgcheck peak RSS", value("dense_cfgcheck", "rss_mib"), TARGETS["dense_rss_mib"], " MiB", False),
+        ("tree: cfgcheck faster than yamllint", ratio("tree_yamllint", "tree_cfgcheck"), TARGETS["tree_vs_yamllint"], "x", True),
+        ("one file: cfgcheck wall", value("one_cfgcheck", "wall"), TARGETS["one_file_s"], " s", False),
+        ("--base HEAD~1, one changed file, 5,000-file tree", value("base_cfgcheck", "wall"), TARGETS["base_s"], " s", False),
+    ]
+    lines += ["", "| target | measured | goal | met |", "|---|---:|---:|---|"]
+    for name, measured, goal, unit, higher in rows:
+        if measured is None:
+            lines.append(f"| {name} | n/a | {'≥' if higher else '≤'} {goal:g}{unit} | n/a |")
+            continue
+        met = measured >= goal if higher else measured <= goal
+        lines.append(f"| {name} | {measured:.2f}{unit} | {'≥' if higher else '≤'} {goal:g}{unit} | "
+                     f"{'yes' if met else '**no**'} |")
+    errors = [f"- {c.label}: {c.error}" for c in cases.values() if c.error]
+    if errors:
+        lines += ["", "Errors / n/a:"] + errors
+    return "\n".join(lines) + "\n"
+
+
+def machine() -> dict:
+    cpu = "unknown"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    mem = sh(["free", "-h"]).stdout.splitlines()
+    total = mem[1].split()[1] if len(mem) > 1 else "?"
+    return {"cpu": cpu, "nproc": os.cpu_count(), "mem": f"{total} RAM", "python": platform.python_version()}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reps", type=int, default=3)
+    parser.add_argument("--warmup", type=int, default=1)
+    parser.add_argument("--skip-checkov", action="store_true", help="leave Checkov out (it is the slowest)")
+    parser.add_argument("--regen", action="store_true", help="regenerate both corpora")
+    args = parser.parse_args()
+
+    OUT.mkdir(parents=True, exist_ok=True)
+    ensure_corpora(args.regen)
+    tools = ensure_tools()
+    cfgcheck = shutil.which("cfgcheck") or "cfgcheck"
+    yamllint, checkov = tools.get("yamllint"), tools.get("checkov")
+    dense_files, tree_files = count_yaml(DENSE), count_yaml(GITOPS)
+    one_file = sorted((DENSE / "vllm-serve").glob("*.yaml"))[0]
+    checkov_env = {"BC_SKIP_MAPPING": "TRUE", "CHECKOV_RUN_SCA_PACKAGE_SCAN_V2": "false",
+                   "CKV_SKIP_PACKAGE_UPDATE_CHECK": "true", "BC_API_KEY": "", "PRISMA_API_URL": ""}
+    checkov_argv = [checkov or "checkov", "-d", "dense", "--framework", "kubernetes", "helm", "--quiet",
+                    "--compact", "--skip-download", "-o", "cli"]
+
+    cases: dict[str, Case] = {}
+
+    def add(case: Case, available: bool = True, why: str = "") -> None:
+        if not available:
+            case.error = why
+        cases[case.key] = case
+
+    add(Case("dense_cfgcheck", "dense: cfgcheck lint", [cfgcheck, "lint", "dense"], dense_files))
+    add(Case("dense_yamllint", "dense: yamllint", [yamllint or "yamllint", "-f", "parsable", "dense"], dense_files),
+        yamllint is not None, "yamllint not installed")
+    if not args.skip_checkov:
+        add(Case("dense_checkov", "dense: checkov", checkov_argv, dense_files, env=checkov_env),
+            checkov is not None, "checkov failed to install")
+    add(Case("tree_cfgcheck", "tree: cfgcheck lint", [cfgcheck, "lint", "gitops"], tree_files))
+    add(Case("tree_yamllint", "tree: yamllint", [yamllint or "yamllint", "-f", "parsable", "gitops"], tree_files),
+        yamllint is not None, "yamllint not installed")
+    rel_one = str(one_file.relative_to(OUT))
+    add(Case("one_cfgcheck", "one file: cfgcheck lint", [cfgcheck, "lint", rel_one], 1))
+    add(Case("one_yamllint", "one file: yamllint (reference)", [yamllint or "yamllint", rel_one], 1),
+        yamllint is not None, "yamllint not installed")
+    add(Case("one_python", "one file: python -c pass (interpreter floor)", [sys.executable, "-c", "pass"], 1, ok_codes=(0,)))
+    add(Case("one_import", "one file: import cfgcheck.cli only",
+             [sys.executable, "-c", "import cfgcheck.cli"], 1, ok_codes=(0,)))
+    add(Case("base_cfgcheck", "tree: cfgcheck lint --base HEAD~1 (1 changed file)",
+             [cfgcheck, "lint", "--base", "HEAD~1", "."], tree_files, cwd=GITOPS))
+
+    # --base may not be implemented yet: probe once, report n/a if so.
+    probe = sh([cfgcheck, "lint", "--base", "HEAD~1", "."], cwd=GITOPS)
+    if probe.returncode not in (0, 1):
+        cases["base_cfgcheck"].error = f"n/a: --base not available (exit {probe.returncode}: " \
+                                       f"{(probe.stderr.strip().splitlines() or [''])[-1][:120]})"
+
+    run_cases(list(cases.values()), args.reps, args.warmup)
+
+    commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH).stdout.strip()
+    dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=BENCH).stdout.strip()
+    dense_manifest = json.loads((OUT / "dense.manifest.json").read_text())
+    tree_manifest = json.loads((OUT / "gitops.manifest.json").read_text())
+    meta = {**machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "reps": args.reps, "warmup": args.warmup,
+            "cfgcheck": version([cfgcheck, "--version"]), "commit": commit + (" + uncommitted changes" if dirty else ""),
+            "yamllint": version([yamllint, "--version"]) if yamllint else "n/a",
+            "checkov": version([checkov, "--version"]) if checkov else "n/a",
+            "dense_files": dense_files, "dense_mb": dense_manifest["bytes"] / 1e6,
+            "tree_files": tree_files, "tree_mb": tree_manifest["bytes"] / 1e6}
+    text = report(cases, meta)
+    sys.stdout.write(text)
+    (OUT / "results.md").write_text(text)
+    (OUT / "results.json").write_text(json.dumps(
+        {"meta": meta, "cases": {k: {"label": c.label, "argv": c.argv, "files": c.files, "runs": c.runs, "error": c.error}
+                                 for k, c in cases.items()}}, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

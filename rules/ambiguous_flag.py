@@ -1,0 +1,88 @@
+"""A flag that is a prefix of several flags of the engine version: the server will not start.
+
+## What it flags
+An engine flag that is not an option of the engine version and is a prefix of more than one, such
+as `--max-num` in vLLM or `--cuda-graph-max-bs` in SGLang 0.5.23 (which split it into
+`--cuda-graph-max-bs-decode` and `--cuda-graph-max-bs-prefill`). The candidates are what argparse
+itself finds in the flag catalog of the engine version the image tag names.
+
+## Why it matters
+argparse refuses ambiguous prefixes: the engine exits at start-up with `ambiguous option: ...
+could match ...`, and the rollout fails. Prefixes that were unique become ambiguous when an
+engine upgrade adds flags, so this often appears on an image bump with no change to the args.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--max-num", "64"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--max-num-seqs", "64"]
+```
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+from cfgcheck.engines.catalog import catalog_for, known_versions, model_flags, version_key
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
+OPTIONS: dict = {}
+
+
+def _earlier_meaning(catalog, written: str) -> str:
+    """What the flag meant in the newest earlier version where it was not ambiguous."""
+    for version in reversed(known_versions(catalog.engine)):
+        if version_key(version) >= version_key(catalog.version):
+            continue
+        res = catalog_for(catalog.engine, version).resolve(written)
+        if res.kind in ("exact", "abbrev"):
+            how = "an exact flag" if res.kind == "exact" else f"short for {res.option}"
+            return f"; it was {how} up to {catalog_for(catalog.engine, version).display}"
+        if res.kind == "unknown":
+            return ""
+    return ""
+
+
+def check(model, ctx):
+    found = model_flags(model)
+    if found is None:
+        return
+    catalog, flags, label = found
+    for flag in flags:
+        res = flag.resolution
+        if res.kind != "ambiguous" or flag.token.synthetic:
+            continue
+        shown = ", ".join(res.candidates[:8]) + (", ..." if len(res.candidates) > 8 else "")
+        yield Finding(
+            f"'{res.written}' is ambiguous ({label}): could match {shown}; the engine will not start",
+            flag.token.location,
+            remediation=f"write the full name of the intended flag{_earlier_meaning(catalog, res.written)}",
+            setting=res.written,
+        )

@@ -1,0 +1,81 @@
+"""A flag that earlier engine versions accepted but the configured version has dropped or renamed.
+
+## What it flags
+An engine flag that the engine version the image tag names does not accept, while earlier
+catalogued versions of the same engine did: `--swap-space` or `--disable-log-requests` on vLLM
+0.26, `--calculate-kv-scales` on vLLM 0.33. Where the catalogs show what replaced it (an alias
+that survived, a flag named by the deprecation notice, or the same setting under a new name), the
+finding names it.
+
+## Why it matters
+The engine exits at start-up with `unrecognized arguments`, typically right after an image bump
+that looked harmless. The flag's history tells the reviewer it is an upgrade issue rather than a
+typo, and which flag to use now.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--swap-space", "8"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.2
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--swap-space", "8"]
+```
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags, version_ranges
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
+OPTIONS: dict = {}
+
+
+def check(model, ctx):
+    found = model_flags(model)
+    if found is None:
+        return
+    catalog, flags, label = found
+    name = DISPLAY.get(catalog.engine, catalog.engine)
+    for flag in flags:
+        res = flag.resolution
+        if res.kind != "unknown" or flag.token.synthetic:
+            continue
+        hist = flag_history(catalog, res)
+        if not hist.older:
+            continue
+        what = res.written if hist.option == res.normalized or hist.option is None else \
+            f"{res.written} ({hist.option})"
+        message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
+                  f"accepted it, {label} does not"
+        if hist.successor:
+            remediation = f"use {hist.successor} instead (check its value format), or remove the flag"
+        else:
+            remediation = "remove the flag or find its replacement in the engine's release notes"
+        yield Finding(message, flag.token.location, remediation=remediation, setting=hist.option or res.written)

@@ -1,0 +1,81 @@
+"""A flag that the engine version does not have at all (a typo, or a flag of another engine).
+
+## What it flags
+An engine flag that is neither an option of the engine version the image tag names nor a unique
+prefix of one, and that no earlier catalogued version accepted either (those are `removed-flag`).
+The closest real flag is suggested. A flag that only later versions have is reported with the
+version that added it.
+
+## Why it matters
+argparse refuses unknown options: the engine exits at start-up with `unrecognized arguments`.
+Typos in a flag name are invisible in review, and flags copied between engines (`--mem-fraction-static`
+on vLLM, `--gpu-memory-utilization` on SGLang) look plausible.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--gpu-memory-utilisation", "0.85"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--gpu-memory-utilization", "0.85"]
+```
+
+## Options
+- `ignore` (list of strings, default `[]`): flags to accept although the catalog does not know them
+  (for example flags added by a plugin).
+"""
+
+from __future__ import annotations
+
+from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
+OPTIONS: dict = {"ignore": []}
+
+
+def check(model, ctx):
+    found = model_flags(model)
+    if found is None:
+        return
+    catalog, flags, label = found
+    ignore = set((ctx.options if ctx is not None else OPTIONS).get("ignore") or ())
+    name = DISPLAY.get(catalog.engine, catalog.engine)
+    for flag in flags:
+        res = flag.resolution
+        if res.kind != "unknown" or flag.token.synthetic or res.written in ignore or res.normalized in ignore:
+            continue
+        hist = flag_history(catalog, res)
+        if hist.older:
+            continue  # removed-flag reports it
+        if hist.newer:
+            message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
+            remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"
+        else:
+            message = f"unknown flag '{res.written}' in {label}"
+            close = catalog.suggest(res.written)
+            remediation = f"did you mean {close[0]}?" if close else "remove the flag or check its spelling"
+        yield Finding(message, flag.token.location, remediation=remediation, setting=res.written)

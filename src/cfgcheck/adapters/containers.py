@@ -1,0 +1,167 @@
+"""One container-shaped mapping -> one served model: shared by the operator and chart adapters.
+
+A container here is any mapping with ``image`` / ``command`` / ``args`` / ``env`` / ``resources`` (a
+Kubernetes container, an OME ``runner``, a KServe ``predictor.model``, an app-template container, a
+docker-compose service). Differences between formats are passed in: the image setting (app-template
+splits it into repository/tag), a default engine (the runtime a CRD implies when the image does not
+say), and the key path used as each setting's ``source``.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..engines.argv import apply_argv, find_launch
+from ..engines.images import parse_image
+from ..model import ArgToken, Location, ServedModel, Setting
+from ..yamlio import YNode
+from .base import DocContext, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from .workloads import ARGS_ENV_SUFFIXES, container_tokens
+
+GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+
+
+def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[str, Setting]:
+    """Literal env values from a list (``- name: X / value: Y``) or a map (``X: Y`` / ``X: {value: Y}``)."""
+    if env is None:
+        return {}
+    if env.kind == "seq":
+        found = env_settings(ctx, env)
+        for setting in found.values():
+            setting.source = f"{prefix}{setting.source}" if prefix else setting.source
+        return found
+    found: dict[str, Setting] = {}
+    for key, value in env.items():
+        if key.kind != "scalar" or not isinstance(key.value, str):
+            continue
+        node, key_node = value, key
+        if value.kind == "map":
+            node, key_node = value.get("value"), value.key_node("value")
+        if node is not None and node.kind == "scalar" and node.value is not None:
+            found[key.value] = ctx.setting(key.value, key_node, node, f"{prefix}env.{key.value}", origin="env")
+    return found
+
+
+def env_value_nodes(env: YNode | None) -> list[tuple[str, YNode]]:
+    """(name, value node) of literal env entries, list or map form."""
+    pairs: list[tuple[str, YNode]] = []
+    if env is None:
+        return pairs
+    if env.kind == "seq":
+        for item in env.value:
+            if item.kind == "map":
+                name, value = item.scalar("name"), item.get("value")
+                if isinstance(name, str) and value is not None and value.kind == "scalar":
+                    pairs.append((name, value))
+    elif env.kind == "map":
+        for key, value in env.items():
+            if value.kind == "map":
+                value = value.get("value")
+            if key.kind == "scalar" and isinstance(key.value, str) and value is not None and value.kind == "scalar":
+                pairs.append((key.value, value))
+    return pairs
+
+
+def env_arg_tokens(ctx: DocContext, env: YNode | None) -> list[ArgToken]:
+    """Flags inside ``*_ADDITIONAL_ARGS``-style env strings, each located in the file."""
+    tokens: list[ArgToken] = []
+    for name, value in env_value_nodes(env):
+        if name.endswith(ARGS_ENV_SUFFIXES) and isinstance(value.value, str):
+            tokens.extend(ctx.shell_tokens(value, f"env:{name}", segment=False))
+    return tokens
+
+
+def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str, identity: str,
+                    container: YNode, at: YNode | None = None, prefix: str = "",
+                    image: Setting | None = None, default_engine: str | None = None,
+                    tokens: list[ArgToken] | None = None, pod_spec: YNode | None = None,
+                    env_key: str = "env") -> ServedModel | None:
+    """A served model for ``container`` if it starts an engine, else None.
+
+    ``default_engine`` is what the resource runs when neither the argv nor the image names an engine
+    (KServe's LLM runtime is vLLM); an argv of flags only is then that engine's own argv.
+    """
+    if image is None:
+        image_node = container.get("image")
+        if image_node is not None and image_node.kind == "scalar" and isinstance(image_node.value, str):
+            image = ctx.setting("image", container.key_node("image"), image_node, f"{prefix}image")
+    image_engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
+    if tokens is None:
+        tokens = container_tokens(ctx, container)
+    engine = image_engine or default_engine
+    model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
+    if root is not None:
+        model.annotations = string_map(root.path("metadata", "annotations"))
+    if image is not None:
+        set_image(ctx, model, image)
+    if not apply_launch(ctx, model, tokens, engine):
+        return None
+    env = container.get(env_key)
+    model.env = env_map_settings(ctx, env, prefix)
+    extra = env_arg_tokens(ctx, env)
+    if extra:
+        model.argv.extend(extra)
+        apply_argv(model, extra)
+    key, value = gpu_count(container.get("resources"))
+    if value is not None:
+        model.gpus = ctx.setting("gpus", key, value, f"{prefix}resources.{key.value}", to_int)
+    if pod_spec is not None:
+        model.node_selector = string_map(pod_spec.get("nodeSelector"))
+        for label in GPU_PRODUCT_LABELS:
+            if label in model.node_selector:
+                model.gpu_product = model.node_selector[label]
+                break
+    return model
+
+
+def launches(tokens: list[ArgToken], engine: str | None) -> bool:
+    return find_launch(tokens, engine) is not None
+
+
+def typed_setting(ctx: DocContext, model: ServedModel, parent: YNode | None, key: str, canonical: str,
+                  flag: str | None, source: str, convert=None, first: bool = False) -> Setting | None:
+    """A typed field the operator turns into ``flag``: recorded as a setting and as synthetic argv.
+
+    ``first``: the operator passes it before the argv already recorded, so a flag there wins.
+    """
+    if parent is None or parent.kind != "map":
+        return None
+    setting = ctx.field_setting(parent, key, canonical, source, convert)
+    if setting is None:
+        return None
+    if first and canonical in model.settings:
+        model.occurrences.setdefault(canonical, []).insert(0, setting)
+    else:
+        model.add(setting)
+    if flag:
+        origin = f"typed:{source}"
+        if isinstance(setting.value, bool):
+            if setting.value:
+                model.argv.append(ArgToken(flag, setting.location, setting.comments, origin, True))
+        else:
+            model.argv.append(ArgToken(flag, setting.location, setting.comments, origin, True))
+            model.argv.append(ArgToken(str(setting.value), setting.location, setting.comments, origin, True))
+    return setting
+
+
+def as_float(value):
+    if isinstance(value, str):
+        try:
+            return float(value)
+        except ValueError:
+            return value
+    return value
+
+
+_INTERPOLATION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}$")
+
+
+def interpolate(token: ArgToken) -> ArgToken:
+    """``${VAR:-default}`` (docker-compose, shell) -> the default, located where it is written."""
+    match = _INTERPOLATION.match(token.text)
+    if not match:
+        return token
+    offset = match.start(3)
+    loc = token.location
+    location = Location(loc.path, loc.line, loc.column + offset, loc.line, loc.column + offset + len(match.group(3)))
+    return ArgToken(match.group(3), location, token.comments, token.origin, token.synthetic)

@@ -1,0 +1,184 @@
+"""KServe (``serving.kserve.io``): InferenceService, ServingRuntime / ClusterServingRuntime,
+LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine container.
+
+* ``InferenceService``: ``spec.predictor.containers[]`` and ``spec.predictor.model`` (or the older
+  ``spec.predictor.huggingface``). A ``model`` with the Hugging Face format or runtime runs KServe's
+  huggingfaceserver, whose default backend is vLLM: its ``args`` are vLLM engine args.
+* ``ServingRuntime`` / ``ClusterServingRuntime``: ``spec.containers[]`` (the huggingfaceserver image
+  is vLLM too, unless ``--backend=huggingface``).
+* ``LLMInferenceService`` / ``LLMInferenceServiceConfig``: the pod templates ``spec.template``
+  (decode when there is a prefill), ``spec.worker``, ``spec.prefill.template``, ``spec.prefill.worker``.
+  The runtime is vLLM (the ``main`` container; ``VLLM_ADDITIONAL_ARGS`` is appended by the launch
+  script); ``spec.model.uri`` is the model and ``spec.parallelism`` the parallel sizes.
+"""
+
+from __future__ import annotations
+
+from ..model import ServedModel, Setting
+from ..yamlio import YNode
+from .base import DocContext, finish, to_int
+from .containers import container_model, typed_setting
+
+API_GROUP = "serving.kserve.io/"
+HF_SERVER = "huggingfaceserver"
+# LLMInferenceService spec.parallelism -> (canonical setting, flag the launch template passes)
+PARALLELISM = {
+    "tensor": ("tensor_parallel_size", "--tensor-parallel-size"),
+    "pipeline": ("pipeline_parallel_size", "--pipeline-parallel-size"),
+    "data": ("data_parallel_size", "--data-parallel-size"),
+    "dataLocal": ("data_parallel_size_local", "--data-parallel-size-local"),
+    "expert": ("enable_expert_parallel", "--enable-expert-parallel"),
+}
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    api = root.scalar("apiVersion", default="")
+    if not isinstance(api, str) or not api.startswith(API_GROUP):
+        return []
+    kind = root.scalar("kind")
+    spec = root.get("spec")
+    if spec is None or spec.kind != "map":
+        return []
+    name = str(root.scalar("metadata", "name", default=str(kind).lower()))
+    if kind in ("LLMInferenceService", "LLMInferenceServiceConfig"):
+        return _llm_inference_service(ctx, root, kind, name, spec)
+    if kind == "InferenceService":
+        return _inference_service(ctx, root, name, spec)
+    if kind in ("ServingRuntime", "ClusterServingRuntime"):
+        return _containers(ctx, root, kind, name, spec, "spec", None)
+    return []
+
+
+def _is_hf_server(container: YNode, image: object) -> bool:
+    texts = [str(t.value) for key in ("command", "args") if (node := container.get(key)) is not None
+             and node.kind == "seq" for t in node.value if t.kind == "scalar"]
+    return (isinstance(image, str) and HF_SERVER in image) or HF_SERVER in texts
+
+
+def _hf_backend_engine(model: ServedModel) -> None:
+    """huggingfaceserver: ``--model_id`` names the model; ``--backend=huggingface`` is not vLLM."""
+    backend = model.settings.get("backend")
+    if backend is not None and str(backend.value).lower() == "huggingface":
+        model.engine = "unknown"
+    model_id = model.settings.get("model_id")
+    if model_id is not None and "model" not in model.settings:
+        model.add(Setting("model", model_id.value, model_id.location, model_id.source, model_id.comments,
+                          model_id.key_location, model_id.text, model_id.origin))
+
+
+def _containers(ctx, root, kind, name, parent: YNode, where: str, default_engine) -> list[ServedModel]:
+    found = []
+    containers = parent.get("containers")
+    if containers is None or containers.kind != "seq":
+        return found
+    for container in containers.value:
+        if container.kind != "map":
+            continue
+        cname = str(container.scalar("name", default="container"))
+        tokens = None
+        engine = default_engine
+        if _is_hf_server(container, container.scalar("image")):
+            from .workloads import container_tokens
+
+            tokens = [t for t in container_tokens(ctx, container) if t.text not in ("python", "python3", "-m", HF_SERVER)]
+            engine = "vllm"
+        model = container_model(ctx, root=root, kind=kind, name=f"{name}/{cname}",
+                                identity=f"{kind}/{name}/{where}/{cname}", container=container,
+                                default_engine=engine, tokens=tokens, pod_spec=parent)
+        if model is not None:
+            if engine == "vllm" and tokens is not None:
+                _hf_backend_engine(model)
+            found.append(finish(model))
+    return found
+
+
+def _inference_service(ctx, root, name, spec) -> list[ServedModel]:
+    predictor = spec.get("predictor")
+    if predictor is None or predictor.kind != "map":
+        return []
+    found = _containers(ctx, root, "InferenceService", name, predictor, "predictor", None)
+    for key in ("model", "huggingface"):
+        block = predictor.get(key)
+        if block is None or block.kind != "map":
+            continue
+        runtime = str(block.scalar("runtime", default="") or "")
+        model_format = str(block.scalar("modelFormat", "name", default="") or "")
+        engine = None
+        lowered = f"{runtime} {model_format} {key}".lower()
+        if "sglang" in lowered:
+            engine = "sglang"
+        elif "vllm" in lowered or "huggingface" in lowered:
+            engine = "vllm"
+        where = f"predictor/{key}"
+        model = container_model(ctx, root=root, kind="InferenceService", name=f"{name}/{key}",
+                                identity=f"InferenceService/{name}/{where}", container=block,
+                                at=root.path("metadata", "name") or block, default_engine=engine,
+                                prefix=f"spec.predictor.{key}.", pod_spec=predictor)
+        if model is None:
+            continue
+        _hf_backend_engine(model)
+        uri = ctx.field_setting(block, "storageUri", "model", f"spec.predictor.{key}.storageUri")
+        if uri is not None and "model" not in model.settings:
+            model.add(uri)
+        model.replicas = ctx.field_setting(predictor, "minReplicas", "replicas", "spec.predictor.minReplicas", to_int)
+        found.append(finish(model))
+    return found
+
+
+ROLES = (  # (path under spec, role label)
+    (("template",), "template"),
+    (("worker",), "worker"),
+    (("prefill", "template"), "prefill"),
+    (("prefill", "worker"), "prefill-worker"),
+)
+
+
+def _llm_inference_service(ctx, root, kind, name, spec) -> list[ServedModel]:
+    found: list[ServedModel] = []
+    has_prefill = spec.get("prefill") is not None
+    for path, role in ROLES:
+        pod = spec.path(*path)
+        if pod is None or pod.kind != "map":
+            continue
+        containers = pod.get("containers")
+        if containers is None or containers.kind != "seq":
+            continue
+        label = "decode" if role == "template" and has_prefill else ("decode-worker" if role == "worker" and has_prefill else role)
+        section = spec.get("prefill") if path[0] == "prefill" else spec
+        for container in containers.value:
+            if container.kind != "map":
+                continue
+            cname = str(container.scalar("name", default="container"))
+            # the engine container is "main"; sidecars (routing proxy) are engines only if they say so
+            default_engine = "vllm" if cname == "main" else None
+            prefix = "spec." + ".".join(path) + f".containers[{cname}]."
+            model = container_model(ctx, root=root, kind=kind, name=f"{name}/{label}" + ("" if cname == "main" else f"/{cname}"),
+                                    identity=f"{kind}/{name}/{'/'.join(path)}/{cname}", container=container,
+                                    default_engine=default_engine, prefix=prefix, pod_spec=pod)
+            if model is None:
+                continue
+            _typed(ctx, model, spec, section, path)
+            found.append(finish(model))
+    return found
+
+
+def _typed(ctx, model: ServedModel, spec: YNode, section: YNode, path: tuple[str, ...]) -> None:
+    """spec.model and spec(.prefill).parallelism / replicas, as the controller passes them."""
+    model_block = spec.get("model")
+    if model_block is not None and model_block.kind == "map":
+        uri = ctx.field_setting(model_block, "uri", "model", "spec.model.uri")
+        served = model.settings.get("model")
+        if uri is not None and (served is None or str(served.value).startswith("/mnt/models")):
+            model.add(uri)
+            model.model = uri
+        name = ctx.field_setting(model_block, "name", "served_model_name", "spec.model.name")
+        if name is not None:
+            model.settings.setdefault("served_model_name", name)
+    prefix = "spec.prefill." if path[0] == "prefill" else "spec."
+    parallelism = section.get("parallelism") if section is not None else None
+    if parallelism is not None and parallelism.kind == "map":
+        for key, (canonical, flag) in PARALLELISM.items():
+            typed_setting(ctx, model, parallelism, key, canonical, flag, f"{prefix}parallelism.{key}",
+                          None if key == "expert" else to_int, first=True)
+    if section is not None:
+        model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{prefix}replicas", to_int)

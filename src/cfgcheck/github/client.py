@@ -1,0 +1,77 @@
+"""A PyGithub connection as cfgcheck uses it: token from the environment, retries, one-line errors.
+
+PyGithub is imported here only, and only on the paths that talk to GitHub (review, propose).
+A token never reaches any output: every message that may quote a request goes through ``redact``.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass
+
+DEFAULT_API_URL = "https://api.github.com"
+
+
+class GitHubError(Exception):
+    """A GitHub API failure the user can act on; the message is one line with no token in it."""
+
+    def __init__(self, message: str, status: int | None = None):
+        super().__init__(message)
+        self.status = status
+
+
+@dataclass
+class Connection:
+    github: object  # github.Github
+    token: str
+    api_url: str
+
+    def redact(self, text: str) -> str:
+        return redact(text, self.token)
+
+
+def redact(text: str, *secrets: str | None) -> str:
+    for secret in secrets:
+        if secret:
+            text = text.replace(secret, "***")
+    return re.sub(r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", "***", text)
+
+
+def token_from(explicit: str | None) -> str:
+    token = explicit or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    if not token:
+        raise GitHubError("no GitHub token: set GITHUB_TOKEN (in Actions: env GITHUB_TOKEN: ${{ github.token }}) "
+                          "or pass --token")
+    return token
+
+
+def connect(token: str, api_url: str | None = None, retries: int = 3, timeout: float = 30.0,
+            backoff: float = 1.0) -> Connection:
+    """A PyGithub client that retries 5xx and rate limits (honouring Retry-After)."""
+    import github
+    from github.GithubRetry import GithubRetry
+
+    url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
+    retry = GithubRetry(total=retries, backoff_factor=backoff, secondary_rate_wait=backoff)
+    client = github.Github(auth=github.Auth.Token(token), base_url=url, retry=retry, timeout=timeout,
+                           per_page=100)
+    return Connection(client, token, url)
+
+
+def describe(exc: Exception, token: str | None, action: str) -> GitHubError:
+    """A one-line GitHubError for a PyGithub or network exception."""
+    status = getattr(exc, "status", None)
+    data = getattr(exc, "data", None)
+    detail = data.get("message") if isinstance(data, dict) else None
+    if status == 401:
+        text = f"{action}: GitHub rejected the token (401 Bad credentials)"
+    elif status == 403:
+        text = f"{action}: forbidden (403 {detail or 'Resource not accessible by integration'})"
+    elif status == 404:
+        text = f"{action}: not found (404): check the repository, pull request number and the token's access"
+    elif status is not None:
+        text = f"{action}: GitHub answered {status}" + (f" ({detail})" if detail else "")
+    else:
+        text = f"{action}: {type(exc).__name__}: {exc}"
+    return GitHubError(redact(" ".join(text.split()), token), status)
