@@ -12,7 +12,8 @@ from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "habana.ai/gaudi", "google.com/tpu")
+GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
+                 "google.com/tpu")
 
 
 @dataclass

@@ -46,16 +46,23 @@ def token_from(explicit: str | None) -> str:
     return token
 
 
-def connect(token: str, api_url: str | None = None, retries: int = 3, timeout: float = 30.0,
-            backoff: float = 1.0) -> Connection:
-    """A PyGithub client that retries 5xx and rate limits (honouring Retry-After)."""
+def connect(token: str, api_url: str | None = None, retries: int = 3, timeout: int = 30,
+            backoff: float | None = None) -> Connection:
+    """A PyGithub client that retries 5xx and rate limits (honouring Retry-After).
+
+    PyGithub's pacing between requests (which avoids secondary rate limits) stays on, unless
+    ``CFGCHECK_GITHUB_THROTTLE=0`` (tests against a local server); the backoff follows it.
+    """
     import github
     from github.GithubRetry import GithubRetry
 
     url = (api_url or os.environ.get("GITHUB_API_URL") or DEFAULT_API_URL).rstrip("/")
-    retry = GithubRetry(total=retries, backoff_factor=backoff, secondary_rate_wait=backoff)
-    client = github.Github(auth=github.Auth.Token(token), base_url=url, retry=retry, timeout=timeout,
-                           per_page=100)
+    throttle = os.environ.get("CFGCHECK_GITHUB_THROTTLE", "1") != "0"
+    backoff = (1.0 if throttle else 0.0) if backoff is None else backoff
+    retry = GithubRetry(total=retries, backoff_factor=backoff, secondary_rate_wait=max(backoff, 1.0 if throttle else 0.0))
+    pacing = {} if throttle else {"seconds_between_requests": None, "seconds_between_writes": None}
+    client = github.Github(auth=github.Auth.Token(token), base_url=url, retry=retry, timeout=int(timeout),
+                           per_page=100, **pacing)
     return Connection(client, token, url)
 
 

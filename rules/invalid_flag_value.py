@@ -1,0 +1,144 @@
+"""A flag value that the engine version's parser refuses: wrong type, not one of the choices, or a value given to a flag that takes none.
+
+## What it flags
+The value of an engine flag that the flag's converter in the engine version the image tag names
+would refuse: `--max-num-seqs 64.5` (an integer flag), `--kv-cache-dtype fp9` (not one of the
+choices), `--max-model-len 1.5K` (vLLM's human-readable integers allow decimals only with the
+decimal suffixes k/m/g), and a `true`/`false` written after a flag that takes no value
+(`--enforce-eager true`, `--enable-prefix-caching=false`). The converters are cfgcheck's, proven
+equal to the engine's own on sample values when the catalog was generated; values of converters
+that could not be classified are not checked.
+
+## Why it matters
+argparse refuses the value and the engine exits at start-up (`argument --x: invalid int value`,
+`invalid choice`, `unrecognized arguments: false`). A `false` after a switch never turns it off.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--kv-cache-dtype", "fp9"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--kv-cache-dtype", "fp8"]
+```
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+import re
+
+from cfgcheck.engines.catalog import flag_location, model_flags, value_location
+from cfgcheck.model import Edit, Finding, Fix
+
+CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
+OPTIONS: dict = {}
+
+_SECRET = re.compile(r"key|token|secret|passw|credential|auth", re.I)
+_TEMPLATED = re.compile(r"\$\(|\$\{|\{\{|<[A-Z_]+>")
+_BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
+
+
+def _shown(option: str, value: str) -> str:
+    return "the value" if _SECRET.search(option) else f"'{value}'"
+
+
+def check(model, ctx):
+    found = model_flags(model)
+    if found is None:
+        return
+    catalog, flags, label = found
+    tokens = list(model.argv)
+    index_of = {id(t): i for i, t in enumerate(tokens)}
+    for flag in flags:
+        res = flag.resolution
+        spec = res.spec
+        if res.kind not in ("exact", "abbrev") or spec is None or res.suffix:
+            continue
+        if not spec.takes_value:
+            yield from _valueless(flag, spec, tokens, index_of, label)
+            continue
+        values = [(flag.inline_value, value_location(flag), None)] if flag.inline_value is not None else \
+            [(t.text, t.location, t) for t in flag.values]
+        for text, location, _token in values:
+            if text is None or _TEMPLATED.search(text):
+                continue
+            reason = catalog.check_value(spec, text)
+            if reason is None:
+                continue
+            fix = None
+            if spec.choices and not _SECRET.search(res.option):
+                folded = [c for c in spec.choices if isinstance(c, str) and c.lower() == text.lower()]
+                if len(folded) == 1:
+                    fix = Fix(f"use the choice {folded[0]}", (Edit(_span(location, text), text, folded[0]),))
+            yield Finding(
+                f"invalid value {_shown(res.option, text)} for {res.option} ({label}): {reason}",
+                location,
+                remediation=f"give {res.option} a value its parser accepts; the engine will not start",
+                fix=fix,
+                setting=res.option,
+            )
+
+
+def _span(location, text):
+    if location.end_line not in (None, location.line):
+        return location
+    return type(location)(location.path, location.line, location.column, location.line,
+                          location.column + len(text) - 1)
+
+
+def _valueless(flag, spec, tokens, index_of, label):
+    res = flag.resolution
+    if flag.inline_value is not None:
+        yield Finding(
+            f"{res.option} takes no value ({label}): '{res.written}={flag.inline_value}' is refused",
+            flag.token.location,
+            remediation=_switch_advice(spec, res.option, flag.inline_value),
+            setting=res.option,
+        )
+        return
+    position = index_of.get(id(flag.token))
+    if position is None or position + 1 >= len(tokens):
+        return
+    following = tokens[position + 1]
+    if following.text.lower() in _BOOLEAN_WORDS:
+        yield Finding(
+            f"{res.option} takes no value ({label}): '{following.text}' becomes an unrecognized argument",
+            following.location,
+            remediation=_switch_advice(spec, res.option, following.text),
+            setting=res.option,
+        )
+
+
+def _switch_advice(spec, option, value) -> str:
+    off = value.lower() in ("false", "no", "off", "0")
+    if off and spec.negative_forms:
+        return f"write {spec.negative_forms[0]} to turn it off, or drop the flag"
+    if off:
+        return f"drop {option} to leave it off"
+    return f"write {option} alone, without a value"
