@@ -119,6 +119,23 @@ def capacity(
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
 
 
+@app.command()
+def flags(
+    engine: str = typer.Argument(..., help="vllm, sglang or tokenspeed"),
+    version: Optional[str] = typer.Argument(None, help="Engine version (default: the newest catalogued)"),
+    fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
+) -> None:
+    """Every option that engine version's parser accepts."""
+    from .engines.catalog import render_flags
+
+    if fmt not in ("text", "json"):
+        raise UsageError(f"unknown format '{fmt}' (text or json)")
+    try:
+        sys.stdout.write(render_flags(engine.lower(), version, fmt))
+    except LookupError as exc:
+        raise UsageError(str(exc).strip("'\"")) from None
+
+
 @app.command("rules")
 def rules_command(fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown")) -> None:
     """List every rule."""

@@ -4,11 +4,14 @@ from __future__ import annotations
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import llmkube, production_stack, workloads
+from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
 from .base import DocContext, Workspace
 
-# Tried in order; the first adapter that recognises a document owns it.
-ADAPTERS = (llmkube.served_models, production_stack.served_models, workloads.served_models)
+# Tried in order; the first adapter that recognises a document owns it. The user's values mappings
+# come first (they override the built-in formats), the generic pod-spec walker last.
+ADAPTERS = (mapped.served_models, kustomize.served_models, llmkube.served_models, production_stack.served_models,
+            vllm_runtime.served_models, kserve.served_models, ome.served_models, chart.served_models,
+            compose.served_models, workloads.served_models)
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:

@@ -197,11 +197,22 @@ _NUMBER = re.compile(r"^-\d")
 
 
 def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
-    """Yield (flag token, argparse dest or None, value token or None, flag as written) for each flag.
+    """Yield (flag token, argparse dest or None, value token or None, flag as written, negative) per flag.
 
-    The catalog of the model's engine version decides what a flag resolves to and whether it takes a
-    value; without one, a flag takes the next token as its value unless that token is a flag.
+    The catalog of the model's engine version decides, through argparse itself, what a flag resolves
+    to and whether it takes a value; without a catalog, a flag takes the next token as its value
+    unless that token is a flag, and its destination is the one argparse would derive from its name.
     """
+    from .catalog import catalog_for, walk
+
+    catalog = catalog_for(model.engine, model.engine_version) if model.engine != "unknown" else None
+    if catalog is not None:
+        for parsed in walk(catalog, tokens):
+            spec, resolution = parsed.resolution.spec, parsed.resolution
+            dest = spec.dest if spec is not None and not resolution.suffix else None
+            negative = bool(spec is not None and resolution.option and spec.is_negative(resolution.option))
+            yield parsed.token, dest, parsed.value, resolution.written, negative
+        return
     index = 0
     while index < len(tokens):
         token = tokens[index]
@@ -212,13 +223,14 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
         written = text.split("=", 1)[0]
         nxt = tokens[index + 1] if index + 1 < len(tokens) else None
         takes_next = "=" not in text and nxt is not None and (not nxt.text.startswith("-") or _NUMBER.match(nxt.text))
-        yield token, None, nxt if takes_next else None, written
+        negative = written.startswith(("--no-", "--disable-"))
+        yield token, None, nxt if takes_next else None, written, negative
         index += 2 if takes_next else 1
 
 
 def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
     """Record every flag of ``tokens`` as a setting of ``model`` (a later occurrence wins)."""
-    for flag_token, spec_dest, value_token, written in walk_tokens(model, tokens):
+    for flag_token, spec_dest, value_token, written, negative in walk_tokens(model, tokens):
         dest = spec_dest or _dest_of(written)
         name = canonical_name(model.engine, dest)
         if value_token is not None:
@@ -231,8 +243,6 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
             value_comments = ()
         else:
             text, location, value_comments = None, flag_token.location, ()
-        value: object = True if text is None else convert(name, text, model.engine)
-        if text is None and (written.startswith("--no-") or written.startswith("--disable-")):
-            value = False
+        value: object = (not negative) if text is None else convert(name, text, model.engine)
         comments = tuple(dict.fromkeys(flag_token.comments + value_comments))
         model.add(Setting(name, value, location, written, comments, flag_token.location, text, flag_token.origin))

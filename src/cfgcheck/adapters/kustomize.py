@@ -1,0 +1,232 @@
+"""A folder with a ``kustomization.yaml``, linted as ``kubectl kustomize`` renders it.
+
+The rendered objects go through the other adapters; every location is then mapped back to the source
+file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
+source object the rendered one was built from, else to the kustomization itself. A rendered served
+model whose every setting comes from one base file is left out: linting that file already covers it.
+Without ``kubectl`` (or with remote resources, or when rendering fails) the folder is linted file by
+file, and a note says so on stderr.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from ..model import Location, ServedModel, Setting
+from ..yamlio import LoadedFile, YNode, load_file, parse_text
+from .base import DocContext, Workspace
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+TIMEOUT = 60
+_noted: set[str] = set()
+
+
+def note(message: str) -> None:
+    if message not in _noted:
+        _noted.add(message)
+        sys.stderr.write(f"cfgcheck: note: {message}\n")
+
+
+def is_kustomization(ctx: DocContext, root: YNode) -> bool:
+    if ctx.path.rsplit("/", 1)[-1] not in NAMES:
+        return False
+    kind = root.scalar("kind")
+    return kind in (None, "Kustomization", "Component")
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if not is_kustomization(ctx, root):
+        return []
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
+    folder = repo / folder_rel
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
+        return []
+    files, remote = _source_files(repo, folder)
+    if remote:
+        note(f"{folder_rel}: kustomization has remote resources, not rendered (no network access)")
+        return []
+    try:
+        run = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, timeout=TIMEOUT,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        note(f"{folder_rel}: kubectl kustomize failed ({type(exc).__name__}); files linted one by one")
+        return []
+    if run.returncode != 0:
+        first = (run.stderr.strip().splitlines() or ["unknown error"])[0]
+        note(f"{folder_rel}: kubectl kustomize failed: {first}")
+        return []
+    return render_models(ctx, run.stdout, files)
+
+
+def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool]:
+    """YAML files a kustomization draws from (resources, components, patches), in apply order."""
+    seen = seen if seen is not None else set()
+    folder = folder.resolve()
+    if folder in seen:
+        return [], False
+    seen.add(folder)
+    kfile = next((folder / n for n in NAMES if (folder / n).is_file()), None)
+    if kfile is None:
+        return [], False
+    loaded = load_file(repo, kfile)
+    root = loaded.documents[0].root if loaded.documents else None
+    if root is None or root.kind != "map":
+        return [kfile], False
+    files: list[Path] = []
+    remote = False
+    refs: list[str] = []
+    for key in ("resources", "bases", "components", "patchesStrategicMerge", "crds"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    for key in ("patches", "patchesJson6902"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.scalar("path")) for c in node.value if c.kind == "map" and c.scalar("path"))
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    for ref in refs:
+        if "://" in ref or ref.startswith(("github.com/", "git@")) or "?ref=" in ref:
+            remote = True
+            continue
+        target = (folder / ref)
+        if target.is_dir():
+            sub, sub_remote = _source_files(repo, target, seen)
+            files.extend(sub)
+            remote = remote or sub_remote
+        elif target.is_file():
+            files.append(target.resolve())
+    files.append(kfile.resolve())  # inline patches and images: last, they win
+    return files, remote
+
+
+# ---------------------------------------------------------------- mapping rendered -> source
+
+
+class _Index:
+    """Scalar values and shell words of the source files, by text, in apply order."""
+
+    def __init__(self, repo: Path, files: list[Path], workspace: Workspace):
+        self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
+        self.objects: dict[tuple[str, str], Location] = {}
+        for file in files:
+            loaded = load_file(repo, file)
+            for document in loaded.documents:
+                if document.root is None:
+                    continue
+                ctx = DocContext(loaded, document, workspace)
+                self._walk(ctx, document.root)
+                kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
+                node = document.root.path("metadata", "name")
+                if isinstance(kind, str) and isinstance(name, str) and node is not None:
+                    self.objects[(kind, name)] = ctx.location(node)
+
+    def _walk(self, ctx: DocContext, node: YNode) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.kind == "map":
+                for key, value in current.items():
+                    stack.append(value)
+            elif current.kind == "seq":
+                stack.extend(current.value)
+            elif current.value is not None:
+                text = str(current.value)
+                self.by_text.setdefault(text, []).append((ctx.location(current), None))
+                if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
+                    previous = None
+                    for token in ctx.shell_tokens(current, "index", segment=False):
+                        self.by_text.setdefault(token.text, []).append((token.location, previous))
+                        previous = token.text
+                if isinstance(current.value, str) and ":" in text and "/" in text:
+                    tag = text.rsplit(":", 1)[1]
+                    self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
+
+    def find(self, text: str, previous: str | None) -> Location | None:
+        candidates = self.by_text.get(text) or []
+        if not candidates:
+            return None
+        preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
+        return (preferred or [loc for loc, _ in candidates])[-1]
+
+
+def render_models(ctx: DocContext, rendered_text: str, files: list[Path]) -> list[ServedModel]:
+    """Served models of the rendered output, located in the source files they came from."""
+    from . import ADAPTERS
+
+    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
+    rendered = parse_text(ctx.path, rendered_text)
+    if rendered.error is not None:
+        note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
+        return []
+    index = _Index(repo, files, ctx.workspace)
+    found: list[ServedModel] = []
+    for document in rendered.documents:
+        root = document.root
+        if root is None or root.kind != "map":
+            continue
+        sub = DocContext(rendered, document, ctx.workspace)
+        for adapter in ADAPTERS:
+            if adapter is served_models:
+                continue
+            models = adapter(sub, root)
+            if models:
+                for model in models:
+                    mapped = _remap(model, rendered, root, index, ctx)
+                    if mapped is not None:
+                        found.append(mapped)
+                break
+    return found
+
+
+def _remap(model: ServedModel, rendered: LoadedFile, root: YNode, index: _Index, ctx: DocContext) -> ServedModel | None:
+    kind, name = root.scalar("kind"), root.scalar("metadata", "name")
+    fallback = index.objects.get((kind, name)) or Location(ctx.path, 1, 1)
+    previous_of: dict[tuple[int, int], str] = {}
+    for before, token in zip(model.argv, model.argv[1:]):
+        previous_of[(token.location.line, token.location.column)] = before.text
+    mapped: dict[tuple[int, int], Location] = {}
+    unmapped = False
+
+    def where(location: Location, text: str | None) -> Location:
+        nonlocal unmapped
+        key = (location.line, location.column)
+        if key in mapped:
+            return mapped[key]
+        found = index.find(text, previous_of.get(key)) if text is not None else None
+        if found is None and text is not None and ":" in text:
+            found = index.find(f"tag:{text.rsplit(':', 1)[1]}", None)
+        if found is None:
+            unmapped = True
+            found = fallback
+        mapped[key] = found
+        return found
+
+    for token in model.argv:
+        token.location = where(token.location, None if token.synthetic else token.text)
+    settings: list[Setting] = [s for group in model.occurrences.values() for s in group]
+    settings += [s for s in (model.image, model.model, model.model_revision, model.gpus, model.replicas, model.strategy)
+                 if s is not None]
+    settings += list(model.env.values()) + [s for s, _ in model.inert]
+    for setting in {id(s): s for s in settings}.values():
+        text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
+        setting.location = where(setting.location, text)
+        if setting.key_location is not None:
+            setting.key_location = where(setting.key_location, setting.source if setting.is_flag else None)
+    for directive in model.directives:
+        directive.location = fallback
+    model.location = fallback
+    model.path = fallback.path
+    model.comments = []
+    files = {s.location.path for s in settings if s.location is not fallback}
+    if not unmapped and len(files | {fallback.path}) == 1:
+        return None  # nothing the overlay changed: the base file's own lint covers it
+    model.identity = f"{ctx.path}#rendered/{model.identity.split('#', 1)[1]}"
+    return model
+
