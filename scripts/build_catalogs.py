@@ -365,11 +365,12 @@ def _verify_behaviour(parse, prefix: list[str], options: list[dict]) -> dict:
             ok, msg = _try_parse(parse, prefix + [amb, "7"])
             behaviour["ambiguous_is_error"] = (not ok) and "ambiguous" in str(msg)
             evidence[f"{amb} 7"] = "ok" if ok else msg
-    hri = [o for o in longs if by_opt[o]["type"] in ("human-readable-int", "human-readable-int-or-auto")
+    hri = [o for o in longs if by_opt[o]["type"] in ("human-readable-int", "human-readable-int-or-auto", "si-iec-int")
            and by_opt[o]["takes_value"] and by_opt[o]["nargs"] is None]
     if hri:
         d = by_opt[hri[0]]["dest"]
-        behaviour["human_readable_ints"] = run([hri[0], "32K"], lambda ns: getattr(ns, d) == 32768)
+        behaviour["human_readable_ints"] = run([hri[0], "32k"], lambda ns: getattr(ns, d) == 32000)
+        behaviour["human_readable_32K"] = run([hri[0], "32K"], lambda ns: getattr(ns, d) == 32768)
         evidence["human_readable_option"] = hri[0]
     else:
         behaviour["human_readable_ints"] = False
@@ -518,7 +519,11 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     built = {"vllm": _build_vllm, "sglang": _build_sglang, "tokenspeed": _build_tokenspeed}[engine](Path(src))
     parser = built["parser"]
     options, positionals, unknown_types = _dump_parser(parser, engine, built["deprecated"], validators)
-    behaviour = _verify_behaviour(built["parse"], built["prefix"], options)
+    prefix = list(built["prefix"])
+    for spec in options:  # required options (SGLang's --model-path) get a dummy value
+        if spec["required"] and not any(o in prefix for o in spec["option_strings"]):
+            prefix += [spec["option_strings"][0], "cfgcheck/probe-model"]
+    behaviour = _verify_behaviour(built["parse"], prefix, options)
     behaviour["allow_abbrev_attr"] = bool(parser.allow_abbrev)
     behaviour["parser_class"] = built["parser_class"]
     behaviour["built_as"] = built["how"]

@@ -158,6 +158,32 @@ def rule_command(code: str = typer.Argument(..., help="A rule code (CFG203) or n
     sys.stdout.write(rule.doc)
 
 
+@app.command("review")
+def review_command(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
+    pr: Optional[int] = typer.Option(None, "--pr", help="Pull request number (default: from GITHUB_EVENT_PATH)."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base REF (default: the event's base sha)."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY)."),
+    token: Optional[str] = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN)."),
+    api_url: Optional[str] = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL)."),
+    sarif: Optional[Path] = typer.Option(None, "--sarif", help="Also write SARIF to FILE."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
+    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
+    comment: bool = typer.Option(True, "--comment/--no-comment", help="Post the review and summary comment."),
+    bot_login: Optional[str] = typer.Option(None, "--bot-login", envvar="CFGCHECK_BOT_LOGIN",
+                                            help="Only treat comments by this login as the bot's own."),
+) -> None:
+    """Lint a pull request against its base and post a review, a summary comment, annotations and SARIF."""
+    from .github.review import Options, run
+
+    code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
+                       token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,
+                       select=_split(select), ignore=_split(ignore), comment=comment, bot_login=bot_login))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     """Console entry point: user mistakes exit 2 with one line, never a traceback."""
     try:

@@ -87,6 +87,7 @@ def _containers(ctx, root, kind, name, parent: YNode, where: str, default_engine
                                 default_engine=engine, tokens=tokens, pod_spec=parent)
         if model is not None:
             if engine == "vllm" and tokens is not None:
+                model.engine_version = None  # the image tag is KServe's version, not vLLM's
                 _hf_backend_engine(model)
             found.append(finish(model))
     return found

@@ -194,16 +194,21 @@ def _remap(model: ServedModel, rendered: LoadedFile, root: YNode, index: _Index,
     mapped: dict[tuple[int, int], Location] = {}
     unmapped = False
 
+    anchor = (model.location.line, model.location.column)
+
     def where(location: Location, text: str | None) -> Location:
         nonlocal unmapped
         key = (location.line, location.column)
         if key in mapped:
             return mapped[key]
+        if key == anchor:  # the object itself (defaults such as the strategy are placed there)
+            mapped[key] = fallback
+            return fallback
         found = index.find(text, previous_of.get(key)) if text is not None else None
         if found is None and text is not None and ":" in text:
             found = index.find(f"tag:{text.rsplit(':', 1)[1]}", None)
         if found is None:
-            unmapped = True
+            unmapped = unmapped or text is not None  # a value the sources do not hold: generated
             found = fallback
         mapped[key] = found
         return found

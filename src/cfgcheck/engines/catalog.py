@@ -66,6 +66,30 @@ def _hri(text: str) -> Any:
         return Invalid("expects an integer (human-readable suffixes like 32k or 32K allowed)")
 
 
+_SI_IEC = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
+_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
+_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+
+
+def _si_iec(text: str) -> Any:
+    # SGLang: SI suffixes k M G T (decimals allowed), IEC Ki Mi Gi Ti (integers only), case-sensitive
+    from decimal import Decimal
+
+    value = text.strip()
+    match = _SI_IEC.fullmatch(value)
+    if match:
+        number, suffix = match.groups()
+        if suffix in _IEC:
+            if "." in number:
+                return Invalid(f"decimals are not allowed with IEC suffix {suffix}")
+            return int(number) * _IEC[suffix]
+        return int(Decimal(number) * _SI[suffix])
+    try:
+        return int(value)
+    except ValueError:
+        return Invalid("expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)")
+
+
 def _hri_auto(text: str) -> Any:
     value = text.strip()
     if value == "-1" or value.lower() == "auto":
@@ -148,6 +172,7 @@ _CONVERTERS = {
     "float": _float,
     "human-readable-int": _hri,
     "human-readable-int-or-auto": _hri_auto,
+    "si-iec-int": _si_iec,
     "json": _json,
     "dict-or-str": _dict_or_str,
     "bool": _bool_str,
