@@ -53,8 +53,8 @@ CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
 # Which releases are in scope: vLLM 0.10 and later, SGLang 0.5.x, every TokenSpeed release.
 SCOPE = {
-    "vllm": lambda v: _vkey(v)[:2] >= (0, 10),
-    "sglang": lambda v: _vkey(v)[:2] == (0, 5),
+    "vllm": lambda v: _vkey(v)[:2] >= _vkey("0.10"),
+    "sglang": lambda v: _vkey(v)[:2] == _vkey("0.5"),
     "tokenspeed": lambda v: True,
 }
 FORMAT = 1
@@ -65,22 +65,26 @@ FORMAT = 1
 
 
 def _vkey(version: str) -> tuple:
-    """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1."""
-    main, _, rest = version.partition("+")
-    parts = re.findall(r"\d+|[a-z]+", main.lower())
+    """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1 (as cfgcheck.engines.catalog)."""
+    main = version.strip().lstrip("vV").partition("+")[0].lower()
     key: list = []
-    for part in parts:
+    for part in re.findall(r"\d+|[a-z]+", main):
         if part.isdigit():
             key.append((1, int(part)))
         elif part == "post":
             key.append((2, 0))
         else:  # pre-releases and dev sort before the release
             key.append((-1, 0))
-    return tuple(k[1] if k[0] == 1 else k for k in key)
+    return tuple(key)
 
 
-def _minor(version: str) -> str:
-    return ".".join(version.split(".")[:2])
+def _series(engine: str, version: str) -> tuple:
+    """The release series whose patches share a catalog when their options are equal.
+
+    vLLM: the minor (0.26.x); SGLang: the three-part release (0.5.5, with 0.5.5.post1..3 as its
+    patches); TokenSpeed: the three-part release.
+    """
+    return _vkey(version)[:2] if engine == "vllm" else _vkey(version)[:3]
 
 
 def pypi_versions(package: str) -> list[str]:
@@ -102,9 +106,9 @@ def plan(engine: str, all_patches: bool) -> list[str]:
     versions = [v for v in pypi_versions(engine) if SCOPE[engine](v)]
     if all_patches:
         return versions
-    newest: dict[str, str] = {}
+    newest: dict[tuple, str] = {}
     for version in versions:
-        newest[_minor(version)] = version  # ascending, so the last one wins
+        newest[_series(engine, version)] = version  # ascending, so the last one wins
     return sorted(newest.values(), key=_vkey)
 
 
@@ -398,6 +402,22 @@ def _verify_behaviour(parse, prefix: list[str], options: list[dict]) -> dict:
     return behaviour
 
 
+def _verify_negatives(parse, prefix: list[str], options: list[dict]) -> None:
+    """Which switch spellings set their destination to False, decided by parsing each one alone."""
+    for spec in options:
+        if spec["takes_value"] or spec["action"] in ("_HelpAction", "_VersionAction", "_CountAction"):
+            continue
+        negatives = []
+        for opt in spec["option_strings"]:
+            ok, ns = _try_parse(parse, prefix + [opt])
+            if ok and getattr(ns, spec["dest"], None) is False:
+                negatives.append(opt)
+        if negatives and len(negatives) == len(spec["option_strings"]):
+            spec["negative"], spec["negative_forms"] = True, []
+        else:
+            spec["negative"], spec["negative_forms"] = False, negatives
+
+
 def _build_vllm(src: Path):
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cuda")
     import vllm.platforms as platforms
@@ -524,6 +544,7 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
         if spec["required"] and not any(o in prefix for o in spec["option_strings"]):
             prefix += [spec["option_strings"][0], "cfgcheck/probe-model"]
     behaviour = _verify_behaviour(built["parse"], prefix, options)
+    _verify_negatives(built["parse"], prefix, options)
     behaviour["allow_abbrev_attr"] = bool(parser.allow_abbrev)
     behaviour["parser_class"] = built["parser_class"]
     behaviour["built_as"] = built["how"]
@@ -595,7 +616,9 @@ def add_version(catalog: dict, dump: dict, wheel: str) -> str:
     if dump.get("unknown_types"):
         entry["unknown_types"] = sorted(dump["unknown_types"])
     # a patch identical to the previous catalogued patch of the same minor is an alias of it
-    same_minor = [v for v in catalog["versions"] if _minor(v) == _minor(version) and v != version]
+    engine = catalog["engine"]
+    same_minor = [v for v in catalog["versions"]
+                  if _series(engine, v) == _series(engine, version) and v != version]
     lower = [v for v in same_minor if _vkey(v) < _vkey(version)]
     higher = [v for v in same_minor if _vkey(v) > _vkey(version)]
 
@@ -679,8 +702,7 @@ def main(argv: list[str] | None = None) -> int:
             continue
         catalog = load_catalog(engine)
         for version in versions:
-            done = version in catalog["versions"] or version in catalog["aliases"] \
-                or version in catalog["unavailable"]
+            done = version in catalog["versions"] or version in catalog["aliases"]
             if done and not args.force:
                 print(f"  {version}: already built, skipped")
                 continue

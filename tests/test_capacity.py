@@ -446,7 +446,7 @@ def test_seed_002_end_to_end_through_lint():
     assert "parallelSlots: 32" in path.read_text().splitlines()[mine[0].location.line - 1]
     # the abbreviated --kv-cache-memory alone (no pool comment) gives the same pool by block arithmetic
     (model,) = [m for m in result.models if m.engine == "vllm"]
-    model.settings["kv_cache_memory"].comments = ()
+    model.settings["kv_cache_memory_bytes"].comments = ()
     model.comments = []
     est = cap.estimate(model, {})
     assert (est.kv_pool_source, est.kv_pool_tokens) == ("explicit", 121_302)

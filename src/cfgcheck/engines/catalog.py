@@ -338,8 +338,9 @@ def version_key(version: str) -> tuple:
     return tuple(key)
 
 
-def _minor(version: str) -> tuple:
-    return version_key(version)[:2]
+def _series(engine: str, version: str) -> tuple:
+    """Patches of one series share a catalog when equal: vLLM 0.26.x; SGLang 0.5.5(.postN)."""
+    return version_key(version)[:2] if engine == "vllm" else version_key(version)[:3]
 
 
 def versions(engine: str) -> list[str]:
@@ -390,7 +391,7 @@ def catalog_for(engine: str, version: str | None) -> Catalog | None:
                 chosen, assumed = _catalog_of(engine, known), False
                 break
         if chosen is None:
-            same_minor = [v for v in known_versions(engine) if _minor(v) == key[:2]]
+            same_minor = [v for v in known_versions(engine) if _series(engine, v) == _series(engine, clean)]
             lower = [v for v in same_minor if version_key(v) < key]
             if lower:
                 chosen, assumed = _catalog_of(engine, max(lower, key=version_key)), False
@@ -401,7 +402,7 @@ def catalog_for(engine: str, version: str | None) -> Catalog | None:
                 chosen = below[-1] if below else cats[0]
     if chosen is None:
         chosen = cats[-1]
-    return _catalog(engine, chosen, version, assumed)
+    return _catalog(engine, chosen, clean, assumed)
 
 
 @functools.lru_cache(maxsize=None)

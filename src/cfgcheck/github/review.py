@@ -172,7 +172,8 @@ def model_rows(change) -> list[dict]:
         a = after.settings.get(name) if after else None
         if b is None and a is None:
             continue
-        rows.append({"name": name, "before": b, "after": a, "changed": before is not None and after is not None and a != b})
+        rows.append({"name": name, "before": b, "after": a, "before_note": None, "after_note": None,
+                     "changed": before is not None and after is not None and a != b})
     pool_b = (before.pool_tokens, before.pool_source) if before else (None, None)
     pool_a = (after.pool_tokens, after.pool_source) if after else (None, None)
     rows.append({"name": "KV pool (tokens)", "before": pool_b[0], "after": pool_a[0], "before_note": pool_b[1],
@@ -180,6 +181,7 @@ def model_rows(change) -> list[dict]:
     conc_b = before.concurrency if before else None
     conc_a = after.concurrency if after else None
     rows.append({"name": "pool-limited concurrency (at max_model_len)", "before": conc_b, "after": conc_a,
+                 "before_note": None, "after_note": None,
                  "changed": bool(before and after and _rounded(conc_a) != _rounded(conc_b))})
     return rows
 
