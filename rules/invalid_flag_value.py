@@ -53,7 +53,7 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.engines.catalog import flag_location, model_flags, value_location
+from cfgcheck.engines.catalog import model_flags, value_location
 from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"

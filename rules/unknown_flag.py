@@ -71,6 +71,21 @@ def check(model, ctx):
         hist = flag_history(catalog, res)
         if hist.older:
             continue  # removed-flag reports it
+        routed = catalog.behaviour.get("unknown_flags_go_to")
+        if routed:  # TokenSpeed's `ts serve`: flags the engine lacks go to its gateway
+            routing = catalog.behaviour.get("ts_serve_routing") or {}
+            known = {f for v in routing.values() if isinstance(v, list) for f in v}
+            known |= set(routing.get("aliases") or {})
+            close = catalog.suggest(res.written)
+            if res.normalized in known or not close:
+                continue
+            yield Finding(
+                f"'{res.written}' is not a flag of the {label} engine; it would go to {routed.split(' (')[0]}",
+                flag.token.location,
+                remediation=f"did you mean {close[0]}?",
+                setting=res.written,
+            )
+            continue
         if hist.newer:
             message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
             remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"

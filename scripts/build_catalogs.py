@@ -500,6 +500,17 @@ def _build_sglang(src: Path):
 def _build_tokenspeed(src: Path):
     import argparse as ap
 
+    # No GPU here: tokenspeed_kernel refuses to detect a platform. Describe an H100 80GB instead
+    # (only defaults can depend on it; the option set does not).
+    import tokenspeed_kernel.platform as kp
+
+    arch = kp.ArchVersion(9, 0)
+    features = kp._get_cuda_sm_features(arch) if hasattr(kp, "_get_cuda_sm_features") else frozenset()
+    fake = kp.PlatformInfo(vendor="nvidia", arch_version=arch, device_name="NVIDIA H100 80GB HBM3",
+                           device_count=1, total_memory=80 * 2**30, memory_bandwidth=3350.0, sm_count=132,
+                           max_threads_per_sm=2048, max_shared_memory_per_sm=228 * 1024, sm_features=features)
+    kp._detect_platform = lambda: fake
+
     from tokenspeed.runtime.utils.server_args import ServerArgs, prepare_server_args
 
     import inspect
@@ -508,6 +519,21 @@ def _build_tokenspeed(src: Path):
     kwargs = eval(f"dict({m.group(1)})", {}) if m and m.group(1).strip() else {}
     parser = ap.ArgumentParser(**kwargs)
     ServerArgs.add_cli_args(parser)
+    # `ts serve` routes argv between its orchestrator, the engine (exact ServerArgs flags only) and
+    # the smg gateway (everything else): record its routing tables as the module defines them
+    routing: dict = {}
+    try:
+        import tokenspeed.cli._argsplit as split
+
+        for name in ("_ORCH_FLAGS", "_FANOUT_FLAGS", "_ALIASES", "_GATEWAY_USER_FACING", "_GATEWAY_OVERRIDE",
+                     "_ENGINE_EXPLICIT", "_ENGINE_MULTI_VALUE_FLAGS", "_HEADLESS_FLAG"):
+            value = getattr(split, name, None)
+            if isinstance(value, (set, frozenset, list, tuple)):
+                routing[name.strip("_").lower()] = sorted(value)
+            elif value is not None:
+                routing[name.strip("_").lower()] = value
+    except Exception as exc:  # noqa: BLE001
+        routing = {"error": f"{type(exc).__name__}: {exc}"[:200]}
     return {
         "parser": parser,
         "parse": parser.parse_args,
@@ -515,6 +541,8 @@ def _build_tokenspeed(src: Path):
         "deprecated": set(),
         "parser_class": "argparse.ArgumentParser",
         "how": f"argparse.ArgumentParser({m.group(1) if m else ''}) + ServerArgs.add_cli_args (as prepare_server_args)",
+        "extra_behaviour": {"ts_serve_routing": routing,
+                            "unknown_flags_go_to": "the smg gateway (ts serve passes flags the engine lacks to it)"},
     }
 
 
@@ -545,6 +573,7 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
             prefix += [spec["option_strings"][0], "cfgcheck/probe-model"]
     behaviour = _verify_behaviour(built["parse"], prefix, options)
     _verify_negatives(built["parse"], prefix, options)
+    behaviour.update(built.get("extra_behaviour", {}))
     behaviour["allow_abbrev_attr"] = bool(parser.allow_abbrev)
     behaviour["parser_class"] = built["parser_class"]
     behaviour["built_as"] = built["how"]

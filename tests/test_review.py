@@ -23,30 +23,30 @@ NAME = "acme/models"
 PATH = "apps/ai/chat.yaml"
 DIGEST = "sha256:" + "a" * 64
 
+CEILING = "# HARD CEILING <img src=x onerror=alert(1)> @octocat |x| **b** [x](http://evil) ::set-output name=c::1, never raise."
 BASE = f"""\
 apiVersion: inference.llmkube.dev/v1alpha1
 kind: InferenceService
 metadata:
-  name: chat
+  name: "chat<b>@octocat\\n::set-output name=pwned::1"
 spec:
   runtime: vllm
   replicas: 2
   image: vllm/vllm-openai:v0.23.0@{DIGEST}
-  # measured: 8 fits the pool
-  parallelSlots: 8
   vllmConfig:
     maxModelLen: 32768
+    {CEILING}
+    gpuMemoryUtilization: 0.8
   extraArgs:
     - --enable-prefix-caching
 """
-INJECTION = "1<img src=x onerror=alert(1)>@octocat|**b**[x](http://evil)\\n::set-output name=pwned::1"
-# CFG106 on parallelSlots (line 10: outside the diff), CFG101 on line 15, CFG105 (the injection) on line 17
-HEAD = BASE + f"""\
-    - --max-num-seq
+# CFG204 (error) on line 12, CFG205 (warning) on line 16; the ceiling comment and the served model's name
+# carry markdown, HTML, an @mention and a workflow command
+HEAD = BASE.replace("gpuMemoryUtilization: 0.8", "gpuMemoryUtilization: 0.9") + """\
+    - --max-num-seqs
     - "4"
-    - "--kv-cache-memory-bytes={INJECTION}"
 """
-# both inline findings fixed
+# both fixed
 FIXED = BASE + """\
     # measured: 4 keeps TTFT under 2 s at the p99 prompt
     - --max-num-seqs
@@ -139,55 +139,55 @@ def test_right_lines_follow_hunks() -> None:
 
 def test_first_run_rerun_and_fix(pull: PullRequest) -> None:
     first = pull.run()
-    assert first.exit_code == 1, first.stderr  # errors introduced, --fail-on error
+    assert first.exit_code == 1, first.stderr  # an error introduced, --fail-on error
     reviews = pull.reviews()
     assert len(reviews) == 1 and "cfgcheck" in reviews[0].body
-    inline = pull.review_comments()
-    assert sorted(codes_in(c.body).pop() for c in inline) == ["CFG101", "CFG105"]
-    assert all(c.side == "RIGHT" and c.line in (15, 17) for c in inline)
-    assert all(len(FP_MARKER.findall(c.body)) == 1 for c in inline)
-    cfg101 = next(c for c in inline if "CFG101" in c.body)
-    assert "docs/rules.md#cfg101-abbreviated-flag" in cfg101.body and "**Fix:**" in cfg101.body
-    summaries = pull.issue_comments()
-    assert len(summaries) == 1 and summaries[0].body.startswith(SUMMARY_MARKER)
-    summary = summaries[0].body
-    assert codes_in(summary) >= {"CFG101", "CFG105", "CFG106"}
-    assert "not in the diff" in summary  # CFG106 sits on parallelSlots, an unchanged line
-    assert "max\\_num\\_seqs" in summary and "| before | after |" in summary
-    assert "1 new review comments" not in first.stderr and "2 new review comments" in first.stderr
+    inline = {codes_in(c.body).pop(): c for c in pull.review_comments()}
+    assert set(inline) >= {"CFG204", "CFG205"}
+    assert (inline["CFG204"].line, inline["CFG205"].line) == (12, 16)
+    assert all(c.side == "RIGHT" and len(FP_MARKER.findall(c.body)) == 1 for c in inline.values())
+    assert "docs/rules.md#cfg204-memory-above-ceiling" in inline["CFG204"].body
+    assert "**Fix:**" in inline["CFG204"].body
+    (summary,) = pull.issue_comments()
+    assert summary.body.startswith(SUMMARY_MARKER)
+    assert codes_in(summary.body) >= {"CFG204", "CFG205"}
+    assert "gpu\\_memory\\_utilization | 0.8 | **0.9** |" in summary.body
+    assert "max\\_num\\_seqs |" in summary.body and "| before | after |" in summary.body
+    assert f"new review comments" in first.stderr and "summary comment created" in first.stderr
     # annotations, step summary, outputs, SARIF
-    assert first.stdout.count("::error ") == 2 and first.stdout.count("::warning ") == 1
-    assert "CFG106" in pull.summary_file.read_text()
+    assert first.stdout.count("::error ") == 1 and first.stdout.count("::warning ") >= 1
+    assert "CFG204" in pull.summary_file.read_text()
     outputs = pull.output_file.read_text()
-    assert "findings=3\n" in outputs and "errors=2\n" in outputs and f"sarif-file={pull.sarif}\n" in outputs
+    assert "errors=1\n" in outputs and f"sarif-file={pull.sarif}\n" in outputs
+    assert re.search(r"(?m)^findings=[2-9]$", outputs)
     sarif = json.loads(pull.sarif.read_text())
-    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} == {"CFG101", "CFG105", "CFG106"}
+    assert {r["ruleId"] for r in sarif["runs"][0]["results"]} >= {"CFG204", "CFG205"}
 
     # re-run, nothing changed: nothing new, the summary is not duplicated
+    count = len(inline)
     mark = len(pull.gh.requests)
     again = pull.run()
     assert again.exit_code == 1
     assert pull.ops("pulls/create-review", mark) == 0 and pull.ops("issues/create-comment", mark) == 0
     assert pull.ops("pulls/delete-review-comment", mark) == 0
-    assert len(pull.review_comments()) == 2 and len(pull.issue_comments()) == 1 and len(pull.reviews()) == 1
+    assert len(pull.review_comments()) == count and len(pull.issue_comments()) == 1 and len(pull.reviews()) == 1
     assert "summary comment unchanged" in again.stderr
 
-    # a human replies to the CFG105 comment; then both inline findings are fixed
-    cfg105 = next(c for c in inline if "CFG105" in c.body)
-    pull.gh.reply(NAME, cfg105.id, "why is this an error?")
+    # a human replies to the CFG204 comment; then both findings are fixed
+    pull.gh.reply(NAME, inline["CFG204"].id, "this one is on purpose, isn't it?")
     pull.push(FIXED)
     mark = len(pull.gh.requests)
     fixed = pull.run()
     assert fixed.exit_code == 0, fixed.stdout + fixed.stderr
     assert pull.ops("pulls/create-review", mark) == 0 and pull.ops("issues/create-comment", mark) == 0
     left = pull.review_comments()
-    assert [c.id for c in left] == [cfg105.id], "the unreplied stale comment is deleted"
+    assert [c.id for c in left] == [inline["CFG204"].id], "stale comments without a reply are deleted"
     head = pull.gh.repo(NAME).branches["feature"]
     assert RESOLVED_MARKER in left[0].body and f"Resolved in {head[:7]}" in left[0].body
+    assert FP_MARKER.search(left[0].body) and "~~" in left[0].body
     assert len(pull.review_comments(top_level=False)) == 2, "the human reply stays"
-    summaries = pull.issue_comments()
-    assert len(summaries) == 1 and summaries[0].id == pull.issue_comments()[0].id
-    assert "no new findings" in summaries[0].body and "fixes **" in summaries[0].body
+    (summary_after,) = pull.issue_comments()
+    assert summary_after.id == summary.id and "no new findings" in summary_after.body
     assert pull.ops("issues/update-comment", mark) == 1
 
     # one more run: the resolved comment is left as it is
@@ -199,20 +199,21 @@ def test_first_run_rerun_and_fix(pull: PullRequest) -> None:
 def test_injection_is_escaped_and_token_never_printed(pull: PullRequest) -> None:
     result = pull.run()
     bodies = [c.body for c in pull.review_comments()] + [c.body for c in pull.issue_comments()]
-    bodies += [r.body for r in pull.reviews()]
     step = pull.summary_file.read_text()
-    for body in [b for b in bodies if "CFG105" in b] + [step]:
-        assert "<img" not in body and "\\<img" in body
+    assert len([b for b in bodies if "CFG204" in b]) == 2
+    for body in [b for b in bodies if "CFG204" in b] + [step]:
+        assert not re.search(r"(?<!\\)<(img|b>)", body) and "\\<img" in body
         assert "@octocat" not in body and "@\u200boctocat" in body
-        assert "[x](http://evil)" not in body and "\\*\\*b\\*\\*" in body
-        assert not re.search(r"(?m)^::", body)
-    # the table cell cannot be split by the `|` from the YAML value
-    row = next(line for line in step.splitlines() if "CFG105" in line and line.startswith("|"))
-    assert row.count("|") - row.count("\\|") == 5
-    # annotations: one line each, nothing can start a second workflow command
+        assert not re.search(r"(?<!\\)\[x(?<!\\)\]\(", body) and "\\*\\*b\\*\\*" in body
+        assert not re.search(r"(?m)^\s*::", body), "a YAML newline cannot start a line"
+    # the table cell cannot be split by the `|` from the YAML comment
+    row = next(line for line in step.splitlines() if "CFG204" in line and line.startswith("|"))
+    assert row.count("|") - row.count("\\|") == 6  # five columns
+    # the mermaid chart title keeps only plain characters
+    assert all("<" not in line and "@" not in line for line in step.splitlines() if "title" in line)
+    # annotations: one line per finding, nothing can start a second workflow command
     lines = result.stdout.splitlines()
-    assert all(re.match(r"::(error|warning|notice) file=", line) for line in lines)
-    assert "%0A::set-output" in result.stdout
+    assert lines and all(re.match(r"::(error|warning|notice) file=", line) for line in lines)
     # the token appears nowhere
     posted = json.dumps([r.body for r in pull.gh.requests])
     for text in (result.stdout, result.stderr, pull.sarif.read_text(), step, pull.output_file.read_text(), posted):
@@ -242,9 +243,9 @@ def test_read_only_token_degrades(pull: PullRequest, monkeypatch) -> None:
     notices = [line for line in result.stderr.splitlines() if "read-only token" in line]
     assert len(notices) == 1 and "403" in notices[0]
     assert pull.review_comments() == [] and pull.issue_comments() == []
-    assert result.stdout.count("::error ") == 2
+    assert result.stdout.count("::error ") == 1
     step = pull.summary_file.read_text()
-    assert "read-only token" in step and "CFG105" in step and "not in the diff" not in step
+    assert "read-only token" in step and "CFG204" in step and "| comment |" not in step
     assert pull.gh.read_token not in result.stderr + result.stdout + step
     assert pull.run("--fail-on", "never").exit_code == 0
 
@@ -254,7 +255,7 @@ def test_server_error_is_retried(pull: PullRequest) -> None:
     pull.gh.fail("pulls/list-files", 502, times=1)
     result = pull.run()
     assert result.exit_code == 1, result.stderr
-    assert len(pull.reviews()) == 1 and len(pull.review_comments()) == 2
+    assert len(pull.reviews()) == 1 and len(pull.review_comments()) >= 2
     assert len(pull.gh.requests_for("pulls/create-review")) == 2
 
 
@@ -273,6 +274,27 @@ def test_missing_pull_request_is_one_line_exit_2(pull: PullRequest) -> None:
     assert result.stderr.strip().count("\n") == 0 and "404" in result.stderr
 
 
+def test_bot_login_leaves_lookalike_comments_alone(pull: PullRequest) -> None:
+    """A human comment that carries the bot's markers is never edited or deleted when the login is known."""
+    lookalike = pull.gh.add_issue_comment(NAME, pull.number, f"{SUMMARY_MARKER}\nquoting the bot")
+    result = pull.run("--bot-login", pull.gh.bot_login)
+    assert result.exit_code == 1
+    comments = pull.issue_comments()
+    assert len(comments) == 2 and comments[0].id == lookalike.id and comments[0].body.endswith("quoting the bot")
+    mark = len(pull.gh.requests)
+    pull.run("--bot-login", pull.gh.bot_login)
+    assert pull.ops("issues/update-comment", mark) == 0 and pull.ops("issues/create-comment", mark) == 0
+
+
+def test_stale_run_does_not_write(pull: PullRequest) -> None:
+    """The PR moved on while this run linted an older head: the newer run owns the comments."""
+    pull.gh.push(NAME, "feature", {"README.md": "newer\n"})
+    result = pull.run()
+    assert result.exit_code == 1
+    assert pull.review_comments() == [] and pull.issue_comments() == []
+    assert "moved on" in result.stderr and "moved on" in pull.summary_file.read_text()
+
+
 def test_head_checkout_and_merge_checkout_agree(pull: PullRequest) -> None:
     """The base branch moves on after the PR was opened: the merge base keeps the diff to the PR's own."""
     git(pull.repo, "checkout", "-q", "main")
@@ -287,7 +309,17 @@ def test_head_checkout_and_merge_checkout_agree(pull: PullRequest) -> None:
     git(pull.repo, "merge", "-q", "--no-ff", "-m", "merge", "feature")
     merge_run = pull.run("--no-comment", "--base", tip)
     assert head_run.stdout == merge_run.stdout and "other.yaml" not in head_run.stdout
-    assert head_run.stdout.count("::error ") == 2
+    assert head_run.stdout.count("::error ") == 1
+
+
+def test_github_and_jinja2_stay_off_the_lint_path() -> None:
+    import subprocess
+    import sys
+
+    code = ("import sys, cfgcheck.cli, cfgcheck.github.review, cfgcheck.github.client; "
+            "print(sorted(m for m in ('github', 'jinja2') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 def test_action_yml_is_valid() -> None:
@@ -304,9 +336,9 @@ def test_action_yml_is_valid() -> None:
     runs = [s["run"] for s in steps if "run" in s]
     assert runs and all("${{" not in run for run in runs), "inputs reach the shell through env:, never ${{ }}"
     assert any('pip install' in run and '"$GITHUB_ACTION_PATH"' in run for run in runs)
-    assert any("cfgcheck review" in run for run in runs)
+    assert any("args=(review " in run and "cfgcheck-venv" in run for run in runs)
     assert all(s.get("shell") == "bash" for s in steps if "run" in s)
-    review = next(s for s in steps if "run" in s and "cfgcheck review" in s["run"])
+    review = next(s for s in steps if "run" in s and "args=(review " in s["run"])
     assert review["id"] and "GITHUB_TOKEN" in review["env"]
     for name, output in action["outputs"].items():
         assert output["value"] == f"${{{{ steps.{review['id']}.outputs.{name} }}}}"

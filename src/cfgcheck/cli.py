@@ -184,6 +184,64 @@ def review_command(
     raise typer.Exit(code)
 
 
+@app.command("fix")
+def fix_command(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
+    diff: bool = typer.Option(False, "--diff", help="Print a unified diff instead of writing the files."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
+    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
+) -> None:
+    """Apply the mechanical fixes of findings (e.g. abbreviated flags spelled out); every other byte is kept."""
+    from .lint import lint as run_lint
+    from .propose.fix import compute, unified_diff, write
+
+    paths = paths or [Path(".")]
+    config = _config(paths, config_file)
+    outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
+    for finding, why in outcome.skipped:
+        sys.stderr.write(f"cfgcheck: skipped {finding.code} at {finding.location.path}:{finding.location.line}: {why}\n")
+    if diff:
+        sys.stdout.write(unified_diff(outcome.files))
+        raise typer.Exit(0)
+    try:
+        write(config.root, outcome.files)
+    except (OSError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+    count = len(outcome.applied)
+    if count:
+        sys.stdout.write(f"fixed {count} finding{'s' if count != 1 else ''} in {len(outcome.files)} "
+                         f"file{'s' if len(outcome.files) != 1 else ''}\n")
+    else:
+        sys.stdout.write("nothing to fix\n")
+
+
+@app.command("propose")
+def propose_command(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders to look for the served models in (default: the repository)."),
+    sets: Optional[List[str]] = typer.Option(None, "--set", help="NAME.SETTING=VALUE (repeatable); SETTING may be arg:--flag."),
+    file: Optional[Path] = typer.Option(None, "--file", help="A proposal file: title, why, set."),
+    title: Optional[str] = typer.Option(None, "--title", help="Title of the PR and the ADR."),
+    why: Optional[str] = typer.Option(None, "--why", help="The decision, recorded in the ADR."),
+    fix: bool = typer.Option(False, "--fix", help="Propose the mechanical fixes of current findings instead."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base branch (default: the remote's default branch)."),
+    remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY or the remote URL)."),
+    token: Optional[str] = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN)."),
+    api_url: Optional[str] = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, the ADR and the PR body; write nothing."),
+    allow_findings: bool = typer.Option(False, "--allow-findings", help="Propose even if the change introduces errors."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+) -> None:
+    """Propose a serving change as one pull request: edits, re-lint, ADR stub and governance checklist."""
+    from .propose.run import Options, main as run_main
+
+    code = run_main(Options(sets=list(sets or []), file=file, title=title, why=why, fix=fix, paths=list(paths or []),
+                            base=base, remote=remote, repo=repo, dry_run=dry_run, allow_findings=allow_findings,
+                            config_file=config_file, token=token, api_url=api_url))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     """Console entry point: user mistakes exit 2 with one line, never a traceback."""
     try:

@@ -718,36 +718,40 @@ _FLAG_IN_TEXT = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
 
 
 def successor(engine: str, option_string: str, version: str | None = None) -> str | None:
-    """The option that replaced a removed one, where the catalog data determines it.
+    """The option that replaced a removed one in ``version`` (default: the newest), where the data says.
 
-    In the last version that had the option: an alias of the same action, or a flag named by its
-    deprecation note, that ``version`` (default: the newest) accepts; else an option of the same
-    destination under a new name in ``version``.
+    Looked up in the last catalogued version before ``version`` that had the option: an alias of the
+    same action with the same polarity that ``version`` accepts; else a flag named by its
+    deprecation note that ``version`` accepts; else the one option of ``version`` with the same
+    destination. None when none of these determines it.
     """
     had = history(engine, option_string)
-    if not had:
-        return None
-    target_version = version or versions(engine)[-1]
-    target = catalog_for(engine, target_version)
-    if target is None:
+    target = catalog_for(engine, version or versions(engine)[-1])
+    if not had or target is None:
         return None
     option = _normalized_exact(engine, option_string)
-    last = catalog_for(engine, had[-1])
+    if target.option(option) is not None:
+        return None
+    before = [v for v in had if version_key(v) < version_key(target.version)]
+    last = catalog_for(engine, before[-1] if before else had[-1])
     spec = last.option(option) if last else None
     if spec is None:
         return None
-    if target.option(option) is not None:
-        return None
+    negative = spec.is_negative(option)
     for alias in spec.option_strings:
-        if alias != option and alias.startswith("--") and target.option(alias) is not None:
+        if alias != option and alias.startswith("--") and spec.is_negative(alias) == negative \
+                and target.option(alias) is not None:
             return alias
     if spec.deprecated_note:
         for flag in _FLAG_IN_TEXT.findall(spec.deprecated_note):
             if flag != option and target.option(flag) is not None:
                 return flag
-    same_dest = [s for s in target.options() if s.dest == spec.dest and not s.negative]
+    same_dest = [s for s in target.options() if s.dest == spec.dest]
     if len(same_dest) == 1:
-        return same_dest[0].name
+        new = same_dest[0]
+        if negative and not new.negative:
+            return new.negative_forms[0] if new.negative_forms else None
+        return new.name if not new.negative or negative else None
     return None
 
 

@@ -222,11 +222,9 @@ def render_review_comment(finding: Finding, root: Path | None = None, resolved_i
 def resolve_body(body: str, sha: str) -> str:
     """An existing inline comment's body, marked resolved (kept because someone replied)."""
     markers = "".join(m.group(0) + "\n" for m in FP_MARKER.finditer(body))
-    headline = ""
-    for line in body.splitlines():
-        if line.strip() and not line.lstrip().startswith("<!--"):
-            headline = line.strip()
-            break
+    # the heading (severity, rule, served model) and the message: one struck-through line
+    text = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("<!--")]
+    headline = " — ".join(text[:2])
     return f"{markers}{RESOLVED_MARKER}\n**Resolved in {sha}.** ~~{headline}~~\n"
 
 
@@ -315,6 +313,12 @@ class Publisher:
 
     def publish(self, result, changes: list) -> Outcome:
         """Post the review, clean up, update the summary; a 403 on a write degrades."""
+        if self.ctx.head is not None and self.ctx.head != self.api_head:
+            # A newer push has its own run; writing from this one could undo what that run posted.
+            self.outcome.notice = (f"the pull request moved on to {self.api_head[:7]} while this run linted "
+                                   f"{self.ctx.head[:7]}: no comments from this run (the newer run posts them)")
+            self.outcome.degraded = True
+            return self.outcome
         try:
             self._review(result)
             self._summary(result, changes)
@@ -327,10 +331,6 @@ class Publisher:
     def _review(self, result) -> None:
         outcome = self.outcome
         diff_lines = {f.filename: right_lines(f.patch) for f in self.files}
-        moved = self.ctx.head is not None and self.ctx.head != self.api_head
-        if moved:
-            outcome.notice = (f"the pull request moved on to {self.api_head[:7]} while this run linted "
-                              f"{self.ctx.head[:7]}: no inline comments (the newer run posts them)")
         ours: dict[str, Any] = {}
         replied: dict[int, set[str]] = {}
         for comment in self.review_comments:
@@ -350,7 +350,7 @@ class Publisher:
             if fp in ours:
                 outcome.placement[fp] = "inline"
                 continue
-            if moved or finding.location.line not in diff_lines.get(finding.location.path, ()):
+            if finding.location.line not in diff_lines.get(finding.location.path, ()):
                 outcome.placement[fp] = "outside"
             elif len(new) >= MAX_INLINE:
                 outcome.placement[fp] = "limit"
@@ -491,8 +491,8 @@ def run(options: Options) -> int:
         if outcome is not None and outcome.notice:
             sys.stderr.write(f"cfgcheck: {redact(outcome.notice, token)}\n")
         elif outcome is not None:
-            sys.stderr.write(f"cfgcheck: {outcome.posted} new review comments, {outcome.kept} kept, "
-                             f"{outcome.deleted} deleted, {outcome.resolved} marked resolved; "
+            sys.stderr.write(f"cfgcheck: {outcome.posted} new review comment{'s' if outcome.posted != 1 else ''}, "
+                             f"{outcome.kept} kept, {outcome.deleted} deleted, {outcome.resolved} marked resolved; "
                              f"summary comment {outcome.summary}\n")
 
     sys.stdout.write(annotations.render(result))

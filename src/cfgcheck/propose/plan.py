@@ -159,8 +159,8 @@ def build(sets: list[str], file: Path | None, title: str | None, why: str | None
 
 
 def known_settings(model: ServedModel) -> list[str]:
-    names = set(model.settings) | set(SPECIAL_SETTINGS) | set(COMMON_SETTINGS)
-    names |= set(argv_mod.CANONICAL_DESTS.get(model.engine, {}).values())
+    names = set(model.settings) | set(SPECIAL_SETTINGS)
+    names |= set(argv_mod.CANONICAL_DESTS.get(model.engine, {}).values()) or set(COMMON_SETTINGS)
     names -= {"api_key", "gpu_vendor", "model_quantization"}
     return sorted(names)
 
@@ -197,6 +197,11 @@ def resolve_change(change: Change, model: ServedModel) -> Resolved:
         dest = flag.lstrip("-").replace("-", "_")
         name = argv_mod.canonical_name(model.engine, dest)
         current = [s for occ in model.occurrences.values() for s in occ if s.source == flag]
+        if _is_switch(model, flag) or (not isinstance(change.raw, bool) and str(change.raw).strip() == ""):
+            text = str(change.raw).strip().lower()
+            if text not in ("", "true", "yes", "on", "1"):
+                raise PlanError(f"{change.spec()}: {flag} is a switch; only {flag}=true can be proposed")
+            return Resolved(change, model, name, flag, True, current)
         value = _typed(change, name, change.raw, model.engine, raw_flag=True)
         return Resolved(change, model, name, flag, value, current)
     valid = known_settings(model)
@@ -215,13 +220,30 @@ def resolve_change(change: Change, model: ServedModel) -> Resolved:
     return Resolved(change, model, setting, None, value, current)
 
 
+def _is_switch(model: ServedModel, flag: str) -> bool:
+    """The engine version's catalog says the flag takes no value."""
+    try:
+        from ..engines.catalog import catalog_for
+
+        catalog = catalog_for(model.engine, model.engine_version)
+        option = catalog.option(flag) if catalog is not None else None
+    except Exception:  # noqa: BLE001 - no catalog: assume the flag takes a value
+        return False
+    return option is not None and not option.takes_value
+
+
+def _int_text(text: str) -> int | None:
+    cleaned = text.replace("_", "").replace(",", "")
+    return int(cleaned) if re.fullmatch(r"[-+]?\d+", cleaned) else None
+
+
 def _typed(change: Change, name: str, raw: Any, engine: str, raw_flag: bool = False) -> Any:
     """The value converted to the setting's type, or a one-line error."""
     text = str(raw).strip() if not isinstance(raw, bool) else ("true" if raw else "false")
     if name in argv_mod.INT_SETTINGS:
         if isinstance(raw, bool):
             raise PlanError(f"{change.spec()}: {name} takes an integer, not {text}")
-        value = raw if isinstance(raw, int) else argv_mod.human_int(text.replace("_", "").replace(",", ""))
+        value = raw if isinstance(raw, int) else _int_text(text)
         if value is None:
             raise PlanError(f"{change.spec()}: {name} takes an integer, not '{text}'")
         if value <= 0 and name != "kv_cache_memory_bytes":

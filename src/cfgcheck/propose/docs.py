@@ -1,0 +1,227 @@
+"""The documents of a proposal: ADR stub and PR body (with the governance checklist), from templates.
+
+Everything the templates need is computed here: before/after settings per served model, capacity
+arithmetic, the lint result, and the facts the checklist chooses its items by. Wording lives in the
+templates (``templates/*.md.j2``, overridable in ``.cfgcheck/templates/``).
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..changes import ModelChange
+from ..lint import LintResult
+from ..model import ServedModel
+from .github import marker, read_marker
+
+NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
+_ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
+_DATE = re.compile(r"^\s*[-*]?\s*Date:\s*(\d{4}-\d{2}-\d{2})", re.M)
+
+
+def slug(text: str, limit: int = 60) -> str:
+    value = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    return value[:limit].rstrip("-") or "change"
+
+
+def next_adr_number(folder: Path) -> int:
+    numbers = [int(m.group(1)) for p in folder.glob("*.md") if (m := _ADR_NAME.match(p.name))] if folder.is_dir() else []
+    return max(numbers, default=0) + 1
+
+
+def adr_history(text: str | None) -> list[dict]:
+    data = read_marker(text)
+    proposals = data.get("proposals") if data else None
+    return [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else []
+
+
+def adr_date(text: str | None) -> str | None:
+    match = _DATE.search(text or "")
+    return match.group(1) if match else None
+
+
+@dataclass
+class Row:
+    setting: str
+    before: Any
+    after: Any
+
+
+@dataclass
+class ModelDoc:
+    name: str
+    path: str
+    kind: str
+    rows: list[Row] = field(default_factory=list)
+    pool_tokens: int | None = None
+    pool_source: str = "unknown"
+    pool_evidence: str | None = None
+    len_before: int | None = None
+    len_after: int | None = None
+    seqs_before: int | None = None
+    seqs_after: int | None = None
+    concurrency_before: float | None = None
+    concurrency_after: float | None = None
+    outage: bool = False
+    strategy: str | None = None
+    replicas: Any = None
+    added: bool = False
+
+    @property
+    def capacity(self) -> bool:
+        return self.concurrency_before is not None or self.concurrency_after is not None
+
+    @property
+    def settings(self) -> list[str]:
+        return [row.setting for row in self.rows]
+
+
+def _display(value: Any) -> Any:
+    return "(unset)" if value is None else value
+
+
+def _rows(base: ServedModel | None, head: ServedModel) -> list[Row]:
+    rows = []
+    before_settings = base.settings if base is not None else {}
+    names = list(dict.fromkeys(list(before_settings) + list(head.settings)))
+    for name in names:
+        old, new = before_settings.get(name), head.settings.get(name)
+        old_value = old.value if old is not None else None
+        new_value = new.value if new is not None else None
+        if repr(old_value) != repr(new_value):
+            rows.append(Row(name, _display(old_value), _display(new_value)))
+    old_image = base.image.value if base is not None and base.image is not None else None
+    new_image = head.image.value if head.image is not None else None
+    if old_image != new_image:
+        rows.insert(0, Row("image", _display(old_image), _display(new_image)))
+    return rows
+
+
+def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[ServedModel],
+               config: dict) -> list[ModelDoc]:
+    from .. import capacity
+
+    base_by_id = {m.identity: m for m in base}
+    docs = []
+    for change in changes:
+        if change.after is None:
+            continue
+        model = next((m for m in head if m.name == change.name and m.path == change.path), None)
+        if model is None:
+            continue
+        previous = base_by_id.get(model.identity)
+        estimate = capacity.estimate(model, config)
+        doc = ModelDoc(model.name, model.path, model.kind, _rows(previous, model), added=previous is None)
+        doc.pool_tokens, doc.pool_source = change.after.pool_tokens, change.after.pool_source
+        doc.pool_evidence = estimate.kv_pool_evidence
+        doc.len_after, doc.seqs_after, doc.concurrency_after = (change.after.max_model_len, change.after.max_num_seqs,
+                                                               change.after.concurrency)
+        if change.before is not None:
+            doc.len_before, doc.seqs_before = change.before.max_model_len, change.before.max_num_seqs
+            doc.concurrency_before = change.before.concurrency
+        strategy = model.strategy.value if model.strategy is not None else None
+        replicas = model.replicas.value if model.replicas is not None else None
+        doc.strategy, doc.replicas = strategy, replicas
+        # as CFG401 decides: one replica that cannot roll (the old pod must stop before the new starts)
+        doc.outage = (replicas if replicas is not None else 1) == 1 and strategy in NO_ROLL
+        if doc.rows or doc.pool_tokens is not None:
+            docs.append(doc)
+    return docs
+
+
+def outages(models: list[ModelDoc], result: LintResult, touched: list[str] = ()) -> list[dict[str, Any]]:
+    """Served models the change restarts with nothing else serving: CFG401's findings, and the changed
+    models (``touched``: identities) whose one replica cannot roll."""
+    found: dict[str, dict[str, Any]] = {}
+    for model in models:
+        if model.outage:
+            found[model.name] = {"name": model.name, "strategy": model.strategy}
+    for served in result.models:
+        strategy = served.strategy.value if served.strategy is not None else None
+        replicas = served.replicas.value if served.replicas is not None else 1
+        if served.identity in touched and replicas == 1 and strategy in NO_ROLL:
+            found.setdefault(served.name, {"name": served.name, "strategy": strategy})
+    for finding in result.active():
+        if finding.code == "CFG401" and finding.model and finding.model not in found:
+            strategy = next((m.strategy.value for m in result.models if m.name == finding.model and m.strategy), None)
+            found[finding.model] = {"name": finding.model, "strategy": strategy}
+    return list(found.values())
+
+
+def facts(models: list[ModelDoc], fix_only: bool, outage: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """What changed, for the governance checklist to choose its items by."""
+    changed = {row.setting for m in models for row in m.rows}
+    raised = [m for m in models if None not in (m.seqs_before, m.seqs_after) and m.seqs_after > m.seqs_before]
+    capped = [m for m in models if None not in (m.len_before, m.len_after) and m.len_after < m.len_before]
+    return {
+        "fix_only": fix_only,
+        "seqs_raised": raised,
+        "context_capped": capped,
+        "cap_with_raise": [m for m in raised if m in capped],
+        "raise_without_cap": [m for m in raised if m not in capped],
+        "performance": not fix_only and bool(changed),
+        "pool_measured": [m for m in models if m.pool_source == "measured"],
+        "image_changed": "image" in changed,
+        "model_changed": bool({"model", "model_revision"} & changed),
+        "outage": outage if outage is not None else [{"name": m.name, "strategy": m.strategy}
+                                                      for m in models if m.outage],
+        "changed": sorted(changed),
+    }
+
+
+def lint_summary(result: LintResult, allowed: bool) -> dict[str, Any]:
+    active = result.active()
+    counts = {"error": 0, "warning": 0, "note": 0}
+    for finding in active:
+        counts[finding.severity] = counts.get(finding.severity, 0) + 1
+    return {
+        "errors": counts["error"], "warnings": counts["warning"], "notes": counts["note"],
+        "findings": active, "fixed": list(result.fixed), "allowed": allowed,
+    }
+
+
+def _code(value: Any) -> str:
+    """A value as an inline code span (backticks and line breaks removed, so it cannot break out)."""
+    from ..render import format_number
+
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        text = format_number(value) if isinstance(value, int) else repr(value)
+    else:
+        text = str(value)
+    text = text.replace("`", "'").replace("\r", " ").replace("\n", " ").replace("|", "\\|")
+    return f"`{text}`"
+
+
+def _times(value: Any) -> str:
+    return "?" if value is None else f"{value:.2f}x"
+
+
+def environment(root: Path | None):
+    from ..render import environment as base_environment
+
+    env = base_environment(root)
+    env.filters["code"] = _code
+    env.filters["times"] = _times
+    return env
+
+
+def relative_link(from_file: str, to_file: str) -> str:
+    return Path(os.path.relpath(to_file, os.path.dirname(from_file) or ".")).as_posix()
+
+
+def render(root: Path | None, template: str, **context: Any) -> str:
+    return environment(root).get_template(template).render(**context)
+
+
+def today() -> str:
+    return os.environ.get("CFGCHECK_DATE") or _dt.date.today().isoformat()
+
+
+def with_marker(text: str, data: dict[str, Any]) -> str:
+    text = text.rstrip("\n") + "\n"
+    return text + "\n" + marker(data) + "\n"

@@ -1,0 +1,129 @@
+"""Pull requests for ``propose`` (PyGithub, imported lazily through ``cfgcheck.github.client``).
+
+A proposal PR carries a hidden marker in its body naming the served models it changes, so a later
+proposal for any of them joins it instead of opening a second PR, and a re-run finds it.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..github.client import GitHubError, connect, describe, token_from
+
+MARKER = "cfgcheck-propose"
+_MARKER_RE = re.compile(r"<!-- " + MARKER + r" (\{.*?\}) -->", re.S)
+
+
+def marker(data: dict[str, Any]) -> str:
+    text = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("--", "-\\u002d").replace(">", "\\u003e")
+    return f"<!-- {MARKER} {text} -->"
+
+
+def read_marker(text: str | None) -> dict[str, Any] | None:
+    match = _MARKER_RE.search(text or "")
+    if not match:
+        return None
+    try:
+        data = json.loads(match.group(1))
+    except ValueError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+@dataclass
+class OpenProposal:
+    number: int
+    branch: str
+    url: str
+    title: str
+    body: str
+    models: list[str]
+    pull: Any  # github.PullRequest.PullRequest
+    proposals: list[dict] = field(default_factory=list)
+
+
+class Hub:
+    """The repository on GitHub, with every failure turned into a one-line ``GitHubError``."""
+
+    def __init__(self, repository: str, token: str | None = None, api_url: str | None = None):
+        self.repository = repository
+        self.token = token_from(token)
+        self.api_url = api_url
+        self._repo = None
+        self._conn = None
+
+    def _call(self, action: str, fn, *args, **kwargs):
+        try:
+            return fn(*args, **kwargs)
+        except GitHubError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - PyGithub, requests and urllib3 errors alike
+            raise describe(exc, self.token, action) from None
+
+    @property
+    def repo(self):
+        if self._repo is None:
+            self._conn = self._call("connect to GitHub", connect, self.token, self.api_url)
+            self._repo = self._call(f"read repository {self.repository}", self._conn.github.get_repo,
+                                    self.repository)
+        return self._repo
+
+    @property
+    def owner(self) -> str:
+        return self.repository.split("/", 1)[0]
+
+    def html_url(self) -> str | None:
+        try:
+            return self.repo.html_url
+        except GitHubError:
+            return None
+
+    def _proposal(self, pull) -> OpenProposal | None:
+        data = read_marker(pull.body)
+        if data is None:
+            return None
+        proposals = data.get("proposals")
+        return OpenProposal(pull.number, pull.head.ref, pull.html_url, pull.title, pull.body or "",
+                            [str(m) for m in data.get("models", [])], pull,
+                            [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else [])
+
+    def open_proposals(self, base: str) -> list[OpenProposal]:
+        def listing():
+            return [p for p in (self._proposal(pull) for pull in self.repo.get_pulls(state="open", base=base))
+                    if p is not None]
+
+        return self._call("list open pull requests", listing)
+
+    def find_for_models(self, identities: list[str], base: str) -> OpenProposal | None:
+        """The oldest open cfgcheck proposal that changes any of these served models."""
+        wanted = set(identities)
+        found = [p for p in self.open_proposals(base) if wanted & set(p.models)]
+        return min(found, key=lambda p: p.number) if found else None
+
+    def find_for_branch(self, branch: str, base: str) -> Any | None:
+        def listing():
+            for pull in self.repo.get_pulls(state="open", base=base, head=f"{self.owner}:{branch}"):
+                if pull.head.ref == branch:
+                    return pull
+            return None
+
+        return self._call("list open pull requests", listing)
+
+    def create(self, base: str, branch: str, title: str, body: str):
+        return self._call("open the pull request", self.repo.create_pull, base=base, head=branch, title=title,
+                          body=body)
+
+    def update(self, pull, title: str, body: str) -> bool:
+        """Edit title and body when they differ; True when something changed."""
+        changes = {}
+        if pull.title != title:
+            changes["title"] = title
+        if (pull.body or "") != body:
+            changes["body"] = body
+        if not changes:
+            return False
+        self._call(f"update pull request #{pull.number}", pull.edit, **changes)
+        return True

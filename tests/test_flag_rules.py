@@ -1,0 +1,170 @@
+"""CFG101-CFG105 called directly on hand-built served models."""
+
+from __future__ import annotations
+
+from types import SimpleNamespace
+
+import pytest
+
+from cfgcheck.engines.catalog import known_versions, versions
+from cfgcheck.model import ArgToken, Location, ServedModel, Setting
+from cfgcheck.rules import abbreviated_flag, ambiguous_flag, invalid_flag_value, removed_flag, unknown_flag
+
+RULES = (abbreviated_flag, ambiguous_flag, unknown_flag, removed_flag, invalid_flag_value)
+
+
+def served(engine: str, version: str | None, *args: str, image: str | None = None, synthetic: tuple = (),
+           column: int = 9) -> ServedModel:
+    tokens = [ArgToken(text, Location("deploy.yaml", 10 + i, column), synthetic=i in synthetic)
+              for i, text in enumerate(args)]
+    model = ServedModel("chat", "Deployment", "deploy.yaml", 0, Location("deploy.yaml", 1, 1),
+                        engine=engine, engine_version=version, argv=tokens)
+    if image:
+        model.image = Setting("image", image, Location("deploy.yaml", 5, 18), "spec.containers[0].image")
+    return model
+
+
+def run(rule, model, **options):
+    ctx = SimpleNamespace(options={**rule.OPTIONS, **options})
+    return list(rule.check(model, ctx))
+
+
+def run_all(model) -> dict[str, list]:
+    return {rule.CODE: run(rule, model) for rule in RULES}
+
+
+def test_abbreviation_with_fix() -> None:
+    model = served("vllm", "0.26.0", "Qwen/Qwen3-8B", "--kv-cache-memory", "8G")
+    (finding,) = run(abbreviated_flag, model)
+    assert "--kv-cache-memory-bytes" in finding.message and "vLLM 0.26.0" in finding.message
+    (edit,) = finding.fix.edits
+    assert (edit.old, edit.new) == ("--kv-cache-memory", "--kv-cache-memory-bytes")
+    assert (edit.location.line, edit.location.column, edit.location.end_column) == (11, 9, 9 + 17 - 1)
+
+
+def test_abbreviation_fix_replaces_only_the_flag_part() -> None:
+    model = served("vllm", "0.26.0", "--gpu-memory-util=0.85", "--compilation.mode", "3")
+    first, second = run(abbreviated_flag, model)
+    edit = first.fix.edits[0]
+    assert (edit.old, edit.new) == ("--gpu-memory-util", "--gpu-memory-utilization")
+    assert edit.location.end_column == 9 + len("--gpu-memory-util") - 1
+    assert (second.fix.edits[0].old, second.fix.edits[0].new) == ("--compilation.mode", "--compilation-config.mode")
+
+
+def test_abbreviation_that_breaks_later_says_so() -> None:
+    if "0.33.0" not in known_versions("vllm"):
+        pytest.skip("needs vLLM 0.33.0")
+    (finding,) = run(abbreviated_flag, served("vllm", "0.10.2", "--max-num-seq", "8"))
+    assert finding.fix.edits[0].new == "--max-num-seqs"
+    (finding,) = run(abbreviated_flag, served("vllm", "0.10.2", "--max-num-b", "8192"))
+    assert "ambiguous from vLLM" in finding.remediation
+
+
+def test_assumed_version_is_named() -> None:
+    newest = versions("vllm")[-1]
+    model = served("vllm", None, "--kv-cache-mem", "1G", image="vllm/vllm-openai:nightly")
+    (finding,) = run(abbreviated_flag, model)
+    assert f"assumed vLLM {newest}" in finding.message and "'nightly'" in finding.message
+    model = served("vllm", None, "--bogus-flag", image="vllm/vllm-openai:latest")
+    assert "assumed" in run(unknown_flag, model)[0].message
+
+
+def test_full_names_and_synthetic_tokens_pass() -> None:
+    model = served("vllm", "0.26.0", "--kv-cache-memory-bytes", "8G", "--max_num_seqs", "64", "--enforce-eager",
+                   "-tp", "2", "--compilation-config.mode", "3", "-O3", "--hf-overrides", '{"a": 1}')
+    assert run_all(model) == {rule.CODE: [] for rule in RULES}
+    synthetic = served("vllm", "0.26.0", "--max-model", "4096", "--bogus", synthetic=(0, 2))
+    assert all(not run(rule, synthetic) for rule in (abbreviated_flag, unknown_flag, removed_flag))
+
+
+def test_allow_option() -> None:
+    model = served("vllm", "0.26.0", "--max-model", "4096")
+    assert run(abbreviated_flag, model, allow=["--max-model"]) == []
+
+
+def test_ambiguous() -> None:
+    (finding,) = run(ambiguous_flag, served("vllm", "0.26.0", "--max-num", "64"))
+    assert "--max-num-seqs" in finding.message and "--max-num-batched-tokens" in finding.message
+    assert finding.location.line == 10
+
+
+def test_sglang_cuda_graph_max_bs() -> None:
+    if "0.5.23" not in known_versions("sglang"):
+        pytest.skip("needs SGLang 0.5.23")
+    model = served("sglang", "0.5.23", "--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "256",
+                   "--mem-frac", "0.8", "--max_running_requests", "8")
+    found = run_all(model)
+    (amb,) = found["CFG102"]
+    assert "--cuda-graph-max-bs-decode" in amb.message
+    (abbrev,) = found["CFG101"]
+    assert abbrev.fix.edits[0].new == "--mem-fraction-static"
+    (unknown,) = found["CFG103"]  # SGLang does not rewrite underscores
+    assert "--max_running_requests" in unknown.message and "--max-running-requests" in unknown.remediation
+
+
+def test_unknown_suggests_and_removed_takes_precedence() -> None:
+    model = served("vllm", "0.26.0", "--gpu-memory-utilisation", "0.85", "--swap-space", "4",
+                   "--disable-log-requests")
+    found = run_all(model)
+    (unknown,) = found["CFG103"]
+    assert "--gpu-memory-utilisation" in unknown.message and "--gpu-memory-utilization" in unknown.remediation
+    removed = found["CFG104"]
+    assert [f.setting for f in removed] == ["--swap-space", "--disable-log-requests"]
+    assert "0.10.2" in removed[0].message and "vLLM 0.26.0" in removed[0].message
+
+
+def test_removed_in_033() -> None:
+    if "0.33.0" not in known_versions("vllm"):
+        pytest.skip("needs vLLM 0.33.0")
+    model = served("vllm", "0.33.0", "--calculate-kv-scales", "--max-num-partial-prefills", "2")
+    found = run_all(model)
+    assert len(found["CFG104"]) == 2 and not found["CFG103"]
+    assert "0.26.0" in found["CFG104"][0].message
+
+
+def test_flag_added_later_is_unknown_with_version() -> None:
+    if "0.33.0" not in known_versions("vllm"):
+        pytest.skip("needs vLLM 0.33.0")
+    (finding,) = run(unknown_flag, served("vllm", "0.26.0", "--device-memory-utilization", "0.9"))
+    assert "added in vLLM" in finding.message
+    assert not run(removed_flag, served("vllm", "0.26.0", "--device-memory-utilization", "0.9"))
+
+
+def test_invalid_values() -> None:
+    model = served("vllm", "0.26.0", "--max-num-seqs", "64.5", "--kv-cache-dtype=FP8", "--max-model-len", "1.5K",
+                   "--enforce-eager", "true", "--enable-prefix-caching=false", "--kv-cache-dtype", "fp9")
+    found = run(invalid_flag_value, model)
+    messages = [f.message for f in found]
+    assert len(found) == 6, messages
+    assert "expects an integer" in messages[0] and found[0].location.line == 11
+    fp8 = found[1]
+    assert fp8.fix.edits[0].old == "FP8" and fp8.fix.edits[0].new == "fp8"
+    assert fp8.location.column == 9 + len("--kv-cache-dtype=")
+    assert "decimals" in messages[2]
+    assert "takes no value" in messages[3] and found[3].location.line == 15
+    assert "--no-enable-prefix-caching" in found[4].remediation
+    assert "not one of" in messages[5]
+
+
+def test_valid_values_and_templated() -> None:
+    model = served("vllm", "0.26.0", "--max-model-len", "32K", "--kv-cache-dtype", "fp8", "--max-num-seqs", "$(SEQS)",
+                   "--gpu-memory-utilization=0.9", "--no-enable-prefix-caching", "--port", "8000")
+    assert run(invalid_flag_value, model) == []
+
+
+def test_secret_values_are_not_repeated() -> None:
+    model = served("vllm", "0.26.0", "--api-key", "sk-secret", "--max-num-seqs", "sk-secret-2")
+    for finding in run(invalid_flag_value, model):
+        assert "sk-secret" not in finding.message
+
+
+def test_python_launcher_prefix_is_skipped() -> None:
+    if not known_versions("sglang"):
+        pytest.skip("no SGLang catalog")
+    model = served("sglang", None, "python3", "-m", "sglang.launch_server", "--model-path", "m", "--port", "30000")
+    assert run_all(model) == {rule.CODE: [] for rule in RULES}
+
+
+def test_no_catalog_no_findings() -> None:
+    model = served("llama.cpp", None, "--ctx", "4096")
+    assert run_all(model) == {rule.CODE: [] for rule in RULES}
