@@ -502,7 +502,17 @@ def _build_tokenspeed(src: Path):
 
     # No GPU here: tokenspeed_kernel refuses to detect a platform. Describe an H100 80GB instead
     # (only defaults can depend on it; the option set does not).
+    import importlib.util
+    import types
+
+    # load tokenspeed_kernel.platform alone (the package __init__ asks for the platform at import)
+    kspec = importlib.util.find_spec("tokenspeed_kernel")
+    placeholder = types.ModuleType("tokenspeed_kernel")
+    placeholder.__path__ = list(kspec.submodule_search_locations)
+    sys.modules["tokenspeed_kernel"] = placeholder
     import tokenspeed_kernel.platform as kp
+
+    del sys.modules["tokenspeed_kernel"]
 
     arch = kp.ArchVersion(9, 0)
     features = kp._get_cuda_sm_features(arch) if hasattr(kp, "_get_cuda_sm_features") else frozenset()
@@ -510,6 +520,7 @@ def _build_tokenspeed(src: Path):
                            device_count=1, total_memory=80 * 2**30, memory_bandwidth=3350.0, sm_count=132,
                            max_threads_per_sm=2048, max_shared_memory_per_sm=228 * 1024, sm_features=features)
     kp._detect_platform = lambda: fake
+    import tokenspeed_kernel  # noqa: F401 - the real package, reusing the patched platform module
 
     from tokenspeed.runtime.utils.server_args import ServerArgs, prepare_server_args
 

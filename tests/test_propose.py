@@ -560,3 +560,14 @@ def test_values_mapping_insert_and_image_tag():
     (result,) = edit.apply({loaded.path: loaded}, {loaded.path: edits})
     assert result.after == text.replace('"v0.11.0"', '"v0.12.0"').replace(
         "contextSize: 8192\n", "contextSize: 8192\n      maxNumSeqs: 8\n")
+
+
+def test_git_messages_never_carry_credentials():
+    from cfgcheck.propose.gitops import clean, repository_from_url
+
+    token = "ghs_" + "a" * 36
+    message = f"fatal: unable to access 'https://x-access-token:{token}@github.com/acme/app.git/': 403\n"
+    assert clean(message, token) == "fatal: unable to access 'https://***@github.com/acme/app.git/': 403"
+    assert repository_from_url("git@github.com:acme/app.git") == "acme/app"
+    assert repository_from_url("https://github.com/acme/app") == "acme/app"
+    assert repository_from_url("/srv/git/origin.git") is None  # a local path names no GitHub repository

@@ -858,7 +858,7 @@ def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
     """The pool size a comment line states, or None."""
     if not _POOL_KEYWORD.search(text):
         return None
-    excluded = {int(x) for x in exclude if x}
+    excluded = {x for x in (_int(v) for v in exclude) if x}
     candidates: list[tuple[int, int, int]] = []  # (score, position, value)
     for m in re.finditer(_NUM, text):
         value = _parse_count(m.group(1), m.group(2))

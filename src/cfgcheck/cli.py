@@ -58,7 +58,7 @@ def _config(paths: list[Path], config_file: Optional[Path]):
     start = paths[0] if paths else Path.cwd()
     if not start.exists():
         raise ConfigError(f"path does not exist: {start}")
-    return load(repo_root(start.resolve()), config_file)
+    return load(repo_root(start.absolute()), config_file)  # not resolve(): a symlink must not move the root
 
 
 def write_output(text: str, output: Optional[Path]) -> None:

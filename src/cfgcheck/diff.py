@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .lint import (LintResult, discover, enabled_rules, finalize, run_rules, served_models, unreadable,
+from .lint import (LintResult, discover, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
                    YAML_SUFFIXES)
 from .model import Finding
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
@@ -101,7 +101,7 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
 
     head_files: list[LoadedFile] = []
     for change in changes:
-        if change.status != "D" and (root / change.path).is_file():
+        if change.status != "D" and (root / change.path).is_file() and not escapes(root / change.path, root):
             head_files.append(load_file(root, root / change.path, limits))
     base_files: list[LoadedFile] = []
     for change in changes:

@@ -97,24 +97,56 @@ def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: se
         real = path.resolve(strict=True)
     except (OSError, RuntimeError):
         return
-    if path.is_symlink() and not explicit:
-        try:
-            real.relative_to(root)
-        except ValueError:
-            return  # never follow a link out of the repository
+    if escapes(path, root, real):
+        return  # never follow a link out of the repository, even one named on the command line
     if real in seen or _excluded(path, root, exclude):
         return
     seen.add(real)
     found.append(path)
 
 
-def load(paths: list[Path], config: Config, fast: bool = True, progress: bool = False) -> list[LoadedFile]:
+def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
+    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
+    try:
+        real = real or path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True
+    if os.path.normpath(path.absolute()) == str(real):
+        return False
+    try:
+        real.relative_to(root.resolve())
+    except ValueError:
+        return True
+    return False
+
+
+# Every adapter needs one of these words in the raw bytes of a file to make a served model of it:
+# an engine name (launcher, module or image), an operator's API group or chart values key, a
+# directive, or a kustomization that may render one. A file without any is not parsed.
+SERVING_MARKERS = re.compile(
+    rb"vllm|sglang|tokenspeed|llama|llmkube|servingEngineSpec|inferenceservice|servingruntime|"
+    rb"llminferenceservice|cfgcheck|kind:\s*Kustomization|ome\.io", re.I)
+
+
+def serving_filter(config: Config):
+    """The prefilter for ``load_file``: markers, or a path named by a mapped ``values:`` entry."""
+    globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
+
+    def wanted(rel: str, data: bytes) -> bool:
+        return bool(SERVING_MARKERS.search(data)) or any(fnmatch.fnmatch(rel, g) for g in globs)
+
+    return wanted
+
+
+def load(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
+         prefilter: bool = True) -> list[LoadedFile]:
     files = discover(paths, config.root, config.get("exclude", []))
     limits = config.limits
     loaded = []
+    wanted = serving_filter(config) if prefilter else None
     reporter = _Progress(len(files)) if progress else None
     for file in files:
-        loaded.append(load_file(config.root, file, limits, fast))
+        loaded.append(load_file(config.root, file, limits, fast, wanted))
         if reporter:
             reporter.step()
     if reporter:
@@ -338,9 +370,11 @@ def suppression_findings(suppressions: list[Suppression], problems: list[tuple[L
 
 
 def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
-         fast: bool = True, progress: bool = False) -> LintResult:
+         fast: bool = True, progress: bool = False, prefilter: bool = True) -> LintResult:
+    """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
+    served model) change the cost, never the findings."""
     rules = enabled_rules(config, select, ignore)
-    loaded = load(paths, config, fast, progress)
+    loaded = load(paths, config, fast, progress, prefilter)
     models = served_models(loaded, config)
     findings = unreadable(loaded, rules, config) + run_rules(rules, config, models)
     return finalize(findings, loaded, models, rules, config)

@@ -13,11 +13,12 @@ breaks one is reported, never expanded.
 
 from __future__ import annotations
 
+import math
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 from .model import Edit, Location
 
@@ -42,21 +43,75 @@ class YamlError(Exception):
         self.message, self.line, self.column = message, line, column
 
 
-@dataclass(slots=True, eq=False)
-class YNode:
-    """A located YAML node. ``value`` is a list of (key, value) pairs for maps, a list for sequences,
-    and the resolved Python value for scalars. Lines and columns are 1-based; ``end_*`` exclusive."""
+_UNSET = object()
+_KIND_BY_CLASS: dict[type, str] = {}
 
-    kind: str  # map | seq | scalar
-    value: Any
-    line: int
-    column: int
-    end_line: int
-    end_column: int
-    start_index: int
-    end_index: int
-    style: str | None = None  # None (plain), "'", '"', "|", ">"
-    tag: str | None = None
+
+def _kind(raw: Any) -> str:
+    cls = raw.__class__
+    kind = _KIND_BY_CLASS.get(cls)
+    if kind is None:
+        name = cls.__name__
+        kind = "scalar" if name == "ScalarNode" else "seq" if name == "SequenceNode" else "map"
+        _KIND_BY_CLASS[cls] = kind
+    return kind
+
+
+class YNode:
+    """A located YAML node: a view over a composer node, whose children are wrapped when first read.
+
+    ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
+    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. Aliased nodes share one
+    view, so an alias is never expanded.
+    """
+
+    __slots__ = ("_raw", "_views", "kind", "line", "column", "end_line", "end_column", "start_index",
+                 "end_index", "style", "tag", "_value")
+
+    def __init__(self, raw: Any, views: dict[int, "YNode"]):
+        self._raw, self._views = raw, views
+        self.kind = _kind(raw)
+        start, end = raw.start_mark, raw.end_mark
+        self.line, self.column = start.line + 1, start.column + 1
+        self.end_line, self.end_column = end.line + 1, end.column + 1
+        self.start_index, self.end_index = start.index, end.index
+        self.style = _style_of(raw) if self.kind == "scalar" else None
+        tag = raw.tag if isinstance(raw.tag, str) else getattr(raw.tag, "value", None)
+        self.tag = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
+        self._value = _UNSET
+
+    @property
+    def value(self) -> Any:
+        if self._value is _UNSET:
+            raw = self._raw
+            if self.kind == "scalar":
+                # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
+                value = raw.value
+                if self.style == ">" and "\a" in value:
+                    value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
+                self._value = _resolve_plain(value) if self.style is None and self.tag is None else value
+            elif self.kind == "seq":
+                self._value = [self._view(child) for child in raw.value]
+            else:
+                pairs: list[tuple[YNode, YNode]] = []
+                for key, item in raw.value:
+                    key_view, item_view = self._view(key), self._view(item)
+                    if key_view.kind == "scalar" and key_view.style is None and key_view.value == "<<" \
+                            and item_view.kind in ("map", "seq"):
+                        pairs.extend(_merge_pairs(item_view))
+                    else:
+                        pairs.append((key_view, item_view))
+                self._value = pairs
+        return self._value
+
+    def _view(self, raw: Any) -> "YNode":
+        view = self._views.get(id(raw))
+        if view is None:
+            view = self._views[id(raw)] = YNode(raw, self._views)
+        return view
+
+    def __repr__(self) -> str:
+        return f"YNode({self.kind}, line {self.line}, column {self.column})"
 
     def get(self, key: str) -> "YNode | None":
         """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
@@ -138,6 +193,7 @@ class LoadedFile:
     documents: list[Document]
     comments: dict[int, Comment]  # by line
     error: YamlError | None = None
+    skipped: bool = False  # not parsed: the prefilter found nothing a served model could be made of
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""
@@ -161,6 +217,10 @@ class LoadedFile:
 
 def _resolve_plain(text: str) -> Any:
     """YAML 1.2 core schema for plain scalars."""
+    first = text[:1]
+    if first.isalpha() and first not in "tTfFnN" or first in "/$-{[<":
+        if first != "-" or text[1:2] == "-" or text[1:2].isalpha():
+            return text  # cannot be a number, boolean or null: most scalars take this path
     if text in ("", "~", "null", "Null", "NULL"):
         return None
     if text in ("true", "True", "TRUE"):
@@ -186,69 +246,66 @@ def _style_of(node: Any) -> str | None:
     return style if style in ("'", '"', "|", ">") else None
 
 
-class _TreeBuilder:
-    """Turns composer nodes (PyYAML or ruamel) into YNodes, sharing aliased subtrees."""
-
-    def __init__(self, limits: dict[str, int]):
-        self.max_depth = limits["max-depth"]
-        self.max_expanded = limits["max-expanded-nodes"]
-        self.built: dict[int, YNode] = {}
-        self.sizes: dict[int, int] = {}
-        self.problems: list[tuple[str, int, int]] = []
-
-    def build(self, node: Any, depth: int = 0) -> YNode:
-        memo = self.built.get(id(node))
-        if memo is not None:
-            return memo
-        if depth > self.max_depth:
-            raise YamlError(
-                f"nesting deeper than {self.max_depth} levels (limit max-depth)",
-                node.start_mark.line + 1, node.start_mark.column + 1)
-        start, end = node.start_mark, node.end_mark
-        cls = type(node).__name__
-        tag = node.tag if isinstance(node.tag, str) else getattr(node.tag, "value", None)
-        if cls == "ScalarNode":
-            style = _style_of(node)
-            explicit = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
-            # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-            value = _resolve_plain(node.value) if style is None and explicit is None else node.value
-            result = YNode("scalar", value, start.line + 1, start.column + 1, end.line + 1, end.column + 1,
-                           start.index, end.index, style, explicit)
-            size = 1
-        elif cls == "SequenceNode":
-            result = YNode("seq", [], start.line + 1, start.column + 1, end.line + 1, end.column + 1,
-                           start.index, end.index)
-            self.built[id(node)] = result
-            result.value = [self.build(child, depth + 1) for child in node.value]
-            size = 1 + sum(self.sizes.get(id(child), 1) for child in node.value)
+def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+    """One iterative pass over a composed document: enforce the depth and alias-expansion limits,
+    report duplicate keys, and collect the spans of scalars holding a ``#`` (for the comment scan).
+    Raises YamlError when a limit is broken."""
+    max_depth, problems = limits["max-depth"], []
+    stack: list[tuple[Any, int]] = [(raw, 0)]
+    seen: set[int] = set()
+    aliased = False
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliased = True
+            continue
+        seen.add(id(node))
+        if depth > max_depth:
+            mark = node.start_mark
+            raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)", mark.line + 1, mark.column + 1)
+        kind = _KIND_BY_CLASS.get(node.__class__) or _kind(node)
+        if kind == "scalar":
+            if "#" in node.value:
+                hash_spans.append((node.start_mark.index, node.end_mark.index))
+        elif kind == "seq":
+            stack.extend((child, depth + 1) for child in node.value)
         else:
-            result = YNode("map", [], start.line + 1, start.column + 1, end.line + 1, end.column + 1,
-                           start.index, end.index)
-            self.built[id(node)] = result
-            pairs = []
-            seen: dict[Any, YNode] = {}
-            for key, value in node.value:
-                key_node = self.build(key, depth + 1)
-                value_node = self.build(value, depth + 1)
-                if key_node.kind == "scalar" and key_node.value == "<<" and value_node.kind in ("map", "seq"):
-                    pairs.extend(_merge_pairs(value_node))
-                    continue
-                hashable = key_node.value if key_node.kind == "scalar" else id(key_node)
-                if hashable in seen:
-                    self.problems.append((
-                        f"duplicate key '{key_node.value}' (first at line {seen[hashable].line}); "
-                        "the last one is what Kubernetes uses", key_node.line, key_node.column))
-                seen[hashable] = key_node
-                pairs.append((key_node, value_node))
-            result.value = pairs
-            size = 1 + sum(self.sizes.get(id(k), 1) + self.sizes.get(id(v), 1) for k, v in node.value)
-        self.sizes[id(node)] = size
-        if size > self.max_expanded:
-            raise YamlError(
-                f"aliases expand to more than {self.max_expanded:,} nodes (limit max-expanded-nodes)",
-                start.line + 1, start.column + 1)
-        self.built[id(node)] = result
-        return result
+            first: dict[Any, Any] = {}
+            for key, item in node.value:
+                if _kind(key) == "scalar" and key.value != "<<":
+                    earlier = first.get(key.value)
+                    if earlier is not None:
+                        problems.append((f"duplicate key '{key.value}' (first at line {earlier.start_mark.line + 1}); "
+                                         "the last one is what Kubernetes uses", key.start_mark.line + 1,
+                                         key.start_mark.column + 1))
+                    first[key.value] = key
+                stack.append((key, depth + 1))
+                stack.append((item, depth + 1))
+    if aliased:
+        _check_expansion(raw, limits["max-expanded-nodes"])
+    return problems
+
+
+def _check_expansion(raw: Any, limit: int) -> None:
+    """The size a document would have with every alias expanded, computed without expanding."""
+    sizes: dict[int, int] = {}
+    stack: list[tuple[Any, bool]] = [(raw, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        kind = _kind(node)
+        children = [] if kind == "scalar" else node.value if kind == "seq" else [n for pair in node.value for n in pair]
+        if not ready:
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        size = 1 + sum(sizes.get(id(child), 1) for child in children)
+        sizes[id(node)] = size
+        if size > limit:
+            mark = node.start_mark
+            raise YamlError(f"aliases expand to more than {limit:,} nodes (limit max-expanded-nodes)",
+                            mark.line + 1, mark.column + 1)
 
 
 def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
@@ -261,13 +318,34 @@ def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
     return pairs
 
 
+def _fast_loader():
+    """libyaml's C composer with a resolver that does nothing: scalars are resolved by
+    ``_resolve_plain`` when read, so PyYAML's per-scalar regex resolution would be wasted work."""
+    import yaml
+    from yaml.cyaml import CParser
+    from yaml.resolver import BaseResolver
+
+    tags = {yaml.ScalarNode: "tag:yaml.org,2002:str", yaml.SequenceNode: "tag:yaml.org,2002:seq",
+            yaml.MappingNode: "tag:yaml.org,2002:map"}
+
+    class Loader(CParser, BaseResolver):
+        def __init__(self, stream):
+            CParser.__init__(self, stream)
+            BaseResolver.__init__(self)
+
+        def resolve(self, kind, value, implicit):
+            return tags[kind]
+
+    return Loader
+
+
 def _composer(prefer_fast: bool):
     if prefer_fast:
         try:
             import yaml  # PyYAML with libyaml: C composer keeping marks
 
             if getattr(yaml, "__with_libyaml__", False):
-                return lambda text: yaml.compose_all(text, Loader=yaml.CSafeLoader), yaml.YAMLError
+                return lambda text: yaml.compose_all(text, Loader=_fast_loader()), yaml.YAMLError
         except ImportError:
             pass
     from ruamel.yaml import YAML
@@ -281,6 +359,59 @@ def _composer(prefer_fast: bool):
 
 
 _COMPOSERS: dict[bool, Any] = {}
+
+# Composing is recursive (libyaml's C composer overflows the C stack near 30,000 levels) and keeps
+# every node in memory (about 800 bytes each). When a cheap count of the text's indicators says a
+# document could be deeper or larger than this, its events are counted first (iteratively, stopping
+# at the first limit broken) so that hostile input is refused before it is composed.
+_SAFE_COMPOSE_DEPTH = 1000
+
+
+def _may_exceed(text: str, limits: dict[str, int]) -> bool:
+    indicators = text.count("- ") + text.count("-\n") + text.count("?") + text.count("[") + text.count("{")
+    nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
+    depth_bound = indicators + math.isqrt(2 * len(text))
+    return nodes_bound > limits["max-expanded-nodes"] or depth_bound > min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
+
+
+def _event_parser(prefer_fast: bool):
+    if prefer_fast:
+        try:
+            import yaml
+
+            if getattr(yaml, "__with_libyaml__", False):
+                return lambda text: yaml.parse(text, Loader=yaml.CSafeLoader)
+        except ImportError:
+            pass
+    from ruamel.yaml import YAML
+
+    return lambda text: YAML(typ="rt", pure=True).parse(text)
+
+
+def _check_events(text: str, limits: dict[str, int], prefer_fast: bool) -> None:
+    """Raise YamlError at the first event that breaks max-depth, or max-expanded-nodes for a document
+    (unexpanded nodes: a lower bound of what the tree builder counts)."""
+    max_depth, max_nodes = limits["max-depth"], limits["max-expanded-nodes"]
+    depth = nodes = 0
+    for event in _event_parser(prefer_fast)(text):
+        name = type(event).__name__
+        if name in ("SequenceStartEvent", "MappingStartEvent"):
+            depth += 1
+            nodes += 1
+            if depth > max_depth + 1:
+                mark = event.start_mark
+                raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)",
+                                mark.line + 1, mark.column + 1)
+        elif name in ("SequenceEndEvent", "MappingEndEvent"):
+            depth -= 1
+        elif name in ("ScalarEvent", "AliasEvent"):
+            nodes += 1
+        elif name == "DocumentStartEvent":
+            nodes = 0
+        if nodes > max_nodes:
+            mark = event.start_mark
+            raise YamlError(f"document has more than {max_nodes:,} nodes (limit max-expanded-nodes)",
+                            mark.line + 1, mark.column + 1)
 
 
 def composer(prefer_fast: bool = True):
@@ -340,15 +471,18 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     loaded = LoadedFile(path, text, [], {})
     compose_all, yaml_error = composer(fast)
+    hash_spans: list[tuple[int, int]] = []
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, limits["max-depth"] * 8 + 1000))
     try:
+        if _may_exceed(text, limits):
+            _check_events(text, limits, fast)
         index = 0
         for node in compose_all(text):
-            builder = _TreeBuilder(limits)  # per document: aliases do not cross documents
-            root = builder.build(node) if node is not None else None
+            problems = inspect(node, limits, hash_spans) if node is not None else []
+            root = YNode(node, {}) if node is not None else None
             line = node.start_mark.line + 1 if node is not None else 1
-            loaded.documents.append(Document(index, root, line, builder.problems if node is not None else []))
+            loaded.documents.append(Document(index, root, line, problems))
             index += 1
     except YamlError as exc:
         loaded.error = exc
@@ -361,11 +495,14 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         loaded.error = YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
     finally:
         sys.setrecursionlimit(old_limit)
-    loaded.comments = scan_comments(text, loaded.documents)
+    loaded.comments = scan_comments(text, sorted(hash_spans))
     return loaded
 
 
-def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
+def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
+              wanted: Callable[[str, bytes], bool] | None = None) -> LoadedFile:
+    """Read and parse one file. ``wanted(rel, data)`` may decide from the raw bytes that the file
+    cannot hold anything of interest: it is then not parsed at all (``skipped``)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
     try:
@@ -373,7 +510,10 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         if size > limits["max-file-bytes"]:
             return LoadedFile(rel, "", [], {}, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"))
-        text = decode(file.read_bytes())
+        data = file.read_bytes()
+        if wanted is not None and not wanted(rel, data):
+            return LoadedFile(rel, "", [], {}, skipped=True)
+        text = decode(data)
     except YamlError as exc:
         return LoadedFile(rel, "", [], {}, exc)
     except OSError as exc:
@@ -388,31 +528,9 @@ def relpath(root: Path, file: Path) -> str:
         return file.as_posix()
 
 
-def _scalar_spans(documents: list[Document]) -> list[tuple[int, int]]:
-    spans: list[tuple[int, int]] = []
-    seen: set[int] = set()
-    stack = [doc.root for doc in documents if doc.root is not None]
-    while stack:
-        node = stack.pop()
-        if id(node) in seen:
-            continue
-        seen.add(id(node))
-        if node.kind == "scalar":
-            if node.end_index > node.start_index:
-                spans.append((node.start_index, node.end_index))
-        elif node.kind == "seq":
-            stack.extend(node.value)
-        else:
-            for key, value in node.value:
-                stack.append(key)
-                stack.append(value)
-    spans.sort()
-    return spans
-
-
-def scan_comments(text: str, documents: list[Document]) -> dict[int, Comment]:
-    """Find ``#`` comments outside every scalar span (so a ``#`` in a string or block is not one)."""
-    spans = _scalar_spans(documents)
+def scan_comments(text: str, spans: list[tuple[int, int]]) -> dict[int, Comment]:
+    """Find ``#`` comments outside the spans of scalars that contain a ``#`` (so a ``#`` in a string or a
+    block scalar is not one). ``spans`` are sorted (start, end) character offsets."""
     comments: dict[int, Comment] = {}
     span_index = 0
     line_start = 0
@@ -423,7 +541,10 @@ def scan_comments(text: str, documents: list[Document]) -> dict[int, Comment]:
             while span_index < len(spans) and spans[span_index][1] <= absolute:
                 span_index += 1
             inside = span_index < len(spans) and spans[span_index][0] <= absolute < spans[span_index][1]
-            if not inside and (position == 0 or line[position - 1] in " \t"):
+            if inside:  # skip the rest of the scalar at once (a line of 5 million '#' in a string)
+                position = line.find("#", spans[span_index][1] - line_start)
+                continue
+            if position == 0 or line[position - 1] in " \t":
                 body = line[position + 1:].rstrip("\r\n")
                 comments[line_number] = Comment(
                     line_number, position + 1, body.strip(), line[:position].strip() == "")

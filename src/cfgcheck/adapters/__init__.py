@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from ..model import ServedModel
 from ..yamlio import LoadedFile
 from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
@@ -29,7 +31,14 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         if root is not None and root.kind == "map":
             ctx = DocContext(loaded, document, workspace, first_line)
             for adapter in ADAPTERS:
-                models = adapter(ctx, root)
+                try:
+                    models = adapter(ctx, root)
+                except Exception as exc:  # one odd document must not end the run: CFG000 at it
+                    if os.environ.get("CFGCHECK_DEBUG"):
+                        raise
+                    document.problems.append((f"cannot interpret this document: {type(exc).__name__}: "
+                                              f"{' '.join(str(exc).split())[:200]}", root.line, root.column))
+                    break
                 if models:
                     found.extend(models)
                     break

@@ -82,8 +82,13 @@ class Hub:
             return None
 
     def _proposal(self, pull) -> OpenProposal | None:
+        """A cfgcheck proposal: the marker, on a ``cfgcheck/`` branch of this same repository (a marker
+        pasted into someone else's pull request does not make cfgcheck push to it)."""
         data = read_marker(pull.body)
-        if data is None:
+        if data is None or not pull.head.ref.startswith("cfgcheck/"):
+            return None
+        head_repo = pull.head.repo
+        if head_repo is None or head_repo.full_name.lower() != self.repository.lower():
             return None
         proposals = data.get("proposals")
         return OpenProposal(pull.number, pull.head.ref, pull.html_url, pull.title, pull.body or "",

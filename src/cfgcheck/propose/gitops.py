@@ -140,9 +140,9 @@ class Worktree:
     def __exit__(self, *exc: object) -> None:
         if self.folder is None:
             return
+        # only our own worktree: no global ``worktree prune``, which could drop the user's other entries
         self.repo.run("worktree", "remove", "--force", str(self.folder), check=False)
         shutil.rmtree(self.folder.parent, ignore_errors=True)
-        self.repo.run("worktree", "prune", check=False)
 
     @property
     def root(self) -> Path:

@@ -20,8 +20,8 @@ from ..github.client import GitHubError
 from ..lint import lint as run_lint, load as load_files, served_models
 from ..model import ServedModel
 from . import docs, edit, plan
-from .fix import compute as compute_fixes, unified_diff, write as write_files
-from .gitops import Git, GitError, Worktree, repository_from_url
+from .fix import compute as compute_fixes, write as write_files
+from .gitops import Git, Worktree, repository_from_url
 from .plan import PlanError
 
 DEFAULT_ADR_DIR = "docs/adr"

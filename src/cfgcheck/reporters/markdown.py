@@ -10,11 +10,12 @@ import re
 from ..lint import LintResult
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
+_MENTION = re.compile(r"(?<![\w.])@(?=\w)")
 
 
 def escape(text: str) -> str:
     text = _SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ").replace("\r", " ")
-    return text.replace("@", "@\u200b")
+    return _MENTION.sub("@\u200b", text)  # a zero-width space after an @ that starts a word: no mention
 
 
 def table(findings) -> str:

@@ -1,0 +1,438 @@
+"""Hostile files: each is handled within 5 seconds and 300 MiB, as a located CFG000 or a normal result.
+
+Every case runs the real command line (``python -m cfgcheck lint``) in a child process started by a
+small measuring process, which reports the child's wall time and peak RSS
+(``resource.getrusage(RUSAGE_CHILDREN).ru_maxrss``). The big files are generated in ``tmp_path`` at test
+time; nothing large is committed. docs/RELIABILITY.md lists what each case proves.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+from cfgcheck.yamlio import DEFAULT_LIMITS, parse_text
+
+MAX_SECONDS = 5.0
+MAX_MIB = 300.0
+
+_MEASURE = r"""
+import json, resource, subprocess, sys, time
+start = time.perf_counter()
+proc = subprocess.run(sys.argv[1:], capture_output=True, text=True)
+wall = time.perf_counter() - start
+rss_kib = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss  # KiB on Linux
+print(json.dumps({"rc": proc.returncode, "wall": wall, "rss_mib": rss_kib / 1024,
+                  "stdout": proc.stdout, "stderr": proc.stderr}))
+"""
+
+GOOD = """\
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: good
+spec:
+  runtime: vllm
+  image: vllm/vllm-openai:v0.11.0
+  vllmConfig:
+    maxModelLen: 8192
+"""
+
+
+def measure(repo: Path, *targets: str, config: str | None = None) -> dict:
+    """Lint ``targets`` in ``repo`` (JSON report) in a measured child process; assert the budget."""
+    if config is not None:
+        (repo / ".cfgcheck.yaml").write_text(config, encoding="utf-8")
+    env = {k: v for k, v in os.environ.items() if k != "CFGCHECK_DEBUG"}
+    out = subprocess.run([sys.executable, "-c", _MEASURE, sys.executable, "-m", "cfgcheck", "lint",
+                          "--format", "json", *targets], cwd=repo, capture_output=True, text=True, env=env,
+                         timeout=120)
+    report = json.loads(out.stdout)
+    _record(repo.name, targets, report)
+    assert "Traceback" not in report["stderr"], report["stderr"]
+    assert "internal error" not in report["stderr"], report["stderr"]
+    assert report["rc"] in (0, 1), report["stderr"]
+    assert report["wall"] < MAX_SECONDS, f"{targets}: {report['wall']:.2f} s"
+    assert report["rss_mib"] < MAX_MIB, f"{targets}: {report['rss_mib']:.0f} MiB"
+    report["json"] = json.loads(report["stdout"])
+    return report
+
+
+def _record(name: str, targets: tuple[str, ...], report: dict) -> None:
+    """Append the measurement to $CFGCHECK_HOSTILE_LOG when set (numbers for docs/RELIABILITY.md)."""
+    log = os.environ.get("CFGCHECK_HOSTILE_LOG")
+    if log:
+        with open(log, "a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"case": name, "targets": targets, "wall": round(report["wall"], 2),
+                                     "rss_mib": round(report["rss_mib"], 1), "rc": report["rc"]}) + "\n")
+
+
+def findings(report: dict, path: str | None = None) -> list[dict]:
+    return [f for f in report["json"]["findings"] if path is None or f["path"] == path]
+
+
+def only_cfg000(report: dict, path: str, *words: str) -> dict:
+    """The single CFG000 finding of ``path``, located (line >= 1) and naming ``words``."""
+    found = [f for f in findings(report, path) if f["code"] == "CFG000"]
+    assert len(found) == 1, findings(report)
+    finding = found[0]
+    assert finding["line"] >= 1 and finding["column"] >= 1
+    for word in words:
+        assert word in finding["message"], finding["message"]
+    return finding
+
+
+@pytest.fixture
+def repo(tmp_path: Path, request) -> Path:
+    root = tmp_path / request.node.name.replace("[", "_").replace("]", "").replace("/", "_")[:60]
+    root.mkdir()
+    subprocess.run(["git", "init", "-q", str(root)], check=True, capture_output=True)
+    (root / "good.yaml").write_text(GOOD, encoding="utf-8")
+    return root
+
+
+def assert_good_still_linted(report: dict) -> None:
+    """The other files are still linted: the good file's served model is counted."""
+    assert report["json"]["summary"]["served_models"] >= 1
+    assert not [f for f in findings(report, "good.yaml") if f["code"] == "CFG000"]
+
+
+# ---------------------------------------------------------------- alias bombs and size
+
+
+BILLION_LAUGHS = """\
+a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]
+b: &b [*a,*a,*a,*a,*a,*a,*a,*a,*a]
+c: &c [*b,*b,*b,*b,*b,*b,*b,*b,*b]
+d: &d [*c,*c,*c,*c,*c,*c,*c,*c,*c]
+e: &e [*d,*d,*d,*d,*d,*d,*d,*d,*d]
+f: &f [*e,*e,*e,*e,*e,*e,*e,*e,*e]
+g: &g [*f,*f,*f,*f,*f,*f,*f,*f,*f]
+h: &h [*g,*g,*g,*g,*g,*g,*g,*g,*g]
+i: &i [*h,*h,*h,*h,*h,*h,*h,*h,*h]
+"""
+
+
+def test_billion_laughs(repo: Path) -> None:
+    (repo / "bomb.yaml").write_text(BILLION_LAUGHS, encoding="utf-8")
+    report = measure(repo, ".")
+    finding = only_cfg000(report, "bomb.yaml", "max-expanded-nodes")
+    assert finding["line"] > 1
+    assert_good_still_linted(report)
+
+
+def test_quadratic_blowup_merge_keys(repo: Path) -> None:
+    """Aliases through merge keys (``<<: *x``) are counted like any other alias."""
+    lines = ["l0: &l0 {" + ", ".join(f"k{i}: v" for i in range(20)) + "}"]
+    for level in range(1, 12):
+        lines.append(f"l{level}: &l{level} [" + ", ".join([f"*l{level - 1}"] * 10) + "]")
+    lines.append("m:\n  <<: *l11")
+    (repo / "merge.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    report = measure(repo, ".")
+    only_cfg000(report, "merge.yaml", "max-expanded-nodes")
+
+
+def test_wide_flat_document_within_size_limit(repo: Path) -> None:
+    """2.6 million scalars in a 5 MB file (under max-file-bytes): refused by node count before composing
+    (this took 34 s and 1.7 GB before the event pre-count)."""
+    count = (DEFAULT_LIMITS["max-file-bytes"] - 16) // 2
+    (repo / "wide.yaml").write_text("[" + "1," * (count - 1) + "1]\n", encoding="utf-8")
+    report = measure(repo, ".")
+    only_cfg000(report, "wide.yaml", "max-expanded-nodes")
+
+
+def test_many_lines_within_size_limit(repo: Path) -> None:
+    (repo / "lines.yaml").write_text("- 1\n" * 1_250_000, encoding="utf-8")
+    report = measure(repo, ".")
+    finding = only_cfg000(report, "lines.yaml", "max-expanded-nodes")
+    assert finding["line"] > 1000  # located where the limit was crossed
+
+
+def test_fifty_megabyte_file(repo: Path) -> None:
+    with (repo / "big.yaml").open("w", encoding="utf-8") as handle:
+        line = "key: " + "v" * 94 + "\n"
+        for _ in range(50 * 1024 * 1024 // len(line) + 1):
+            handle.write(line)
+    assert (repo / "big.yaml").stat().st_size >= 50 * 1024 * 1024
+    report = measure(repo, ".")
+    only_cfg000(report, "big.yaml", "max-file-bytes", "bytes")
+    assert_good_still_linted(report)
+
+
+def test_fifty_megabyte_file_with_the_limit_raised(repo: Path) -> None:
+    """Read in full (the limit raised to 64 MiB), still bounded by the node limit."""
+    with (repo / "big.yaml").open("w", encoding="utf-8") as handle:
+        for index in range(50 * 1024 * 1024 // 100 + 1):
+            handle.write(f"k{index:09d}: " + "v" * 86 + "\n")
+    report = measure(repo, ".", config="limits:\n  max-file-bytes: 67108864\n")
+    only_cfg000(report, "big.yaml", "max-expanded-nodes")
+
+
+def test_ten_megabyte_single_line(repo: Path) -> None:
+    (repo / "line.yaml").write_text("a: " + "x" * (10 * 1024 * 1024) + "\n", encoding="utf-8")
+    report = measure(repo, ".")
+    only_cfg000(report, "line.yaml", "max-file-bytes")
+
+
+@pytest.mark.parametrize("shape", ["plain", "quoted", "hashes", "flow"])
+def test_ten_megabyte_single_line_with_the_limit_raised(repo: Path, shape: str) -> None:
+    size = 10 * 1024 * 1024
+    body = {
+        "plain": "a: " + "x" * size,
+        "quoted": 'a: "' + "x #" * (size // 3) + '"',  # '#' inside a string is not a comment
+        "hashes": "a: " + "x#" * (size // 2),
+        "flow": "a: [" + "x, " * (size // 3) + "x]",
+    }[shape]
+    (repo / "line.yaml").write_text(body + "\n", encoding="utf-8")
+    report = measure(repo, ".", config="limits:\n  max-file-bytes: 16777216\n")
+    if shape == "flow":
+        only_cfg000(report, "line.yaml", "max-expanded-nodes")
+    else:
+        assert not findings(report, "line.yaml")
+
+
+def test_huge_shell_string(repo: Path) -> None:
+    """A 4 MB ``sh -c`` string is lexed in bounded time."""
+    script = "vllm serve m --max-model-len 4096 " + "--x 'a b' " * 400_000
+    text = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  template:\n    spec:\n"
+            "      containers:\n      - name: c\n        image: vllm/vllm-openai:v0.11.0\n"
+            f"        command: [sh, -c, {json.dumps(script)}]\n")
+    (repo / "shell.yaml").write_text(text, encoding="utf-8")
+    report = measure(repo, ".")
+    assert not [f for f in findings(report, "shell.yaml") if f["code"] == "CFG000"]
+
+
+# ---------------------------------------------------------------- nesting
+
+
+@pytest.mark.parametrize("shape", ["flow-seq", "flow-map", "block-seq", "flow-50000", "flow-1000000"])
+def test_deep_nesting(repo: Path, shape: str) -> None:
+    """10,000-deep nesting, and much deeper: libyaml's C composer overflowed the C stack (SIGSEGV, every
+    finding lost) near 30,000 levels and its scanner is quadratic in flow depth."""
+    n = {"flow-50000": 50_000, "flow-1000000": 1_000_000}.get(shape, 10_000)
+    text = {
+        "flow-seq": "[" * n + "]" * n, "flow-map": "{a: " * n + "}" * n,
+        "block-seq": "- " * n + "x", "flow-50000": "[" * n + "]" * n, "flow-1000000": "[" * n + "]" * n,
+    }[shape]
+    (repo / "deep.yaml").write_text(text + "\n", encoding="utf-8")
+    report = measure(repo, ".")
+    only_cfg000(report, "deep.yaml", "max-depth")
+    assert_good_still_linted(report)
+
+
+def test_deep_block_mapping(repo: Path) -> None:
+    """10,000-deep block mapping: one more space per level makes 50 MB, so the size limit is raised."""
+    with (repo / "deep.yaml").open("w", encoding="utf-8") as handle:
+        for level in range(10_000):
+            handle.write(" " * level + "k:\n")
+    report = measure(repo, ".", config="limits:\n  max-file-bytes: 67108864\n")
+    only_cfg000(report, "deep.yaml", "max-depth")
+
+
+def test_deep_value_in_a_served_model_with_max_depth_raised(repo: Path) -> None:
+    """A raised max-depth lets a 900-deep value through; code that walks it recursively must not end
+    the run (it did: RecursionError, no findings for any file)."""
+    n = 900
+    (repo / "deep.yaml").write_text(GOOD.replace("maxModelLen: 8192", "maxModelLen: " + "[" * n + "]" * n),
+                                    encoding="utf-8")
+    report = measure(repo, ".", config="limits:\n  max-depth: 1000\n")
+    assert_good_still_linted(report)
+
+
+def test_max_depth_has_a_ceiling(repo: Path) -> None:
+    (repo / ".cfgcheck.yaml").write_text("limits:\n  max-depth: 100000\n", encoding="utf-8")
+    out = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", "."], cwd=repo, capture_output=True, text=True)
+    assert out.returncode == 2
+    assert out.stderr.count("\n") == 1 and "max-depth" in out.stderr
+
+
+# ---------------------------------------------------------------- encodings
+
+
+def test_invalid_utf8(repo: Path) -> None:
+    (repo / "bad.yaml").write_bytes(b"a: 1\nb: 2\nc: \xff\xfe\n")
+    report = measure(repo, ".")
+    finding = only_cfg000(report, "bad.yaml", "UTF-8")
+    assert finding["line"] == 3
+    assert_good_still_linted(report)
+
+
+@pytest.mark.parametrize("codec", ["utf-16", "utf-16-le", "utf-16-be", "utf-8-sig"])
+def test_bom_encodings_are_read(repo: Path, codec: str) -> None:
+    data = GOOD.replace("name: good", "name: bom").encode(codec)
+    if codec == "utf-16-le":
+        data = b"\xff\xfe" + data
+    elif codec == "utf-16-be":
+        data = b"\xfe\xff" + data
+    (repo / "bom.yaml").write_bytes(data)
+    report = measure(repo, ".")
+    assert not findings(report, "bom.yaml"), findings(report, "bom.yaml")
+    assert report["json"]["summary"]["served_models"] == 2
+
+
+def test_utf16_with_bom_but_broken(repo: Path) -> None:
+    (repo / "bom.yaml").write_bytes(b"\xff\xfe" + "a: b\n".encode("utf-16-le") + b"\x00")  # odd length
+    report = measure(repo, ".")
+    only_cfg000(report, "bom.yaml", "UTF-16")
+
+
+def test_nul_bytes(repo: Path) -> None:
+    (repo / "nul.yaml").write_bytes(b"a: 1\nb: x\x00y\n")
+    report = measure(repo, ".")
+    assert only_cfg000(report, "nul.yaml", "NUL")["line"] == 2
+
+
+def test_control_characters(repo: Path) -> None:
+    (repo / "ctl.yaml").write_bytes(b"a: 1\nb: \x07\x1b[31m\n")
+    report = measure(repo, ".")
+    only_cfg000(report, "ctl.yaml")
+
+
+# ---------------------------------------------------------------- content
+
+
+def test_duplicate_keys_reported_and_last_wins(repo: Path) -> None:
+    (repo / "dup.yaml").write_text(GOOD.replace("name: good", "name: dup") + "    maxModelLen: 4096\n",
+                                   encoding="utf-8")
+    report = measure(repo, ".")
+    finding = only_cfg000(report, "dup.yaml", "duplicate key 'maxModelLen'", "line 9")
+    assert finding["line"] == 10
+    result = lint([repo / "dup.yaml"], Config(repo))
+    (model,) = result.models
+    assert model.value("max_model_len") == 4096  # the last one, as Kubernetes decodes it
+
+
+@pytest.mark.parametrize("text, located", [
+    ("{{- if .Values.enabled }}\nkey: value\n{{- end }}\n", True),
+    ("image:\n{{ toYaml .Values.image | indent 2 }}\n", True),
+    ('image: "{{ .Values.image }}"\nreplicas: {{ .Values.replicas }}\n', False),
+    ("spec:\n  args: [\"--max-model-len\", \"{{ .Values.len }}\"]\n", False),
+])
+def test_helm_templates_in_values(repo: Path, text: str, located: bool) -> None:
+    (repo / "values.yaml").write_text(text, encoding="utf-8")
+    report = measure(repo, ".")
+    if located:
+        only_cfg000(report, "values.yaml", "Helm template")
+    else:
+        assert not [f for f in findings(report, "values.yaml") if f["code"] == "CFG000"]
+    assert_good_still_linted(report)
+
+
+def test_empty_and_comment_only_files(repo: Path) -> None:
+    (repo / "empty.yaml").write_text("", encoding="utf-8")
+    (repo / "comments.yaml").write_text("# nothing here\n# cfgcheck is quiet\n\n", encoding="utf-8")
+    (repo / "separators.yaml").write_text("---\n---\n...\n", encoding="utf-8")
+    report = measure(repo, ".")
+    assert not findings(report, "empty.yaml") and not findings(report, "comments.yaml")
+    assert not findings(report, "separators.yaml")
+    assert report["json"]["summary"]["files"] == 4
+
+
+# ---------------------------------------------------------------- the file system
+
+
+@pytest.fixture
+def outside(tmp_path: Path) -> Path:
+    secret = tmp_path / "outside" / "secret.yaml"
+    secret.parent.mkdir()
+    secret.write_text("token: outside-secret-value\na: 1\na: 2\n", encoding="utf-8")  # a finding if read
+    return secret
+
+
+def test_symlink_outside_the_repository_is_not_followed(repo: Path, outside: Path) -> None:
+    (repo / "link.yaml").symlink_to(outside)
+    (repo / "linkdir").symlink_to(outside.parent, target_is_directory=True)
+    report = measure(repo, ".")
+    assert report["json"]["summary"]["files"] == 1
+    assert "outside" not in report["stdout"]
+    # named on the command line too (the PR bot passes changed paths)
+    report = measure(repo, "link.yaml", "good.yaml")
+    assert report["json"]["summary"]["files"] == 1 and "outside" not in report["stdout"]
+
+
+def test_symlink_outside_the_repository_in_diff_mode(repo: Path, outside: Path) -> None:
+    from helpers import git
+
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    (repo / "link.yaml").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "add a link")
+    out = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", "--base", "HEAD~1", "--format", "json", "."],
+                         cwd=repo, capture_output=True, text=True)
+    assert out.returncode in (0, 1), out.stderr
+    assert "outside" not in out.stdout and "duplicate" not in out.stdout
+
+
+def test_symlink_inside_the_repository_is_linted_once(repo: Path) -> None:
+    (repo / "alias.yaml").symlink_to(repo / "good.yaml")
+    report = measure(repo, ".")
+    assert report["json"]["summary"]["files"] == 1
+
+
+def test_symlink_loops_and_dangling_links(repo: Path) -> None:
+    (repo / "loop1.yaml").symlink_to("loop2.yaml")
+    (repo / "loop2.yaml").symlink_to("loop1.yaml")
+    (repo / "self.yaml").symlink_to("self.yaml")
+    (repo / "dangling.yaml").symlink_to("missing.yaml")
+    (repo / "dirloop").symlink_to(".", target_is_directory=True)
+    report = measure(repo, ".")
+    assert report["json"]["summary"]["files"] == 1
+    assert_good_still_linted(report)
+
+
+def test_directory_named_like_a_yaml_file(repo: Path) -> None:
+    (repo / "x.yaml").mkdir()
+    (repo / "x.yaml" / "inner.yaml").write_text(GOOD.replace("name: good", "name: inner"), encoding="utf-8")
+    report = measure(repo, ".")
+    assert report["json"]["summary"]["files"] == 2
+    assert report["json"]["summary"]["served_models"] == 2
+
+
+def test_unreadable_file(repo: Path) -> None:
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file")
+    (repo / "secret.yaml").write_text("a: 1\n", encoding="utf-8")
+    (repo / "secret.yaml").chmod(0)
+    report = measure(repo, ".")
+    only_cfg000(report, "secret.yaml", "cannot read")
+
+
+# ---------------------------------------------------------------- limits are configurable and named
+
+
+@pytest.mark.parametrize("limit, value, text", [
+    ("max-file-bytes", 64, "a: " + "x" * 100 + "\n"),
+    ("max-depth", 3, "a: {b: {c: {d: {e: 1}}}}\n"),
+    ("max-expanded-nodes", 10, "a: &a [1, 2, 3, 4]\nb: [*a, *a, *a]\n"),
+    ("max-expanded-nodes", 10, "a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"),
+])
+def test_limits_are_configurable_and_named(tmp_path: Path, limit: str, value: int, text: str) -> None:
+    (tmp_path / "f.yaml").write_text(text, encoding="utf-8")
+    default = lint([tmp_path / "f.yaml"], Config(tmp_path))
+    assert not [f for f in default.findings if f.code == "CFG000"]
+    limited = lint([tmp_path / "f.yaml"], Config(tmp_path, {"limits": {limit: value}}))
+    (finding,) = [f for f in limited.findings if f.code == "CFG000"]
+    assert f"limit {limit}" in finding.message and finding.location.line >= 1
+
+
+def test_limits_from_cfgcheck_yaml(repo: Path) -> None:
+    (repo / "f.yaml").write_text("a: {b: {c: {d: {e: 1}}}}\n", encoding="utf-8")
+    report = measure(repo, ".", config="limits:\n  max-depth: 3\n")
+    only_cfg000(report, "f.yaml", "limit max-depth", "3 levels")
+
+
+@pytest.mark.parametrize("fast", [True, False])
+def test_both_composers_refuse_the_same_hostile_text(fast: bool) -> None:
+    for text, limit in [("[" * 5000 + "]" * 5000, "max-depth"), (BILLION_LAUGHS, "max-expanded-nodes"),
+                        ("[" + "1, " * 300_000 + "1]", "max-expanded-nodes")]:
+        loaded = parse_text("x.yaml", text, fast=fast)
+        assert loaded.error is not None and f"limit {limit}" in loaded.error.message, (limit, loaded.error)
+        assert loaded.error.line >= 1
