@@ -57,7 +57,8 @@ def from_comments(setting: Setting) -> Ceiling | None:
     return None
 
 
-def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = ()) -> list[tuple[Setting, Ceiling]]:
+def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = (),
+               cache: dict | None = None) -> list[tuple[Setting, Ceiling]]:
     """(setting, ceiling) for each memory setting of ``model`` that has a documented ceiling: its own,
     or one documented on another served model that runs on the same GPUs (``siblings``)."""
     found = []
@@ -75,18 +76,30 @@ def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = (
         if ceiling is None:
             ceiling = _from_config(model, setting, config)
         if ceiling is None:
-            ceiling = _from_siblings(model, setting, siblings)
+            ceiling = _from_siblings(model, setting, _by_pool(siblings, cache if cache is not None else {}))
         if ceiling is not None:
             found.append((setting, ceiling))
     return found
 
 
-def _from_siblings(model: ServedModel, setting: Setting, siblings) -> Ceiling | None:
+def _by_pool(siblings, cache: dict) -> dict:
+    """Served models by the GPUs they run on, grouped once per run."""
+    if "models-by-gpu-pool" not in cache:
+        groups: dict = {}
+        for other in siblings:
+            pool = other.gpu_pool()
+            if pool is not None:
+                groups.setdefault(pool, []).append(other)
+        cache["models-by-gpu-pool"] = groups
+    return cache["models-by-gpu-pool"]
+
+
+def _from_siblings(model: ServedModel, setting: Setting, by_pool: dict) -> Ceiling | None:
     pool = model.gpu_pool()
     if pool is None:
         return None
-    for other in siblings:
-        if other is model or other.identity == model.identity or other.gpu_pool() != pool:
+    for other in by_pool.get(pool, ()):
+        if other is model or other.identity == model.identity:
             continue
         theirs = other.setting(setting.name)
         ceiling = from_comments(theirs) if theirs is not None else None

@@ -55,7 +55,7 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    for setting, ceiling in documented(model, ctx.config, ctx.models):
+    for setting, ceiling in documented(model, ctx.config, ctx.models, ctx.cache):
         base = ctx.base.setting(setting.name) if ctx.base is not None else None
         limit = ceiling.limit(base.value if base is not None else None)
         if limit is None or not isinstance(setting.value, (int, float)) or setting.value <= limit + 1e-9:

@@ -497,6 +497,39 @@ def _build_sglang(src: Path):
     }
 
 
+def _fake_triton_driver(module_name: str) -> None:
+    """Make ``<triton>.runtime.driver.active`` answer as an H100 (no GPU driver is loaded here)."""
+    import importlib
+
+    try:
+        triton = importlib.import_module(module_name)
+        gpu_target = importlib.import_module(f"{module_name}.backends.compiler").GPUTarget
+    except Exception:  # noqa: BLE001 - not installed: the engine's import will say so
+        return
+
+    class _Utils:
+        @staticmethod
+        def get_device_properties(index):
+            return {"max_shared_mem": 232448, "multiprocessor_count": 132, "max_num_regs": 65536,
+                    "warpSize": 32, "sm_clock_rate": 1980000, "mem_clock_rate": 2619000, "mem_bus_width": 5120}
+
+    class _FakeDriver:
+        utils = _Utils()
+
+        def get_current_target(self):
+            return gpu_target("cuda", 90, 32)
+
+        def get_current_device(self):
+            return 0
+
+        def get_active_torch_device(self):
+            import torch
+
+            return torch.device("cpu")
+
+    triton.runtime.driver.set_active(_FakeDriver())
+
+
 def _build_tokenspeed(src: Path):
     import argparse as ap
 
@@ -505,14 +538,13 @@ def _build_tokenspeed(src: Path):
     import importlib.util
     import types
 
-    # load tokenspeed_kernel.platform alone (the package __init__ asks for the platform at import)
+    # load tokenspeed_kernel.platform alone (the package __init__ imports every kernel library and
+    # asks for the platform at import)
     kspec = importlib.util.find_spec("tokenspeed_kernel")
     placeholder = types.ModuleType("tokenspeed_kernel")
     placeholder.__path__ = list(kspec.submodule_search_locations)
     sys.modules["tokenspeed_kernel"] = placeholder
     import tokenspeed_kernel.platform as kp
-
-    del sys.modules["tokenspeed_kernel"]
 
     arch = kp.ArchVersion(9, 0)
     features = kp._get_cuda_sm_features(arch) if hasattr(kp, "_get_cuda_sm_features") else frozenset()
@@ -520,7 +552,12 @@ def _build_tokenspeed(src: Path):
                            device_count=1, total_memory=80 * 2**30, memory_bandwidth=3350.0, sm_count=132,
                            max_threads_per_sm=2048, max_shared_memory_per_sm=228 * 1024, sm_features=features)
     kp._detect_platform = lambda: fake
-    import tokenspeed_kernel  # noqa: F401 - the real package, reusing the patched platform module
+    # triton has no active driver without a GPU: answer its target queries as an H100 would
+    # (tokenspeed_kernel uses its own triton fork, tokenspeed_triton)
+    for triton_name in ("tokenspeed_triton", "triton"):
+        _fake_triton_driver(triton_name)
+    # the package __init__ (which imports every GPU kernel library) stays unexecuted: server_args
+    # only imports tokenspeed_kernel submodules
 
     from tokenspeed.runtime.utils.server_args import ServerArgs, prepare_server_args
 

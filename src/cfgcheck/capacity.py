@@ -994,7 +994,18 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
 
 
 def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
-    """The KV pool of one served model: measured > explicit > estimated > unknown."""
+    """The KV pool of one served model: measured > explicit > estimated > unknown.
+    Computed once per served model and configuration: several rules read it."""
+    cache = getattr(model, "cache", None)
+    if cache is None:
+        return _estimate(model, config)
+    key = ("capacity", id(config))
+    if key not in cache:
+        cache[key] = _estimate(model, config)
+    return cache[key]
+
+
+def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     config = config or {}
     engine = (getattr(model, "engine", None) or "unknown").lower()
     version = getattr(model, "engine_version", None)

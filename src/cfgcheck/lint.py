@@ -11,6 +11,8 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import adapters
+from .adapters.base import SERVING_MARKERS
+from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code, find
@@ -30,6 +32,7 @@ class RuleContext:
     models: list[ServedModel] = field(default_factory=list)  # every served model of the run
     base: ServedModel | None = None  # diff mode: the same served model at the base
     base_models: list[ServedModel] = field(default_factory=list)
+    cache: dict = field(default_factory=dict)  # shared by every rule of one run: facts about ``models``
 
 
 @dataclass
@@ -120,20 +123,16 @@ def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
     return False
 
 
-# Every adapter needs one of these words in the raw bytes of a file to make a served model of it:
-# an engine name (launcher, module or image), an operator's API group or chart values key, a
-# directive, or a kustomization that may render one. A file without any is not parsed.
-SERVING_MARKERS = re.compile(
-    rb"vllm|sglang|tokenspeed|llama|llmkube|servingEngineSpec|inferenceservice|servingruntime|"
-    rb"llminferenceservice|cfgcheck|kind:\s*Kustomization|ome\.io", re.I)
-
-
 def serving_filter(config: Config):
-    """The prefilter for ``load_file``: markers, or a path named by a mapped ``values:`` entry."""
+    """The prefilter for ``load_file``: serving markers, a kustomization (it may render files that
+    have them), or a path named by a mapped ``values:`` entry."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
 
     def wanted(rel: str, data: bytes) -> bool:
-        return bool(SERVING_MARKERS.search(data)) or any(fnmatch.fnmatch(rel, g) for g in globs)
+        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: search the text, not its bytes
+            data = data.decode("utf-16", "replace").encode("utf-8")
+        return bool(SERVING_MARKERS.search(data)) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
+            or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted
 
@@ -174,10 +173,11 @@ class _Progress:
 
 def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]:
     workspace = adapters.Workspace(config=config.as_dict())
-    for file in loaded:
+    serving = [file for file in loaded if file.serving]
+    for file in serving:
         adapters.index(workspace, file)
     models: list[ServedModel] = []
-    for file in loaded:
+    for file in serving:
         models.extend(adapters.served_models(workspace, file))
     return models
 
@@ -237,17 +237,18 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     findings: list[Finding] = []
     settings = config.as_dict()
     everything = context if context is not None else models
+    cache: dict = {}
     for rule in rules:
         if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
         if rule.scope == "run":
-            ctx = RuleContext(options, settings, everything, None, base_models or [])
+            ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
             findings.extend(stamp(f, rule, severity, None) for f in rule.check(models, ctx))
             continue
         for model in models:
             base = base_of.get(model.identity) if base_of else None
-            ctx = RuleContext(options, settings, everything, base, base_models or [])
+            ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
             findings.extend(stamp(f, rule, severity, model) for f in rule.check(model, ctx))
     return findings
 

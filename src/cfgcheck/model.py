@@ -120,6 +120,7 @@ class ServedModel:
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
+    cache: dict = field(default_factory=dict, repr=False, compare=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:
         """What identifies the GPUs this model runs on, for ceilings shared between served models:

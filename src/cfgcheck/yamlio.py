@@ -193,7 +193,7 @@ class LoadedFile:
     documents: list[Document]
     comments: dict[int, Comment]  # by line
     error: YamlError | None = None
-    skipped: bool = False  # not parsed: the prefilter found nothing a served model could be made of
+    serving: bool = True  # False: no serving marker in it; parsed only so that unreadable YAML is reported
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""
@@ -466,7 +466,8 @@ def decode(data: bytes) -> str:
     return text
 
 
-def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
+def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True,
+               comments: bool = True) -> LoadedFile:
     """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     loaded = LoadedFile(path, text, [], {})
@@ -495,14 +496,15 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         loaded.error = YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
     finally:
         sys.setrecursionlimit(old_limit)
-    loaded.comments = scan_comments(text, sorted(hash_spans))
+    if comments:
+        loaded.comments = scan_comments(text, sorted(hash_spans))
     return loaded
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, bytes], bool] | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, data)`` may decide from the raw bytes that the file
-    cannot hold anything of interest: it is then not parsed at all (``skipped``)."""
+    cannot hold a served model: it is then parsed only for errors (``serving`` False, no comments)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
     try:
@@ -511,14 +513,15 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
             return LoadedFile(rel, "", [], {}, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"))
         data = file.read_bytes()
-        if wanted is not None and not wanted(rel, data):
-            return LoadedFile(rel, "", [], {}, skipped=True)
+        serving = wanted is None or wanted(rel, data)
         text = decode(data)
     except YamlError as exc:
         return LoadedFile(rel, "", [], {}, exc)
     except OSError as exc:
         return LoadedFile(rel, "", [], {}, YamlError(f"cannot read file: {exc.strerror or exc}"))
-    return parse_text(rel, text, limits, fast)
+    loaded = parse_text(rel, text, limits, fast, comments=serving)
+    loaded.serving = serving
+    return loaded
 
 
 def relpath(root: Path, file: Path) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from typing import Any
@@ -12,6 +13,11 @@ from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
+# Every adapter needs one of these words in the raw bytes of a file to make a served model of it: an
+# engine name (launcher, module or image), an operator's API group or chart values key, or a directive.
+SERVING_MARKERS = re.compile(
+    rb"vllm|sglang|tokenspeed|llama|llmkube|servingEngineSpec|inferenceservice|servingruntime|"
+    rb"llminferenceservice|cfgcheck|ome\.io", re.I)
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
                  "google.com/tpu")
 
@@ -103,21 +109,23 @@ class DocContext:
             tokens.append(ArgToken(word, location, self.comments(line), origin))
         return tokens
 
+    @functools.cached_property
+    def _comments(self) -> list:
+        """This document's comments, in line order: computed once, shared by its served models."""
+        end = self.document.root.end_line if self.document.root is not None else self.first_line
+        return [c for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
+
     def directives(self) -> list[Directive]:
         found = []
-        end = self.document.root.end_line if self.document.root is not None else self.first_line
-        for line, comment in sorted(self.loaded.comments.items()):
-            if line < self.first_line or line > end:
-                continue
-            match = _DIRECTIVE.search(comment.text)
+        for comment in self._comments:
+            match = _DIRECTIVE.search(comment.text) if "cfgcheck" in comment.text else None
             if match and match.group(1) != "ignore":
                 found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
-                                       Location(self.path, line, comment.column)))
+                                       Location(self.path, comment.line, comment.column)))
         return found
 
     def document_comments(self) -> list[tuple[int, str]]:
-        end = self.document.root.end_line if self.document.root is not None else self.first_line
-        return [(line, c.text) for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
+        return [(c.line, c.text) for c in self._comments]
 
     def new_model(self, name: str, kind: str, at: YNode, identity: str) -> ServedModel:
         model = ServedModel(name=name, kind=kind, path=self.path, document=self.document.index,

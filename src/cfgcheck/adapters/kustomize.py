@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..model import Location, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode, load_file, parse_text
-from .base import DocContext, Workspace
+from .base import SERVING_MARKERS, DocContext, Workspace
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60
@@ -44,11 +44,13 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
     folder = repo / folder_rel
+    files, remote = _source_files(repo, folder)
+    if not remote and not any(_may_serve(file) for file in files):
+        return []  # nothing a served model could be rendered from: not worth a kubectl run
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
         return []
-    files, remote = _source_files(repo, folder)
     if remote:
         note(f"{folder_rel}: kustomization has remote resources, not rendered (no network access)")
         return []
@@ -63,6 +65,13 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         note(f"{folder_rel}: kubectl kustomize failed: {first}")
         return []
     return render_models(ctx, run.stdout, files)
+
+
+def _may_serve(file: Path) -> bool:
+    try:
+        return bool(SERVING_MARKERS.search(file.read_bytes()))
+    except OSError:
+        return False
 
 
 def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool]:

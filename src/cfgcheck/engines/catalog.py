@@ -324,6 +324,7 @@ def engines() -> list[str]:
     return sorted(p.name.split(".")[0] for p in DATA_DIR.glob("*.json*"))
 
 
+@functools.lru_cache(maxsize=4096)  # called per flag per catalogued version: a 4 MB argv took minutes
 def version_key(version: str) -> tuple:
     """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1; a leading "v" is ignored."""
     main = version.strip().lstrip("vV").partition("+")[0].lower()
@@ -343,12 +344,14 @@ def _series(engine: str, version: str) -> tuple:
     return version_key(version)[:2] if engine == "vllm" else version_key(version)[:3]
 
 
+@functools.lru_cache(maxsize=None)
 def versions(engine: str) -> list[str]:
     """Catalogued versions (each with its own catalog), ascending."""
     data = _load(engine)
     return sorted(data["versions"], key=version_key) if data else []
 
 
+@functools.lru_cache(maxsize=None)
 def known_versions(engine: str) -> list[str]:
     """Catalogued versions plus the checked patches that share a catalog, ascending."""
     data = _load(engine)
@@ -371,6 +374,7 @@ def _clean(version: str | None) -> str | None:
     return match.group(0) if match else None
 
 
+@functools.lru_cache(maxsize=1024)
 def catalog_for(engine: str, version: str | None) -> Catalog | None:
     """The catalog for ``version`` of ``engine`` (None if the engine has no catalogs).
 
@@ -483,6 +487,10 @@ def _option_tuples(parser: argparse.ArgumentParser, arg: str) -> list[str]:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
+_RESOLVED: dict[tuple, "Resolution"] = {}
+_SUGGESTED: dict[tuple, list[str]] = {}
+
+
 class Catalog:
     """The options of one engine version, as its parser accepts them."""
 
@@ -537,6 +545,15 @@ class Catalog:
 
     def resolve(self, token: str) -> Resolution:
         """What a flag as written means to this version's parser: exact, abbrev, ambiguous or unknown."""
+        key = (self.engine, self.version, token)  # memoized: rules resolve every token several times
+        found = _RESOLVED.get(key)
+        if found is None:
+            if len(_RESOLVED) > 100_000:
+                _RESOLVED.clear()
+            found = _RESOLVED[key] = self._resolve(token)
+        return found
+
+    def _resolve(self, token: str) -> Resolution:
         written, eq, value = token.partition("=")
         explicit = value if eq else None
         if self.behaviour.get("O_shorthand") and (written.startswith("-O") and not written.startswith("--")):
@@ -577,8 +594,13 @@ class Catalog:
     def suggest(self, flag: str, n: int = 1) -> list[str]:
         """The closest real long flags (difflib) to an unknown one."""
         normalized, _ = self.normalize(flag.split("=", 1)[0])
-        pool = [o for o in self._data.by_option if o.startswith("--")]
-        return difflib.get_close_matches(normalized, pool, n=n, cutoff=0.6)
+        key = (self.engine, self.version, normalized, n)
+        if key not in _SUGGESTED:
+            if len(_SUGGESTED) > 100_000:
+                _SUGGESTED.clear()
+            pool = [o for o in self._data.by_option if o.startswith("--")]
+            _SUGGESTED[key] = difflib.get_close_matches(normalized, pool, n=n, cutoff=0.6)
+        return list(_SUGGESTED[key])
 
     # -- values -------------------------------------------------------------------------------
 
@@ -813,7 +835,14 @@ def launch_offset(tokens: list) -> int:
 
 
 def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
-    """(catalog, walked argv flags, version label for messages) of a served model, or None."""
+    """(catalog, walked argv flags, version label for messages) of a served model, or None.
+    Computed once per served model: every flag rule reads the same walk."""
+    if "flags" not in model.cache:
+        model.cache["flags"] = _model_flags(model)
+    return model.cache["flags"]
+
+
+def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
     if not model.argv:
         return None
     catalog = catalog_for(model.engine, model.engine_version)
@@ -859,8 +888,18 @@ class FlagHistory:
     successor: str | None  # the option that replaced it in the target version, if determinable
 
 
+_FLAG_HISTORY: dict[tuple, "FlagHistory"] = {}
+
+
 def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     """The history of a flag that ``catalog`` does not know (exact name first, then abbreviations)."""
+    key = (catalog.engine, catalog.version, resolution.normalized, resolution.written)
+    if key not in _FLAG_HISTORY:  # memoized: an argv repeating one unknown flag thousands of times
+        _FLAG_HISTORY[key] = _flag_history(catalog, resolution)
+    return _FLAG_HISTORY[key]
+
+
+def _flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     engine = catalog.engine
     option = resolution.normalized or resolution.written
     had = history(engine, option)
