@@ -64,8 +64,14 @@ _TEMPLATED = re.compile(r"\$\(|\$\{|\{\{|<[A-Z_]+>")
 _BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
+_SECRET_VALUE = re.compile(r"^(sk-|hf_|ghp_|gho_|github_pat_|xox[abp]-|eyJ|AKIA|glpat-)|^[A-Za-z0-9_\-+/=]{32,}$")
+
+
 def _shown(option: str, value: str) -> str:
-    return "the value" if _SECRET.search(option) else f"'{value}'"
+    """The value quoted, unless the flag or the value looks like a secret (then it is not repeated)."""
+    if _SECRET.search(option) or _SECRET_VALUE.search(value):
+        return "the value"
+    return f"'{value}'"
 
 
 def check(model, ctx):

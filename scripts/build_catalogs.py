@@ -28,6 +28,10 @@ Usage::
     python scripts/build_catalogs.py --engine sglang --all-patches   # also check older patches
     python scripts/build_catalogs.py --list                          # what would be built
 
+TokenSpeed 0.1.0 imports modules that tokenspeed-kernel 0.1.4 no longer has: build it with
+tokenspeed-kernel 0.1.3 installed in the venv (``pip install --no-deps tokenspeed-kernel==0.1.3``);
+each catalog entry records the versions of torch, transformers etc. it was built with.
+
 The build is resumable: versions already in the catalog (or recorded as aliases/unavailable) are
 skipped unless ``--force``. Timing and sizes are printed at the end and stored in the catalog.
 """
@@ -46,6 +50,7 @@ import sys
 import tempfile
 import time
 import zipfile
+from importlib import machinery as _machinery
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -53,8 +58,8 @@ CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
 # Which releases are in scope: vLLM 0.10 and later, SGLang 0.5.x, every TokenSpeed release.
 SCOPE = {
-    "vllm": lambda v: _vkey(v)[:2] >= _vkey("0.10"),
-    "sglang": lambda v: _vkey(v)[:2] == _vkey("0.5"),
+    "vllm": lambda v: _vkey(v)[:2] >= _vkey("0.10")[:2],
+    "sglang": lambda v: _vkey(v)[:2] == _vkey("0.5")[:2],
     "tokenspeed": lambda v: True,
 }
 FORMAT = 1
@@ -75,6 +80,7 @@ def _vkey(version: str) -> tuple:
             key.append((2, 0))
         else:  # pre-releases and dev sort before the release
             key.append((-1, 0))
+    key.append((0, 0))  # the release itself sorts after its pre-releases and before .postN / .N
     return tuple(key)
 
 
@@ -154,6 +160,73 @@ STUB_MODULES = {
     "sglang": [],
     "tokenspeed": [],
 }
+
+# GPU kernel libraries (compiled CUDA extensions) that an engine imports at module level but that
+# cannot be installed or loaded without a GPU: replaced by permissive stubs, as vLLM's own _C is.
+KERNEL_STUBS = {
+    "vllm": [],
+    "sglang": [],
+    "tokenspeed": ["deep_ep", "trtllm_kernel", "deep_gemm", "flash_mla", "deepselect", "tokenspeed_mla",
+                   "fast_hadamard_transform", "flash_attn_interface", "flashkda", "cutedsl_kda",
+                   "tokenspeed_kernel.thirdparty.cuda.cuda_ipc",  # dlopens libcudart at import
+                   "tokenspeed_triton.profiler"],  # proton, the profiler (tokenspeed-kernel 0.1.3)
+}
+
+
+class _Anything:
+    """A stand-in for any attribute of a stubbed kernel library: callable, indexable, subclassable."""
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __call__(self, *args, **kwargs):
+        return _Anything()
+
+    def __getattr__(self, name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return _Anything()
+
+    def __getitem__(self, key):
+        return _Anything()
+
+    def __iter__(self):
+        return iter(())
+
+    def __bool__(self):
+        return False
+
+    def __mro_entries__(self, bases):
+        return (object,)
+
+
+def _kernel_stub(name: str):
+    import types
+
+    module = types.ModuleType(name)
+    module.__path__ = []  # a package, so submodules can be stubbed too
+    module.__getattr__ = lambda attr: _Anything() if not attr.startswith("__") else (_ for _ in ()).throw(
+        AttributeError(attr))
+    return module
+
+
+class _StubFinder:
+    """Meta-path finder answering imports of the stubbed kernel libraries (and their submodules)."""
+
+    def __init__(self, names):
+        self.names = set(names)
+
+    def find_spec(self, fullname, path=None, target=None):
+        if any(fullname == n or fullname.startswith(n + ".") for n in self.names):
+            return _machinery.ModuleSpec(fullname, self, is_package=True)
+        return None
+
+    def create_module(self, spec):
+        return _kernel_stub(spec.name)
+
+    def exec_module(self, module):
+        pass
+
 
 # Strings the ``type=`` callables are probed with; a type class is assigned only when the engine's
 # callable and cfgcheck's validator agree on every one of them.
@@ -477,6 +550,27 @@ def _build_vllm(src: Path):
 def _build_sglang(src: Path):
     import argparse as ap
 
+    # The venv's transformers may already ship configs that older SGLang releases register
+    # themselves ("'qwen3_asr' is already used by a Transformers config"): let theirs win.
+    try:
+        import transformers
+
+        for registry in (transformers.AutoConfig, getattr(transformers, "AutoProcessor", None)):
+            if registry is None or not hasattr(registry, "register"):
+                continue
+            original = registry.register
+
+            def register(*args, _original=original, **kwargs):
+                kwargs["exist_ok"] = True
+                try:
+                    return _original(*args, **kwargs)
+                except TypeError:
+                    kwargs.pop("exist_ok")
+                    return _original(*args, **kwargs)
+
+            registry.register = register
+    except ImportError:
+        pass
     from sglang.srt.server_args import ServerArgs, prepare_server_args
 
     import inspect
@@ -605,6 +699,8 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     sys.path.insert(0, src)
     for name in STUB_MODULES[engine]:
         sys.modules.setdefault(name, types.ModuleType(name))
+    if KERNEL_STUBS[engine]:
+        sys.meta_path.insert(0, _StubFinder(KERNEL_STUBS[engine]))
     # cfgcheck's own validators (stdlib only) are what the type classes are checked against
     import importlib.util
     spec = importlib.util.spec_from_file_location("_cfgcheck_catalog", ROOT / "src/cfgcheck/engines/catalog.py")
@@ -626,7 +722,16 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     behaviour["parser_class"] = built["parser_class"]
     behaviour["built_as"] = built["how"]
     behaviour["python"] = sys.version.split()[0]
+    import importlib.metadata as md
+
+    environment = {}
+    for dist in ("torch", "transformers", "pydantic", "triton", "tokenspeed-kernel", "tokenspeed-triton"):
+        try:
+            environment[dist] = md.version(dist)
+        except md.PackageNotFoundError:
+            pass
     result = {
+        "environment": environment,
         "engine": engine,
         "version": version,
         "options": options,
@@ -689,6 +794,7 @@ def add_version(catalog: dict, dump: dict, wheel: str) -> str:
         "behaviour": behaviour,
         "evidence": dump["behaviour"].get("evidence", {}),
         "extract_seconds": dump["seconds"],
+        "environment": dump.get("environment", {}),
     }
     if dump.get("unknown_types"):
         entry["unknown_types"] = sorted(dump["unknown_types"])

@@ -11,7 +11,7 @@ import pytest
 from cfgcheck.adapters import Workspace, index, served_models
 from cfgcheck.adapters.shell import lex
 from cfgcheck.config import ConfigError, Config, load as load_config, validate
-from cfgcheck.lint import lint, load as load_files, served_models as lint_models
+from cfgcheck.lint import collect, lint
 from cfgcheck.yamlio import parse_text
 
 FORMATS = Path(__file__).resolve().parent / "fixtures" / "formats"
@@ -225,7 +225,7 @@ def test_kustomize_rendered_with_fake_kubectl_maps_back_to_patch(tmp_path, monke
     monkeypatch.setenv("PATH", str(_fake_kubectl(tmp_path, RENDERED)) + os.pathsep + os.environ.get("PATH", ""))
     root = FORMATS / "kustomize"
     config = Config(root)
-    models = lint_models(load_files([root / "overlay"], config), config)
+    models = collect([root / "overlay"], config)[1]
     rendered = [m for m in models if "#rendered/" in m.identity]
     assert len(rendered) == 1
     model = rendered[0]
@@ -243,7 +243,7 @@ def test_kustomize_without_kubectl_is_skipped_with_a_note(monkeypatch, capsys):
     kustomize._noted.clear()
     root = FORMATS / "kustomize"
     config = Config(root)
-    models = lint_models(load_files([root], config), config)
+    models = collect([root], config)[1]
     assert [m.identity for m in models] == ["base/deployment.yaml#Deployment/chat/spec/template/spec/vllm"]
     assert "kubectl not found" in capsys.readouterr().err
 
@@ -253,5 +253,5 @@ def test_kustomize_base_only_rendering_adds_no_duplicate(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(_fake_kubectl(tmp_path, base)) + os.pathsep + os.environ.get("PATH", ""))
     root = FORMATS / "kustomize"
     config = Config(root)
-    models = lint_models(load_files([root / "base"], config), config)
+    models = collect([root / "base"], config)[1]
     assert [m.identity for m in models] == ["base/deployment.yaml#Deployment/chat/spec/template/spec/vllm"]

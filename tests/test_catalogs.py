@@ -233,3 +233,52 @@ def test_import_is_lazy() -> None:
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded, seconds = out.stdout.split()
     assert loaded == "0" and float(seconds) < 0.5
+
+
+def _generator():
+    import importlib.util
+    from pathlib import Path
+
+    path = Path(__file__).resolve().parents[1] / "scripts" / "build_catalogs.py"
+    spec = importlib.util.spec_from_file_location("build_catalogs", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_generator_merges_identical_patches_as_aliases() -> None:
+    gen = _generator()
+    catalog = {"engine": "vllm", "specs": [], "versions": {}, "aliases": {}, "unavailable": {}, "checked": {}}
+    option = {"option_strings": ["--x"], "dest": "x", "takes_value": True, "nargs": None, "type": "int"}
+    dump = {"options": [option], "positionals": [], "behaviour": {"allow_abbrev": True}, "seconds": 1.0}
+    assert gen.add_version(catalog, {**dump, "version": "0.25.1"}, "w1") == "new"
+    # an older patch checked later with the same options takes the catalog; the newer becomes its alias
+    assert gen.add_version(catalog, {**dump, "version": "0.25.0"}, "w0") == "new"
+    assert list(catalog["versions"]) == ["0.25.0"] and catalog["aliases"] == {"0.25.1": "0.25.0"}
+    changed = {**dump, "version": "0.25.2", "options": [option, {**option, "option_strings": ["--y"], "dest": "y"}]}
+    assert gen.add_version(catalog, changed, "w2") == "new"
+    assert sorted(catalog["versions"]) == ["0.25.0", "0.25.2"]
+    assert gen._series("sglang", "0.5.5.post3") == gen._series("sglang", "0.5.5")
+    assert gen._series("vllm", "0.10.1.1") == gen._series("vllm", "0.10.2")
+
+
+def test_generator_classifies_types_by_calling_them() -> None:
+    gen = _generator()
+    assert gen._classify(int, cat)[:3] == ("int", False, True)
+    assert gen._classify(float, cat)[:3] == ("float", False, True)
+    assert gen._classify(json.loads, cat)[:3] == ("json", False, True)
+    assert gen._classify(lambda s: s.lower(), cat)[:3] == ("lower-str", False, True)
+    assert gen._classify(bool, cat)[:3] == ("python-bool", False, True)
+    assert gen._classify(lambda s: [s], cat)[0] == "other"  # never guessed
+
+
+@pytest.mark.parametrize("version", [v for v in versions("tokenspeed")] or ["none"])
+def test_tokenspeed_engine_parser(version: str) -> None:
+    if version == "none":
+        pytest.skip("no TokenSpeed catalog")
+    c = catalog_for("tokenspeed", version)
+    assert c.behaviour["allow_abbrev"] is False  # ServerArgs.add_cli_args sets parser.allow_abbrev = False
+    long = next(o for o in c.option_strings() if o.startswith("--") and len(o) > 12)
+    assert c.resolve(long[:-3]).kind == "unknown"
+    assert c.resolve(long).kind == "exact"
+    assert "ts_serve_routing" in c.behaviour

@@ -45,6 +45,7 @@ MARK = "# vllm\n"  # files without a serving marker are not parsed (lint.SERVING
 
 
 _SARIF_VALIDATOR = None
+_RULES_VALIDATED: list[bool] = []
 
 
 def sarif_validator():
@@ -101,9 +102,14 @@ def check_result(result, expect_unreadable: bool | None = None) -> None:
     sarif = json.loads(renderer("sarif")(result))
     validator = sarif_validator()
     if validator is not None:
+        if _RULES_VALIDATED:  # the rule table is the same every time: validate it once, then the results
+            sarif["runs"][0]["tool"]["driver"]["rules"] = []
         errors = sorted(validator.iter_errors(sarif), key=lambda e: list(e.path))
         assert not errors, errors[0].message
-    for line in renderer("github")(result).splitlines():
+        _RULES_VALIDATED.append(True)
+    annotations = renderer("github")(result)
+    assert "\r" not in annotations
+    for line in annotations.split("\n")[:-1]:  # the runner reads commands line by line (\n, \r\n)
         assert line.startswith(("::error ", "::warning ", "::notice ")), line
     markdown = renderer("markdown")(result)
     assert "<script" not in markdown.lower()
@@ -157,7 +163,7 @@ scalars = st.one_of(
 )
 values = st.recursive(scalars, lambda children: st.one_of(
     st.lists(children, max_size=4), st.dictionaries(st.text(max_size=12) | st.sampled_from(NASTY), children,
-                                                     max_size=4)), max_leaves=12)
+                                                     max_size=4)), max_leaves=8)
 
 
 def field(plausible):

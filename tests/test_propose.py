@@ -409,8 +409,9 @@ def test_pr_creation_fails_after_push_then_rerun_completes_it(seed):
     work, bare, fake = seed
     fake.fail("pulls/create", 502, times=10)
     failed = propose(work, *CAP_AND_RAISE, fake=fake)
-    assert failed.returncode == 2
-    assert failed.stderr.startswith("cfgcheck: error: open the pull request") and failed.stderr.count("\n") == 1
+    assert failed.returncode == 2, failed.stdout + failed.stderr
+    assert failed.stderr.startswith("cfgcheck: error: open the pull request") and failed.stderr.count("\n") == 1, \
+        failed.stderr
     branch = "cfgcheck/qwen3-5-2b-max-model-len-max-num-seqs"
     pushed = branches(bare)[branch]
     assert not fake.repo(REPO).pulls
@@ -418,8 +419,8 @@ def test_pr_creation_fails_after_push_then_rerun_completes_it(seed):
 
     resumed = propose(work, *CAP_AND_RAISE, fake=fake)
     assert resumed.returncode == 0, resumed.stderr
-    assert "no new commit" in resumed.stdout and "opened pull request #1" in resumed.stdout
-    assert "pushed" not in resumed.stdout and branches(bare)[branch] == pushed
+    assert "no new commit" in resumed.stdout and "opened pull request #1" in resumed.stdout, resumed.stdout
+    assert "pushed" not in resumed.stdout and branches(bare)[branch] == pushed, resumed.stdout
     (pr,) = open_pulls(fake)
     assert pr.head_ref == branch and "3.80x → 30.39x" in pr.body
 
@@ -571,3 +572,15 @@ def test_git_messages_never_carry_credentials():
     assert repository_from_url("git@github.com:acme/app.git") == "acme/app"
     assert repository_from_url("https://github.com/acme/app") == "acme/app"
     assert repository_from_url("/srv/git/origin.git") is None  # a local path names no GitHub repository
+
+
+def test_production_stack_fields_go_into_the_entry():
+    text = ("servingEngineSpec:\n  strategy:\n    type: Recreate\n  modelSpec:\n    - name: llama\n"
+            "      repository: vllm/vllm-openai\n      tag: v0.11.0\n      modelURL: meta-llama/Llama-3.1-8B\n"
+            "      vllmConfig:\n        maxModelLen: 8192\n    - name: small\n      repository: vllm/vllm-openai\n"
+            "      tag: v0.11.0\n      modelURL: Qwen/Qwen3-0.6B\n")
+    loaded, models = _models(text, "values.yaml")
+    llama, small = models
+    assert _apply(loaded, llama, ["llama.max_num_seqs=8"]) == text.replace(
+        "        maxModelLen: 8192\n", "        maxModelLen: 8192\n        maxNumSeqs: 8\n")
+    assert _apply(loaded, small, ["small.max_model_len=4096"]) == text + "      vllmConfig:\n        maxModelLen: 4096\n"

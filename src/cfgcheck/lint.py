@@ -137,22 +137,6 @@ def serving_filter(config: Config):
     return wanted
 
 
-def load(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
-         prefilter: bool = True) -> list[LoadedFile]:
-    files = discover(paths, config.root, config.get("exclude", []))
-    limits = config.limits
-    loaded = []
-    wanted = serving_filter(config) if prefilter else None
-    reporter = _Progress(len(files)) if progress else None
-    for file in files:
-        loaded.append(load_file(config.root, file, limits, fast, wanted))
-        if reporter:
-            reporter.step()
-    if reporter:
-        reporter.done()
-    return loaded
-
-
 class _Progress:
     """A progress line on stderr for long runs on a terminal."""
 
@@ -171,7 +155,46 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
+def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
+            prefilter: bool = True) -> tuple[list[LoadedFile], list[ServedModel]]:
+    """Load files and build their served models in one pass, dropping each YAML tree as soon as its
+    models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
+    InferenceService names a Model not seen yet waits until every file has been read."""
+    files = discover(paths, config.root, config.get("exclude", []))
+    workspace = adapters.Workspace(config=config.as_dict())
+    wanted = serving_filter(config) if prefilter else None
+    reporter = _Progress(len(files)) if progress else None
+    loaded: list[LoadedFile] = []
+    models: list[ServedModel] = []
+    waiting: list[LoadedFile] = []
+    for file in files:
+        current = load_file(config.root, file, config.limits, fast, wanted)
+        loaded.append(current)
+        if current.serving:
+            adapters.index(workspace, current)
+            if adapters.refers_forward(workspace, current):
+                waiting.append(current)
+            else:
+                models.extend(_release(adapters.served_models(workspace, current), current))
+        if reporter:
+            reporter.step()
+    for current in waiting:
+        models.extend(_release(adapters.served_models(workspace, current), current))
+    if reporter:
+        reporter.done()
+    order = {file.path: index for index, file in enumerate(loaded)}
+    models.sort(key=lambda m: (order.get(m.path, 0), m.document))
+    return loaded, models
+
+
+def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
+    for document in file.documents:
+        document.root = None
+    return models
+
+
 def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]:
+    """Served models of files already loaded (diff mode and propose keep their trees)."""
     workspace = adapters.Workspace(config=config.as_dict())
     serving = [file for file in loaded if file.serving]
     for file in serving:
@@ -375,8 +398,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
     served model) change the cost, never the findings."""
     rules = enabled_rules(config, select, ignore)
-    loaded = load(paths, config, fast, progress, prefilter)
-    models = served_models(loaded, config)
+    loaded, models = collect(paths, config, fast, progress, prefilter)
     findings = unreadable(loaded, rules, config) + run_rules(rules, config, models)
     return finalize(findings, loaded, models, rules, config)
 

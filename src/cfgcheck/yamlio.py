@@ -521,6 +521,10 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         return LoadedFile(rel, "", [], {}, YamlError(f"cannot read file: {exc.strerror or exc}"))
     loaded = parse_text(rel, text, limits, fast, comments=serving)
     loaded.serving = serving
+    if not serving:  # read for errors only: keep the findings, not the tree
+        loaded.text = ""
+        for document in loaded.documents:
+            document.root = None
     return loaded
 
 

@@ -45,3 +45,13 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         if root is not None:
             first_line = root.end_line + 1
     return found
+
+
+def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
+    """True when the file has an LLMKube InferenceService whose Model has not been indexed yet."""
+    for document in loaded.documents:
+        root = document.root
+        if root is not None and root.kind == "map" and llmkube.is_llmkube(root, "InferenceService"):
+            if root.scalar("spec", "modelRef") not in workspace.llmkube_models:
+                return True
+    return False

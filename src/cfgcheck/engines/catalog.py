@@ -336,6 +336,7 @@ def version_key(version: str) -> tuple:
             key.append((2, 0))
         else:
             key.append((-1, 0))
+    key.append((0, 0))  # the release itself sorts after its pre-releases and before .postN / .N
     return tuple(key)
 
 

@@ -26,7 +26,6 @@ from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits, scalar_text
 from .plan import PlanError, Resolved
 
 _WORD = re.compile(r"[A-Za-z0-9_./:@%+=,~^-]+")
-_INDEX_PART = re.compile(r"^(.*)\[(\d+)\]$")
 
 
 # ---------------------------------------------------------------- value text
@@ -104,6 +103,19 @@ def value_of_key_at(root: YNode, location: Location, path: str) -> YNode | None:
     return None
 
 
+def map_holding(root: YNode, location: Location, path: str) -> YNode | None:
+    """The mapping that holds the key or value at ``location`` (or is itself there)."""
+    for node, _, _ in _walk(root):
+        if node.kind != "map":
+            continue
+        if (node.line, node.column) == (location.line, location.column):
+            return node
+        for key, value in node.value:
+            if _at(key, location, path) or (value.kind == "scalar" and _at(value, location, path)):
+                return node
+    return None
+
+
 def seq_item_at(root: YNode, location: Location, path: str) -> tuple[YNode, YNode] | None:
     """(sequence, item) for the scalar list item at ``location``."""
     for node, parent, _ in _walk(root):
@@ -121,19 +133,6 @@ def scalar_containing(root: YNode, location: Location) -> YNode | None:
             if best is None or (node.line, node.column) >= (best.line, best.column):
                 best = node
     return best
-
-
-def split_path(dotted: str) -> list[str | int]:
-    parts: list[str | int] = []
-    for part in dotted.split("."):
-        match = _INDEX_PART.match(part)
-        if match:
-            if match.group(1):
-                parts.append(match.group(1))
-            parts.append(int(match.group(2)))
-        elif part:
-            parts.append(part)
-    return parts
 
 
 def navigate(node: YNode | None, parts: list[str | int]) -> YNode | None:
@@ -285,12 +284,12 @@ def typed_home(model: ServedModel, root: YNode, name: str, config: dict) -> tupl
                 return root, ["spec"] + ([section] if section else []) + [field]
         return None
     if model.kind == "production-stack":
-        entry = _identity_path(model, "production-stack/")
+        entry = map_holding(root, model.location, model.path)
         if entry is None:
             return None
         for field, (_, canonical) in production_stack.VLLM_CONFIG_FIELDS.items():
             if canonical == name:
-                return root, split_path(entry) + ["vllmConfig", field]
+                return entry, ["vllmConfig", field]
         return None
     if model.kind == "values":
         node = value_of_key_at(root, model.location, model.path)
@@ -300,13 +299,6 @@ def typed_home(model: ServedModel, root: YNode, name: str, config: dict) -> tupl
                 return node, mapped.split_path(dotted)
         return None
     return None
-
-
-def _identity_path(model: ServedModel, marker: str) -> str | None:
-    _, _, rest = model.identity.partition("#")
-    if not rest.startswith(marker):
-        return None
-    return rest[len(marker):].rsplit("/", 1)[0]
 
 
 def insert_field(text: Text, root: YNode, start: YNode, parts: list[str | int], value: str | list[str],
@@ -476,8 +468,8 @@ def _extra_args_home(model: ServedModel, root: YNode, config: dict) -> tuple[YNo
     if llmkube.is_llmkube(root, "InferenceService"):
         return root, ["spec", "extraArgs"]
     if model.kind == "production-stack":
-        entry = _identity_path(model, "production-stack/")
-        return (root, split_path(entry) + ["vllmConfig", "extraArgs"]) if entry is not None else None
+        entry = map_holding(root, model.location, model.path)
+        return (entry, ["vllmConfig", "extraArgs"]) if entry is not None else None
     if model.kind == "values":
         node = value_of_key_at(root, model.location, model.path)
         for entry in mapped.entries_for(config, model.path):

@@ -17,8 +17,9 @@ from typing import Any, TextIO
 
 from ..config import Config, load as load_config
 from ..github.client import GitHubError
-from ..lint import lint as run_lint, load as load_files, served_models
+from ..lint import discover, lint as run_lint, served_models
 from ..model import ServedModel
+from ..yamlio import load_file
 from . import docs, edit, plan
 from .fix import compute as compute_fixes, write as write_files
 from .gitops import Git, Worktree, repository_from_url
@@ -84,7 +85,8 @@ def _load(root: Path, scopes: list[str], config: Config):
     for path, scope in zip(paths, scopes):
         if not path.exists():
             raise ProposeError(f"{scope} does not exist on the base branch")
-    files = load_files(paths, config)
+    # every file with its tree kept (the edits need the nodes), unlike lint's streaming collect()
+    files = [load_file(config.root, path, config.limits) for path in discover(paths, config.root, config.get("exclude", []))]
     return files, served_models(files, config)
 
 
