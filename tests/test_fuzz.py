@@ -234,7 +234,7 @@ llmkube = st.fixed_dictionaries({
         "modelRef": names, "vllmConfig": vllm_config, "sglangConfig": field(st.fixed_dictionaries({}, optional={
             "contextLength": ints, "memFractionStatic": fracs, "maxRunningRequests": ints, "tensorParallelSize": ints})),
         "parallelSlots": ints, "contextSize": ints, "extraArgs": argv_field, "env": env, "replicas": ints,
-        "nodeSelector": field(st.dictionaries(names, names, max_size=2)),
+        "nodeSelector": field(st.dictionaries(st.text(max_size=10), names, max_size=2)),
         "resources": field(st.fixed_dictionaries({"gpu": ints}))}))})
 llmkube_model = st.fixed_dictionaries({
     "apiVersion": st.just("inference.llmkube.dev/v1alpha1"), "kind": st.just("Model"),

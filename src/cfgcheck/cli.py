@@ -258,11 +258,9 @@ def main() -> None:
         sys.stderr.write(f"cfgcheck: error: {exc}\n")
         sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
-        import click
-
-        if isinstance(exc, click.exceptions.Abort):
+        if isinstance(exc, typer.Abort):
             sys.exit(130)
-        if isinstance(exc, click.ClickException):
+        if isinstance(exc, typer.TyperException) and hasattr(exc, "format_message"):  # click usage errors
             sys.stderr.write(f"cfgcheck: error: {exc.format_message()}\n")
             sys.exit(2)
         if os.environ.get("CFGCHECK_DEBUG"):
