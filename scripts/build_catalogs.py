@@ -825,6 +825,8 @@ def add_version(catalog: dict, dump: dict, wheel: str) -> str:
             for k, v in list(catalog["aliases"].items()):
                 if v == nxt:
                     catalog["aliases"][k] = version
+            catalog["checked"][nxt] = f"alias of {version}"
+            return f"new; {nxt} is now an alias of it"
     return "new"
 
 
@@ -903,7 +905,7 @@ def main(argv: list[str] | None = None) -> int:
                 continue
             catalog["unavailable"].pop(version, None)
             outcome = add_version(catalog, dump, wheel)
-            catalog["checked"][version] = outcome if outcome != "new" else "catalogued"
+            catalog["checked"][version] = "catalogued" if outcome.startswith("new") else outcome
             save_catalog(catalog)
             if not args.keep_sources:
                 shutil.rmtree(src, ignore_errors=True)

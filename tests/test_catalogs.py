@@ -253,7 +253,7 @@ def test_generator_merges_identical_patches_as_aliases() -> None:
     dump = {"options": [option], "positionals": [], "behaviour": {"allow_abbrev": True}, "seconds": 1.0}
     assert gen.add_version(catalog, {**dump, "version": "0.25.1"}, "w1") == "new"
     # an older patch checked later with the same options takes the catalog; the newer becomes its alias
-    assert gen.add_version(catalog, {**dump, "version": "0.25.0"}, "w0") == "new"
+    assert gen.add_version(catalog, {**dump, "version": "0.25.0"}, "w0").startswith("new")
     assert list(catalog["versions"]) == ["0.25.0"] and catalog["aliases"] == {"0.25.1": "0.25.0"}
     changed = {**dump, "version": "0.25.2", "options": [option, {**option, "option_strings": ["--y"], "dest": "y"}]}
     assert gen.add_version(catalog, changed, "w2") == "new"

@@ -9,19 +9,18 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 
 from __future__ import annotations
 
+import fnmatch
 import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .lint import (LintResult, discover, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
+from .lint import (LintResult, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
                    YAML_SUFFIXES)
 from .model import Finding
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
-# Files worth parsing beside the changed ones: they may document a ceiling or define a referenced Model.
-_DEPENDENCY_HINT = re.compile(rb"ceiling|never raise|do not raise|don't raise|kind:\s*Model\b", re.I)
 
 
 @dataclass
@@ -116,17 +115,8 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
             base_files.append(parse_text(change.path, text, limits))
 
     # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
-    dependencies: list[LoadedFile] = []
-    if changes:
-        for file in discover([root / s for s in scopes], root, exclude):
-            rel = file.resolve().relative_to(root).as_posix() if file.resolve().is_relative_to(root) else file.as_posix()
-            if rel in changed:
-                continue
-            try:
-                if _DEPENDENCY_HINT.search(file.read_bytes()):
-                    dependencies.append(load_file(root, file, limits))
-            except OSError:
-                continue
+    dependencies = [load_file(root, root / rel, limits)
+                    for rel in _dependency_paths(root, scopes, changed, exclude, head_files + base_files)]
 
     head_context = served_models(head_files + dependencies, config)
     base_context = served_models(base_files + dependencies, config)
@@ -151,6 +141,43 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
     result.base_models = base_models
     return result
+
+
+_MODEL_REF = re.compile(r"^\s*modelRef:\s*['\"]?([\w.-]+)", re.M)
+_MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
+_CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
+_SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
+
+
+def _dependency_paths(root: Path, scopes: list[str], changed: set[str], exclude: list[str],
+                      changed_files: list[LoadedFile]) -> list[str]:
+    """Unchanged YAML files that can matter to the changed ones, found with ``git grep`` (no read of
+    the tree in Python): LLMKube Models named by a changed InferenceService, and serving files that
+    document a ceiling when a changed served model sets a memory fraction (a ceiling is shared by
+    served models on the same GPUs)."""
+    texts = [f.text for f in changed_files]
+    refs = {ref for text in texts for ref in _MODEL_REF.findall(text)}
+    searches = []
+    if refs:
+        names = "|".join(re.escape(r) for r in sorted(refs))
+        searches.append(["-e", r"^kind:[[:space:]]*Model[[:space:]]*$", "-e", rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
+    if any(_MEMORY_KEY.search(text) for text in texts):
+        searches.append(["-e", _CEILING_WORDS, "-e", _SERVING_WORDS])
+    found: set[str] = set()
+    for patterns in searches:
+        result = git(root, "grep", "-l", "-I", "-i", "-E", "--untracked", "--all-match", *patterns,
+                     "--", "*.yaml", "*.yml", check=False)
+        found.update(line for line in result.stdout.decode("utf-8", "replace").splitlines() if line)
+    keep = []
+    for rel in sorted(found - changed):
+        path = root / rel
+        if _within(rel, scopes) and not _excluded_rel(rel, exclude) and path.is_file() and not escapes(path, root):
+            keep.append(rel)
+    return keep
+
+
+def _excluded_rel(rel: str, exclude: list[str]) -> bool:
+    return any(fnmatch.fnmatch(rel, pattern) for pattern in exclude)
 
 
 def _relative(root: Path, path: Path) -> str:

@@ -11,12 +11,12 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from . import adapters
-from .adapters.base import SERVING_MARKERS
+from .adapters.base import has_serving_marker
 from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code, find
-from .yamlio import LoadedFile, load_file
+from .yamlio import LoadedFile, load_file, relpath
 
 YAML_SUFFIXES = (".yaml", ".yml")
 _SUPPRESSION = re.compile(r"cfgcheck:\s*ignore\[([^\]]*)\]\s*(.*)$")
@@ -66,34 +66,57 @@ class LintResult:
 
 
 def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> list[Path]:
-    """YAML files under ``paths``; symlinks leading outside ``root`` and symlink loops are skipped."""
+    """YAML files under ``paths``; symlinks leading outside ``root`` and symlink loops are skipped.
+
+    Folders are walked without following links; a file that is itself a link is resolved (and kept
+    only inside the repository). Plain files cost no system call beyond the directory scan.
+    """
     root = root.resolve()
     found: list[Path] = []
-    seen: set[Path] = set()
+    seen: set[str] = set()
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise ConfigError(f"path does not exist: {path}")
         if path.is_file():
-            _add(path, root, exclude, found, seen, explicit=True)
+            _add(path, root, exclude, found, seen)
             continue
-        for folder, dirs, files in os.walk(path, followlinks=False):
-            folder_path = Path(folder)
-            dirs[:] = sorted(d for d in dirs if not d.startswith(".git") and not _excluded(folder_path / d, root, exclude))
-            for name in sorted(files):
-                if name.endswith(YAML_SUFFIXES):
-                    _add(folder_path / name, root, exclude, found, seen, explicit=False)
+        if escapes(path, root):
+            continue
+        top = Path(os.path.realpath(path))
+        stack = [top]
+        while stack:
+            folder = stack.pop()
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                continue
+            subfolders = []
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    child = folder / entry.name
+                    if not entry.name.startswith(".git") and not _excluded(child, root, exclude):
+                        subfolders.append(child)
+                elif entry.name.endswith(YAML_SUFFIXES):
+                    if entry.is_symlink():
+                        _add(folder / entry.name, root, exclude, found, seen)
+                    elif entry.is_file(follow_symlinks=False) and entry.path not in seen:
+                        file = folder / entry.name
+                        if not _excluded(file, root, exclude):
+                            seen.add(entry.path)
+                            found.append(file)
+            stack.extend(reversed(subfolders))
     return found
 
 
 def _excluded(path: Path, root: Path, exclude: list[str]) -> bool:
-    try:
-        rel = path.resolve().relative_to(root).as_posix() if not path.is_symlink() else path.as_posix()
-    except ValueError:
-        rel = path.as_posix()
+    if not exclude:
+        return False
+    rel = relpath(root, path)
     return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel + "/", pattern) for pattern in exclude)
 
 
-def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: set[Path], explicit: bool) -> None:
+def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: set[str]) -> None:
+    """A file named on the command line, or a link met in a folder: resolved, kept inside the repo."""
     if not path.is_file():
         return  # a directory named x.yaml, a dangling or looping symlink
     try:
@@ -102,10 +125,10 @@ def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: se
         return
     if escapes(path, root, real):
         return  # never follow a link out of the repository, even one named on the command line
-    if real in seen or _excluded(path, root, exclude):
+    if str(real) in seen or _excluded(real, root, exclude):
         return
-    seen.add(real)
-    found.append(path)
+    seen.add(str(real))
+    found.append(real)
 
 
 def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
@@ -131,7 +154,7 @@ def serving_filter(config: Config):
     def wanted(rel: str, data: bytes) -> bool:
         if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: search the text, not its bytes
             data = data.decode("utf-16", "replace").encode("utf-8")
-        return bool(SERVING_MARKERS.search(data)) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
+        return has_serving_marker(data) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
             or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted

@@ -14,6 +14,7 @@ breaks one is reported, never expanded.
 from __future__ import annotations
 
 import math
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -345,7 +346,8 @@ def _composer(prefer_fast: bool):
             import yaml  # PyYAML with libyaml: C composer keeping marks
 
             if getattr(yaml, "__with_libyaml__", False):
-                return lambda text: yaml.compose_all(text, Loader=_fast_loader()), yaml.YAMLError
+                loader = _fast_loader()
+                return lambda text: yaml.compose_all(text, Loader=loader), yaml.YAMLError
         except ImportError:
             pass
     from ruamel.yaml import YAML
@@ -529,6 +531,10 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
 
 
 def relpath(root: Path, file: Path) -> str:
+    """``file`` relative to ``root`` with ``/``; by string when it is plainly inside (no system call)."""
+    absolute, base = os.path.abspath(file), os.path.abspath(root)
+    if absolute.startswith(base + os.sep):
+        return absolute[len(base) + 1:].replace(os.sep, "/")
     try:
         return file.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:

@@ -15,9 +15,16 @@ from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 # Every adapter needs one of these words in the raw bytes of a file to make a served model of it: an
 # engine name (launcher, module or image), an operator's API group or chart values key, or a directive.
-SERVING_MARKERS = re.compile(
-    rb"vllm|sglang|tokenspeed|llama|llmkube|servingEngineSpec|inferenceservice|servingruntime|"
-    rb"llminferenceservice|cfgcheck|ome\.io", re.I)
+SERVING_MARKERS = (b"vllm", b"sglang", b"tokenspeed", b"llama", b"llmkube", b"servingenginespec",
+                   b"inferenceservice", b"servingruntime", b"cfgcheck", b"ome.io")
+
+
+def has_serving_marker(data: bytes) -> bool:
+    """Substring tests on the lower-cased bytes: several times faster than one case-blind regex."""
+    lowered = data.lower()
+    return any(marker in lowered for marker in SERVING_MARKERS)
+
+
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
                  "google.com/tpu")
 

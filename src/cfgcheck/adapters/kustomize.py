@@ -18,7 +18,7 @@ from pathlib import Path
 
 from ..model import Location, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode, load_file, parse_text
-from .base import SERVING_MARKERS, DocContext, Workspace
+from .base import DocContext, Workspace, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60
@@ -69,7 +69,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _may_serve(file: Path) -> bool:
     try:
-        return bool(SERVING_MARKERS.search(file.read_bytes()))
+        return has_serving_marker(file.read_bytes())
     except OSError:
         return False
 
