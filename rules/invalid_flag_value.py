@@ -4,8 +4,9 @@
 The value of an engine flag that the flag's converter in the engine version the image tag names
 would refuse: `--max-num-seqs 64.5` (an integer flag), `--kv-cache-dtype fp9` (not one of the
 choices), `--max-model-len 1.5K` (vLLM's human-readable integers allow decimals only with the
-decimal suffixes k/m/g), and a `true`/`false` written after a flag that takes no value
-(`--enforce-eager true`, `--enable-prefix-caching=false`). The converters are cfgcheck's, proven
+decimal suffixes k/m/g), a `true`/`false` written after a flag that takes no value
+(`--enforce-eager true`, `--enable-prefix-caching=false`), and `false` given to a flag whose
+converter is Python's `bool` (which reads every non-empty string as True). The converters are cfgcheck's, proven
 equal to the engine's own on sample values when the catalog was generated; values of converters
 that could not be classified are not checked.
 
@@ -95,6 +96,8 @@ def check(model, ctx):
             if text is None or _TEMPLATED.search(text):
                 continue
             reason = catalog.check_value(spec, text)
+            if reason is None and spec.type == "python-bool" and text.strip().lower() in ("false", "0", "no", "off"):
+                reason = f"the parser uses type=bool, so '{text}' sets True (only an empty string is False)"
             if reason is None:
                 continue
             fix = None

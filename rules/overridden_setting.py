@@ -38,10 +38,23 @@ spec:
 None.
 """
 
+import re
+
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG106", "overridden-setting", "warning"
 OPTIONS: dict = {}
+
+
+_SECRET_SETTINGS = {"api_key", "hf_token", "token"}
+_SECRET_VALUE = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})")
+
+
+def _shown(name: str, value) -> str:
+    """A value as the message may show it: never a secret (it would land in PR comments and logs)."""
+    if name in _SECRET_SETTINGS or _SECRET_VALUE.search(str(value)):
+        return "<redacted>"
+    return str(value)
 
 
 def check(model, ctx):
@@ -50,9 +63,10 @@ def check(model, ctx):
             continue
         winner = occurrences[-1]
         for loser in occurrences[:-1]:
+            lose, win = _shown(name, loser.value), _shown(name, winner.value)
             yield Finding(
-                f"{name} is set twice: {loser.source}={loser.value} is overridden by "
-                f"{winner.source}={winner.value} (line {winner.location.line}), which wins",
+                f"{name} is set twice: {loser.source}={lose} is overridden by "
+                f"{winner.source}={win} (line {winner.location.line}), which wins",
                 loser.location,
-                remediation=f"keep one of them; the engine uses {winner.value}",
+                remediation=f"keep one of them; the engine uses {win}",
                 setting=name, related=(winner.location,))

@@ -26,7 +26,7 @@ def need(engine: str, version: str):
 
 def test_engines_have_catalogs() -> None:
     assert "vllm" in cat.engines() and "sglang" in cat.engines()
-    assert versions("vllm")[0] == "0.10.2"
+    assert versions("vllm")[0].startswith("0.10.")
     assert "0.33.0" in versions("vllm") and "0.26.0" in versions("vllm")
 
 
@@ -116,7 +116,7 @@ def test_vllm_flag_changes() -> None:
 
 
 def test_vllm_removed_and_renamed() -> None:
-    assert history("vllm", "--swap_space")[0] == "0.10.2"  # underscores normalised like the engine
+    assert "0.10.2" in history("vllm", "--swap_space")  # underscores normalised like the engine
     assert successor("vllm", "--swap-space", "0.26.0") is None
     assert history("vllm", "--no-such-flag") == []
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -171,6 +172,15 @@ def test_quadratic_blowup_merge_keys(repo: Path) -> None:
     (repo / "merge.yaml").write_text(MARK + "\n".join(lines) + "\n", encoding="utf-8")
     report = inproc(repo, ".")
     only_cfg000(report, "merge.yaml", "max-expanded-nodes")
+
+
+@pytest.mark.parametrize("text", ["a: &x [*x]\n", "a: &x {b: *x, c: [*x, *x]}\n", "a: &x\n  <<: *x\n"])
+def test_recursive_alias(repo: Path, text: str) -> None:
+    """An anchor that contains its own alias: the expansion check looped forever, growing its stack."""
+    (repo / "cycle.yaml").write_text(MARK + text, encoding="utf-8")
+    report = measure(repo, ".")
+    only_cfg000(report, "cycle.yaml", "recursive alias", "max-expanded-nodes")
+    assert_good_still_linted(report)
 
 
 def test_wide_flat_document_within_size_limit(repo: Path) -> None:
@@ -487,3 +497,127 @@ def test_files_without_a_serving_marker_are_still_reported_when_unreadable(repo:
     assert report["json"]["summary"]["files"] == 4
     unreadable = {f["path"] for f in findings(report) if f["code"] == "CFG000"}
     assert unreadable == {"bomb.yaml", "deep.yaml", "bad.yaml"}
+
+
+# ---------------------------------------------------------------- injection through values and file names
+
+INJECT = ("<img src=x onerror=alert(1)> <script>x</script> @octocat @org/team **b** _i_ [l](http://evil) "
+          "![i](http://evil/i.png) `code` | cell | # head &#64;entity &lt;b&gt; %0A %25 % \r\n"
+          "::set-output name=pwned::1\n::add-mask::secret\n::error file=x::forged\n\u2028\u202e end")
+MENTION = re.compile(r"(?<![\w.`\\])@(?=\w)")
+
+
+def injected_result(tmp_path: Path, name: str = "f.yaml"):
+    code = INJECT.splitlines()[0].replace("]", ")").replace(",", ";")  # one line, no ']' or ','
+    text = MARK + (
+        "apiVersion: inference.llmkube.dev/v1alpha1\nkind: InferenceService\nmetadata:\n"
+        f"  name: {json.dumps(INJECT)}\nspec:\n  runtime: vllm\n  image: vllm/vllm-openai:v0.26.0\n"
+        f"  extraArgs:\n  - --max-num-seqs\n  - {json.dumps(INJECT)}\n  - --max-num-seqs\n"
+        f"  - {json.dumps(INJECT[::-1])}\n  - \"--kv-cache-memory\"\n  - \"4294967296\"\n"
+        f"# cfgcheck: ignore[{code}] reason\n")
+    target = tmp_path / name
+    target.parent.mkdir(parents=True, exist_ok=True)
+    target.write_text(text, encoding="utf-8")
+    result = lint([target], Config(tmp_path))
+    assert any("<img" in f.message or "@octocat" in f.message for f in result.findings), \
+        [f.message for f in result.findings]  # the values reach the messages: the test is meaningful
+    return result
+
+
+def unescape_data(text: str) -> str:
+    return text.replace("%0D", "\r").replace("%0A", "\n").replace("%25", "%")
+
+
+def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
+    from cfgcheck.reporters.github import render
+
+    result = injected_result(tmp_path)
+    out = render(result)
+    lines = out.split("\n")[:-1]
+    assert len(lines) == len(result.active())
+    for line, finding in zip(lines, result.active()):
+        assert "\r" not in line
+        command, _, rest = line.partition(" ")
+        assert command in ("::error", "::warning", "::notice")
+        properties, sep, data = rest.partition("::")
+        assert sep, line
+        for prop in properties.split(","):
+            key, _, value = prop.partition("=")
+            assert key in ("file", "line", "col", "endLine", "endColumn", "title")
+            assert ":" not in value and "\n" not in value
+        expected = finding.message + (f" — {finding.remediation}" if finding.remediation else "")
+        assert unescape_data(data) == expected  # escaped, and nothing lost
+    assert "::set-output" not in "".join(line.split("::", 2)[0] for line in lines)
+
+
+def test_markdown_escapes_html_markdown_and_mentions(tmp_path: Path) -> None:
+    from cfgcheck.reporters.markdown import render
+
+    out = render(injected_result(tmp_path))
+    rows = out.split("\n")
+    for row in rows[2:]:
+        if row.startswith("|"):
+            assert row.rstrip().endswith("|")
+    body = "\n".join(rows[2:])
+    assert "\\<img" in body and "<" not in body.replace("\\<", "").replace("<br>", "")
+    assert not MENTION.search(body), MENTION.search(body)
+    assert "&#64;" not in body.replace("\\&#64;", "")  # an entity cannot spell an @mention
+    assert "](http" not in body.replace("\\](http", "")
+    assert "\n::" not in out and "\r" not in out
+
+
+def test_markdown_file_names_cannot_break_out_of_code(tmp_path: Path) -> None:
+    """A pull request chooses its file names: a backtick or newline in one must not end the code span."""
+    from cfgcheck.reporters.markdown import render
+
+    name = "x`@octocat <img src=x>`|y\n# head.yaml"
+    try:
+        result = injected_result(tmp_path, name)
+    except OSError:
+        pytest.skip("the file system refuses the name")
+    out = render(result)
+    for row in out.split("\n")[2:]:
+        if not row:
+            continue
+        assert row.startswith("|") and row.rstrip().endswith("|"), row
+    assert not MENTION.search(_outside_code(out)), _outside_code(out)
+    assert "<img" not in _outside_code(out)
+
+
+def _outside_code(markdown: str) -> str:
+    """The text of ``markdown`` outside code spans (CommonMark: a run of n backticks closes one of n)."""
+    out, i = [], 0
+    while i < len(markdown):
+        if markdown[i] == "`":
+            j = i
+            while j < len(markdown) and markdown[j] == "`":
+                j += 1
+            fence = markdown[i:j]
+            close = markdown.find(fence, j)
+            while close != -1 and (markdown[close + len(fence):close + len(fence) + 1] == "`"):
+                close = markdown.find(fence, close + len(fence) + 1)
+            if close == -1:
+                out.append(fence)
+                i = j
+                continue
+            i = close + len(fence)
+            continue
+        out.append(markdown[i])
+        i += 1
+    return "".join(out).replace("\\@", "").replace("\\<", "")
+
+
+def test_json_and_sarif_carry_injected_text_as_valid_json(tmp_path: Path) -> None:
+    from cfgcheck.reporters import renderer
+
+    result = injected_result(tmp_path)
+    data = json.loads(renderer("json")(result))
+    assert any("<img" in f["message"] for f in data["findings"])
+    sarif = json.loads(renderer("sarif")(result))
+    schema = Path(__file__).resolve().parents[1].parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
+    if not schema.exists():
+        pytest.skip(f"{schema} not found: SARIF checked as JSON only")
+    import jsonschema
+
+    errors = list(jsonschema.Draft4Validator(json.loads(schema.read_text(encoding="utf-8"))).iter_errors(sarif))
+    assert not errors, errors[0].message

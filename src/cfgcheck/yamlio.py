@@ -290,6 +290,7 @@ def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]])
 def _check_expansion(raw: Any, limit: int) -> None:
     """The size a document would have with every alias expanded, computed without expanding."""
     sizes: dict[int, int] = {}
+    visiting: set[int] = set()
     stack: list[tuple[Any, bool]] = [(raw, False)]
     while stack:
         node, ready = stack.pop()
@@ -298,6 +299,11 @@ def _check_expansion(raw: Any, limit: int) -> None:
         kind = _kind(node)
         children = [] if kind == "scalar" else node.value if kind == "seq" else [n for pair in node.value for n in pair]
         if not ready:
+            if id(node) in visiting:  # reached from its own descendants: `&x [*x]` looped here forever
+                mark = node.start_mark
+                raise YamlError("recursive alias: an anchor that contains itself expands without end "
+                                "(limit max-expanded-nodes)", mark.line + 1, mark.column + 1)
+            visiting.add(id(node))
             stack.append((node, True))
             stack.extend((child, False) for child in children if id(child) not in sizes)
             continue

@@ -61,6 +61,7 @@ def connect(token: str, api_url: str | None = None, retries: int = 3, timeout: i
     backoff = (1.0 if throttle else 0.0) if backoff is None else backoff
     retry = GithubRetry(total=retries, backoff_factor=backoff, secondary_rate_wait=max(backoff, 1.0 if throttle else 0.0))
     pacing = {} if throttle else {"seconds_between_requests": None, "seconds_between_writes": None}
+    timeout = int(os.environ.get("CFGCHECK_GITHUB_TIMEOUT", timeout))  # seconds per request
     client = github.Github(auth=github.Auth.Token(token), base_url=url, retry=retry, timeout=int(timeout),
                            per_page=100, **pacing)
     return Connection(client, token, url)

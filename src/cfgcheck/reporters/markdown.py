@@ -18,10 +18,18 @@ def escape(text: str) -> str:
     return _MENTION.sub("@\u200b", text)  # a zero-width space after an @ that starts a word: no mention
 
 
+def code(text: str) -> str:
+    """A one-line code span that ``text`` (a file name a pull request chose) cannot end or break."""
+    text = re.sub(r"[\r\n\x0b\x0c\x85\u2028\u2029]", " ", str(text))
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence, pad = "`" * (longest + 1), " " if longest else ""
+    return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")
+
+
 def table(findings) -> str:
     rows = ["| severity | rule | where | finding |", "|---|---|---|---|"]
     for f in findings:
-        where = f"`{f.location.path}:{f.location.line}`".replace("|", "\\|")
+        where = code(f"{f.location.path}:{f.location.line}")
         message = escape(f.message) + (f"<br>Fix: {escape(f.remediation)}" if f.remediation else "")
         rows.append(f"| {f.severity} | {f.code} {f.rule} | {where} | {message} |")
     return "\n".join(rows)
