@@ -21,7 +21,7 @@ import functools
 import gzip
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -804,9 +804,9 @@ def render_flags(engine: str, version: str | None, fmt: str = "text") -> str:
 
 
 __all__ = [
-    "Catalog", "OptionSpec", "ParsedFlag", "Resolution", "catalog_for", "check_value_text", "convert",
-    "engines", "history", "known_versions", "render_flags", "successor", "version_key",
-    "version_ranges", "versions", "walk",
+    "Catalog", "FlagHistory", "OptionSpec", "ParsedFlag", "Resolution", "catalog_for", "check_value_text",
+    "convert", "engines", "flag_history", "flag_location", "history", "known_versions", "model_flags",
+    "render_flags", "successor", "value_location", "version_key", "version_ranges", "versions", "walk",
 ]
 
 
@@ -816,8 +816,6 @@ def check_value_text(engine: str, version: str | None, option_string: str, value
     spec = catalog.option(option_string) if catalog else None
     return catalog.check_value(spec, value) if catalog and spec else None
 
-
-_ = field  # keep dataclasses.field importable for subclasses
 
 
 # --------------------------------------------------------------------------------------------------
