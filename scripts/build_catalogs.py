@@ -323,6 +323,11 @@ def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[l
     import argparse as ap
 
     options, positionals, unknown_types = [], [], {}
+    # What argparse matches against is the parser's registry, not action.option_strings: vLLM 0.33
+    # registers hidden spellings (--no-enable-x) and then trims option_strings for the help text.
+    registry: dict[int, list[str]] = {}
+    for opt, registered in parser._option_string_actions.items():
+        registry.setdefault(id(registered), []).append(opt)
     seen = set()
     for action in parser._actions:
         if id(action) in seen:
@@ -356,8 +361,11 @@ def _dump_parser(parser, engine: str, deprecated_actions, validators) -> tuple[l
         choices = None
         if action.choices is not None:
             choices = [_jsonable(c) for c in action.choices]
+        strings = list(action.option_strings)
+        hidden = [o for o in registry.get(id(action), []) if o not in strings]
         spec = {
-            "option_strings": list(action.option_strings),
+            "option_strings": strings + hidden,
+            "hidden_forms": hidden,
             "dest": action.dest,
             "action": cls,
             "takes_value": takes_value,
@@ -536,7 +544,9 @@ def _build_vllm(src: Path):
     for cmd in serve_mod.cmd_init():
         cmd.subparser_init(subparsers)
     serve = subparsers.choices["serve"]
-    deprecated = set(getattr(FlexibleArgumentParser, "_deprecated", set()) or set())
+    deprecated = set()  # a class attribute up to 0.32, an instance attribute per parser in 0.33
+    for holder in (FlexibleArgumentParser, parser, serve):
+        deprecated |= set(getattr(holder, "_deprecated", None) or ())
     return {
         "parser": serve,
         "parse": parser.parse_args,

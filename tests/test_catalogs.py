@@ -282,3 +282,14 @@ def test_tokenspeed_engine_parser(version: str) -> None:
     assert c.resolve(long[:-3]).kind == "unknown"
     assert c.resolve(long).kind == "exact"
     assert "ts_serve_routing" in c.behaviour
+
+
+def test_vllm_033_hidden_negative_spellings_are_accepted() -> None:
+    """0.33's EnableDisableAction keeps --no-enable-x registered but drops it from option_strings (help)."""
+    c = need("vllm", "0.33.0")
+    res = c.resolve("--no-enable-prefix-caching")
+    assert res.kind == "exact" and res.spec.dest == "enable_prefix_caching"
+    assert res.spec.is_negative("--no-enable-prefix-caching") and res.spec.is_negative("--disable-prefix-caching")
+    assert not res.spec.is_negative("--enable-prefix-caching")
+    assert "--no-enable-prefix-caching" in res.spec.hidden_forms
+    assert res.spec.name == "--enable-prefix-caching"

@@ -114,7 +114,7 @@ def check_result(result, expect_unreadable: bool | None = None) -> None:
     for line in annotations.split("\n")[:-1]:  # the runner reads commands line by line (\n, \r\n)
         assert line.startswith(("::error ", "::warning ", "::notice ")), line
     markdown = renderer("markdown")(result)
-    assert "<script" not in markdown.lower()
+    assert "<script" not in markdown.lower().replace("\\<", "")  # escaped as \\<script
     renderer("text")(result)
 
 
@@ -439,8 +439,10 @@ def check_argv(work: Workdir):
                         "        command: [sh, -c]\n        args:\n        - |\n" +
                         "".join(f"          {line}\n" for line in shell.splitlines() or [""]))
         lint_files(work, {"d.yaml": block})
+        # libyaml counts NEL/LS/PS as line breaks (YAML 1.1), so they may shift lines (known, see RELIABILITY.md)
+        breaks = sum(text.count(c) for c in ("\n", "\x85", "\u2028", "\u2029"))
         for finding in result.findings:
-            assert finding.location.line <= text.count("\n") + 2, finding
+            assert finding.location.line <= breaks + 2, finding
     return check
 
 

@@ -221,11 +221,13 @@ class OptionSpec:
     action: str = ""
     const: Any = None
     required: bool = False
+    hidden_forms: tuple[str, ...] = ()  # accepted but left out of the engine's help (vLLM --no-enable-x)
 
     @property
     def name(self) -> str:
         """The primary long option string."""
-        longs = [o for o in self.option_strings if o.startswith("--") and o not in self.negative_forms]
+        longs = [o for o in self.option_strings
+                 if o.startswith("--") and o not in self.negative_forms and o not in self.hidden_forms]
         return longs[0] if longs else self.option_strings[0]
 
     def is_negative(self, option_string: str) -> bool:
@@ -246,6 +248,7 @@ class OptionSpec:
             "negative_forms": list(self.negative_forms),
             "deprecated": self.deprecated,
             "deprecated_note": self.deprecated_note,
+            "hidden_forms": list(self.hidden_forms),
             "action": self.action,
         }
 
@@ -299,6 +302,7 @@ def _spec_from(raw: dict) -> OptionSpec:
         action=raw.get("action", ""),
         const=raw.get("const"),
         required=bool(raw.get("required")),
+        hidden_forms=tuple(raw.get("hidden_forms") or ()),
     )
 
 
