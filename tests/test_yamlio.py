@@ -90,3 +90,10 @@ def test_apply_edits_keeps_every_other_byte() -> None:
     assert apply_edits(text, [edit]) == "a: 1\r\nb: --kv-cache-memory-bytes  # keep\r\n"
     with pytest.raises(ValueError):
         apply_edits(text, [Edit(Location("f", 1, 4), "x", "y")])
+
+
+@pytest.mark.parametrize("char", ["\x85", "\u2028", "\u2029"])
+def test_yaml11_line_breaks_keep_line_numbers(char: str) -> None:
+    loaded = parse_text("f.yaml", f'a: "x{char}y"\nb: 1\n')
+    assert loaded.error is None
+    assert loaded.documents[0].root.get("b").line == 2

@@ -479,6 +479,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     loaded = LoadedFile(path, text, [], {})
+    if fast and ("\x85" in text or "\u2028" in text or "\u2029" in text):
+        fast = False  # libyaml reads these as line breaks (YAML 1.1): lines would not match the file
     compose_all, yaml_error = composer(fast)
     hash_spans: list[tuple[int, int]] = []
     old_limit = sys.getrecursionlimit()
