@@ -9,7 +9,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .yamlio import decode, parse_text
+from .yamlio import YamlError, load_data
 
 
 class ConfigError(Exception):
@@ -75,17 +75,9 @@ def validate(data: Any, where: str) -> dict[str, Any]:
 
 def _read_yaml(path: Path) -> Any:
     try:
-        text = decode(path.read_bytes())
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc.strerror or exc}") from None
-    except Exception as exc:
-        raise ConfigError(f"{path}: cannot read configuration: {exc}") from None
-    loaded = parse_text(path.name, text)
-    if loaded.error is not None:
-        raise ConfigError(f"{path}:{loaded.error.line}: {loaded.error.message}")
-    if not loaded.documents or loaded.documents[0].root is None:
-        return {}
-    return loaded.documents[0].root.to_python()
+        return load_data(path) or {}
+    except YamlError as exc:
+        raise ConfigError(f"configuration {exc.message}") from None
 
 
 def _read_pyproject(path: Path) -> Any:

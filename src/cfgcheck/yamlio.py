@@ -538,6 +538,23 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     return loaded
 
 
+def load_data(path: Path) -> Any:
+    """The first document of a small YAML file the user wrote for cfgcheck (a configuration, a
+    proposal), as plain Python; YamlError with ``path:line: message`` when it cannot be read."""
+    try:
+        text = decode(path.read_bytes())
+    except OSError as exc:
+        raise YamlError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    except YamlError as exc:
+        raise YamlError(f"{path}:{exc.line}: {exc.message}") from None
+    loaded = parse_text(path.name, text)
+    if loaded.error is not None:
+        raise YamlError(f"{path}:{loaded.error.line}: {loaded.error.message}")
+    if not loaded.documents or loaded.documents[0].root is None:
+        return None
+    return loaded.documents[0].root.to_python()
+
+
 def relpath(root: Path, file: Path) -> str:
     """``file`` relative to ``root`` with ``/``; by string when it is plainly inside (no system call)."""
     absolute, base = os.path.abspath(file), os.path.abspath(root)

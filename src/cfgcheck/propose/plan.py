@@ -99,18 +99,12 @@ def split_target(target: str, model_names: list[str]) -> tuple[str, str]:
 def read_file(path: Path) -> tuple[list[tuple[str, Any]], str | None, str | None]:
     """A proposal file: ``title``, ``why`` and ``set`` (a mapping model -> {setting: value}, or a list of
     ``NAME.SETTING=VALUE`` strings). Returns ([(target, raw value)], title, why)."""
-    from ..yamlio import decode, parse_text
+    from ..yamlio import YamlError, load_data
 
     try:
-        text = decode(path.read_bytes())
-    except OSError as exc:
-        raise PlanError(f"cannot read {path}: {exc.strerror or exc}") from None
-    except Exception as exc:
-        raise PlanError(f"cannot read {path}: {exc}") from None
-    loaded = parse_text(path.name, text)
-    if loaded.error is not None:
-        raise PlanError(f"{path}:{loaded.error.line}: {loaded.error.message}")
-    data = loaded.documents[0].root.to_python() if loaded.documents and loaded.documents[0].root else None
+        data = load_data(path)
+    except YamlError as exc:
+        raise PlanError(exc.message) from None
     if not isinstance(data, dict):
         raise PlanError(f"{path}: expected a mapping with 'set' (and 'title', 'why')")
     unknown = sorted(set(map(str, data)) - {"title", "why", "set"})
