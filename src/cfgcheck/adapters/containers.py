@@ -16,9 +16,42 @@ from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
-from .workloads import ARGS_ENV_SUFFIXES, container_tokens
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
+ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_ARGS")
+_SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
+
+
+def container_tokens(ctx: DocContext, container: YNode) -> list[ArgToken]:
+    """command + args as the container runtime joins them, shell strings split and located."""
+    command = ctx.tokens(container.get("command"), "command") if container.get("command") is not None else []
+    args_node = container.get("args")
+    args = ctx.tokens(args_node, "args")
+    joined = command + args
+    texts = [t.text for t in joined]
+    flag = next((t for t in texts[1:3] if _SHELL_C.match(t)), None) if texts and texts[0] in SHELLS else None
+    if len(texts) >= 3 and flag is not None:
+        script_index = texts.index(flag) + 1
+        if texts[script_index] == "--" and script_index + 1 < len(texts):
+            script_index += 1  # bash -lc -- SCRIPT
+        script_node = _node_for(container, joined[script_index])
+        if script_node is not None:
+            return ctx.shell_tokens(script_node, "shell")
+    if not command and args_node is not None and args_node.kind == "seq" and len(args) == 1 and " " in texts[0]:
+        return ctx.shell_tokens(args_node.value[0], "shell")
+    return joined
+
+
+def _node_for(container: YNode, token: ArgToken) -> YNode | None:
+    for key in ("command", "args"):
+        node = container.get(key)
+        if node is None or node.kind != "seq":
+            continue
+        for child in node.value:
+            if child.kind == "scalar" and child.line == token.location.line and str(child.value) == token.text:
+                return child
+    return None
 
 
 def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[str, Setting]:
@@ -105,6 +138,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     key, value = gpu_count(container.get("resources"))
     if value is not None:
         model.gpus = ctx.setting("gpus", key, value, f"{prefix}resources.{key.value}", to_int)
+        model.gpu_resource = str(key.value)
     if pod_spec is not None:
         model.node_selector = string_map(pod_spec.get("nodeSelector"))
         for label in GPU_PRODUCT_LABELS:

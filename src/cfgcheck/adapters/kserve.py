@@ -17,7 +17,7 @@ from __future__ import annotations
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, finish, to_int
-from .containers import container_model, typed_setting
+from .containers import container_model, container_tokens, typed_setting
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
@@ -78,7 +78,6 @@ def _containers(ctx, root, kind, name, parent: YNode, where: str, default_engine
         tokens = None
         engine = default_engine
         if _is_hf_server(container, container.scalar("image")):
-            from .workloads import container_tokens
 
             tokens = [t for t in container_tokens(ctx, container) if t.text not in ("python", "python3", "-m", HF_SERVER)]
             engine = "vllm"
