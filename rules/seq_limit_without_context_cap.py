@@ -85,11 +85,14 @@ def check(model, ctx):
         fits_before = capacity.concurrency_at(before, len_before)
         cap = capacity.cap_for(after, seqs_after)
         was = f"{fits_before:.2f}" if fits_before is not None else "?"
+        before_len = f"{len_before:,}" if isinstance(len_before, int) else "?"
         message = (f"max_num_seqs raised {seqs_before} -> {seqs_after} but only {fits_after:.2f} full-length requests fit "
-                   f"(pool {after.kv_pool_tokens:,} tokens / max_model_len {len_after:,}; was {was} at {len_before or '?'})")
-        fix = (f"cap max_model_len at {cap:,} in this change (then {capacity.concurrency_at(after, cap):.2f} fit), "
-               f"or raise max_num_seqs only to {int(fits_after)}") if cap else \
-            f"raise max_num_seqs only to {max(int(fits_after), 1)}, or grow the pool"
+                   f"(pool {after.kv_pool_tokens:,} tokens / max_model_len {len_after:,}; was {was} at {before_len})")
+        room = int(fits_after)
+        other = (f"or raise max_num_seqs only to {room}" if room > seqs_before
+                 else "or keep the window: at this context length the pool has no room for more sequences")
+        fix = (f"cap max_model_len at {cap:,} in this change (then {capacity.concurrency_at(after, cap):.2f} fit), {other}"
+               if cap else f"{other.removeprefix('or ')}, or grow the pool")
     else:
         model_max = after.architecture.max_position_embeddings if after.architecture is not None else None
         explicit_len = model.value("max_model_len")

@@ -781,7 +781,9 @@ def save_catalog(catalog: dict) -> Path:
     catalog["aliases"] = dict(sorted(catalog["aliases"].items(), key=lambda kv: _vkey(kv[0])))
     path = CATALOG_DIR / f"{catalog['engine']}.json"
     text = json.dumps(catalog, separators=(",", ":"), sort_keys=False)
-    path.write_text(text + "\n")
+    tmp = path.with_suffix(".json.tmp")
+    tmp.write_text(text + "\n")
+    os.replace(tmp, path)  # readers never see a half-written catalog
     return path
 
 
@@ -823,6 +825,7 @@ def add_version(catalog: dict, dump: dict, wheel: str) -> str:
     if lower:
         prev = max(lower, key=_vkey)
         if same(prev):
+            catalog["versions"].pop(version, None)  # a forced rebuild of a former catalog
             catalog["aliases"][version] = prev
             return f"alias of {prev}"
     catalog["versions"][version] = entry
@@ -847,7 +850,8 @@ def run_worker(python: str, engine: str, version: str, src: Path, timeout: int) 
         proc = subprocess.run(
             [python, str(Path(__file__).resolve()), "--worker", engine, version, str(src), out],
             capture_output=True, text=True, timeout=timeout, cwd=tempfile.gettempdir(),
-            env={**os.environ, "PYTHONNOUSERSITE": "1", "CUDA_VISIBLE_DEVICES": "",
+            # a fixed hash seed: choices that an engine builds from a set come out in the same order
+            env={**os.environ, "PYTHONNOUSERSITE": "1", "CUDA_VISIBLE_DEVICES": "", "PYTHONHASHSEED": "0",
                  "TOKENIZERS_PARALLELISM": "false", "HF_HUB_OFFLINE": "1"},
         )
         if proc.returncode != 0:
