@@ -173,3 +173,21 @@ def test_seed_sibling_ceiling_27e20ad1d_and_fix(tmp_path: Path) -> None:
     fixed = diff(repo)
     assert not [f for f in fixed.findings if f.code == "CFG204"]
     assert [f for f in fixed.fixed if f.code == "CFG204"]
+
+
+def test_outputs_mark_introduced_and_count_fixed(tmp_path: Path) -> None:
+    import json
+
+    from cfgcheck.reporters import renderer
+
+    repo = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    write(repo, {"chat.yaml": BASE_DOC.replace("nightly", "v0.26.0@sha256:" + "a" * 64).replace(
+        "maxModelLen: 32768", "maxModelLen: 32768\n    gpuMemoryUtilization: 0.95  # ceiling 0.9")})
+    result = diff(repo)
+    data = json.loads(renderer("json")(result))
+    assert [f["introduced"] for f in data["findings"]] == [True]
+    assert data["summary"]["fixed"] == 2
+    assert "(new)" in renderer("markdown")(result) and "fixes 2" in renderer("markdown")(result)
+    assert "CFG204 memory-above-ceiling (new)" in renderer("github")(result)
+    sarif = json.loads(renderer("sarif")(result))
+    assert sarif["runs"][0]["results"][0]["properties"]["introduced"] is True

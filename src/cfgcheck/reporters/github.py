@@ -26,7 +26,8 @@ def annotation(finding) -> str:
         properties.append(f"endLine={location.end_line}")
     if location.end_column and location.end_line == location.line:
         properties.append(f"endColumn={location.end_column}")
-    properties.append(f"title={escape_property(f'{finding.code} {finding.rule}')}")
+    new = " (new)" if finding.introduced else ""  # diff mode: introduced by the change
+    properties.append(f"title={escape_property(f'{finding.code} {finding.rule}{new}')}")
     message = finding.message + (f" — {finding.remediation}" if finding.remediation else "")
     return f"::{COMMANDS[finding.severity]} {','.join(properties)}::{escape_data(message)}"
 

@@ -31,7 +31,8 @@ def table(findings) -> str:
     for f in findings:
         where = code(f"{f.location.path}:{f.location.line}")
         message = escape(f.message) + (f"<br>Fix: {escape(f.remediation)}" if f.remediation else "")
-        rows.append(f"| {f.severity} | {f.code} {f.rule} | {where} | {message} |")
+        new = " (new)" if f.introduced else ""  # diff mode: introduced by the change
+        rows.append(f"| {f.severity}{new} | {f.code} {f.rule} | {where} | {message} |")
     return "\n".join(rows)
 
 
@@ -41,5 +42,7 @@ def render(result: LintResult, **_: object) -> str:
             f"in {len(result.models)} served models ({len(result.files)} files)")
     if counts["suppressed"]:
         head += f", {counts['suppressed']} suppressed"
+    if result.fixed:
+        head += f"; the change fixes {len(result.fixed)}"
     active = result.active()
     return head + "\n\n" + (table(active) if active else "No findings.") + "\n"
