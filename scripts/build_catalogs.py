@@ -54,6 +54,8 @@ from importlib import machinery as _machinery
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "src"))
+from cfgcheck.engines.catalog import version_key as _vkey  # noqa: E402 - one version order for data and runtime
 CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
 # Which releases are in scope: vLLM 0.10 and later, SGLang 0.5.x, every TokenSpeed release.
@@ -67,21 +69,6 @@ FORMAT = 1
 
 # --------------------------------------------------------------------------------------------------
 # versions
-
-
-def _vkey(version: str) -> tuple:
-    """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1 (as cfgcheck.engines.catalog)."""
-    main = version.strip().lstrip("vV").partition("+")[0].lower()
-    key: list = []
-    for part in re.findall(r"\d+|[a-z]+", main):
-        if part.isdigit():
-            key.append((1, int(part)))
-        elif part == "post":
-            key.append((2, 0))
-        else:  # pre-releases and dev sort before the release
-            key.append((-1, 0))
-    key.append((0, 0))  # the release itself sorts after its pre-releases and before .postN / .N
-    return tuple(key)
 
 
 def _series(engine: str, version: str) -> tuple:

@@ -22,6 +22,8 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
+from .engines.argv import human_int as argv_human_int
+
 GiB = 1024**3
 MiB = 1024**2
 
@@ -932,7 +934,7 @@ def _int(v: Any) -> int | None:
         return None
     try:
         return int(float(v))
-    except (TypeError, ValueError):
+    except (TypeError, ValueError, OverflowError):  # "INF", "nan"
         return None
 
 
@@ -940,17 +942,11 @@ def human_int(v: Any) -> int | None:
     """vLLM's ``human_readable_int``: ``4G`` = 4 GiB, ``4g`` = 4e9, ``32k`` = 32000, plain digits."""
     if v is None or isinstance(v, bool):
         return None
-    if isinstance(v, (int, float)):
-        return int(v)
-    m = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([kKmMgGtT]?)\s*", str(v))
-    if not m:
-        return None
-    number, suffix = m.groups()
-    if not suffix:
-        return int(float(number))
-    power = "kmgt".index(suffix.lower()) + 1
-    base = 1024 if suffix.isupper() else 1000
-    return int(float(number) * base**power)
+    if isinstance(v, int):
+        return v
+    if isinstance(v, float):
+        return _int(v)
+    return argv_human_int(str(v))
 
 
 def _float(v: Any) -> float | None:

@@ -37,12 +37,8 @@ def table(findings) -> str:
 
 
 def render(result: LintResult, **_: object) -> str:
-    counts = result.counts()
-    head = (f"**cfgcheck**: {counts['errors']} errors, {counts['warnings']} warnings, {counts['notes']} notes "
-            f"in {len(result.models)} served models ({len(result.files)} files)")
-    if counts["suppressed"]:
-        head += f", {counts['suppressed']} suppressed"
-    if result.fixed:
-        head += f"; the change fixes {len(result.fixed)}"
+    from .text import summary
+
+    head = f"**cfgcheck**: {summary(result)}"
     active = result.active()
     return head + "\n\n" + (table(active) if active else "No findings.") + "\n"
