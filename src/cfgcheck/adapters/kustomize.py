@@ -77,7 +77,7 @@ def _may_serve(file: Path) -> bool:
 def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool]:
     """YAML files a kustomization draws from (resources, components, patches), in apply order."""
     seen = seen if seen is not None else set()
-    folder = folder.resolve()
+    folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
     if folder in seen:
         return [], False
     seen.add(folder)
@@ -110,8 +110,8 @@ def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tu
             files.extend(sub)
             remote = remote or sub_remote
         elif target.is_file():
-            files.append(target.resolve())
-    files.append(kfile.resolve())  # inline patches and images: last, they win
+            files.append(Path(os.path.normpath(target)))
+    files.append(kfile)  # inline patches and images: last, they win
     return files, remote
 
 

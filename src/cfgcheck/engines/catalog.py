@@ -447,7 +447,9 @@ class _CatalogData:
                 conflict_handler="resolve",
             )
             for spec in self.specs:
-                parser.add_argument(*spec.option_strings, dest=spec.dest, action="store_true")
+                # What add_argument registers, without its per-call usage-formatting check (a third of
+                # a lint of a tree that names many versions): argparse still does all the matching.
+                parser._add_action(argparse._StoreTrueAction(option_strings=list(spec.option_strings), dest=spec.dest))
             self._parser = parser
         return self._parser
 
