@@ -126,7 +126,8 @@ def version(argv: list[str]) -> str:
 
 
 def measure(case: Case, log: bool) -> dict:
-    env = {**os.environ, **case.env}
+    # Measured as installed tools run: with their bytecode cache (a session may set DONTWRITEBYTECODE).
+    env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **case.env}
     LOGS.mkdir(parents=True, exist_ok=True)
     with open(LOGS / f"{case.key}.out", "wb") as out, open(LOGS / f"{case.key}.err", "wb") as err:
         start = time.perf_counter()
