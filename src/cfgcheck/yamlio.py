@@ -499,7 +499,10 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         loaded.error = exc
     except yaml_error as exc:
         line, column = _mark_of(exc)
-        loaded.error = _template_error(text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
+        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
+            loaded.error = YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
+        else:
+            loaded.error = _template_error(text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
     except RecursionError:
         loaded.error = YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
     except Exception as exc:  # a composer bug must not end the run
