@@ -405,9 +405,6 @@ def check_argv(work: Workdir):
     def check(example) -> None:
         words, shell = example
         # the parser functions themselves
-        located = argv_mod.shell_words(shell)
-        assert all(0 <= offset <= len(shell) for _, offset in located)
-        argv_mod.engine_segment(located)
         from cfgcheck.adapters.shell import lex, segments
 
         for shell_mode in (True, False):

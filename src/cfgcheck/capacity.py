@@ -909,7 +909,7 @@ def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
             return _parse_count(m.group(1), m.group(2)), f"directive kv-pool-tokens at {loc.path}:{loc.line}"
     exclude = [model.value("max_model_len"), model.value("max_num_batched_tokens")]
     # comments attached to the settings that size the pool first, then every comment of the document
-    for name in ("kv_cache_memory_bytes", "kv_cache_memory", "num_gpu_blocks_override", "gpu_memory_utilization", "mem_fraction_static", "max_num_seqs", "max_model_len"):
+    for name in ("kv_cache_memory_bytes", "num_gpu_blocks_override", "gpu_memory_utilization", "mem_fraction_static", "max_num_seqs", "max_model_len"):
         setting = model.setting(name)
         if setting is None:
             continue
@@ -1103,9 +1103,7 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
 
     # -- 2. explicit pool
     nblocks_override = _int(model.value("num_gpu_blocks_override"))
-    explicit = human_int(model.value("kv_cache_memory_bytes"))
-    if explicit is None:  # the abbreviated --kv-cache-memory that argparse resolves to --kv-cache-memory-bytes
-        explicit = human_int(model.value("kv_cache_memory"))
+    explicit = human_int(model.value("kv_cache_memory_bytes"))  # abbreviations are resolved by the catalog
     if engine != "sglang" and layout is not None and nblocks_override:
         est.num_blocks = nblocks_override
         est.pool_bytes = nblocks_override * layout.block_bytes

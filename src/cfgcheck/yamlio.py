@@ -154,12 +154,6 @@ class YNode:
         if self.kind == "map":
             yield from self.value
 
-    def children(self) -> list["YNode"]:
-        return list(self.value) if self.kind == "seq" else []
-
-    def is_str_map(self) -> bool:
-        return self.kind == "map"
-
     def to_python(self) -> Any:
         if self.kind == "scalar":
             return self.value

@@ -8,7 +8,6 @@ Without a catalog for the engine, a flag means the option whose argparse destina
 from __future__ import annotations
 
 import re
-import shlex
 from dataclasses import dataclass
 
 from ..model import ArgToken, ServedModel, Setting
@@ -143,46 +142,6 @@ def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True)
     if positional and rest and not rest[0].text.startswith("-"):
         return Launch(engine, rest[1:], rest[0])
     return Launch(engine, rest, None)
-
-
-def shell_words(command: str) -> list[tuple[str, int]]:
-    """Split a shell string into words with their character offsets in ``command``.
-
-    Follows shlex (POSIX) for the words, then finds each word's start in the text so that flags can be
-    located exactly. Operators (``&&``, ``;``, ``|``) come out as their own words.
-    """
-    try:
-        lexer = shlex.shlex(command, posix=True, punctuation_chars=";&|")
-        lexer.whitespace_split = True
-        lexer.commenters = ""
-        words = list(lexer)
-    except ValueError:
-        words = command.split()
-    located: list[tuple[str, int]] = []
-    cursor = 0
-    for word in words:
-        probe = word.split("=", 1)[0] if word.startswith("-") else word
-        found = command.find(probe, cursor) if probe else -1
-        if found == -1:
-            found = cursor
-        located.append((word, found))
-        cursor = found + max(len(probe), 1)
-    return located
-
-
-def engine_segment(words: list[tuple[str, int]]) -> list[tuple[str, int]]:
-    """The words of the shell command that runs the engine (after ``exec``, between ``&&``/``;``)."""
-    segments: list[list[tuple[str, int]]] = [[]]
-    for word, offset in words:
-        if word in ("&&", ";", "||", "|", "&"):
-            segments.append([])
-        else:
-            segments[-1].append((word, offset))
-    for segment in segments:
-        texts = [w for w, _ in segment]
-        if any(_base(t) in ("vllm", "sglang", "llama-server", "tokenspeed") or _engine_of_module(t) for t in texts):
-            return [(w, o) for w, o in segment if w != "exec"]
-    return segments[-1] if segments else []
 
 
 def canonical_name(engine: str, dest: str) -> str:
