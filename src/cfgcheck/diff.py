@@ -18,7 +18,6 @@ from pathlib import Path
 from .config import Config, ConfigError
 from .lint import (LintResult, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
                    YAML_SUFFIXES)
-from .model import Finding
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 

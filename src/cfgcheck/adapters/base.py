@@ -205,6 +205,16 @@ def env_settings(ctx: DocContext, env: YNode | None) -> dict[str, Setting]:
     return found
 
 
+def operator_tokens(setting: Setting, flag: str) -> list[ArgToken]:
+    """The argv an operator or chart emits for a typed field: ``flag value``, or the bare flag for a
+    true switch (nothing for a false one). Marked synthetic: no one wrote them as tokens."""
+    origin = f"typed:{setting.source}"
+    if isinstance(setting.value, bool):
+        return [ArgToken(flag, setting.location, setting.comments, origin, True)] if setting.value else []
+    return [ArgToken(flag, setting.location, setting.comments, origin, True),
+            ArgToken(str(setting.value), setting.location, setting.comments, origin, True)]
+
+
 def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], image_engine: str | None) -> bool:
     """Find the engine in ``tokens``; record engine, positional model, argv and its settings."""
     launch = argv_mod.find_launch(tokens, image_engine)

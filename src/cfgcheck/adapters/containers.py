@@ -15,7 +15,7 @@ from ..engines.argv import apply_argv, find_launch
 from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from .base import DocContext, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
@@ -168,13 +168,7 @@ def typed_setting(ctx: DocContext, model: ServedModel, parent: YNode | None, key
     else:
         model.add(setting)
     if flag:
-        origin = f"typed:{source}"
-        if isinstance(setting.value, bool):
-            if setting.value:
-                model.argv.append(ArgToken(flag, setting.location, setting.comments, origin, True))
-        else:
-            model.argv.append(ArgToken(flag, setting.location, setting.comments, origin, True))
-            model.argv.append(ArgToken(str(setting.value), setting.location, setting.comments, origin, True))
+        model.argv.extend(operator_tokens(setting, flag))
     return setting
 
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, Workspace, env_settings, finish, set_image, string_map, to_int
+from .base import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
 
 API_GROUP = "inference.llmkube.dev/"
 
@@ -86,10 +86,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             if canonical == "gpu_memory_utilization" and not _has_gpu(model):
                 continue  # the operator passes it only with GPUs
             model.add(setting)
-            synthetic.append(ArgToken(flag, setting.location, setting.comments, f"typed:{setting.source}", True))
-            if not isinstance(setting.value, bool):
-                synthetic.append(ArgToken(str(setting.value), setting.location, setting.comments,
-                                          f"typed:{setting.source}", True))
+            synthetic.extend(operator_tokens(setting, flag))
     slots = ctx.field_setting(spec, "parallelSlots", "max_num_seqs", "spec.parallelSlots", to_int)
     if slots is not None:
         flag = PARALLEL_SLOTS.get(runtime)
@@ -97,8 +94,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             model.inert.append((slots, f"the {runtime} runtime ignores parallelSlots"))
         elif flag not in extra_texts:
             model.add(slots)
-            synthetic.extend([ArgToken(flag, slots.location, slots.comments, "typed:spec.parallelSlots", True),
-                              ArgToken(str(slots.value), slots.location, slots.comments, "typed:spec.parallelSlots", True)])
+            synthetic.extend(operator_tokens(slots, flag))
     model.argv.extend(synthetic)
     if extra:
         model.argv.extend(extra)

@@ -26,7 +26,7 @@ import re
 from ..engines.argv import CANONICAL_DESTS, apply_argv, convert
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, set_image, to_int
+from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .chart import values_sources
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
@@ -154,14 +154,7 @@ def _model(ctx: DocContext, entry: dict, node: YNode, key: YNode | None, prefix:
         model.add(setting)
         if canonical in ("model", "model_revision"):
             continue
-        flag = flag_for(model.engine, canonical)
-        origin = f"typed:{source}"
-        if isinstance(setting.value, bool):
-            if setting.value:
-                synthetic.append(ArgToken(flag, setting.location, setting.comments, origin, True))
-        else:
-            synthetic.append(ArgToken(flag, setting.location, setting.comments, origin, True))
-            synthetic.append(ArgToken(str(setting.value), setting.location, setting.comments, origin, True))
+        synthetic.extend(operator_tokens(setting, flag_for(model.engine, canonical)))
     model.argv.extend(synthetic)
     if "extra_args" in mapping:
         _, _, value = resolve(node, split_path(mapping["extra_args"]))

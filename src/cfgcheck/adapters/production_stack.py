@@ -7,9 +7,9 @@ model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
 
 from __future__ import annotations
 
-from ..model import ArgToken, ServedModel, Setting
+from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, set_image, to_int
+from .base import DocContext, operator_tokens, finish, set_image, to_int
 
 VLLM_CONFIG_FIELDS = {
     "maxModelLen": ("--max-model-len", "max_model_len"),
@@ -77,10 +77,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             if setting is None:
                 continue
             model.add(setting)
-            model.argv.append(ArgToken(flag, setting.location, setting.comments, f"typed:{setting.source}", True))
-            if not isinstance(setting.value, bool):
-                model.argv.append(ArgToken(str(setting.value), setting.location, setting.comments,
-                                           f"typed:{setting.source}", True))
+            model.argv.extend(operator_tokens(setting, flag))
         extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
         if extra:
             from ..engines.argv import apply_argv
