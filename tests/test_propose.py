@@ -238,7 +238,7 @@ def test_seed_scenario_one_pr_idempotent_and_batched(seed):
         '+        - "16"',
     ]
     added = git(bare, "diff", "--name-status", main, head).split("\n")
-    assert f"A\tdocs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md" in added
+    assert "A\tdocs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md" in added
     adr = git(bare, "show", f"{head}:docs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md")
     assert adr.startswith("# 0014. " + TITLE) and "Status: Proposed" in adr and WHY in adr
     assert "995,932 ÷ 262,144 = 3.80x before, 995,932 ÷ 32,768 = 30.39x after" in adr

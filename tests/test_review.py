@@ -153,7 +153,7 @@ def test_first_run_rerun_and_fix(pull: PullRequest) -> None:
     assert codes_in(summary.body) >= {"CFG204", "CFG205"}
     assert "gpu\\_memory\\_utilization | 0.8 | **0.9** |" in summary.body
     assert "max\\_num\\_seqs |" in summary.body and "| before | after |" in summary.body
-    assert f"new review comments" in first.stderr and "summary comment created" in first.stderr
+    assert "new review comments" in first.stderr and "summary comment created" in first.stderr
     # annotations, step summary, outputs, SARIF
     assert first.stdout.count("::error ") == 1 and first.stdout.count("::warning ") >= 1
     assert "CFG204" in pull.summary_file.read_text()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from test_propose import CAP_AND_RAISE, REPO, VALUES, Mirror, git_env, seed_repo
+from test_propose import CAP_AND_RAISE, REPO, Mirror, git_env, seed_repo
 from test_review import NAME, PullRequest
 
 TOKEN = "ghs_" + "Kn0wnT0kenValue" * 3  # a GitHub-shaped token: redaction by pattern is not enough alone

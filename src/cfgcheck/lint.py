@@ -151,10 +151,8 @@ def serving_filter(config: Config):
     have them), or a path named by a mapped ``values:`` entry."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
 
-    def wanted(rel: str, data: bytes) -> bool:
-        if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # UTF-16: search the text, not its bytes
-            data = data.decode("utf-16", "replace").encode("utf-8")
-        return has_serving_marker(data) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
+    def wanted(rel: str, text: str) -> bool:
+        return has_serving_marker(text) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
             or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted

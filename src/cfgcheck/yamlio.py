@@ -509,9 +509,10 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
-              wanted: Callable[[str, bytes], bool] | None = None) -> LoadedFile:
-    """Read and parse one file. ``wanted(rel, data)`` may decide from the raw bytes that the file
-    cannot hold a served model: it is then parsed only for errors (``serving`` False, no comments)."""
+              wanted: Callable[[str, str], bool] | None = None) -> LoadedFile:
+    """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
+    that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
+    no comments)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
     try:
@@ -519,9 +520,8 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         if size > limits["max-file-bytes"]:
             return LoadedFile(rel, "", [], {}, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"))
-        data = file.read_bytes()
-        serving = wanted is None or wanted(rel, data)
-        text = decode(data)
+        text = decode(file.read_bytes())
+        serving = wanted is None or wanted(rel, text)
     except YamlError as exc:
         return LoadedFile(rel, "", [], {}, exc)
     except OSError as exc:

@@ -15,13 +15,13 @@ from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 # Every adapter needs one of these words in the raw bytes of a file to make a served model of it: an
 # engine name (launcher, module or image), an operator's API group or chart values key, or a directive.
-SERVING_MARKERS = (b"vllm", b"sglang", b"tokenspeed", b"llama", b"llmkube", b"servingenginespec",
-                   b"inferenceservice", b"servingruntime", b"cfgcheck", b"ome.io")
+SERVING_MARKERS = ("vllm", "sglang", "tokenspeed", "llama", "llmkube", "servingenginespec",
+                   "inferenceservice", "servingruntime", "cfgcheck", "ome.io")
 
 
-def has_serving_marker(data: bytes) -> bool:
-    """Substring tests on the lower-cased bytes: several times faster than one case-blind regex."""
-    lowered = data.lower()
+def has_serving_marker(text: str) -> bool:
+    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
+    lowered = text.lower()
     return any(marker in lowered for marker in SERVING_MARKERS)
 
 

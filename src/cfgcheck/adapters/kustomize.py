@@ -69,7 +69,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _may_serve(file: Path) -> bool:
     try:
-        return has_serving_marker(file.read_bytes())
+        return has_serving_marker(file.read_text("utf-8", errors="replace"))
     except OSError:
         return False
 
