@@ -237,7 +237,7 @@ def resolve_codes(values: Iterable[str]) -> set[str]:
         value = value.strip()
         if not value:
             continue
-        prefixed = {code for code in known if value.upper() != "" and code.startswith(value.upper())}
+        prefixed = {code for code in known if code.startswith(value.upper())}
         if value.upper().startswith("CFG") and prefixed:
             codes |= prefixed
             continue
@@ -252,8 +252,7 @@ def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | 
     chosen = select if select else config.get("select")
     selected = resolve_codes(chosen) if chosen else {rule.code for rule in all_rules()}
     ignored = resolve_codes((config.get("ignore") or []) + (ignore or []))
-    for key in config.rule_settings:
-        resolve_codes([key])
+    resolve_codes(config.rule_settings)  # an unknown rule under `rules:` is a configuration error
     return [rule for rule in all_rules() if rule.code in selected and rule.code not in ignored]
 
 
