@@ -22,6 +22,7 @@ from cfgcheck.lint import LintResult
 from cfgcheck.model import Edit, Finding, Fix, Location
 from cfgcheck.propose import edit, plan
 from cfgcheck.propose.fix import compute, unified_diff
+from cfgcheck.reporters.markdown import escape as md_escape
 from cfgcheck.yamlio import parse_text
 
 REPO = "acme/ai-helm-values"
@@ -240,7 +241,8 @@ def test_seed_scenario_one_pr_idempotent_and_batched(seed):
     added = git(bare, "diff", "--name-status", main, head).split("\n")
     assert "A\tdocs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md" in added
     adr = git(bare, "show", f"{head}:docs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md")
-    assert adr.startswith("# 0014. " + TITLE) and "Status: Proposed" in adr and WHY in adr
+    # the title is Markdown-escaped in the ADR (templates autoescape: docs/SECURITY.md), verbatim in the PR title
+    assert adr.startswith("# 0014. " + md_escape(TITLE)) and "Status: Proposed" in adr and WHY in adr
     assert "995,932 ÷ 262,144 = 3.80x before, 995,932 ÷ 32,768 = 30.39x after" in adr
     assert "](../../environments/prod/values/inference.yaml)" in adr
     body = pr.body
@@ -278,7 +280,7 @@ def test_seed_scenario_one_pr_idempotent_and_batched(seed):
         "docs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md"]
     (pr,) = open_pulls(fake)
     assert pr.title == TITLE + " (+1 more)"
-    assert "Leave headroom" in pr.body and TITLE in pr.body and "`0.85`" in pr.body
+    assert "Leave headroom" in pr.body and md_escape(TITLE) in pr.body and "`0.85`" in pr.body
     adr = git(bare, "show", f"{new_head}:docs/adr/0014-cap-the-context-at-32k-and-raise-max-num-seqs-4-16.md")
     assert "The sidecar needs 2 GiB." in adr and WHY in adr and "Date: 2026-09-10" in adr
 

@@ -17,6 +17,7 @@ from typing import Any
 from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
+from ..render import Overrides
 from .github import marker, read_marker
 
 NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
@@ -201,21 +202,14 @@ def _times(value: Any) -> str:
     return "?" if value is None else f"{value:.2f}x"
 
 
-def environment(root: Path | None):
-    from ..render import environment as base_environment
-
-    env = base_environment(root)
-    env.filters["code"] = _code
-    env.filters["times"] = _times
-    return env
-
-
 def relative_link(from_file: str, to_file: str) -> str:
     return Path(os.path.relpath(to_file, os.path.dirname(from_file) or ".")).as_posix()
 
 
-def render(root: Path | None, template: str, **context: Any) -> str:
-    return environment(root).get_template(template).render(**context)
+def render(overrides: Overrides | None, template: str, **context: Any) -> str:
+    from ..render import render as render_template
+
+    return render_template(template, overrides, filters={"code": _code, "times": _times}, **context)
 
 
 def today() -> str:

@@ -19,6 +19,7 @@ from ..config import Config, load as load_config
 from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
 from ..model import ServedModel
+from ..render import Overrides
 from ..yamlio import load_file
 from . import docs, edit, plan
 from .fix import compute as compute_fixes, write as write_files
@@ -298,13 +299,13 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
                        base=base, branch=branch, date=docs.adr_date(existing_adr) or docs.today(),
                        fix=fix_only)
         if adr_path is not None:
-            adr_text = docs.render(tree.root, "adr.md.j2", **context)
+            adr_text = docs.render(Overrides(tree.root, base_sha), "adr.md.j2", **context)
             adr_text = docs.with_marker(adr_text, {"proposals": history})
             target = tree.root / adr_path
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(adr_text.encode("utf-8"))
         models_marker = sorted(set(work.identities) | set(existing.models if existing is not None else []))
-        body = docs.render(tree.root, "pr_body.md.j2", **context)
+        body = docs.render(Overrides(tree.root, base_sha), "pr_body.md.j2", **context)
         body = docs.with_marker(body, {"models": models_marker, "branch": branch, "adr": adr_path,
                                        "proposals": history})
 

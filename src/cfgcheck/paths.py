@@ -1,0 +1,101 @@
+"""The one check for every path cfgcheck reads because a user (or a pull request) named it.
+
+``.cfgcheck.yaml``, ``--config``, ``model_configs``, the globs of mapped ``values:`` entries, template
+overrides and the ADR folder are all named by text a pull request can change. A name that climbs out
+with ``..``, an absolute path elsewhere, or a symlink whose target lies outside the repository would let
+that text read any file the runner can (``/proc/self/environ``, ``~/.ssh/id_ed25519``, ``.git/config``
+with the checkout's token) and post it back, so each such path goes through :func:`inside_repo` first.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+
+class UnsafePath(ValueError):
+    """A path that leaves the repository, or is a symlink where none is allowed; one line."""
+
+
+def repo_relative(root: Path, path: str | os.PathLike[str], *, what: str = "path") -> str:
+    """``path`` as a ``/``-separated path relative to ``root``, judged as written (nothing followed).
+
+    Raises UnsafePath for a ``..`` component and for an absolute path outside ``root``.
+    """
+    if ".." in Path(path).parts:
+        raise UnsafePath(f"{what} {_shown(path)} contains '..'; refused")
+    base = Path(os.path.abspath(root))
+    written = Path(os.path.abspath(base / path))
+    if not _within(written, base):
+        raise UnsafePath(f"{what} {_shown(path)} is outside the repository; refused")
+    return written.relative_to(base).as_posix()
+
+
+def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path", links: bool = True) -> Path:
+    """``path`` (relative to ``root``, or absolute) resolved, when it stays inside ``root``.
+
+    Raises UnsafePath when the path is refused by :func:`repo_relative`, when following its symlinks
+    leads out of ``root``, or (``links=False``) when any part of it below ``root`` is a symlink at all.
+    The resolved path is returned so the caller opens what was checked, not the link again.
+    """
+    base = Path(os.path.abspath(root))
+    written = base / repo_relative(base, path, what=what)
+    if not links:
+        link = _first_link(base, written)
+        if link is not None:
+            raise UnsafePath(f"{what} {_shown(path)} goes through a symlink ({_shown(link.relative_to(base))}); "
+                             "refused")
+    try:
+        real = written.resolve()
+        real_base = base.resolve()
+    except (OSError, RuntimeError):  # a symlink loop
+        raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused") from None
+    if not _within(real, real_base):
+        raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
+    return real
+
+
+def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> bytes | None:
+    """The bytes of the regular file ``path`` (repo-relative) at ``commit``, read from git's objects,
+    never from the work tree; None when the commit has no such file.
+
+    Raises UnsafePath for a symlink entry (mode 120000: its blob is the link's target, and following
+    it is what must not happen), for a folder or submodule, and for a blob larger than ``limit``.
+    """
+    from .diff import git
+
+    if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
+        raise ValueError(f"blob_at needs a full commit id, not {commit!r}")
+    listed = git(root, "ls-tree", "-z", "--full-tree", commit, "--", path, check=False)
+    entry = listed.stdout.split(b"\0")[0] if listed.returncode == 0 else b""
+    if not entry:
+        return None
+    mode, kind, blob = entry.partition(b"\t")[0].decode("ascii").split()
+    if mode == "120000":
+        raise UnsafePath(f"{what} {_shown(path)} is a symlink at {commit[:12]}; refused")
+    if kind != "blob":
+        raise UnsafePath(f"{what} {_shown(path)} is not a file at {commit[:12]}; refused")
+    size = int(git(root, "cat-file", "-s", blob).stdout)
+    if size > limit:
+        raise UnsafePath(f"{what} {_shown(path)} is larger than {limit:,} bytes; refused")
+    return git(root, "cat-file", "blob", blob).stdout
+
+
+def _within(path: Path, base: Path) -> bool:
+    return path == base or base in path.parents
+
+
+def _first_link(base: Path, path: Path) -> Path | None:
+    current = base
+    for part in path.relative_to(base).parts:
+        current = current / part
+        if current.is_symlink():
+            return current
+    return None
+
+
+def _shown(path: object) -> str:
+    """The path as the user wrote it, cut short and on one line (it may come from a hostile file)."""
+    text = str(path)
+    return repr(text if len(text) <= 80 else text[:77] + "...")  # repr escapes control characters
