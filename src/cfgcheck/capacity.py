@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .engines.argv import human_int as argv_human_int
+from .paths import UnsafePath, inside_repo
 
 GiB = 1024**3
 MiB = 1024**2
@@ -390,6 +391,10 @@ def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | No
         if raw.startswith("/"):
             candidates.append(Path(raw))
         for cand in candidates:
+            try:  # the model id comes from the linted file: it must not lead out of model_configs
+                cand = inside_repo(base, cand, what="model config folder")
+            except UnsafePath:
+                continue
             cfg_file = cand / "config.json"
             if cfg_file.is_file():
                 try:

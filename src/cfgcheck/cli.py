@@ -53,12 +53,9 @@ def _split(values: Optional[List[str]]) -> list[str]:
 
 
 def _config(paths: list[Path], config_file: Optional[Path]):
-    from .config import load, repo_root
+    from .config import load, locate
 
-    start = paths[0] if paths else Path.cwd()
-    if not start.exists():
-        raise ConfigError(f"path does not exist: {start}")
-    return load(repo_root(start.absolute()), config_file)  # not resolve(): a symlink must not move the root
+    return load(locate(paths), config_file)
 
 
 def write_output(text: str, output: Optional[Path]) -> None:

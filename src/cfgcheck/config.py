@@ -1,15 +1,32 @@
-"""The user's configuration: ``.cfgcheck.yaml`` at the repository root or ``[tool.cfgcheck]``."""
+"""The user's configuration: ``.cfgcheck.yaml`` at the repository root or ``[tool.cfgcheck]``.
+
+Every file is read through :func:`cfgcheck.paths.inside_repo` (a ``.cfgcheck.yaml`` that links out of
+the repository is refused, never read), and ``review`` reads the base commit's configuration from git
+(:func:`load_at_commit`), so a pull request cannot switch off its own check. Errors name the key path
+and what was expected, in words; a value is quoted only when it is short and printable
+(docs/SECURITY.md: a file reached by mistake must not end up in a public job log).
+"""
 
 from __future__ import annotations
 
+import difflib
 import json
+import os
 import subprocess
 from dataclasses import dataclass, field
+from functools import lru_cache
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
-from .yamlio import YamlError, load_data
+from .paths import UnsafePath, blob_at, inside_repo, repo_relative
+from .yamlio import YamlError, data_of
+
+NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
+PYPROJECT = "pyproject.toml"
+MAX_CONFIG_BYTES = 1024 * 1024
+_TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number",
+          "number": "a number", "boolean": "true or false", "null": "nothing"}
 
 
 class ConfigError(Exception):
@@ -37,7 +54,7 @@ class Config:
         """The config with paths made absolute, as rules and capacity read it."""
         data = dict(self.data)
         if "model_configs" in data:
-            data["model_configs"] = str((self.root / data["model_configs"]).resolve())
+            data["model_configs"] = str(_inside(self.root, data["model_configs"], "model_configs"))
         data["root"] = str(self.root)
         return data
 
@@ -55,56 +72,307 @@ def repo_root(start: Path) -> Path:
     return folder.resolve()
 
 
+def locate(paths: list[Path]) -> Path:
+    """The repository root of the first path given (the current folder when none is)."""
+    start = paths[0] if paths else Path.cwd()
+    if not start.exists():
+        raise ConfigError(f"path does not exist: {start}")
+    return repo_root(start.absolute())  # not resolve(): a symlink must not move the root
+
+
+def _inside(root: Path, path: str | os.PathLike[str], what: str, links: bool = True) -> Path:
+    try:
+        return inside_repo(root, path, what=what, links=links)
+    except UnsafePath as exc:
+        raise ConfigError(str(exc)) from None
+
+
+# ---------------------------------------------------------------- validation
+
+
+@lru_cache(maxsize=1)
 def _schema() -> dict[str, Any]:
     return json.loads(resources.files("cfgcheck.data").joinpath("config.schema.json").read_text("utf-8"))
 
 
 def validate(data: Any, where: str) -> dict[str, Any]:
-    import jsonschema
-
+    """``data`` checked against the schema and the rules it names; ConfigError with one line."""
     if data is None:
         return {}
-    validator = jsonschema.Draft202012Validator(_schema())
-    errors = sorted(validator.iter_errors(data), key=lambda e: list(e.absolute_path))
-    if errors:
-        error = errors[0]
-        key = ".".join(str(p) for p in error.absolute_path) or "(top level)"
-        raise ConfigError(f"{where}: invalid configuration at '{key}': {error.message}")
+    _check(_schema(), data, where, [])
+    _check_rules(data, where)
     return data
 
 
-def _read_yaml(path: Path) -> Any:
+def _check(schema: dict[str, Any], data: Any, where: str, prefix: list[Any]) -> None:
+    import jsonschema
+
+    validator = jsonschema.Draft202012Validator(schema)
+    errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
+    if errors:
+        raise ConfigError(f"{where}: {_message(errors[0], prefix)}")
+
+
+def _message(error, prefix: list[Any]) -> str:
+    """A schema error in words: the key path, what is expected, and (when short) what was found."""
+    at = key_path(prefix + list(error.absolute_path))
+    kind, value, schema = error.validator, error.instance, error.schema
+    expected = schema.get("x-expected") if isinstance(schema, dict) else None
+    if kind == "additionalProperties":
+        allowed = sorted(schema.get("properties", {}))
+        unknown = next(key for key in value if key not in allowed)
+        close = difflib.get_close_matches(str(unknown), allowed, n=1)
+        hint = f" (did you mean '{close[0]}'?)" if close else ""
+        return f"{at}: unknown key {excerpt(unknown)}{hint}; allowed: {', '.join(allowed) or 'none'}"
+    if kind == "required":
+        missing = next(key for key in error.validator_value if key not in value)
+        return f"{at}: missing key '{missing}'"
+    if "propertyNames" in error.relative_schema_path:
+        return f"{at}: key {excerpt(value)} is not valid; expected {expected or 'a different name'}"
+    if kind == "enum":
+        return f"{at}: expected one of {', '.join(map(str, error.validator_value))}; got {excerpt(value)}"
+    if kind == "type":
+        wanted = expected or _TYPES.get(str(error.validator_value), str(error.validator_value))
+        return f"{at}: expected {wanted}; got {excerpt(value)}"
+    if kind in ("minimum", "maximum"):
+        bound = "at least" if kind == "minimum" else "at most"
+        return f"{at}: must be {bound} {error.validator_value}; got {excerpt(value)}"
+    if kind in ("minItems", "minProperties", "minLength"):
+        return f"{at}: must not be empty"
+    return f"{at}: expected {expected or 'a different value'}; got {excerpt(value)}"
+
+
+def key_path(parts: Iterable[Any]) -> str:
+    """``rules.CFG204.severity``, ``select[1]``; long or unprintable keys described, not quoted."""
+    text = ""
+    for part in parts:
+        if isinstance(part, int):
+            text += f"[{part}]"
+        else:
+            part = str(part)
+            shown = part if len(part) <= 40 and part.isprintable() else f"<key of {len(part)} characters>"
+            text += f".{shown}" if text else shown
+    return text or "(top level)"
+
+
+def excerpt(value: Any) -> str:
+    """A value as an error may show it: short printable strings and numbers quoted, the rest described."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    if isinstance(value, int):
+        digits = len(str(abs(value))) if abs(value) < 10 ** 40 else None
+        return str(value) if digits is not None else "a number of more than 40 digits"
+    if isinstance(value, float):
+        return repr(value)
+    if isinstance(value, str):
+        if len(value) <= 24 and value.isprintable():
+            return repr(value)
+        return f"a string of {len(value)} characters"
+    if value is None:
+        return "nothing (null)"
+    if isinstance(value, dict):
+        return "a mapping"
+    if isinstance(value, list):
+        return "a list"
+    return f"a {type(value).__name__}"
+
+
+def _option_schema(default: Any) -> dict[str, Any]:
+    """The schema of a rule option, from the type of its default (rules declare defaults only)."""
+    if isinstance(default, bool):
+        return {"type": "boolean"}
+    if isinstance(default, int):
+        return {"type": "integer"}
+    if isinstance(default, float):
+        return {"type": "number"}
+    if isinstance(default, str):
+        return {"type": "string"}
+    if isinstance(default, (list, tuple)):
+        items = _option_schema(default[0]) if default else {"type": "string"}
+        return {"type": "array", "items": items, "x-expected": f"a list of {_TYPES[items['type']][2:]}s"}
+    if isinstance(default, dict):
+        return {"type": "object"}
+    return {}
+
+
+def _codes(value: str, at: str, where: str) -> set[str]:
+    from .lint import resolve_codes
+
     try:
-        return load_data(path) or {}
-    except YamlError as exc:
-        raise ConfigError(f"configuration {exc.message}") from None
+        return resolve_codes([value])
+    except ConfigError:
+        raise ConfigError(f"{where}: {at}: unknown rule {excerpt(value)}; expected a rule code (CFG204), "
+                          "a code prefix (CFG2) or a rule name (see `cfgcheck rules`)") from None
 
 
-def _read_pyproject(path: Path) -> Any:
+def _check_rules(data: dict[str, Any], where: str) -> None:
+    """select/ignore/rules name rules as ``--select`` does; each rule's settings are its own options."""
+    for key in ("select", "ignore"):
+        for index, value in enumerate(data.get(key) or []):
+            _codes(value, f"{key}[{index}]", where)
+    if not data.get("rules"):
+        return
+    from .registry import by_code
+
+    rules = by_code()
+    for key, settings in data["rules"].items():
+        properties: dict[str, Any] = {"severity": _schema()["$defs"]["severity"]}
+        for code in sorted(_codes(key, f"rules.{key}", where)):
+            for option, default in rules[code].options.items():
+                properties.setdefault(option, _option_schema(default))
+        schema = {"type": "object", "additionalProperties": False, "properties": properties}
+        _check(schema, settings, where, ["rules", key])
+
+
+# ---------------------------------------------------------------- loading
+
+
+def _parse(raw: bytes, name: str, where: str) -> Any:
+    """The configuration in ``raw``: YAML, or the ``[tool.cfgcheck]`` table of a TOML file."""
+    if len(raw) > MAX_CONFIG_BYTES:
+        raise ConfigError(f"{where}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration file")
+    if not name.endswith(".toml"):
+        try:
+            return data_of(raw, where) or {}
+        except YamlError as exc:
+            raise ConfigError(f"configuration {exc.message}") from None
+    tomllib = _toml()
+    try:
+        table = tomllib.loads(raw.decode("utf-8"))
+    except (UnicodeDecodeError, ValueError) as exc:
+        raise ConfigError(f"{where}: invalid TOML: {_first_line(exc)}") from None
+    tool = table.get("tool")
+    return tool.get("cfgcheck") if isinstance(tool, dict) else None
+
+
+def _toml():
     try:
         import tomllib
-    except ImportError:  # Python 3.10
+    except ImportError:  # Python 3.10: the same parser, published as tomli
+        import tomli as tomllib
+    return tomllib
+
+
+def _first_line(exc: Exception) -> str:
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text[:120]
+
+
+def _check_paths(root: Path, data: dict[str, Any], where: str) -> None:
+    """Paths the configuration names must stay in the repository (checked before anything is read)."""
+    try:
+        for key in ("model_configs", "adr_dir"):
+            if isinstance(data.get(key), str):
+                inside_repo(root, data[key], what=key)
+        for index, entry in enumerate(data.get("values") or []):
+            for pattern in entry.get("files", []):
+                repo_relative(root, pattern, what=f"values[{index}].files pattern")
+    except UnsafePath as exc:
+        raise ConfigError(f"{where}: {exc}") from None
+
+
+def _config(root: Path, raw: bytes, name: str, where: str, source: Path | None) -> Config | None:
+    data = _parse(raw, name, where)
+    if data is None:  # a pyproject.toml without [tool.cfgcheck]
+        return None
+    data = validate(data, where)
+    _check_paths(root, data, where)
+    return Config(root, data, source)
+
+
+def _read(root: Path, path: str | os.PathLike[str]) -> tuple[Path, bytes] | None:
+    """The resolved file and its bytes; None when there is no such file; refused when it leaves ``root``."""
+    real = _inside(root, path, "configuration file")
+    if not real.is_file():
         return None
     try:
-        with path.open("rb") as handle:
-            return tomllib.load(handle).get("tool", {}).get("cfgcheck")
-    except (OSError, ValueError) as exc:
-        raise ConfigError(f"{path}: cannot read [tool.cfgcheck]: {exc}") from None
+        return real, real.read_bytes()
+    except OSError as exc:
+        raise ConfigError(f"cannot read configuration file {str(path)!r}: {exc.strerror or exc}") from None
 
 
 def load(root: Path, explicit: Path | None = None) -> Config:
+    """The work tree's configuration (``--config FILE``, else .cfgcheck.yaml, else [tool.cfgcheck])."""
     if explicit is not None:
-        if not explicit.is_file():
+        read = _read(root, os.path.abspath(explicit))
+        if read is None:
             raise ConfigError(f"configuration file not found: {explicit}")
-        data = _read_pyproject(explicit) if explicit.suffix == ".toml" else _read_yaml(explicit)
-        return Config(root, validate(data, str(explicit)), explicit)
-    for name in (".cfgcheck.yaml", ".cfgcheck.yml"):
-        candidate = root / name
-        if candidate.is_file():
-            return Config(root, validate(_read_yaml(candidate), name), candidate)
-    pyproject = root / "pyproject.toml"
-    if pyproject.is_file():
-        data = _read_pyproject(pyproject)
-        if data is not None:
-            return Config(root, validate(data, "pyproject.toml [tool.cfgcheck]"), pyproject)
+        path, raw = read
+        return _config(root, raw, path.name, str(explicit), path) or Config(root, {}, path)
+    for name in (*NAMES, PYPROJECT):
+        read = _read(root, name) if (root / name).is_file() or (root / name).is_symlink() else None
+        if read is not None:
+            where = f"{name} [tool.cfgcheck]" if name == PYPROJECT else name
+            found = _config(root, read[1], name, where, read[0])
+            if found is not None:
+                return found
     return Config(root)
+
+
+def load_at_commit(root: Path, commit: str, explicit: Path | None = None) -> Config:
+    """The configuration as ``commit`` has it, read from git (``review``: the base, not the pull request)."""
+    try:
+        names = [repo_relative(root, os.path.abspath(explicit), what="configuration file")] if explicit else \
+            [*NAMES, PYPROJECT]
+        for name in names:
+            where = f"{name} at {commit[:12]}" + (" [tool.cfgcheck]" if name.endswith(".toml") else "")
+            raw = blob_at(root, commit, name, what="configuration file", limit=MAX_CONFIG_BYTES)
+            if raw is not None:
+                found = _config(root, raw, name, where, root / name)
+                if found is not None:
+                    return found
+    except UnsafePath as exc:
+        raise ConfigError(str(exc)) from None
+    return Config(root)
+
+
+# ---------------------------------------------------------------- review: base against head
+
+
+def reviewed(root: Path, commit: str, explicit: Path | None = None) -> tuple[Config, list[str]]:
+    """The configuration a review runs with (``commit``'s), and what the work tree changes in it."""
+    base = load_at_commit(root, commit, explicit)
+    try:
+        head = load(root, explicit)
+    except ConfigError as exc:
+        return base, [f"the pull request's configuration cannot be used ({exc}); it would fail after merge"]
+    return base, changes(base, head)
+
+
+def changes(base: Config, head: Config) -> list[str]:
+    """What ``head`` changes in cfgcheck's own behaviour, one line each: rules switched off or on,
+    severities lowered or raised, options, excluded paths, the failure threshold, other settings."""
+    if base.data == head.data:
+        return []
+    from .lint import enabled_rules, rule_options
+    from .model import SEVERITY_RANK
+
+    before = {rule.code: rule for rule in enabled_rules(base, None, None)}
+    after = {rule.code: rule for rule in enabled_rules(head, None, None)}
+    lines = _listed("rules switched off", [f"{c} {r.name}" for c, r in before.items() if c not in after])
+    lines += _listed("rules switched on", [f"{c} {r.name}" for c, r in after.items() if c not in before])
+    lowered, raised, options = [], [], []
+    for code in sorted(set(before) & set(after)):
+        rule = after[code]
+        (old_severity, old_options), (new_severity, new_options) = rule_options(rule, base), rule_options(rule, head)
+        if old_severity != new_severity:
+            bucket = lowered if SEVERITY_RANK[new_severity] < SEVERITY_RANK[old_severity] else raised
+            bucket.append(f"{code} {rule.name} {old_severity} → {new_severity}")
+        options += [f"{code} {key} {excerpt(old_options.get(key))} → {excerpt(new_options.get(key))}"
+                    for key in sorted(set(old_options) | set(new_options))
+                    if old_options.get(key) != new_options.get(key)]
+    lines += _listed("severity lowered", lowered) + _listed("severity raised", raised)
+    lines += _listed("rule options changed", options)
+    old_exclude, new_exclude = base.get("exclude") or [], head.get("exclude") or []
+    lines += _listed("paths excluded", [excerpt(p) for p in new_exclude if p not in old_exclude])
+    lines += _listed("exclusions removed", [excerpt(p) for p in old_exclude if p not in new_exclude])
+    if base.get("fail-on", "error") != head.get("fail-on", "error"):
+        lines.append(f"fail-on: {base.get('fail-on', 'error')} → {head.get('fail-on', 'error')}")
+    handled = {"select", "ignore", "rules", "exclude", "fail-on"}
+    lines += _listed("other settings changed", sorted(key for key in set(base.data) | set(head.data)
+                                                      if key not in handled and base.get(key) != head.get(key)))
+    return lines
+
+
+def _listed(title: str, items: list[str]) -> list[str]:
+    return [f"{title}: {', '.join(items)}"] if items else []

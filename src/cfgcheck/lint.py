@@ -257,11 +257,14 @@ def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | 
 
 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
+    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
+    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
     severity, options = rule.severity, dict(rule.options)
-    for key, settings in config.rule_settings.items():
-        if key.upper() == rule.code or key == rule.name:
-            severity = settings.get("severity", severity)
-            options.update({k: v for k, v in settings.items() if k != "severity"})
+    matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
+                if rule.code in (codes := resolve_codes([key]))]
+    for _, settings in sorted(matching, key=lambda item: -item[0]):
+        severity = settings.get("severity", severity)
+        options.update({k: v for k, v in settings.items() if k != "severity"})
     return severity, options
 
 

@@ -539,14 +539,21 @@ def load_data(path: Path) -> Any:
     """The first document of a small YAML file the user wrote for cfgcheck (a configuration, a
     proposal), as plain Python; YamlError with ``path:line: message`` when it cannot be read."""
     try:
-        text = decode(path.read_bytes())
+        raw = path.read_bytes()
     except OSError as exc:
         raise YamlError(f"{path}: cannot read: {exc.strerror or exc}") from None
+    return data_of(raw, str(path))
+
+
+def data_of(raw: bytes, where: str) -> Any:
+    """``load_data`` for bytes read elsewhere (a blob of a git commit); ``where`` names it in errors."""
+    try:
+        text = decode(raw)
     except YamlError as exc:
-        raise YamlError(f"{path}:{exc.line}: {exc.message}") from None
-    loaded = parse_text(path.name, text)
+        raise YamlError(f"{where}:{exc.line}: {exc.message}") from None
+    loaded = parse_text(where, text)
     if loaded.error is not None:
-        raise YamlError(f"{path}:{loaded.error.line}: {loaded.error.message}")
+        raise YamlError(f"{where}:{loaded.error.line}: {loaded.error.message}")
     if not loaded.documents or loaded.documents[0].root is None:
         return None
     return loaded.documents[0].root.to_python()
