@@ -38,6 +38,7 @@ from urllib.parse import quote
 
 from ..config import ConfigError
 from ..model import Finding
+from ..render import Overrides
 from . import client
 from .client import GitHubError, redact
 
@@ -75,6 +76,7 @@ class Context:
     pr: int | None
     base: str | None
     head: str | None
+    config_changes: list[str] = field(default_factory=list)  # what the PR changes in cfgcheck's configuration
 
 
 @dataclass
@@ -211,7 +213,7 @@ def finding_row(finding: Finding, placement: str | None, link: str | None) -> di
             "model": finding.model, "doc_url": doc_url(finding), "placement": placement, "link": link}
 
 
-def render_review_comment(finding: Finding, root: Path | None = None, resolved_in: str | None = None) -> str:
+def render_review_comment(finding: Finding, root: Overrides | Path | None = None, resolved_in: str | None = None) -> str:
     from ..render import render
 
     return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
@@ -228,12 +230,12 @@ def resolve_body(body: str, sha: str) -> str:
     return f"{markers}{RESOLVED_MARKER}\n**Resolved in {sha}.** ~~{headline}~~\n"
 
 
-def render_summary(result, changes: list, outcome: Outcome | None, *, root: Path | None = None,
+def render_summary(result, changes: list, outcome: Outcome | None, *, root: Overrides | Path | None = None,
                    head: str | None = None, base: str | None = None, web_url: str | None = None,
-                   step: bool = False) -> str:
+                   step: bool = False, config_changes: list[str] | None = None) -> str:
     """The summary comment (and step summary) body; shortened to fit GitHub's comment size limit."""
     from .. import __version__
-    from ..render import render
+    from ..render import render, trusted
 
     counts = result.counts()
     active = result.active()
@@ -252,7 +254,8 @@ def render_summary(result, changes: list, outcome: Outcome | None, *, root: Path
                "concurrency": c.after.concurrency if c.after else None} for c in changes]
     limit = len(rows)
     while True:
-        body = render("summary_comment.md.j2", root, marker=SUMMARY_MARKER, step=step, counts=counts,
+        body = render("summary_comment.md.j2", root, marker=trusted(SUMMARY_MARKER), step=step, counts=counts,
+                      config_changes=config_changes or [],
                       findings=rows[:limit], hidden=len(rows) - limit, fixed=len(result.fixed), models=models,
                       outcome=outcome, show_placement=show_placement, head=(head or "")[:12],
                       base=(base or "")[:12], version=__version__)
@@ -271,7 +274,7 @@ class _Degraded(Exception):
 class Publisher:
     """The GitHub side of a review run: one review, stale-comment cleanup, one summary comment."""
 
-    def __init__(self, conn, ctx: Context, bot_login: str | None, root: Path):
+    def __init__(self, conn, ctx: Context, bot_login: str | None, root: Overrides | Path):
         self.conn, self.ctx, self.bot_login, self.root = conn, ctx, bot_login, root
         self.outcome = Outcome()
         self.repo = self.pull = None
@@ -399,7 +402,8 @@ class Publisher:
 
     def _summary(self, result, changes: list) -> None:
         existing = [c for c in self.issue_comments if SUMMARY_MARKER in (c.body or "") and self._own(c)]
-        body = render_summary(result, changes, self.outcome, root=self.root, head=self.api_head,
+        body = render_summary(result, changes, self.outcome, root=self.root, config_changes=self.ctx.config_changes,
+                              head=self.api_head,
                               base=self.ctx.base, web_url=self.web_url)
         if existing:
             first = existing[0]
@@ -443,14 +447,14 @@ def _outputs(values: dict[str, str]) -> str:
 def run(options: Options) -> int:
     """The whole review run; returns the exit code."""
     from ..changes import model_changes
-    from ..cli import _config
-    from ..diff import lint_diff
+    from ..config import locate, reviewed
+    from ..diff import lint_diff, resolve_base
+    from ..render import changed_overrides
     from ..reporters import github as annotations
     from ..reporters import sarif
 
     paths = options.paths or [Path(".")]
-    config = _config(paths, options.config_file)
-    root = config.root
+    root = locate(paths)
     ctx = context_from_env(options)
     token: str | None = None
     error: GitHubError | None = None
@@ -473,7 +477,15 @@ def run(options: Options) -> int:
     if not ctx.base:
         raise ConfigError("no base to compare with: run on a pull_request event or pass --base REF")
 
-    result = lint_diff(paths, config, merge_base(root, ctx.base), options.select, options.ignore)
+    # the base commit's configuration and templates, never the pull request's (docs/SECURITY.md)
+    base = resolve_base(root, merge_base(root, ctx.base))
+    config, ctx.config_changes = reviewed(root, base, options.config_file)
+    ctx.config_changes += [f"template override changed, used once merged: {name}"
+                           for name in changed_overrides(root, base)]
+    templates = Overrides(root, base)
+    if publisher is not None:
+        publisher.root = templates
+    result = lint_diff(paths, config, base, options.select, options.ignore)
     changes = model_changes(result.models, result.base_models, config.as_dict())
     if options.sarif is not None:
         try:
@@ -497,7 +509,7 @@ def run(options: Options) -> int:
 
     sys.stdout.write(annotations.render(result))
     sys.stdout.flush()
-    step = render_summary(result, changes, outcome, root=root,
+    step = render_summary(result, changes, outcome, root=templates, config_changes=ctx.config_changes,
                           head=publisher.api_head if publisher and publisher.pull else ctx.head,
                           base=ctx.base, web_url=publisher.web_url if publisher else None, step=True)
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step, token) + "\n")
