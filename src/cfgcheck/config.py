@@ -309,11 +309,18 @@ def load(root: Path, explicit: Path | None = None) -> Config:
     return Config(root)
 
 
+def relative_config(root: Path, path: Path) -> Path:
+    """A ``--config`` path (absolute or from the current folder) relative to ``root``; refused outside it."""
+    try:
+        return Path(repo_relative(root, os.path.abspath(path), what="configuration file"))
+    except UnsafePath as exc:
+        raise ConfigError(str(exc)) from None
+
+
 def load_at_commit(root: Path, commit: str, explicit: Path | None = None) -> Config:
     """The configuration as ``commit`` has it, read from git (``review``: the base, not the pull request)."""
+    names = [relative_config(root, explicit).as_posix()] if explicit else [*NAMES, PYPROJECT]
     try:
-        names = [repo_relative(root, os.path.abspath(explicit), what="configuration file")] if explicit else \
-            [*NAMES, PYPROJECT]
         for name in names:
             where = f"{name} at {commit[:12]}" + (" [tool.cfgcheck]" if name.endswith(".toml") else "")
             raw = blob_at(root, commit, name, what="configuration file", limit=MAX_CONFIG_BYTES)

@@ -44,7 +44,7 @@ class Overrides:
         """The override for template ``name``; None when there is none; UnsafePath when refused."""
         relative = repo_relative(self.root, Path(OVERRIDE_DIR) / name, what="template override")
         if self.commit is not None:
-            data = blob_at(self.root, self.commit, relative, what="template override", limit=MAX_OVERRIDE_BYTES)
+            data = _committed(self.root, self.commit, relative)
         else:
             data = self._file(relative)
         if data is None:
@@ -63,6 +63,12 @@ class Overrides:
         if path.stat().st_size > MAX_OVERRIDE_BYTES:
             raise UnsafePath(f"template override {relative!r} is larger than {MAX_OVERRIDE_BYTES:,} bytes; refused")
         return path.read_bytes()
+
+
+@lru_cache(maxsize=64)
+def _committed(root: Path, commit: str, relative: str) -> bytes | None:
+    """A commit's override, read once per run (a review renders one template per comment)."""
+    return blob_at(root, commit, relative, what="template override", limit=MAX_OVERRIDE_BYTES)
 
 
 def trusted(text: str):

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..config import Config, load as load_config
+from ..config import Config, load as load_config, relative_config
 from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
 from ..model import ServedModel
@@ -205,10 +205,10 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
 
     config_file = None
     if opts.config_file is not None:
-        config_file = opts.config_file if opts.config_file.is_absolute() else cwd / opts.config_file
+        config_file = relative_config(root, cwd / opts.config_file)  # read in the worktree, at the base
 
     with Worktree(user, base_sha) as tree:
-        config = load_config(tree.root, config_file)
+        config = load_config(tree.root, tree.root / config_file if config_file else None)
         if proposal is not None:
             # names are only known once the models are: split NAME.SETTING against them
             _, models = _load(tree.root, scopes, config)
