@@ -443,3 +443,11 @@ def test_environment_exposes_no_os(tmp_path) -> None:
     with pytest.raises(Exception) as caught:
         template.render()
     assert type(caught.value).__name__ in ("SecurityError", "UndefinedError")
+
+
+def test_a_huge_configuration_file_is_refused_before_it_is_read(tmp_path) -> None:
+    root = repo(tmp_path, {})
+    with (root / ".cfgcheck.yaml").open("wb") as handle:
+        handle.truncate(2 * 1024 * 1024 * 1024)  # sparse: 2 GiB that would be read into memory
+    with pytest.raises(ConfigError, match="larger than 1,048,576 bytes"):
+        load(root)

@@ -27,6 +27,8 @@ PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1024 * 1024
 _TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number",
           "number": "a number", "boolean": "true or false", "null": "nothing"}
+_PLURALS = {"object": "mappings", "array": "lists", "string": "strings", "integer": "whole numbers",
+            "number": "numbers", "boolean": "true/false values"}
 
 
 class ConfigError(Exception):
@@ -189,7 +191,7 @@ def _option_schema(default: Any) -> dict[str, Any]:
         return {"type": "string"}
     if isinstance(default, (list, tuple)):
         items = _option_schema(default[0]) if default else {"type": "string"}
-        return {"type": "array", "items": items, "x-expected": f"a list of {_TYPES[items['type']][2:]}s"}
+        return {"type": "array", "items": items, "x-expected": f"a list of {_PLURALS[items['type']]}"}
     if isinstance(default, dict):
         return {"type": "object"}
     return {}
@@ -229,8 +231,6 @@ def _check_rules(data: dict[str, Any], where: str) -> None:
 
 def _parse(raw: bytes, name: str, where: str) -> Any:
     """The configuration in ``raw``: YAML, or the ``[tool.cfgcheck]`` table of a TOML file."""
-    if len(raw) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{where}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration file")
     if not name.endswith(".toml"):
         try:
             return data_of(raw, where) or {}
@@ -286,6 +286,8 @@ def _read(root: Path, path: str | os.PathLike[str]) -> tuple[Path, bytes] | None
     if not real.is_file():
         return None
     try:
+        if real.stat().st_size > MAX_CONFIG_BYTES:
+            raise ConfigError(f"{path}: larger than {MAX_CONFIG_BYTES:,} bytes; not a configuration file")
         return real, real.read_bytes()
     except OSError as exc:
         raise ConfigError(f"cannot read configuration file {str(path)!r}: {exc.strerror or exc}") from None
