@@ -451,3 +451,25 @@ def test_a_huge_configuration_file_is_refused_before_it_is_read(tmp_path) -> Non
         handle.truncate(2 * 1024 * 1024 * 1024)  # sparse: 2 GiB that would be read into memory
     with pytest.raises(ConfigError, match="larger than 1,048,576 bytes"):
         load(root)
+
+
+# ---------------------------------------------------------------- propose: the same protection
+
+
+def test_propose_renders_base_overrides_in_the_sandbox(tmp_path) -> None:
+    from test_propose import CAP_AND_RAISE, CONFIG, VALUES, VALUES_TEXT, make_repo, propose
+
+    marker = tmp_path / "pwned"
+    work, _ = make_repo(tmp_path, {"cfg/cfgcheck.yaml": CONFIG, VALUES: VALUES_TEXT,
+                                   ".cfgcheck/templates/adr.md.j2": payload(marker),
+                                   ".cfgcheck/templates/pr_body.md.j2": "BASE BODY {{ title }}\n"})
+    # an uncommitted change to an override is not the base's: never used
+    write(work, ".cfgcheck/templates/pr_body.md.j2", "WORK TREE BODY")
+    result = propose(work, *CAP_AND_RAISE, "--dry-run", "--config", "cfg/cfgcheck.yaml")
+    assert result.returncode == 0, result.stderr
+    assert not marker.exists() and "PWNED" not in result.stdout
+    assert "BASE BODY Cap the context at 32k and raise max-num-seqs 4 -\\> 16" in result.stdout
+    assert "WORK TREE BODY" not in result.stdout
+    assert "template override .cfgcheck/templates/adr.md.j2 not used" in result.stderr
+    outside = propose(work, *CAP_AND_RAISE, "--dry-run", "--config", str(tmp_path / "elsewhere.yaml"))
+    assert outside.returncode == 2 and "outside the repository" in outside.stderr
