@@ -209,6 +209,10 @@ def test_inside_repo(tmp_path, secret_file) -> None:
             inside_repo(root, path)
     with pytest.raises(UnsafePath, match="through a symlink"):
         inside_repo(root, "inner/b.yaml", links=False)
+    write(root, "gitconfig", Link(".git/config"))  # actions/checkout keeps its token there
+    for path in ("gitconfig", ".git/config"):
+        with pytest.raises(UnsafePath, match="into .git"):
+            inside_repo(root, path)
 
 
 def test_blob_at_reads_git_objects_only(tmp_path) -> None:

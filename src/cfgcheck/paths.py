@@ -36,7 +36,8 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
     """``path`` (relative to ``root``, or absolute) resolved, when it stays inside ``root``.
 
     Raises UnsafePath when the path is refused by :func:`repo_relative`, when following its symlinks
-    leads out of ``root``, or (``links=False``) when any part of it below ``root`` is a symlink at all.
+    leads out of ``root`` or into its ``.git``, or (``links=False``) when any part of it below ``root``
+    is a symlink at all.
     The resolved path is returned so the caller opens what was checked, not the link again.
     """
     base = Path(os.path.abspath(root))
@@ -53,6 +54,8 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused") from None
     if not _within(real, real_base):
         raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
+    if _within(real, real_base / ".git"):  # git's own files: the checkout's credentials live there
+        raise UnsafePath(f"{what} {_shown(path)} leads into .git; refused")
     return real
 
 
