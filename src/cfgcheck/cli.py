@@ -73,32 +73,73 @@ def write_output(text: str, output: Optional[Path]) -> None:
 
 @app.command()
 def lint(
-    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
-    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with this git REF."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .); '-' reads standard input."),
+    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with the merge base of REF and HEAD."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
     fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
+    stdin_filename: Optional[Path] = typer.Option(
+        None, "--stdin-filename", help="The path standard input ('-') stands for: reported, and where the configuration is looked up."),
+    render_helm: Optional[bool] = typer.Option(
+        None, "--render-helm/--no-render-helm", help="Render Helm charts with helm template (default: when helm is installed)."),
+    baseline_file: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record today's findings in FILE (then they pass)."),
 ) -> None:
     """Lint files and folders; exit 1 when findings reach --fail-on."""
     from .lint import lint as run_lint
     from .reporters import renderer
 
     paths = paths or [Path(".")]
-    config = _config(paths, config_file)
+    config = _config(_config_paths(paths, stdin_filename), config_file)
+    if render_helm is not None:
+        config.data["render-helm"] = render_helm
+    if config.get("render-helm") is True:
+        import shutil
+
+        if shutil.which("helm") is None:
+            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not on PATH")
     if base:
         from .diff import lint_diff
 
+        if Path("-") in paths:
+            raise UsageError("--base compares files in git; it cannot read standard input ('-')")
         result = lint_diff(paths, config, base, _split(select), _split(ignore))
     else:
         progress = fmt is Format.text and output is None
-        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress)
+        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress,
+                          stdin_filename=stdin_filename)
+    _baseline(result, baseline_file, write_baseline)
     color = fmt is Format.text and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     write_output(renderer(fmt.value)(result, color=color), output)
     threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
     raise typer.Exit(result.exit_code(threshold))
+
+
+def _config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Path]:
+    """Where the configuration is looked up: for standard input ``--stdin-filename`` (or the nearest
+    folder of it that exists), for a pipe or FIFO the current folder, else the paths."""
+    from .discover import STDIN, is_stream
+
+    if paths[0] != STDIN and not is_stream(paths[0]):
+        return paths
+    if stdin_filename is None:
+        return [Path(".")]
+    existing = next((p for p in [stdin_filename, *stdin_filename.absolute().parents] if p.exists()), Path("."))
+    return [existing]
+
+
+def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
+    from . import baseline
+
+    if baseline_file is not None:
+        baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
+    if write_baseline is not None:
+        count = baseline.write(write_baseline, result.findings)
+        baseline.apply(result.findings, baseline.load(write_baseline), write_baseline.name)
+        sys.stderr.write(f"cfgcheck: recorded {count} finding{'s' if count != 1 else ''} in {write_baseline}\n")
 
 
 @app.command()

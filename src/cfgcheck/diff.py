@@ -9,17 +9,14 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .lint import (LintResult, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
-                   YAML_SUFFIXES)
+from .discover import YAML_SUFFIXES, escapes, excluded, related_paths, within
+from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
-
 
 
 @dataclass
@@ -38,6 +35,17 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
         message = result.stderr.decode("utf-8", "replace").strip().splitlines()
         raise ConfigError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
     return result
+
+
+def merge_base(root: Path, ref: str) -> Base:
+    """The commit to compare with: the merge base of ``ref`` and HEAD, so that a branch is answerable
+    only for its own changes, not for what ``ref`` gained after the branch was cut (``git diff A...B``).
+    Without a common history (or before the first commit) it is ``ref`` itself."""
+    commit = resolve_base(root, ref)
+    found = git(root, "merge-base", commit, "HEAD", check=False)
+    if found.returncode == 0 and found.stdout.strip():
+        commit = found.stdout.decode().strip()
+    return Base(ref, commit)
 
 
 def resolve_base(root: Path, ref: str) -> str:
@@ -82,17 +90,14 @@ def _base_text(root: Path, base: str, path: str) -> str | None:
     return decode(shown.stdout)
 
 
-def _within(path: str, scopes: list[str]) -> bool:
-    return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
-
-
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
               ignore: list[str] | None = None) -> LintResult:
     root = config.root
-    base = resolve_base(root, ref)
+    compared = merge_base(root, ref)
+    base = compared.commit
     scopes = [_relative(root, p) for p in paths]
     exclude = config.get("exclude", [])
-    changes = [c for c in changed_files(root, base) if _within(c.path, scopes)]
+    changes = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
     changed = {c.path for c in changes}
     rules = enabled_rules(config, select, ignore)
     limits = config.limits
@@ -114,8 +119,8 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
             base_files.append(parse_text(change.path, text, limits))
 
     # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
-    dependencies = [load_file(root, root / rel, limits)
-                    for rel in _dependency_paths(root, scopes, changed, exclude, head_files + base_files)]
+    dependencies = [load_file(root, root / rel, limits) for rel in related_paths(
+        root, [f.text for f in head_files + base_files], exclude, changed, scopes)]
 
     head_context = served_models(head_files + dependencies, config)
     base_context = served_models(base_files + dependencies, config)
@@ -139,44 +144,8 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.findings = introduced
     result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
     result.base_models = base_models
+    result.base = compared
     return result
-
-
-_MODEL_REF = re.compile(r"^\s*modelRef:\s*['\"]?([\w.-]+)", re.M)
-_MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
-_CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
-_SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
-
-
-def _dependency_paths(root: Path, scopes: list[str], changed: set[str], exclude: list[str],
-                      changed_files: list[LoadedFile]) -> list[str]:
-    """Unchanged YAML files that can matter to the changed ones, found with ``git grep`` (no read of
-    the tree in Python): LLMKube Models named by a changed InferenceService, and serving files that
-    document a ceiling when a changed served model sets a memory fraction (a ceiling is shared by
-    served models on the same GPUs)."""
-    texts = [f.text for f in changed_files]
-    refs = {ref for text in texts for ref in _MODEL_REF.findall(text)}
-    searches = []
-    if refs:
-        names = "|".join(re.escape(r) for r in sorted(refs))
-        searches.append(["-e", r"^kind:[[:space:]]*Model[[:space:]]*$", "-e", rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
-    if any(_MEMORY_KEY.search(text) for text in texts):
-        searches.append(["-e", _CEILING_WORDS, "-e", _SERVING_WORDS])
-    found: set[str] = set()
-    for patterns in searches:
-        result = git(root, "grep", "-l", "-I", "-i", "-E", "--untracked", "--all-match", *patterns,
-                     "--", "*.yaml", "*.yml", check=False)
-        found.update(line for line in result.stdout.decode("utf-8", "replace").splitlines() if line)
-    keep = []
-    for rel in sorted(found - changed):
-        path = root / rel
-        if _within(rel, scopes) and not _excluded_rel(rel, exclude) and path.is_file() and not escapes(path, root):
-            keep.append(rel)
-    return keep
-
-
-def _excluded_rel(rel: str, exclude: list[str]) -> bool:
-    return any(fnmatch.fnmatch(rel, pattern) for pattern in exclude)
 
 
 def _relative(root: Path, path: Path) -> str:

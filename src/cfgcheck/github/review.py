@@ -136,16 +136,6 @@ def context_from_env(options: Options) -> Context:
     return Context(repo, int(number) if number else None, base, head)
 
 
-def merge_base(root: Path, base: str) -> str:
-    """The merge base of ``base`` and HEAD: the PR's own changes whether HEAD is its head or merge commit."""
-    from ..diff import git
-
-    found = git(root, "merge-base", base, "HEAD", check=False)
-    if found.returncode == 0 and found.stdout.strip():
-        return found.stdout.decode().strip()
-    return base  # not found locally: lint_diff explains (shallow clone, unknown ref)
-
-
 def doc_url(finding: Finding) -> str:
     from ..reporters.sarif import DOCS
 
@@ -473,7 +463,7 @@ def run(options: Options) -> int:
     if not ctx.base:
         raise ConfigError("no base to compare with: run on a pull_request event or pass --base REF")
 
-    result = lint_diff(paths, config, merge_base(root, ctx.base), options.select, options.ignore)
+    result = lint_diff(paths, config, ctx.base, options.select, options.ignore)  # compares with the merge base
     changes = model_changes(result.models, result.base_models, config.as_dict())
     if options.sarif is not None:
         try:
