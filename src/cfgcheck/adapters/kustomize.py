@@ -238,7 +238,9 @@ def _remap(model: ServedModel, fallback: Location, index: SourceIndex, identity:
             return fallback
         found = index.find(text, previous_of.get(key)) if text is not None else None
         if found is None and text is not None and ":" in text:
-            found = index.find(f"tag:{text.rsplit(':', 1)[1]}", None)
+            tag = text.rsplit(':', 1)[1]
+            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
+            found = index.find(f"tag:{tag}", None) or (index.find(tag, None) if not tag.isdigit() else None)
         if found is None:
             unmapped = unmapped or text is not None  # a value the sources do not hold: generated
             found = fallback

@@ -1,0 +1,165 @@
+"""Helm charts rendered with ``helm template`` and mapped back to values and templates (issue #17,
+item 7). helm is not installed here: a fake ``helm`` on PATH emits a rendered manifest deterministically,
+and the not-installed path is tested with an empty PATH."""
+
+from __future__ import annotations
+
+import os
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.adapters import kustomize
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+
+CHART = {
+    "charts/chat/Chart.yaml": "apiVersion: v2\nname: chat\nversion: 0.1.0\n",
+    "charts/chat/values.yaml": """\
+image:
+  repository: vllm/vllm-openai
+  tag: nightly
+model: Qwen/Qwen3-8B
+maxModelLen: 64000
+""",
+    "charts/chat/values-prod.yaml": """\
+# production: a pinned engine, a longer context
+image:
+  tag: v0.26.0
+maxModelLen: 65536
+""",
+    "charts/chat/templates/deployment.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: "{{ .Values.image.repository }}:{{ .Values.image.tag }}"
+          args: ["--model", {{ .Values.model | quote }}, "--max-model-len", {{ .Values.maxModelLen | quote }},
+                 "--kv-cache-memory", "4294967296"]
+""",
+}
+
+RENDERED = """\
+---
+# Source: chat/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: "vllm/vllm-openai:$TAG"
+          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "$LEN",
+                 "--kv-cache-memory", "4294967296"]
+"""
+
+FAKE_HELM = """\
+#!/bin/sh
+# a stand-in for `helm template NAME CHART [--values FILE]`: the prod values change the tag and length
+[ "$1" = template ] || exit 2
+case "$*" in
+  *values-prod.yaml*) TAG=v0.26.0; LEN=65536 ;;
+  *) TAG=nightly; LEN=64000 ;;
+esac
+cat <<EOF
+{rendered}EOF
+"""
+
+
+def write_chart(root: Path) -> None:
+    for name, text in CHART.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+@pytest.fixture()
+def chart(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    write_chart(root)
+    kustomize._noted.clear()
+    return root
+
+
+def fake_helm(tmp_path: Path) -> Path:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "helm"
+    script.write_text(FAKE_HELM.replace("{rendered}", RENDERED))
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+def located(result, code: str) -> list[tuple[str, int, str]]:
+    return sorted((f.location.path, f.location.line, f.model or "") for f in result.findings if f.code == code)
+
+
+def test_chart_rendered_and_findings_mapped_to_values_and_template(chart: Path, tmp_path: Path, monkeypatch,
+                                                                    capsys) -> None:
+    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    result = lint([chart], Config(chart.resolve()))
+    assert "CFG000" not in {f.code for f in result.findings}, "the raw template was linted"
+    identities = sorted(m.identity for m in result.models)
+    assert identities == ["charts/chat/Chart.yaml#helm[values-prod.yaml]/Deployment/chat/spec/template/spec/vllm",
+                          "charts/chat/Chart.yaml#helm[values.yaml]/Deployment/chat/spec/template/spec/vllm"]
+    # the value that breaks the model's maximum: the line of the values file that set it, per rendering
+    context = located(result, "CFG207")
+    assert [(path, line) for path, line, _ in context] == [("charts/chat/values-prod.yaml", 4),
+                                                             ("charts/chat/values.yaml", 5)]
+    # the rolling tag comes from values.yaml; the prod rendering pins a version
+    assert [(p, line) for p, line, _ in located(result, "CFG302")] == [("charts/chat/values.yaml", 3)]
+    # a literal in the template: the template's own line and column
+    abbreviations = [f for f in result.findings if f.code == "CFG101"]
+    assert {(f.location.path, f.location.line, f.location.column) for f in abbreviations} == {
+        ("charts/chat/templates/deployment.yaml", 12, 19)}
+    err = capsys.readouterr().err
+    assert "1 Helm template file (such as charts/chat/templates/deployment.yaml) not linted one by one" in err
+
+
+def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    (chart / "charts/chat/templates/service.yaml").write_text("{{- if .Values.service }}\nkind: Service\n{{- end }}\n")
+    result = lint([chart], Config(chart.resolve()))
+    assert "CFG000" not in {f.code for f in result.findings}
+    assert result.models == []
+    err = capsys.readouterr().err
+    assert err.count("Helm template file") == 1 and "2 Helm template files" in err and "helm not found" in err
+    assert "helm template NAME CHART | cfgcheck lint -" in err
+    # a template named on the command line is the user's request: read as it is
+    named = lint([chart / "charts/chat/templates/service.yaml"], Config(chart.resolve()))
+    assert [f.code for f in named.findings] == ["CFG000"]
+
+
+def test_render_helm_asked_for_without_helm_is_a_usage_error(chart: Path) -> None:
+    env = {**os.environ, "PATH": "/nonexistent"}
+    result = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", str(chart), "--render-helm"], cwd=chart,
+                            capture_output=True, text=True, env=env, timeout=120)
+    assert result.returncode == 2 and "helm is not on PATH" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_render_helm_off_does_not_run_helm(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    result = lint([chart], Config(chart.resolve(), {"render-helm": False}))
+    assert result.models == [] and "rendering is off" in capsys.readouterr().err
+
+
+def test_helm_failure_is_a_note_not_a_crash(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "helm"
+    script.write_text("#!/bin/sh\necho 'Error: found in Chart.yaml, but missing in charts/ directory: redis' >&2\nexit 1\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = lint([chart], Config(chart.resolve()))
+    assert result.models == [] and "helm template failed: Error: found in Chart.yaml" in capsys.readouterr().err
