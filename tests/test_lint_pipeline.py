@@ -272,3 +272,19 @@ def test_pre_commit_style_invocation_reads_the_model_in_another_file(tmp_path: P
     write(outside_git, {"services/qwen-model.yaml": MODEL, "services/qwen-chat.yaml": SERVICE})
     data = json.loads(run("lint", "services/qwen-chat.yaml", "--format", "json", cwd=outside_git).stdout)
     assert "CFG207" in {f["code"] for f in data["findings"]}
+
+
+def test_named_file_sees_a_ceiling_documented_in_a_sibling_file(tmp_path: Path) -> None:
+    """The seed of 27e20ad1d: qwen38 raised its memory fraction past the ceiling documented on
+    qwen36, which shares its GPU. pre-commit passes only qwen38's file."""
+    from helpers import shared
+
+    seed = "kubernetes/apps/ai/llmkube/models"
+    history = shared("corpus", "Tanguille__cluster", "_history")
+    repo = make_repo(tmp_path, {
+        f"{seed}/qwen36-27b-vllm.yaml": (history / "871966389" / seed / "qwen36-27b-vllm.yaml").read_text(),
+        f"{seed}/qwen38-27b-vllm.yaml": (history / "27e20ad1d" / seed / "qwen38-27b-vllm.yaml").read_text()})
+    data = json.loads(run("lint", f"{seed}/qwen38-27b-vllm.yaml", "--format", "json", cwd=repo).stdout)
+    ceiling = [f for f in data["findings"] if f["code"] == "CFG204"]
+    assert ceiling and "qwen36" in ceiling[0]["message"], data["findings"]
+    assert {f["path"] for f in data["findings"]} == {f"{seed}/qwen38-27b-vllm.yaml"}
