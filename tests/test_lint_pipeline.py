@@ -16,7 +16,7 @@ import pytest
 
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import git
+from helpers import git, make_repo, write
 
 MODEL = """\
 apiVersion: inference.llmkube.dev/v1alpha1
@@ -64,23 +64,6 @@ def run(*args: str, cwd: Path, stdin=None, input_text: str | None = None) -> sub
                           stdin=stdin, input=input_text, env=env, timeout=120)
 
 
-def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, files)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    return repo
-
-
-def write(repo: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-
-
 # ---------------------------------------------------------------- item 1: the merge base
 
 
@@ -116,7 +99,7 @@ def test_stale_branch_is_not_blamed_for_what_main_changed(tmp_path: Path) -> Non
 
 def test_stdin_with_stdin_filename_reports_that_path_and_uses_its_config(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {".cfgcheck.yaml": "ignore: [CFG303]\n", "apps/embed.yaml": ROLLING})
-    result = run("lint", "-", "--stdin-filename", "repo/apps/embed.yaml", "--format", "json", cwd=tmp_path,
+    result = run("lint", "-", "--stdin-filename", f"{repo.name}/apps/embed.yaml", "--format", "json", cwd=tmp_path,
                  input_text=ROLLING)
     data = json.loads(result.stdout)
     assert data["summary"]["files"] == 1 and data["summary"]["served_models"] == 1

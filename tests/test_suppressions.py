@@ -11,25 +11,12 @@ import pytest
 
 from cfgcheck.config import ConfigError
 from helpers import codes, lint_text
-
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: embed
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-{above}          image: vllm/vllm-openai:nightly{inline}
-          args: ["--model", "BAAI/bge-m3"]
-"""
-
+from test_lint_pipeline import ROLLING
 
 def deployment(above: str = "", inline: str = "", head: str = "") -> str:
-    return head + DEPLOYMENT.format(above=f"          # {above}\n" if above else "",
-                                    inline=f"  # {inline}" if inline else "")
+    """A vLLM Deployment on a rolling tag, with a comment above or beside its image line."""
+    text = ROLLING.replace("          image:", (f"          # {above}\n" if above else "") + "          image:")
+    return head + (text.replace("nightly", f"nightly  # {inline}") if inline else text)
 
 
 def suppressed(result) -> dict[str, str]:
