@@ -163,3 +163,27 @@ def test_helm_failure_is_a_note_not_a_crash(chart: Path, tmp_path: Path, monkeyp
     monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
     result = lint([chart], Config(chart.resolve()))
     assert result.models == [] and "helm template failed: Error: found in Chart.yaml" in capsys.readouterr().err
+
+
+def test_a_chart_linking_outside_the_repository_is_not_rendered(chart: Path, tmp_path: Path, monkeypatch,
+                                                                capsys) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("hunter2\n")
+    (chart / "charts/chat/files").mkdir()
+    (chart / "charts/chat/files/token").symlink_to(secret)
+    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    result = lint([chart], Config(chart.resolve()))
+    assert result.models == []
+    assert "chart not rendered: charts/chat/files/token links outside the repository" in capsys.readouterr().err
+
+
+def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    script = bin_dir / "helm"
+    script.write_text("#!/bin/sh\nexec yes 'a: b'\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    result = lint([chart], Config(chart.resolve(), {"limits": {"max-file-bytes": 100_000}}))
+    assert result.models == []
+    assert "helm template printed more than 100,000 bytes" in capsys.readouterr().err

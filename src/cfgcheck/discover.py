@@ -3,7 +3,7 @@
 * Inside a git work tree a folder is listed as git lists it (``git ls-files -co --exclude-standard``):
   tracked files and untracked ones that no ``.gitignore`` (or ``.git/info/exclude``) ignores. Outside
   git the folder is walked and every ``.gitignore`` met on the way applies, with git's semantics
-  (``pathspec``). ``node_modules/`` and ``.venv/`` are never walked into.
+  (``pathspec``). ``node_modules/``, ``.venv/`` and ``.git*/`` folders are never walked into.
 * ``exclude`` patterns in the configuration follow gitignore semantics too: ``*`` stops at ``/``,
   ``**`` crosses folders, a pattern without ``/`` matches at any depth.
 * A file named on the command line is read even when ``.gitignore`` ignores it (the user asked for
@@ -34,7 +34,7 @@ from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, r
 
 YAML_SUFFIXES = (".yaml", ".yml")
 STDIN = Path("-")
-NEVER_WALKED = frozenset({".git", "node_modules", ".venv"})
+NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .git* (.git, .github)
 CHART_FILE = "Chart.yaml"
 
 
@@ -133,8 +133,7 @@ def _git_listing(root: Path, folder: Path) -> list[Path] | None:
                     if name.endswith(YAML_SUFFIXES)})
     found = []
     for name in names:
-        parts = name.split("/")
-        if NEVER_WALKED.intersection(parts[:-1]):
+        if any(_never_walked(part) for part in name.split("/")[:-1]):
             continue
         file = root / name
         if os.path.lexists(file):  # a tracked file deleted in the work tree is listed too
@@ -158,7 +157,7 @@ def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
         for entry in entries:
             child = folder / entry.name
             if entry.is_dir(follow_symlinks=False):
-                if entry.name not in NEVER_WALKED and not _ignored(child, ignores, True) \
+                if not _never_walked(entry.name) and not _ignored(child, ignores, True) \
                         and not excluded(relpath(root, child), exclude, folder=True):
                     subfolders.append((child, ignores))
             elif entry.name.endswith(YAML_SUFFIXES) and not _ignored(child, ignores, False):
@@ -166,6 +165,10 @@ def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
                     found.append(child)
         stack.extend(reversed(subfolders))
     return found
+
+
+def _never_walked(folder: str) -> bool:
+    return folder in NEVER_WALKED or folder.startswith(".git")
 
 
 def _ignores_above(top: Path, root: Path) -> tuple[tuple[Path, object], ...]:

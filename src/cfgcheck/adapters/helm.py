@@ -17,11 +17,14 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
+from ..discover import escapes
 from ..model import Location, ServedModel
-from ..yamlio import Document, YNode
+from ..yamlio import DEFAULT_LIMITS, Document, YNode
 from .base import DocContext, has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
@@ -52,10 +55,15 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if helm is None:
         note(f"{folder_rel}: helm not found, chart not rendered (its values files are linted one by one)")
         return []
+    link = _escaping_link(repo, folder)
+    if link is not None:
+        note(f"{folder_rel}: chart not rendered: {link} links outside the repository")
+        return []
     release = str(root.scalar("name"))
+    limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
     found: list[ServedModel] = []
     for extra in [None, *values]:
-        rendered = _render(helm, release, folder, folder_rel, extra)
+        rendered = _render(helm, release, folder, folder_rel, extra, limit)
         if rendered is None:
             continue
         files = [p for p in (default, extra) if p is not None and p.is_file()]
@@ -82,21 +90,48 @@ def _templates(repo: Path, folder: Path) -> list[tuple[str, str]]:
     return found
 
 
-def _render(helm: str, release: str, folder: Path, folder_rel: str, values: Path | None) -> str | None:
+def _render(helm: str, release: str, folder: Path, folder_rel: str, values: Path | None,
+            limit: int) -> str | None:
+    """``helm template`` output, at most ``limit`` bytes and ``TIMEOUT`` seconds (a chart from a pull
+    request can loop or print without end); None, with a note, when it fails."""
     args = [helm, "template", release, str(folder)]
     if values is not None:
         args += ["--values", str(values)]
     label = f"{folder_rel} with {values.name}" if values is not None else folder_rel
-    try:
-        run = subprocess.run(args, capture_output=True, text=True, timeout=TIMEOUT, check=False)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        note(f"{label}: helm template failed ({type(exc).__name__}); chart not rendered")
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL)
+        except OSError as exc:
+            note(f"{label}: helm template failed ({exc.strerror or exc}); chart not rendered")
+            return None
+        timer = threading.Timer(TIMEOUT, process.kill)
+        timer.start()
+        try:
+            output = process.stdout.read(limit + 1)
+            if len(output) > limit:
+                process.kill()
+            process.stdout.close()
+            code = process.wait()
+        finally:
+            timer.cancel()
+        errors.seek(0)
+        first = (errors.read(2000).decode("utf-8", "replace").strip().splitlines() or ["killed"])[0]
+    if len(output) > limit:
+        note(f"{label}: helm template printed more than {limit:,} bytes (limit max-file-bytes); chart not rendered")
         return None
-    if run.returncode != 0:
-        first = (run.stderr.strip().splitlines() or ["unknown error"])[0]
+    if code != 0:
         note(f"{label}: helm template failed: {first}")
         return None
-    return run.stdout
+    return output.decode("utf-8", "replace")
+
+
+def _escaping_link(repo: Path, folder: Path) -> str | None:
+    """A symlink in the chart that leads outside the repository (helm follows links: a chart from a
+    pull request must not render, and so report, a file from elsewhere on the machine)."""
+    for path in folder.rglob("*"):
+        if path.is_symlink() and escapes(path, repo):
+            return path.relative_to(repo).as_posix()
+    return None
 
 
 def _fallback(repo: Path, folder_rel: str, rendered: str, templates: list[tuple[str, str]]):

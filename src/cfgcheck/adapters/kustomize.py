@@ -171,8 +171,8 @@ class SourceIndex:
         return (preferred or [loc for loc, _ in candidates])[-1]
 
     def _find_raw(self, text: str) -> Location | None:
-        if len(text) < 2 or "\n" in text:
-            return None
+        if not 2 <= len(text) <= 200 or "\n" in text:
+            return None  # a word a template holds literally, not a block
         word = re.compile(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])")
         for path, source in self.raw:
             for number, line in enumerate(source.splitlines(), start=1):
