@@ -66,12 +66,15 @@ spec:
 
 FAKE_HELM = """\
 #!/bin/sh
-# a stand-in for `helm template NAME CHART [--values FILE]`: the prod values change the tag and length
+# a stand-in for `helm template NAME CHART [--values FILE]`: the image tag and maxModelLen come from
+# the chart's values.yaml, then from the --values file
 [ "$1" = template ] || exit 2
-case "$*" in
-  *values-prod.yaml*) TAG=v0.26.0; LEN=65536 ;;
-  *) TAG=nightly; LEN=64000 ;;
-esac
+pick() { sed -n "s/^ *$1: *//p" "$2" | head -n 1; }
+TAG=$(pick tag "$3/values.yaml"); LEN=$(pick maxModelLen "$3/values.yaml")
+if [ "$4" = --values ]; then
+  [ -n "$(pick tag "$5")" ] && TAG=$(pick tag "$5")
+  [ -n "$(pick maxModelLen "$5")" ] && LEN=$(pick maxModelLen "$5")
+fi
 cat <<EOF
 {rendered}EOF
 """
@@ -125,6 +128,29 @@ def test_chart_rendered_and_findings_mapped_to_values_and_template(chart: Path, 
         ("charts/chat/templates/deployment.yaml", 12, 19)}
     err = capsys.readouterr().err
     assert "1 Helm template file (such as charts/chat/templates/deployment.yaml) not linted one by one" in err
+
+
+def test_diff_mode_renders_the_chart_at_head_and_base(tmp_path: Path, monkeypatch, capsys) -> None:
+    """A pull request that raises maxModelLen in values.yaml and edits a template: the chart is
+    rendered at both commits, only the raised context is new, and the template is no CFG000."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo, write
+
+    kustomize._noted.clear()
+    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    base_values = CHART["charts/chat/values.yaml"].replace("64000", "32768")
+    repo = make_repo(tmp_path, {**CHART, "charts/chat/values.yaml": base_values})
+    git(repo, "checkout", "-qb", "raise")
+    template = CHART["charts/chat/templates/deployment.yaml"]
+    write(repo, {"charts/chat/values.yaml": CHART["charts/chat/values.yaml"],
+                 "charts/chat/templates/deployment.yaml": template.replace("spec:\n  template", "spec:\n  replicas: 1\n  template")})
+    git(repo, "commit", "-qam", "raise the context")
+    result = lint_diff([repo], Config(repo.resolve()), "main")
+    assert [(f.code, f.location.path, f.location.line) for f in result.findings] == [
+        ("CFG207", "charts/chat/values.yaml", 5)], [(f.code, f.message) for f in result.findings]
+    assert {m.identity.split("#")[1].split("/")[0] for m in result.base_models} == {"helm[values.yaml]",
+                                                                                     "helm[values-prod.yaml]"}
+    assert "not linted one by one" in capsys.readouterr().err
 
 
 def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypatch, capsys) -> None:

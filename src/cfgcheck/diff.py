@@ -10,12 +10,15 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 from __future__ import annotations
 
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .discover import YAML_SUFFIXES, escapes, excluded, related_paths, within
+from .adapters.helm import CHART_FILES, note_templates, rendering
+from .discover import YAML_SUFFIXES, escapes, excluded, is_chart_template, related_paths, within
 from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
+from .model import ServedModel
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 
@@ -98,6 +101,8 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     scopes = [_relative(root, p) for p in paths]
     exclude = config.get("exclude", [])
     changes = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
+    charts = _charts(root, changes) if rendering(config.as_dict()) else []
+    changes = _without_templates(root, changes, config)
     changed = {c.path for c in changes}
     rules = enabled_rules(config, select, ignore)
     limits = config.limits
@@ -121,11 +126,15 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
     dependencies = [load_file(root, root / rel, limits) for rel in related_paths(
         root, [f.text for f in head_files + base_files], exclude, changed, scopes)]
+    # Charts a change touches are rendered at head and, from a copy of the base's chart, at the base.
+    head_charts = [load_file(root, root / rel, limits) for rel in charts if rel not in changed]
 
-    head_context = served_models(head_files + dependencies, config)
-    base_context = served_models(base_files + dependencies, config)
-    head_models = [m for m in head_context if m.path in changed]
-    base_models = [m for m in base_context if m.path in changed]
+    head_context = served_models(head_files + head_charts + dependencies, config)
+    base_context = served_models(base_files + dependencies, config) + [
+        model for rel in charts for model in _base_chart_models(root, base, rel, config)]
+    in_change = changed | set(charts)
+    head_models = [m for m in head_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
+    base_models = [m for m in base_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
     base_by_identity = {m.identity: m for m in base_models}
 
     head_findings = unreadable(head_files, rules, config) + run_rules(
@@ -146,6 +155,48 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.base_models = base_models
     result.base = compared
     return result
+
+
+def _charts(root: Path, changes: list[Change]) -> list[str]:
+    """The ``Chart.yaml`` (repo-relative) of each Helm chart at head that holds a changed file."""
+    found: set[str] = set()
+    for change in changes:
+        folder = Path(change.path).parent
+        for candidate in [folder, *folder.parents]:
+            chart = (candidate / CHART_FILES[0]).as_posix()
+            if (root / chart).is_file() and not escapes(root / chart, root):
+                found.add(chart)
+                break
+    return sorted(found)
+
+
+def _without_templates(root: Path, changes: list[Change], config: Config) -> list[Change]:
+    """The changes without chart templates (not YAML until rendered; their chart is rendered instead)."""
+    charts: dict[str, bool] = {}
+    templates = [c.path for c in changes if c.status != "D" and is_chart_template(root / c.path, charts)]
+    note_templates(templates, config.as_dict())
+    return [c for c in changes if c.path not in templates]
+
+
+def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> list[ServedModel]:
+    """Served models of a chart as the base commit has it, rendered from a copy of its files (links are
+    not copied), so that its findings pair with the head's by identity."""
+    folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
+    if _base_text(root, base, chart) is None:
+        return []
+    listing = git(root, "ls-tree", "-r", "-z", base, "--", folder).stdout.decode("utf-8", "surrogateescape")
+    with tempfile.TemporaryDirectory(prefix="cfgcheck-chart-") as tmp:
+        copy = Path(tmp)
+        for entry in filter(None, listing.split("\0")):
+            meta, _, path = entry.partition("\t")
+            mode, kind, sha = meta.split(" ")
+            if kind != "blob" or mode == "120000" or ".." in path.split("/"):
+                continue
+            target = copy / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(git(root, "cat-file", "blob", sha).stdout)
+        base_config = Config(copy, config.data, config.source)
+        return served_models([load_file(copy, copy / chart, config.limits)], base_config)
 
 
 def _relative(root: Path, path: Path) -> str:

@@ -108,7 +108,7 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
         rel = relpath(root, file)
         if excluded(rel, exclude) or str(file) in seen:
             continue
-        if _is_chart_template(file, charts):
+        if is_chart_template(file, charts):
             inputs.templates.append(rel)
         elif file.is_symlink():
             _add(file, root, exclude, inputs.files, seen)
@@ -203,7 +203,7 @@ def _ignored(path: Path, ignores, folder: bool) -> bool:
     return False
 
 
-def _is_chart_template(file: Path, charts: dict[str, bool]) -> bool:
+def is_chart_template(file: Path, charts: dict[str, bool]) -> bool:
     """A file under ``<chart>/templates/`` holding template syntax (it is YAML only once rendered)."""
     parent = file.parent
     if parent.name != "templates":

@@ -157,12 +157,17 @@ def _fallback(repo: Path, folder_rel: str, rendered: str, templates: list[tuple[
     return locate
 
 
+def rendering(config: dict[str, Any]) -> bool:
+    """Whether charts are rendered in this run: helm is on PATH and ``render-helm`` is not false."""
+    return config.get("render-helm") is not False and shutil.which("helm") is not None
+
+
 def note_templates(templates: list[str], config: dict[str, Any]) -> None:
     """One note for the chart templates discovery set aside, saying how they are (or can be) linted."""
     if not templates:
         return
     count = f"{len(templates)} Helm template file{'s' if len(templates) != 1 else ''} (such as {templates[0]})"
-    if config.get("render-helm") is not False and shutil.which("helm") is not None:
+    if rendering(config):
         note(f"{count} not linted one by one: their charts are linted as helm template renders them")
     else:
         why = "rendering is off (render-helm: false)" if config.get("render-helm") is False else "helm not found"
