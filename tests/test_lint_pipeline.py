@@ -271,3 +271,11 @@ def test_named_file_sees_a_ceiling_documented_in_a_sibling_file(tmp_path: Path) 
     ceiling = [f for f in data["findings"] if f["code"] == "CFG204"]
     assert ceiling and "qwen36" in ceiling[0]["message"], data["findings"]
     assert {f["path"] for f in data["findings"]} == {f"{seed}/qwen38-27b-vllm.yaml"}
+
+
+@pytest.mark.parametrize("args", [("fix", "-"), ("lint", "--base", "HEAD", "-"), ("fix", "/dev/stdin")])
+def test_commands_that_need_files_refuse_streams(tmp_path: Path, args) -> None:
+    make_repo(tmp_path, {"a.yaml": ROLLING})
+    result = run(*args, cwd=tmp_path / "repo", input_text=ROLLING)
+    assert result.returncode == 2 and "cannot use standard input or a pipe" in result.stderr
+    assert sorted(p.name for p in (tmp_path / "repo").iterdir()) == [".git", "a.yaml"], "nothing written"

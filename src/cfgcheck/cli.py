@@ -104,8 +104,7 @@ def lint(
     if base:
         from .diff import lint_diff
 
-        if Path("-") in paths:
-            raise UsageError("--base compares files in git; it cannot read standard input ('-')")
+        _refuse_streams(paths, "--base compares files in git")
         result = lint_diff(paths, config, base, _split(select), _split(ignore))
     else:
         progress = fmt is Format.text and output is None
@@ -129,6 +128,14 @@ def _config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Pat
         return [Path(".")]
     existing = next((p for p in [stdin_filename, *stdin_filename.absolute().parents] if p.exists()), Path("."))
     return [existing]
+
+
+def _refuse_streams(paths: list[Path], why: str) -> None:
+    from .discover import STDIN, is_stream
+
+    named = next((p for p in paths if p == STDIN or is_stream(p)), None)
+    if named is not None:
+        raise UsageError(f"{why}: it cannot use standard input or a pipe ({named})")
 
 
 def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
@@ -238,6 +245,7 @@ def fix_command(
     from .propose.fix import compute, unified_diff, write
 
     paths = paths or [Path(".")]
+    _refuse_streams(paths, "fix edits files in place")
     config = _config(paths, config_file)
     outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
     for finding, why in outcome.skipped:
