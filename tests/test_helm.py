@@ -153,6 +153,18 @@ def test_diff_mode_renders_the_chart_at_head_and_base(tmp_path: Path, monkeypatc
     assert "not linted one by one" in capsys.readouterr().err
 
 
+def test_diff_mode_renders_a_chart_when_only_a_helper_template_changed(tmp_path: Path, monkeypatch) -> None:
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo, write
+
+    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    repo = make_repo(tmp_path, {**CHART, "charts/chat/templates/_helpers.tpl": "{{/* v1 */}}\n"})
+    write(repo, {"charts/chat/templates/_helpers.tpl": "{{/* v2 */}}\n"})
+    result = lint_diff([repo], Config(repo.resolve()), "HEAD")
+    assert len(result.models) == 2 and len(result.base_models) == 2
+    assert result.findings == [], "nothing new: the rendering is the same at both commits"
+
+
 def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("PATH", "/nonexistent")
     (chart / "charts/chat/templates/service.yaml").write_text("{{- if .Values.service }}\nkind: Service\n{{- end }}\n")

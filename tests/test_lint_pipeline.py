@@ -279,3 +279,15 @@ def test_commands_that_need_files_refuse_streams(tmp_path: Path, args) -> None:
     result = run(*args, cwd=tmp_path / "repo", input_text=ROLLING)
     assert result.returncode == 2 and "cannot use standard input or a pipe" in result.stderr
     assert sorted(p.name for p in (tmp_path / "repo").iterdir()) == [".git", "a.yaml"], "nothing written"
+
+
+def test_submodules_are_linted_with_their_own_gitignore(tmp_path: Path) -> None:
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    git(sub, "init", "-q", "-b", "main")
+    write(sub, {"serving/embed.yaml": ROLLING, ".gitignore": "scratch/\n", "scratch/embed.yaml": ROLLING})
+    git(sub, "add", "-A")
+    git(sub, "commit", "-qm", "sub")
+    repo = make_repo(tmp_path, {"apps/embed.yaml": ROLLING})
+    git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "vendor/sub")
+    assert _paths(lint([repo], Config(repo.resolve()))) == {"apps/embed.yaml", "vendor/sub/serving/embed.yaml"}

@@ -65,7 +65,8 @@ def resolve_base(root: Path, ref: str) -> str:
 
 
 def changed_files(root: Path, base: str) -> list[Change]:
-    """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones."""
+    """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones
+    (every file: a chart's ``_helpers.tpl`` matters too)."""
     out = git(root, "diff", "--name-status", "-M", "-z", base, "--").stdout.decode("utf-8", "replace")
     fields = out.split("\0")
     changes: list[Change] = []
@@ -83,7 +84,11 @@ def changed_files(root: Path, base: str) -> list[Change]:
             index += 2
     untracked = git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout.decode("utf-8", "replace")
     changes.extend(Change("A", path, None) for path in untracked.split("\0") if path)
-    return [c for c in changes if c.path.endswith(YAML_SUFFIXES) or (c.base_path or "").endswith(YAML_SUFFIXES)]
+    return changes
+
+
+def _yaml(change: Change) -> bool:
+    return change.path.endswith(YAML_SUFFIXES) or (change.base_path or "").endswith(YAML_SUFFIXES)
 
 
 def _base_text(root: Path, base: str, path: str) -> str | None:
@@ -100,9 +105,9 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     base = compared.commit
     scopes = [_relative(root, p) for p in paths]
     exclude = config.get("exclude", [])
-    changes = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
-    charts = _charts(root, changes) if rendering(config.as_dict()) else []
-    changes = _without_templates(root, changes, config)
+    every = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
+    charts = _charts(root, every) if rendering(config.as_dict()) else []
+    changes = _without_templates(root, [c for c in every if _yaml(c)], config)
     changed = {c.path for c in changes}
     rules = enabled_rules(config, select, ignore)
     limits = config.limits

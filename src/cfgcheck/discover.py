@@ -101,7 +101,7 @@ def is_stream(path: Path) -> bool:
 
 
 def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen: set[str]) -> None:
-    listed = _git_listing(root, path)
+    listed = _git_listing(root, path, exclude)
     candidates = listed if listed is not None else _walk(Path(os.path.realpath(path)), root, exclude)
     charts: dict[str, bool] = {}
     for file in candidates:
@@ -117,28 +117,39 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
             inputs.files.append(file)
 
 
-def _git_listing(root: Path, folder: Path) -> list[Path] | None:
-    """YAML files under ``folder`` as git lists them, or None outside a git work tree."""
+def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[Path] | None:
+    """YAML files under ``folder`` as git lists them, or None outside a git work tree. Submodules
+    (which ``ls-files -o`` cannot recurse into) are walked, their own ``.gitignore`` files applied."""
     scope = relpath(root, folder)
     if scope.startswith(("/", "../")):
         return None
-    try:
-        run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", "-co", "--exclude-standard", "--",
-                              scope or "."], capture_output=True, check=False)
-    except OSError:
+    listed = _git_names(root, "-co", "--exclude-standard", scope or ".")
+    if listed is None:
         return None
-    if run.returncode != 0:
-        return None
-    names = sorted({name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0")
-                    if name.endswith(YAML_SUFFIXES)})
     found = []
-    for name in names:
+    for name in sorted(name for name in listed if name.endswith(YAML_SUFFIXES)):
         if any(_never_walked(part) for part in name.split("/")[:-1]):
             continue
         file = root / name
         if os.path.lexists(file):  # a tracked file deleted in the work tree is listed too
             found.append(file)
+    if (root / ".gitmodules").is_file():
+        for entry in _git_names(root, "-s", scope or ".") or []:
+            meta, _, name = entry.partition("\t")
+            if meta.startswith("160000 ") and (root / name).is_dir():
+                found.extend(_walk(root / name, root, exclude))
     return found
+
+
+def _git_names(root: Path, *args: str) -> list[str] | None:
+    try:
+        run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args[:-1], "--", args[-1]],
+                             capture_output=True, check=False)
+    except OSError:
+        return None
+    if run.returncode != 0:
+        return None
+    return [name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
 def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
