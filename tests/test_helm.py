@@ -95,13 +95,14 @@ def chart(tmp_path: Path) -> Path:
     return root
 
 
-def fake_helm(tmp_path: Path) -> Path:
+def fake_helm(tmp_path: Path, monkeypatch, script: str | None = None) -> None:
+    """Put a fake ``helm`` (by default the chart-reading one above) first on PATH."""
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    script = bin_dir / "helm"
-    script.write_text(FAKE_HELM.replace("{rendered}", RENDERED))
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    return bin_dir
+    helm = bin_dir / "helm"
+    helm.write_text(script if script is not None else FAKE_HELM.replace("{rendered}", RENDERED))
+    helm.chmod(helm.stat().st_mode | stat.S_IEXEC)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
 
 
 def located(result, code: str) -> list[tuple[str, int, str]]:
@@ -110,7 +111,7 @@ def located(result, code: str) -> list[tuple[str, int, str]]:
 
 def test_chart_rendered_and_findings_mapped_to_values_and_template(chart: Path, tmp_path: Path, monkeypatch,
                                                                     capsys) -> None:
-    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch)
     result = lint([chart], Config(chart.resolve()))
     assert "CFG000" not in {f.code for f in result.findings}, "the raw template was linted"
     identities = sorted(m.identity for m in result.models)
@@ -137,7 +138,7 @@ def test_diff_mode_renders_the_chart_at_head_and_base(tmp_path: Path, monkeypatc
     from helpers import git, make_repo, write
 
     kustomize._noted.clear()
-    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch)
     base_values = CHART["charts/chat/values.yaml"].replace("64000", "32768")
     repo = make_repo(tmp_path, {**CHART, "charts/chat/values.yaml": base_values})
     git(repo, "checkout", "-qb", "raise")
@@ -157,7 +158,7 @@ def test_diff_mode_renders_a_chart_when_only_a_helper_template_changed(tmp_path:
     from cfgcheck.diff import lint_diff
     from helpers import git, make_repo, write
 
-    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch)
     repo = make_repo(tmp_path, {**CHART, "charts/chat/templates/_helpers.tpl": "{{/* v1 */}}\n"})
     write(repo, {"charts/chat/templates/_helpers.tpl": "{{/* v2 */}}\n"})
     result = lint_diff([repo], Config(repo.resolve()), "HEAD")
@@ -187,18 +188,14 @@ def test_render_helm_asked_for_without_helm_is_a_usage_error(chart: Path) -> Non
 
 
 def test_render_helm_off_does_not_run_helm(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch)
     result = lint([chart], Config(chart.resolve(), {"render-helm": False}))
     assert result.models == [] and "rendering is off" in capsys.readouterr().err
 
 
 def test_helm_failure_is_a_note_not_a_crash(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "helm"
-    script.write_text("#!/bin/sh\necho 'Error: found in Chart.yaml, but missing in charts/ directory: redis' >&2\nexit 1\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch,
+              "#!/bin/sh\necho 'Error: found in Chart.yaml, but missing in charts/ directory: redis' >&2\nexit 1\n")
     result = lint([chart], Config(chart.resolve()))
     assert result.models == [] and "helm template failed: Error: found in Chart.yaml" in capsys.readouterr().err
 
@@ -209,19 +206,14 @@ def test_a_chart_linking_outside_the_repository_is_not_rendered(chart: Path, tmp
     secret.write_text("hunter2\n")
     (chart / "charts/chat/files").mkdir()
     (chart / "charts/chat/files/token").symlink_to(secret)
-    monkeypatch.setenv("PATH", f"{fake_helm(tmp_path)}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch)
     result = lint([chart], Config(chart.resolve()))
     assert result.models == []
     assert "chart not rendered: charts/chat/files/token links outside the repository" in capsys.readouterr().err
 
 
 def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    script = bin_dir / "helm"
-    script.write_text("#!/bin/sh\nexec yes 'a: b'\n")
-    script.chmod(script.stat().st_mode | stat.S_IEXEC)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    fake_helm(tmp_path, monkeypatch, "#!/bin/sh\nexec yes 'a: b'\n")
     result = lint([chart], Config(chart.resolve(), {"limits": {"max-file-bytes": 100_000}}))
     assert result.models == []
     assert "helm template printed more than 100,000 bytes" in capsys.readouterr().err
