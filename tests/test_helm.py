@@ -156,7 +156,7 @@ def test_diff_mode_renders_the_chart_at_head_and_base(tmp_path: Path, monkeypatc
 
 def test_diff_mode_renders_a_chart_when_only_a_helper_template_changed(tmp_path: Path, monkeypatch) -> None:
     from cfgcheck.diff import lint_diff
-    from helpers import git, make_repo, write
+    from helpers import make_repo, write
 
     fake_helm(tmp_path, monkeypatch)
     repo = make_repo(tmp_path, {**CHART, "charts/chat/templates/_helpers.tpl": "{{/* v1 */}}\n"})
