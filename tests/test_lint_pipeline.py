@@ -291,3 +291,13 @@ def test_submodules_are_linted_with_their_own_gitignore(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"apps/embed.yaml": ROLLING})
     git(repo, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(sub), "vendor/sub")
     assert _paths(lint([repo], Config(repo.resolve()))) == {"apps/embed.yaml", "vendor/sub/serving/embed.yaml"}
+
+
+def test_a_named_folder_without_yaml_says_so_and_large_stdin_is_bounded(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    (tmp_path / ".cfgcheck.yaml").write_text("limits: {max-file-bytes: 1000}\n")
+    result = run("lint", "empty", cwd=tmp_path)
+    assert result.returncode == 0 and "no YAML files to lint under empty" in result.stderr
+    big = run("lint", "-", "--format", "json", cwd=tmp_path, input_text=ROLLING + "# pad\n" * 400)
+    (finding,) = json.loads(big.stdout)["findings"]
+    assert finding["code"] == "CFG000" and "over the 1,000-byte limit (limit max-file-bytes)" in finding["message"]
