@@ -67,7 +67,8 @@ def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
     seen: set[str] = set()
     for path in paths:
         if path == STDIN:
-            inputs.streams.append(STDIN)
+            if STDIN not in inputs.streams:  # standard input can be read once
+                inputs.streams.append(STDIN)
             continue
         if not path.exists() and not path.is_symlink():
             raise ConfigError(f"path does not exist: {path}")
