@@ -103,42 +103,41 @@ def is_stream(path: Path) -> bool:
 
 def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen: set[str]) -> None:
     listed = _git_listing(root, path, exclude)
-    candidates = listed if listed is not None else _walk(Path(os.path.realpath(path)), root, exclude)
+    if listed is None:
+        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude)]
     charts: dict[str, bool] = {}
-    for file in candidates:
-        rel = relpath(root, file)
-        if excluded(rel, exclude) or str(file) in seen:
+    base = str(root)
+    for rel in listed:
+        full = os.path.join(base, rel)
+        if full in seen or excluded(rel, exclude):
             continue
-        if is_chart_template(file, charts):
+        if "/templates/" in "/" + rel and is_chart_template(Path(full), charts):
             inputs.templates.append(rel)
-        elif file.is_symlink():
-            _add(file, root, exclude, inputs.files, seen)
+        elif os.path.islink(full):
+            _add(Path(full), root, exclude, inputs.files, seen)
         else:
-            seen.add(str(file))
-            inputs.files.append(file)
+            seen.add(full)
+            inputs.files.append(Path(full))
 
 
-def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[Path] | None:
-    """YAML files under ``folder`` as git lists them, or None outside a git work tree. Submodules
-    (which ``ls-files -o`` cannot recurse into) are walked, their own ``.gitignore`` files applied."""
+def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | None:
+    """Repo-relative YAML files under ``folder`` as git lists them, or None outside a git work tree.
+    Submodules (which ``ls-files -o`` cannot recurse into) are walked, their ``.gitignore`` applied."""
     scope = relpath(root, folder)
     if scope.startswith(("/", "../")):
         return None
-    listed = _git_names(root, "-co", "--exclude-standard", scope or ".")
+    # -t tags each name: H tracked, ? untracked, R tracked but deleted from the work tree (also listed as H)
+    listed = _git_names(root, "-t", "-c", "-o", "-d", "--exclude-standard", scope or ".")
     if listed is None:
         return None
-    found = []
-    for name in sorted(name for name in listed if name.endswith(YAML_SUFFIXES)):
-        if any(_never_walked(part) for part in name.split("/")[:-1]):
-            continue
-        file = root / name
-        if os.path.lexists(file):  # a tracked file deleted in the work tree is listed too
-            found.append(file)
+    deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
+    names = {entry[2:] for entry in listed if entry[2:].endswith(YAML_SUFFIXES)} - deleted
+    found = [name for name in sorted(names) if not any(_never_walked(part) for part in name.split("/")[:-1])]
     if (root / ".gitmodules").is_file():
         for entry in _git_names(root, "-s", scope or ".") or []:
             meta, _, name = entry.partition("\t")
             if meta.startswith("160000 ") and (root / name).is_dir():
-                found.extend(_walk(root / name, root, exclude))
+                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude))
     return found
 
 
