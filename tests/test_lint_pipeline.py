@@ -181,6 +181,9 @@ def test_gitignore_is_respected_inside_and_outside_git(tmp_path: Path, in_git: b
     if in_git:
         git(root, "init", "-q")
         git(root, "add", "apps/embed.yaml")  # tracked and untracked files both count
+        write(root, {"apps/gone.yaml": ROLLING})
+        git(root, "add", "apps/gone.yaml")
+        (root / "apps/gone.yaml").unlink()  # tracked, deleted from the work tree: not read
     result = lint([root], Config(root.resolve()))
     assert _paths(result) == {"apps/embed.yaml", "apps/nested/kept.yaml"}
     # a file named on the command line is read even when ignored
