@@ -228,6 +228,13 @@ def test_baseline_records_today_and_reports_only_new_findings(tmp_path: Path) ->
     reported = [line for line in new.stdout.splitlines() if ": CFG" in line]
     assert reported and all(line.startswith("apps/other.yaml:") for line in reported)
 
+    # fixed since: the baseline says it could shrink; recording one from a diff-mode run is refused
+    write(repo, {"apps/embed.yaml": ROLLING.replace("nightly", "v0.26.0"), "apps/other.yaml": None})
+    shrink = run("lint", "--baseline", "cfgcheck-baseline.json", cwd=repo)
+    assert "1 baselined finding no longer occurs; shrink cfgcheck-baseline.json" in shrink.stderr
+    refused = run("lint", "--base", "HEAD", "--write-baseline", "b.json", cwd=repo)
+    assert refused.returncode == 2 and "drop --base" in refused.stderr
+
 
 @pytest.mark.parametrize("content, message", [
     ("not json", "is not JSON"),

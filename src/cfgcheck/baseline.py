@@ -73,9 +73,9 @@ def load(path: Path) -> Counter:
 
 
 def apply(findings: list[Finding], recorded: Counter, name: str) -> int:
-    """Mark as suppressed the findings the baseline holds (up to its count of each); returns how many."""
+    """Mark as suppressed the findings the baseline holds (up to its count of each); returns how many
+    recorded findings did not occur (fixed since, or moved to another file or served model)."""
     left = Counter(recorded)
-    marked = 0
     for finding in findings:
         if finding.suppressed is not None:
             continue
@@ -83,5 +83,4 @@ def apply(findings: list[Finding], recorded: Counter, name: str) -> int:
         if left[identity] > 0:
             left[identity] -= 1
             finding.suppressed = f"in the baseline {name}"
-            marked += 1
-    return marked
+    return sum(left.values())

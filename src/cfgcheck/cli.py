@@ -141,8 +141,13 @@ def _refuse_streams(paths: list[Path], why: str) -> None:
 def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
     from . import baseline
 
+    if write_baseline is not None and result.base is not None:
+        raise UsageError("--write-baseline records every finding of a full lint; drop --base")
     if baseline_file is not None:
-        baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
+        stale = baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
+        if stale and result.base is None:  # in diff mode unchanged files are not linted: not stale
+            sys.stderr.write(f"cfgcheck: note: {stale} baselined finding{'s' if stale != 1 else ''} no longer "
+                             f"occur{'s' if stale == 1 else ''}; shrink {baseline_file} with --write-baseline\n")
     if write_baseline is not None:
         count = baseline.write(write_baseline, result.findings)
         baseline.apply(result.findings, baseline.load(write_baseline), write_baseline.name)
