@@ -294,7 +294,8 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 
 # ---------------------------------------------------------------- related files
 
-_MODEL_REF = re.compile(r"^\s*modelRef:\s*['\"]?([\w.-]+)", re.M)
+# [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
+_MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
 _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
 _SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
@@ -345,8 +346,9 @@ def _grep(root: Path, searches: list[list[str]]) -> set[str] | None:
 
 
 def _grep_walk(root: Path, searches: list[list[str]], exclude: list[str]) -> set[str]:
-    """``git grep --all-match`` without git: POSIX classes in Python's spelling, every pattern a line."""
-    compiled = [[re.compile(p.replace("[[:space:]]", r"\s"), re.I | re.M) for p in patterns] for patterns in searches]
+    """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
+    ``[[:space:]]`` is ``[ \t]``: a ``\s`` could run across lines, and quadratically over blank ones)."""
+    compiled = [[re.compile(p.replace("[[:space:]]", "[ \t]"), re.I | re.M) for p in patterns] for patterns in searches]
     found: set[str] = set()
     for file in _walk(root, root, exclude):
         try:

@@ -136,11 +136,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     for current in _read(inputs, config, fast, wanted, stdin_filename):
         loaded.append(current)
         if current.serving:
-            adapters.index(workspace, current)
-            if adapters.refers_forward(workspace, current):
-                waiting.append(current)
-            else:
-                models.extend(_release(adapters.served_models(workspace, current), current))
+            models.extend(_first_pass(workspace, current, waiting))
         if reporter:
             reporter.step()
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
@@ -153,6 +149,15 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     return Collection(loaded, models, context)
+
+
+def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
+    """Index ``file``; its served models now, or none yet when it refers to a file not read yet."""
+    adapters.index(workspace, file)
+    if adapters.refers_forward(workspace, file):
+        waiting.append(file)
+        return []
+    return _release(adapters.served_models(workspace, file), file)
 
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
