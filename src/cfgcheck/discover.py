@@ -347,7 +347,8 @@ def _grep(root: Path, searches: list[list[str]]) -> set[str] | None:
 
 def _grep_walk(root: Path, searches: list[list[str]], exclude: list[str]) -> set[str]:
     """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
-    ``[[:space:]]`` is ``[ \t]``: a ``\s`` could run across lines, and quadratically over blank ones)."""
+    ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
+    ones)."""
     compiled = [[re.compile(p.replace("[[:space:]]", "[ \t]"), re.I | re.M) for p in patterns] for patterns in searches]
     found: set[str] = set()
     for file in _walk(root, root, exclude):
