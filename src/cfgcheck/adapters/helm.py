@@ -29,6 +29,7 @@ from .base import DocContext, has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
 CHART_FILES = ("Chart.yaml",)
+MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
 
@@ -47,6 +48,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     folder = repo / folder_rel
     templates = _templates(repo, folder)
     values = sorted(p for p in folder.glob("values*.y*ml") if p.is_file() and p.name != "values.yaml")
+    if len(values) > MAX_VALUES_FILES:
+        note(f"{folder_rel}: {len(values)} values files; rendered with the first {MAX_VALUES_FILES} only")
+        values = values[:MAX_VALUES_FILES]
     default = folder / "values.yaml"
     sources = [text for _, text in templates] + [_read(p) for p in [default, *values] if p.is_file()]
     if not any(has_serving_marker(text) for text in sources):
