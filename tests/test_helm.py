@@ -217,3 +217,15 @@ def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Pat
     result = lint([chart], Config(chart.resolve(), {"limits": {"max-file-bytes": 100_000}}))
     assert result.models == []
     assert "helm template printed more than 100,000 bytes" in capsys.readouterr().err
+
+
+def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
+    from cfgcheck.adapters import helm
+
+    (chart / "charts/chat/values-staging.yaml").write_text("maxModelLen: 8192\n")
+    monkeypatch.setattr(helm, "MAX_VALUES_FILES", 1)
+    fake_helm(tmp_path, monkeypatch)
+    result = lint([chart], Config(chart.resolve()))
+    assert sorted(m.identity.split("#")[1].split("/")[0] for m in result.models) == [
+        "helm[values-prod.yaml]", "helm[values.yaml]"]
+    assert "2 values files; rendered with the first 1 only" in capsys.readouterr().err
