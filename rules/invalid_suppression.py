@@ -1,12 +1,15 @@
-"""A suppression comment or annotation that names an unknown rule or gives no reason.
+"""A suppression that is malformed, names an unknown rule or gives no reason.
 
 ## What it flags
-`# cfgcheck: ignore[CODE] reason` comments and `cfgcheck.io/ignore: "CODE: reason"` annotations
-whose code is not a rule, or that say nothing about why the finding is accepted.
+`# cfgcheck: ignore[CODES] reason` and `# cfgcheck: ignore-file[CODES] reason` comments and
+`cfgcheck.io/ignore: "CODES: reason"` annotations whose codes (codes, prefixes such as `CFG2`, or
+names) match no rule, that say nothing about why the finding is accepted, or that start like a
+directive but do not parse (`# cfgcheck: ignore everything`).
 
 ## Why it matters
 A suppression is a decision someone made about a real hazard. Without a reason the next reader
-cannot tell whether it still holds; with a misspelled code it silently suppresses nothing.
+cannot tell whether it still holds; with a misspelled code or a malformed directive it silently
+suppresses nothing.
 
 ## Example
 ```yaml

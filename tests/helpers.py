@@ -59,6 +59,28 @@ def git(cwd: Path, *args: str) -> str:
     return out.stdout
 
 
+def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
+    """A git repository under ``tmp_path/repo`` with ``files`` committed on ``main``."""
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    git(repo, "init", "-q", "-b", "main")
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "base")
+    return repo
+
+
+def write(repo: Path, files: dict[str, str | None]) -> None:
+    """Write (or, for None, delete) files under ``repo``."""
+    for name, text in files.items():
+        path = repo / name
+        if text is None:
+            path.unlink()
+            continue
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
 def lint_fixture(path: Path, tmp_path: Path, **kwargs):
     """Lint a fixture with its ``# expect:`` markers blanked out (so they are not read as comments)."""
     text = EXPECT.sub("", path.read_text(encoding="utf-8"))

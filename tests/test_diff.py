@@ -10,29 +10,9 @@ import pytest
 from cfgcheck.config import Config, ConfigError
 from cfgcheck.diff import lint_diff
 from cfgcheck.registry import all_rules
-from helpers import git, shared
+from helpers import git, make_repo, shared, write
 
 SEED = "kubernetes/apps/ai/llmkube/models"
-
-
-def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, files)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
-    return repo
-
-
-def write(repo: Path, files: dict[str, str | None]) -> None:
-    for name, text in files.items():
-        path = repo / name
-        if text is None:
-            path.unlink()
-            continue
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
 
 
 def diff(repo: Path, base: str = "HEAD", **kwargs):

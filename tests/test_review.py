@@ -211,8 +211,10 @@ def test_injection_is_escaped_and_token_never_printed(pull: PullRequest) -> None
     assert row.count("|") - row.count("\\|") == 6  # five columns
     # the mermaid chart title keeps only plain characters
     assert all("<" not in line and "@" not in line for line in step.splitlines() if "title" in line)
-    # annotations: one line per finding, nothing can start a second workflow command
-    lines = result.stdout.splitlines()
+    # annotations: one line per finding, nothing can start a second workflow command; the first
+    # line is the plain log line naming the compared commit
+    assert result.stdout.startswith("cfgcheck: compared with ")
+    lines = result.stdout.splitlines()[1:]
     assert lines and all(re.match(r"::(error|warning|notice) file=", line) for line in lines)
     # the token appears nowhere
     posted = json.dumps([r.body for r in pull.gh.requests])
@@ -308,7 +310,9 @@ def test_head_checkout_and_merge_checkout_agree(pull: PullRequest) -> None:
     git(pull.repo, "checkout", "-q", "--detach", tip)
     git(pull.repo, "merge", "-q", "--no-ff", "-m", "merge", "feature")
     merge_run = pull.run("--no-comment", "--base", tip)
-    assert head_run.stdout == merge_run.stdout and "other.yaml" not in head_run.stdout
+    # the annotations agree; the first line names the compared commit (the fork point, or the tip)
+    annotations = [run.stdout.splitlines()[1:] for run in (head_run, merge_run)]
+    assert annotations[0] == annotations[1] and "other.yaml" not in head_run.stdout
     assert head_run.stdout.count("::error ") == 1
 
 

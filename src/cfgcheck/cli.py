@@ -70,32 +70,85 @@ def write_output(text: str, output: Optional[Path]) -> None:
 
 @app.command()
 def lint(
-    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
-    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with this git REF."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .); '-' reads standard input."),
+    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with the merge base of REF and HEAD."),
     fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
     fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
+    stdin_filename: Optional[Path] = typer.Option(
+        None, "--stdin-filename", help="The path standard input ('-') stands for: reported, and where the configuration is looked up."),
+    render_helm: Optional[bool] = typer.Option(
+        None, "--render-helm/--no-render-helm", help="Render Helm charts with helm template (default: when helm is installed)."),
+    baseline_file: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
+    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record today's findings in FILE (then they pass)."),
 ) -> None:
     """Lint files and folders; exit 1 when findings reach --fail-on."""
     from .lint import lint as run_lint
     from .reporters import renderer
 
     paths = paths or [Path(".")]
-    config = _config(paths, config_file)
+    config = _config(_config_paths(paths, stdin_filename), config_file)
+    if render_helm is not None:
+        config.data["render-helm"] = render_helm
+    if config.get("render-helm") is True:
+        import shutil
+
+        if shutil.which("helm") is None:
+            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not on PATH")
     if base:
         from .diff import lint_diff
 
+        _refuse_streams(paths, "--base compares files in git")
         result = lint_diff(paths, config, base, _split(select), _split(ignore))
     else:
         progress = fmt is Format.text and output is None
-        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress)
+        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress,
+                          stdin_filename=stdin_filename)
+    _baseline(result, baseline_file, write_baseline)
     color = fmt is Format.text and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
     write_output(renderer(fmt.value)(result, color=color), output)
     threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
     raise typer.Exit(result.exit_code(threshold))
+
+
+def _config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Path]:
+    """Where the configuration is looked up: for standard input ``--stdin-filename`` (or the nearest
+    folder of it that exists), for a pipe or FIFO the current folder, else the paths."""
+    from .discover import STDIN, is_stream
+
+    if paths[0] != STDIN and not is_stream(paths[0]):
+        return paths
+    if stdin_filename is None:
+        return [Path(".")]
+    existing = next((p for p in [stdin_filename, *stdin_filename.absolute().parents] if p.exists()), Path("."))
+    return [existing]
+
+
+def _refuse_streams(paths: list[Path], why: str) -> None:
+    from .discover import STDIN, is_stream
+
+    named = next((p for p in paths if p == STDIN or is_stream(p)), None)
+    if named is not None:
+        raise UsageError(f"{why}: it cannot use standard input or a pipe ({named})")
+
+
+def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
+    from . import baseline
+
+    if write_baseline is not None and result.base is not None:
+        raise UsageError("--write-baseline records every finding of a full lint; drop --base")
+    if baseline_file is not None:
+        stale = baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
+        if stale and result.base is None:  # in diff mode unchanged files are not linted: not stale
+            sys.stderr.write(f"cfgcheck: note: {stale} baselined finding{'s' if stale != 1 else ''} no longer "
+                             f"occur{'s' if stale == 1 else ''}; shrink {baseline_file} with --write-baseline\n")
+    if write_baseline is not None:
+        count = baseline.write(write_baseline, result.findings)
+        baseline.apply(result.findings, baseline.load(write_baseline), write_baseline.name)
+        sys.stderr.write(f"cfgcheck: recorded {count} finding{'s' if count != 1 else ''} in {write_baseline}\n")
 
 
 @app.command()
@@ -194,6 +247,7 @@ def fix_command(
     from .propose.fix import compute, unified_diff, write
 
     paths = paths or [Path(".")]
+    _refuse_streams(paths, "fix edits files in place")
     config = _config(paths, config_file)
     outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
     for finding, why in outcome.skipped:

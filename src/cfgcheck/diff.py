@@ -9,17 +9,17 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 
 from __future__ import annotations
 
-import fnmatch
-import re
 import subprocess
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .lint import (LintResult, enabled_rules, escapes, finalize, run_rules, served_models, unreadable,
-                   YAML_SUFFIXES)
+from .adapters.helm import CHART_FILES, note_templates, rendering
+from .discover import YAML_SUFFIXES, escapes, excluded, is_chart_template, related_paths, within
+from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
+from .model import ServedModel
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
-
 
 
 @dataclass
@@ -40,6 +40,17 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
     return result
 
 
+def merge_base(root: Path, ref: str) -> Base:
+    """The commit to compare with: the merge base of ``ref`` and HEAD, so that a branch is answerable
+    only for its own changes, not for what ``ref`` gained after the branch was cut (``git diff A...B``).
+    Without a common history (or before the first commit) it is ``ref`` itself."""
+    commit = resolve_base(root, ref)
+    found = git(root, "merge-base", commit, "HEAD", check=False)
+    if found.returncode == 0 and found.stdout.strip():
+        commit = found.stdout.decode().strip()
+    return Base(ref, commit)
+
+
 def resolve_base(root: Path, ref: str) -> str:
     if git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
         raise ConfigError(f"--base needs a git repository; {root} is not one")
@@ -54,7 +65,8 @@ def resolve_base(root: Path, ref: str) -> str:
 
 
 def changed_files(root: Path, base: str) -> list[Change]:
-    """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones."""
+    """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones
+    (every file: a chart's ``_helpers.tpl`` matters too)."""
     out = git(root, "diff", "--name-status", "-M", "-z", base, "--").stdout.decode("utf-8", "replace")
     fields = out.split("\0")
     changes: list[Change] = []
@@ -72,7 +84,11 @@ def changed_files(root: Path, base: str) -> list[Change]:
             index += 2
     untracked = git(root, "ls-files", "--others", "--exclude-standard", "-z").stdout.decode("utf-8", "replace")
     changes.extend(Change("A", path, None) for path in untracked.split("\0") if path)
-    return [c for c in changes if c.path.endswith(YAML_SUFFIXES) or (c.base_path or "").endswith(YAML_SUFFIXES)]
+    return changes
+
+
+def _yaml(change: Change) -> bool:
+    return change.path.endswith(YAML_SUFFIXES) or (change.base_path or "").endswith(YAML_SUFFIXES)
 
 
 def _base_text(root: Path, base: str, path: str) -> str | None:
@@ -82,17 +98,16 @@ def _base_text(root: Path, base: str, path: str) -> str | None:
     return decode(shown.stdout)
 
 
-def _within(path: str, scopes: list[str]) -> bool:
-    return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
-
-
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
               ignore: list[str] | None = None) -> LintResult:
     root = config.root
-    base = resolve_base(root, ref)
+    compared = merge_base(root, ref)
+    base = compared.commit
     scopes = [_relative(root, p) for p in paths]
     exclude = config.get("exclude", [])
-    changes = [c for c in changed_files(root, base) if _within(c.path, scopes)]
+    every = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
+    charts = _charts(root, every) if rendering(config.as_dict()) else []
+    changes = _without_templates(root, [c for c in every if _yaml(c)], config)
     changed = {c.path for c in changes}
     rules = enabled_rules(config, select, ignore)
     limits = config.limits
@@ -114,13 +129,17 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
             base_files.append(parse_text(change.path, text, limits))
 
     # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
-    dependencies = [load_file(root, root / rel, limits)
-                    for rel in _dependency_paths(root, scopes, changed, exclude, head_files + base_files)]
+    dependencies = [load_file(root, root / rel, limits) for rel in related_paths(
+        root, [f.text for f in head_files + base_files], exclude, changed, scopes)]
+    # Charts a change touches are rendered at head and, from a copy of the base's chart, at the base.
+    head_charts = [load_file(root, root / rel, limits) for rel in charts if rel not in changed]
 
-    head_context = served_models(head_files + dependencies, config)
-    base_context = served_models(base_files + dependencies, config)
-    head_models = [m for m in head_context if m.path in changed]
-    base_models = [m for m in base_context if m.path in changed]
+    head_context = served_models(head_files + head_charts + dependencies, config)
+    base_context = served_models(base_files + dependencies, config) + [
+        model for rel in charts for model in _base_chart_models(root, base, rel, config)]
+    in_change = changed | set(charts)
+    head_models = [m for m in head_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
+    base_models = [m for m in base_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
     base_by_identity = {m.identity: m for m in base_models}
 
     head_findings = unreadable(head_files, rules, config) + run_rules(
@@ -139,44 +158,50 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.findings = introduced
     result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
     result.base_models = base_models
+    result.base = compared
     return result
 
 
-_MODEL_REF = re.compile(r"^\s*modelRef:\s*['\"]?([\w.-]+)", re.M)
-_MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
-_CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
-_SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
-
-
-def _dependency_paths(root: Path, scopes: list[str], changed: set[str], exclude: list[str],
-                      changed_files: list[LoadedFile]) -> list[str]:
-    """Unchanged YAML files that can matter to the changed ones, found with ``git grep`` (no read of
-    the tree in Python): LLMKube Models named by a changed InferenceService, and serving files that
-    document a ceiling when a changed served model sets a memory fraction (a ceiling is shared by
-    served models on the same GPUs)."""
-    texts = [f.text for f in changed_files]
-    refs = {ref for text in texts for ref in _MODEL_REF.findall(text)}
-    searches = []
-    if refs:
-        names = "|".join(re.escape(r) for r in sorted(refs))
-        searches.append(["-e", r"^kind:[[:space:]]*Model[[:space:]]*$", "-e", rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
-    if any(_MEMORY_KEY.search(text) for text in texts):
-        searches.append(["-e", _CEILING_WORDS, "-e", _SERVING_WORDS])
+def _charts(root: Path, changes: list[Change]) -> list[str]:
+    """The ``Chart.yaml`` (repo-relative) of each Helm chart at head that holds a changed file."""
     found: set[str] = set()
-    for patterns in searches:
-        result = git(root, "grep", "-l", "-I", "-i", "-E", "--untracked", "--all-match", *patterns,
-                     "--", "*.yaml", "*.yml", check=False)
-        found.update(line for line in result.stdout.decode("utf-8", "replace").splitlines() if line)
-    keep = []
-    for rel in sorted(found - changed):
-        path = root / rel
-        if _within(rel, scopes) and not _excluded_rel(rel, exclude) and path.is_file() and not escapes(path, root):
-            keep.append(rel)
-    return keep
+    for change in changes:
+        folder = Path(change.path).parent
+        for candidate in [folder, *folder.parents]:
+            chart = (candidate / CHART_FILES[0]).as_posix()
+            if (root / chart).is_file() and not escapes(root / chart, root):
+                found.add(chart)
+                break
+    return sorted(found)
 
 
-def _excluded_rel(rel: str, exclude: list[str]) -> bool:
-    return any(fnmatch.fnmatch(rel, pattern) for pattern in exclude)
+def _without_templates(root: Path, changes: list[Change], config: Config) -> list[Change]:
+    """The changes without chart templates (not YAML until rendered; their chart is rendered instead)."""
+    charts: dict[str, bool] = {}
+    templates = [c.path for c in changes if c.status != "D" and is_chart_template(root / c.path, charts)]
+    note_templates(templates, config.as_dict())
+    return [c for c in changes if c.path not in templates]
+
+
+def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> list[ServedModel]:
+    """Served models of a chart as the base commit has it, rendered from a copy of its files (links are
+    not copied), so that its findings pair with the head's by identity."""
+    folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
+    if _base_text(root, base, chart) is None:
+        return []
+    listing = git(root, "ls-tree", "-r", "-z", base, "--", folder).stdout.decode("utf-8", "surrogateescape")
+    with tempfile.TemporaryDirectory(prefix="cfgcheck-chart-") as tmp:
+        copy = Path(tmp)
+        for entry in filter(None, listing.split("\0")):
+            meta, _, path = entry.partition("\t")
+            mode, kind, sha = meta.split(" ")
+            if kind != "blob" or mode == "120000" or ".." in path.split("/"):
+                continue
+            target = copy / path
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(git(root, "cat-file", "blob", sha).stdout)
+        base_config = Config(copy, config.data, config.source)
+        return served_models([load_file(copy, copy / chart, config.limits)], base_config)
 
 
 def _relative(root: Path, path: Path) -> str:

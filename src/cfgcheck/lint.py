@@ -3,24 +3,20 @@
 from __future__ import annotations
 
 import fnmatch
-import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
-from . import adapters
+from . import adapters, suppressions
 from .adapters.base import has_serving_marker
+from .adapters.helm import CHART_FILES, note_templates
 from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
+from .discover import STDIN, Inputs, discover, load_stream, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
-from .registry import Rule, UnknownRule, all_rules, by_code, find
-from .yamlio import LoadedFile, load_file, relpath
-
-YAML_SUFFIXES = (".yaml", ".yml")
-_SUPPRESSION = re.compile(r"cfgcheck:\s*ignore\[([^\]]*)\]\s*(.*)$")
-ANNOTATION = "cfgcheck.io/ignore"
+from .registry import Rule, UnknownRule, all_rules, by_code
+from .yamlio import LoadedFile, load_file
 
 
 @dataclass
@@ -42,6 +38,7 @@ class LintResult:
     models: list[ServedModel]
     fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
     base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
+    base: "Base | None" = None  # diff mode: the commit compared with
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -62,97 +59,28 @@ class LintResult:
         return int(any(SEVERITY_RANK[f.severity] >= threshold for f in self.active()))
 
 
+@dataclass(frozen=True)
+class Base:
+    """The commit a diff-mode run compared with: the merge base of ``ref`` and HEAD."""
+
+    ref: str
+    commit: str
+
+    def describe(self) -> str:
+        return f"compared with {self.ref} at {self.commit[:12]} (merge base with HEAD)"
+
+
 # ---------------------------------------------------------------- files
 
 
-def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> list[Path]:
-    """YAML files under ``paths``; symlinks leading outside ``root`` and symlink loops are skipped.
-
-    Folders are walked without following links; a file that is itself a link is resolved (and kept
-    only inside the repository). Plain files cost no system call beyond the directory scan.
-    """
-    root = root.resolve()
-    found: list[Path] = []
-    seen: set[str] = set()
-    for path in paths:
-        if not path.exists() and not path.is_symlink():
-            raise ConfigError(f"path does not exist: {path}")
-        if path.is_file():
-            _add(path, root, exclude, found, seen)
-            continue
-        if escapes(path, root):
-            continue
-        top = Path(os.path.realpath(path))
-        stack = [top]
-        while stack:
-            folder = stack.pop()
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                continue
-            subfolders = []
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    child = folder / entry.name
-                    if not entry.name.startswith(".git") and not _excluded(child, root, exclude):
-                        subfolders.append(child)
-                elif entry.name.endswith(YAML_SUFFIXES):
-                    if entry.is_symlink():
-                        _add(folder / entry.name, root, exclude, found, seen)
-                    elif entry.is_file(follow_symlinks=False) and entry.path not in seen:
-                        file = folder / entry.name
-                        if not _excluded(file, root, exclude):
-                            seen.add(entry.path)
-                            found.append(file)
-            stack.extend(reversed(subfolders))
-    return found
-
-
-def _excluded(path: Path, root: Path, exclude: list[str]) -> bool:
-    if not exclude:
-        return False
-    rel = relpath(root, path)
-    return any(fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel + "/", pattern) for pattern in exclude)
-
-
-def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: set[str]) -> None:
-    """A file named on the command line, or a link met in a folder: resolved, kept inside the repo."""
-    if not path.is_file():
-        return  # a directory named x.yaml, a dangling or looping symlink
-    try:
-        real = path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return
-    if escapes(path, root, real):
-        return  # never follow a link out of the repository, even one named on the command line
-    if str(real) in seen or _excluded(real, root, exclude):
-        return
-    seen.add(str(real))
-    found.append(real)
-
-
-def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
-    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
-    try:
-        real = real or path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return True
-    if os.path.normpath(path.absolute()) == str(real):
-        return False
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
-
-
 def serving_filter(config: Config):
-    """The prefilter for ``load_file``: serving markers, a kustomization (it may render files that
-    have them), or a path named by a mapped ``values:`` entry."""
+    """The prefilter for ``load_file``: serving markers, a kustomization or a Helm chart (they may
+    render files that have them), or a path named by a mapped ``values:`` entry."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
+    renderers = KUSTOMIZATIONS + CHART_FILES
 
     def wanted(rel: str, text: str) -> bool:
-        return has_serving_marker(text) or rel.rsplit("/", 1)[-1] in KUSTOMIZATIONS \
+        return has_serving_marker(text) or rel.rsplit("/", 1)[-1] in renderers \
             or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted
@@ -176,36 +104,82 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
+@dataclass
+class Collection:
+    loaded: list[LoadedFile]  # the files linted
+    models: list[ServedModel]  # their served models
+    context: list[ServedModel]  # served models of related files read only for context (not reported)
+
+
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
             prefilter: bool = True) -> tuple[list[LoadedFile], list[ServedModel]]:
+    """Files and their served models (see ``gather``)."""
+    collection = gather(paths, config, fast, progress, prefilter)
+    return collection.loaded, collection.models
+
+
+def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
+           stdin_filename: Path | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
-    InferenceService names a Model not seen yet waits until every file has been read."""
-    files = discover(paths, config.root, config.get("exclude", []))
+    InferenceService names a Model not seen yet waits until every file has been read; a Model that
+    is still missing then, and (when files are named one by one, as pre-commit does) the files that
+    document a shared GPU ceiling, are read from the rest of the repository as context."""
+    inputs = discover(paths, config.root, config.get("exclude", []))
+    note_templates(inputs.templates, config.as_dict())
     workspace = adapters.Workspace(config=config.as_dict())
     wanted = serving_filter(config) if prefilter else None
-    reporter = _Progress(len(files)) if progress else None
+    reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
-    for file in files:
-        current = load_file(config.root, file, config.limits, fast, wanted)
+    for current in _read(inputs, config, fast, wanted, stdin_filename):
         loaded.append(current)
         if current.serving:
-            adapters.index(workspace, current)
-            if adapters.refers_forward(workspace, current):
-                waiting.append(current)
-            else:
-                models.extend(_release(adapters.served_models(workspace, current), current))
+            models.extend(_first_pass(workspace, current, waiting))
         if reporter:
             reporter.step()
+    named_files = any(path != STDIN and not path.is_dir() for path in paths)
+    context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
+                       named_files)
     for current in waiting:
         models.extend(_release(adapters.served_models(workspace, current), current))
     if reporter:
         reporter.done()
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
-    return loaded, models
+    return Collection(loaded, models, context)
+
+
+def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
+    """Index ``file``; its served models now, or none yet when it refers to a file not read yet."""
+    adapters.index(workspace, file)
+    if adapters.refers_forward(workspace, file):
+        waiting.append(file)
+        return []
+    return _release(adapters.served_models(workspace, file), file)
+
+
+def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
+    for file in inputs.files:
+        yield load_file(config.root, file, config.limits, fast, wanted)
+    for stream in inputs.streams:
+        yield load_stream(config.root, stream, config.limits, fast, stdin_filename)
+
+
+def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedFile], unresolved: list[LoadedFile],
+             ceilings: bool) -> list[ServedModel]:
+    """Served models of related files outside the run: Models that ``unresolved`` InferenceServices
+    name, and with ``ceilings`` the files that document a ceiling for a memory fraction set here."""
+    if not unresolved and not ceilings:
+        return []
+    texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
+    related = related_paths(config.root, texts, config.get("exclude", []), {file.path for file in loaded},
+                            ceilings=ceilings)
+    files = [load_file(config.root, config.root / rel, config.limits) for rel in related]
+    for file in files:
+        adapters.index(workspace, file)
+    return [model for file in files for model in _release(adapters.served_models(workspace, file), file)]
 
 
 def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
@@ -232,17 +206,11 @@ def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]
 def resolve_codes(values: Iterable[str]) -> set[str]:
     """Codes for a list of codes, code prefixes (``CFG2``) or kebab names."""
     codes: set[str] = set()
-    known = by_code()
     for value in values:
-        value = value.strip()
-        if not value:
-            continue
-        prefixed = {code for code in known if code.startswith(value.upper())}
-        if value.upper().startswith("CFG") and prefixed:
-            codes |= prefixed
+        if not value.strip():
             continue
         try:
-            codes.add(find(value).code)
+            codes |= suppressions.codes_for(value)
         except UnknownRule as exc:
             raise ConfigError(str(exc)) from None
     return codes
@@ -316,121 +284,48 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     return findings
 
 
-# ---------------------------------------------------------------- suppressions
+# ---------------------------------------------------------------- entry point
 
 
-@dataclass
-class Suppression:
-    codes: set[str]
-    written: list[str]
-    reason: str
-    location: Location
-    target_lines: set[int] | None  # None: the whole served model (annotation form)
-    model_identity: str | None = None
-    used: bool = False
+def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
+         fast: bool = True, progress: bool = False, prefilter: bool = True,
+         stdin_filename: Path | None = None) -> LintResult:
+    """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
+    served model) change the cost, never the findings. ``-`` in ``paths`` is standard input, reported
+    as ``stdin_filename``."""
+    rules = enabled_rules(config, select, ignore)
+    collection = gather(paths, config, fast, progress, prefilter, stdin_filename)
+    loaded, models = collection.loaded, collection.models
+    findings = unreadable(loaded, rules, config) + run_rules(rules, config, models,
+                                                             context=models + collection.context)
+    return finalize(findings, loaded, models, rules, config)
 
 
-def collect_suppressions(loaded: list[LoadedFile], models: list[ServedModel]) -> tuple[list[Suppression], list[tuple[Location, str]]]:
-    """Suppressions from comments and annotations, and the problems with them (location, message)."""
-    suppressions: list[Suppression] = []
-    problems: list[tuple[Location, str]] = []
-    for file in loaded:
-        for line, comment in file.comments.items():
-            match = _SUPPRESSION.search(comment.text)
-            if not match:
-                continue
-            location = Location(file.path, line, comment.column)
-            targets = {line} if not comment.full_line else {_line_below(file, line)}
-            _add_suppression(match.group(1).split(","), match.group(2), location, targets, None,
-                             suppressions, problems)
-    for model in models:
-        annotation = model.annotations.get(ANNOTATION)
-        if not annotation:
-            continue
-        for entry in re.split(r"[;\n]", annotation):
-            if not entry.strip():
-                continue
-            codes, _, reason = entry.partition(":")
-            _add_suppression(codes.split(","), reason, model.location, None, model.identity, suppressions, problems)
-    return suppressions, problems
+def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
+             config: Config) -> LintResult:
+    source = config.source.name if config.source is not None else ".cfgcheck.yaml"
+    found = suppressions.collect(loaded, models, config.get("per-file-ignores"), source)
+    suppressions.apply(findings, found.suppressions)
+    ran = {rule.code for rule in rules}
+    findings.extend(suppression_findings(found, rules, config, ran))
+    findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
+    return LintResult(findings, loaded, models)
 
 
-def _line_below(file: LoadedFile, line: int) -> int:
-    probe = line + 1
-    while probe in file.comments and file.comments[probe].full_line:
-        probe += 1
-    return probe
-
-
-def _add_suppression(written_codes, reason, location, targets, identity, suppressions, problems) -> None:
-    written = [c.strip() for c in written_codes if c.strip()]
-    codes: set[str] = set()
-    for code in written:
-        try:
-            codes.add(find(code).code)
-        except UnknownRule:
-            problems.append((location, f"suppression names unknown rule '{code}'"))
-    reason = reason.strip()
-    if not reason:
-        problems.append((location, f"suppression of {', '.join(written) or 'nothing'} gives no reason"))
-    if codes:
-        suppressions.append(Suppression(codes, written, reason, location, targets, identity))
-
-
-def apply_suppressions(findings: list[Finding], suppressions: list[Suppression]) -> None:
-    for finding in findings:
-        for suppression in suppressions:
-            if finding.code not in suppression.codes:
-                continue
-            if suppression.target_lines is not None:
-                lines = {finding.location.line}
-                if finding.location.path != suppression.location.path or not (lines & suppression.target_lines):
-                    continue
-            elif finding.model_identity != suppression.model_identity:
-                continue
-            suppression.used = True
-            finding.suppressed = suppression.reason or "(no reason given)"
-            break
-
-
-def suppression_findings(suppressions: list[Suppression], problems: list[tuple[Location, str]],
-                         rules: list[Rule], config: Config, ran: set[str]) -> list[Finding]:
+def suppression_findings(found: suppressions.Collected, rules: list[Rule], config: Config,
+                         ran: set[str]) -> list[Finding]:
+    """CFG001 for malformed suppressions, CFG002 for those that suppress nothing."""
     codes = by_code()
     findings = []
     invalid, unused = codes.get("CFG001"), codes.get("CFG002")
     if invalid is not None and invalid in rules:
         severity, _ = rule_options(invalid, config)
         findings.extend(stamp(Finding(message, location), invalid, severity, None)
-                        for location, message in problems)
+                        for location, message in found.problems)
     if unused is not None and unused in rules:
         severity, _ = rule_options(unused, config)
-        for suppression in suppressions:
-            # Only report what could have matched: a suppression of a rule that did not run is not unused.
-            if not suppression.used and suppression.codes & ran:
-                message = f"suppression of {', '.join(sorted(suppression.codes))} suppresses nothing"
-                findings.append(stamp(Finding(message, suppression.location, remediation="remove the suppression"),
-                                      unused, severity, None))
+        for suppression in suppressions.unused(found.suppressions, ran):
+            message = f"suppression of {suppression.written} suppresses nothing"
+            findings.append(stamp(Finding(message, suppression.location, remediation="remove the suppression"),
+                                  unused, severity, None))
     return findings
-
-
-# ---------------------------------------------------------------- entry point
-
-
-def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
-         fast: bool = True, progress: bool = False, prefilter: bool = True) -> LintResult:
-    """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
-    served model) change the cost, never the findings."""
-    rules = enabled_rules(config, select, ignore)
-    loaded, models = collect(paths, config, fast, progress, prefilter)
-    findings = unreadable(loaded, rules, config) + run_rules(rules, config, models)
-    return finalize(findings, loaded, models, rules, config)
-
-
-def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
-             config: Config) -> LintResult:
-    suppressions, problems = collect_suppressions(loaded, models)
-    apply_suppressions(findings, suppressions)
-    ran = {rule.code for rule in rules}
-    findings.extend(suppression_findings(suppressions, problems, rules, config, ran))
-    findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
-    return LintResult(findings, loaded, models)

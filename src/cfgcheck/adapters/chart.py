@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from ..model import ServedModel, Setting
 from ..yamlio import YNode, parse_text
-from . import production_stack
+from . import helm, production_stack
 from .base import DocContext, finish, to_int
 from .containers import container_model
 
@@ -81,6 +81,8 @@ def values_sources(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if helm.is_chart(ctx, root):
+        return helm.served_models(ctx, root)
     found: list[ServedModel] = []
     for values_ctx, values, prefix, release in values_sources(ctx, root):
         models = app_template_models(values_ctx, values, prefix, release)

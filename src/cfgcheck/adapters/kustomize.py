@@ -11,13 +11,15 @@ file, and a note says so on stderr.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Callable
 
 from ..model import Location, ServedModel, Setting
-from ..yamlio import LoadedFile, YNode, load_file, parse_text
+from ..yamlio import Document, YNode, load_file, parse_text
 from .base import DocContext, Workspace, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -64,7 +66,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         first = (run.stderr.strip().splitlines() or ["unknown error"])[0]
         note(f"{folder_rel}: kubectl kustomize failed: {first}")
         return []
-    return render_models(ctx, run.stdout, files)
+    index = SourceIndex(repo, files, ctx.workspace)
+    return render_models(ctx, run.stdout, index, lambda kind, name, _document: index.objects.get((kind, name)),
+                         f"{ctx.path}#rendered")
 
 
 def _may_serve(file: Path) -> bool:
@@ -118,12 +122,14 @@ def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tu
 # ---------------------------------------------------------------- mapping rendered -> source
 
 
-class _Index:
-    """Scalar values and shell words of the source files, by text, in apply order."""
+class SourceIndex:
+    """Scalar values and shell words of the source files, by text, in apply order; ``raw`` files
+    (templates, not YAML) are searched for a value as a whole word when no source value holds it."""
 
-    def __init__(self, repo: Path, files: list[Path], workspace: Workspace):
+    def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
         self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
         self.objects: dict[tuple[str, str], Location] = {}
+        self.raw = list(raw)  # (repo-relative path, text)
         for file in files:
             loaded = load_file(repo, file)
             for document in loaded.documents:
@@ -160,21 +166,37 @@ class _Index:
     def find(self, text: str, previous: str | None) -> Location | None:
         candidates = self.by_text.get(text) or []
         if not candidates:
-            return None
+            return self._find_raw(text)
         preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
         return (preferred or [loc for loc, _ in candidates])[-1]
 
+    def _find_raw(self, text: str) -> Location | None:
+        if not 2 <= len(text) <= 200 or "\n" in text:
+            return None  # a word a template holds literally, not a block
+        word = re.compile(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])")
+        for path, source in self.raw:
+            for number, line in enumerate(source.splitlines(), start=1):
+                match = word.search(line)
+                if match:
+                    return Location(path, number, match.start() + 1, number, match.end() + 1)
+        return None
 
-def render_models(ctx: DocContext, rendered_text: str, files: list[Path]) -> list[ServedModel]:
-    """Served models of the rendered output, located in the source files they came from."""
+
+Fallback = Callable[[str, str, Document], "Location | None"]
+
+
+def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallback_of: Fallback,
+                  identity: str, keep_unchanged: bool = False) -> list[ServedModel]:
+    """Served models of the rendered output, located in the source files they came from: a value
+    where ``index`` finds it, else the object ``fallback_of(kind, name, document)`` names, else the
+    file of ``ctx``. ``identity`` prefixes their identities. Unless ``keep_unchanged``, a served model
+    whose every setting sits in one source file is left out (linting that file covers it)."""
     from . import ADAPTERS
 
-    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
     rendered = parse_text(ctx.path, rendered_text)
     if rendered.error is not None:
         note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
         return []
-    index = _Index(repo, files, ctx.workspace)
     found: list[ServedModel] = []
     for document in rendered.documents:
         root = document.root
@@ -186,17 +208,18 @@ def render_models(ctx: DocContext, rendered_text: str, files: list[Path]) -> lis
                 continue
             models = adapter(sub, root)
             if models:
+                kind, name = root.scalar("kind"), root.scalar("metadata", "name")
+                fallback = fallback_of(kind, name, document) or Location(ctx.path, 1, 1)
                 for model in models:
-                    mapped = _remap(model, rendered, root, index, ctx)
+                    mapped = _remap(model, fallback, index, identity, keep_unchanged)
                     if mapped is not None:
                         found.append(mapped)
                 break
     return found
 
 
-def _remap(model: ServedModel, rendered: LoadedFile, root: YNode, index: _Index, ctx: DocContext) -> ServedModel | None:
-    kind, name = root.scalar("kind"), root.scalar("metadata", "name")
-    fallback = index.objects.get((kind, name)) or Location(ctx.path, 1, 1)
+def _remap(model: ServedModel, fallback: Location, index: SourceIndex, identity: str,
+           keep_unchanged: bool) -> ServedModel | None:
     previous_of: dict[tuple[int, int], str] = {}
     for before, token in zip(model.argv, model.argv[1:]):
         previous_of[(token.location.line, token.location.column)] = before.text
@@ -215,7 +238,9 @@ def _remap(model: ServedModel, rendered: LoadedFile, root: YNode, index: _Index,
             return fallback
         found = index.find(text, previous_of.get(key)) if text is not None else None
         if found is None and text is not None and ":" in text:
-            found = index.find(f"tag:{text.rsplit(':', 1)[1]}", None)
+            tag = text.rsplit(':', 1)[1]
+            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
+            found = index.find(f"tag:{tag}", None) or (index.find(tag, None) if not tag.isdigit() else None)
         if found is None:
             unmapped = unmapped or text is not None  # a value the sources do not hold: generated
             found = fallback
@@ -239,8 +264,8 @@ def _remap(model: ServedModel, rendered: LoadedFile, root: YNode, index: _Index,
     model.path = fallback.path
     model.comments = []
     files = {s.location.path for s in settings if s.location is not fallback}
-    if not unmapped and len(files | {fallback.path}) == 1:
+    if not keep_unchanged and not unmapped and len(files | {fallback.path}) == 1:
         return None  # nothing the overlay changed: the base file's own lint covers it
-    model.identity = f"{ctx.path}#rendered/{model.identity.split('#', 1)[1]}"
+    model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
     return model
 

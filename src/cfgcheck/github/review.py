@@ -138,16 +138,6 @@ def context_from_env(options: Options) -> Context:
     return Context(repo, int(number) if number else None, base, head)
 
 
-def merge_base(root: Path, base: str) -> str:
-    """The merge base of ``base`` and HEAD: the PR's own changes whether HEAD is its head or merge commit."""
-    from ..diff import git
-
-    found = git(root, "merge-base", base, "HEAD", check=False)
-    if found.returncode == 0 and found.stdout.strip():
-        return found.stdout.decode().strip()
-    return base  # not found locally: lint_diff explains (shallow clone, unknown ref)
-
-
 def doc_url(finding: Finding) -> str:
     from ..reporters.sarif import DOCS
 
@@ -448,7 +438,7 @@ def run(options: Options) -> int:
     """The whole review run; returns the exit code."""
     from ..changes import model_changes
     from ..config import locate, reviewed
-    from ..diff import lint_diff, resolve_base
+    from ..diff import lint_diff, merge_base
     from ..render import changed_overrides
     from ..reporters import github as annotations
     from ..reporters import sarif
@@ -478,14 +468,14 @@ def run(options: Options) -> int:
         raise ConfigError("no base to compare with: run on a pull_request event or pass --base REF")
 
     # the base commit's configuration and templates, never the pull request's (docs/SECURITY.md)
-    base = resolve_base(root, merge_base(root, ctx.base))
+    base = merge_base(root, ctx.base).commit
     config, ctx.config_changes = reviewed(root, base, options.config_file)
     ctx.config_changes += [f"template override changed, used once merged: {name}"
                            for name in changed_overrides(root, base)]
     templates = Overrides(root, base)
     if publisher is not None:
         publisher.root = templates
-    result = lint_diff(paths, config, base, options.select, options.ignore)
+    result = lint_diff(paths, config, ctx.base, options.select, options.ignore)  # compares with the merge base
     changes = model_changes(result.models, result.base_models, config.as_dict())
     if options.sarif is not None:
         try:

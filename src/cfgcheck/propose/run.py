@@ -87,7 +87,7 @@ def _load(root: Path, scopes: list[str], config: Config):
         if not path.exists():
             raise ProposeError(f"{scope} does not exist on the base branch")
     # every file with its tree kept (the edits need the nodes), unlike lint's streaming collect()
-    files = [load_file(config.root, path, config.limits) for path in discover(paths, config.root, config.get("exclude", []))]
+    files = [load_file(config.root, path, config.limits) for path in discover(paths, config.root, config.get("exclude", [])).files]
     return files, served_models(files, config)
 
 

@@ -33,4 +33,6 @@ def annotation(finding) -> str:
 
 
 def render(result: LintResult, **_: object) -> str:
-    return "".join(annotation(f) + "\n" for f in result.active())
+    # a plain log line, not a command: the compared commit shows in the job log, not as an annotation
+    head = f"cfgcheck: {escape_data(result.base.describe())}\n" if result.base is not None else ""
+    return head + "".join(annotation(f) + "\n" for f in result.active())

@@ -32,5 +32,7 @@ def render(result: LintResult, **_: object) -> str:
     summary = {"files": len(result.files), "served_models": len(result.models), **counts}
     if result.fixed:
         summary["fixed"] = len(result.fixed)
+    if result.base is not None:
+        summary["base"] = {"ref": result.base.ref, "commit": result.base.commit}
     return json.dumps({"version": 1, "findings": [finding_dict(f) for f in result.findings], "summary": summary},
                       indent=2) + "\n"

@@ -39,6 +39,6 @@ def table(findings) -> str:
 def render(result: LintResult, **_: object) -> str:
     from .text import summary
 
-    head = f"**cfgcheck**: {summary(result)}"
+    head = f"**cfgcheck**: {escape(summary(result))}"  # the summary names the base ref: escaped
     active = result.active()
     return head + "\n\n" + (table(active) if active else "No findings.") + "\n"

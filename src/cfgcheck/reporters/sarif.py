@@ -66,4 +66,6 @@ def render(result: LintResult, **_: object) -> str:
             "results": results,
         }],
     }
+    if result.base is not None:  # diff mode: the commit compared with (the merge base of the ref and HEAD)
+        log["runs"][0]["properties"] = {"base": {"ref": result.base.ref, "commit": result.base.commit}}
     return json.dumps(log, indent=2) + "\n"

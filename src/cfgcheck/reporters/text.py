@@ -27,6 +27,8 @@ def summary(result: LintResult) -> str:
         text += f", {c['suppressed']} suppressed"
     if result.fixed:
         text += f"; the change fixes {len(result.fixed)}"
+    if result.base is not None:
+        text += f"; {result.base.describe()}"
     return text
 
 

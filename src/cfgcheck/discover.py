@@ -1,0 +1,365 @@
+"""The files a lint run reads: what git would list, the user's excludes, symlink safety, and streams.
+
+* Inside a git work tree a folder is listed as git lists it (``git ls-files -co --exclude-standard``):
+  tracked files and untracked ones that no ``.gitignore`` (or ``.git/info/exclude``) ignores. Outside
+  git the folder is walked and every ``.gitignore`` met on the way applies, with git's semantics
+  (``pathspec``). ``node_modules/``, ``.venv/`` and ``.git*/`` folders are never walked into.
+* ``exclude`` patterns in the configuration follow gitignore semantics too: ``*`` stops at ``/``,
+  ``**`` crosses folders, a pattern without ``/`` matches at any depth.
+* A file named on the command line is read even when ``.gitignore`` ignores it (the user asked for
+  it, as ruff and ``git add -f`` do), but the configuration's ``exclude`` still applies to it, so a
+  pre-commit hook that passes every changed file keeps honouring it.
+* Symlinks leading outside the repository are never followed (DESIGN §9b).
+* ``-`` is standard input; a named FIFO, ``/dev/stdin`` or ``<(...)`` is read as a stream (it is not a
+  regular file, and cannot be read twice). A named path that is none of a file, a folder or a
+  readable stream is an error: nothing is reported as clean that was not read.
+* Files under a Helm chart's ``templates/`` that hold ``{{`` are not YAML until rendered: they are
+  set aside (the chart is rendered as a whole, see ``adapters/helm.py``) and counted for one note.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import subprocess
+import sys
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+from .config import ConfigError
+from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
+
+YAML_SUFFIXES = (".yaml", ".yml")
+STDIN = Path("-")
+NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .git* (.git, .github)
+CHART_FILE = "Chart.yaml"
+
+
+@dataclass
+class Inputs:
+    files: list[Path] = field(default_factory=list)  # regular files, resolved
+    streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them
+    templates: list[str] = field(default_factory=list)  # repo-relative Helm templates set aside
+
+
+@lru_cache(maxsize=64)
+def _spec(patterns: tuple[str, ...]):
+    import pathspec
+
+    return pathspec.GitIgnoreSpec.from_lines(patterns)
+
+
+def excluded(rel: str, patterns: Iterable[str], folder: bool = False) -> bool:
+    """True when the repo-relative ``rel`` matches a gitignore-style pattern of ``patterns``."""
+    patterns = tuple(patterns or ())
+    if not patterns:
+        return False
+    return _spec(patterns).match_file(rel + "/" if folder else rel)
+
+
+def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
+    """Files and streams to read under ``paths``, each once, in a stable order."""
+    root = root.resolve()
+    inputs = Inputs()
+    seen: set[str] = set()
+    for path in paths:
+        if path == STDIN:
+            if STDIN not in inputs.streams:  # standard input can be read once
+                inputs.streams.append(STDIN)
+            continue
+        if not path.exists() and not path.is_symlink():
+            raise ConfigError(f"path does not exist: {path}")
+        if path.is_dir():
+            before = len(inputs.files) + len(inputs.templates)
+            if not escapes(path, root):
+                _add_folder(path, root, exclude, inputs, seen)
+            if len(inputs.files) + len(inputs.templates) == before:
+                sys.stderr.write(f"cfgcheck: note: no YAML files to lint under {path} "
+                                 "(after .gitignore and exclude)\n")
+            continue
+        if is_stream(path):
+            inputs.streams.append(path)
+        elif path.is_file() or path.is_symlink():
+            _add(path, root, exclude, inputs.files, seen)
+        else:
+            raise ConfigError(f"{path} is not a file, a folder or a readable stream")
+    return inputs
+
+
+def is_stream(path: Path) -> bool:
+    """A pipe, FIFO or device, or a descriptor named through /dev or /proc (``/dev/stdin``, ``<(...)``
+    is ``/dev/fd/63``): read once as named, even when it leads to a regular file (``< file``)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    if stat.S_ISDIR(mode):
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
+
+
+def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen: set[str]) -> None:
+    listed = _git_listing(root, path, exclude)
+    if listed is None:
+        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude)]
+    charts: dict[str, bool] = {}
+    base = str(root)
+    for rel in listed:
+        full = os.path.join(base, rel)
+        if full in seen or excluded(rel, exclude):
+            continue
+        if "/templates/" in "/" + rel and is_chart_template(Path(full), charts):
+            inputs.templates.append(rel)
+        elif os.path.islink(full):
+            _add(Path(full), root, exclude, inputs.files, seen)
+        else:
+            seen.add(full)
+            inputs.files.append(Path(full))
+
+
+def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | None:
+    """Repo-relative YAML files under ``folder`` as git lists them, or None outside a git work tree.
+    Submodules (which ``ls-files -o`` cannot recurse into) are walked, their ``.gitignore`` applied."""
+    scope = relpath(root, folder)
+    if scope.startswith(("/", "../")):
+        return None
+    # -t tags each name: H tracked, ? untracked, R tracked but deleted from the work tree (also listed as H)
+    listed = _git_names(root, "-t", "-c", "-o", "-d", "--exclude-standard", scope or ".")
+    if listed is None:
+        return None
+    deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
+    names = {entry[2:] for entry in listed if entry[2:].endswith(YAML_SUFFIXES)} - deleted
+    found = [name for name in sorted(names) if not any(_never_walked(part) for part in name.split("/")[:-1])]
+    if (root / ".gitmodules").is_file():
+        for entry in _git_names(root, "-s", scope or ".") or []:
+            meta, _, name = entry.partition("\t")
+            if meta.startswith("160000 ") and (root / name).is_dir():
+                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude))
+    return found
+
+
+def _git_names(root: Path, *args: str) -> list[str] | None:
+    try:
+        run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args[:-1], "--", args[-1]],
+                             capture_output=True, check=False)
+    except OSError:
+        return None
+    if run.returncode != 0:
+        return None
+    return [name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
+    """YAML files under ``top`` without git: links not followed, every ``.gitignore`` applied."""
+    found: list[Path] = []
+    stack: list[tuple[Path, tuple[tuple[Path, object], ...]]] = [(top, _ignores_above(top, root))]
+    while stack:
+        folder, ignores = stack.pop()
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError:
+            continue
+        if any(entry.name == ".gitignore" and entry.is_file() for entry in entries):
+            ignores = ignores + ((folder, _read_ignore(folder / ".gitignore")),)
+        subfolders = []
+        for entry in entries:
+            child = folder / entry.name
+            if entry.is_dir(follow_symlinks=False):
+                if not _never_walked(entry.name) and not _ignored(child, ignores, True) \
+                        and not excluded(relpath(root, child), exclude, folder=True):
+                    subfolders.append((child, ignores))
+            elif entry.name.endswith(YAML_SUFFIXES) and not _ignored(child, ignores, False):
+                if entry.is_symlink() or entry.is_file(follow_symlinks=False):
+                    found.append(child)
+        stack.extend(reversed(subfolders))
+    return found
+
+
+def _never_walked(folder: str) -> bool:
+    return folder in NEVER_WALKED or folder.startswith(".git")
+
+
+def _ignores_above(top: Path, root: Path) -> tuple[tuple[Path, object], ...]:
+    """The ``.gitignore`` files of the folders between the repository root and ``top``."""
+    chain = []
+    folder = top
+    while True:
+        candidate = folder / ".gitignore"
+        if folder != top and candidate.is_file():
+            chain.append((folder, _read_ignore(candidate)))
+        if folder == root or folder.parent == folder or root not in folder.parents:
+            break
+        folder = folder.parent
+    return tuple(reversed(chain))
+
+
+def _read_ignore(path: Path):
+    import pathspec
+
+    try:
+        lines = path.read_text("utf-8", errors="replace").splitlines()
+    except OSError:
+        lines = []
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _ignored(path: Path, ignores, folder: bool) -> bool:
+    for base, spec in ignores:
+        rel = path.relative_to(base).as_posix()
+        if spec.match_file(rel + "/" if folder else rel):
+            return True
+    return False
+
+
+def is_chart_template(file: Path, charts: dict[str, bool]) -> bool:
+    """A file under ``<chart>/templates/`` holding template syntax (it is YAML only once rendered)."""
+    parent = file.parent
+    if parent.name != "templates":
+        return False
+    key = str(parent.parent)
+    if key not in charts:
+        charts[key] = (parent.parent / CHART_FILE).is_file()
+    if not charts[key]:
+        return False
+    try:
+        return b"{{" in file.read_bytes()
+    except OSError:
+        return False
+
+
+def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: set[str]) -> None:
+    """A file named on the command line, or a link met in a folder: resolved, kept inside the repo."""
+    if not path.is_file():
+        return  # a directory named x.yaml, a dangling or looping symlink
+    try:
+        real = path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return
+    if escapes(path, root, real):
+        return  # never follow a link out of the repository, even one named on the command line
+    if str(real) in seen or excluded(relpath(root, real), exclude):
+        return
+    seen.add(str(real))
+    found.append(real)
+
+
+def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
+    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
+    try:
+        real = real or path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True
+    if os.path.normpath(path.absolute()) == str(real):
+        return False
+    try:
+        real.relative_to(root.resolve())
+    except ValueError:
+        return True
+    return False
+
+
+def stream_name(root: Path, stream: Path, stdin_filename: Path | None) -> str:
+    """How a stream is reported: ``--stdin-filename`` (repo-relative) for ``-``, else as named."""
+    if stream == STDIN:
+        return relpath(root, stdin_filename.absolute()) if stdin_filename is not None else "stdin"
+    return stream.as_posix()
+
+
+def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: bool,
+                stdin_filename: Path | None = None) -> LoadedFile:
+    """Read a stream once, at most ``max-file-bytes``; a stream that cannot be read is a usage error
+    (exit 2), never an empty success."""
+    limit = {**DEFAULT_LIMITS, **(limits or {})}["max-file-bytes"]
+    name = stream_name(root, stream, stdin_filename)
+    try:
+        if stream == STDIN:
+            data = sys.stdin.buffer.read(limit + 1)
+        else:
+            with open(stream, "rb") as handle:
+                data = handle.read(limit + 1)
+    except (OSError, AttributeError, ValueError) as exc:
+        raise ConfigError(f"cannot read {name}: {getattr(exc, 'strerror', None) or exc}") from None
+    if len(data) > limit:
+        return LoadedFile(name, "", [], {}, YamlError(
+            f"input is over the {limit:,}-byte limit (limit max-file-bytes)"))
+    try:
+        text = decode(data)
+    except YamlError as exc:
+        return LoadedFile(name, "", [], {}, exc)
+    return parse_text(name, text, limits, fast)
+
+
+# ---------------------------------------------------------------- related files
+
+# [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
+_MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
+_MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
+_CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
+_SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
+
+
+def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[str], scopes: Iterable[str] = ("",),
+                  ceilings: bool = True) -> list[str]:
+    """Repo-relative YAML files outside ``skip`` that the files with ``texts`` depend on: the LLMKube
+    Models their InferenceServices name and, with ``ceilings``, when they set a memory fraction, the
+    serving files that document a ceiling (a ceiling is shared by served models on the same GPUs).
+    Found with ``git grep`` inside a work tree (no read of the tree in Python), else by reading the
+    files ``discover`` lists."""
+    refs = {ref for text in texts for ref in _MODEL_REF.findall(text)}
+    searches: list[list[str]] = []
+    if refs:
+        names = "|".join(re.escape(r) for r in sorted(refs))
+        searches.append([r"^kind:[[:space:]]*Model[[:space:]]*$",
+                         rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
+    if ceilings and any(_MEMORY_KEY.search(text) for text in texts):
+        searches.append([_CEILING_WORDS, _SERVING_WORDS])
+    if not searches:
+        return []
+    found = _grep(root, searches)
+    if found is None:
+        found = _grep_walk(root, searches, exclude)
+    scopes = list(scopes)
+    keep = []
+    for rel in sorted(found - skip):
+        path = root / rel
+        if within(rel, scopes) and not excluded(rel, exclude) and path.is_file() and not escapes(path, root):
+            keep.append(rel)
+    return keep
+
+
+def _grep(root: Path, searches: list[list[str]]) -> set[str] | None:
+    found: set[str] = set()
+    for patterns in searches:
+        args = [arg for pattern in patterns for arg in ("-e", pattern)]
+        try:
+            run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
+                                  "--all-match", *args, "--", "*.yaml", "*.yml"], capture_output=True, check=False)
+        except OSError:
+            return None
+        if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
+            return None
+        found.update(line for line in run.stdout.decode("utf-8", "surrogateescape").splitlines() if line)
+    return found
+
+
+def _grep_walk(root: Path, searches: list[list[str]], exclude: list[str]) -> set[str]:
+    """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
+    ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
+    ones)."""
+    compiled = [[re.compile(p.replace("[[:space:]]", "[ \t]"), re.I | re.M) for p in patterns] for patterns in searches]
+    found: set[str] = set()
+    for file in _walk(root, root, exclude):
+        try:
+            text = file.read_text("utf-8", errors="replace")
+        except OSError:
+            continue
+        if any(all(p.search(text) for p in patterns) for patterns in compiled):
+            found.add(relpath(root, file))
+    return found
+
+
+def within(path: str, scopes: list[str]) -> bool:
+    return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
