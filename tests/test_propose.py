@@ -427,6 +427,21 @@ def test_pr_creation_fails_after_push_then_rerun_completes_it(seed):
     assert pr.head_ref == branch and "3.80x → 30.39x" in pr.body
 
 
+def test_a_pull_request_created_by_a_timed_out_request_is_joined_not_duplicated(seed):
+    """A create that timed out may still be processed by GitHub; a re-run can then see "none open" and
+    get "A pull request already exists" on its own create. It updates that one instead of failing."""
+    work, bare, fake = seed
+    branch = "cfgcheck/qwen3-5-2b-max-model-len-max-num-seqs"
+    fake.inject(lambda req: req.op == "pulls/list" and "head" in req.query, times=1, when="after",
+                action=lambda server: server.add_pull(REPO, head=branch, title="Slow create", body="late"))
+    result = propose(work, *CAP_AND_RAISE, fake=fake)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "updated pull request #1" in result.stdout, result.stdout
+    (pr,) = open_pulls(fake)
+    assert pr.head_ref == branch and pr.title == TITLE and "3.80x → 30.39x" in pr.body
+    assert len(fake.requests_for("pulls/create")) == 1
+
+
 def test_api_error_on_listing_is_one_line_and_nothing_is_pushed(seed):
     work, bare, fake = seed
     fake.inject("pulls/list", status=404, times=10, body={"message": "Not Found"})

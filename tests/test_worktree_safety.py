@@ -142,6 +142,9 @@ def test_a_failed_propose_leaves_the_user_state_and_can_be_resumed(repo, fault: 
     elif fault == "list-pulls":
         fake.fail("pulls/list", 500, times=20)
     else:
+        # The slow server still creates the pull request after the client gave up, at a moment no test
+        # controls (under load: in the middle of the re-run below). Whenever it lands, the re-run must
+        # end with that one pull request: found, or told "already exists" on its own create.
         fake.timeout("pulls/create", 5, times=20)
         extra_env = {"CFGCHECK_GITHUB_TIMEOUT": "1"}
     failed = propose(work, *CAP_AND_RAISE, fake=fake, extra_env=extra_env)

@@ -18,7 +18,7 @@ from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
 from ..render import Overrides
-from .github import marker, read_marker
+from .github import marker, proposals_of, read_marker
 
 NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
@@ -36,9 +36,7 @@ def next_adr_number(folder: Path) -> int:
 
 
 def adr_history(text: str | None) -> list[dict]:
-    data = read_marker(text)
-    proposals = data.get("proposals") if data else None
-    return [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else []
+    return proposals_of(read_marker(text))
 
 
 def adr_date(text: str | None) -> str | None:
@@ -198,6 +196,14 @@ def _code(value: Any) -> str:
     return f"`{text}`"
 
 
+def _prose(value: Any) -> str:
+    """Free text (a title, the why of a proposal) line by line through the Markdown escape: no HTML,
+    no comment end, no mention, the line breaks kept."""
+    from ..reporters.markdown import escape
+
+    return "\n".join(escape(line) for line in str(value or "").splitlines())
+
+
 def _times(value: Any) -> str:
     return "?" if value is None else f"{value:.2f}x"
 
@@ -209,7 +215,7 @@ def relative_link(from_file: str, to_file: str) -> str:
 def render(overrides: Overrides | None, template: str, **context: Any) -> str:
     from ..render import render as render_template
 
-    return render_template(template, overrides, filters={"code": _code, "times": _times}, **context)
+    return render_template(template, overrides, filters={"code": _code, "times": _times, "prose": _prose}, **context)
 
 
 def today() -> str:

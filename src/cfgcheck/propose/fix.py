@@ -13,6 +13,7 @@ from ..lint import LintResult
 from ..model import Edit, Finding
 from ..yamlio import LoadedFile, apply_edits
 from .edit import FileResult
+from .files import read_bytes, write_bytes
 
 
 @dataclass
@@ -83,11 +84,11 @@ def unified_diff(files: list[FileResult]) -> str:
 
 
 def write(root: Path, files: list[FileResult]) -> None:
-    """Write each file back with its original encoding marker (UTF-8 BOM) and line endings."""
+    """Write each file back with its original encoding marker (UTF-8 BOM) and line endings; never
+    through a symbolic link (``files.UnsafePath``)."""
     for item in files:
-        target = root / item.path
-        original = target.read_bytes()
+        original = read_bytes(root, item.path)
         prefix = b"\xef\xbb\xbf" if original.startswith(b"\xef\xbb\xbf") else b""
         if original.startswith((b"\xff\xfe", b"\xfe\xff")):
             raise ValueError(f"{item.path}: UTF-16 files are not rewritten; apply the fix by hand")
-        target.write_bytes(prefix + item.after.encode("utf-8"))
+        write_bytes(root, item.path, prefix + item.after.encode("utf-8"))

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..github.client import GitHubError, connect, describe, token_from
+from ..redact import redact
 
 MARKER = "cfgcheck-propose"
-_MARKER_RE = re.compile(r"<!-- " + MARKER + r" (\{.*?\}) -->", re.S)
+# on a line of its own, the last one: text escaped into the body cannot start a line with "<!--"
+_MARKER_RE = re.compile(r"^<!-- " + MARKER + r" (\{[^\n]*\}) -->[ \t]*$", re.M)
 
 
 def marker(data: dict[str, Any]) -> str:
@@ -23,14 +25,33 @@ def marker(data: dict[str, Any]) -> str:
 
 
 def read_marker(text: str | None) -> dict[str, Any] | None:
-    match = _MARKER_RE.search(text or "")
-    if not match:
+    match = None
+    for match in _MARKER_RE.finditer(text or ""):
+        pass
+    if match is None:
         return None
     try:
         data = json.loads(match.group(1))
     except ValueError:
         return None
     return data if isinstance(data, dict) else None
+
+
+def proposals_of(data: dict[str, Any] | None) -> list[dict]:
+    """The proposals a marker records, each reduced to what propose writes (text title and why, a list
+    of change specs, the fix flag): a marker is text someone else could have edited."""
+    found = (data or {}).get("proposals")
+    entries = []
+    for item in found if isinstance(found, list) else []:
+        if not isinstance(item, dict):
+            continue
+        changes = item.get("changes")
+        entry = {"title": str(item.get("title") or ""), "why": str(item.get("why") or ""),
+                 "changes": [str(c) for c in changes] if isinstance(changes, list) else []}
+        if item.get("fix"):
+            entry["fix"] = True
+        entries.append(entry)
+    return entries
 
 
 @dataclass
@@ -90,10 +111,9 @@ class Hub:
         head_repo = pull.head.repo
         if head_repo is None or head_repo.full_name.lower() != self.repository.lower():
             return None
-        proposals = data.get("proposals")
+        models = data.get("models")
         return OpenProposal(pull.number, pull.head.ref, pull.html_url, pull.title, pull.body or "",
-                            [str(m) for m in data.get("models", [])], pull,
-                            [p for p in proposals if isinstance(p, dict)] if isinstance(proposals, list) else [])
+                            [str(m) for m in models] if isinstance(models, list) else [], pull, proposals_of(data))
 
     def open_proposals(self, base: str) -> list[OpenProposal]:
         def listing():
@@ -117,12 +137,30 @@ class Hub:
 
         return self._call("list open pull requests", listing)
 
-    def create(self, base: str, branch: str, title: str, body: str):
-        return self._call("open the pull request", self.repo.create_pull, base=base, head=branch, title=title,
-                          body=body)
+    def create(self, base: str, branch: str, title: str, body: str) -> tuple[Any, bool]:
+        """Open the pull request: ``(pull, True)``. When GitHub answers that one already exists for the
+        branch (a create that timed out was processed after all), that one: ``(pull, False)``."""
+        title, body = redact(title, self.token), redact(body, self.token)
+
+        def attempt():
+            try:
+                return self.repo.create_pull(base=base, head=branch, title=title, body=body)
+            except Exception as exc:  # noqa: BLE001 - PyGithub's GithubException, told apart by status
+                if getattr(exc, "status", None) == 422 and "already exists" in json.dumps(getattr(exc, "data", "")):
+                    return None
+                raise
+
+        pull = self._call("open the pull request", attempt)
+        if pull is not None:
+            return pull, True
+        pull = self.find_for_branch(branch, base)
+        if pull is None:
+            raise GitHubError(f"open the pull request: GitHub says one exists for {branch} but lists none open")
+        return pull, False
 
     def update(self, pull, title: str, body: str) -> bool:
         """Edit title and body when they differ; True when something changed."""
+        title, body = redact(title, self.token), redact(body, self.token)
         changes = {}
         if pull.title != title:
             changes["title"] = title

@@ -2,6 +2,11 @@
 HEAD and stash are never touched: the proposal is built in a detached worktree outside the
 repository (removed afterwards), committed there without creating a local branch, and pushed as
 ``HEAD:refs/heads/<branch>``. Fetching updates only remote-tracking refs, as ``git fetch`` does.
+A dry run writes nothing in the repository at all: it works in a scratch repository that borrows
+the repository's objects read-only, and fetches into that.
+
+Every message of git that propose shows passes ``redact`` (URL credentials and query strings,
+``extraheader``/``Authorization`` values, the token).
 """
 
 from __future__ import annotations
@@ -13,13 +18,12 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ..github.client import redact
+from ..redact import redact
 from .plan import PlanError
 
 # Variables that would point git at another repository or index than the one we mean.
 _GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX",
             "GIT_COMMON_DIR", "GIT_NAMESPACE")
-_URL_CREDENTIALS = re.compile(r"(\w+://)[^/@\s]+@")
 FALLBACK_NAME, FALLBACK_EMAIL = "cfgcheck", "cfgcheck@users.noreply.github.com"
 
 
@@ -27,16 +31,22 @@ class GitError(PlanError):
     pass
 
 
-def _env() -> dict[str, str]:
+# The trailer propose writes in each of its commits: a branch is adopted only when all its own commits
+# carry it (https://git-scm.com/docs/git-interpret-trailers).
+TRAILER = "Cfgcheck-Proposal"
+
+
+def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV}
     env.setdefault("GIT_TERMINAL_PROMPT", "0")
     env["LC_ALL"] = "C"
+    env.update(extra or {})
     return env
 
 
 def clean(text: str, token: str | None = None) -> str:
-    """One line, with no credentials (URL userinfo, tokens)."""
-    return " ".join(redact(_URL_CREDENTIALS.sub(r"\1***@", text), token).split())
+    """One line, with no credentials (URL userinfo and query strings, auth headers, tokens)."""
+    return " ".join(redact(text, token).split())
 
 
 class Git:
@@ -44,9 +54,10 @@ class Git:
         self.cwd = Path(cwd)
         self.token = token
 
-    def run(self, *args: str, check: bool = True, input: str | None = None) -> subprocess.CompletedProcess:
+    def run(self, *args: str, check: bool = True, input: str | None = None,
+            env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
         try:
-            result = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, text=True, env=_env(),
+            result = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, text=True, env=_env(env),
                                     input=input, encoding="utf-8", errors="replace")
         except OSError as exc:
             raise GitError(f"cannot run git: {exc.strerror or exc}") from None
@@ -105,6 +116,19 @@ class Git:
     def merge_base(self, a: str, b: str) -> str:
         return self.out("merge-base", a, b)
 
+    def foreign_commits(self, base: str, tip: str, branch: str) -> int:
+        """How many commits of ``tip`` that ``base`` lacks were not made by propose for ``branch``: each
+        of its commits ends with the trailer ``Cfgcheck-Proposal: <branch>``; merges count as foreign."""
+        # "%x1e" starts a record, "%x1f" separates its fields (not str.strip()ped: both count as spaces)
+        listing = self.run("log", "--no-decorate", f"--format=%x1e%p%x1f%(trailers:key={TRAILER},valueonly,"
+                           "separator=%x1f)", f"{base}..{tip}").stdout
+        foreign = 0
+        for record in listing.split("\x1e")[1:]:
+            parents, *values = record.rstrip("\n").split("\x1f")
+            if len(parents.split()) != 1 or branch not in (value.strip() for value in values):
+                foreign += 1
+        return foreign
+
     def identity(self) -> list[str]:
         """``-c`` options for a committer identity when the repository has none configured."""
         name = self.run("config", "user.name", check=False).stdout.strip()
@@ -118,39 +142,41 @@ class Git:
 
 
 class Worktree:
-    """A detached worktree in a temporary folder outside the repository; removed on exit."""
+    """A detached worktree in a temporary folder outside the repository; removed on exit. Created by the
+    first ``checkout``; fetches go to the repository's remote-tracking refs."""
 
-    def __init__(self, repo: Git, commit: str):
+    def __init__(self, repo: Git):
         self.repo = repo
-        self.commit = commit
-        self.folder: Path | None = None
+        self.parent: Path | None = None
         self.git: Git | None = None
 
     def __enter__(self) -> "Worktree":
-        parent = Path(tempfile.mkdtemp(prefix="cfgcheck-propose-"))
-        self.folder = parent / "tree"
-        try:
-            self.repo.run("worktree", "add", "--quiet", "--detach", str(self.folder), self.commit)
-        except GitError:
-            shutil.rmtree(parent, ignore_errors=True)
-            raise
-        self.git = Git(self.folder, self.repo.token)
+        self.parent = Path(tempfile.mkdtemp(prefix="cfgcheck-propose-"))
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.folder is None:
+        if self.parent is None:
             return
-        # only our own worktree: no global ``worktree prune``, which could drop the user's other entries
-        self.repo.run("worktree", "remove", "--force", str(self.folder), check=False)
-        shutil.rmtree(self.folder.parent, ignore_errors=True)
+        if self.git is not None:
+            # only our own worktree: no global ``worktree prune``, which could drop the user's other entries
+            self.repo.run("worktree", "remove", "--force", str(self.root), check=False)
+        shutil.rmtree(self.parent, ignore_errors=True)
 
     @property
     def root(self) -> Path:
-        assert self.folder is not None
-        return self.folder
+        assert self.parent is not None
+        return self.parent / "tree"
+
+    def fetch(self, remote: str, branch: str) -> str:
+        """Fetch ``branch`` of ``remote``; its sha."""
+        return self.repo.fetch(remote, branch)
 
     def checkout(self, commit: str) -> None:
-        self.git.run("checkout", "--quiet", "--detach", commit)
+        if self.git is None:
+            self.repo.run("worktree", "add", "--quiet", "--detach", str(self.root), commit)
+            self.git = Git(self.root, self.repo.token)
+        else:
+            self.git.run("checkout", "--quiet", "--detach", commit)
 
     def head(self) -> str:
         return self.git.out("rev-parse", "HEAD")
@@ -176,6 +202,49 @@ class Worktree:
         """Push HEAD to ``branch``; ``expected`` is the sha the remote branch must still have (a lease)."""
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
         self.git.run("push", "--quiet", "--no-verify", lease, remote, f"HEAD:refs/heads/{branch}")
+
+
+class Scratch(Worktree):
+    """For a dry run: a throwaway repository in the temporary folder that borrows the repository's
+    object store read-only (``objects/info/alternates``); checking out, staging and fetching write
+    only there, so the repository gains no object, ref, index or worktree entry."""
+
+    def __enter__(self) -> "Scratch":
+        super().__enter__()
+        try:
+            object_format = self.repo.out("rev-parse", "--show-object-format")
+            self.objects = self.repo.out("rev-parse", "--path-format=absolute", "--git-path", "objects")
+            # no template: no sample hooks, nothing but the store and HEAD
+            self.repo.run("init", "--quiet", "--template=", f"--object-format={object_format}", str(self.root))
+            info = self.root / ".git" / "objects" / "info"
+            info.mkdir(parents=True, exist_ok=True)
+            (info / "alternates").write_text(self.objects + "\n")
+        except BaseException:
+            self.__exit__()
+            raise
+        self.git = Git(self.root, self.repo.token)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        if self.parent is not None:
+            shutil.rmtree(self.parent, ignore_errors=True)
+
+    def fetch(self, remote: str, branch: str) -> str:
+        sha = self.repo.remote_branch(remote, branch)
+        if sha is None:
+            raise GitError(f"branch '{branch}' is not on remote '{remote}'")
+        # Run in the repository so that its remote, credential and URL settings apply, with the objects
+        # going to the scratch store and nothing else written: no ref (--refmap=), no FETCH_HEAD, no gc.
+        redirect = {"GIT_OBJECT_DIRECTORY": str(self.root / ".git" / "objects"),
+                    "GIT_ALTERNATE_OBJECT_DIRECTORIES": self.objects}
+        self.repo.run("fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--refmap=",
+                      "--no-auto-gc", "--no-recurse-submodules", remote, f"refs/heads/{branch}", env=redirect)
+        if self.git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
+            raise GitError(f"branch '{branch}' moved on '{remote}' while it was fetched; run again")
+        return sha
+
+    def checkout(self, commit: str) -> None:
+        self.git.run("checkout", "--quiet", "--detach", commit)
 
 
 def repository_from_url(url: str | None) -> str | None:

@@ -5,11 +5,19 @@ The proposal is built in a temporary worktree of the base branch (or of the open
 joins), so the user's working tree, index, HEAD and stash are never touched. Re-running is safe:
 the branch name is stable, edits that are already made produce no commit, and a pushed branch
 without a pull request gets one.
+
+Everything a branch or pull request holds is someone else's: an existing branch (the open proposal's,
+or one with the predictable name) is joined only when every commit on it since the base carries
+propose's ``Cfgcheck-Proposal: <branch>`` trailer, otherwise propose refuses and names the count;
+files are read and written in the worktree without following symbolic links; text from the
+proposal or an earlier one is escaped in the ADR and the body; ``--dry-run`` writes nothing in the
+repository (``gitops.Scratch``); everything printed passes ``redact``.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,14 +27,17 @@ from ..config import Config, load as load_config, relative_config
 from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
 from ..model import ServedModel
+from ..redact import redact
 from ..render import Overrides
 from ..yamlio import load_file
-from . import docs, edit, plan
+from . import docs, edit, files, plan
+from .files import read_bytes, write_bytes
 from .fix import compute as compute_fixes, write as write_files
-from .gitops import Git, Worktree, repository_from_url
+from .gitops import TRAILER, Git, Scratch, Worktree, repository_from_url
 from .plan import PlanError
 
 DEFAULT_ADR_DIR = "docs/adr"
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 class ProposeError(PlanError):
@@ -152,14 +163,37 @@ def _same(got: Any, want: Any) -> bool:
     return str(got) == str(want)
 
 
+def _one_line(text: Any) -> str:
+    """Text for a one-line field (commit subject, pull request title): control characters and line
+    breaks become spaces."""
+    return " ".join(_CONTROL.sub(" ", str(text or "")).split())
+
+
 def _title_of(history: list[dict]) -> str:
-    first = str(history[0].get("title") or "Serving configuration change")
+    first = _one_line(history[0].get("title")) or "Serving configuration change"
     return first if len(history) == 1 else f"{first} (+{len(history) - 1} more)"
 
 
-def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    cwd = (opts.cwd or Path.cwd()).resolve()
-    token = opts.token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+def _commit_message(title: str, history: list[dict], specs: list[str], branch: str) -> str:
+    """The commit message, ending with the trailer that marks the commit as propose's own."""
+    why = "\n".join(_one_line(line) for line in str(history[-1].get("why") or "").splitlines())
+    changes = "\n".join(f"- {_one_line(spec)}" for spec in specs)
+    return f"{title}\n\n{why}\n\n{changes}\n\nProposed with cfgcheck propose.\n\n{TRAILER}: {branch}\n"
+
+
+@dataclass
+class Start:
+    """The repository, the proposal as asked, and where it goes."""
+
+    user: Git
+    root: Path
+    scopes: list[str]
+    proposal: plan.Proposal | None
+    url: str | None
+    hub: Any  # .github.Hub, None on a dry run
+
+
+def _start(opts: Options, cwd: Path, token: str | None) -> Start:
     start = opts.paths[0] if opts.paths else cwd
     start = start if start.is_absolute() else cwd / start
     if not start.exists():
@@ -194,20 +228,57 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
         if not repository or "/" not in repository:
             raise ProposeError(f"cannot tell the GitHub repository from remote '{opts.remote}'; pass --repo OWNER/NAME")
         hub = Hub(repository, token, opts.api_url)  # fails now, before anything is pushed, when there is no token
-    if url is not None:
-        base = opts.base or user.remote_head(opts.remote) or "main"
-        if user.remote_branch(opts.remote, base) is None:
+    return Start(user, root, scopes, proposal, url, hub)
+
+
+def _check_out_base(tree: Worktree, begin: Start, opts: Options) -> tuple[str, str]:
+    """Check the base out in ``tree``; the base's name and sha."""
+    if begin.url is not None:
+        base = opts.base or begin.user.remote_head(opts.remote) or "main"
+        if begin.user.remote_branch(opts.remote, base) is None:
             raise ProposeError(f"base branch '{base}' is not on remote '{opts.remote}'")
-        base_sha = user.fetch(opts.remote, base)
+        base_sha = tree.fetch(opts.remote, base)
     else:
         base = opts.base or "HEAD"
-        base_sha = user.resolve(base)
+        base_sha = begin.user.resolve(base)
+    tree.checkout(base_sha)
+    return base, base_sha
+
+
+def _refuse_foreign(tree: Worktree, base_sha: str, branch_sha: str, branch: str, remote: str,
+                    existing: Any) -> None:
+    """A branch is joined only when every commit on it since the base is propose's own: whatever else
+    is on it (a workflow file, a symlink) would enter the pull request unmentioned."""
+    foreign = tree.git.foreign_commits(base_sha, branch_sha, branch)
+    if not foreign:
+        return
+    where = f"the branch {branch} of pull request #{existing.number}" if existing is not None else \
+        f"the branch {branch} on '{remote}'"
+    raise ProposeError(f"{where} has {foreign} commit{'s' if foreign != 1 else ''} that cfgcheck propose did not "
+                       f"make (no '{TRAILER}: {branch}' trailer); cfgcheck does not add to it: review those commits, "
+                       "then merge, close or delete it and run again")
+
+
+def _read_adr(tree: Worktree, since: str, adr_dir: str) -> tuple[str | None, str | None]:
+    """The ADR this proposal's branch added (path and text), read without following a link."""
+    ours = [p for p in tree.added_files(since, adr_dir) if docs._ADR_NAME.match(Path(p).name)]
+    if not ours:
+        return None, None
+    return ours[0], read_bytes(tree.root, ours[0]).decode("utf-8", "replace")
+
+
+def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
+    cwd = (opts.cwd or Path.cwd()).resolve()
+    token = opts.token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    begin = _start(opts, cwd, token)
+    user, scopes, proposal, url, hub = begin.user, begin.scopes, begin.proposal, begin.url, begin.hub
 
     config_file = None
     if opts.config_file is not None:
-        config_file = relative_config(root, cwd / opts.config_file)  # read in the worktree, at the base
+        config_file = relative_config(begin.root, cwd / opts.config_file)  # read in the worktree, at the base
 
-    with Worktree(user, base_sha) as tree:
+    with (Scratch if opts.dry_run else Worktree)(user) as tree:
+        base, base_sha = _check_out_base(tree, begin, opts)
         config = load_config(tree.root, tree.root / config_file if config_file else None)
         if proposal is not None:
             # names are only known once the models are: split NAME.SETTING against them
@@ -226,11 +297,12 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
                                f"'{opts.remote}'; close that pull request or restore the branch")
         lint_base = base_sha
         if remote_sha is not None:
-            branch_sha = user.fetch(opts.remote, branch)
-            if existing is not None or not user.is_ancestor(branch_sha, base_sha):
+            branch_sha = tree.fetch(opts.remote, branch)
+            if existing is not None or not tree.git.is_ancestor(branch_sha, base_sha):
                 # an open proposal to join, or a pushed branch whose pull request is still to open
+                _refuse_foreign(tree, base_sha, branch_sha, branch, opts.remote, existing)
                 tree.checkout(branch_sha)
-                lint_base = user.merge_base(branch_sha, base_sha)
+                lint_base = tree.git.merge_base(branch_sha, base_sha)
                 on_branch = _plan_work(tree.root, scopes, config, opts, proposal)
                 if opts.fix:  # the documents describe every fix against the base, made or not
                     on_branch.identities, on_branch.names, on_branch.specs = work.identities, work.names, work.specs
@@ -240,109 +312,157 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
 
         write_files(tree.root, work.files)
         _verify(tree.root, scopes, config, work)
+        return _propose(tree, config, opts, Context(base, base_sha, branch, lint_base, remote_sha, existing, hub,
+                                                    work, proposal, scopes), out, err)
 
-        from ..diff import lint_diff
 
-        result = lint_diff([tree.root / s for s in scopes], config, lint_base)
-        errors = [f for f in result.active() if f.severity == "error"]
-        if errors and not opts.allow_findings:
-            from ..reporters import renderer
+@dataclass
+class Context:
+    """Where the proposal stands once the edits are in the worktree."""
 
-            out.write(renderer("text")(result, color=False))
-            err.write(f"cfgcheck: proposal refused: the change introduces {len(errors)} error"
-                      f"{'s' if len(errors) != 1 else ''} (fix them, or pass --allow-findings)\n")
-            return 1
+    base: str
+    base_sha: str  # the commit whose template overrides are used (never the joined branch's)
+    branch: str
+    lint_base: str
+    remote_sha: str | None
+    existing: Any  # .github.OpenProposal or None
+    hub: Any
+    work: Work
+    proposal: plan.Proposal | None
+    scopes: list[str]
 
-        settings = config.as_dict()
-        from ..changes import model_changes
 
-        changes = model_changes(result.models, result.base_models, settings)
-        models_doc = docs.model_docs(changes, result.models, result.base_models, settings)
-        changed_files = sorted({f.path for f in work.files} | {m.path for m in models_doc})
+@dataclass
+class Documents:
+    title: str
+    body: str
+    history: list[dict]
+    adr_path: str | None = None
+    adr_text: str | None = None
+    changed_files: list[str] = field(default_factory=list)
 
-        adr_dir = str(config.get("adr_dir") or DEFAULT_ADR_DIR).strip("/")
-        adr_path = None
-        adr_text = None
-        existing_adr = None
-        ours = [p for p in tree.added_files(lint_base, adr_dir) if docs._ADR_NAME.match(Path(p).name)]
-        if ours:
-            adr_path = ours[0]
-            existing_adr = (tree.root / adr_path).read_text(encoding="utf-8")
-        history = docs.adr_history(existing_adr) or (existing.proposals if existing is not None else [])
-        if opts.fix:
-            entry = {"title": "Apply cfgcheck's mechanical fixes (" + ", ".join(work.fixed_codes) + ")",
-                     "why": "These findings have mechanical fixes that keep the engine's behaviour: "
-                            "the flags are written out in full.", "changes": work.specs, "fix": True}
-        else:
-            entry = {"title": proposal.title, "why": proposal.why, "changes": work.specs}
-        if entry not in history:
-            history.append(entry)
-        title = _title_of(history)
-        if adr_path is None and any(not p.get("fix") for p in history):
-            number = docs.next_adr_number(tree.root / adr_dir)
-            adr_path = f"{adr_dir}/{number:04d}-{docs.slug(title)}.md"
-        html_url = hub.html_url() if hub is not None else None
 
-        def link(path: str) -> str:
-            return f"{html_url}/blob/{branch}/{path}" if html_url else path
+def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: TextIO, err: TextIO) -> int:
+    from ..diff import lint_diff
 
-        fix_only = all(p.get("fix") for p in history)
-        facts = docs.facts(models_doc, fix_only, docs.outages(models_doc, result, work.identities))
-        lint = docs.lint_summary(result, opts.allow_findings)
-        adr = None
-        if adr_path is not None:
-            number_text = Path(adr_path).name[:4]
-            adr = {"path": adr_path, "number": number_text, "link": link(adr_path), "title": title}
-        context = dict(title=title, proposals=history, models=models_doc, lint=lint, facts=facts, adr=adr,
-                       files=[{"path": p, "link": link(p), "relative": docs.relative_link(adr_path or p, p)}
-                              for p in changed_files],
-                       base=base, branch=branch, date=docs.adr_date(existing_adr) or docs.today(),
-                       fix=fix_only)
-        if adr_path is not None:
-            adr_text = docs.render(Overrides(tree.root, base_sha), "adr.md.j2", **context)
-            adr_text = docs.with_marker(adr_text, {"proposals": history})
-            target = tree.root / adr_path
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(adr_text.encode("utf-8"))
-        models_marker = sorted(set(work.identities) | set(existing.models if existing is not None else []))
-        body = docs.render(Overrides(tree.root, base_sha), "pr_body.md.j2", **context)
-        body = docs.with_marker(body, {"models": models_marker, "branch": branch, "adr": adr_path,
-                                       "proposals": history})
+    result = lint_diff([tree.root / s for s in ctx.scopes], config, ctx.lint_base)
+    errors = [f for f in result.active() if f.severity == "error"]
+    if errors and not opts.allow_findings:
+        from ..reporters import renderer
 
-        changed = tree.stage()
-        if opts.dry_run:
-            config_paths = [p for p in changed_files]
-            out.write(tree.staged_diff(*config_paths) if config_paths else "")
-            if adr_text is not None:
-                out.write(f"\n==> {adr_path} <==\n{adr_text}")
-            out.write(f"\n==> pull request into {base}: {title} <==\n{body}")
-            err.write("cfgcheck: dry run: nothing was committed, pushed or opened\n")
-            return 0
-
-        if changed:
-            message = title + "\n\n" + "\n".join(str(p.get("why") or "") for p in history[-1:]) + "\n\n" + \
-                "\n".join(f"- {spec}" for spec in work.specs) + "\n\nProposed with cfgcheck propose.\n"
-            sha = tree.commit_staged(message)
-            out.write(f"committed {sha[:12]} on {branch}\n")
-        else:
-            out.write(f"no new commit: {branch} already has this change\n")
-        if tree.head() != remote_sha:
-            tree.push(opts.remote, branch, remote_sha)
-            out.write(f"pushed {branch} to {opts.remote}\n")
-
-        pull = existing.pull if existing is not None else hub.find_for_branch(branch, base)
-        if pull is None:
-            pull = hub.create(base, branch, title, body)
-            out.write(f"opened pull request #{pull.number}: {pull.html_url}\n")
-        elif hub.update(pull, title, body):
-            out.write(f"updated pull request #{pull.number}: {pull.html_url}\n")
-        else:
-            out.write(f"pull request #{pull.number} is up to date: {pull.html_url}\n")
+        out.write(renderer("text")(result, color=False))
+        err.write(f"cfgcheck: proposal refused: the change introduces {len(errors)} error"
+                  f"{'s' if len(errors) != 1 else ''} (fix them, or pass --allow-findings)\n")
+        return 1
+    documents = _documents(tree, config, opts, ctx, result)
+    changed = tree.stage()
+    if opts.dry_run:
+        out.write(tree.staged_diff(*documents.changed_files) if documents.changed_files else "")
+        if documents.adr_text is not None:
+            out.write(f"\n==> {documents.adr_path} <==\n{documents.adr_text}")
+        out.write(f"\n==> pull request into {ctx.base}: {documents.title} <==\n{documents.body}")
+        err.write("cfgcheck: dry run: nothing was committed, pushed or opened\n")
+        return 0
+    _publish(tree, opts, ctx, documents, changed, out)
     return 0
 
 
+def _history(ctx: Context, existing_adr: str | None) -> list[dict]:
+    work = ctx.work
+    history = docs.adr_history(existing_adr) or (ctx.existing.proposals if ctx.existing is not None else [])
+    if ctx.proposal is None:
+        entry = {"title": "Apply cfgcheck's mechanical fixes (" + ", ".join(work.fixed_codes) + ")",
+                 "why": "These findings have mechanical fixes that keep the engine's behaviour: "
+                        "the flags are written out in full.", "changes": work.specs, "fix": True}
+    else:
+        entry = {"title": ctx.proposal.title, "why": ctx.proposal.why, "changes": work.specs}
+    if entry not in history:
+        history.append(entry)
+    return history
+
+
+def _documents(tree: Worktree, config: Config, opts: Options, ctx: Context, result) -> Documents:
+    """The ADR (written into the worktree, never through a link) and the pull request body."""
+    from ..changes import model_changes
+
+    settings = config.as_dict()
+    changes = model_changes(result.models, result.base_models, settings)
+    models_doc = docs.model_docs(changes, result.models, result.base_models, settings)
+    changed_files = sorted({f.path for f in ctx.work.files} | {m.path for m in models_doc})
+
+    adr_dir = "/".join(files.parts(str(config.get("adr_dir") or DEFAULT_ADR_DIR)))
+    adr_path, existing_adr = _read_adr(tree, ctx.lint_base, adr_dir)
+    history = _history(ctx, existing_adr)
+    title = _title_of(history)
+    if adr_path is None and any(not p.get("fix") for p in history):
+        number = docs.next_adr_number(tree.root / adr_dir)
+        adr_path = f"{adr_dir}/{number:04d}-{docs.slug(title)}.md"
+    html_url = ctx.hub.html_url() if ctx.hub is not None else None
+
+    def link(path: str) -> str:
+        return f"{html_url}/blob/{ctx.branch}/{path}" if html_url else path
+
+    fix_only = all(p.get("fix") for p in history)
+    facts = docs.facts(models_doc, fix_only, docs.outages(models_doc, result, ctx.work.identities))
+    lint = docs.lint_summary(result, opts.allow_findings)
+    adr = None
+    if adr_path is not None:
+        adr = {"path": adr_path, "number": Path(adr_path).name[:4], "link": link(adr_path), "title": title}
+    context = dict(title=title, proposals=history, models=models_doc, lint=lint, facts=facts, adr=adr,
+                   files=[{"path": p, "link": link(p), "relative": docs.relative_link(adr_path or p, p)}
+                          for p in changed_files],
+                   base=ctx.base, branch=ctx.branch, date=docs.adr_date(existing_adr) or docs.today(),
+                   fix=fix_only)
+    documents = Documents(title, "", history, adr_path, changed_files=changed_files)
+    if adr_path is not None:
+        adr_text = docs.render(Overrides(tree.root, ctx.base_sha), "adr.md.j2", **context)
+        documents.adr_text = docs.with_marker(adr_text, {"proposals": history})
+        write_bytes(tree.root, adr_path, documents.adr_text.encode("utf-8"))
+    existing_models = ctx.existing.models if ctx.existing is not None else []
+    body = docs.render(Overrides(tree.root, ctx.base_sha), "pr_body.md.j2", **context)
+    documents.body = docs.with_marker(body, {"models": sorted(set(ctx.work.identities) | set(existing_models)),
+                                             "branch": ctx.branch, "adr": adr_path, "proposals": history})
+    return documents
+
+
+def _publish(tree: Worktree, opts: Options, ctx: Context, documents: Documents, changed: bool, out: TextIO) -> None:
+    """Commit, push and open (or update) the pull request."""
+    branch, hub = ctx.branch, ctx.hub
+    if changed:
+        sha = tree.commit_staged(_commit_message(documents.title, documents.history, ctx.work.specs, branch))
+        out.write(f"committed {sha[:12]} on {branch}\n")
+    else:
+        out.write(f"no new commit: {branch} already has this change\n")
+    if tree.head() != ctx.remote_sha:
+        tree.push(opts.remote, branch, ctx.remote_sha)
+        out.write(f"pushed {branch} to {opts.remote}\n")
+
+    pull = ctx.existing.pull if ctx.existing is not None else hub.find_for_branch(branch, ctx.base)
+    if pull is None:
+        pull, opened = hub.create(ctx.base, branch, documents.title, documents.body)
+        if opened:
+            out.write(f"opened pull request #{pull.number}: {pull.html_url}\n")
+            return
+    if hub.update(pull, documents.title, documents.body):
+        out.write(f"updated pull request #{pull.number}: {pull.html_url}\n")
+    else:
+        out.write(f"pull request #{pull.number} is up to date: {pull.html_url}\n")
+
+
+class _Redacted:
+    """A stream whose every write passes ``redact``: nothing propose prints carries a credential."""
+
+    def __init__(self, stream: TextIO, token: str | None):
+        self.stream, self.token = stream, token
+
+    def write(self, text: str) -> int:
+        return self.stream.write(redact(text, self.token))
+
+
 def main(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
-    """``run`` with every expected failure as one line on ``err`` and exit 2."""
+    """``run`` with every expected failure as one line on ``err`` and exit 2; every line redacted."""
+    token = opts.token or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
+    out, err = _Redacted(out, token), _Redacted(err, token)
     try:
         return run(opts, out, err)
     except (PlanError, GitHubError) as exc:
