@@ -119,7 +119,7 @@ def test_a_symlinked_adr_in_a_joined_branch_is_not_written_through(seed, tmp_pat
 
 
 def test_writes_refuse_every_link_component_and_dot_dot(tmp_path):
-    from cfgcheck.propose.files import UnsafePath, read_bytes, write_bytes
+    from cfgcheck.propose.files import FileError, UnsafePath, read_bytes, write_bytes
 
     root, outside = tmp_path / "root", tmp_path / "outside"
     root.mkdir()
@@ -138,6 +138,8 @@ def test_writes_refuse_every_link_component_and_dot_dot(tmp_path):
     write_bytes(root, "docs/adr/0001-new.md", b"shorter")
     assert read_bytes(root, "docs/adr/0001-new.md") == b"shorter"
     assert (root / "docs/adr/0001-new.md").stat().st_mode & 0o777 == 0o640
+    with pytest.raises(FileError, match="cannot read docs/missing.md: No such file or directory"):
+        read_bytes(root, "docs/missing.md")
 
 
 def test_fix_does_not_write_through_a_link(tmp_path):

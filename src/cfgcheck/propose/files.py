@@ -20,9 +20,13 @@ _DIRECTORY = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 _FILE = os.O_NOFOLLOW | os.O_CLOEXEC | os.O_NONBLOCK
 
 
-class UnsafePath(PlanError, ValueError):
-    """A path that leaves the root, or goes through a symbolic link or something not a regular file
-    (a ValueError too: ``cfgcheck fix`` reports those as usage errors)."""
+class FileError(PlanError, ValueError):
+    """A file that cannot be read or written (a ValueError too: ``cfgcheck fix`` reports it as a
+    usage error, propose as a one-line error)."""
+
+
+class UnsafePath(FileError):
+    """A path that leaves the root, or goes through a symbolic link or something not a regular file."""
 
 
 def parts(rel: str) -> list[str]:
@@ -86,14 +90,19 @@ def _open_file(root: Path, rel: str, flags: int) -> int:
 
 def read_bytes(root: Path, rel: str) -> bytes:
     """The bytes of the regular file ``rel`` under ``root``."""
-    with os.fdopen(_open_file(root, rel, os.O_RDONLY), "rb") as handle:
-        return handle.read()
+    try:
+        with os.fdopen(_open_file(root, rel, os.O_RDONLY), "rb") as handle:
+            return handle.read()
+    except OSError as exc:
+        raise FileError(f"cannot read {rel}: {exc.strerror or exc}") from None
 
 
 def write_bytes(root: Path, rel: str, data: bytes) -> None:
     """Replace the contents of ``rel`` under ``root`` (created with its folders when missing; an
     existing file keeps its mode)."""
-    fd = _open_file(root, rel, os.O_WRONLY | os.O_CREAT)
-    with os.fdopen(fd, "wb") as handle:
-        handle.truncate(0)
-        handle.write(data)
+    try:
+        with os.fdopen(_open_file(root, rel, os.O_WRONLY | os.O_CREAT), "wb") as handle:
+            handle.truncate(0)
+            handle.write(data)
+    except OSError as exc:
+        raise FileError(f"cannot write {rel}: {exc.strerror or exc}") from None
