@@ -159,11 +159,17 @@ def test_fix_does_not_write_through_a_link(tmp_path):
 # ---------------------------------------------------------------- --dry-run writes nothing
 
 
-def test_dry_run_writes_nothing_in_the_repository(tmp_path):
+@pytest.mark.parametrize("clone", ["full", "partial"])
+def test_dry_run_writes_nothing_in_the_repository(tmp_path, clone):
     work, bare = seed_repo(tmp_path)
+    if clone == "partial":  # blobs the base needs are on the remote only: fetched lazily, into the scratch
+        git(bare, "config", "uploadpack.allowFilter", "true")
+        work = tmp_path / "partial"
+        git(tmp_path, "clone", "--quiet", "--filter=blob:none", f"file://{bare}", str(work))
     # the remote moved on: the dry run needs objects the clone lacks, and must not store them there
     other = other_clone(tmp_path, bare)
-    push_commit(other, "ADR 14 landed", {"docs/adr/0014-landed.md": "# 0014. Landed\n"})
+    push_commit(other, "ADR 14 landed", {"docs/adr/0014-landed.md": "# 0014. Landed\n",
+                                         VALUES: VALUES_TEXT.replace("0.9", "0.88")})
     scratch = tmp_path / "tmp"
     scratch.mkdir()
 
@@ -175,6 +181,7 @@ def test_dry_run_writes_nothing_in_the_repository(tmp_path):
     result = propose(work, *CAP_AND_RAISE, "--dry-run", extra_env={"TMPDIR": str(scratch)})
     assert result.returncode == 0, result.stderr
     assert "==> docs/adr/0015-cap-the-context" in result.stdout  # built on the remote's main
+    assert "gpuMemoryUtilization: 0.88" in result.stdout
     assert state() == before
     assert list(scratch.iterdir()) == []  # and the scratch repository is gone
 

@@ -219,6 +219,7 @@ class Scratch(Worktree):
             info = self.root / ".git" / "objects" / "info"
             info.mkdir(parents=True, exist_ok=True)
             (info / "alternates").write_text(self.objects + "\n")
+            self._lend_promisors()
         except BaseException:
             self.__exit__()
             raise
@@ -228,6 +229,21 @@ class Scratch(Worktree):
     def __exit__(self, *exc: object) -> None:
         if self.parent is not None:
             shutil.rmtree(self.parent, ignore_errors=True)
+
+    def _lend_promisors(self) -> None:
+        """In a partial clone, the blobs a checkout needs may be on the remote only: the scratch
+        repository names the same promisor remotes, so git fetches them lazily into the scratch store."""
+        scratch = Git(self.root, self.repo.token)
+        found = self.repo.run("config", "--get-regexp", r"^remote\..*\.promisor$", check=False).stdout
+        for line in found.splitlines():
+            key, _, value = line.partition(" ")
+            remote = key[len("remote."):-len(".promisor")]
+            if value.strip().lower() not in ("true", "yes", "on", "1") or not self.repo.remote_url(remote):
+                continue
+            scratch.run("config", "core.repositoryformatversion", "1")
+            scratch.run("config", "extensions.partialClone", remote)
+            scratch.run("config", f"remote.{remote}.url", self.repo.remote_url(remote))
+            scratch.run("config", f"remote.{remote}.promisor", "true")
 
     def fetch(self, remote: str, branch: str) -> str:
         sha = self.repo.remote_branch(remote, branch)
