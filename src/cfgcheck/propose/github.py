@@ -20,7 +20,10 @@ _MARKER_RE = re.compile(r"^<!-- " + MARKER + r" (\{[^\n]*\}) -->[ \t]*$", re.M)
 
 
 def marker(data: dict[str, Any]) -> str:
-    text = json.dumps(data, sort_keys=True, separators=(",", ":")).replace("--", "-\\u002d").replace(">", "\\u003e")
+    """The hidden marker: JSON whose "--", "<" and ">" are written as JSON escapes, so no text in it can
+    end the HTML comment or open another (it decodes to the same data)."""
+    text = json.dumps(data, sort_keys=True, separators=(",", ":"))
+    text = text.replace("--", "-\\u002d").replace(">", "\\u003e").replace("<", "\\u003c")
     return f"<!-- {MARKER} {text} -->"
 
 
