@@ -93,12 +93,16 @@ def test_a_symlinked_adr_folder_receives_nothing(tmp_path, fake_github, dry_run)
     git(work, "commit", "--quiet", "-m", "docs/adr is a link")
     git(work, "push", "--quiet", "origin", "main")
     before = snapshot(outside)
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
 
-    result = propose(work, *CAP_AND_RAISE, *(["--dry-run"] if dry_run else []), fake=None if dry_run else fake_github)
+    result = propose(work, *CAP_AND_RAISE, *(["--dry-run"] if dry_run else []), fake=None if dry_run else fake_github,
+                     extra_env={"TMPDIR": str(scratch)})
     error = one_line_error(result)
     assert "docs/adr is a symbolic link" in error, error
     assert snapshot(outside) == before
     assert set(branches(bare)) == {"main"} and not fake_github.repo(REPO).pulls
+    assert list(scratch.iterdir()) == [] and git(work, "worktree", "list").count("\n") == 1
 
 
 def test_a_symlinked_adr_in_a_joined_branch_is_not_written_through(seed, tmp_path):
