@@ -27,7 +27,7 @@ from functools import lru_cache
 from typing import Iterable
 
 MASK = "***"
-MIN_SECRET = 6  # shorter "secrets" would mask ordinary words everywhere
+MIN_SECRET = 8  # shorter "secrets" would mask ordinary words everywhere
 
 # an optional backslash before "_": a token in Markdown-escaped text (ghs\_...) still matches
 _PREFIXED = re.compile(r"\b(?:gh[pousr]\\?_[A-Za-z0-9]{20,}|github\\?_pat\\?_(?:[A-Za-z0-9]|\\?_){20,})")
