@@ -258,6 +258,18 @@ def test_the_commit_message_is_plain_and_ends_with_the_trailer(seed):
     assert pr.title == "Cap [31m the context"
 
 
+def test_a_long_title_is_clipped_to_githubs_limit_and_no_token_is_sent(seed):
+    work, bare, fake = seed
+    title = "Cap the context " + "and more " * 50
+    why = f"Pasted by mistake: {fake.token}"
+    result = propose(work, "--set", "qwen3-5-2b.max_num_seqs=16", "--set", "qwen3-5-2b.max_model_len=32768",
+                     "--title", title, "--why", why, fake=fake)
+    assert result.returncode == 0, result.stderr
+    (pr,) = open_pulls(fake)
+    assert len(pr.title) == 256 and pr.title.endswith("…") and title.startswith(pr.title[:-1])
+    assert fake.token not in pr.body and "Pasted by mistake: ***" in pr.body
+
+
 # ---------------------------------------------------------------- credentials in git's messages
 
 

@@ -15,6 +15,7 @@ from ..github.client import GitHubError, connect, describe, token_from
 from ..redact import redact
 
 MARKER = "cfgcheck-propose"
+TITLE_LIMIT = 256  # GitHub refuses longer titles: "title is too long (maximum is 256 characters)"
 # on a line of its own, the last one: text escaped into the body cannot start a line with "<!--"
 _MARKER_RE = re.compile(r"^<!-- " + MARKER + r" (\{[^\n]*\}) -->[ \t]*$", re.M)
 
@@ -55,6 +56,14 @@ def proposals_of(data: dict[str, Any] | None) -> list[dict]:
             entry["fix"] = True
         entries.append(entry)
     return entries
+
+
+def _outgoing(title: str, body: str, token: str | None) -> tuple[str, str]:
+    """Title and body as sent: redacted, the title within GitHub's limit."""
+    title = redact(title, token)
+    if len(title) > TITLE_LIMIT:
+        title = title[:TITLE_LIMIT - 1].rstrip() + "…"
+    return title, redact(body, token)
 
 
 @dataclass
@@ -143,7 +152,7 @@ class Hub:
     def create(self, base: str, branch: str, title: str, body: str) -> tuple[Any, bool]:
         """Open the pull request: ``(pull, True)``. When GitHub answers that one already exists for the
         branch (a create that timed out was processed after all), that one: ``(pull, False)``."""
-        title, body = redact(title, self.token), redact(body, self.token)
+        title, body = _outgoing(title, body, self.token)
 
         def attempt():
             try:
@@ -163,7 +172,7 @@ class Hub:
 
     def update(self, pull, title: str, body: str) -> bool:
         """Edit title and body when they differ; True when something changed."""
-        title, body = redact(title, self.token), redact(body, self.token)
+        title, body = _outgoing(title, body, self.token)
         changes = {}
         if pull.title != title:
             changes["title"] = title
