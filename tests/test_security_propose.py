@@ -305,8 +305,6 @@ def test_the_git_message_cleaner_removes_every_credential_form():
 # ---------------------------------------------------------------- templates from the repository
 
 
-@pytest.mark.skipif(not hasattr(__import__("cfgcheck.render").render, "Overrides"),
-                    reason="needs the sandboxed render.py with base-commit overrides (sec-config's branch)")
 def test_a_template_override_runs_no_code_in_a_dry_run(tmp_path):
     marker = tmp_path / "pwned"
     payload = "{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}\n"
