@@ -1,21 +1,42 @@
-"""Reporters: turn a lint result into text, JSON, SARIF, GitHub workflow commands or Markdown."""
+"""Reporters: turn a lint result into text, JSON, SARIF, GitHub workflow commands, Markdown, JUnit XML,
+a GitLab Code Quality report or reviewdog's rdjson."""
 
 from __future__ import annotations
 
-from typing import Callable
+import importlib
+from typing import Callable, Sequence
 
-FORMATS = ("text", "json", "sarif", "github", "markdown")
+from ..model import Finding
+
+# format name -> module in this package that defines ``render(result, **options) -> str``
+MODULES = {
+    "text": "text", "json": "json_report", "sarif": "sarif", "github": "github", "markdown": "markdown",
+    "junit": "junit", "gitlab": "gitlab", "rdjson": "rdjson",
+}
+FORMATS = tuple(MODULES)
+DOCS = "https://github.com/cfgcheck/cfgcheck/blob/main/docs/rules.md"
 
 
 def renderer(fmt: str) -> Callable:
-    if fmt == "json":
-        from .json_report import render
-    elif fmt == "sarif":
-        from .sarif import render
-    elif fmt == "github":
-        from .github import render
-    elif fmt == "markdown":
-        from .markdown import render
-    else:
-        from .text import render
-    return render
+    """The ``render`` function of a format, imported only when that format is asked for."""
+    return importlib.import_module(f"{__name__}.{MODULES.get(fmt, 'text')}").render
+
+
+def rule_url(code: str, name: str) -> str:
+    """The rule's section in docs/rules.md (GitHub's heading anchor for ``## CODE name``)."""
+    return f"{DOCS}#{code.lower()}-{name}"
+
+
+def stable_ids(findings: Sequence[Finding]) -> list[str]:
+    """Per finding, a hash of what it is about (rule, served model, setting: ``Finding.fingerprint``),
+    not of its line, so it survives lines moving; ``:N`` tells apart findings with the same identity,
+    as GitHub's ``primaryLocationLineHash`` does. Unique within one report."""
+    import hashlib  # here: a text report does not need it
+
+    seen: dict[str, int] = {}
+    ids = []
+    for finding in findings:
+        digest = hashlib.sha256(finding.fingerprint().encode("utf-8", "replace")).hexdigest()[:16]
+        seen[digest] = seen.get(digest, 0) + 1
+        ids.append(f"{digest}:{seen[digest]}")
+    return ids
