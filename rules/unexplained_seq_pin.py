@@ -127,7 +127,7 @@ def _engine_default(model, config) -> tuple[int | None, str]:
     d = default_max_num_seqs(engine, model.engine_version, gpu)
     if d is not None:
         return d, f"vLLM's default on {gpu.name}" if gpu is not None else "vLLM's default"
-    return min_default_max_num_seqs(engine, model.engine_version), "vLLM's default (256 on any GPU)"
+    return min_default_max_num_seqs(engine, model.engine_version), "vLLM's default on any GPU"
 
 
 def check(model, ctx) -> Iterator[Finding]:

@@ -6,23 +6,20 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
 
 import typer
 
 from . import __version__
 from .config import ConfigError
+from .reporters import FORMATS
 
-app = typer.Typer(add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+# typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
+app = typer.Typer(no_args_is_help=True, pretty_exceptions_enable=False,
+                  context_settings={"help_option_names": ["-h", "--help"]},
                   help="Lint LLM serving configuration (vLLM, SGLang, TokenSpeed) kept in Git.")
 
-
-class Format(str, Enum):
-    text = "text"
-    json = "json"
-    sarif = "sarif"
-    github = "github"
-    markdown = "markdown"
+Format = Enum("Format", {name: name for name in FORMATS}, type=str)  # every reporter's name
 
 
 class FailOn(str, Enum):
@@ -68,11 +65,50 @@ def write_output(text: str, output: Optional[Path]) -> None:
         raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
 
 
+# ---------------------------------------------------------------- output options of `lint`
+
+
+def use_color(fmt: str, output: Optional[Path]) -> bool:
+    """Colour for text on a terminal; NO_COLOR (no-color.org) turns it off and wins over FORCE_COLOR
+    (force-color.org), which turns it on without a terminal. Never in a file."""
+    if fmt != "text" or output is not None or os.environ.get("NO_COLOR"):
+        return False
+    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+
+
+def display_paths(root: Path) -> Callable[[str], str]:
+    """Repository paths as the user can open them from where they stand: relative to the current
+    directory when it is inside the repository (or the repository inside it), absolute otherwise."""
+    cwd, root_text = os.getcwd(), str(root)
+    if cwd == root_text:
+        return lambda path: path
+    inside = (cwd + os.sep).startswith(root_text + os.sep) or (root_text + os.sep).startswith(cwd + os.sep)
+    if not inside:
+        return lambda path: os.path.join(root_text, path)
+    return lambda path: os.path.relpath(os.path.join(root_text, path), cwd).replace(os.sep, "/")
+
+
+def render_lint(result, fmt: str, output: Optional[Path], root: Path, quiet: bool, statistics: bool,
+                show_fixes: bool) -> str:
+    """The report of `lint`; only text gets paths relative to the user's directory (SARIF, JSON and
+    the others are read by tools that resolve paths from the repository root, GitHub's included)."""
+    if statistics:
+        from .reporters.statistics import render as render_statistics
+
+        if fmt not in ("text", "json"):
+            raise UsageError(f"--statistics prints text or json, not {fmt}")
+        return render_statistics(result, fmt)
+    from .reporters import renderer
+
+    return renderer(fmt)(result, color=use_color(fmt, output), quiet=quiet, show_fixes=show_fixes,
+                         where=display_paths(root))
+
+
 @app.command()
 def lint(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .); '-' reads standard input."),
     base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with the merge base of REF and HEAD."),
-    fmt: Format = typer.Option(Format.text, "--format", "-f", help="Output format."),
+    fmt: Format = typer.Option("text", "--format", "-f", help="Output format."),
     output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
@@ -84,10 +120,12 @@ def lint(
         None, "--render-helm/--no-render-helm", help="Render Helm charts with helm template (default: when helm is installed)."),
     baseline_file: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record today's findings in FILE (then they pass)."),
+    quiet: bool = typer.Option(False, "--quiet", "-q", help="Findings only: no summary line, no progress."),
+    statistics: bool = typer.Option(False, "--statistics", help="Counts per rule instead of the findings."),
+    show_fixes: bool = typer.Option(False, "--show-fixes", help="Show the mechanical fix of each fixable [*] finding."),
 ) -> None:
     """Lint files and folders; exit 1 when findings reach --fail-on."""
     from .lint import lint as run_lint
-    from .reporters import renderer
 
     paths = paths or [Path(".")]
     config = _config(_config_paths(paths, stdin_filename), config_file)
@@ -104,12 +142,11 @@ def lint(
         _refuse_streams(paths, "--base compares files in git")
         result = lint_diff(paths, config, base, _split(select), _split(ignore))
     else:
-        progress = fmt is Format.text and output is None
+        progress = fmt == "text" and output is None and not quiet
         result = run_lint(paths, config, _split(select), _split(ignore), progress=progress,
                           stdin_filename=stdin_filename)
     _baseline(result, baseline_file, write_baseline)
-    color = fmt is Format.text and output is None and sys.stdout.isatty() and "NO_COLOR" not in os.environ
-    write_output(renderer(fmt.value)(result, color=color), output)
+    write_output(render_lint(result, fmt.value, output, config.root, quiet, statistics, show_fixes), output)
     threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
     raise typer.Exit(result.exit_code(threshold))
 
@@ -176,14 +213,24 @@ def flags(
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
 ) -> None:
     """Every option that engine version's parser accepts."""
-    from .engines.catalog import render_flags
+    import re
+
+    from .engines.catalog import catalog_for, known_versions, render_flags
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")
+    engine = engine.lower()
+    known = known_versions(engine)
+    if version is not None and known and not re.fullmatch(r"[vV]?\d+(\.\d+)*([.+-]?[A-Za-z0-9]+)*", version.strip()):
+        raise UsageError(f"'{version}' is not a version of {engine} (catalogued: {known[0]} to {known[-1]})")
     try:
-        sys.stdout.write(render_flags(engine.lower(), version, fmt))
+        sys.stdout.write(render_flags(engine, version, fmt))
     except LookupError as exc:
         raise UsageError(str(exc).strip("'\"")) from None
+    catalog = catalog_for(engine, version)
+    if version is not None and catalog.assumed:
+        sys.stderr.write(f"cfgcheck: note: {engine} {version} is not catalogued; these are the flags of "
+                         f"{catalog.version}\n")
 
 
 @app.command("rules")
@@ -242,7 +289,9 @@ def fix_command(
     select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
     ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
 ) -> None:
-    """Apply the mechanical fixes of findings (e.g. abbreviated flags spelled out); every other byte is kept."""
+    """Apply the mechanical fixes of findings (e.g. abbreviated flags spelled out); every other byte is kept.
+
+    With --diff nothing is written, and the exit code is 1 when a file would change."""
     from .lint import lint as run_lint
     from .propose.fix import compute, unified_diff, write
 
@@ -250,11 +299,14 @@ def fix_command(
     _refuse_streams(paths, "fix edits files in place")
     config = _config(paths, config_file)
     outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
+    where = display_paths(config.root)
     for finding, why in outcome.skipped:
-        sys.stderr.write(f"cfgcheck: skipped {finding.code} at {finding.location.path}:{finding.location.line}: {why}\n")
+        sys.stderr.write(f"cfgcheck: skipped {finding.code} at {where(finding.location.path)}:"
+                         f"{finding.location.line}: {why}\n")
     if diff:
-        sys.stdout.write(unified_diff(outcome.files))
-        raise typer.Exit(0)
+        patch = unified_diff(outcome.files)
+        sys.stdout.write(patch)
+        raise typer.Exit(1 if patch else 0)  # like `ruff check --diff`: 1 when there is something to fix
     try:
         write(config.root, outcome.files)
     except (OSError, ValueError) as exc:
@@ -301,7 +353,7 @@ def main() -> None:
     # 700 allocations costs more than half the run. Collect rarely instead.
     gc.set_threshold(50_000, 20, 20)
     try:
-        code = app(standalone_mode=False)  # click returns the exit code instead of exiting
+        code = app(standalone_mode=False, prog_name="cfgcheck")  # returns the exit code; `python -m` too
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
@@ -311,6 +363,10 @@ def main() -> None:
     except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
         if isinstance(exc, typer.Abort):
             sys.exit(130)
+        if type(exc).__name__ == "NoArgsIsHelpError":  # bare `cfgcheck`: the help, no error line
+            message = exc.format_message()  # empty when typer printed the help itself (rich)
+            sys.stdout.write(message + "\n" if message.strip() else "")
+            sys.exit(2)
         if isinstance(exc, typer.TyperException) and hasattr(exc, "format_message"):  # click usage errors
             sys.stderr.write(f"cfgcheck: error: {exc.format_message()}\n")
             sys.exit(2)

@@ -9,6 +9,7 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 
 from __future__ import annotations
 
+import re
 import subprocess
 import tempfile
 from dataclasses import dataclass
@@ -59,9 +60,26 @@ def resolve_base(root: Path, ref: str) -> str:
         return found.stdout.decode().strip()
     shallow = git(root, "rev-parse", "--is-shallow-repository", check=False).stdout.decode().strip() == "true"
     if shallow:
-        raise ConfigError(f"base '{ref}' is not in this shallow clone; fetch it first, for example "
-                          f"`git fetch --no-tags --depth=50 origin {ref}` (actions/checkout: fetch-depth: 0)")
+        raise ConfigError(f"base '{ref}' is not in this shallow clone; fetch it with its history: "
+                          f"`{fetch_command(root, ref)}` (actions/checkout: fetch-depth: 0)")
     raise ConfigError(f"base '{ref}' is not a commit, branch or tag in this repository")
+
+
+def fetch_command(root: Path, ref: str) -> str:
+    """A git command that makes ``ref`` resolvable, with the history a merge base needs.
+
+    A single-branch shallow clone (actions/checkout's default) fetches only its own branch, so the
+    refspec names where the base goes: ``origin/main`` -> ``refs/remotes/origin/main``; a bare branch
+    name -> a local branch of that name; a commit id -> the commit itself.
+    """
+    remotes = git(root, "remote", check=False).stdout.decode().split()
+    remote, _, branch = ref.partition("/")
+    if remote in remotes and branch:
+        return f"git fetch --unshallow {remote} +refs/heads/{branch}:refs/remotes/{remote}/{branch}"
+    upstream = "origin" if "origin" in remotes or not remotes else remotes[0]
+    if re.fullmatch(r"[0-9a-fA-F]{7,64}", ref):
+        return f"git fetch --unshallow {upstream} {ref}"
+    return f"git fetch --unshallow {upstream} +refs/heads/{ref}:refs/heads/{ref}"
 
 
 def changed_files(root: Path, base: str) -> list[Change]:

@@ -1,21 +1,49 @@
-"""``--format text``: one line per finding, remediation below it; colour only on a terminal."""
+"""``--format text``: one line per finding, remediation below it; colour only on a terminal.
+
+A finding that ``cfgcheck fix`` can fix carries ``[*]`` after its code, as in ruff.
+"""
 
 from __future__ import annotations
 
+from typing import Callable
+
 from ..lint import LintResult
+from ..model import Finding
 
 STYLES = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
 
-def lines(result: LintResult, show_suppressed: bool = False) -> list[tuple[str, str, str]]:
+def _same(path: str) -> str:
+    return path
+
+
+def _fix_lines(finding: Finding, where: Callable[[str], str]) -> list[str]:
+    """``--show-fixes``: the mechanical fix and each edit it makes."""
+    if finding.fix is None:
+        return []
+    out = [f"    fixable: {finding.fix.description}"]
+    for edit in finding.fix.edits:
+        at = f"{where(edit.location.path)}:{edit.location.line}:{edit.location.column}"
+        out.append(f"      {at}: {edit.old!r} -> {edit.new!r}")
+    return out
+
+
+def lines(result: LintResult, show_suppressed: bool = False, where: Callable[[str], str] = _same,
+          show_fixes: bool = False) -> list[tuple[str, str, str]]:
+    """(severity, head line, the lines below it) per finding; ``where`` maps a repository path to
+    the path printed (relative to the user's directory)."""
     out = []
     for f in result.findings:
         if f.suppressed is not None and not show_suppressed:
             continue
-        where = f"{f.location.path}:{f.location.line}:{f.location.column}"
+        at = f"{where(f.location.path)}:{f.location.line}:{f.location.column}"
         model = f" [{f.model}]" if f.model else ""
-        head = f"{where}: {f.code} {f.severity}: {f.message}{model}"
-        out.append((f.severity, head, f"    fix: {f.remediation}" if f.remediation else ""))
+        marker = " [*]" if f.fix is not None else ""
+        head = f"{at}: {f.code}{marker} {f.severity}: {f.message}{model}"
+        below = [f"    fix: {f.remediation}"] if f.remediation else []
+        if show_fixes:
+            below += _fix_lines(f, where)
+        out.append((f.severity, head, "\n".join(below)))
     return out
 
 
@@ -29,14 +57,19 @@ def summary(result: LintResult) -> str:
         text += f"; the change fixes {len(result.fixed)}"
     if result.base is not None:
         text += f"; {result.base.describe()}"
+    fixable = sum(1 for f in result.active() if f.fix is not None)
+    if fixable:
+        text += f"; [*] {fixable} fixable with `cfgcheck fix`"
     return text
 
 
-def render(result: LintResult, color: bool = False, **_: object) -> str:
-    rows = lines(result)
+def render(result: LintResult, color: bool = False, quiet: bool = False, where: Callable[[str], str] = _same,
+           show_fixes: bool = False, **_: object) -> str:
+    """``quiet``: the findings only, no summary line."""
+    rows = lines(result, where=where, show_fixes=show_fixes)
     if not color:
         body = "".join(head + "\n" + (fix + "\n" if fix else "") for _, head, fix in rows)
-        return body + summary(result) + "\n"
+        return body + ("" if quiet else summary(result) + "\n")
     from io import StringIO
 
     from rich.console import Console
@@ -48,5 +81,6 @@ def render(result: LintResult, color: bool = False, **_: object) -> str:
         console.print(Text(head, style=STYLES[severity]))
         if fix:
             console.print(Text(fix, style="dim"))
-    console.print(Text(summary(result), style="bold"))
+    if not quiet:
+        console.print(Text(summary(result), style="bold"))
     return buffer.getvalue()
