@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO, git, lint_text
+from test_output_formats import SECRET_APP
 
 MEDIA = "examples/kubernetes/apps/media"
 
@@ -87,14 +88,14 @@ def test_fixable_marker_and_show_fixes() -> None:
 def test_shell_completion() -> None:
     completed = run(env={"_CFGCHECK_COMPLETE": "complete_bash", "COMP_WORDS": "cfgcheck li", "COMP_CWORD": "1"})
     assert completed.returncode == 0 and completed.stdout.split() == ["lint"]
-    script = run("--show-completion", "bash")
-    assert script.returncode == 0 and "_CFGCHECK_COMPLETE" in script.stdout
+    script = run(env={"_CFGCHECK_COMPLETE": "source_bash"})  # what --show-completion prints in bash
+    assert script.returncode == 0 and "_CFGCHECK_COMPLETE=complete_bash" in script.stdout
     assert "--install-completion" in run("-h").stdout
 
 
 @pytest.mark.parametrize("env, colored", [
     ({}, False), ({"FORCE_COLOR": "1"}, True), ({"NO_COLOR": "1", "FORCE_COLOR": "1"}, False),
-    ({"FORCE_COLOR": ""}, False),
+    ({"FORCE_COLOR": ""}, False), ({"FORCE_COLOR": "0"}, False),
 ])
 def test_no_color_and_force_color(env: dict, colored: bool) -> None:
     out = run("lint", "examples", env=env).stdout
@@ -176,17 +177,8 @@ def test_shallow_clone_hint_is_a_command_that_works(tmp_path: Path, base: str) -
 
 
 def test_cfg205_states_the_default_once(tmp_path: Path) -> None:
-    result = lint_text(tmp_path, """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat}
-spec:
-  template:
-    spec:
-      containers:
-        - name: server
-          image: vllm/vllm-openai:v0.26.0
-          args: ["--model", "Qwen/Qwen3-8B", "--max-num-seqs", "4"]
-""")
+    pinned = SECRET_APP.replace('"--api-key", "sk-live-abcdefghijklmnopqrstuvwxyz0123"', '"--max-num-seqs", "4"')
+    result = lint_text(tmp_path, pinned)
     (finding,) = [f for f in result.findings if f.code == "CFG205"]
     assert finding.message.count("256") == 1, finding.message
 

@@ -96,7 +96,7 @@ def test_shallow_clone_says_how_to_fetch(tmp_path: Path) -> None:
     git(repo, "commit", "-qam", "two")
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "-q", "--depth", "1", f"file://{repo}", str(clone)], check=True)
-    with pytest.raises(ConfigError, match="shallow clone; fetch it first"):
+    with pytest.raises(ConfigError, match=f"shallow clone; fetch it with its history: `git fetch --unshallow origin {base}`"):
         lint_diff([clone], Config(clone.resolve()), base)
 
 

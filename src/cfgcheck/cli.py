@@ -70,10 +70,12 @@ def write_output(text: str, output: Optional[Path]) -> None:
 
 def use_color(fmt: str, output: Optional[Path]) -> bool:
     """Colour for text on a terminal; NO_COLOR (no-color.org) turns it off and wins over FORCE_COLOR
-    (force-color.org), which turns it on without a terminal. Never in a file."""
-    if fmt != "text" or output is not None or os.environ.get("NO_COLOR"):
+    (force-color.org), which turns it on without a terminal, except as 0 or false (Node's
+    supports-color reading: off). Never in a file."""
+    force = os.environ.get("FORCE_COLOR", "")
+    if fmt != "text" or output is not None or os.environ.get("NO_COLOR") or force.lower() in ("0", "false"):
         return False
-    return bool(os.environ.get("FORCE_COLOR")) or sys.stdout.isatty()
+    return bool(force) or sys.stdout.isatty()
 
 
 def display_paths(root: Path) -> Callable[[str], str]:
