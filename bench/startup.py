@@ -9,6 +9,10 @@ configuration (what a pre-commit hook on one file costs), and prints the median 
 (user+sys of the child, from ``os.wait4``; CPU time is what other load on the machine inflates least).
 ``--also`` adds another cfgcheck, for instance one installed from main, to compare before and after.
 The default file is the one-file case of ``bench/run.py``; yamllint comes from PATH or bench/out/venv-tools.
+
+Measure what users run: ``--cfgcheck`` pointing at a regular (``pip install .``) installation. An
+editable install (``pip install -e .``) adds its import finder to every Python start-up in that venv,
+``python -c pass`` included, which yamllint's venv does not pay.
 """
 
 from __future__ import annotations

@@ -106,12 +106,16 @@ def test_no_color_and_force_color(env: dict, colored: bool) -> None:
 # ---------------------------------------------------------------- item 12: paths where the user stands
 
 
-def test_text_paths_are_relative_to_the_current_directory() -> None:
+def test_text_paths_are_relative_to_the_current_directory(tmp_path: Path) -> None:
     inside = run("lint", ".", cwd=REPO / "examples/kubernetes")
     paths = [line.split(":")[0] for line in inside.stdout.splitlines() if re.match(r"\S+\.yaml:\d+", line)]
     assert paths and all(p.startswith("apps/") and (REPO / "examples/kubernetes" / p).is_file() for p in paths)
     sideways = run("lint", "../ai/qwen-chat", cwd=REPO / MEDIA)
     assert sideways.stdout.startswith("../ai/qwen-chat/qwen-chat.yaml:")
+    above = run("lint", f"{REPO.name}/examples/kubernetes/apps/ai/qwen-chat", cwd=REPO.parent)
+    assert above.stdout.startswith(f"{REPO.name}/examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml:")
+    elsewhere = run("lint", str(REPO / "examples/kubernetes/apps/ai/qwen-chat"), cwd=tmp_path)
+    assert elsewhere.stdout.startswith(f"{REPO.resolve()}/examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml:")
     sarif = json.loads(run("lint", ".", "--format", "sarif", cwd=REPO / "examples/kubernetes").stdout)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert all(u.startswith("examples/kubernetes/apps/") for u in uris), "SARIF keeps repository paths"

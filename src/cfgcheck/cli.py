@@ -84,10 +84,18 @@ def display_paths(root: Path) -> Callable[[str], str]:
     cwd, root_text = os.getcwd(), str(root)
     if cwd == root_text:
         return lambda path: path
-    inside = (cwd + os.sep).startswith(root_text + os.sep) or (root_text + os.sep).startswith(cwd + os.sep)
-    if not inside:
+    if (root_text + os.sep).startswith(cwd + os.sep):  # the repository is below the user
+        below = os.path.relpath(root_text, cwd).replace(os.sep, "/") + "/"
+        return lambda path: below + path
+    if not (cwd + os.sep).startswith(root_text + os.sep):
         return lambda path: os.path.join(root_text, path)
-    return lambda path: os.path.relpath(os.path.join(root_text, path), cwd).replace(os.sep, "/")
+    here = os.path.relpath(cwd, root_text).replace(os.sep, "/") + "/"  # the user is below the root
+
+    def relative(path: str) -> str:
+        if path.startswith(here):
+            return path[len(here):]  # the common case, without relpath's system calls
+        return os.path.relpath(os.path.join(root_text, path), cwd).replace(os.sep, "/")
+    return relative
 
 
 def render_lint(result, fmt: str, output: Optional[Path], root: Path, quiet: bool, statistics: bool,
