@@ -286,10 +286,12 @@ def test_junit_shape() -> None:
 
 def test_junit_escapes_what_xml_cannot_carry() -> None:
     result = synthetic(1)
-    result.findings[0].message = "bell \x07 esc \x1b[31m nul \x00 <tag> & \"quote\""
+    result.findings[0].message = "bell \x07 esc \x1b[31m nul \x00 csi \x9b del \x7f ls \u2028 <tag> & \"quote\""
     text = renderer("junit")(result)
     failure = ET.fromstring(text).find(".//failure")
-    assert "\\x07" in failure.get("message") and "\\x1b" in failure.get("message") and "<tag>" in failure.text
+    message = failure.get("message")
+    assert all(escaped in message for escaped in ("\\x07", "\\x1b", "\\x00", "\\x9b", "\\x7f", "\\u2028"))
+    assert not any(ch in text for ch in "\x07\x1b\x00\x9b\x7f\u2028") and "<tag>" in failure.text
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from cfgcheck.reporters import FORMATS
 from test_propose import CAP_AND_RAISE, REPO, Mirror, git_env, seed_repo
 from test_review import NAME, PullRequest
 
@@ -78,7 +79,7 @@ def test_secret_values_in_linted_files_are_never_echoed(tmp_path: Path) -> None:
     (tmp_path / "leaky.yaml").write_text(SECRETS_FILE, encoding="utf-8")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     outputs = []
-    for fmt in ("text", "json", "sarif", "github", "markdown"):
+    for fmt in FORMATS:
         out = run(tmp_path, "lint", ".", "-f", fmt)
         outputs += [out.stdout, out.stderr]
         assert "CFG305" in out.stdout or fmt == "markdown" and "CFG305" in out.stdout, out.stdout

@@ -4,7 +4,8 @@ Azure Pipelines).
 One ``testsuite`` per linted file; one ``testcase`` per finding (a ``failure`` whose ``type`` is the
 severity), a suppressed finding as a ``skipped`` testcase with its reason, and a file without findings as
 one passing testcase, so the report also counts what was checked. Characters XML 1.0 cannot carry
-(C0 controls other than tab and newline, lone surrogates, U+FFFE/U+FFFF) are written as ``\\xNN``.
+(C0 controls other than tab and newline, lone surrogates, U+FFFE/U+FFFF), and the controls a viewer
+could act on (DEL, C1, U+2028/U+2029; docs/SECURITY.md promise 8), are written as ``\\xNN``/``\\uNNNN``.
 """
 
 from __future__ import annotations
@@ -15,11 +16,12 @@ from xml.etree import ElementTree as ET
 from ..lint import LintResult
 from ..model import Finding
 
-_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff\ufffe\uffff]")
 
 
 def _xml(text: object) -> str:
-    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}", str(text))
+    return _NOT_XML.sub(lambda m: f"\\x{ord(m.group()):02x}" if ord(m.group()) < 0x100 else f"\\u{ord(m.group()):04x}",
+                        str(text))
 
 
 def _case(suite: ET.Element, finding: Finding) -> None:

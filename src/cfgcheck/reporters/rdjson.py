@@ -72,4 +72,4 @@ def render(result: LintResult, **_: object) -> str:
     report: dict = {"source": SOURCE, "diagnostics": [_diagnostic(f, columns) for f in active]}
     if worst:
         report["severity"] = worst
-    return json.dumps(report, indent=2, ensure_ascii=False) + "\n"
+    return json.dumps(report, indent=2) + "\n"  # ASCII: control characters arrive escaped
