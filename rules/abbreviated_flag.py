@@ -53,6 +53,7 @@ spec:
 from __future__ import annotations
 
 from cfgcheck.engines.catalog import catalog_for, flag_location, known_versions, model_flags, version_key
+from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG101", "abbreviated-flag", "error"
@@ -92,4 +93,6 @@ def check(model, ctx):
             remediation=f"write {full} in full{_later_trouble(catalog, res.written)}",
             fix=fix,
             setting=res.option,
+            severity=severity(model, catalog, lambda: in_every_version(
+                catalog.engine, lambda other: other.resolve(res.written).kind != "exact")),
         )

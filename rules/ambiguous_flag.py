@@ -50,6 +50,7 @@ None.
 from __future__ import annotations
 
 from cfgcheck.engines.catalog import catalog_for, known_versions, model_flags, version_key
+from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
@@ -85,4 +86,6 @@ def check(model, ctx):
             flag.token.location,
             remediation=f"write the full name of the intended flag{_earlier_meaning(catalog, res.written)}",
             setting=res.written,
+            severity=severity(model, catalog, lambda: in_every_version(
+                catalog.engine, lambda other: other.resolve(res.written).kind in ("ambiguous", "unknown"))),
         )

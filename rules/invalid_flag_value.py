@@ -55,13 +55,14 @@ from __future__ import annotations
 import re
 
 from cfgcheck.engines.catalog import model_flags, value_location
+from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 OPTIONS: dict = {}
 
 _SECRET = re.compile(r"key|token|secret|passw|credential|auth", re.I)
-_TEMPLATED = re.compile(r"\$\(|\$\{|\{\{|<[A-Z_]+>")
+_TEMPLATED = re.compile(r"\$\(|\$\{|\$[A-Za-z_]|\{\{|<[A-Z_]+>")  # a variable: the value is unknown
 _BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
@@ -88,7 +89,10 @@ def check(model, ctx):
         if res.kind not in ("exact", "abbrev") or spec is None or res.suffix:
             continue
         if not spec.takes_value:
-            yield from _valueless(flag, spec, tokens, index_of, label)
+            for finding in _valueless(flag, spec, tokens, index_of, label):
+                finding.severity = severity(model, catalog, lambda: in_every_version(
+                    catalog.engine, lambda other: _refuses(other, res.written, None)))
+                yield finding
             continue
         values = [(flag.inline_value, value_location(flag), None)] if flag.inline_value is not None else \
             [(t.text, t.location, t) for t in flag.values]
@@ -111,7 +115,19 @@ def check(model, ctx):
                 remediation=f"give {res.option} a value its parser accepts; the engine will not start",
                 fix=fix,
                 setting=res.option,
+                severity=severity(model, catalog, lambda: in_every_version(
+                    catalog.engine, lambda other: _refuses(other, res.written, text))),
             )
+
+
+def _refuses(catalog, written: str, text: str | None) -> bool:
+    """Whether ``catalog``'s version refuses ``written`` with ``text`` (None: with a value at all)."""
+    res = catalog.resolve(written)
+    if res.spec is None or res.kind not in ("exact", "abbrev"):
+        return True
+    if text is None:
+        return not res.spec.takes_value
+    return res.spec.takes_value and catalog.check_value(res.spec, text) is not None
 
 
 def _span(location, text):

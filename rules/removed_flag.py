@@ -51,6 +51,7 @@ None.
 from __future__ import annotations
 
 from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags, version_ranges
+from cfgcheck.engines.confidence import severity
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
@@ -78,4 +79,6 @@ def check(model, ctx):
             remediation = f"use {hist.successor} instead (check its value format), or remove the flag"
         else:
             remediation = "remove the flag or find its replacement in the engine's release notes"
-        yield Finding(message, flag.token.location, remediation=remediation, setting=hist.option or res.written)
+        # other versions accept it by definition: an error only when the version is exact
+        yield Finding(message, flag.token.location, remediation=remediation, setting=hist.option or res.written,
+                      severity=severity(model, catalog, lambda: False))

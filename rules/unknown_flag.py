@@ -51,6 +51,7 @@ spec:
 from __future__ import annotations
 
 from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags
+from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
@@ -89,8 +90,15 @@ def check(model, ctx):
         if hist.newer:
             message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
             remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"
+            level = severity(model, catalog, lambda: False)
+        elif unfamiliar_image(model) and not is_typo(catalog, res.written):
+            message = f"flag '{res.written}' is in no catalogued {name} version; the image " \
+                      f"{model.image.value if model.image else ''} may add it ({stated(model)[1]})"
+            remediation = "if the image does not accept it, remove it; else add it to this rule's `ignore`"
+            level = "note"
         else:
             message = f"unknown flag '{res.written}' in {label}"
             close = catalog.suggest(res.written)
             remediation = f"did you mean {close[0]}?" if close else "remove the flag or check its spelling"
-        yield Finding(message, flag.token.location, remediation=remediation, setting=res.written)
+            level = SEVERITY  # no catalogued version accepts it
+        yield Finding(message, flag.token.location, remediation=remediation, setting=res.written, severity=level)

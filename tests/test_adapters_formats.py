@@ -58,7 +58,8 @@ def test_llm_inference_service_config_eval_script():
     models = models_of("kserve-llmisvc-config.yaml")
     assert list(models) == ["llm-template/template"]  # the routing sidecar is not an engine
     model = models["llm-template/template"]
-    assert model.engine == "vllm" and model.engine_version == "0.9.0"
+    # ghcr.io/llm-d/llm-d-cuda tags are llm-d releases, not vLLM versions (data/images.json)
+    assert model.engine == "vllm" and model.engine_version is None and model.engine_variant == "llm-d"
     assert model.model.value == "/mnt/models" and at(model.model) == (16, 35)
     assert model.value("max_num_seqs") == 64 and at(model.setting("max_num_seqs")) == (20, 30)
     assert model.value("served_model_name") == "{{ .Spec.Model.Name }}"

@@ -26,7 +26,8 @@ def need(engine: str, version: str):
 
 def test_engines_have_catalogs() -> None:
     assert "vllm" in cat.engines() and "sglang" in cat.engines()
-    assert versions("vllm")[0].startswith("0.10.")
+    # catalogs reach back as far as scripts/build_catalogs.py could build (vLLM 0.6 and later in scope)
+    assert version_key(versions("vllm")[0]) <= version_key("0.10.0")
     assert "0.33.0" in versions("vllm") and "0.26.0" in versions("vllm")
 
 
@@ -47,8 +48,9 @@ def test_every_catalog_is_self_consistent(engine: str, version: str) -> None:
     if probe and b["allow_abbrev"]:
         abbrevs = [p for p in (probe[:n] for n in range(4, len(probe))) if c.resolve(p).kind == "abbrev"]
         assert abbrevs and c.resolve(abbrevs[0]).option == probe
-    if engine == "vllm":
-        assert b["allow_abbrev"] and b["underscores_to_dashes"] and b["human_readable_ints"]
+    if engine == "vllm":  # human-readable integers (32K) came with vLLM 0.8
+        assert b["allow_abbrev"] and b["underscores_to_dashes"]
+        assert b["human_readable_ints"] == (version_key(version) >= version_key("0.8"))
     if engine == "sglang":
         assert b["allow_abbrev"] and not b["underscores_to_dashes"]
 
@@ -157,7 +159,6 @@ def test_version_resolution() -> None:
     for rolling in (None, "nightly", "latest"):
         c = catalog_for("vllm", rolling)
         assert (c.version, c.requested, c.assumed) == (newest, None, True)
-        assert "assumed" in c.describe("nightly") and "nightly" in c.describe("nightly")
     c = catalog_for("vllm", "9.0.0")
     assert c.version == newest and c.assumed
     c = catalog_for("vllm", "v0.26.0")

@@ -101,6 +101,11 @@ class ServedModel:
     location: Location  # where the served model is defined
     engine: str = "unknown"  # vllm | sglang | tokenspeed | llama.cpp | unknown
     engine_version: str | None = None
+    # how sure engine_version is: exact (a version tag, a directive) | assumed | unknown, and why;
+    # None: not stated by the adapter (derived from the image, else exact when a version is given)
+    engine_version_confidence: str | None = None
+    engine_version_why: str | None = None
+    engine_variant: str | None = None  # a platform or vendor build that may add flags: rocm, omni, llm-d, ...
     image: Setting | None = None
     model: Setting | None = None
     model_revision: Setting | None = None

@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..engines import argv as argv_mod
-from ..engines.images import parse_image
+from ..engines.images import image_engine, parse_image
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 
@@ -93,19 +93,21 @@ class DocContext:
             return self.shell_tokens(node, origin, segment=False)
         return []
 
-    def shell_tokens(self, node: YNode, origin: str, segment: bool = True) -> list[ArgToken]:
+    def shell_tokens(self, node: YNode, origin: str, segment: bool = True,
+                     env: dict[str, str | None] | None = None) -> list[ArgToken]:
         """Tokens of a shell (or env) string, each located at its line and column in the file.
 
         The string's value is split as a shell would (see ``adapters.shell``); with ``segment`` only the
-        command that starts the engine is kept. Locations point into the source text, inside quotes,
+        command that starts the engine is kept, after the script's literal variables (and ``env``, the
+        container's environment) are expanded. Locations point into the source text, inside quotes,
         escapes and block scalars.
         """
-        from .shell import SourceMap, lex, segments
+        from .shell import SourceMap, expand, lex, segments
 
         mapping = SourceMap(self.loaded.text, node)
         words = lex(mapping.value, shell=segment)
         if segment:
-            words = _engine_command(segments(words))
+            words = _engine_command(segments(expand(words, env)))
         tokens = []
         for word, start, end in words:
             line, column = mapping.line_column(mapping.absolute(start))
@@ -161,10 +163,11 @@ def set_image(ctx: DocContext, model: ServedModel, setting: Setting | None) -> N
     if setting is None or not isinstance(setting.value, str):
         return
     model.image = setting
-    ref = parse_image(setting.value)
-    if model.engine == "unknown" and ref.engine:
-        model.engine = ref.engine
-    model.engine_version = ref.version
+    found = image_engine(parse_image(setting.value))
+    if model.engine == "unknown" and found.engine:
+        model.engine = found.engine
+    model.engine_version, model.engine_variant = found.version, found.variant
+    model.engine_version_confidence, model.engine_version_why = found.confidence, found.why
 
 
 def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
@@ -230,7 +233,12 @@ def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], im
 
 
 def finish(model: ServedModel) -> ServedModel:
-    """Derive model id and revision from the settings once every source has been applied."""
+    """Derive model id and revision from the settings once every source has been applied; a
+    ``# cfgcheck: engine-version=X`` directive states the engine version exactly."""
+    stated = model.directive("engine-version")
+    if stated is not None:
+        model.engine_version, model.engine_version_confidence = stated.value.lstrip("vV"), "exact"
+        model.engine_version_why = f"directive on line {stated.location.line}"
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
     if model.model_revision is None and "model_revision" in model.settings:

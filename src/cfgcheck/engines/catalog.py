@@ -516,18 +516,6 @@ class Catalog:
     def display(self) -> str:
         return f"{DISPLAY.get(self.engine, self.engine)} {self.version}"
 
-    def describe(self, image_tag: str | None = None) -> str:
-        """"vLLM 0.26.0", or "assumed vLLM 0.33.0 (image tag 'nightly' gives no version)"."""
-        if not self.assumed:
-            return self.display
-        if self.requested:
-            why = f"{DISPLAY.get(self.engine, self.engine)} {self.requested} is not catalogued"
-        elif image_tag:
-            why = f"image tag '{image_tag}' gives no version"
-        else:
-            why = "no engine version known"
-        return f"assumed {self.display} ({why})"
-
     # -- lookup -------------------------------------------------------------------------------
 
     def options(self) -> list[OptionSpec]:
@@ -853,14 +841,10 @@ def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
     catalog = catalog_for(model.engine, model.engine_version)
     if catalog is None:
         return None
-    tag = None
-    image = getattr(model, "image", None)
-    if image is not None and isinstance(image.value, str):
-        from cfgcheck.engines.images import parse_image
+    from cfgcheck.engines.confidence import label
 
-        tag = parse_image(image.value).tag
     tokens = list(model.argv)
-    return catalog, walk(catalog, tokens[launch_offset(tokens):]), catalog.describe(tag)
+    return catalog, walk(catalog, tokens[launch_offset(tokens):]), label(model, catalog)
 
 
 def flag_location(token, written: str):

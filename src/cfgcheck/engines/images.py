@@ -1,12 +1,25 @@
-"""Container image references: which engine an image runs and which version its tag names."""
+"""Container image references: which engine an image runs, which version its tag names, how sure that is.
+
+``parse_image`` splits a reference the way the OCI distribution spec does (registry, repository, tag,
+digest). ``image_engine`` then looks the repository up in ``data/images.json`` (known repositories
+with their sources) and says which engine and variant runs, and the engine version with a
+**confidence**: ``exact`` (an upstream image's version tag), ``assumed`` (a rolling tag, a mirror, a
+vendor build that tracks a release) or ``unknown`` (a local build, an unknown repository).
+"""
 
 from __future__ import annotations
 
+import fnmatch
+import functools
+import json
 import re
 from dataclasses import dataclass
+from pathlib import Path
 
 ROLLING_TAGS = {"latest", "nightly", "dev", "main", "master", "edge", "head", "stable", "canary"}
-_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+)?(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:[-_+].*)?$")
+# 0.9.0.1, 0.5.5.post3, 0.10.1rc1, 0.11.0.dev2 followed by a build suffix (-cu129, -rocm630, _amd64)
+_VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:[-_+].*)?$")
+_DOCKER_HUB = {"docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"}
 _ENGINE_HINTS = (
     ("tokenspeed", "tokenspeed"),
     ("sglang", "sglang"),
@@ -15,6 +28,7 @@ _ENGINE_HINTS = (
     ("llamacpp", "llama.cpp"),
     ("vllm", "vllm"),
 )
+EXACT, ASSUMED, UNKNOWN = "exact", "assumed", "unknown"
 
 
 @dataclass(frozen=True, slots=True)
@@ -23,10 +37,29 @@ class ImageRef:
     repository: str  # without registry host, e.g. "vllm/vllm-openai"
     tag: str | None
     digest: str | None
+    registry: str | None = None  # "ghcr.io", "localhost:5000"; None for Docker Hub
 
     @property
     def name(self) -> str:
         return self.repository.rsplit("/", 1)[-1]
+
+    @property
+    def full(self) -> str:
+        """registry/repository, as ``data/images.json`` matches it (Docker Hub without a host)."""
+        return f"{self.registry}/{self.repository}" if self.registry else self.repository
+
+    @property
+    def templated(self) -> bool:
+        """A reference still holding a variable or template (``${IMAGE}``, ``{{ .Values.image }}``)."""
+        return "$" in self.text or "{{" in self.text
+
+    @property
+    def local(self) -> bool:
+        """Built where it runs: a ``localhost`` registry, or a bare name without a namespace
+        (``team-sglang:v1.2.2``) that no engine publishes as a Docker official image."""
+        if self.registry is not None:
+            return self.registry.split(":", 1)[0] in ("localhost", "127.0.0.1")
+        return "/" not in self.repository and not self.templated
 
     @property
     def rolling(self) -> bool:
@@ -38,24 +71,26 @@ class ImageRef:
 
     @property
     def version(self) -> str | None:
-        if self.tag is None:
-            return None
-        match = _VERSION.match(self.tag)
-        if not match:
-            return None
-        version = match.group(1)
-        return re.sub(r"(?<=\d)post", ".post", version)
+        """The version the tag names, read generically (a known repository may say otherwise)."""
+        return _tag_version(self.tag)
 
     @property
     def engine(self) -> str | None:
-        lowered = self.repository.lower()
-        for hint, engine in _ENGINE_HINTS:
-            if hint in lowered:
-                return engine
+        return image_engine(self).engine
+
+
+def _tag_version(tag: str | None) -> str | None:
+    if tag is None:
         return None
+    match = _VERSION.match(tag)
+    if not match:
+        return None
+    return re.sub(r"(?<=\d)post", ".post", match.group(1))
 
 
 def parse_image(text: str) -> ImageRef:
+    """Split ``[registry/]repository[:tag][@digest]``; the registry is the first component when it has
+    a dot or a port or is ``localhost`` (the Docker reference grammar)."""
     reference = text.strip()
     digest = None
     if "@" in reference:
@@ -65,6 +100,101 @@ def parse_image(text: str) -> ImageRef:
     if ":" in last:
         reference, tag = reference.rsplit(":", 1)
     parts = reference.split("/")
+    registry = None
     if len(parts) > 1 and ("." in parts[0] or ":" in parts[0] or parts[0] == "localhost"):
+        registry, parts = parts[0].lower(), parts[1:]
+        if registry in _DOCKER_HUB:
+            registry = None
+    if registry is None and len(parts) == 2 and parts[0] == "library":
         parts = parts[1:]
-    return ImageRef(text, "/".join(parts), tag or None, digest or None)
+    return ImageRef(text, "/".join(parts), tag or None, digest or None, registry)
+
+
+@dataclass(frozen=True, slots=True)
+class ImageEngine:
+    """What an image runs: the engine (None: not an engine, or not known), the variant build, the
+    engine version its tag names, how sure that version is, and why."""
+
+    engine: str | None
+    variant: str | None
+    version: str | None
+    confidence: str
+    why: str
+    known: bool  # the repository is in data/images.json (or a mirror of one)
+
+
+@functools.lru_cache(maxsize=None)
+def _table() -> dict:
+    return json.loads((Path(__file__).resolve().parent.parent / "data" / "images.json").read_text())
+
+
+def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
+    """The known-image entry for ``ref`` and whether it was found as a mirror of an upstream image."""
+    full = ref.full.lower()
+    for entry in _table()["images"]:
+        patterns = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
+        if any(fnmatch.fnmatchcase(full, pattern) for pattern in patterns):
+            return entry, False
+    upstream = _table()["mirrors"]["names"].get(ref.name.lower())
+    if upstream and ref.registry is not None:
+        for entry in _table()["images"]:
+            if entry["match"] == upstream:
+                return entry, True
+    return None, False
+
+
+@functools.lru_cache(maxsize=4096)
+def image_engine(ref: ImageRef) -> ImageEngine:
+    """Engine, variant and version of an image, with the confidence of that version."""
+    if ref.templated:
+        return ImageEngine(_hint(ref), None, None, UNKNOWN, f"image '{ref.text}' is not expanded", False)
+    entry, mirror = _entry(ref)
+    if entry is None:
+        why = f"'{ref.full}' is a local build" if ref.local else f"'{ref.full}' is not a known engine image"
+        return ImageEngine(_hint(ref), None, None, UNKNOWN, why, False)
+    engine, variant = entry["engine"], entry["variant"]
+    if engine is None:
+        return ImageEngine(None, variant, None, UNKNOWN, entry["why"], True)
+    if variant is None and ref.tag:
+        variant = _tag_variant(ref.tag)
+    return _entry_version(ref, entry, engine, variant, mirror)
+
+
+def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None, mirror: bool) -> ImageEngine:
+    how = entry["version"]
+    if how == "vendor":
+        return ImageEngine(engine, variant, None, UNKNOWN, f"{entry['why']} ('{ref.tag or 'no tag'}')", True)
+    if how == "embedded":
+        match = re.search(entry["pattern"], ref.tag or "")
+        version = match.group(1) if match else None
+    else:
+        version = _tag_version(ref.tag)
+    if version is None:
+        if ref.rolling or how == "embedded" or not ref.tag:
+            pinned = f" pinned by digest {ref.digest[:19]}…" if ref.digest else ""
+            what = f"tag '{ref.tag}'" if ref.tag else "no tag"
+            return ImageEngine(engine, variant, None, ASSUMED, f"image {what}{pinned} gives no version", True)
+        return ImageEngine(engine, variant, None, UNKNOWN, f"image tag '{ref.tag}' names no version", True)
+    if mirror:
+        return ImageEngine(engine, variant, version, ASSUMED, f"'{ref.full}' is taken as a mirror of {entry['match']}", True)
+    if not entry.get("exact"):
+        why = entry.get("why") or f"{ref.full} is a vendor build"
+        return ImageEngine(engine, variant, version, ASSUMED, f"{why}; its tag {ref.tag} is read as the version", True)
+    return ImageEngine(engine, variant, version, EXACT, f"image tag {ref.tag}", True)
+
+
+def _tag_variant(tag: str) -> str | None:
+    variants = {k: v for k, v in _table()["tag_variants"].items() if k != "about"}
+    for part in re.split(r"[-_]", tag.lower())[1:]:
+        for prefix, variant in variants.items():
+            if part.startswith(prefix):
+                return variant
+    return None
+
+
+def _hint(ref: ImageRef) -> str | None:
+    lowered = ref.repository.lower()
+    for hint, engine in _ENGINE_HINTS:
+        if hint in lowered:
+            return engine
+    return None
