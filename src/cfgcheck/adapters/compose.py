@@ -2,7 +2,9 @@
 engine (a string or a list; flags only when the image's entrypoint starts it).
 
 Compose interpolation ``${VAR:-default}`` is read as its default (what runs when the variable is
-unset), located at the default's text. GPUs come from ``deploy.resources.reservations.devices``.
+unset), located at the default's text. GPUs come from ``deploy.resources.reservations.devices``; a
+count or device list that holds a variable is unknown, not 1. A service with ``build:`` runs the
+image it builds: nothing to pin, and its engine version is unknown unless a directive states it.
 """
 
 from __future__ import annotations
@@ -61,6 +63,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                                 default_engine=engine, tokens=tokens, env_key="environment")
         if model is None:
             continue
+        if service.get("build") is not None:
+            _built_here(model)
         _environment_list(ctx, model, service.get("environment"), path)
         model.gpus = _gpus(ctx, service, path) or model.gpus
         replicas = service.path("deploy")
@@ -69,6 +73,14 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
         found.append(finish(model))
     return found
+
+
+def _built_here(model: ServedModel) -> None:
+    if model.image is not None:
+        model.image.origin = "build"
+    model.engine_version, model.engine_variant = None, "local build"
+    model.engine_version_confidence = "unknown"
+    model.engine_version_why = "the service builds its image (compose build:)"
 
 
 def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, path: str) -> None:
@@ -100,5 +112,7 @@ def _gpus(ctx: DocContext, service: YNode, path: str) -> Setting | None:
             return count
         ids = device.get("device_ids")
         if ids is not None and ids.kind == "seq":
+            if any("$" in str(item.value) for item in ids.value):
+                return None  # ["${GPU_IDS}"]: how many GPUs the variable lists is unknown
             return Setting("gpus", len(ids.value), ctx.location(ids), f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
     return None

@@ -23,8 +23,17 @@ ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_
 _SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
-def container_tokens(ctx: DocContext, container: YNode) -> list[ArgToken]:
-    """command + args as the container runtime joins them, shell strings split and located."""
+def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env") -> list[ArgToken]:
+    """command + args as the container runtime joins them, ``$(VAR)`` expanded as the kubelet does,
+    shell strings split and located with their literal variables expanded."""
+    env = container.get(env_key)
+    literal = {name: ctx.setting(name, None, node, name) for name, node in env_value_nodes(env)}
+    environment: dict[str, str | None] = {name: None for name in env_names(env)}
+    environment.update({name: str(s.value) for name, s in literal.items() if s.value is not None})
+    return [kubelet_expand(t, literal) for t in _joined_tokens(ctx, container, environment)]
+
+
+def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str | None]) -> list[ArgToken]:
     command = ctx.tokens(container.get("command"), "command") if container.get("command") is not None else []
     args_node = container.get("args")
     args = ctx.tokens(args_node, "args")
@@ -37,10 +46,34 @@ def container_tokens(ctx: DocContext, container: YNode) -> list[ArgToken]:
             script_index += 1  # bash -lc -- SCRIPT
         script_node = _node_for(container, joined[script_index])
         if script_node is not None:
-            return ctx.shell_tokens(script_node, "shell")
+            return ctx.shell_tokens(script_node, "shell", env=environment)
     if not command and args_node is not None and args_node.kind == "seq" and len(args) == 1 and " " in texts[0]:
-        return ctx.shell_tokens(args_node.value[0], "shell")
+        return ctx.shell_tokens(args_node.value[0], "shell", env=environment)
     return joined
+
+
+_KUBELET_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+
+
+def kubelet_expand(token: ArgToken, env: dict[str, Setting]) -> ArgToken:
+    """``$(VAR)`` in command/args replaced by the container's literal ``env`` value, as the kubelet does
+    (``$$`` escapes a ``$``; an undefined name stays as written). A token that is exactly one
+    reference is located at the env value, where the engine's value is written."""
+    if "$" not in token.text:
+        return token
+    whole = _KUBELET_REFERENCE.fullmatch(token.text)
+    if whole and whole.group(1) in env and env[whole.group(1)].value is not None:
+        setting = env[whole.group(1)]
+        return ArgToken(str(setting.value), setting.location, setting.comments, token.origin, token.synthetic)
+
+    def replace(match: re.Match) -> str:
+        if match.group(0) == "$$":
+            return "$"
+        found = env.get(match.group(1))
+        return str(found.value) if found is not None and found.value is not None else match.group(0)
+
+    return ArgToken(_KUBELET_REFERENCE.sub(replace, token.text), token.location, token.comments, token.origin,
+                    token.synthetic)
 
 
 def _node_for(container: YNode, token: ArgToken) -> YNode | None:
@@ -73,6 +106,17 @@ def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[st
         if node is not None and node.kind == "scalar" and node.value is not None:
             found[key.value] = ctx.setting(key.value, key_node, node, f"{prefix}env.{key.value}", origin="env")
     return found
+
+
+def env_names(env: YNode | None) -> list[str]:
+    """Every variable an ``env`` list or map sets, literal or not (``valueFrom``)."""
+    if env is None:
+        return []
+    if env.kind == "seq":
+        return [n for n in (item.scalar("name") for item in env.value if item.kind == "map") if isinstance(n, str)]
+    if env.kind == "map":
+        return [str(k.value) for k, _ in env.items() if k.kind == "scalar"]
+    return []
 
 
 def env_value_nodes(env: YNode | None) -> list[tuple[str, YNode]]:
@@ -120,7 +164,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
             image = ctx.setting("image", container.key_node("image"), image_node, f"{prefix}image")
     image_engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if tokens is None:
-        tokens = container_tokens(ctx, container)
+        tokens = container_tokens(ctx, container, env_key)
     engine = image_engine or default_engine
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:

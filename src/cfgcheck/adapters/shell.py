@@ -12,6 +12,7 @@ located where it is written.
 from __future__ import annotations
 
 import bisect
+import re
 
 OPERATORS = (";", "&&", "||", "|", "&")
 _WS = " \t\r"
@@ -253,3 +254,83 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
             positions[i] = j
     positions[len(value)] = min(j, end)
     return positions
+
+
+# --------------------------------------------------------------------------------------------------
+# parameter expansion
+
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_DECLARE = {"export", "readonly", "local", "declare"}
+_NOT_LITERAL = ("$", "`")
+
+
+def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None = None) -> list[tuple[str, int, int]]:
+    """Shell parameter expansion where the value is literal, as ``sh`` would do it.
+
+    Values come from assignments earlier in the script (``TP=2``, ``export TP=2``) and from ``env``
+    (the container's environment: a string, or None when it is set but not literal, e.g. from a
+    secret). ``${VAR:-default}`` gives the default when VAR is set nowhere. A reference whose value is
+    not literal stays as written: the value is unknown. A word that is exactly one reference is
+    relocated to where its value is written (the assignment's value, the default), so that a finding
+    or an edit lands there.
+    """
+    known: dict[str, tuple[str | None, int | None, int | None]] = {
+        name: (value, None, None) for name, value in (env or {}).items()}
+    out: list[tuple[str, int, int]] = []
+    command_start = True
+    for word in words:
+        text = word[0]
+        if text in OPERATORS or text == ";":
+            out.append(word)
+            command_start = True
+            continue
+        if command_start and text in _DECLARE:
+            out.append(word)
+            continue
+        assignment = _ASSIGNMENT.match(text) if command_start else None
+        if assignment:
+            value, start, end = _expanded(word, known)
+            literal = not any(mark in value for mark in _NOT_LITERAL)
+            offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
+            known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
+            out.append(word)
+            continue
+        command_start = False
+        out.append(_expanded(word, known))
+    return out
+
+
+def _expanded(word: tuple[str, int, int], known: dict) -> tuple[str, int, int]:
+    text, start, end = word
+    whole = _REFERENCE.fullmatch(text)
+    if whole:
+        found = _lookup(whole, known, start)
+        return found if found is not None else word
+
+    def replace(match: re.Match) -> str:
+        found = _lookup(match, known, start)
+        return found[0] if found is not None else match.group(0)
+
+    return _REFERENCE.sub(replace, text), start, end
+
+
+def _lookup(match: re.Match, known: dict, base: int) -> tuple[str, int, int] | None:
+    """(value, start, end) of a reference; None when its value is not known."""
+    name = match.group(1) or match.group(4)
+    if name in known:
+        value, start, end = known[name]
+        if value is None:
+            return None
+        if start is None:  # from the environment: located at the reference
+            return value, base + match.start(), base + match.end()
+        return value, start, end
+    if match.group(2) in (":-", "-", ":=", "="):
+        default = match.group(3) or ""
+        return default, base + match.start(3), base + match.end(3)
+    return None
+
+
+def has_variable(text: str) -> bool:
+    """Whether a value still holds a shell or Kubernetes variable reference, so it is not known."""
+    return "$" in text and bool(re.search(r"\$[({A-Za-z_]", text))
