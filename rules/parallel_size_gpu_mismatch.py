@@ -4,13 +4,16 @@
 A served model whose world size, `tensor_parallel_size x pipeline_parallel_size` (times
 `data_parallel_size` where the engine starts one replica per DP rank in the same process group: vLLM, and
 SGLang without `--enable-dp-attention`), differs from the GPUs its pod requests (`nvidia.com/gpu`,
-`amd.com/gpu` limits, LLMKube `hardware.gpu.count`). Multi-node layouts (LeaderWorkerSet, `--nnodes`,
-`--headless`, `--data-parallel-size-local`) are skipped.
+`amd.com/gpu` limits, LLMKube `hardware.gpu.count`). The GPUs are counted across the topology the
+engine spans: a KubeRay head plus its worker groups (replicas x GPUs), a LeaderWorkerSet group
+(leader + `size - 1` workers), a production-stack `raySpec` (head + workers). Layouts split across
+pods by flags (`--nnodes`, `--node-rank`, `--headless`, `--data-parallel-size-local`) are skipped,
+and so is a count or size that is not a literal number (`$TP`, `${GPU_IDS}`).
 
 ## Why it matters
-Fewer GPUs than the world size fails at start-up (or hangs waiting for ranks that never come); more
-leaves expensive GPUs idle, usually because a `--tensor-parallel-size` was forgotten when the GPU count
-was raised.
+Fewer GPUs than the world size fails at start-up (or hangs waiting for ranks that never come): an
+error. More leaves expensive GPUs idle, usually because a `--tensor-parallel-size` was forgotten when
+the GPU count was raised: a warning, since the engine still starts.
 
 ## Example
 ```yaml
@@ -93,15 +96,19 @@ def _int(value, default=1):
         return default
 
 
+def _unknown(setting) -> bool:
+    """A count that is not a literal number (a variable, a template): the arithmetic cannot be done."""
+    return setting is not None and (setting.value is None or isinstance(setting.value, str) and not setting.value.strip().isdigit())
+
+
 def check(model, ctx) -> Iterator[Finding]:
     options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
     gpus = model.gpus
-    if gpus is None:
+    sizes = [model.setting(n) for n in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")]
+    if gpus is None or any(_unknown(s) for s in [gpus, *sizes]):
         return
     requested = _int(gpus.value, 0)
     if requested <= 0:
-        return
-    if model.kind in ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob"):
         return
     tokens = [t.text for t in getattr(model, "argv", []) or []]
     if any(t.split("=", 1)[0] in _MULTI_NODE_FLAGS for t in tokens):
@@ -139,4 +146,5 @@ def check(model, ctx) -> Iterator[Finding]:
             setting="tensor_parallel_size",
             related=(gpus.location,),
             model=model.name,
+            severity="warning",  # idle GPUs waste money; the engine still starts
         )

@@ -1,8 +1,11 @@
 """An engine image with a rolling tag (latest, nightly, dev) or no tag.
 
 ## What it flags
-Images whose tag names no version: `latest`, `nightly`, `dev`, `main`, a missing tag, or a bare
-digest with no versioned tag beside it.
+Images whose tag names no version: `latest`, `nightly`, `dev`, `main`, or a missing tag. A digest
+fixes the build such a tag named (`vllm/vllm-openai:nightly@sha256:...` does not roll) and a local
+build (a compose `build:`, a bare `team-vllm:dev` or a `localhost` registry) has no registry tag to
+roll: neither is flagged; their engine version is assumed or unknown, and version-dependent findings
+say so.
 
 ## Why it matters
 The engine version decides which flags exist, their defaults and the KV-pool arithmetic. A rolling
@@ -52,10 +55,11 @@ OPTIONS: dict = {}
 
 def check(model, ctx):
     image = model.image
-    if image is None or not isinstance(image.value, str) or "{{" in image.value:
+    if image is None or not isinstance(image.value, str) or image.origin == "build":
         return
     ref = parse_image(image.value)
-    if not ref.rolling:
+    # a digest fixes the build a rolling tag named; a local build has no registry tag to roll
+    if not ref.rolling or ref.digest or ref.local or ref.templated:
         return
     what = f"tag '{ref.tag}'" if ref.tag else "no tag"
     yield Finding(f"image {ref.repository} has {what}: the engine version cannot be known", image.location,

@@ -2,7 +2,9 @@
 
 ## What it flags
 The image of a served model (`spec.image`, a container `image`, production-stack
-`repository`/`tag`) without an `@sha256:` digest.
+`repository`/`tag`) without an `@sha256:` digest. Local builds (a compose service with `build:`, a
+bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
+as are references still holding a variable or template.
 
 ## Why it matters
 Tags move. The same `v0.26.0` tag can be rebuilt, and rolling tags change every day; a restart then
@@ -44,8 +46,9 @@ OPTIONS: dict = {}
 
 def check(model, ctx):
     image = model.image
-    if image is None or not isinstance(image.value, str) or "{{" in image.value:
+    if image is None or not isinstance(image.value, str) or image.origin == "build":
         return
-    if parse_image(image.value).digest is None:
+    ref = parse_image(image.value)
+    if ref.digest is None and not ref.local and not ref.templated:  # a local build has no digest to pin
         yield Finding(f"image {image.value} is not pinned by digest", image.location,
                       remediation="append @sha256:<digest> to the versioned tag", setting="image")

@@ -53,6 +53,21 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     return found
 
 
+def _ray_cluster_gpus(model: ServedModel, entry: YNode) -> None:
+    """With ``raySpec.enabled`` the chart runs the engine on a RayCluster (helm/templates/ray-cluster.yaml):
+    a head with ``raySpec.headNode.requestGPU`` and ``replicaCount`` workers with ``requestGPU`` each."""
+    ray = entry.get("raySpec")
+    if ray is None or ray.kind != "map" or ray.scalar("enabled") is not True or model.gpus is None:
+        return
+    head, workers = to_int(ray.scalar("headNode", "requestGPU", default=0)), to_int(entry.scalar("replicaCount", default=1))
+    per_worker = model.gpus.value
+    if not all(isinstance(n, int) for n in (head, workers, per_worker)):
+        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (ray cluster, not literal)")
+        return
+    model.gpus = Setting("gpus", head + workers * per_worker, model.gpus.location,
+                         f"{model.gpus.source} (ray cluster: head {head} + {workers} workers x {per_worker})")
+
+
 def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> ServedModel:
     name = str(entry.scalar("name", default=path))
     label = f"{release}/{name}" if release else name
@@ -85,6 +100,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             model.argv.extend(extra)
             apply_argv(model, extra)
     model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
+    _ray_cluster_gpus(model, entry)
     model.replicas = ctx.field_setting(entry, "replicaCount", "replicas", f"{path}.replicaCount", to_int)
     strategy = values.path("servingEngineSpec", "strategy", "type")
     if strategy is not None:

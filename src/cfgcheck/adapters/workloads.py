@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, string_map, to_int
+from .base import DocContext, finish, gpu_count, string_map, to_int
 from .containers import container_model
 
 MAX_SEARCH_DEPTH = 12
@@ -49,11 +49,16 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 continue
             container_name = str(container.scalar("name", default="container"))
             where = "/".join(trail + (container_name,))
+            tokens = _ray_node_tokens(ctx, root, trail, container)
+            if tokens == []:
+                continue
             model = container_model(ctx, root=root, kind=kind, name=f"{name}/{container_name}",
-                                    identity=f"{kind}/{name}/{where}", container=container, pod_spec=pod_spec)
+                                    identity=f"{kind}/{name}/{where}", container=container, pod_spec=pod_spec,
+                                    tokens=tokens)
             if model is None:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
+            _topology_gpus(ctx, model, root, trail)
             found.append(finish(model))
     return found
 
@@ -75,3 +80,94 @@ def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode 
             model.strategy = Setting("strategy", "RollingUpdate", model.location, "Deployment default")
     elif kind in ("StatefulSet", "Pod", "LeaderWorkerSet"):
         model.strategy = Setting("strategy", kind, model.location, kind)
+
+
+def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], container: YNode) -> list | None:
+    """A Ray node container without command/args runs what KubeRay generates (``ray start``), not the
+    image's entrypoint: no engine, except a RayJob's ``spec.entrypoint`` on the head. None: use the
+    container's own argv."""
+    if not any(part == "headGroupSpec" or part.startswith("workerGroupSpecs") for part in trail):
+        return None
+    if container.get("command") is not None or container.get("args") is not None:
+        return None
+    entrypoint = root.path("spec", "entrypoint")
+    if "headGroupSpec" in trail and entrypoint is not None and entrypoint.kind == "scalar" \
+            and isinstance(entrypoint.value, str):
+        return ctx.shell_tokens(entrypoint, "entrypoint")
+    return []
+
+
+def _pod_gpus(pod_spec: YNode | None) -> int | None:
+    """GPUs one pod requests (every container); None when a count is not a literal number."""
+    containers = pod_spec.get("containers") if pod_spec is not None and pod_spec.kind == "map" else None
+    if containers is None or containers.kind != "seq":
+        return 0
+    total = 0
+    for container in containers.value:
+        _, value = gpu_count(container.get("resources")) if container.kind == "map" else (None, None)
+        count = to_int(value.value) if value is not None and value.kind == "scalar" else 0
+        if not isinstance(count, int):
+            return None
+        total += count
+    return total
+
+
+def _find(node: YNode, key: str, depth: int = 0) -> YNode | None:
+    if depth > MAX_SEARCH_DEPTH or node.kind != "map":
+        return None
+    if node.get(key) is not None:
+        return node
+    for _, value in node.items():
+        found = _find(value, key, depth + 1) if value.kind == "map" else None
+        if found is not None:
+            return found
+    return None
+
+
+def _ray_gpus(cluster: YNode) -> tuple[int | None, str]:
+    """GPUs of a KubeRay cluster spec: the head pod plus replicas x GPUs of every worker group."""
+    head = _pod_gpus(cluster.path("headGroupSpec", "template", "spec"))
+    if head is None:
+        return None, ""
+    total, parts = head, [f"head {head}"]
+    groups = cluster.get("workerGroupSpecs")
+    for group in groups.value if groups is not None and groups.kind == "seq" else []:
+        replicas = to_int(group.scalar("replicas", default=group.scalar("minReplicas", default=1)))
+        per_pod = _pod_gpus(group.path("template", "spec")) if group.kind == "map" else 0
+        if not isinstance(replicas, int) or per_pod is None:
+            return None, ""
+        total += replicas * per_pod
+        parts.append(f"{group.scalar('groupName', default='workers')} {replicas} x {per_pod}")
+    return total, " + ".join(parts)
+
+
+def _lws_gpus(root: YNode) -> tuple[int | None, str]:
+    """GPUs of one LeaderWorkerSet group: the leader plus (size - 1) workers."""
+    template = root.path("spec", "leaderWorkerTemplate")
+    size = to_int(template.scalar("size", default=1)) if template is not None else 1
+    if template is None or not isinstance(size, int):
+        return None, ""
+    worker = _pod_gpus(template.path("workerTemplate", "spec"))
+    leader_spec = template.path("leaderTemplate", "spec")
+    leader = _pod_gpus(leader_spec) if leader_spec is not None else worker
+    if worker is None or leader is None:
+        return None, ""
+    return leader + (size - 1) * worker, f"leader {leader} + {size - 1} workers x {worker}"
+
+
+def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tuple[str, ...]) -> None:
+    """The GPUs an engine started on a Ray head or an LWS leader spans: every pod of its group.
+
+    Only the head/leader runs the engine; the other pods join it (``ray start``, ``--node-rank``)."""
+    if model.gpus is None:
+        return
+    if "headGroupSpec" in trail:
+        total, how = _ray_gpus(_find(root, "headGroupSpec"))
+    elif "leaderTemplate" in trail or (root.scalar("kind") == "LeaderWorkerSet" and "workerTemplate" in trail):
+        total, how = _lws_gpus(root)
+    else:
+        return
+    if total is None:
+        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology not literal)")
+    elif total != model.gpus.value:
+        model.gpus = Setting("gpus", total, model.gpus.location, f"{model.gpus.source} ({how})")
