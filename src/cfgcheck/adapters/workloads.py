@@ -83,18 +83,18 @@ def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode 
 
 
 def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], container: YNode) -> list | None:
-    """A Ray node container without command/args runs what KubeRay generates (``ray start``), not the
-    image's entrypoint: no engine, except a RayJob's ``spec.entrypoint`` on the head. None: use the
-    container's own argv."""
-    if not any(part == "headGroupSpec" or part.startswith("workerGroupSpecs") for part in trail):
-        return None
+    """A Ray worker container without command/args runs what KubeRay generates (``ray start``), not
+    the image's entrypoint: no engine. On the head, a RayJob's ``spec.entrypoint`` is the engine's
+    argv. None: use the container's own argv (a head whose engine Ray Serve starts keeps its image)."""
     if container.get("command") is not None or container.get("args") is not None:
         return None
+    if any(part.startswith("workerGroupSpecs") for part in trail):
+        return []
     entrypoint = root.path("spec", "entrypoint")
     if "headGroupSpec" in trail and entrypoint is not None and entrypoint.kind == "scalar" \
             and isinstance(entrypoint.value, str):
         return ctx.shell_tokens(entrypoint, "entrypoint")
-    return []
+    return None
 
 
 def _pod_gpus(pod_spec: YNode | None) -> int | None:
@@ -160,6 +160,9 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
 
     Only the head/leader runs the engine; the other pods join it (``ray start``, ``--node-rank``)."""
     if model.gpus is None:
+        return
+    if "headGroupSpec" in trail and not model.argv:
+        model.gpus = None  # Ray Serve starts the engine from its own config: its parallel sizes are not here
         return
     if "headGroupSpec" in trail:
         total, how = _ray_gpus(_find(root, "headGroupSpec"))
