@@ -6,6 +6,10 @@ An engine flag that is not an option of the engine version but a unique prefix o
 `--mem-fraction-static`. Python's argparse (with `allow_abbrev`, as vLLM and SGLang leave it)
 accepts such prefixes. Whether a prefix is unique is decided by argparse itself over the flag
 catalog of the engine version the image tag names.
+The finding is an error when the engine version is exact (an upstream image's version tag, or a
+`# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
+otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
+it is a warning that says which version was assumed and why.
 
 ## Why it matters
 The config says something other than what runs: a reader searching for `--kv-cache-memory-bytes`

@@ -5,6 +5,10 @@ An engine flag that is not an option of the engine version and is a prefix of mo
 as `--max-num` in vLLM or `--cuda-graph-max-bs` in SGLang 0.5.23 (which split it into
 `--cuda-graph-max-bs-decode` and `--cuda-graph-max-bs-prefill`). The candidates are what argparse
 itself finds in the flag catalog of the engine version the image tag names.
+The finding is an error when the engine version is exact (an upstream image's version tag, or a
+`# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
+otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
+it is a warning that says which version was assumed and why.
 
 ## Why it matters
 argparse refuses ambiguous prefixes: the engine exits at start-up with `ambiguous option: ...

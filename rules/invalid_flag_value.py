@@ -9,6 +9,10 @@ decimal suffixes k/m/g), a `true`/`false` written after a flag that takes no val
 converter is Python's `bool` (which reads every non-empty string as True). The converters are cfgcheck's, proven
 equal to the engine's own on sample values when the catalog was generated; values of converters
 that could not be classified are not checked.
+The finding is an error when the engine version is exact (an upstream image's version tag, or a
+`# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
+otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
+it is a warning that says which version was assumed and why.
 
 ## Why it matters
 argparse refuses the value and the engine exits at start-up (`argument --x: invalid int value`,

@@ -6,6 +6,10 @@ catalogued versions of the same engine did: `--swap-space` or `--disable-log-req
 0.26, `--calculate-kv-scales` on vLLM 0.33. Where the catalogs show what replaced it (an alias
 that survived, a flag named by the deprecation notice, or the same setting under a new name), the
 finding names it.
+The finding is an error when the engine version is exact (an upstream image's version tag, or a
+`# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
+otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
+it is a warning that says which version was assumed and why.
 
 ## Why it matters
 The engine exits at start-up with `unrecognized arguments`, typically right after an image bump

@@ -4,7 +4,10 @@
 An engine flag that is neither an option of the engine version the image tag names nor a unique
 prefix of one, and that no earlier catalogued version accepted either (those are `removed-flag`).
 The closest real flag is suggested. A flag that only later versions have is reported with the
-version that added it.
+version that added it: an error on an exact engine version, a warning on an assumed one. On a
+variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repository or an unexpanded
+image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
+`--omni`), unless it is a near-miss of a real flag.
 
 ## Why it matters
 argparse refuses unknown options: the engine exits at start-up with `unrecognized arguments`.

@@ -22,19 +22,16 @@ def findings(result, code: str | None = None) -> list:
 def deployment(image: str, args: str, gpus: int = 1, extra: str = "", command: str = "") -> str:
     return f"""apiVersion: apps/v1
 kind: Deployment
-metadata:
-  name: chat
+metadata: {{name: chat}}
 spec:
   template:
     spec:
       containers:
         - name: engine
+          resources: {{limits: {{nvidia.com/gpu: {gpus}}}}}
           image: {image}
 {command}          args: {args}
-{extra}          resources:
-            limits:
-              nvidia.com/gpu: {gpus}
-"""
+{extra}"""
 
 
 # -- class 1: the engine version guessed wrong, then trusted --------------------------------------------
@@ -247,11 +244,8 @@ spec:
             resources: {limits: {nvidia.com/gpu: 8}}
     workerTemplate:
       spec:
-        containers:
-          - name: worker
-            image: vllm/vllm-openai:v0.26.0
-            command: ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
-            resources: {limits: {nvidia.com/gpu: 8}}
+        containers: [{name: worker, image: "vllm/vllm-openai:v0.26.0", resources: {limits: {nvidia.com/gpu: 8}},
+                      command: ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]}]
 """
     assert not findings(lint_text(tmp_path, text), "CFG208")
 
