@@ -7,8 +7,9 @@ SGLang without `--enable-dp-attention`), differs from the GPUs its pod requests 
 `amd.com/gpu` limits, LLMKube `hardware.gpu.count`). The GPUs are counted across the topology the
 engine spans: a KubeRay head plus its worker groups (replicas x GPUs), a LeaderWorkerSet group
 (leader + `size - 1` workers), a production-stack `raySpec` (head + workers). Layouts split across
-pods by flags (`--nnodes`, `--node-rank`, `--headless`, `--data-parallel-size-local`) are skipped,
-and so is a count or size that is not a literal number (`$TP`, `${GPU_IDS}`).
+pods by `--nnodes N` count N pods of this one; other flags that split a layout across pods
+(`--node-rank`, `--headless`, `--data-parallel-size-local`) without a known topology are skipped, and
+so is a count or size that is not a literal number (`$TP`, `${GPU_IDS}`).
 
 ## Why it matters
 Fewer GPUs than the world size fails at start-up (or hangs waiting for ranks that never come): an
@@ -101,18 +102,33 @@ def _unknown(setting) -> bool:
     return setting is not None and (setting.value is None or isinstance(setting.value, str) and not setting.value.strip().isdigit())
 
 
+def _requested_gpus(model, gpus, tokens: list[str]) -> tuple[int, str] | None:
+    """The GPUs the world size spans and how they were counted; None when the layout is split across
+    pods in a way this file does not show."""
+    requested = _int(gpus.value, 0)
+    if requested <= 0:
+        return None
+    if "(topology:" in gpus.source:  # the adapter counted every pod (Ray head + workers, an LWS group)
+        return requested, ""
+    nnodes = model.setting("nnodes")
+    if nnodes is not None and not _unknown(nnodes) and _int(nnodes.value) > 1:
+        return requested * _int(nnodes.value), f" ({_int(nnodes.value)} nodes x {requested})"
+    if any(t.split("=", 1)[0] in _MULTI_NODE_FLAGS for t in tokens):
+        return None
+    return requested, ""
+
+
 def check(model, ctx) -> Iterator[Finding]:
     options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
     gpus = model.gpus
     sizes = [model.setting(n) for n in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")]
     if gpus is None or any(_unknown(s) for s in [gpus, *sizes]):
         return
-    requested = _int(gpus.value, 0)
-    if requested <= 0:
-        return
     tokens = [t.text for t in getattr(model, "argv", []) or []]
-    if any(t.split("=", 1)[0] in _MULTI_NODE_FLAGS for t in tokens):
+    found = _requested_gpus(model, gpus, tokens)
+    if found is None:
         return
+    requested, across = found
     if (model.engine or "").lower() not in ("vllm", "sglang", "unknown"):
         return
     tp_s = model.setting("tensor_parallel_size")
@@ -131,7 +147,8 @@ def check(model, ctx) -> Iterator[Finding]:
     location = at.location if at is not None else gpus.location
     if world > requested:
         yield Finding(
-            message=f"parallel size {world} ({product}) but {requested} GPU{'s' if requested != 1 else ''} requested: the engine cannot start",
+            message=f"parallel size {world} ({product}) but {requested} GPU{'s' if requested != 1 else ''} requested{across}: "
+                    "the engine cannot start",
             location=location,
             remediation=f"request {world} GPUs or lower the parallel sizes to fit {requested}",
             setting="tensor_parallel_size",
@@ -140,7 +157,7 @@ def check(model, ctx) -> Iterator[Finding]:
         )
     elif world < requested and not options["allow-idle-gpus"]:
         yield Finding(
-            message=f"parallel size {world} ({product}) but {requested} GPUs requested: {requested - world} stay idle",
+            message=f"parallel size {world} ({product}) but {requested} GPUs requested{across}: {requested - world} stay idle",
             location=location,
             remediation=f"set tensor_parallel_size to {requested // (pp * (dp if world != tp * pp else 1)) or 1} or request {world} GPU{'s' if world != 1 else ''}",
             setting="tensor_parallel_size",

@@ -316,3 +316,12 @@ def test_digest_pinned_nightly_is_not_unpinned_and_says_what_it_assumed(tmp_path
     assert not findings(result, "CFG301") and not findings(result, "CFG302")
     (removed,) = findings(result, "CFG104")
     assert removed.severity == "warning" and "nightly" in removed.message and "sha256" in removed.message
+
+
+def test_nnodes_counts_the_pods_of_one_template(tmp_path) -> None:
+    statefulset = deployment("lmsysorg/sglang:v0.5.5", '["python3", "-m", "sglang.launch_server", "--model-path", "m", '
+                             '"--tp", "{tp}", "--nnodes", "2", "--node-rank", "$(RANK)"]', gpus=4).replace(
+                                 "kind: Deployment", "kind: StatefulSet")
+    assert not findings(lint_text(tmp_path, statefulset.replace("{tp}", "8")), "CFG208")
+    (finding,) = findings(lint_text(tmp_path, statefulset.replace("{tp}", "16")), "CFG208")
+    assert "8 GPUs requested (2 nodes x 4)" in finding.message and finding.severity == "error"

@@ -62,10 +62,10 @@ def _ray_cluster_gpus(model: ServedModel, entry: YNode) -> None:
     head, workers = to_int(ray.scalar("headNode", "requestGPU", default=0)), to_int(entry.scalar("replicaCount", default=1))
     per_worker = model.gpus.value
     if not all(isinstance(n, int) for n in (head, workers, per_worker)):
-        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (ray cluster, not literal)")
+        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: ray cluster, not literal)")
         return
     model.gpus = Setting("gpus", head + workers * per_worker, model.gpus.location,
-                         f"{model.gpus.source} (ray cluster: head {head} + {workers} workers x {per_worker})")
+                         f"{model.gpus.source} (topology: ray head {head} + {workers} workers x {per_worker})")
 
 
 def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> ServedModel:

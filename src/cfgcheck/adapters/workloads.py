@@ -171,6 +171,6 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
     else:
         return
     if total is None:
-        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology not literal)")
-    elif total != model.gpus.value:
-        model.gpus = Setting("gpus", total, model.gpus.location, f"{model.gpus.source} ({how})")
+        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: not literal)")
+    else:
+        model.gpus = Setting("gpus", total, model.gpus.location, f"{model.gpus.source} (topology: {how})")
