@@ -58,10 +58,10 @@ sys.path.insert(0, str(ROOT / "src"))
 from cfgcheck.engines.catalog import version_key as _vkey  # noqa: E402 - one version order for data and runtime
 CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
-# Which releases are in scope: vLLM 0.10 and later, SGLang 0.5.x, every TokenSpeed release.
+# Which releases are in scope: vLLM 0.6 and later, SGLang 0.4.x and 0.5.x, every TokenSpeed release.
 SCOPE = {
-    "vllm": lambda v: _vkey(v)[:2] >= _vkey("0.10")[:2],
-    "sglang": lambda v: _vkey(v)[:2] == _vkey("0.5")[:2],
+    "vllm": lambda v: _vkey(v)[:2] >= _vkey("0.6")[:2],
+    "sglang": lambda v: _vkey("0.4")[:2] <= _vkey(v)[:2] <= _vkey("0.5")[:2],
     "tokenspeed": lambda v: True,
 }
 FORMAT = 1
@@ -221,7 +221,7 @@ TYPE_SAMPLES = [
     "0", "12", "-3", "+7", " 5 ", "1_000", "007", "1.5", "-0.5", "1e3", "inf", "nan", "32K", "32k",
     "1G", "1g", "2M", "1.5k", "1.5K", "25.6k", "auto", "AUTO", "-1", "abc", "AbC", "", "None",
     "none", "true", "false", "True", "False", "1", "yes", "no", "on", '{"a": 1}', "[1, 2]", "1,2",
-    "{bad json", "a b", "{}", "[]", "FP8", "fp8", "auto-x", "a-b_c",
+    "{bad json", "a b", "{}", "[]", "FP8", "fp8", "auto-x", "a-b_c", "a=1", "image=2,video=1",
 ]
 
 
@@ -486,8 +486,33 @@ def _verify_negatives(parse, prefix: list[str], options: list[dict]) -> None:
             spec["negative"], spec["negative_forms"] = False, negatives
 
 
+def _tolerate_transformers_reregistration() -> None:
+    """The venv's transformers may already ship configs that older SGLang and vLLM releases register
+    themselves ("'qwen3_asr' is already used by a Transformers config"): let theirs win."""
+    try:
+        import transformers
+
+        for registry in (transformers.AutoConfig, getattr(transformers, "AutoProcessor", None)):
+            if registry is None or not hasattr(registry, "register"):
+                continue
+            original = registry.register
+
+            def register(*args, _original=original, **kwargs):
+                kwargs["exist_ok"] = True
+                try:
+                    return _original(*args, **kwargs)
+                except TypeError:
+                    kwargs.pop("exist_ok")
+                    return _original(*args, **kwargs)
+
+            registry.register = register
+    except ImportError:
+        pass
+
+
 def _build_vllm(src: Path):
     os.environ.setdefault("VLLM_TARGET_DEVICE", "cuda")
+    _tolerate_transformers_reregistration()
     import vllm.platforms as platforms
     from vllm.platforms.cuda import CudaPlatform
 
@@ -521,11 +546,14 @@ def _build_vllm(src: Path):
         setattr(torch.ops, lib, _NoKernels(lib))
     stubbed = type("CudaPlatformNoGPU", (CudaPlatform,), {k: v for k, v in stubs.items() if hasattr(CudaPlatform, k)})
     platforms.current_platform = stubbed()
-    import vllm.entrypoints.cli.serve as serve_mod
     try:
         from vllm.utils.argparse_utils import FlexibleArgumentParser
     except ImportError:
         from vllm.utils import FlexibleArgumentParser
+    try:
+        import vllm.entrypoints.cli.serve as serve_mod
+    except ImportError:  # before 0.7.3 `vllm serve` was built by vllm.scripts from make_arg_parser
+        return _build_vllm_scripts(FlexibleArgumentParser)
     parser = FlexibleArgumentParser(description="vLLM CLI")
     subparsers = parser.add_subparsers(required=False, dest="subparser")
     for cmd in serve_mod.cmd_init():
@@ -544,30 +572,31 @@ def _build_vllm(src: Path):
     }
 
 
+def _build_vllm_scripts(parser_class):
+    """vLLM 0.6.x-0.7.2: ``vllm serve`` is ``vllm.scripts.main``'s subparser filled by
+    ``vllm.entrypoints.openai.cli_args.make_arg_parser`` (vllm/scripts.py of those releases)."""
+    from vllm.entrypoints.openai.cli_args import make_arg_parser
+
+    parser = parser_class(description="vLLM CLI")
+    subparsers = parser.add_subparsers(required=False, dest="subparser")
+    serve = subparsers.add_parser("serve", help="Start the vLLM OpenAI Compatible API server",
+                                  usage="vllm serve <model_tag> [options]")
+    serve.add_argument("model_tag", type=str, help="The model tag to serve")
+    serve = make_arg_parser(serve)
+    return {
+        "parser": serve,
+        "parse": parser.parse_args,
+        "prefix": ["serve", "cfgcheck/probe-model"],
+        "deprecated": set(getattr(parser_class, "_deprecated", None) or ()),
+        "parser_class": f"{type(serve).__module__}.{type(serve).__name__}",
+        "how": "FlexibleArgumentParser + add_subparsers + vllm.scripts serve subparser + make_arg_parser",
+    }
+
+
 def _build_sglang(src: Path):
     import argparse as ap
 
-    # The venv's transformers may already ship configs that older SGLang releases register
-    # themselves ("'qwen3_asr' is already used by a Transformers config"): let theirs win.
-    try:
-        import transformers
-
-        for registry in (transformers.AutoConfig, getattr(transformers, "AutoProcessor", None)):
-            if registry is None or not hasattr(registry, "register"):
-                continue
-            original = registry.register
-
-            def register(*args, _original=original, **kwargs):
-                kwargs["exist_ok"] = True
-                try:
-                    return _original(*args, **kwargs)
-                except TypeError:
-                    kwargs.pop("exist_ok")
-                    return _original(*args, **kwargs)
-
-            registry.register = register
-    except ImportError:
-        pass
+    _tolerate_transformers_reregistration()
     from sglang.srt.server_args import ServerArgs, prepare_server_args
 
     import inspect
@@ -685,6 +714,20 @@ def _build_tokenspeed(src: Path):
     }
 
 
+def _triton_compat() -> None:
+    """vLLM 0.6 and SGLang 0.4 import ``default_cache_dir`` / ``default_dump_dir`` /
+    ``default_override_dir`` from ``triton.runtime.cache``, which later triton dropped
+    (triton/runtime/cache.py): give them back as they were (``~/.triton/<kind>``)."""
+    try:
+        import triton.runtime.cache as cache
+    except Exception:  # noqa: BLE001 - no triton: the engine's import will say so
+        return
+    for kind in ("cache", "dump", "override"):
+        if not hasattr(cache, f"default_{kind}_dir"):
+            setattr(cache, f"default_{kind}_dir",
+                    lambda kind=kind: os.path.join(os.path.expanduser("~"), ".triton", kind))
+
+
 def worker(engine: str, version: str, src: str, out: str) -> None:
     """Runs inside the venv: build the real parser of one version and write its dump as JSON."""
     import logging
@@ -705,6 +748,7 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     sys.modules["_cfgcheck_catalog"] = validators
     spec.loader.exec_module(validators)
 
+    _triton_compat()
     built = {"vllm": _build_vllm, "sglang": _build_sglang, "tokenspeed": _build_tokenspeed}[engine](Path(src))
     parser = built["parser"]
     options, positionals, unknown_types = _dump_parser(parser, engine, built["deprecated"], validators)
