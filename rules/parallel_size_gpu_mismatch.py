@@ -87,6 +87,7 @@ NAME = "parallel-size-gpu-mismatch"
 SEVERITY = "error"
 OPTIONS = {"allow-idle-gpus": False}
 
+_MULTI_POD_KINDS = ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob", "RayClusterFleet")
 _MULTI_NODE_FLAGS = ("--nnodes", "--headless", "--data-parallel-size-local", "--node-rank", "--dist-init-addr", "--data-parallel-address")
 
 
@@ -110,6 +111,8 @@ def _requested_gpus(model, gpus, tokens: list[str]) -> tuple[int, str] | None:
         return None
     if "(topology:" in gpus.source:  # the adapter counted every pod (Ray head + workers, an LWS group)
         return requested, ""
+    if model.kind in _MULTI_POD_KINDS:
+        return None  # a per-pod count of a resource of several pods whose topology is not known here
     nnodes = model.setting("nnodes")
     if nnodes is not None and not _unknown(nnodes) and _int(nnodes.value) > 1:
         return requested * _int(nnodes.value), f" ({_int(nnodes.value)} nodes x {requested})"
