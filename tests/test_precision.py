@@ -325,3 +325,17 @@ def test_nnodes_counts_the_pods_of_one_template(tmp_path) -> None:
     assert not findings(lint_text(tmp_path, statefulset.replace("{tp}", "8")), "CFG208")
     (finding,) = findings(lint_text(tmp_path, statefulset.replace("{tp}", "16")), "CFG208")
     assert "8 GPUs requested (2 nodes x 4)" in finding.message and finding.severity == "error"
+
+
+def test_sizing_from_variables_is_unknown_not_the_default(tmp_path) -> None:
+    script = """
+            - |
+              vllm serve Qwen/Qwen3-8B --max-model-len $MAX_LEN --gpu-memory-utilization ${UTIL}"""
+    text = deployment("vllm/vllm-openai:v0.26.0", script, command='          command: ["sh", "-c"]\n')
+    text += "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+    result = lint_text(tmp_path, text)
+    assert not [f for f in findings(result) if f.code.startswith("CFG2")]  # before: CFG202 on the defaults
+    from cfgcheck.capacity import estimate
+
+    (model,) = result.models
+    assert "set from a variable: not known" in " ".join(estimate(model).reasons)

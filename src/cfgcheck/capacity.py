@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any, Iterable
 
 from .engines.argv import human_int as argv_human_int
+from .model import unresolved
 from .paths import UnsafePath, inside_repo
 
 GiB = 1024**3
@@ -1006,6 +1007,11 @@ def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     return cache[key]
 
 
+_SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "gpu_memory_utilization",
+           "mem_fraction_static", "kv_cache_dtype", "kv_cache_memory_bytes", "num_gpu_blocks_override",
+           "max_num_batched_tokens")
+
+
 def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     config = config or {}
     engine = (getattr(model, "engine", None) or "unknown").lower()
@@ -1014,6 +1020,11 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     model_id = model.model.value if getattr(model, "model", None) is not None else None
     est.model = model_id
     reasons = est.reasons
+    variables = [n for n in _SIZING if unresolved(model.value(n))] + \
+        (["gpus"] if getattr(model, "gpus", None) is not None and unresolved(model.gpus.value) else [])
+    if variables:  # a variable is not a value: no arithmetic on a default in its place
+        reasons.append(f"{', '.join(variables)} set from a variable: not known")
+        return est
 
     if engine not in ("vllm", "sglang", "unknown"):
         reasons.append(f"capacity arithmetic is not modelled for engine {engine}")

@@ -6,6 +6,7 @@ objects; the lint engine stamps code and severity. Nothing here knows about YAML
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -182,6 +183,15 @@ class Finding:
         """Identity of a finding that survives line shifts: rule, served model and setting."""
         anchor = self.setting or self.message
         return f"{self.code}|{self.model_identity or self.location.path}|{anchor}"
+
+
+_VARIABLE = re.compile(r"\$[({A-Za-z_]|\{\{")
+
+
+def unresolved(value: Any) -> bool:
+    """A value still holding a shell or Kubernetes variable or a template (``$TP``, ``$(LEN)``,
+    ``{{ .Values.x }}``): what the engine receives is not known."""
+    return isinstance(value, str) and bool(_VARIABLE.search(value))
 
 
 SEVERITIES = ("error", "warning", "note")

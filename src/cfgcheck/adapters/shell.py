@@ -330,7 +330,3 @@ def _lookup(match: re.Match, known: dict, base: int) -> tuple[str, int, int] | N
         return default, base + match.start(3), base + match.end(3)
     return None
 
-
-def has_variable(text: str) -> bool:
-    """Whether a value still holds a shell or Kubernetes variable reference, so it is not known."""
-    return "$" in text and bool(re.search(r"\$[({A-Za-z_]", text))
