@@ -229,3 +229,14 @@ def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypat
     assert sorted(m.identity.split("#")[1].split("/")[0] for m in result.models) == [
         "helm[values-prod.yaml]", "helm[values.yaml]"]
     assert "2 values files; rendered with the first 1 only" in capsys.readouterr().err
+
+
+def test_templates_in_folders_under_templates_are_set_aside_too(chart: Path, monkeypatch, capsys) -> None:
+    # Helm renders templates/tests/ and other folders under templates/ as well (issue #15: CFG000 on them)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    (chart / "charts/chat/templates/tests").mkdir()
+    (chart / "charts/chat/templates/tests/test-connection.yaml").write_text(
+        "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"{{ .Release.Name }}-test\"\n")
+    result = lint([chart], Config(chart.resolve()))
+    assert "CFG000" not in {f.code for f in result.findings}
+    assert "2 Helm template files" in capsys.readouterr().err

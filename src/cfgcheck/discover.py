@@ -215,9 +215,10 @@ def _ignored(path: Path, ignores, folder: bool) -> bool:
 
 
 def is_chart_template(file: Path, charts: dict[str, bool]) -> bool:
-    """A file under ``<chart>/templates/`` holding template syntax (it is YAML only once rendered)."""
-    parent = file.parent
-    if parent.name != "templates":
+    """A file under ``<chart>/templates/`` (or a folder in it: ``templates/tests/``, which Helm renders
+    too) holding template syntax (it is YAML only once rendered)."""
+    parent = next((p for p in file.parents if p.name == "templates"), None)
+    if parent is None:
         return False
     key = str(parent.parent)
     if key not in charts:
