@@ -530,6 +530,7 @@ def unescape_data(text: str) -> str:
 
 def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
     from cfgcheck.reporters.github import render
+    from cfgcheck.textsafe import neutralise
 
     result = injected_result(tmp_path)
     out = render(result)
@@ -546,7 +547,7 @@ def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
             assert key in ("file", "line", "col", "endLine", "endColumn", "title")
             assert ":" not in value and "\n" not in value
         expected = finding.message + (f" — {finding.remediation}" if finding.remediation else "")
-        assert unescape_data(data) == expected  # escaped, and nothing lost
+        assert unescape_data(data) == neutralise(expected)  # escaped, control characters shown, nothing lost
     assert "::set-output" not in "".join(line.split("::", 2)[0] for line in lines)
 
 

@@ -8,19 +8,25 @@ from __future__ import annotations
 import re
 
 from ..lint import LintResult
+from ..textsafe import neutralise
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 _MENTION = re.compile(r"(?<![\w.])@(?=\w)")
 
 
+def _controls(text: str) -> str:
+    """Line breaks become spaces (a table row is one line); other control characters visible escapes."""
+    return neutralise(text.replace("\n", " ").replace("\r", " "))
+
+
 def escape(text: str) -> str:
-    text = _SPECIAL.sub(r"\\\1", str(text)).replace("\n", " ").replace("\r", " ")
+    text = _SPECIAL.sub(r"\\\1", _controls(str(text)))
     return _MENTION.sub("@\u200b", text)  # a zero-width space after an @ that starts a word: no mention
 
 
 def code(text: str) -> str:
     """A one-line code span that ``text`` (a file name a pull request chose) cannot end or break."""
-    text = re.sub(r"[\r\n\x0b\x0c\x85\u2028\u2029]", " ", str(text))
+    text = _controls(str(text))
     longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
     fence, pad = "`" * (longest + 1), " " if longest else ""
     return f"{fence}{pad}{text}{pad}{fence}".replace("|", "\\|")

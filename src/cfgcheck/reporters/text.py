@@ -9,6 +9,7 @@ from typing import Callable
 
 from ..lint import LintResult
 from ..model import Finding
+from ..textsafe import neutralise
 
 STYLES = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 
@@ -31,7 +32,8 @@ def _fix_lines(finding: Finding, where: Callable[[str], str]) -> list[str]:
 def lines(result: LintResult, show_suppressed: bool = False, where: Callable[[str], str] = _same,
           show_fixes: bool = False) -> list[tuple[str, str, str]]:
     """(severity, head line, the lines below it) per finding; ``where`` maps a repository path to
-    the path printed (relative to the user's directory)."""
+    the path printed (relative to the user's directory). Text from files is neutralised: a newline or
+    ESC in a value would otherwise start a workflow command in a CI log, or reach the terminal."""
     out = []
     for f in result.findings:
         if f.suppressed is not None and not show_suppressed:
@@ -43,7 +45,7 @@ def lines(result: LintResult, show_suppressed: bool = False, where: Callable[[st
         below = [f"    fix: {f.remediation}"] if f.remediation else []
         if show_fixes:
             below += _fix_lines(f, where)
-        out.append((f.severity, head, "\n".join(below)))
+        out.append((f.severity, neutralise(head), "\n".join(neutralise(line) for line in below)))
     return out
 
 
@@ -60,7 +62,7 @@ def summary(result: LintResult) -> str:
     fixable = sum(1 for f in result.active() if f.fix is not None)
     if fixable:
         text += f"; [*] {fixable} fixable with `cfgcheck fix`"
-    return text
+    return neutralise(text)  # the base's description names a ref
 
 
 def render(result: LintResult, color: bool = False, quiet: bool = False, where: Callable[[str], str] = _same,
