@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 from . import adapters, suppressions
 from .adapters.base import has_serving_marker
@@ -16,7 +17,7 @@ from .config import Config, ConfigError
 from .discover import STDIN, Inputs, discover, load_stream, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code
-from .yamlio import LoadedFile, load_file
+from .yamlio import LoadedFile, YamlError, load_file, relpath
 
 
 @dataclass
@@ -136,14 +137,14 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     for current in _read(inputs, config, fast, wanted, stdin_filename):
         loaded.append(current)
         if current.serving:
-            models.extend(_first_pass(workspace, current, waiting))
+            models.extend(_isolated(current, lambda: _first_pass(workspace, current, waiting), []))
         if reporter:
             reporter.step()
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
                        named_files)
     for current in waiting:
-        models.extend(_release(adapters.served_models(workspace, current), current))
+        models.extend(_release(_models_of(workspace, current), current))
     if reporter:
         reporter.done()
     order = {file.path: index for index, file in enumerate(loaded)}
@@ -162,7 +163,8 @@ def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[L
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
     for file in inputs.files:
-        yield load_file(config.root, file, config.limits, fast, wanted)
+        yield _isolated_load(relpath(config.root, file),
+                             lambda: load_file(config.root, file, config.limits, fast, wanted))
     for stream in inputs.streams:
         yield load_stream(config.root, stream, config.limits, fast, stdin_filename)
 
@@ -176,10 +178,10 @@ def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedF
     texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
     related = related_paths(config.root, texts, config.get("exclude", []), {file.path for file in loaded},
                             ceilings=ceilings)
-    files = [load_file(config.root, config.root / rel, config.limits) for rel in related]
+    files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
     for file in files:
-        adapters.index(workspace, file)
-    return [model for file in files for model in _release(adapters.served_models(workspace, file), file)]
+        _isolated(file, lambda: adapters.index(workspace, file))
+    return [model for file in files for model in _release(_models_of(workspace, file), file)]
 
 
 def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
@@ -193,11 +195,46 @@ def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]
     workspace = adapters.Workspace(config=config.as_dict())
     serving = [file for file in loaded if file.serving]
     for file in serving:
-        adapters.index(workspace, file)
+        _isolated(file, lambda: adapters.index(workspace, file))
     models: list[ServedModel] = []
     for file in serving:
-        models.extend(adapters.served_models(workspace, file))
+        models.extend(_models_of(workspace, file))
     return models
+
+
+# ---------------------------------------------------------------- per-file isolation
+#
+# One file must never end the run: whatever goes wrong while reading or checking it (an adapter, a
+# rule, the capacity arithmetic on a value nobody foresaw) becomes a CFG000 finding of that file,
+# naming the exception type (never its text or traceback: it may quote file content), and every
+# other file is still linted. CFGCHECK_DEBUG=1 re-raises, for the traceback.
+
+
+def _internal_error(exc: Exception, what: str) -> str:
+    return (f"cfgcheck failed while {what}: internal error {type(exc).__name__} "
+            "(a cfgcheck bug; CFGCHECK_DEBUG=1 shows the traceback)")
+
+
+def _isolated(file: LoadedFile, step: Callable[[], Any], default: Any = None) -> Any:
+    """``step()``, or ``default`` when it raised: the exception is recorded as that file's CFG000."""
+    try:
+        return step()
+    except Exception as exc:
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        if file.error is None:
+            file.error = YamlError(_internal_error(exc, "reading this file"))
+        return default
+
+
+def _isolated_load(rel: str, load: Callable[[], LoadedFile]) -> LoadedFile:
+    """``load()``; a file it fails on is an empty file ``rel`` whose error says so."""
+    empty = LoadedFile(rel, "", [], {})
+    return _isolated(empty, load, empty)
+
+
+def _models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedModel]:
+    return _isolated(file, lambda: adapters.served_models(workspace, file), [])
 
 
 # ---------------------------------------------------------------- rules
@@ -256,18 +293,60 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     settings = config.as_dict()
     everything = context if context is not None else models
     cache: dict = {}
+    crashed = _CrashReport(rules, config)
     for rule in rules:
         if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
         if rule.scope == "run":
             ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
-            findings.extend(stamp(f, rule, severity, None) for f in rule.check(models, ctx))
+            findings.extend(_run_scope(rule, severity, models, ctx, crashed))
             continue
         for model in models:
             base = base_of.get(model.identity) if base_of else None
             ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
-            findings.extend(stamp(f, rule, severity, model) for f in rule.check(model, ctx))
+            try:
+                findings.extend([stamp(f, rule, severity, model) for f in rule.check(model, ctx)])
+            except Exception as exc:
+                findings.extend(crashed(exc, rule, model))
+    return findings
+
+
+class _CrashReport:
+    """CFG000 findings for a rule that raised on a served model (when CFG000 is enabled)."""
+
+    def __init__(self, rules: list[Rule], config: Config):
+        self.rule = by_code().get("CFG000")
+        self.enabled = self.rule is not None and self.rule in rules
+        self.severity = rule_options(self.rule, config)[0] if self.enabled else "error"
+
+    def __call__(self, exc: Exception, rule: Rule, model: ServedModel) -> list[Finding]:
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise exc
+        if not self.enabled:
+            return []
+        message = _internal_error(exc, f"checking {rule.code} {rule.name} on this served model")
+        return [stamp(Finding(message, model.location, setting=f"crash:{rule.code}"), self.rule, self.severity, model)]
+
+
+def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleContext,
+               crashed: _CrashReport) -> list[Finding]:
+    """A rule that checks every served model at once; when it raises, it runs again file by file so
+    that only the files it fails on are reported, and the others keep their findings."""
+    try:
+        return [stamp(f, rule, severity, None) for f in rule.check(models, ctx)]
+    except Exception:
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+    by_file: dict[str, list[ServedModel]] = {}
+    for model in models:
+        by_file.setdefault(model.path, []).append(model)
+    findings: list[Finding] = []
+    for group in by_file.values():
+        try:
+            findings.extend([stamp(f, rule, severity, None) for f in rule.check(group, ctx)])
+        except Exception as exc:
+            findings.extend(crashed(exc, rule, group[0]))
     return findings
 
 

@@ -186,7 +186,10 @@ def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
 
 def to_int(value: Any) -> Any:
     if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
+        try:
+            return int(value.strip())
+        except ValueError:  # "²" is a digit to isdigit(), and Python refuses ints of over 4,300 digits
+            return value
     return value
 
 

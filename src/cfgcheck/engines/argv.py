@@ -81,7 +81,10 @@ def human_int(text: str) -> int | None:
 def convert(name: str, text: str, engine: str) -> object:
     """The value a canonical setting takes from its flag text, or the text when it does not convert."""
     if name in INT_SETTINGS:
-        value = human_int(text) if engine == "vllm" else (int(text) if re.fullmatch(r"[-+]?\d+", text.strip()) else None)
+        try:
+            value = human_int(text) if engine == "vllm" else (int(text) if re.fullmatch(r"[-+]?\d+", text.strip()) else None)
+        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits): not a setting's int
+            value = None
         return text if value is None else value
     if name in FLOAT_SETTINGS:
         try:
