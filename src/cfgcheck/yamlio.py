@@ -13,7 +13,6 @@ breaks one is reported, never expanded.
 
 from __future__ import annotations
 
-import math
 import os
 import re
 import sys
@@ -22,26 +21,14 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .model import Edit, Location
+from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, may_exceed, unread_long_comments
 
-DEFAULT_LIMITS = {
-    "max-file-bytes": 5 * 1024 * 1024,
-    "max-depth": 100,
-    "max-expanded-nodes": 200_000,
-}
 
 _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
 _HEX = re.compile(r"0x[0-9a-fA-F_]+$")
 _OCT = re.compile(r"0o[0-7_]+$")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
-
-
-class YamlError(Exception):
-    """An input that cannot be read; ``line``/``column`` are 1-based, 0 when unknown."""
-
-    def __init__(self, message: str, line: int = 1, column: int = 1):
-        super().__init__(message)
-        self.message, self.line, self.column = message, line, column
 
 
 _UNSET = object()
@@ -223,7 +210,10 @@ def _resolve_plain(text: str) -> Any:
     if text in ("false", "False", "FALSE"):
         return False
     if _INT.match(text):
-        return int(text.replace("_", ""))
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:  # over Python's int-string conversion limit (4,300 digits): kept as written
+            return text
     if _HEX.match(text):
         return int(text[2:].replace("_", ""), 16)
     if _OCT.match(text):
@@ -362,60 +352,6 @@ def _composer(prefer_fast: bool):
 
 _COMPOSERS: dict[bool, Any] = {}
 
-# Composing is recursive (libyaml's C composer overflows the C stack near 30,000 levels) and keeps
-# every node in memory (about 800 bytes each). When a cheap count of the text's indicators says a
-# document could be deeper or larger than this, its events are counted first (iteratively, stopping
-# at the first limit broken) so that hostile input is refused before it is composed.
-_SAFE_COMPOSE_DEPTH = 1000
-
-
-def _may_exceed(text: str, limits: dict[str, int]) -> bool:
-    indicators = text.count("- ") + text.count("-\n") + text.count("?") + text.count("[") + text.count("{")
-    nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
-    depth_bound = indicators + math.isqrt(2 * len(text))
-    return nodes_bound > limits["max-expanded-nodes"] or depth_bound > min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
-
-
-def _event_parser(prefer_fast: bool):
-    if prefer_fast:
-        try:
-            import yaml
-
-            if getattr(yaml, "__with_libyaml__", False):
-                return lambda text: yaml.parse(text, Loader=yaml.CSafeLoader)
-        except ImportError:
-            pass
-    from ruamel.yaml import YAML
-
-    return lambda text: YAML(typ="rt", pure=True).parse(text)
-
-
-def _check_events(text: str, limits: dict[str, int], prefer_fast: bool) -> None:
-    """Raise YamlError at the first event that breaks max-depth, or max-expanded-nodes for a document
-    (unexpanded nodes: a lower bound of what the tree builder counts)."""
-    max_depth, max_nodes = limits["max-depth"], limits["max-expanded-nodes"]
-    depth = nodes = 0
-    for event in _event_parser(prefer_fast)(text):
-        name = type(event).__name__
-        if name in ("SequenceStartEvent", "MappingStartEvent"):
-            depth += 1
-            nodes += 1
-            if depth > max_depth + 1:
-                mark = event.start_mark
-                raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)",
-                                mark.line + 1, mark.column + 1)
-        elif name in ("SequenceEndEvent", "MappingEndEvent"):
-            depth -= 1
-        elif name in ("ScalarEvent", "AliasEvent"):
-            nodes += 1
-        elif name == "DocumentStartEvent":
-            nodes = 0
-        if nodes > max_nodes:
-            mark = event.start_mark
-            raise YamlError(f"document has more than {max_nodes:,} nodes (limit max-expanded-nodes)",
-                            mark.line + 1, mark.column + 1)
-
-
 def composer(prefer_fast: bool = True):
     if prefer_fast not in _COMPOSERS:
         _COMPOSERS[prefer_fast] = _composer(prefer_fast)
@@ -480,8 +416,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, limits["max-depth"] * 8 + 1000))
     try:
-        if _may_exceed(text, limits):
-            _check_events(text, limits, fast)
+        if may_exceed(text, limits):
+            check_events(text, limits, fast)
         index = 0
         for node in compose_all(text):
             problems = inspect(node, limits, hash_spans) if node is not None else []
@@ -505,7 +441,19 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         sys.setrecursionlimit(old_limit)
     if comments:
         loaded.comments = scan_comments(text, sorted(hash_spans))
+        for message, line, column in unread_long_comments(loaded.comments):
+            _report(loaded, message, line, column)
     return loaded
+
+
+def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
+    """A problem at ``line``, filed with the document that holds it (the file's, if none does)."""
+    holder = next((d for d in reversed(loaded.documents) if d.line <= line), None) or \
+        (loaded.documents[0] if loaded.documents else None)
+    if holder is not None:
+        holder.problems.append((message, line, column))
+    elif loaded.error is None:
+        loaded.error = YamlError(message, line, column)
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,

@@ -1,0 +1,110 @@
+"""Bounds on hostile YAML: everything a pull request writes is read within known time and memory.
+
+A file that breaks a limit is reported as ``CFG000`` naming the limit (``(limit NAME)``), never
+expanded: size (checked before reading), nesting depth and alias-expanded size (checked on the events
+before composing when a cheap count of the text says they could be broken, then on the composed
+tree), documents per file, and the length of a comment cfgcheck reads for directives.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+DEFAULT_LIMITS = {
+    "max-file-bytes": 5 * 1024 * 1024,
+    "max-depth": 100,
+    "max-expanded-nodes": 200_000,
+    # 5 MB of "---" is 1.3 million empty documents: 18 s and 1 GB to compose. The largest file of the
+    # public corpus (../shared/corpus) has 10; a rendered chart a few hundred.
+    "max-documents": 1000,
+}
+
+# Directives, suppressions, ceilings and measured pools are read from comments of a line or two; the
+# longest comment in the public corpus is 410 characters. A longer one is not read for any of them.
+MAX_COMMENT_CHARS = 4096
+
+
+class YamlError(Exception):
+    """An input that cannot be read; ``line``/``column`` are 1-based, 0 when unknown."""
+
+    def __init__(self, message: str, line: int = 1, column: int = 1):
+        super().__init__(message)
+        self.message, self.line, self.column = message, line, column
+
+
+# Composing is recursive (libyaml's C composer overflows the C stack near 30,000 levels) and keeps
+# every node in memory (about 800 bytes each). When a cheap count of the text's indicators says a
+# document could be deeper or larger than this, or the file could hold more documents than allowed,
+# its events are counted first (iteratively, stopping at the first limit broken) so that hostile input
+# is refused before it is composed.
+_SAFE_COMPOSE_DEPTH = 1000
+
+
+def may_exceed(text: str, limits: dict[str, int]) -> bool:
+    indicators = text.count("- ") + text.count("-\n") + text.count("?") + text.count("[") + text.count("{")
+    nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
+    depth_bound = indicators + math.isqrt(2 * len(text))
+    documents_bound = text.count("---") + text.count("...") + 1  # a document starts at one, or after an end
+    return nodes_bound > limits["max-expanded-nodes"] or documents_bound > limits["max-documents"] \
+        or depth_bound > min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
+
+
+def _event_parser(prefer_fast: bool):
+    if prefer_fast:
+        try:
+            import yaml
+
+            if getattr(yaml, "__with_libyaml__", False):
+                return lambda text: yaml.parse(text, Loader=yaml.CSafeLoader)
+        except ImportError:
+            pass
+    from ruamel.yaml import YAML
+
+    return lambda text: YAML(typ="rt", pure=True).parse(text)
+
+
+def _broken(event: Any, message: str) -> YamlError:
+    mark = event.start_mark
+    return YamlError(message, mark.line + 1, mark.column + 1)
+
+
+def check_events(text: str, limits: dict[str, int], prefer_fast: bool) -> None:
+    """Raise YamlError at the first event that breaks max-depth, max-documents, or max-expanded-nodes
+    for a document (unexpanded nodes: a lower bound of what the tree builder counts)."""
+    max_depth, max_nodes, max_documents = limits["max-depth"], limits["max-expanded-nodes"], limits["max-documents"]
+    depth = nodes = documents = 0
+    for event in _event_parser(prefer_fast)(text):
+        name = type(event).__name__
+        if name in ("SequenceStartEvent", "MappingStartEvent"):
+            depth += 1
+            nodes += 1
+            if depth > max_depth + 1:
+                raise _broken(event, f"nesting deeper than {max_depth} levels (limit max-depth)")
+        elif name in ("SequenceEndEvent", "MappingEndEvent"):
+            depth -= 1
+        elif name in ("ScalarEvent", "AliasEvent"):
+            nodes += 1
+        elif name == "DocumentStartEvent":
+            nodes = 0
+            documents += 1
+            if documents > max_documents:
+                raise _broken(event, f"more than {max_documents:,} YAML documents in one file (limit max-documents)")
+        if nodes > max_nodes:
+            raise _broken(event, f"document has more than {max_nodes:,} nodes (limit max-expanded-nodes)")
+
+
+def unread_long_comments(comments: dict) -> list[tuple[str, int, int]]:
+    """Blank the text of comments longer than MAX_COMMENT_CHARS, so that no directive, suppression,
+    ceiling or pool is read from them; (message, line, column) for those that mention cfgcheck (a
+    directive or suppression the user will expect to work). The others are prose: not reported."""
+    problems = []
+    for comment in comments.values():
+        if len(comment.text) <= MAX_COMMENT_CHARS:
+            continue
+        if "cfgcheck" in comment.text.lower():
+            problems.append((f"comment of {len(comment.text):,} characters is longer than the {MAX_COMMENT_CHARS:,} "
+                             "cfgcheck reads: the directive or suppression in it is ignored (limit max-comment-chars)",
+                             comment.line, comment.column))
+        comment.text = ""
+    return problems
