@@ -16,8 +16,13 @@ from dataclasses import dataclass
 from cfgcheck.model import Location, ServedModel, Setting
 
 MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
-_NUMBER = r"(\d*\.\d+|\d+(?:\.\d+)?)\s*(%?)"
-_STATED = re.compile(r"\bceiling\b\s*(?:[:=]|is|of|at|to)?\s*" + _NUMBER, re.I)
+# Comments come from pull requests: every pattern runs in linear time. A number starts only where no
+# digit or dot precedes it (so a search does not retry inside a run of digits), its two forms begin
+# differently, and no two adjacent quantifiers can match the same whitespace.
+_NUMBER = r"(?<![\d.])(\d+(?:\.\d+)?|\.\d+)(?:\s*(%))?"
+_DIRECTIVE = re.compile(r"cfgcheck:\s*ceiling\s*=\s*" + _NUMBER)
+_NUMBER_AT_START = re.compile(_NUMBER)
+_STATED = re.compile(r"\bceiling\b\s*(?:(?:[:=]|is|of|at|to)\s*)?" + _NUMBER, re.I)
 _STATED_BEFORE = re.compile(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
 _UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
 
@@ -37,14 +42,14 @@ class Ceiling:
         return float(base_value) if isinstance(base_value, (int, float)) and not isinstance(base_value, bool) else None
 
 
-def _as_fraction(number: str, percent: str) -> float:
+def _as_fraction(number: str, percent: str | None) -> float:
     value = float(number)
     return value / 100 if percent or value > 1 else value
 
 
 def from_comments(setting: Setting) -> Ceiling | None:
     for comment in setting.comments:
-        directive = re.search(r"cfgcheck:\s*ceiling\s*=\s*" + _NUMBER, comment)
+        directive = _DIRECTIVE.search(comment)
         if directive:
             return Ceiling(setting.name, _as_fraction(*directive.groups()), comment, setting.key_location or setting.location)
     for comment in setting.comments:
@@ -70,7 +75,7 @@ def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = (
         if ceiling is None:
             directive = model.directive("ceiling")
             if directive is not None:
-                match = re.match(_NUMBER, directive.value)
+                match = _NUMBER_AT_START.match(directive.value)
                 if match:
                     ceiling = Ceiling(name, _as_fraction(*match.groups()), f"cfgcheck: ceiling={directive.value} {directive.reason}".strip(), directive.location)
         if ceiling is None:

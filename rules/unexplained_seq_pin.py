@@ -98,15 +98,24 @@ _NOT_WORDS = {
 }
 
 
+# Run on comments a pull request writes: linear in time (no two adjacent quantifiers match the same
+# whitespace; a search starts a key only where no key character precedes it).
+_DIRECTIVE = re.compile(r"cfgcheck\s*:")
+_FLAG = re.compile(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?")
+_KEY_VALUE_LINE = re.compile(r"^\s*(?:-\s*)?[\w.]+\s*:\s*\S+\s*$")
+_KEY_VALUE = re.compile(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
+_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+
+
 def reason_words(comments) -> int:
     """Words of explanation in the comments: flags, settings, numbers and directives do not count."""
     count = 0
     for text in comments or ():
-        if re.match(r"\s*cfgcheck\s*:", text):
+        if _DIRECTIVE.match(text.lstrip()):
             continue
-        text = re.sub(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?", " ", text)  # --flags
-        text = re.sub(r"\b[\w.]+\s*[:=]\s*\S+", " ", text) if re.match(r"^\s*-?\s*[\w.]+\s*:\s*\S+\s*$", text) else text
-        for word in re.findall(r"[A-Za-z][A-Za-z'-]*", text):
+        text = _FLAG.sub(" ", text)  # --flags
+        text = _KEY_VALUE.sub(" ", text) if _KEY_VALUE_LINE.match(text) else text
+        for word in _WORD.findall(text):
             if word.lower().replace("-", "").replace("_", "") not in _NOT_WORDS and len(word) > 1:
                 count += 1
     return count

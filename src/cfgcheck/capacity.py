@@ -375,11 +375,43 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
     )
 
 
-def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | None = None) -> Architecture | None:
+class ModelConfigError(ValueError):
+    """A ``config.json`` under ``model_configs`` that is not a Hugging Face model configuration."""
+
+
+def _local_architecture(folder: Path, norm: str, qbits: float | None, qname: str | None) -> Architecture:
+    """The architecture ``folder/config.json`` describes; ModelConfigError when it describes none."""
+    where = f"{norm}/config.json under model_configs"
+    try:
+        cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+        raise ModelConfigError(f"{where} cannot be read as JSON: {type(exc).__name__}") from None
+    if not isinstance(cfg, dict):
+        raise ModelConfigError(f"{where} is a JSON {type(cfg).__name__}, not an object")
+    weight = None
+    idx = folder / "model.safetensors.index.json"
+    if idx.is_file():
+        try:
+            weight = int(json.loads(idx.read_text(encoding="utf-8"))["metadata"]["total_size"])
+        except (OSError, ValueError, KeyError, TypeError, OverflowError):
+            weight = None
+    try:
+        arch = architecture_from_config(cfg, norm, weight)
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        raise ModelConfigError(f"{where} has a field of the wrong type: {type(exc).__name__}") from None
+    if qbits and arch.weight_bits >= 16 and weight is None:
+        arch.weight_bits, arch.quantization = qbits, qname
+    return arch
+
+
+def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | None = None,
+                        problems: list[str] | None = None) -> Architecture | None:
     """The architecture of ``model_id``: a local ``DIR/<org>/<name>/config.json``, else the bundled table.
 
     Quantized repositories (``-AWQ``, ``-GPTQ-Int4``, ``-FP8``, ``-NVFP4`` ...) map to their base
-    architecture with the weight size of the quantized checkpoint.
+    architecture with the weight size of the quantized checkpoint. A local ``config.json`` that is not
+    a model configuration makes the architecture unknown (the user meant it to be used: no silent
+    fallback to the bundled table); why is appended to ``problems``.
     """
     if not model_id:
         return None
@@ -396,23 +428,13 @@ def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | No
                 cand = inside_repo(base, cand, what="model config folder")
             except UnsafePath:
                 continue
-            cfg_file = cand / "config.json"
-            if cfg_file.is_file():
+            if (cand / "config.json").is_file():
                 try:
-                    cfg = json.loads(cfg_file.read_text(encoding="utf-8"))
-                except (OSError, ValueError):
-                    continue
-                weight = None
-                idx = cand / "model.safetensors.index.json"
-                if idx.is_file():
-                    try:
-                        weight = int(json.loads(idx.read_text(encoding="utf-8"))["metadata"]["total_size"])
-                    except (OSError, ValueError, KeyError, TypeError):
-                        weight = None
-                arch = architecture_from_config(cfg, norm, weight)
-                if qbits and arch.weight_bits >= 16 and weight is None:
-                    arch.weight_bits, arch.quantization = qbits, qname
-                return arch
+                    return _local_architecture(cand, norm, qbits, qname)
+                except ModelConfigError as exc:
+                    if problems is not None:
+                        problems.append(str(exc))
+                    return None
     index = _bundled_index()
     for key in _name_keys(norm):
         entry = index.get(key)
@@ -836,7 +858,11 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
     down to a multiple of 1024 (256 below 1024); None when unknown or when nothing fits."""
     if not max_num_seqs or max_num_seqs <= 0:
         return None
-    n = _largest_len(estimate, float(max_num_seqs))
+    try:
+        seqs = float(max_num_seqs)
+    except OverflowError:  # more sequences than a float holds (a 400-digit value): no length fits
+        return None
+    n = _largest_len(estimate, seqs)
     if n is None or n < 1:
         return None
     return _round_down_clean(n)
@@ -844,19 +870,32 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
 
 # -- measured pools in comments
 
-_NUM = r"(\d{1,3}(?:[,_ ]\d{3})+|\d{4,})(\s*[kK](?![a-zA-Z]))?"
+# Comments come from pull requests: the patterns run on whole comments are linear in time. A number
+# starts only where no digit (or digit and separator) precedes it, so a search never retries inside a
+# run of digits; a count of more than _MAX_COUNT_DIGITS digits is not a token count (and would reach
+# Python's int-string conversion limit).
+_NUM = r"(?<!\d)(?<!\d[,_])(\d{1,3}(?:[,_ ]\d{3})+|\d{4,})(?!\d)( ?[kK](?![a-zA-Z]))?"
+_NUM_RE = re.compile(_NUM)
+_MAX_COUNT_DIGITS = 15
+_ARROW = re.compile(_NUM + r"\s*(?:tokens?\s*)?(?:->|→|=>|to)\s*" + _NUM)
+_DIRECTIVE_WORD = re.compile(r"cfgcheck\s*:")
 _POOL_KEYWORD = re.compile(
     r"\bpool\b|kv[ _-]?cache size|kv[- ]pool|gpu kv cache|max_total_num_tokens|#tokens|kv[- ]cache (?:holds|of|is|:)", re.I
 )
 _AFTER_EXCLUDE = re.compile(r"^\s*(?:tokens? per request|[-]?token (?:context|window|prompt|request)|max|ctx|context|gib|gb|mib|mb|bytes|b\b|%|x\b|tok/s|ms|s\b|req)", re.I)
-_BEFORE_EXCLUDE = re.compile(r"(max[-_ ]?model[-_ ]?len|maxmodellen|context(?:[-_ ]?len(?:gth)?)?|ctx|prompts?|at|for|l ?=|cap|window|parallel|slots|requests?)\W*$", re.I)
-_BEFORE_PREFER = re.compile(r"(gives|now|is|are|measured|reports?|logged|holds|:|=|->|→|to|of)\W*$", re.I)
+# Run on the 40 characters before a number: the trailing \W is bounded to that, so a search costs at
+# most 40 steps per position whatever it is given.
+_BEFORE_EXCLUDE = re.compile(r"(max[-_ ]?model[-_ ]?len|maxmodellen|context(?:[-_ ]?len(?:gth)?)?|ctx|prompts?|at|for|l ?=|cap|window|parallel|slots|requests?)\W{0,40}$", re.I)
+_BEFORE_PREFER = re.compile(r"(gives|now|is|are|measured|reports?|logged|holds|:|=|->|→|to|of)\W{0,40}$", re.I)
 _BEFORE_AVOID = re.compile(r"(was|from|leaves?|without|before|old|previously|instead of)\b[^,;]{0,25}$", re.I)
 _HYPOTHETICAL = re.compile(r"\b(but|oom|ooms|would|if|fails?|crash)", re.I)
 
 
-def _parse_count(num: str, k: str | None) -> int:
-    value = int(re.sub(r"[,_ ]", "", num))
+def _parse_count(num: str, k: str | None) -> int | None:
+    digits = num.replace(",", "").replace("_", "").replace(" ", "")
+    if len(digits) > _MAX_COUNT_DIGITS:
+        return None
+    value = int(digits)
     if k:
         value *= 1000 if k.strip() == "k" else 1024
     return value
@@ -868,9 +907,9 @@ def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
         return None
     excluded = {x for x in (_int(v) for v in exclude) if x}
     candidates: list[tuple[int, int, int]] = []  # (score, position, value)
-    for m in re.finditer(_NUM, text):
+    for m in _NUM_RE.finditer(text):
         value = _parse_count(m.group(1), m.group(2))
-        if value < 256 or value in excluded:
+        if value is None or value < 256 or value in excluded:
             continue
         before = text[max(0, m.start() - 40): m.start()]
         after = text[m.end(): m.end() + 20]
@@ -896,11 +935,11 @@ def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
         candidates.append((score, m.start(), value))
     if not candidates:
         return None
-    arrow = re.search(_NUM + r"\s*(?:tokens?\s*)?(?:->|→|=>|to)\s*" + _NUM, text)
+    arrow = _ARROW.search(text)
     if arrow:
         left = _parse_count(arrow.group(1), arrow.group(2))
         right = _parse_count(arrow.group(3), arrow.group(4))
-        return left if _HYPOTHETICAL.search(text) else right
+        return (left if _HYPOTHETICAL.search(text) else right) or None
     best = max(candidates, key=lambda c: (c[0], c[1]))
     return best[2]
 
@@ -909,10 +948,11 @@ def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
     """A documented pool size: ``# cfgcheck: kv-pool-tokens=N`` or a comment quoting the startup log."""
     d = model.directive("kv-pool-tokens") if hasattr(model, "directive") else None
     if d is not None:
-        m = re.match(r"\s*" + _NUM, str(d.value))
-        if m:
+        m = _NUM_RE.match(str(d.value).lstrip())
+        count = _parse_count(m.group(1), m.group(2)) if m else None
+        if count is not None:
             loc = d.location
-            return _parse_count(m.group(1), m.group(2)), f"directive kv-pool-tokens at {loc.path}:{loc.line}"
+            return count, f"directive kv-pool-tokens at {loc.path}:{loc.line}"
     exclude = [model.value("max_model_len"), model.value("max_num_batched_tokens")]
     # comments attached to the settings that size the pool first, then every comment of the document
     for name in ("kv_cache_memory_bytes", "num_gpu_blocks_override", "gpu_memory_utilization", "mem_fraction_static", "max_num_seqs", "max_model_len"):
@@ -924,7 +964,7 @@ def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
             if value:
                 return value, f"comment on {setting.source} at {setting.location.path}:{setting.location.line}"
     for line, text in getattr(model, "comments", []) or []:
-        if re.search(r"cfgcheck\s*:", text):
+        if _DIRECTIVE_WORD.search(text):
             continue
         value = _pool_numbers_in(text, exclude)
         if value:
@@ -1039,12 +1079,15 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     est.kv_cache_dtype = str(kv_dtype)
     dtype = model.value("dtype")
 
-    arch = lookup_architecture(model_id, config.get("model_configs")) if model_id else None
+    unreadable: list[str] = []
+    arch = lookup_architecture(model_id, config.get("model_configs"), unreadable) if model_id else None
     est.architecture = arch
     if model_id is None:
         reasons.append("model not stated")
     elif arch is None:
-        reasons.append(f"architecture of {model_id} unknown (not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json)")
+        why = unreadable[0] if unreadable else \
+            "not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json"
+        reasons.append(f"architecture of {model_id} unknown ({why})")
     elif arch.task != "generate":
         reasons.append(f"{arch.name} is an {arch.task} model: no decode concurrency")
 
