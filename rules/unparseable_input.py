@@ -2,8 +2,11 @@
 
 ## What it flags
 Files that are not valid YAML, not valid UTF-8 (or UTF-16 with a BOM), contain NUL bytes, exceed a
-configured limit (`limits.max-file-bytes`, `limits.max-depth`, `limits.max-expanded-nodes`), or hold
-duplicate keys. The finding points at the line and column where reading stopped.
+configured limit (`limits.max-file-bytes`, `limits.max-depth`, `limits.max-expanded-nodes`,
+`limits.max-documents`), or hold duplicate keys. The finding points at the line and column where
+reading stopped. Also a `cfgcheck` directive or suppression in a comment longer than 4,096 characters
+(not read: `max-comment-chars`), and a file or served model cfgcheck itself failed on (an internal
+error, named by its exception type; the other files are still checked).
 
 ## Why it matters
 A serving config that cannot be read cannot be checked: the hazards in it are invisible. The other

@@ -462,6 +462,7 @@ def test_unreadable_file(repo: Path) -> None:
     ("max-depth", 3, "a: {b: {c: {d: {e: 1}}}}\n"),
     ("max-expanded-nodes", 10, "a: &a [1, 2, 3, 4]\nb: [*a, *a, *a]\n"),
     ("max-expanded-nodes", 10, "a: [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12]\n"),
+    ("max-documents", 2, "a: 1\n---\nb: 2\n---\nc: 3\n"),
 ])
 def test_limits_are_configurable_and_named(tmp_path: Path, limit: str, value: int, text: str) -> None:
     (tmp_path / "f.yaml").write_text(MARK + text, encoding="utf-8")

@@ -523,8 +523,8 @@ def scan_comments(text: str, spans: list[tuple[int, int]]) -> dict[int, Comment]
     block scalar is not one). ``spans`` are sorted (start, end) character offsets."""
     comments: dict[int, Comment] = {}
     span_index = 0
-    line_start = 0
-    for line_number, line in enumerate(text.splitlines(keepends=True), start=1):
+    lines = _all_lines(text) if _OTHER_BREAKS.search(text) else _lines_with_a_hash(text)
+    for line_number, line_start, line in lines:
         position = line.find("#")
         while position != -1:
             absolute = line_start + position
@@ -540,8 +540,34 @@ def scan_comments(text: str, spans: list[tuple[int, int]]) -> dict[int, Comment]
                     line_number, position + 1, body.strip(), line[:position].strip() == "")
                 break
             position = line.find("#", position + 1)
-        line_start += len(line)
     return comments
+
+
+# Line breaks other than LF that str.splitlines (and so the line numbers of every finding) counts.
+_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
+
+
+def _all_lines(text: str) -> Iterator[tuple[int, int, str]]:
+    """(number, start offset, text) of every line."""
+    start = 0
+    for number, line in enumerate(text.splitlines(keepends=True), start=1):
+        yield number, start, line
+        start += len(line)
+
+
+def _lines_with_a_hash(text: str) -> Iterator[tuple[int, int, str]]:
+    """(number, start offset, text) of the lines holding a '#', for text whose only line break is LF:
+    a file of a million lines and few comments is not walked line by line."""
+    number, start = 1, 0
+    hash_at = text.find("#")
+    while hash_at != -1:
+        number += text.count("\n", start, hash_at)
+        line_start = text.rfind("\n", start, hash_at) + 1 or start
+        end = text.find("\n", hash_at)
+        end = len(text) if end == -1 else end + 1
+        yield number, line_start, text[line_start:end]
+        number, start = number + 1, end
+        hash_at = text.find("#", end)
 
 
 def scalar_text_location(loaded_path: str, node: YNode) -> Location:
