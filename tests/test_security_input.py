@@ -143,6 +143,13 @@ def test_a_comment_over_the_length_limit_is_not_read_and_is_reported_when_it_is_
     assert [f.location.line for f in result.findings if f.code == "CFG002"] == [4]  # the short one was read
 
 
+def test_a_long_directive_in_a_file_of_comments_only(tmp_path: Path) -> None:
+    (tmp_path / "f.yaml").write_text(MARK + "# cfgcheck: gpu=H100 " + "x" * MAX_COMMENT_CHARS + "\n", encoding="utf-8")
+    (finding,) = lint([tmp_path / "f.yaml"], Config(tmp_path)).findings
+    assert finding.code == "CFG000" and "limit max-comment-chars" in finding.message
+    assert (finding.location.line, finding.location.column) == (2, 1)
+
+
 def test_the_ceiling_comment_still_works_within_the_limit(tmp_path: Path) -> None:
     """The linear patterns read what the old ones read."""
     from cfgcheck.model import Location, Setting

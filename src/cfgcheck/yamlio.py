@@ -448,10 +448,9 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
 
 def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
     """A problem at ``line``, filed with the document that holds it (the file's, if none does)."""
-    holder = next((d for d in reversed(loaded.documents) if d.line <= line), None) or \
-        (loaded.documents[0] if loaded.documents else None)
-    if holder is not None:
-        holder.problems.append((message, line, column))
+    holders = [d for d in loaded.documents if d.line <= line] or loaded.documents[:1]
+    if holders:
+        holders[-1].problems.append((message, line, column))
     elif loaded.error is None:
         loaded.error = YamlError(message, line, column)
 
