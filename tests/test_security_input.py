@@ -501,3 +501,16 @@ def test_capacity_table_shows_control_characters_and_survives_a_failing_model(tm
     monkeypatch.setattr(capacity, "_estimate", _boom)
     out = capacity.render_capacity(result.models, {})
     assert "not computed: internal error ZeroDivisionError" in out and "secret-looking" not in out
+
+
+def test_adr_dates_are_found_in_linear_time() -> None:
+    """Beyond the issue: an ADR's ``Date:`` was looked for with ``^\\s*[-*]?\\s*`` per line, cubic across
+    blank lines (2,000 of them took 84 s); an ADR comes from the repository, which pull requests write."""
+    from cfgcheck.propose.docs import adr_date
+
+    for text in (" \n" * 50_000, "\n- \n" * 30_000, "-" * 100_000):
+        start = time.perf_counter()
+        assert adr_date(text) is None
+        assert time.perf_counter() - start < 1.0
+    assert adr_date("# 0012. Title\n\n* Status: Accepted\n* Date: 2025-01-02\n") == "2025-01-02"
+    assert adr_date("Date: 2024-11-30") == "2024-11-30" and adr_date("  - Date:  2023-05-06\n") == "2023-05-06"
