@@ -92,6 +92,96 @@ class Directive:
 
 
 @dataclass(slots=True)
+class Probe:
+    """A container probe with the Kubernetes API defaults filled in (initialDelaySeconds 0,
+    periodSeconds 10, timeoutSeconds 1, failureThreshold 3)."""
+
+    kind: str  # liveness | readiness | startup
+    handler: str  # httpGet | tcpSocket | grpc | exec
+    location: Location
+    path: str | None = None
+    port: Any = None  # a number or a named container port
+    port_location: Location | None = None
+    initial_delay: int = 0
+    period: int = 10
+    timeout: int = 1
+    failure_threshold: int = 3
+    timeout_location: Location | None = None
+
+    @property
+    def budget(self) -> int:
+        """Seconds from container start until this probe has failed ``failure_threshold`` times."""
+        return self.initial_delay + self.period * self.failure_threshold
+
+
+@dataclass(slots=True)
+class Volume:
+    """A pod volume (or compose volume) by name: its type and, for emptyDir, medium and size."""
+
+    name: str
+    type: str  # emptyDir | persistentVolumeClaim | hostPath | volumeClaimTemplate | configMap | named | bind | ...
+    location: Location
+    medium: str | None = None
+    size: str | None = None
+
+
+@dataclass(slots=True)
+class Mount:
+    path: str
+    volume: str
+    location: Location
+
+
+@dataclass(slots=True)
+class Port:
+    number: Any
+    location: Location
+    name: str | None = None
+
+
+@dataclass(slots=True)
+class Service:
+    """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
+
+    name: str
+    namespace: str | None
+    selector: dict[str, str]
+    targets: list[tuple[Any, Location]]
+    location: Location
+
+
+@dataclass(slots=True)
+class PodFacts:
+    """The runtime around the engine container: what its pod (or compose service, or the operator
+    that builds the pod) declares. ``shm`` says where a RAM-backed or host ``/dev/shm`` comes from
+    (None: the container gets the runtime's 64 MiB default); ``services`` is shared by the whole run."""
+
+    format: str  # kubernetes | compose | production-stack | llmkube | kserve-llm
+    location: Location
+    namespace: str | None = None
+    labels: dict[str, str] = field(default_factory=dict)
+    shm: tuple[str, Location] | None = None  # (how, where)
+    volumes: dict[str, Volume] = field(default_factory=dict)
+    mounts: list[Mount] = field(default_factory=list)
+    probes: dict[str, Probe] = field(default_factory=dict)
+    ports: list[Port] = field(default_factory=list)
+    requests: dict[str, Setting] = field(default_factory=dict)
+    limits: dict[str, Setting] = field(default_factory=dict)
+    devices: Setting | None = None  # explicit GPU ids: compose device_ids
+    services: list[Service] = field(default_factory=list)
+
+    def mount_at(self, path: str) -> Mount | None:
+        """The mount that holds ``path`` (the longest mount path that is a prefix of it)."""
+        best = None
+        for mount in self.mounts:
+            root = mount.path.rstrip("/") or "/"
+            if (path == root or path.startswith(root + "/") or root == "/") and \
+                    (best is None or len(root) > len(best.path.rstrip("/"))):
+                best = mount
+        return best
+
+
+@dataclass(slots=True)
 class ServedModel:
     """One engine process: what runs, with which settings, and where each of them is written."""
 
@@ -126,6 +216,7 @@ class ServedModel:
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
+    pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:

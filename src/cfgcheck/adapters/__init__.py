@@ -6,7 +6,7 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
+from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, pods, production_stack, vllm_runtime, workloads
 from .base import DocContext, Workspace
 
 # Tried in order; the first adapter that recognises a document owns it. The user's values mappings
@@ -21,6 +21,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     for document in loaded.documents:
         if document.root is not None and document.root.kind == "map":
             llmkube.index_models(workspace, loaded, document.root)
+    pods.index_services(workspace, loaded)
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:

@@ -35,6 +35,7 @@ class Workspace:
 
     llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
+    services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
 
 
 @dataclass

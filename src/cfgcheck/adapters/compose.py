@@ -14,6 +14,7 @@ from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, finish, to_int
 from .containers import container_model, interpolate
+from .pods import compose_pod
 
 
 def _is_compose(root: YNode) -> bool:
@@ -71,6 +72,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         if replicas is not None and replicas.kind == "map":
             model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
         model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
+        compose_pod(ctx, model, service, path)
         found.append(finish(model))
     return found
 

@@ -18,6 +18,7 @@ from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, finish, to_int
 from .containers import container_model, container_tokens, typed_setting
+from .pods import kserve_llm_pod, kubernetes_pod
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
@@ -85,6 +86,7 @@ def _containers(ctx, root, kind, name, parent: YNode, where: str, default_engine
                                 identity=f"{kind}/{name}/{where}/{cname}", container=container,
                                 default_engine=engine, tokens=tokens, pod_spec=parent)
         if model is not None:
+            kubernetes_pod(ctx, model, container, parent, root)
             if engine == "vllm" and tokens is not None:
                 model.engine_version = None  # the image tag is KServe's version, not vLLM's
                 _hf_backend_engine(model)
@@ -158,6 +160,8 @@ def _llm_inference_service(ctx, root, kind, name, spec) -> list[ServedModel]:
             if model is None:
                 continue
             _typed(ctx, model, spec, section, path)
+            if kind == "LLMInferenceService":
+                kserve_llm_pod(ctx, model, container, pod, root)
             found.append(finish(model))
     return found
 

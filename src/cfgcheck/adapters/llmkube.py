@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
+from .pods import llmkube_pod
 
 API_GROUP = "inference.llmkube.dev/"
 
@@ -113,6 +114,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     resources = spec.get("resources")
     if resources is not None and resources.kind == "map" and resources.get("gpu") is not None:
         model.gpus = ctx.field_setting(resources, "gpu", "gpus", "spec.resources.gpu", to_int)
+    llmkube_pod(ctx, model, spec)
     return [finish(model)]
 
 

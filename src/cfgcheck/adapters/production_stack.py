@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
+from .pods import production_stack_pod
 
 VLLM_CONFIG_FIELDS = {
     "maxModelLen": ("--max-model-len", "max_model_len"),
@@ -102,6 +103,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
     model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
     _ray_cluster_gpus(model, entry)
     model.replicas = ctx.field_setting(entry, "replicaCount", "replicas", f"{path}.replicaCount", to_int)
+    production_stack_pod(ctx, model, entry, path)
     strategy = values.path("servingEngineSpec", "strategy", "type")
     if strategy is not None:
         model.strategy = ctx.setting("strategy", None, strategy, "servingEngineSpec.strategy.type")

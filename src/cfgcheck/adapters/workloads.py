@@ -14,6 +14,7 @@ from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, finish, gpu_count, string_map, to_int
 from .containers import container_model
+from .pods import kubernetes_pod
 
 MAX_SEARCH_DEPTH = 12
 
@@ -59,6 +60,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
+            labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
+            kubernetes_pod(ctx, model, container, pod_spec, root, labels)
             found.append(finish(model))
     return found
 

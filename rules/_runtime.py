@@ -1,0 +1,36 @@
+"""Shared by the runtime rules (CFG5xx): numbers as written, and the parallel ranks one pod runs."""
+
+from __future__ import annotations
+
+from cfgcheck.model import ServedModel, Setting
+
+GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
+
+
+def as_int(value, default: int | None = None) -> int | None:
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        return int(value.strip())
+    return default
+
+
+def local_ranks(model: ServedModel) -> tuple[int, Setting | None]:
+    """Tensor x pipeline ranks inside this pod, and the setting that asks for them.
+
+    A pod that requests fewer GPUs than the world size holds only its share of the ranks (a
+    multi-node layout); the rest run in other pods."""
+    tp_setting = model.setting("tensor_parallel_size")
+    pp_setting = model.setting("pipeline_parallel_size")
+    tp = as_int(tp_setting.value, 1) if tp_setting is not None else 1
+    pp = as_int(pp_setting.value, 1) if pp_setting is not None else 1
+    world = max(tp, 1) * max(pp, 1)
+    gpus = as_int(model.gpus.value) if model.gpus is not None else None
+    if gpus is not None and 0 < gpus < world:
+        world = gpus
+    at = tp_setting if tp_setting is not None and tp > 1 else pp_setting if pp > 1 else tp_setting
+    return world, at

@@ -1,0 +1,307 @@
+"""Pod facts for the runtime rules (CFG5xx, CFG209): volumes and mounts, ``/dev/shm``, probes,
+container ports, resources, explicit GPU ids, and the Services of the run.
+
+A Kubernetes pod spec, a docker-compose service, or the pod an operator builds from its own fields
+(the production-stack chart, LLMKube, KServe's LLMInferenceService templates) each become one
+``PodFacts``; the rules read only that. Services are indexed in the first pass over every file, so a
+Service in any file of the run is seen by every served model.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
+from ..yamlio import LoadedFile, YNode
+from .base import DocContext, Workspace, string_map
+
+SHM_PATH = "/dev/shm"
+PROBES = (("livenessProbe", "liveness"), ("readinessProbe", "readiness"), ("startupProbe", "startup"))
+PROBE_HANDLERS = ("httpGet", "tcpSocket", "grpc", "exec")
+PROBE_FIELDS = (("initialDelaySeconds", "initial_delay"), ("periodSeconds", "period"),
+                ("timeoutSeconds", "timeout"), ("failureThreshold", "failure_threshold"))
+
+
+# ---------------------------------------------------------------- Services
+
+
+def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
+    """Record every ``v1`` Service of the file: selector and target ports (``targetPort`` defaults to ``port``)."""
+    for document in loaded.documents:
+        root = document.root
+        if root is None or root.kind != "map" or root.scalar("kind") != "Service":
+            continue
+        ports = root.path("spec", "ports")
+        targets: list[tuple[Any, Location]] = []
+        for item in ports.value if ports is not None and ports.kind == "seq" else []:
+            node = item.get("targetPort") or item.get("port") if item.kind == "map" else None
+            if node is not None and node.kind == "scalar" and node.value is not None:
+                targets.append((node.value, _location(loaded.path, node)))
+        workspace.services.append(Service(
+            str(root.scalar("metadata", "name", default="service")), root.scalar("metadata", "namespace"),
+            string_map(root.path("spec", "selector")), targets, root.location(loaded.path)))
+
+
+def _location(path: str, node: YNode) -> Location:
+    from ..yamlio import scalar_text_location
+
+    return scalar_text_location(path, node) if node.kind == "scalar" else node.location(path)
+
+
+# ---------------------------------------------------------------- Kubernetes pods
+
+
+def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
+                   root: YNode | None = None, labels: YNode | None = None) -> PodFacts:
+    """The facts of a pod spec around ``container``; ``root`` supplies namespace and StatefulSet claims."""
+    pod = PodFacts("kubernetes", ctx.location(pod_spec), services=ctx.workspace.services)
+    pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
+    pod.labels = string_map(labels)
+    volumes = pod_spec.get("volumes")
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = _volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
+    claims = root.path("spec", "volumeClaimTemplates") if root is not None else None
+    for item in claims.value if claims is not None and claims.kind == "seq" else []:
+        name = item.scalar("metadata", "name") if item.kind == "map" else None
+        if isinstance(name, str):
+            pod.volumes[name] = Volume(name, "volumeClaimTemplate", ctx.location(item))
+    pod.mounts = _mounts(ctx, container.get("volumeMounts"))
+    pod.probes = {kind: probe for key, kind in PROBES
+                  if (probe := _probe(ctx, kind, container.get(key))) is not None}
+    pod.ports = _ports(ctx, container.get("ports"))
+    resources = container.get("resources")
+    pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
+    pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
+    pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
+    model.pod = pod
+    return pod
+
+
+def _volume(ctx: DocContext, item: YNode) -> Volume | None:
+    name = item.scalar("name") if item.kind == "map" else None
+    if not isinstance(name, str):
+        return None
+    kind = next((str(k.value) for k, _ in item.items() if k.kind == "scalar" and k.value != "name"), "unknown")
+    empty = item.get("emptyDir")
+    medium = empty.scalar("medium") if empty is not None and empty.kind == "map" else None
+    size = empty.scalar("sizeLimit") if empty is not None and empty.kind == "map" else None
+    return Volume(name, kind, ctx.location(item), medium, None if size is None else str(size))
+
+
+def _mounts(ctx: DocContext, node: YNode | None) -> list[Mount]:
+    found = []
+    for item in node.value if node is not None and node.kind == "seq" else []:
+        path, name = (item.scalar("mountPath"), item.scalar("name")) if item.kind == "map" else (None, None)
+        if isinstance(path, str) and isinstance(name, str):
+            found.append(Mount(path, name, ctx.location(item)))
+    return found
+
+
+def _probe(ctx: DocContext, kind: str, node: YNode | None) -> Probe | None:
+    """A probe with Kubernetes defaults; None when absent or when a timing is not a literal number."""
+    if node is None or node.kind != "map":
+        return None
+    handler = next((h for h in PROBE_HANDLERS if node.get(h) is not None), "unknown")
+    probe = Probe(kind, handler, ctx.location(node))
+    action = node.get(handler)
+    if action is not None and action.kind == "map":
+        path = action.scalar("path")
+        probe.path = path if isinstance(path, str) else None
+        port = action.get("port")
+        if port is not None and port.kind == "scalar":
+            probe.port, probe.port_location = port.value, ctx.location(port)
+    for key, attribute in PROBE_FIELDS:
+        value = node.get(key)
+        if value is None:
+            continue
+        if value.kind != "scalar" or not isinstance(value.value, int) or isinstance(value.value, bool):
+            return None
+        setattr(probe, attribute, value.value)
+        if attribute == "timeout":
+            probe.timeout_location = ctx.location(value)
+    return probe
+
+
+def _ports(ctx: DocContext, node: YNode | None) -> list[Port]:
+    found = []
+    for item in node.value if node is not None and node.kind == "seq" else []:
+        number = item.get("containerPort") if item.kind == "map" else None
+        if number is not None and number.kind == "scalar":
+            name = item.scalar("name")
+            found.append(Port(number.value, ctx.location(number), name if isinstance(name, str) else None))
+    return found
+
+
+def _quantities(ctx: DocContext, node: YNode | None, section: str) -> dict[str, Setting]:
+    found: dict[str, Setting] = {}
+    for key, value in node.items() if node is not None else []:
+        if key.kind == "scalar" and value.kind == "scalar" and value.value is not None:
+            found[str(key.value)] = ctx.setting(str(key.value), key, value, f"resources.{section}.{key.value}")
+    return found
+
+
+def _kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:
+    host_ipc = pod_spec.get("hostIPC")
+    if host_ipc is not None and host_ipc.kind == "scalar" and host_ipc.value is True:
+        return "hostIPC: true", ctx.location(host_ipc)
+    for mount in pod.mounts:
+        if mount.path.rstrip("/") == SHM_PATH:
+            volume = pod.volumes.get(mount.volume)
+            how = f"volume {mount.volume!r} mounted at {SHM_PATH}"
+            if volume is not None and volume.type == "emptyDir" and volume.medium == "Memory":
+                how = f"emptyDir medium Memory {mount.volume!r} at {SHM_PATH}"
+            return how, mount.location
+    return None
+
+
+# ---------------------------------------------------------------- docker-compose
+
+
+def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
+    pod = PodFacts("compose", ctx.location(service))
+    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
+    for item in _seq_or_scalar(service.get("tmpfs")):
+        if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
+            pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
+            pod.volumes["tmpfs"] = Volume("tmpfs", "tmpfs", ctx.location(item), "Memory")
+    for item in _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
+        number = _compose_container_port(item)
+        if number is not None:
+            pod.ports.append(Port(number, ctx.location(item)))
+    memory = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
+    if memory is not None and memory.kind == "scalar":
+        pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
+    pod.devices = _compose_device_ids(ctx, service, path)
+    pod.shm = _compose_shm(ctx, pod, service)
+    model.pod = pod
+    return pod
+
+
+def _seq_or_scalar(node: YNode | None) -> list[YNode]:
+    if node is None:
+        return []
+    return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
+
+
+def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
+    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
+    mounts: list[Mount] = []
+    volumes: dict[str, Volume] = {}
+    for item in _seq_or_scalar(node):
+        if item.kind == "scalar" and isinstance(item.value, str):
+            parts = item.value.split(":")
+            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
+            kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
+        elif item.kind == "map":
+            source, target = item.scalar("source"), item.scalar("target")
+            kind = str(item.scalar("type", default="volume"))
+            kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
+        else:
+            continue
+        if not isinstance(target, str):
+            continue
+        name = str(source) if source else target
+        location = ctx.location(item)
+        mounts.append(Mount(target, name, location))
+        volumes[name] = Volume(name, kind, location, "Memory" if kind == "tmpfs" else None)
+    return mounts, volumes
+
+
+def _compose_container_port(item: YNode) -> int | None:
+    """The container side of ``[ip:]host:container[/proto]``, ``container``, or ``{target: N}``."""
+    if item.kind == "map":
+        value = item.scalar("target")
+    elif item.kind == "scalar":
+        value = str(item.value).split("/", 1)[0].rsplit(":", 1)[-1]
+    else:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None  # a range or an interpolation
+
+
+def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting | None:
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for index, device in enumerate(devices.value if devices is not None and devices.kind == "seq" else []):
+        ids = device.get("device_ids") if device.kind == "map" else None
+        if ids is not None and ids.kind == "seq":
+            setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
+                                  f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
+            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
+            return setting
+    return None
+
+
+def _compose_shm(ctx: DocContext, pod: PodFacts, service: YNode) -> tuple[str, Location] | None:
+    size = service.get("shm_size")
+    if size is not None and size.kind == "scalar" and size.value not in (None, ""):
+        return f"shm_size: {size.value}", ctx.location(size)
+    ipc = service.get("ipc")
+    # host: the host's /dev/shm; container:/service: another container's, whose size is not ours to judge
+    if ipc is not None and ipc.kind == "scalar" and str(ipc.value).startswith(("host", "container:", "service:")):
+        return f"ipc: {ipc.value}", ctx.location(ipc)
+    for mount in pod.mounts:
+        if mount.path.rstrip("/") == SHM_PATH:
+            return f"{mount.volume} at {SHM_PATH}", mount.location
+    return None
+
+
+# ---------------------------------------------------------------- pods that operators build
+
+# vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml (a6c01db, lines 426-429 and
+# 483-488): the chart mounts an emptyDir {medium: Memory, sizeLimit: shmSize | 20Gi} at /dev/shm only
+# when vllmConfig has the key tensorParallelSize; the pod gets HF_HOME=/data when pvcStorage is set.
+PRODUCTION_STACK_QUANTITIES = (("requestMemory", "requests", "memory"), ("requestCPU", "requests", "cpu"),
+                               ("limitMemory", "limits", "memory"), ("limitCPU", "limits", "cpu"))
+
+
+def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path: str) -> PodFacts:
+    pod = PodFacts("production-stack", ctx.location(entry))
+    config = entry.get("vllmConfig")
+    key = config.key_node("tensorParallelSize") if config is not None and config.kind == "map" else None
+    if key is not None:
+        pod.shm = "the production-stack chart's shm emptyDir (vllmConfig.tensorParallelSize is set)", ctx.location(key)
+    storage = entry.get("pvcStorage")
+    if storage is not None:
+        kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
+        pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
+        pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
+    for field, section, resource in PRODUCTION_STACK_QUANTITIES:
+        setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
+        if setting is not None:
+            getattr(pod, section)[resource] = setting
+    model.pod = pod
+    return pod
+
+
+def llmkube_pod(ctx: DocContext, model: ServedModel, spec: YNode) -> PodFacts:
+    """LLMKube's controller adds no ``/dev/shm`` of its own (defilantech/LLMKube 907ac8d: no shm volume
+    anywhere in internal/controller); ``spec.extraVolumes`` / ``extraVolumeMounts`` are passed through."""
+    pod = PodFacts("llmkube", ctx.location(spec))
+    volumes = spec.get("extraVolumes")
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = _volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
+    pod.mounts = _mounts(ctx, spec.get("extraVolumeMounts"))
+    pod.shm = _kubernetes_shm(ctx, pod, spec)
+    model.pod = pod
+    return pod
+
+
+# kserve/kserve charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml (aaac4e2): every
+# LLMInferenceServiceConfig template (kserve-config-llm-template, -decode-, -prefill-, -worker-) mounts
+# an emptyDir "dshm" (medium Memory) at /dev/shm, merged into the LLMInferenceService's pod.
+KSERVE_LLM_SHM = "KServe's LLMInferenceService config template (dshm emptyDir at /dev/shm)"
+
+
+def kserve_llm_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
+                   root: YNode) -> PodFacts:
+    pod = kubernetes_pod(ctx, model, container, pod_spec, root)
+    pod.format = "kserve-llm"
+    if pod.shm is None:
+        pod.shm = KSERVE_LLM_SHM, ctx.location(pod_spec)
+    return pod
