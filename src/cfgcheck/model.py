@@ -168,6 +168,7 @@ class PodFacts:
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
     devices: Setting | None = None  # explicit GPU ids: compose device_ids
+    gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
     services: list[Service] = field(default_factory=list)
 
     def mount_at(self, path: str) -> Mount | None:

@@ -14,6 +14,7 @@ from typing import Any
 from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ..yamlio import LoadedFile, YNode
 from .base import DocContext, Workspace, string_map
+from .containers import env_value_nodes
 
 SHM_PATH = "/dev/shm"
 PROBES = (("livenessProbe", "liveness"), ("readinessProbe", "readiness"), ("startupProbe", "startup"))
@@ -75,8 +76,24 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
     pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
+    pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
     model.pod = pod
     return pod
+
+
+def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -> tuple[str, Location] | None:
+    """GPUs without a device-plugin count: a DRA claim, the NVIDIA runtime class (it exposes what
+    ``NVIDIA_VISIBLE_DEVICES`` names, every GPU in the CUDA images), or that variable set explicitly."""
+    claims = pod_spec.get("resourceClaims") or container.path("resources", "claims")
+    if claims is not None and claims.kind == "seq" and claims.value:
+        return "resourceClaims", ctx.location(claims)
+    runtime = pod_spec.get("runtimeClassName")
+    if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
+        return f"runtimeClassName: {runtime.value}", ctx.location(runtime)
+    for name, value in env_value_nodes(container.get("env")):
+        if name == "NVIDIA_VISIBLE_DEVICES" and str(value.value).lower() not in ("", "void", "none"):
+            return f"NVIDIA_VISIBLE_DEVICES={value.value}", ctx.location(value)
+    return None
 
 
 def _volume(ctx: DocContext, item: YNode) -> Volume | None:
@@ -175,6 +192,7 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) 
         pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
     pod.devices = _compose_device_ids(ctx, service, path)
     pod.shm = _compose_shm(ctx, pod, service)
+    pod.gpu_access = _compose_gpu_access(ctx, service)
     model.pod = pod
     return pod
 
@@ -232,6 +250,27 @@ def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting |
                                   f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
             setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
             return setting
+    return None
+
+
+def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
+    """GPUs given to a compose service: ``runtime: nvidia``, ``gpus:``, a GPU device reservation
+    (``count`` defaults to all), or ``/dev/nvidia*``, ``/dev/dri``, ``/dev/kfd`` devices."""
+    runtime = service.get("runtime")
+    if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
+        return f"runtime: {runtime.value}", ctx.location(runtime)
+    if service.get("gpus") is not None:
+        return "gpus", ctx.location(service.get("gpus"))
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for device in devices.value if devices is not None and devices.kind == "seq" else []:
+        capabilities = device.get("capabilities") if device.kind == "map" else None
+        names = [str(c.value) for c in capabilities.value] if capabilities is not None and capabilities.kind == "seq" else []
+        if "gpu" in names or (device.kind == "map" and device.scalar("driver") in ("nvidia", "amd", "cdi")):
+            return "a GPU device reservation", ctx.location(device)
+    for item in _seq_or_scalar(service.get("devices")):
+        text = str(item.value) if item.kind == "scalar" else str(item.scalar("source", default=""))
+        if text.startswith(("/dev/nvidia", "/dev/dri", "/dev/kfd", "nvidia.com/gpu", "amd.com/gpu")):
+            return f"device {text}", ctx.location(item)
     return None
 
 

@@ -1,0 +1,146 @@
+"""Flags a GPU engine whose pod requests no GPU.
+
+## What it flags
+A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose service) asks for none:
+no `nvidia.com/gpu`, `amd.com/gpu` or other device-plugin resource in its requests or limits, no
+Dynamic Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES`;
+in docker-compose no GPU device reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A
+`nvidia.com/gpu: 0` counts as none. In production-stack values a `requestGPU` that is missing, 0 or a
+fraction such as 0.5 renders no GPU request at all (helm/templates/_helpers.tpl renders it only
+when `int requestGPU > 0`).
+
+Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Neuron, TPU, Gaudi
+or OpenVINO images), for ServingRuntimes (KServe merges the InferenceService's resources into them),
+and for pods an operator builds from its own GPU fields (LLMKube).
+
+## Why it matters
+The scheduler places the pod on any node and the device plugin gives it no GPU: the engine stops at
+start-up with `RuntimeError: Failed to infer device type` / `No platform detected`
+(vllm-project/vllm#8885, #13946, llm-d/llm-d-deployer#273). Where the NVIDIA runtime is the node's
+default, the container sees every GPU of the node instead, unaccounted, and competes with the pods
+that did request them.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          resources:
+            limits:
+              memory: 32Gi
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          resources:
+            limits:
+              memory: 32Gi
+              nvidia.com/gpu: 1
+```
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cfgcheck.model import Finding
+
+from ._runtime import GPU_ENGINES, as_int
+
+CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
+OPTIONS: dict = {}
+
+CHECKED_FORMATS = ("kubernetes", "kserve-llm", "compose", "production-stack")
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+# Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
+# SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
+NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
+NON_DEVICE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
+
+
+def runs_on_cpu(model) -> bool:
+    texts = [t.text for t in model.argv]
+    for index, text in enumerate(texts):
+        if text == "--device" and index + 1 < len(texts) and texts[index + 1].lower() == "cpu":
+            return True
+        if text.lower() == "--device=cpu":
+            return True
+    target = model.env.get("VLLM_TARGET_DEVICE")
+    if target is not None and str(target.value).lower() == "cpu":
+        return True
+    image = str(model.image.value).lower() if model.image is not None else ""
+    return any(marker in image for marker in NON_GPU_IMAGE_MARKERS)
+
+
+def _device_resource(pod) -> bool:
+    """Any extended resource (a device-plugin name such as nvidia.com/mig-1g.10gb) with a count above 0."""
+    for section in (pod.requests, pod.limits):
+        for name, setting in section.items():
+            if name not in NON_DEVICE_RESOURCES and not name.startswith("hugepages-") and "/" in name \
+                    and not name.startswith("rdma/") and as_int(setting.value, 1) != 0:
+                return True
+    return False
+
+
+def _helm_int(value) -> int | None:
+    """Helm's ``int``: 0.5 -> 0, "2" -> 2; None when the value is not a number (a template)."""
+    try:
+        return int(float(str(value)))
+    except ValueError:
+        return None
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    pod = model.pod
+    if pod is None or pod.format not in CHECKED_FORMATS or model.engine not in GPU_ENGINES:
+        return
+    if model.kind in RUNTIME_KINDS or pod.gpu_access is not None or runs_on_cpu(model):
+        return
+    gpus = model.gpus
+    if pod.format == "production-stack":
+        rendered = _helm_int(gpus.value) if gpus is not None else 0
+        if rendered is None or rendered > 0:
+            return
+    elif gpus is not None:
+        count = as_int(gpus.value)
+        if count is None or count > 0:
+            return  # a count we cannot read (all, a template) or a real one
+    elif _device_resource(pod):
+        return
+    engine = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}[model.engine]
+    if gpus is not None and pod.format == "production-stack":
+        what = f"requestGPU {gpus.value} renders no GPU request (the chart emits one only when int(requestGPU) > 0)"
+    elif gpus is not None:
+        what = f"{gpus.source} {gpus.value} requests no GPU"
+    else:
+        what = "no GPU resource is requested"
+    at = gpus if gpus is not None else model.image
+    yield Finding(
+        message=f"{engine} GPU image but {what}: the {'container' if pod.format == 'compose' else 'pod'} "
+                f"gets no GPU and the engine fails at start-up "
+                f"(or sees every GPU of the node unaccounted)",
+        location=at.location if at is not None else model.location,
+        remediation="request the GPUs the engine uses (nvidia.com/gpu: N), or run a CPU build with --device cpu",
+        setting="gpus", related=(pod.location,), model=model.name)
