@@ -165,6 +165,7 @@ class PodFacts:
     mounts: list[Mount] = field(default_factory=list)
     probes: dict[str, Probe] = field(default_factory=dict)
     ports: list[Port] = field(default_factory=list)
+    sibling_ports: list[Port] = field(default_factory=list)  # ports of the pod's other containers (sidecars)
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
     devices: Setting | None = None  # explicit GPU ids: compose device_ids

@@ -72,6 +72,11 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.probes = {kind: probe for key, kind in PROBES
                   if (probe := _probe(ctx, kind, container.get(key))) is not None}
     pod.ports = _ports(ctx, container.get("ports"))
+    for key in ("containers", "initContainers"):  # native sidecars are initContainers that keep running
+        siblings = pod_spec.get(key)
+        for other in siblings.value if siblings is not None and siblings.kind == "seq" else []:
+            if other is not container and other.kind == "map":
+                pod.sibling_ports.extend(_ports(ctx, other.get("ports")))
     resources = container.get("resources")
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
@@ -183,7 +188,8 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) 
         if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
             pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
             pod.volumes["tmpfs"] = Volume("tmpfs", "tmpfs", ctx.location(item), "Memory")
-    for item in _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
+    host_network = str(service.scalar("network_mode", default="")) == "host"  # published ports are then ignored
+    for item in [] if host_network else _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
         number = _compose_container_port(item)
         if number is not None:
             pod.ports.append(Port(number, ctx.location(item)))
