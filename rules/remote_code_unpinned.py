@@ -1,0 +1,97 @@
+"""Flags `--trust-remote-code` on a hub model whose revision is not a commit SHA.
+
+## What it flags
+A served model that allows the model repository's own Python code to run (`--trust-remote-code`,
+`trust_remote_code: true` in an engine config, KServe's `--trust_remote_code`) while the model is a
+Hugging Face hub id (`org/name`, `hf://org/name`) and neither its revision (`--revision`,
+`hf://org/name@rev`) nor vLLM's `--code-revision` is a 40-hex commit SHA. A branch or tag
+(`main`, `v1.0`) moves; no revision means the default branch. Local paths (`/models/...`) are not
+judged: the code is whatever was placed there.
+
+## Why it matters
+With remote code allowed, `transformers` downloads and imports `modeling_*.py` / `configuration_*.py`
+from the repository on every start: whoever can push to that repository (or take over the account,
+or a renamed repo's new owner) runs arbitrary code in your pod, next to your GPUs, tokens and
+network. Hugging Face's own warning on `trust_remote_code` asks to pin a revision for this reason
+(transformers docs, "custom models"); malicious hub repositories that run code on load are a
+documented attack (JFrog, "Data Scientists Targeted by Malicious Hugging Face ML Models", 2024).
+Pinning the commit makes a change of code a change of your config, reviewed.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen-vl
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen-VL-Chat", "--trust-remote-code"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen-vl
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen-VL-Chat", "--trust-remote-code",
+                    "--revision", "f57cfbd358cb56b710d963669ad1bcfb44cdcdd8"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+```
+
+## Options
+None.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from cfgcheck.model import Finding
+
+CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
+OPTIONS: dict = {}
+# SARIF `properties.security-severity` (GitHub code scanning: 7.0-8.9 is "high"): code execution in
+# the serving pod by whoever can push to the model repository.
+SECURITY_SEVERITY = "8.0"
+
+_HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
+_SHA = re.compile(r"^[0-9a-f]{40}$")
+
+
+def _pinned(setting) -> bool:
+    return setting is not None and isinstance(setting.value, str) and bool(_SHA.match(setting.value.strip()))
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    trust = model.setting("trust_remote_code")
+    if trust is None or trust.value is not True:
+        return
+    source = model.model
+    if source is None or not isinstance(source.value, str) or not _HUB_ID.match(source.value.strip()):
+        return
+    revision = model.model_revision
+    if _pinned(revision) or _pinned(model.setting("code_revision")):
+        return
+    name = source.value.strip().removeprefix("hf://").split("@", 1)[0]
+    at = f"revision {revision.value!r}" if revision is not None else "the default branch (no revision given)"
+    yield Finding(f"{trust.source} runs the Python code of {name} at {at}: whoever can push to that "
+                  f"repository runs code in this pod", trust.location,
+                  remediation="pin the model revision to a 40-hex commit SHA (--revision, or hf://org/name@<sha>)",
+                  setting="trust_remote_code", related=(source.location,), model=model.name)
