@@ -1,0 +1,148 @@
+"""Flags a liveness (or startup) probe that kills the engine before it can finish loading the model.
+
+## What it flags
+- A container with a liveness probe and no startup probe (or with a startup probe) whose budget,
+  `initialDelaySeconds + periodSeconds x failureThreshold` with the Kubernetes defaults (0, 10, 3),
+  is below a lower bound of the engine's start-up time: the weights read at 2 GB/s (NVMe-class,
+  optimistic: a hub download or network volume is far slower), plus 20 s of process start, imports
+  and CUDA/NCCL initialisation, plus compilation and CUDA-graph capture (vLLM: 40 s unless
+  `--enforce-eager`; SGLang: 20 s unless `--disable-cuda-graph`). The weights come from the bundled
+  model table (or `model_configs`); for a model it does not know, only the start-up floor counts.
+- An SGLang liveness or readiness probe on `/health` or `/health_generate` with a 1-second timeout.
+
+## Why it matters
+The kubelet restarts a container whose liveness probe fails `failureThreshold` times in a row, and a
+loading engine answers no HTTP at all: the pod restarts forever in CrashLoopBackOff, each time
+reading the weights again (vllm-project/aibrix#772; KServe added startup probes to its vLLM templates
+for this, kserve/kserve#5063; the Kubernetes docs recommend a startup probe for slow starters). SGLang's `/health` runs a one-token generation by
+default (sgl-project/sglang#1154; `SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION`), which queues behind
+real traffic and takes longer than a second under load (sgl-project/sglang#12938): a liveness probe
+then restarts a healthy, busy server.
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "4"]
+          livenessProbe:
+            httpGet:
+              path: /health
+              port: 8000
+            initialDelaySeconds: 60
+            periodSeconds: 10
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "4"]
+          startupProbe:
+            httpGet:
+              path: /health
+              port: 8000
+            periodSeconds: 10
+            failureThreshold: 90
+          livenessProbe:
+            httpGet:
+              path: /health
+              port: 8000
+            periodSeconds: 10
+          resources:
+            limits:
+              nvidia.com/gpu: 4
+```
+
+## Options
+- `read-rate-gb-s` (default `2.0`): the weight read rate assumed, in GB/s.
+"""
+
+from __future__ import annotations
+
+from typing import Iterator
+
+from cfgcheck.capacity import lookup_architecture
+from cfgcheck.model import Finding
+
+from ._runtime import GPU_ENGINES
+
+CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
+OPTIONS = {"read-rate-gb-s": 2.0}
+
+PROCESS_START_S = 20  # imports, worker processes, CUDA context and NCCL init: a lower bound
+COMPILE_S = {"vllm": 40, "sglang": 20, "tokenspeed": 20}  # torch.compile and/or CUDA-graph capture
+NO_COMPILE_FLAGS = ("enforce_eager", "disable_cuda_graph")
+SGLANG_HEALTH_PATHS = ("/health", "/health_generate")
+HEALTH_GENERATION_ENV = "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION"
+
+
+def load_seconds(model, config: dict, read_rate: float) -> tuple[int, str]:
+    """A lower bound of the start-up time, and how it was reached (for the message)."""
+    eager = any(model.value(flag) is True for flag in NO_COMPILE_FLAGS)
+    compile_s = 0 if eager else COMPILE_S.get(model.engine, 0)
+    floor = PROCESS_START_S + compile_s
+    parts = f"{PROCESS_START_S} s start" + ("" if eager else f" + {compile_s} s compile and CUDA-graph capture")
+    source = model.model.value if model.model is not None and isinstance(model.model.value, str) else None
+    arch = lookup_architecture(source, config.get("model_configs")) if source else None
+    weights = arch.weight_bytes_for() if arch is not None else None
+    if not weights:
+        return floor, parts
+    read = int(weights / (read_rate * 1e9))
+    return floor + read, f"{weights / 1e9:.1f} GB of weights at {read_rate:g} GB/s ({read} s) + {parts}"
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    pod = model.pod
+    if pod is None or pod.format != "kubernetes" or model.engine not in GPU_ENGINES:
+        return
+    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    probe = pod.probes.get("startup") or pod.probes.get("liveness")
+    if probe is not None:
+        needed, how = load_seconds(model, ctx.config or {}, float(options["read-rate-gb-s"]))
+        if probe.budget < needed:
+            what = f"initialDelaySeconds {probe.initial_delay} + periodSeconds {probe.period} x failureThreshold {probe.failure_threshold}"
+            hint = "raise failureThreshold" if probe.kind == "startup" else "add a startupProbe"
+            yield Finding(f"the {probe.kind} probe restarts the container after {probe.budget} s ({what}) but the "
+                          f"engine needs at least {needed} s to start ({how}): it never finishes loading",
+                          probe.location, remediation=f"{hint} with a budget above {needed} s "
+                          f"(periodSeconds 10, failureThreshold {-(-needed // 10) * 2})",
+                          setting=f"{probe.kind}_probe", model=model.name)
+    yield from _sglang_health_timeout(model, pod)
+
+
+def _sglang_health_timeout(model, pod) -> Iterator[Finding]:
+    if model.engine != "sglang":
+        return
+    generation = model.env.get(HEALTH_GENERATION_ENV)
+    for kind in ("liveness", "readiness"):
+        probe = pod.probes.get(kind)
+        if probe is None or probe.handler != "httpGet" or probe.path not in SGLANG_HEALTH_PATHS or probe.timeout > 1:
+            continue
+        if probe.path == "/health" and generation is not None and str(generation.value).lower() in ("0", "false"):
+            continue
+        effect = "restarts" if kind == "liveness" else "takes out of the Service"
+        yield Finding(f"the {kind} probe gives SGLang's {probe.path} {probe.timeout} s, but it runs a one-token "
+                      f"generation that queues behind traffic: under load the probe {effect} a healthy server",
+                      probe.timeout_location or probe.location,
+                      remediation="set timeoutSeconds to 10 or more (or probe /health with "
+                                  f"{HEALTH_GENERATION_ENV}=false for liveness)",
+                      setting=f"{kind}_probe_timeout", model=model.name)
