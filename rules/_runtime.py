@@ -7,6 +7,12 @@ from cfgcheck.model import ServedModel, Setting
 GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
 
 
+def serves(model) -> bool:
+    """A GPU engine with a model to serve: a container without one (a placeholder in a sample, or a
+    non-engine image that merely has an engine's name in its path) is not a serving config yet."""
+    return model.engine in GPU_ENGINES and model.model is not None
+
+
 def as_int(value, default: int | None = None) -> int | None:
     if isinstance(value, bool):
         return default

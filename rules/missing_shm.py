@@ -14,7 +14,8 @@ when `vllmConfig.tensorParallelSize` is set (helm/templates/deployment-vllm-mult
 controller adds no `/dev/shm` (none in internal/controller), so only `extraVolumes` +
 `extraVolumeMounts` count there. A KServe `InferenceService` whose pod comes from a ServingRuntime is
 not judged here (the runtime's own pod is: KServe's huggingfaceserver runtime has `devShm.enabled:
-false` by default).
+false` by default). Ascend, Gaudi, Neuron and TPU builds (collectives other than NCCL/RCCL) are
+skipped; the CPU backend is not (its tensor-parallel all-reduce goes through shared memory too).
 
 ## Why it matters
 The ranks exchange tensors through shared memory (NCCL's SHM transport and vLLM's shared-memory
@@ -80,7 +81,7 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
-from ._runtime import GPU_ENGINES, local_ranks
+from ._runtime import local_ranks, serves
 
 CODE, NAME, SEVERITY = "CFG501", "missing-shm", "error"
 OPTIONS: dict = {}
@@ -91,12 +92,18 @@ REMEDIATION = {
                         "sized by shmSize) instead of passing the parallel size in extraArgs",
     "llmkube": "add an emptyDir {medium: Memory} to spec.extraVolumes and mount it at /dev/shm in spec.extraVolumeMounts",
 }
+# Builds whose collectives are not NCCL/RCCL (Ascend and Gaudi use HCCL, Neuron and TPU their own
+# runtimes): what they need from /dev/shm is not established here.
+NON_NCCL_IMAGES = ("ascend", "neuron", "tpu", "hpu", "gaudi")
 KUBERNETES_REMEDIATION = "mount an emptyDir {medium: Memory, sizeLimit: 16Gi} at /dev/shm (or set hostIPC: true)"
 
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.shm is not None or model.engine not in GPU_ENGINES:
+    if pod is None or pod.shm is not None or not serves(model):
+        return
+    image = str(model.image.value).lower() if model.image is not None else ""
+    if any(marker in image for marker in NON_NCCL_IMAGES):
         return
     ranks, at = local_ranks(model)
     if ranks <= 1 or at is None:

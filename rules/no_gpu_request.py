@@ -3,14 +3,16 @@
 ## What it flags
 A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose service) asks for none:
 no `nvidia.com/gpu`, `amd.com/gpu` or other device-plugin resource in its requests or limits, no
-Dynamic Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES`;
+Dynamic Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES` or `CUDA_VISIBLE_DEVICES` (the author relies on the runtime);
 in docker-compose no GPU device reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A
 `nvidia.com/gpu: 0` counts as none. In production-stack values a `requestGPU` that is missing, 0 or a
 fraction such as 0.5 renders no GPU request at all (helm/templates/_helpers.tpl renders it only
 when `int requestGPU > 0`).
 
 Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Neuron, TPU, Gaudi
-or OpenVINO images), for ServingRuntimes (KServe merges the InferenceService's resources into them),
+or OpenVINO images), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for
+ServingRuntimes (KServe merges the InferenceService's resources into them), for Ray resources (the
+engine's actors run on worker groups), for RoleBasedGroup `roleTemplates` (the roles patch them),
 and for pods an operator builds from its own GPU fields (LLMKube).
 
 ## Why it matters
@@ -67,13 +69,15 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
-from ._runtime import GPU_ENGINES, as_int
+from ._runtime import as_int, serves
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}
 
 CHECKED_FORMATS = ("kubernetes", "kserve-llm", "compose", "production-stack")
-RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+# ServingRuntimes get their resources from the InferenceService; Ray places the engine's actors on
+# worker groups, not necessarily in the pod whose command starts it.
+NOT_THE_GPU_POD = ("ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob")
 # Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
 # SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
 NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
@@ -114,10 +118,13 @@ def _helm_int(value) -> int | None:
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.format not in CHECKED_FORMATS or model.engine not in GPU_ENGINES:
+    if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
         return
-    if model.kind in RUNTIME_KINDS or pod.gpu_access is not None or runs_on_cpu(model):
+    if model.kind in NOT_THE_GPU_POD or pod.gpu_access is not None or runs_on_cpu(model):
         return
+    image = str(model.image.value) if model.image is not None else ""
+    if not image or any(mark in image for mark in ("$", "{{")):
+        return  # an image chosen at deploy time may be a simulator or a CPU build
     gpus = model.gpus
     if pod.format == "production-stack":
         rendered = _helm_int(gpus.value) if gpus is not None else 0

@@ -3,7 +3,8 @@
 ## What it flags
 The port the engine listens on (`--port`, else its default from the generated flag catalog of that
 engine version: vLLM 8000, SGLang 30000, TokenSpeed 8000) compared with:
-- the container's `containerPort`s, when it declares some and none is the engine's port;
+- the container's `containerPort`s, when it declares some and none is the engine's port (ports
+  whose number the container passes elsewhere, in an env value or another flag, are not counted);
 - a liveness, readiness or startup probe (`httpGet`, `tcpSocket`, `grpc`) whose port, resolved
   through the container's named ports, is another number;
 - a Service of the run (same namespace, selector matching the pod's labels) none of whose target
@@ -75,7 +76,7 @@ from typing import Iterator
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.model import Finding, Location
 
-from ._runtime import GPU_ENGINES, as_int
+from ._runtime import as_int, serves
 
 CODE, NAME, SEVERITY = "CFG503", "port-mismatch", "error"
 OPTIONS: dict = {}
@@ -111,7 +112,7 @@ def _selects(service, pod) -> bool:
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.format not in CHECKED_FORMATS or model.engine not in GPU_ENGINES:
+    if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
         return
     if model.image is not None and NOT_THE_ENGINE in str(model.image.value):
         return
@@ -134,6 +135,16 @@ def check(model, ctx) -> Iterator[Finding]:
                       related=(model.setting("host").location,) if model.setting("host") else (), model=model.name)
 
 
+def _other_uses(model) -> set[str]:
+    """Port numbers the container gives to something else: env values and other flags' values (a
+    NIXL side channel, a metrics or gRPC port, a distributed-init port)."""
+    port_setting = model.setting("port")
+    texts = {str(s.value) for s in model.env.values()}
+    texts |= {t.text.split("=", 1)[-1] for t in model.argv
+              if port_setting is None or t.location != port_setting.location}
+    return texts
+
+
 def _container_ports(model, pod, port, listen, reached) -> Iterator[Finding]:
     numbers = [as_int(p.number) for p in pod.ports]
     if not pod.ports or None in numbers:
@@ -142,7 +153,12 @@ def _container_ports(model, pod, port, listen, reached) -> Iterator[Finding]:
         matched = pod.ports[numbers.index(port)]
         reached.append(("a published port" if pod.format == "compose" else "its containerPort", matched.location))
         return
-    first = pod.ports[0]
+    others = _other_uses(model)
+    unexplained = [p for p, n in zip(pod.ports, numbers) if str(n) not in others]
+    if not unexplained:
+        return  # every declared port is one the container uses for something else
+    numbers = [as_int(p.number) for p in unexplained]
+    first = unexplained[0]
     declared = ", ".join(str(n) for n in numbers)
     side = "published container port" if pod.format == "compose" else "containerPort"
     plural = "s are" if len(numbers) > 1 else " is"

@@ -83,7 +83,7 @@ from typing import Iterator
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
 
-from ._runtime import GPU_ENGINES
+from ._runtime import serves
 
 CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
 OPTIONS = {"read-rate-gb-s": 2.0}
@@ -112,7 +112,7 @@ def load_seconds(model, config: dict, read_rate: float) -> tuple[int, str]:
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.format != "kubernetes" or model.engine not in GPU_ENGINES:
+    if pod is None or pod.format != "kubernetes" or not serves(model):
         return
     options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
     probe = pod.probes.get("startup") or pod.probes.get("liveness")

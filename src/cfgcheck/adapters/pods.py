@@ -96,8 +96,10 @@ def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -
     if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
         return f"runtimeClassName: {runtime.value}", ctx.location(runtime)
     for name, value in env_value_nodes(container.get("env")):
-        if name == "NVIDIA_VISIBLE_DEVICES" and str(value.value).lower() not in ("", "void", "none"):
-            return f"NVIDIA_VISIBLE_DEVICES={value.value}", ctx.location(value)
+        # an explicit device list: the author relies on the runtime exposing GPUs without a device-plugin count
+        if name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") and \
+                str(value.value).lower() not in ("", "void", "none", "-1"):
+            return f"{name}={value.value}", ctx.location(value)
     return None
 
 
@@ -314,6 +316,9 @@ def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path
         kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
         pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
         pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
+    devices = entry.path("lmcacheConfig", "cudaVisibleDevices")  # the chart sets CUDA_VISIBLE_DEVICES from it
+    if devices is not None and devices.kind == "scalar" and devices.value not in (None, ""):
+        pod.gpu_access = f"lmcacheConfig.cudaVisibleDevices {devices.value}", ctx.location(devices)
     for field, section, resource in PRODUCTION_STACK_QUANTITIES:
         setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
         if setting is not None:

@@ -17,6 +17,8 @@ from .containers import container_model
 from .pods import kubernetes_pod
 
 MAX_SEARCH_DEPTH = 12
+# Pod templates that are completed elsewhere (RoleBasedGroup roles patch them): not a whole pod
+PARTIAL_TEMPLATES = ("roleTemplates",)
 
 
 def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
@@ -60,8 +62,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
-            labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
-            kubernetes_pod(ctx, model, container, pod_spec, root, labels)
+            if not any(part.startswith(PARTIAL_TEMPLATES) for part in trail):
+                labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
+                kubernetes_pod(ctx, model, container, pod_spec, root, labels)
             found.append(finish(model))
     return found
 
