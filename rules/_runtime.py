@@ -1,10 +1,14 @@
-"""Shared by the runtime rules (CFG5xx): numbers as written, and the parallel ranks one pod runs."""
+"""Shared by the runtime rules (CFG5xx, CFG209): numbers as written, engines that serve, CPU builds, and
+the parallel ranks one pod runs."""
 
 from __future__ import annotations
 
 from cfgcheck.model import ServedModel, Setting
 
 GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
+# Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
+# SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
+NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
 
 
 def serves(model) -> bool:
@@ -40,3 +44,17 @@ def local_ranks(model: ServedModel) -> tuple[int, Setting | None]:
         world = gpus
     at = tp_setting if tp_setting is not None and tp > 1 else pp_setting if pp > 1 else tp_setting
     return world, at
+
+
+def runs_on_cpu(model) -> bool:
+    texts = [t.text for t in model.argv]
+    for index, text in enumerate(texts):
+        if text == "--device" and index + 1 < len(texts) and texts[index + 1].lower() == "cpu":
+            return True
+        if text.lower() == "--device=cpu":
+            return True
+    target = model.env.get("VLLM_TARGET_DEVICE")
+    if target is not None and str(target.value).lower() == "cpu":
+        return True
+    image = str(model.image.value).lower() if model.image is not None else ""
+    return any(marker in image for marker in NON_GPU_IMAGE_MARKERS)

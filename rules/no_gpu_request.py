@@ -69,7 +69,7 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
-from ._runtime import as_int, serves
+from ._runtime import as_int, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}
@@ -78,24 +78,7 @@ CHECKED_FORMATS = ("kubernetes", "kserve-llm", "compose", "production-stack")
 # ServingRuntimes get their resources from the InferenceService; Ray places the engine's actors on
 # worker groups, not necessarily in the pod whose command starts it.
 NOT_THE_GPU_POD = ("ServingRuntime", "ClusterServingRuntime", "RayService", "RayCluster", "RayJob")
-# Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
-# SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
-NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
 NON_DEVICE_RESOURCES = ("cpu", "memory", "ephemeral-storage")
-
-
-def runs_on_cpu(model) -> bool:
-    texts = [t.text for t in model.argv]
-    for index, text in enumerate(texts):
-        if text == "--device" and index + 1 < len(texts) and texts[index + 1].lower() == "cpu":
-            return True
-        if text.lower() == "--device=cpu":
-            return True
-    target = model.env.get("VLLM_TARGET_DEVICE")
-    if target is not None and str(target.value).lower() == "cpu":
-        return True
-    image = str(model.image.value).lower() if model.image is not None else ""
-    return any(marker in image for marker in NON_GPU_IMAGE_MARKERS)
 
 
 def _device_resource(pod) -> bool:

@@ -159,6 +159,7 @@ class PodFacts:
     format: str  # kubernetes | compose | production-stack | llmkube | kserve-llm
     location: Location
     namespace: str | None = None
+    node: str | None = None  # the host it is pinned to: nodeName / kubernetes.io/hostname, or the compose file
     labels: dict[str, str] = field(default_factory=dict)
     shm: tuple[str, Location] | None = None  # (how, where)
     volumes: dict[str, Volume] = field(default_factory=dict)

@@ -58,6 +58,8 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod = PodFacts("kubernetes", ctx.location(pod_spec), services=ctx.workspace.services)
     pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
     pod.labels = string_map(labels)
+    node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname")
+    pod.node = str(node) if node else None
     volumes = pod_spec.get("volumes")
     for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
         volume = _volume(ctx, item)
@@ -184,7 +186,7 @@ def _kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[st
 
 
 def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
-    pod = PodFacts("compose", ctx.location(service))
+    pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
     pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
     for item in _seq_or_scalar(service.get("tmpfs")):
         if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
