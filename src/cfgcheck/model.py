@@ -169,6 +169,7 @@ class PodFacts:
     sibling_ports: list[Port] = field(default_factory=list)  # ports of the pod's other containers (sidecars)
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
+    memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     devices: Setting | None = None  # explicit GPU ids: compose device_ids
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
     services: list[Service] = field(default_factory=list)

@@ -9,6 +9,7 @@ Service in any file of the run is seen by every served model.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
@@ -82,6 +83,7 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     resources = container.get("resources")
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
+    pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
     pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
     model.pod = pod
@@ -168,6 +170,12 @@ def _quantities(ctx: DocContext, node: YNode | None, section: str) -> dict[str, 
     return found
 
 
+def _kubernetes_bytes(setting: Setting | None) -> int | None:
+    from .llmkube import quantity_bytes  # imported here: llmkube imports this module
+
+    return quantity_bytes(str(setting.value)) if setting is not None else None
+
+
 def _kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:
     host_ipc = pod_spec.get("hostIPC")
     if host_ipc is not None and host_ipc.kind == "scalar" and host_ipc.value is True:
@@ -200,11 +208,21 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) 
     memory = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
     if memory is not None and memory.kind == "scalar":
         pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
+        pod.memory_limit = docker_bytes(str(memory.value))
     pod.devices = _compose_device_ids(ctx, service, path)
     pod.shm = _compose_shm(ctx, pod, service)
     pod.gpu_access = _compose_gpu_access(ctx, service)
     model.pod = pod
     return pod
+
+
+_DOCKER_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def docker_bytes(text: str) -> int | None:
+    """A compose byte value (``16g``, ``512m``, ``1gb``: binary units, case-blind) in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*", text.lower())
+    return int(float(match.group(1)) * _DOCKER_UNITS[match.group(2)]) if match else None
 
 
 def _seq_or_scalar(node: YNode | None) -> list[YNode]:
@@ -325,8 +343,26 @@ def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path
         setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
         if setting is not None:
             getattr(pod, section)[resource] = setting
+    pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
+    _production_stack_lmcache(ctx, model, entry, path)
     model.pod = pod
     return pod
+
+
+def _production_stack_lmcache(ctx: DocContext, model: ServedModel, entry: YNode, path: str) -> None:
+    """The chart sets LMCACHE_MAX_LOCAL_CPU_SIZE from lmcacheConfig.cpuOffloadingBufferSize when LMCache
+    is enabled and the size is above 0 (deployment-vllm-multi.yaml, lines 336-343 at a6c01db)."""
+    config = entry.get("lmcacheConfig")
+    if config is None or config.kind != "map" or config.scalar("enabled") is not True:
+        return
+    size = ctx.field_setting(config, "cpuOffloadingBufferSize", "LMCACHE_MAX_LOCAL_CPU_SIZE",
+                             f"{path}.lmcacheConfig.cpuOffloadingBufferSize")
+    try:
+        positive = size is not None and int(float(str(size.value))) > 0  # Helm's int, as the template
+    except ValueError:
+        positive = False
+    if positive:
+        model.env.setdefault("LMCACHE_MAX_LOCAL_CPU_SIZE", size)
 
 
 def llmkube_pod(ctx: DocContext, model: ServedModel, spec: YNode) -> PodFacts:
