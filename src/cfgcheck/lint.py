@@ -275,9 +275,11 @@ def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
 
 def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None) -> Finding:
     """Code, rule and severity: the configured one, or lower when the rule lowered it (a finding that
-    rests on an assumed engine version)."""
-    if SEVERITY_RANK.get(finding.severity, 99) < SEVERITY_RANK.get(severity, 0):
-        severity = finding.severity
+    rests on an assumed engine version), or the rule's own for one finding it is sure breaks (raised)
+    when the severity is not configured."""
+    own = finding.severity if finding.severity in SEVERITY_RANK else None
+    if own is not None and (SEVERITY_RANK[own] < SEVERITY_RANK.get(severity, 0) or severity == rule.severity):
+        severity = own
     finding.code, finding.rule, finding.severity = rule.code, rule.name, severity
     if model is not None:
         finding.model = finding.model or model.name

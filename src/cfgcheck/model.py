@@ -170,6 +170,7 @@ class PodFacts:
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
+    ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
     devices: Setting | None = None  # explicit GPU ids: compose device_ids
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
     services: list[Service] = field(default_factory=list)

@@ -84,6 +84,7 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
     pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
+    pod.ephemeral_storage = _kubernetes_bytes(pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage"))
     pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
     model.pod = pod
@@ -237,7 +238,7 @@ def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], 
     volumes: dict[str, Volume] = {}
     for item in _seq_or_scalar(node):
         if item.kind == "scalar" and isinstance(item.value, str):
-            parts = item.value.split(":")
+            parts = _volume_fields(item.value)
             source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
             kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
         elif item.kind == "map":
@@ -253,6 +254,22 @@ def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], 
         mounts.append(Mount(target, name, location))
         volumes[name] = Volume(name, kind, location, "Memory" if kind == "tmpfs" else None)
     return mounts, volumes
+
+
+def _volume_fields(text: str) -> list[str]:
+    """``src:dst[:mode]`` split on the colons outside ``${VAR:-default}`` interpolations."""
+    fields, current, depth = [], "", 0
+    for index, char in enumerate(text):
+        if char == "{" and index and text[index - 1] == "$":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        if char == ":" and not depth:
+            fields.append(current)
+            current = ""
+        else:
+            current += char
+    return fields + [current]
 
 
 def _compose_container_port(item: YNode) -> int | None:
@@ -325,7 +342,7 @@ PRODUCTION_STACK_QUANTITIES = (("requestMemory", "requests", "memory"), ("reques
                                ("limitMemory", "limits", "memory"), ("limitCPU", "limits", "cpu"))
 
 
-def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path: str) -> PodFacts:
+def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path: str, values: YNode) -> PodFacts:
     pod = PodFacts("production-stack", ctx.location(entry))
     config = entry.get("vllmConfig")
     key = config.key_node("tensorParallelSize") if config is not None and config.kind == "map" else None
@@ -336,6 +353,15 @@ def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path
         kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
         pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
         pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
+    shared = values.path("sharedPvcStorage", "enabled")
+    if shared is not None and shared.kind == "scalar" and shared.value is True:
+        pod.volumes["shared"] = Volume("shared", "persistentVolumeClaim", ctx.location(shared))
+        pod.mounts.append(Mount("/data/shared-pvc-storage", "shared", ctx.location(shared)))
+    # the chart's HF_HOME: the shared claim, else the model's own storage, else /tmp
+    home = "/data/shared-pvc-storage" if "shared" in pod.volumes else "/data" if storage is not None else "/tmp"
+    at = shared if "shared" in pod.volumes else storage if storage is not None else entry
+    model.env.setdefault("HF_HOME", Setting("HF_HOME", home, ctx.location(at), "production-stack chart HF_HOME",
+                                            origin="env"))
     devices = entry.path("lmcacheConfig", "cudaVisibleDevices")  # the chart sets CUDA_VISIBLE_DEVICES from it
     if devices is not None and devices.kind == "scalar" and devices.value not in (None, ""):
         pod.gpu_access = f"lmcacheConfig.cudaVisibleDevices {devices.value}", ctx.location(devices)

@@ -103,7 +103,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
     model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
     _ray_cluster_gpus(model, entry)
     model.replicas = ctx.field_setting(entry, "replicaCount", "replicas", f"{path}.replicaCount", to_int)
-    production_stack_pod(ctx, model, entry, path)
+    production_stack_pod(ctx, model, entry, path, values)
     strategy = values.path("servingEngineSpec", "strategy", "type")
     if strategy is not None:
         model.strategy = ctx.setting("strategy", None, strategy, "servingEngineSpec.strategy.type")

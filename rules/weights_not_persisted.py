@@ -1,0 +1,161 @@
+"""Flags a hub model whose weights are downloaded again on every pod start.
+
+## What it flags
+A served model named by its Hugging Face hub id (`org/name`) whose download directory is not on a
+persistent volume: the directory is `--download-dir`, else `HF_HUB_CACHE`, else `HF_HOME`, else the
+default `~/.cache/huggingface` (any mount ending in `.cache/huggingface` or `.cache` counts for it).
+Persistent means a PersistentVolumeClaim, a StatefulSet `volumeClaimTemplate`, a `hostPath`, NFS or
+CSI volume, or in docker-compose a named or bind volume; an `emptyDir` or the container's own
+filesystem is not. Quiet when the container requests `ephemeral-storage` at least the size of the
+weights: the author budgeted the download. The size comes from the bundled model table, else from a
+parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
+(outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or `TRANSFORMERS_OFFLINE=1`) and no persistent cache, the
+finding is an error: the engine may not download and finds no weights. Checked for Kubernetes pods,
+docker-compose services and production-stack values (whose chart sets `HF_HOME` to `/data` with
+`pvcStorage`, to the shared claim with `sharedPvcStorage`, else to `/tmp`).
+
+## Why it matters
+Every restart, rollout or reschedule then downloads the whole checkpoint again: minutes to hours of
+extra outage per start, hub rate limits and egress cost, and a start that depends on the hub being
+up. The production-stack chart points `HF_HOME` at `/tmp` when no storage is given
+(helm/templates/deployment-vllm-multi.yaml); LLMKube documents that with `Ephemeral` cache
+persistence the weights "are re-downloaded every time" (api/v1alpha1/inferenceservice_types.go), and
+KServe added LocalModelCache to stop it. Offline mode without a cache fails at once
+(`LocalEntryNotFoundError` from huggingface_hub).
+
+## Example
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: qwen
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+          volumeMounts:
+            - name: hf-cache
+              mountPath: /root/.cache/huggingface
+      volumes:
+        - name: hf-cache
+          persistentVolumeClaim:
+            claimName: hf-cache
+```
+
+## Options
+- `min-weights-gb` (default `2.0`): stay quiet (outside offline mode) for models the bundled table
+  knows to be smaller: downloading them again takes seconds.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Iterator
+
+from cfgcheck.capacity import lookup_architecture
+from cfgcheck.model import Finding
+
+from ._runtime import serves
+
+CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
+OPTIONS = {"min-weights-gb": 2.0}
+
+CHECKED_FORMATS = ("kubernetes", "compose", "production-stack")
+PERSISTENT = ("persistentVolumeClaim", "volumeClaimTemplate", "hostPath", "nfs", "csi", "named", "bind",
+              "cephfs", "glusterfs", "azureFile", "awsElasticBlockStore", "gcePersistentDisk", "iscsi")
+DEFAULT_CACHE = "~/.cache/huggingface"
+OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
+_HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
+
+
+def cache_dir(model) -> tuple[str, str]:
+    """(directory, what sets it) where the engine downloads hub weights."""
+    download = model.setting("download_dir")
+    if download is not None and isinstance(download.value, str):
+        return download.value, download.source
+    for name, suffix in (("HF_HUB_CACHE", ""), ("HF_HOME", "/hub")):
+        setting = model.env.get(name)
+        if setting is not None and str(setting.value).startswith("/"):
+            return str(setting.value).rstrip("/") + suffix, name
+    return DEFAULT_CACHE, "the default"
+
+
+def weight_bytes(name: str, config: dict) -> int | None:
+    """The checkpoint size: the bundled model table (or model_configs), else a parameter count in the
+    name (``Qwen2.5-Omni-7B``, ``opt-125m``) at 2 bytes per parameter; None when neither says."""
+    arch = lookup_architecture(name, config.get("model_configs"))
+    if arch is not None and arch.weight_bytes_for():
+        return arch.weight_bytes_for()
+    match = _PARAMS.search(name.rsplit("/", 1)[-1])
+    if match is None:
+        return None
+    scale = {"b": 1e9, "m": 1e6}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale * 2)
+
+
+def _mount_for(pod, directory: str):
+    if directory.startswith("~"):
+        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((".cache/huggingface", ".cache"))), None)
+    return pod.mount_at(directory)
+
+
+def check(model, ctx) -> Iterator[Finding]:
+    pod = model.pod
+    if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
+        return
+    source = model.model
+    if not isinstance(source.value, str) or not _HUB_ID.match(source.value.strip()):
+        return  # a local path, an object store URI: not a hub download
+    directory, set_by = cache_dir(model)
+    mount = _mount_for(pod, directory)
+    volume = pod.volumes.get(mount.volume) if mount is not None else None
+    if volume is not None and volume.type in PERSISTENT:
+        return
+    offline = next((model.env[name] for name in OFFLINE if name in model.env
+                    and str(model.env[name].value).strip().lower() in ("1", "true", "yes", "on")), None)
+    name = source.value.strip().removeprefix("hf://").split("@", 1)[0]
+    weights = weight_bytes(name, ctx.config or {})
+    if offline is None and weights is None:
+        return  # a size we cannot tell may be a toy model: not worth a warning
+    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    if offline is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
+        return
+    if offline is None and weights is not None and weights < float(options["min-weights-gb"]) * 1e9:
+        return
+    where = f"{directory} ({set_by})" + (f" on the {volume.type} volume {volume.name!r}" if volume else "")
+    size = f" ({weights / 1e9:.1f} GB)" if weights else ""
+    if offline is not None:
+        yield Finding(f"{offline.name}={offline.value} but {name} has no persistent cache at {where}: "
+                      f"the engine may not download it and finds no weights", offline.location,
+                      remediation="mount the volume that holds the downloaded weights at the cache directory",
+                      setting="weights_cache", related=(source.location,), model=model.name, severity="error")
+        return
+    yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: every pod start downloads it again",
+                  source.location, remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
+                  "directory, or request ephemeral-storage that holds the weights",
+                  setting="weights_cache", model=model.name)
