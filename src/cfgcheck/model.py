@@ -173,6 +173,8 @@ class PodFacts:
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
     devices: Setting | None = None  # explicit GPU ids: compose device_ids
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
+    max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
+    max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
 
     def mount_at(self, path: str) -> Mount | None:

@@ -87,6 +87,11 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.ephemeral_storage = _kubernetes_bytes(pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage"))
     pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
+    rolling = root.path("spec", "strategy", "rollingUpdate") if root is not None else None
+    if rolling is not None and rolling.kind == "map":
+        pod.max_surge = ctx.field_setting(rolling, "maxSurge", "max_surge", "spec.strategy.rollingUpdate.maxSurge")
+        pod.max_unavailable = ctx.field_setting(rolling, "maxUnavailable", "max_unavailable",
+                                                "spec.strategy.rollingUpdate.maxUnavailable")
     model.pod = pod
     return pod
 
