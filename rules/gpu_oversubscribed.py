@@ -158,7 +158,8 @@ def check(model, ctx) -> Iterator[Finding]:
         if total <= limit:
             continue
         own_setting = _fraction(model)[1]
-        listed = ", ".join(f"{other.name} {value:g}{'' if setting else ' (default)'}" for other, value, setting in known)
+        listed = ", ".join(f"{other.name} {value:g}{'' if setting else ' (default)'}"
+                           for other, value, setting in known)
         yield Finding(
             f"GPU {device} on {placed[0]} is shared by {len(sharing)} engines whose memory fractions sum to "
             f"{total:.2f} ({listed}), above {limit:g}: the last to start fails",

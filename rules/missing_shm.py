@@ -90,7 +90,8 @@ REMEDIATION = {
     "compose": "add `shm_size: 16gb` (or `ipc: host`) to the service",
     "production-stack": "set vllmConfig.tensorParallelSize (the chart then mounts a Memory emptyDir at /dev/shm, "
                         "sized by shmSize) instead of passing the parallel size in extraArgs",
-    "llmkube": "add an emptyDir {medium: Memory} to spec.extraVolumes and mount it at /dev/shm in spec.extraVolumeMounts",
+    "llmkube": "add an emptyDir {medium: Memory} to spec.extraVolumes and mount it at /dev/shm in "
+               "spec.extraVolumeMounts",
 }
 # Builds whose collectives are not NCCL/RCCL (Ascend and Gaudi use HCCL, Neuron and TPU their own
 # runtimes): what they need from /dev/shm is not established here.

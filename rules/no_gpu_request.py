@@ -1,13 +1,13 @@
 """Flags a GPU engine whose pod requests no GPU.
 
 ## What it flags
-A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose service) asks for none:
-no `nvidia.com/gpu`, `amd.com/gpu` or other device-plugin resource in its requests or limits, no
-Dynamic Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES` or `CUDA_VISIBLE_DEVICES` (the author relies on the runtime);
-in docker-compose no GPU device reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A
-`nvidia.com/gpu: 0` counts as none. In production-stack values a `requestGPU` that is missing, 0 or a
-fraction such as 0.5 renders no GPU request at all (helm/templates/_helpers.tpl renders it only
-when `int requestGPU > 0`).
+A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose service) asks for none: no
+`nvidia.com/gpu`, `amd.com/gpu` or other device-plugin resource in its requests or limits, no Dynamic
+Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES` or
+`CUDA_VISIBLE_DEVICES` (the author relies on the runtime); in docker-compose no GPU device
+reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A `nvidia.com/gpu: 0` counts as
+none. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
+no GPU request at all (helm/templates/_helpers.tpl renders it only when `int requestGPU > 0`).
 
 Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Neuron, TPU, Gaudi
 or OpenVINO images), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for

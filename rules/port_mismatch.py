@@ -120,7 +120,8 @@ def check(model, ctx) -> Iterator[Finding]:
     if port is None:
         return  # a templated or variable port
     version = f" {model.engine_version}" if model.engine_version else ""
-    listen = f"{host or '0.0.0.0'}:{port}" + ("" if port_at is not None else f" (the default port of {model.engine}{version})")
+    default = "" if port_at is not None else f" (the default port of {model.engine}{version})"
+    listen = f"{host or '0.0.0.0'}:{port}{default}"
     sibling_numbers = {as_int(p.number) for p in pod.sibling_ports}
     sibling_names = {p.name for p in pod.sibling_ports if p.name}
     reached: list[tuple[str, Location]] = []  # what reaches the engine from outside: for the loopback check
@@ -201,5 +202,6 @@ def _services(model, pod, port, listen, reached, sibling_numbers, sibling_names)
             continue
         numbers = ", ".join(str(n) for n, _ in resolved)
         yield Finding(f"Service {service.name} sends traffic to port {numbers} but the engine listens on {listen}",
-                      resolved[0][1], remediation=f"set targetPort: {port}, or pass --port {resolved[0][0]} to the engine",
+                      resolved[0][1],
+                      remediation=f"set targetPort: {port}, or pass --port {resolved[0][0]} to the engine",
                       setting=f"service:{service.name}", related=(service.location,), model=model.name)

@@ -12,12 +12,12 @@
 
 ## Why it matters
 The kubelet restarts a container whose liveness probe fails `failureThreshold` times in a row, and a
-loading engine answers no HTTP at all: the pod restarts forever in CrashLoopBackOff, each time
-reading the weights again (vllm-project/aibrix#772; KServe added startup probes to its vLLM templates
-for this, kserve/kserve#5063; the Kubernetes docs recommend a startup probe for slow starters). SGLang's `/health` runs a one-token generation by
-default (sgl-project/sglang#1154; `SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION`), which queues behind
-real traffic and takes longer than a second under load (sgl-project/sglang#12938): a liveness probe
-then restarts a healthy, busy server.
+loading engine answers no HTTP at all: the pod restarts forever in CrashLoopBackOff, each time reading
+the weights again (vllm-project/aibrix#772; KServe added startup probes to its vLLM templates for
+this, kserve/kserve#5063; the Kubernetes docs recommend a startup probe for slow starters). SGLang's
+`/health` runs a one-token generation by default (sgl-project/sglang#1154;
+`SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION`), which queues behind real traffic and takes longer than a
+second under load (sgl-project/sglang#12938): a liveness probe then restarts a healthy, busy server.
 
 ## Example
 ```yaml
@@ -119,7 +119,8 @@ def check(model, ctx) -> Iterator[Finding]:
     if probe is not None:
         needed, how = load_seconds(model, ctx.config or {}, float(options["read-rate-gb-s"]))
         if probe.budget < needed:
-            what = f"initialDelaySeconds {probe.initial_delay} + periodSeconds {probe.period} x failureThreshold {probe.failure_threshold}"
+            what = (f"initialDelaySeconds {probe.initial_delay} + periodSeconds {probe.period}"
+                    f" x failureThreshold {probe.failure_threshold}")
             hint = "raise failureThreshold" if probe.kind == "startup" else "add a startupProbe"
             yield Finding(f"the {probe.kind} probe restarts the container after {probe.budget} s ({what}) but the "
                           f"engine needs at least {needed} s to start ({how}): it never finishes loading",

@@ -9,10 +9,11 @@ CSI volume, or in docker-compose a named or bind volume; an `emptyDir` or the co
 filesystem is not. Quiet when the container requests `ephemeral-storage` at least the size of the
 weights: the author budgeted the download. The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
-(outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or `TRANSFORMERS_OFFLINE=1`) and no persistent cache, the
-finding is an error: the engine may not download and finds no weights. Checked for Kubernetes pods,
-docker-compose services and production-stack values (whose chart sets `HF_HOME` to `/data` with
-`pvcStorage`, to the shared claim with `sharedPvcStorage`, else to `/tmp`).
+(outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or
+`TRANSFORMERS_OFFLINE=1`) and no persistent cache, the finding is an error: the engine may not
+download and finds no weights. Checked for Kubernetes pods, docker-compose services and
+production-stack values (whose chart sets `HF_HOME` to `/data` with `pvcStorage`, to the shared claim
+with `sharedPvcStorage`, else to `/tmp`).
 
 ## Why it matters
 Every restart, rollout or reschedule then downloads the whole checkpoint again: minutes to hours of
@@ -155,7 +156,8 @@ def check(model, ctx) -> Iterator[Finding]:
                       remediation="mount the volume that holds the downloaded weights at the cache directory",
                       setting="weights_cache", related=(source.location,), model=model.name, severity="error")
         return
-    yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: every pod start downloads it again",
+    yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: "
+                  "every pod start downloads it again",
                   source.location, remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
                   "directory, or request ephemeral-storage that holds the weights",
                   setting="weights_cache", model=model.name)

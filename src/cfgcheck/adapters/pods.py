@@ -84,7 +84,8 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
     pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
-    pod.ephemeral_storage = _kubernetes_bytes(pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage"))
+    storage = pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage")
+    pod.ephemeral_storage = _kubernetes_bytes(storage)
     pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
     rolling = root.path("spec", "strategy", "rollingUpdate") if root is not None else None
@@ -314,7 +315,8 @@ def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location]
     devices = service.path("deploy", "resources", "reservations", "devices")
     for device in devices.value if devices is not None and devices.kind == "seq" else []:
         capabilities = device.get("capabilities") if device.kind == "map" else None
-        names = [str(c.value) for c in capabilities.value] if capabilities is not None and capabilities.kind == "seq" else []
+        listed = capabilities is not None and capabilities.kind == "seq"
+        names = [str(c.value) for c in capabilities.value] if listed else []
         if "gpu" in names or (device.kind == "map" and device.scalar("driver") in ("nvidia", "amd", "cdi")):
             return "a GPU device reservation", ctx.location(device)
     for item in _seq_or_scalar(service.get("devices")):
