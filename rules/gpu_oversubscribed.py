@@ -178,5 +178,5 @@ def _hidden_devices(model) -> Iterator[Finding]:
     value = str(cuda.value).strip()
     why = "is not a valid CUDA device list (indices or UUIDs)" if value.lower() == "all" else "hides every GPU"
     yield Finding(f"CUDA_VISIBLE_DEVICES={value!r} {why}: the engine sees no GPU and fails at start-up",
-                  cuda.location, remediation="remove CUDA_VISIBLE_DEVICES (the device plugin already limits the "
-                  "GPUs) or list device indices, e.g. 0,1", setting="CUDA_VISIBLE_DEVICES", model=model.name)
+                  cuda.location, remediation="remove CUDA_VISIBLE_DEVICES (the device plugin or runtime already "
+                  "limits the GPUs) or list device indices, e.g. 0,1", setting="CUDA_VISIBLE_DEVICES", model=model.name)
