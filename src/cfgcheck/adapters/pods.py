@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
-from ..yamlio import LoadedFile, YNode
+from ..yamlio import LoadedFile, YNode, scalar_text_location
 from .base import DocContext, Workspace, string_map
 from .containers import env_value_nodes
 
@@ -38,16 +38,10 @@ def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
         for item in ports.value if ports is not None and ports.kind == "seq" else []:
             node = item.get("targetPort") or item.get("port") if item.kind == "map" else None
             if node is not None and node.kind == "scalar" and node.value is not None:
-                targets.append((node.value, _location(loaded.path, node)))
+                targets.append((node.value, scalar_text_location(loaded.path, node)))
         workspace.services.append(Service(
             str(root.scalar("metadata", "name", default="service")), root.scalar("metadata", "namespace"),
             string_map(root.path("spec", "selector")), targets, root.location(loaded.path)))
-
-
-def _location(path: str, node: YNode) -> Location:
-    from ..yamlio import scalar_text_location
-
-    return scalar_text_location(path, node) if node.kind == "scalar" else node.location(path)
 
 
 # ---------------------------------------------------------------- Kubernetes pods
