@@ -55,6 +55,9 @@ spec:
         - name: vllm
           image: vllm/vllm-openai:nightly
           args: ["--model", "BAAI/bge-m3"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
 """
 
 
