@@ -29,6 +29,17 @@ def as_int(value, default: int | None = None) -> int | None:
     return default
 
 
+def pod_gpus(model: ServedModel) -> int | None:
+    """GPUs of this one pod: its container's own request (``model.gpus`` may count a whole LWS or Ray
+    group), else the served model's GPU count."""
+    pod = model.pod
+    if pod is not None and model.gpu_resource:
+        own = pod.limits.get(model.gpu_resource) or pod.requests.get(model.gpu_resource)
+        if own is not None:
+            return as_int(own.value)
+    return as_int(model.gpus.value) if model.gpus is not None else None
+
+
 def local_ranks(model: ServedModel) -> tuple[int, Setting | None]:
     """Tensor x pipeline ranks inside this pod, and the setting that asks for them.
 
@@ -39,7 +50,7 @@ def local_ranks(model: ServedModel) -> tuple[int, Setting | None]:
     tp = as_int(tp_setting.value, 1) if tp_setting is not None else 1
     pp = as_int(pp_setting.value, 1) if pp_setting is not None else 1
     world = max(tp, 1) * max(pp, 1)
-    gpus = as_int(model.gpus.value) if model.gpus is not None else None
+    gpus = pod_gpus(model)
     if gpus is not None and 0 < gpus < world:
         world = gpus
     at = tp_setting if tp_setting is not None and tp > 1 else pp_setting if pp > 1 else tp_setting
