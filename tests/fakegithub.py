@@ -26,7 +26,9 @@ Cheat sheet (all on :class:`FakeGitHub`)::
     gh.add_repo("o/r", files={...}) -> Repo          gh.push("o/r", branch, {path: text|None})
     gh.add_pull("o/r", head=, base=, changes={path: text} | files={path: patch}) -> PullRequest
     gh.add_review_comment("o/r", n, body=, path=, line=, side=, user=)   gh.reply("o/r", id, body)
-    gh.add_issue_comment("o/r", n, body)   gh.close_pull("o/r", n)   gh.delete_branch("o/r", b)
+    gh.add_issue_comment("o/r", n, body, user=)   gh.close_pull("o/r", n)   gh.delete_branch("o/r", b)
+    comments record their author (the token's login), ``edited_by`` logins; ``repo.deleted`` (comment, login)
+    bodies over MAX_BODY (65,536) characters are refused with 422, as GitHub does
     gh.fail(route, 500, times=2)   gh.rate_limit(route, status=403|429, retry_after=1)
     gh.timeout(route, seconds)     gh.not_found(route)   gh.close_pull_on(route, "o/r", n)
     gh.inject(route, status=, body=, headers=, delay=, action=, when=)   # generic
@@ -85,6 +87,8 @@ SECONDARY_RATE_LIMIT_MESSAGE = (
     "You have exceeded a secondary rate limit. Please wait a few minutes before you try again."
 )
 EPOCH = datetime(2024, 1, 1, tzinfo=timezone.utc)
+#: GitHub refuses comment, review and pull request bodies longer than this (422 "body is too long").
+MAX_BODY = 65536
 EMPTY_TREE_SHA = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 _SPEC_URI = "urn:cfgcheck:github-openapi-subset"
 
@@ -400,6 +404,7 @@ class ReviewComment:
     in_reply_to_id: int | None = None
     created_at: datetime = EPOCH
     updated_at: datetime = EPOCH
+    edited_by: list[str] = field(default_factory=list)  # login of every update, in order
 
 
 @dataclass
@@ -410,6 +415,7 @@ class IssueComment:
     body: str
     created_at: datetime = EPOCH
     updated_at: datetime = EPOCH
+    edited_by: list[str] = field(default_factory=list)  # login of every update, in order
 
 
 @dataclass
@@ -454,6 +460,7 @@ class Repo:
         self.review_comments: dict[int, ReviewComment] = {}
         self.issue_comments: dict[int, IssueComment] = {}
         self.check_runs: dict[int, CheckRun] = {}
+        self.deleted: list[tuple[ReviewComment | IssueComment, str | None]] = []  # (comment, who deleted it)
         self.next_number = 1
 
     @property
@@ -730,6 +737,16 @@ def _validation_failed(*errors: dict) -> ApiError:
 
 def _unprocessable(*errors: str) -> ApiError:
     return ApiError(422, "Unprocessable Entity", errors=list(errors))
+
+
+def _check_body(resource: str, body: str | None, *, simple: bool = False) -> None:
+    """GitHub's answer to a body over :data:`MAX_BODY` characters."""
+    if body is None or len(body) <= MAX_BODY:
+        return
+    message = f"body is too long (maximum is {MAX_BODY} characters)"
+    if simple:
+        raise _unprocessable(f"{resource} {message}")
+    raise _validation_failed({"resource": resource, "code": "custom", "field": "body", "message": message})
 
 
 # path parameters that may contain "/"
@@ -2007,6 +2024,7 @@ class FakeGitHub:
             raise _validation_failed({"resource": "PullRequest", "field": "head", "code": "invalid"})
         if not b.get("title"):
             raise _validation_failed({"resource": "Issue", "field": "title", "code": "missing_field"})
+        _check_body("PullRequest", b.get("body"))
         for pr in r.pulls.values():
             if pr.state == "open" and pr.head_ref == head and pr.base_ref == b["base"]:
                 raise _validation_failed({"resource": "PullRequest", "code": "custom",
@@ -2034,6 +2052,7 @@ class FakeGitHub:
     def _op_pulls_update(self, req, r, p):
         pr = self._pull_or_404(r, p)
         b = req.body or {}
+        _check_body("PullRequest", b.get("body"))
         if "title" in b:
             pr.title = b["title"]
         if "body" in b:
@@ -2074,6 +2093,9 @@ class FakeGitHub:
             raise _unprocessable(f"Can not {verb} your own pull request")
         if event in ("REQUEST_CHANGES", "COMMENT") and not b.get("body") and not b.get("comments"):
             raise _unprocessable("Body is required when using REQUEST_CHANGES or COMMENT for the event parameter")
+        _check_body("PullRequestReview", b.get("body"), simple=True)
+        for c in b.get("comments", []):
+            _check_body("PullRequestReviewComment", c.get("body"), simple=True)
         targets = [self._comment_target(r, pr, c, single=False) for c in b.get("comments", [])]
         rv = self._add_review(r, pr, login, b.get("body", ""), state, commit_id)
         for c, target in zip(b.get("comments", []), targets):
@@ -2107,6 +2129,7 @@ class FakeGitHub:
         pr = self._pull_or_404(r, p)
         b = req.body
         login = self._write_login(req)
+        _check_body("PullRequestReviewComment", b.get("body"))
         if b.get("in_reply_to") is not None:
             c = self._reply(r, pr, login, int(b["in_reply_to"]), b["body"])
             return 201, self.review_comment_json(r, c)
@@ -2129,13 +2152,16 @@ class FakeGitHub:
 
     def _op_pulls_update_review_comment(self, req, r, p):
         c = self._review_comment_or_404(r, p)
+        _check_body("PullRequestReviewComment", req.body["body"])
         c.body = req.body["body"]
         c.updated_at = self.state.now()
+        c.edited_by.append(self._write_login(req))
         return 200, self.review_comment_json(r, c)
 
     def _op_pulls_delete_review_comment(self, req, r, p):
         c = self._review_comment_or_404(r, p)
         del r.review_comments[c.id]
+        r.deleted.append((c, req.login))
         return 204, None
 
     # issues
@@ -2161,6 +2187,7 @@ class FakeGitHub:
 
     def _op_issues_create_comment(self, req, r, p):
         n = self._issue_or_404(r, p)
+        _check_body("IssueComment", req.body["body"])
         c = self._add_issue_comment(r, n, self._write_login(req), req.body["body"])
         return 201, self.issue_comment_json(r, c)
 
@@ -2169,13 +2196,16 @@ class FakeGitHub:
 
     def _op_issues_update_comment(self, req, r, p):
         c = self._issue_comment_or_404(r, p)
+        _check_body("IssueComment", req.body["body"])
         c.body = req.body["body"]
         c.updated_at = self.state.now()
+        c.edited_by.append(self._write_login(req))
         return 200, self.issue_comment_json(r, c)
 
     def _op_issues_delete_comment(self, req, r, p):
         c = self._issue_comment_or_404(r, p)
         del r.issue_comments[c.id]
+        r.deleted.append((c, req.login))
         return 204, None
 
     def _op_issues_add_labels(self, req, r, p):

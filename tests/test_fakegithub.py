@@ -13,6 +13,7 @@ from github import GithubException, InputGitTreeElement
 
 from fakegithub import (
     BOT_LOGIN,
+    MAX_BODY,
     SKIP_REASON,
     FakeGitHub,
     diff_lines,
@@ -257,6 +258,52 @@ def test_issue_comments_and_labels(seeded):
     pull.add_to_labels("cfgcheck", "needs-review")  # PyGithub sends a bare array
     assert gh.repo(REPO).pulls[pr.number].labels == ["cfgcheck", "needs-review"]
     assert [lab.name for lab in gh.client().get_repo(REPO).get_pull(pr.number).labels] == ["cfgcheck", "needs-review"]
+
+
+def test_bodies_over_the_limit_are_refused_with_422(seeded):
+    """GitHub refuses comment, review and pull request bodies over 65,536 characters; so does the fake."""
+    gh, pr = seeded
+    pull = gh.client().get_repo(REPO).get_pull(pr.number)
+    head = pull.head.sha
+    at_limit, over = "x" * MAX_BODY, "x" * (MAX_BODY + 1)
+    ok = pull.create_issue_comment(at_limit)
+    inline = pull.create_review_comment("finding", head, "values.yaml", line=3, side="RIGHT")
+    calls = {
+        "issues/create-comment": lambda: pull.create_issue_comment(over),
+        "issues/update-comment": lambda: ok.edit(over),
+        "pulls/create-review-comment": lambda: pull.create_review_comment(over, head, "values.yaml", line=3),
+        "pulls/update-review-comment": lambda: inline.edit(over),
+        "pulls/create-review": lambda: pull.create_review(body="r", event="COMMENT", comments=[
+            {"path": "values.yaml", "line": 3, "side": "RIGHT", "body": "short"},
+            {"path": "values.yaml", "line": 16, "side": "RIGHT", "body": over}]),
+        "pulls/update": lambda: pull.edit(body=over),
+    }
+    for op, call in calls.items():
+        with pytest.raises(GithubException) as exc:
+            call()
+        assert exc.value.status == 422 and "too long" in str(exc.value.data), op
+    repo = gh.repo(REPO)
+    assert repo.issue_comments[ok.id].body == at_limit and repo.review_comments[inline.id].body == "finding"
+    assert len(repo.review_comments) == 1, "a refused review creates none of its comments"
+    assert repo.pulls[pr.number].body == "please review"
+
+
+def test_comment_authors_editors_and_deleters_are_recorded(seeded):
+    """Authorship is the token's user; seeded comments can belong to anyone; edits and deletes say who."""
+    gh, pr = seeded
+    human = gh.add_issue_comment(REPO, pr.number, "<!-- cfgcheck:summary --> forged", user="mallory")
+    bot_pull = gh.client().get_repo(REPO).get_pull(pr.number)
+    mine = bot_pull.create_issue_comment("bot")
+    by_human = gh.client(gh.human_token).get_repo(REPO).get_pull(pr.number).create_issue_comment("human")
+    listed = {c.body: c.user.login for c in bot_pull.get_issue_comments()}
+    assert listed == {"<!-- cfgcheck:summary --> forged": "mallory", "bot": BOT_LOGIN, "human": gh.human_login}
+    comments = {c.id: c for c in bot_pull.get_issue_comments()}
+    comments[human.id].edit("edited by the bot")
+    comments[by_human.id].delete()
+    repo = gh.repo(REPO)
+    assert repo.issue_comments[human.id].edited_by == [BOT_LOGIN]
+    assert repo.issue_comments[mine.id].edited_by == []
+    assert [(c.id, who) for c, who in repo.deleted] == [(by_human.id, BOT_LOGIN)]
 
 
 def test_create_pull_and_list_by_head(fake_github):

@@ -288,6 +288,121 @@ def test_bot_login_leaves_lookalike_comments_alone(pull: PullRequest) -> None:
     assert pull.ops("issues/update-comment", mark) == 0 and pull.ops("issues/create-comment", mark) == 0
 
 
+def untouched(pull: PullRequest, comment) -> bool:
+    """Neither edited nor deleted by anyone, with its body as seeded."""
+    repo = pull.gh.repo(NAME)
+    store = repo.issue_comments if hasattr(comment, "issue_number") else repo.review_comments
+    body = comment.body
+    return (comment.id in store and store[comment.id].body == body and not store[comment.id].edited_by
+            and all(c.id != comment.id for c, _ in repo.deleted))
+
+
+def test_default_bot_login_leaves_a_forged_summary_alone(pull: PullRequest) -> None:
+    """Without --bot-login the bot is github-actions[bot]: a human's comment with the summary marker is
+    neither overwritten nor deleted as a duplicate, now or on a re-run."""
+    forged = pull.gh.add_issue_comment(NAME, pull.number, f"{SUMMARY_MARKER}\nall good, merge it", user="mallory")
+    older = pull.gh.add_issue_comment(NAME, pull.number, f"{SUMMARY_MARKER}\nsecond copy", user="mallory")
+    first = pull.run()
+    assert first.exit_code == 1
+    assert "comments by mallory carry cfgcheck's markers but not its login 'github-actions[bot]'" in first.stderr
+    pull.push(FIXED)
+    assert pull.run().exit_code == 0
+    assert untouched(pull, forged) and untouched(pull, older)
+    ours = [c for c in pull.issue_comments() if c.user == pull.gh.bot_login]
+    assert len(ours) == 1 and ours[0].body.startswith(SUMMARY_MARKER) and ours[0].edited_by == [pull.gh.bot_login]
+
+
+def test_forged_fingerprint_neither_suppresses_nor_is_touched(pull: PullRequest) -> None:
+    """The PR author posts the bot's predictable fingerprint first: the bot still posts its own inline error,
+    and never deletes or rewrites the forged comment (not even as "Resolved") when the finding goes away."""
+    pull.run()
+    real = {codes_in(c.body).pop(): c for c in pull.review_comments()}
+    for comment in list(pull.gh.repo(NAME).review_comments.values()):  # a fresh PR, as the attacker sees it
+        del pull.gh.repo(NAME).review_comments[comment.id]
+    for comment in list(pull.gh.repo(NAME).issue_comments.values()):
+        del pull.gh.repo(NAME).issue_comments[comment.id]
+    forged = pull.gh.add_review_comment(NAME, pull.number, body=real["CFG204"].body, path=PATH, line=12)
+    forged_resolved = pull.gh.add_review_comment(
+        NAME, pull.number, body=real["CFG205"].body + f"\n{RESOLVED_MARKER}", path=PATH, line=16)
+    pull.gh.reply(NAME, forged.id, "a reply, so a bot would 'resolve' rather than delete")
+
+    assert pull.run().exit_code == 1
+    bot = [c for c in pull.review_comments() if c.user == pull.gh.bot_login]
+    assert {codes_in(c.body).pop() for c in bot} >= {"CFG204", "CFG205"}, "the forged marker suppressed nothing"
+    pull.push(FIXED)
+    assert pull.run().exit_code == 0
+    assert untouched(pull, forged) and untouched(pull, forged_resolved)
+    assert all(c.user != pull.gh.bot_login for c in pull.review_comments()), "the bot's own stale ones are gone"
+
+
+def test_comments_under_another_login_are_reported_not_adopted(pull: PullRequest, monkeypatch) -> None:
+    """A personal token posts as its user: cfgcheck says which login to configure, and with it re-runs clean."""
+    monkeypatch.setenv("GITHUB_TOKEN", pull.gh.human_token)
+    first = pull.run()
+    assert f"'{pull.gh.human_login}', not 'github-actions[bot]'" in first.stderr
+    assert "bot-login" in first.stderr and pull.gh.human_token not in first.stderr
+    count = len(pull.review_comments())
+    mark = len(pull.gh.requests)
+    again = pull.run("--bot-login", pull.gh.human_login)
+    assert "not 'github-actions[bot]'" not in again.stderr
+    assert pull.ops("pulls/create-review", mark) == 0 and pull.ops("issues/create-comment", mark) == 0
+    assert len(pull.review_comments()) == count and len(pull.issue_comments()) == 1
+
+
+def test_one_refused_inline_comment_costs_only_itself(pull: PullRequest) -> None:
+    """GitHub refuses a review for one bad comment (422); each is then posted alone, the refused one is listed in
+    the summary, and the summary still updates."""
+    pull.gh.inject("pulls/create-review", status=422, body={
+        "message": "Unprocessable Entity", "errors": ["Pull request review thread line must be part of the diff"],
+        "documentation_url": "https://docs.github.com/rest"})
+    pull.gh.inject(lambda r: r.op == "pulls/create-review-comment" and "CFG205" in str((r.body or {}).get("body")),
+                   status=422, body={"message": "Validation Failed", "errors": [
+                       {"resource": "PullRequestReviewComment", "code": "custom", "field": "line",
+                        "message": "line must be part of the diff"}],
+                       "documentation_url": "https://docs.github.com/rest"})
+    result = pull.run()
+    assert result.exit_code == 1, result.stderr
+    inline = {codes_in(c.body).pop() for c in pull.review_comments()}
+    assert "CFG204" in inline and "CFG205" not in inline
+    (summary,) = pull.issue_comments()
+    row = next(line for line in summary.body.splitlines() if "CFG205" in line and line.startswith("|"))
+    assert "GitHub refused the comment" in row
+    assert result.stderr.count("422") == 2 and "Traceback" not in result.stderr
+
+
+HUGE = "x" * 200_000
+
+
+def test_huge_values_are_cut_to_fit_githubs_limit(fake_github, tmp_path, monkeypatch) -> None:
+    """A 200,000-character served model name reaches the capacity table and every inline comment: each body is
+    cut with a visible note and stays under 65,536 characters, so nothing is refused."""
+    head = HEAD.replace('name: "chat<b>', f'name: "chat{HUGE}<b>')
+    pr = PullRequest(fake_github, tmp_path, monkeypatch, base=BASE.replace('name: "chat<b>', f'name: "chat{HUGE}<b>'),
+                     head=head)
+    result = pr.run()
+    assert result.exit_code == 1, result.stderr
+    assert all(r.status is None or r.status < 400 for r in fake_github.requests), result.stderr
+    inline = pr.review_comments()
+    (summary,) = pr.issue_comments()
+    assert {"CFG204", "CFG205"} <= codes_in(summary.body) and len(inline) >= 2
+    for body in [summary.body] + [c.body for c in inline]:
+        assert len(body) <= 65_536 and HUGE[:5000] not in body
+    assert "truncated" in summary.body and all("truncated" in c.body for c in inline)
+
+
+def test_summary_drops_rows_with_a_note_when_too_long() -> None:
+    from cfgcheck.github.bodies import MAX_COMMENT, render_summary
+    from cfgcheck.lint import LintResult
+    from cfgcheck.model import Finding, Location
+
+    findings = [Finding(code="CFG204", rule="memory-above-ceiling", severity="error",
+                        message=f"finding {i}: " + "long words " * 80, location=Location(PATH, i, 1))
+                for i in range(1, 400)]
+    body = render_summary(LintResult(findings, [], []), [], None)
+    assert len(body) <= MAX_COMMENT and "more (too many for one comment)" in body
+    assert body.count("| error |") < 399
+
+
 def test_stale_run_does_not_write(pull: PullRequest) -> None:
     """The PR moved on while this run linted an older head: the newer run owns the comments."""
     pull.gh.push(NAME, "feature", {"README.md": "newer\n"})
@@ -316,6 +431,95 @@ def test_head_checkout_and_merge_checkout_agree(pull: PullRequest) -> None:
     assert head_run.stdout.count("::error ") == 1
 
 
+OTHER = BASE.replace('name: "chat<b>', 'name: "other<b>').replace(f"v0.23.0@{DIGEST}", "nightly")
+
+
+def push_event(pull: PullRequest, monkeypatch) -> None:
+    """A push to main: an event without a pull request, and a file the PR never touched with a finding."""
+    (pull.repo / "apps/other.yaml").write_text(OTHER)
+    pull.event.write_text(json.dumps({"ref": "refs/heads/main", "before": "0" * 40, "after": pull.base_sha,
+                                      "repository": {"full_name": NAME}}))
+    monkeypatch.setenv("GITHUB_EVENT_NAME", "push")
+
+
+def test_push_event_lints_the_whole_repository_for_code_scanning(pull: PullRequest, monkeypatch) -> None:
+    push_event(pull, monkeypatch)
+    result = pull.run("--fail-on", "warning")
+    assert result.exit_code == 1, result.stderr
+    assert "linting the whole repository (event push)" in result.stderr
+    assert pull.gh.requests == [], "no pull request: no API call"
+    sarif = json.loads(pull.sarif.read_text())
+    files = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
+    assert files >= {PATH, "apps/other.yaml"}
+    assert "apps/other.yaml" in result.stdout and "The repository has" in pull.summary_file.read_text()
+    assert "findings=" in pull.output_file.read_text()
+
+
+@pytest.mark.parametrize("event, pr, base, mode, expected", [
+    ("pull_request", 7, None, "auto", "review"), ("pull_request_target", None, None, "auto", "review"),
+    ("push", None, None, "auto", "lint"), ("schedule", None, None, "auto", "lint"),
+    ("workflow_dispatch", None, None, "auto", "lint"), ("", None, "main", "auto", "review"),
+    ("", None, None, "auto", "lint"), ("push", None, None, "review", "review"),
+    ("pull_request", 7, None, "lint", "lint")])
+def test_mode_follows_the_event(monkeypatch, event, pr, base, mode, expected) -> None:
+    from cfgcheck.github.review import Context, Options, decide_mode
+
+    monkeypatch.setenv("GITHUB_EVENT_NAME", event)
+    options = Options(paths=[Path(".")], base=base, mode=mode)
+    assert decide_mode(options, Context(NAME, pr, None, None)) == expected
+
+
+def test_mode_lint_on_a_pull_request_posts_nothing(pull: PullRequest) -> None:
+    result = pull.run("--mode", "lint", "--fail-on", "warning")
+    assert result.exit_code == 1 and pull.gh.requests == []
+    assert pull.review_comments() == [] and pull.issue_comments() == []
+    assert "CFG205" in pull.sarif.read_text()
+
+
+def test_mode_review_without_a_pull_request_or_base_is_a_usage_error(pull: PullRequest, monkeypatch) -> None:
+    from cfgcheck.config import ConfigError
+
+    push_event(pull, monkeypatch)
+    monkeypatch.setenv("CFGCHECK_MODE", "review")
+    with pytest.raises(ConfigError, match="no base to compare with"):
+        pull.run()
+
+
+@pytest.mark.parametrize("text", [".@org/team", "é@org/team", "x@octocat", "&commat;org/team", "&#64;octocat",
+                                  "&#x40;octocat", "&#X40;org/team"])
+def test_mentions_cannot_be_spelled_in_any_way(text: str) -> None:
+    """GitHub would notify on each of these after rendering; escaped, none is a mention or an entity."""
+    from cfgcheck.reporters.markdown import escape
+
+    out = escape(text)
+    assert not re.search(r"@[A-Za-z0-9]", out) and not re.search(r"&(?!amp;)", out), out
+    assert out.replace("\u200b", "").replace("&amp;", "&").replace("\\", "") == text
+
+
+@pytest.mark.parametrize("text", ["https://evil.example/x?y=1", "see http://a.b/c", "www.evil.example",
+                                  "WWW.Evil.example/x", "ftp://files.example", "mail me: a@b.example"])
+def test_bare_urls_are_not_autolinked(text: str) -> None:
+    from cfgcheck.reporters.markdown import escape
+
+    out = escape(text)
+    assert "://" not in out and not re.search(r"(?i)\bwww\.", out) and not re.search(r"@[a-z]", out), out
+    assert out.replace("\u200b", "") == text
+
+
+def test_review_bodies_carry_no_mention_entity_or_autolink(fake_github, tmp_path, monkeypatch) -> None:
+    tricks = ".@acme/admins é@acme/ops &commat;acme/team &#64;octocat &#x40;octocat https://evil.example/x www.evil.example"
+    head = HEAD.replace("# HARD CEILING", f"# HARD CEILING {tricks}")
+    pr = PullRequest(fake_github, tmp_path, monkeypatch, base=BASE.replace("# HARD CEILING", f"# HARD CEILING {tricks}"),
+                     head=head)
+    pr.run()
+    bodies = [c.body for c in pr.review_comments()] + [c.body for c in pr.issue_comments()]
+    assert any("acme/admins" in b for b in bodies)
+    for body in bodies:
+        assert not re.search(r"@[A-Za-z0-9]", body), body
+        assert not re.search(r"&(?:commat|#64|#x40);", body, re.I)
+        assert "https://evil" not in body and "www.evil" not in body
+
+
 def test_github_and_jinja2_stay_off_the_lint_path() -> None:
     import subprocess
     import sys
@@ -332,17 +536,145 @@ def test_action_yml_is_valid() -> None:
     assert loaded.error is None
     action = loaded.documents[0].root.to_python()
     assert action["runs"]["using"] == "composite"
-    assert set(action["inputs"]) == {"paths", "config", "fail-on", "github-token", "sarif-file", "comment"}
+    assert set(action["inputs"]) == {"paths", "config", "fail-on", "github-token", "sarif-file", "comment",
+                                     "bot-login", "mode"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
+    assert action["inputs"]["bot-login"]["default"] == "github-actions[bot]"
+    assert action["inputs"]["mode"]["default"] == "auto"
     assert set(action["outputs"]) == {"findings", "errors", "sarif-file"}
     steps = action["runs"]["steps"]
     assert any(str(s.get("uses", "")).startswith("actions/setup-python@") for s in steps)
     runs = [s["run"] for s in steps if "run" in s]
     assert runs and all("${{" not in run for run in runs), "inputs reach the shell through env:, never ${{ }}"
-    assert any('pip install' in run and '"$GITHUB_ACTION_PATH"' in run for run in runs)
     assert any("args=(review " in run and "cfgcheck-venv" in run for run in runs)
     assert all(s.get("shell") == "bash" for s in steps if "run" in s)
     review = next(s for s in steps if "run" in s and "args=(review " in s["run"])
     assert review["id"] and "GITHUB_TOKEN" in review["env"]
+    assert review["env"]["CFGCHECK_BOT_LOGIN"] == "${{ inputs.bot-login }}"
+    assert review["env"]["CFGCHECK_MODE"] == "${{ inputs.mode }}"
     for name, output in action["outputs"].items():
         assert output["value"] == f"${{{{ steps.{review['id']}.outputs.{name} }}}}"
+
+
+def test_action_pins_actions_and_installs_from_the_hash_lock() -> None:
+    text = (REPO / "action.yml").read_text(encoding="utf-8")
+    uses = re.findall(r"(?m)^\s*(?:-\s*)?uses:\s*(\S+)(.*)$", text)
+    assert {ref.split("@")[0] for ref, _ in uses} >= {"actions/setup-python", "actions/cache"}
+    for ref, comment in uses:  # a tag can be moved; a commit cannot
+        assert re.fullmatch(r"[\w.-]+/[\w./-]+@[0-9a-f]{40}", ref), ref
+        assert re.fullmatch(r"\s+#\s+v\d+(\.\d+)*", comment), f"{ref}: the tag belongs in a comment"
+    install = next(s["run"] for s in parse_text("action.yml", text).documents[0].root.to_python()["runs"]["steps"]
+                   if "pip install" in s.get("run", "") or "--require-hashes" in s.get("run", ""))
+    assert '--require-hashes -r "$GITHUB_ACTION_PATH/requirements/action.txt"' in install
+    assert '--no-deps --no-build-isolation "$GITHUB_ACTION_PATH"' in install
+    assert "PIP_CACHE_DIR" in text and "hashlib.sha256" in text  # the cache is keyed on the lock
+
+
+def test_readme_workflow_is_hardened() -> None:
+    """The workflow users copy: actions pinned by commit, no token left in .git/config, code scanning on push."""
+    import yaml
+
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    block = readme.split("Save this as `.github/workflows/cfgcheck.yml`:", 1)[1].split("```yaml\n", 1)[1]
+    workflow = yaml.safe_load(block.split("```", 1)[0])
+    assert {"pull_request", "push", "schedule"} <= set(workflow[True])  # YAML 1.1 reads the key "on" as True
+    steps = workflow["jobs"]["cfgcheck"]["steps"]
+    checkout = next(s for s in steps if s.get("uses", "").startswith("actions/checkout@"))
+    assert checkout["with"]["persist-credentials"] is False and checkout["with"]["fetch-depth"] == 0
+    for step in steps:
+        name, _, ref = step.get("uses", "").partition("@")
+        if not name.startswith("cfgcheck/"):
+            assert re.fullmatch(r"[0-9a-f]{40}", ref), step["uses"]
+
+
+def action_step(step_id: str) -> dict:
+    action = parse_text("action.yml", (REPO / "action.yml").read_text(encoding="utf-8")).documents[0].root.to_python()
+    return next(s for s in action["runs"]["steps"] if s.get("id") == step_id)
+
+
+def run_step(tmp_path: Path, cfgcheck: str, env: dict[str, str], cwd: Path):
+    """The Action's "Run cfgcheck" step, as the runner runs it: bash, RUNNER_TEMP holding the venv."""
+    import os
+    import stat
+    import subprocess
+
+    venv_bin = tmp_path / "runner-temp" / "cfgcheck-venv" / "bin"
+    venv_bin.mkdir(parents=True)
+    (venv_bin / "cfgcheck").write_text(cfgcheck)
+    (venv_bin / "cfgcheck").chmod(stat.S_IRWXU)
+    defaults = {"CFGCHECK_PATHS": ".", "CFGCHECK_CONFIG": "", "CFGCHECK_FAIL_ON": "error", "CFGCHECK_SARIF": "",
+                "CFGCHECK_COMMENT": "true", "CFGCHECK_BOT_LOGIN": "github-actions[bot]", "CFGCHECK_MODE": "auto"}
+    full = {**os.environ, **defaults, **env, "RUNNER_TEMP": str(tmp_path / "runner-temp")}
+    return subprocess.run(["bash", "-c", action_step("review")["run"]], cwd=cwd, env=full, capture_output=True,
+                          text=True, timeout=120)
+
+
+def test_action_run_step_passes_inputs_as_arguments_never_as_code(tmp_path: Path) -> None:
+    echo = "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\"\n"
+    out = run_step(tmp_path, echo, {"CFGCHECK_PATHS": "apps/*.yaml  'two words'\n$(touch pwned) -x",
+                                    "CFGCHECK_COMMENT": "false", "CFGCHECK_SARIF": "out dir/c.sarif",
+                                    "CFGCHECK_CONFIG": "cfg;rm -rf /.yaml"}, tmp_path)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.splitlines() == ["review", "--fail-on", "error", "--config", "cfg;rm -rf /.yaml", "--sarif",
+                                       "out dir/c.sarif", "--no-comment", "--", "apps/*.yaml", "'two", "words'",
+                                       "$(touch", "pwned)", "-x"]
+    assert not (tmp_path / "pwned").exists()
+
+
+def test_action_run_step_on_push_lints_the_repository(tmp_path: Path) -> None:
+    """The real CLI behind the step: a push event (no pull request) lints everything and writes SARIF."""
+    import sys
+
+    repo = tmp_path / "repo"
+    (repo / "apps").mkdir(parents=True)
+    (repo / "apps" / "other.yaml").write_text(OTHER)
+    git(repo, "init", "-q")
+    event = tmp_path / "event.json"
+    event.write_text(json.dumps({"ref": "refs/heads/main", "repository": {"full_name": NAME}}))
+    real = f"#!/usr/bin/env bash\nexec {sys.executable} -m cfgcheck \"$@\"\n"
+    env = {"GITHUB_EVENT_NAME": "push", "GITHUB_EVENT_PATH": str(event), "GITHUB_REPOSITORY": NAME,
+           "CFGCHECK_SARIF": str(tmp_path / "cfgcheck.sarif"), "CFGCHECK_FAIL_ON": "warning",
+           "GITHUB_STEP_SUMMARY": str(tmp_path / "summary.md"), "GITHUB_OUTPUT": str(tmp_path / "output.txt")}
+    out = run_step(tmp_path, real, env, repo)
+    assert out.returncode == 1, out.stderr
+    assert "linting the whole repository (event push)" in out.stderr and "Traceback" not in out.stderr
+    results = json.loads((tmp_path / "cfgcheck.sarif").read_text())["runs"][0]["results"]
+    assert {r["ruleId"] for r in results} >= {"CFG301", "CFG302"}
+    assert "sarif-file=" in (tmp_path / "output.txt").read_text()
+
+
+def _lock() -> dict[str, tuple[str, list[str]]]:
+    """requirements/action.txt: normalized name -> (version, hashes)."""
+    text = (REPO / "requirements" / "action.txt").read_text(encoding="utf-8")
+    entries = {}
+    for block in re.split(r"\n(?=[A-Za-z])", text.split("\n", 1)[1] if text.startswith("#") else text):
+        match = re.match(r"([A-Za-z0-9._-]+)==([^\s\\;]+)", block)
+        if match:
+            entries[re.sub(r"[-_.]+", "-", match.group(1)).lower()] = (
+                match.group(2), re.findall(r"--hash=sha256:([0-9a-f]{64})", block))
+    return entries
+
+
+def test_action_lock_matches_pyproject() -> None:
+    """Every dependency and build requirement of pyproject.toml is locked, at a version its range admits, with
+    hashes; nothing is left unpinned."""
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    from packaging.requirements import Requirement
+
+    project = tomllib.loads((REPO / "pyproject.toml").read_text(encoding="utf-8"))
+    lock = _lock()
+    assert lock and all(hashes for _, hashes in lock.values()), "every locked file is hash-checked"
+    raw = (REPO / "requirements" / "action.txt").read_text(encoding="utf-8")
+    assert not re.search(r"(?m)^[A-Za-z][^=\n]*$", raw), "every requirement is pinned with =="
+    wanted = project["project"]["dependencies"] + project["build-system"]["requires"]
+    python = str(action_step("python")["with"]["python-version"])  # the interpreter the Action installs into
+    for spec in map(Requirement, wanted):
+        if spec.marker and not spec.marker.evaluate({"python_version": python, "python_full_version": python + ".0"}):
+            continue  # e.g. tomli, for Python 3.10 only
+        name = re.sub(r"[-_.]+", "-", spec.name).lower()
+        assert name in lock, f"{spec.name} is in pyproject.toml but not in requirements/action.txt"
+        version = lock[name][0]
+        assert spec.specifier.contains(version, prereleases=True), f"{spec.name}=={version} is outside {spec}"

@@ -8,7 +8,9 @@ body), what reached the fake GitHub server (reviews, comments, PR bodies), and t
 
 from __future__ import annotations
 
+import base64
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -17,7 +19,7 @@ import pytest
 
 from cfgcheck.reporters import FORMATS
 from test_propose import CAP_AND_RAISE, REPO, Mirror, git_env, seed_repo
-from test_review import NAME, PullRequest
+from test_review import NAME, PATH, PullRequest
 
 TOKEN = "ghs_" + "Kn0wnT0kenValue" * 3  # a GitHub-shaped token: redaction by pattern is not enough alone
 PLAIN = "plain-secret-" + "q" * 24  # not GitHub-shaped: only exact redaction catches it
@@ -161,3 +163,122 @@ def test_propose_never_leaks_the_token(tmp_path, fake_github) -> None:
 def git_env_dump(work: Path) -> str:
     return subprocess.run(["git", "config", "--list", "--show-origin"], cwd=work, capture_output=True, text=True,
                           env=git_env(work.parent)).stdout
+
+
+# ---------------------------------------------------------------- every attack at once
+
+ENV_SECRETS = {"HF_TOKEN": "hf_EnvSecretHuggingFace0123456789", "OPENAI_API_KEY": "sk-env-0123456789abcdefghijkl",
+               "DATABASE_PASSWORD": "env-db-password-9876543210", "DEPLOY_PRIVATE_KEY": "deploy-key-material-abcdef"}
+EXTRAHEADER = base64.b64encode(f"x-access-token:{TOKEN}".encode()).decode()
+# a PR-added template that runs commands (and leaves a file behind to prove it ran)
+TEMPLATE_RCE = ("{{ marker }}\n{{ cycler.__init__.__globals__.os.popen('touch PWNED; echo $GITHUB_TOKEN; env')"
+                ".read() }}\n")
+TRICKS = (".@acme/admins é@acme/ops &commat;acme/team &#64;octocat https://evil.example/x?token=" + TOKEN
+          + " \\e[31mred \\u2028 \\x85 \\n::add-mask::x\\n::stop-commands::pwn\\n::error file=x::forged")
+
+
+def attack_head(secret: str) -> str:
+    """The PR's values: mention tricks, control characters, workflow commands, a huge value, the token and an
+    environment secret in values and comments."""
+    name = f"chat {TRICKS} {TOKEN} {'y' * 100_000}"
+    return (SECRETS_FILE.replace("# vllm\n", f"# vllm {TOKEN} {secret} {TRICKS}\n")
+            .replace("metadata: {name: leaky}", f'metadata: {{name: "{name}"}}')
+            .replace('--api-key, "s3cr3t-api-key-value"', f'--api-key, "{secret}"'))
+
+
+def plant(pull: PullRequest, tmp_path: Path, config_as_link: bool) -> dict[str, str]:
+    """Add every file-system attack to the PR head in the checkout; returns the regular files for the server."""
+    repo = pull.repo
+    templates = repo / ".cfgcheck" / "templates"
+    templates.mkdir(parents=True)
+    (templates / "summary_comment.md.j2").write_text(TEMPLATE_RCE)
+    (templates / "review_comment.md.j2").symlink_to("/proc/self/environ")
+    (repo / "apps" / "leak.yaml").symlink_to("../.git/config")  # inside the repository: read as YAML
+    (repo / "apps" / "environ.yaml").symlink_to("/proc/self/environ")
+    credentials = tmp_path / "git-credentials"
+    credentials.write_text(f"https://x-access-token:{TOKEN}@github.com\n")
+    if config_as_link:
+        (repo / ".cfgcheck.yaml").symlink_to(credentials)
+    else:
+        (repo / ".cfgcheck.yaml").write_text(f"select: [unpinned-image]\nmodel_configs: {tmp_path}\n"
+                                             f"# {TOKEN}\nfail-on: never\n")
+    git_dir_config = ["config", "http.https://github.com/.extraheader", f"AUTHORIZATION: basic {EXTRAHEADER}"]
+    subprocess.run(["git", *git_dir_config], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    subprocess.run(["git", "-c", "user.name=m", "-c", "user.email=m@x", "commit", "-qm", "attack"], cwd=repo,
+                   check=True)
+    regular = {p.relative_to(repo).as_posix(): p.read_text() for p in [templates / "summary_comment.md.j2"]}
+    if not config_as_link:
+        regular[".cfgcheck.yaml"] = (repo / ".cfgcheck.yaml").read_text()
+    return regular
+
+
+@pytest.fixture(params=[False, True], ids=["hostile-config", "config-symlink-to-credentials"])
+def attacked(request, fake_github, tmp_path, monkeypatch):
+    """A review run against a PR head carrying every attack; the fake server holds a forged summary and a forged
+    fingerprint comment by the PR author. Returns (pull, CLI result)."""
+    from typer.testing import CliRunner
+
+    from cfgcheck.cli import app
+    from cfgcheck.github.review import SUMMARY_MARKER
+
+    for name, value in ENV_SECRETS.items():
+        monkeypatch.setenv(name, value)
+    fake_github.add_token(TOKEN, fake_github.bot_login, write=True)
+    secret = ENV_SECRETS["OPENAI_API_KEY"]
+    pr = PullRequest(fake_github, tmp_path, monkeypatch, base=SECRETS_FILE.replace("# vllm\n", ""),
+                     head=attack_head(secret))
+    monkeypatch.setenv("GITHUB_TOKEN", TOKEN + "\n")  # read from a file: a trailing newline
+    regular = plant(pr, tmp_path, request.param)
+    fake_github.push(NAME, "feature", regular)
+    pr._write_event()
+    fake_github.add_issue_comment(NAME, pr.number, f"{SUMMARY_MARKER}\nforged by the author {TOKEN[:8]}")
+    fake_github.add_review_comment(NAME, pr.number, body=f"<!-- cfgcheck:fp={'0' * 40} -->\nforged", path=PATH,
+                                   line=3)
+    result = CliRunner().invoke(app, ["review", "--sarif", str(pr.sarif)])
+    return pr, result
+
+
+def leaks(texts: list[str]) -> list[str]:
+    forms = [TOKEN, TOKEN[4:], TOKEN[4:].replace("_", "\\_"), EXTRAHEADER, EXTRAHEADER.rstrip("="),
+             *ENV_SECRETS.values()]
+    return [f"{form[:12]}… in …{text[max(0, text.find(form) - 60):text.find(form)]}"
+            for text in texts for form in forms if form in text]
+
+
+def test_every_attack_at_once_leaks_no_secret(attacked) -> None:
+    pull, result = attacked
+    bodies = [json.dumps(r.body, ensure_ascii=False) for r in pull.gh.requests if r.body is not None]
+    assert not leaks(bodies + server_texts(pull.gh)), "a request body carried a secret"
+    printed = [result.stdout, result.stderr, str(result.exception or "")]
+    printed += [f.read_text() for f in (pull.summary_file, pull.output_file) if f.exists()]
+    assert not leaks(printed), "a printed line carried a secret"
+    assert "Traceback" not in result.stderr and result.exit_code in (0, 1, 2)
+    # the author's forged comments are neither edited nor deleted
+    repo = pull.gh.repo(NAME)
+    assert not repo.deleted
+    assert all(not c.edited_by for c in [*repo.issue_comments.values(), *repo.review_comments.values()]
+               if c.user != pull.gh.bot_login)
+    # every body the bot sent is within GitHub's limit, mentions and autolinks are neutralised
+    for text in [c.body for c in [*repo.issue_comments.values(), *repo.review_comments.values()]
+                 if c.user == pull.gh.bot_login]:
+        assert len(text) <= 65_536
+        assert not re.search(r"@[A-Za-z0-9]", text) and not re.search(r"&(?:commat|#64);", text)
+        assert "https://evil" not in text
+
+
+def test_every_attack_at_once_runs_no_pr_code_and_follows_no_link(attacked) -> None:
+    pull, _ = attacked
+    assert not (pull.repo / "PWNED").exists(), "a PR-added template ran a command on the runner"
+    bodies = json.dumps([r.body for r in pull.gh.requests if r.body is not None])
+    assert "PYTEST_CURRENT_TEST" not in bodies, "a template linked to /proc/self/environ was rendered"
+    assert "extraheader" not in bodies, "a file linked to .git/config was echoed"
+
+
+@pytest.mark.xfail(strict=False, reason="sec-input (#13 item 8): control characters escaped in every format")
+def test_every_attack_at_once_prints_no_control_characters(attacked) -> None:
+    pull, result = attacked
+    for line in result.stdout.splitlines():
+        assert re.match(r"::(error|warning|notice) file=", line), line
+    step = pull.summary_file.read_text() if pull.summary_file.exists() else ""
+    assert not re.search("[\x1b\x85\u2028\u2029]", result.stdout + step)

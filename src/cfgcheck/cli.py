@@ -29,6 +29,12 @@ class FailOn(str, Enum):
     never = "never"
 
 
+class Mode(str, Enum):
+    auto = "auto"
+    review = "review"
+    lint = "lint"
+
+
 class UsageError(Exception):
     """A mistake in how cfgcheck was called; exit 2 with one line."""
 
@@ -280,14 +286,19 @@ def review_command(
     fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
     comment: bool = typer.Option(True, "--comment/--no-comment", help="Post the review and summary comment."),
     bot_login: Optional[str] = typer.Option(None, "--bot-login", envvar="CFGCHECK_BOT_LOGIN",
-                                            help="Only treat comments by this login as the bot's own."),
+                                            help="The login cfgcheck comments as; it edits or deletes only comments "
+                                                 "by this login (default github-actions[bot])."),
+    mode: Mode = typer.Option(Mode.auto, "--mode", envvar="CFGCHECK_MODE",
+                              help="review (a pull request against its base), lint (the whole repository: push, "
+                                   "schedule) or auto (review on pull_request events or with --pr/--base)."),
 ) -> None:
     """Lint a pull request against its base and post a review, a summary comment, annotations and SARIF."""
     from .github.review import Options, run
 
     code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
                        token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,
-                       select=_split(select), ignore=_split(ignore), comment=comment, bot_login=bot_login))
+                       select=_split(select), ignore=_split(ignore), comment=comment, bot_login=bot_login,
+                       mode=mode.value))
     raise typer.Exit(code)
 
 

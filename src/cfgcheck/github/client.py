@@ -1,14 +1,16 @@
 """A PyGithub connection as cfgcheck uses it: token from the environment, retries, one-line errors.
 
 PyGithub is imported here only, and only on the paths that talk to GitHub (review, propose).
-A token never reaches any output: every message that may quote a request goes through ``redact``.
+A token never reaches any output: every message that may quote a request goes through ``redact``
+(``cfgcheck.redact``, re-exported here for the callers that import it from the client).
 """
 
 from __future__ import annotations
 
 import os
-import re
 from dataclasses import dataclass
+
+from ..redact import redact
 
 DEFAULT_API_URL = "https://api.github.com"
 
@@ -31,16 +33,9 @@ class Connection:
         return redact(text, self.token)
 
 
-def redact(text: str, *secrets: str | None) -> str:
-    for secret in secrets:
-        if secret:
-            text = text.replace(secret, "***")
-    return re.sub(r"(gh[pousr]_[A-Za-z0-9]{20,}|github_pat_[A-Za-z0-9_]{20,})", "***", text)
-
-
 def token_from(explicit: str | None) -> str:
-    token = explicit or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN")
-    if not token:
+    token = (explicit or os.environ.get("GITHUB_TOKEN") or os.environ.get("GH_TOKEN") or "").strip()
+    if not token:  # stripped: a token read from a file ends in a newline, which no HTTP header may carry
         raise GitHubError("no GitHub token: set GITHUB_TOKEN (in Actions: env GITHUB_TOKEN: ${{ github.token }}) "
                           "or pass --token")
     return token
@@ -72,6 +67,11 @@ def describe(exc: Exception, token: str | None, action: str) -> GitHubError:
     status = getattr(exc, "status", None)
     data = getattr(exc, "data", None)
     detail = data.get("message") if isinstance(data, dict) else None
+    errors = data.get("errors") if isinstance(data, dict) else None
+    if detail and isinstance(errors, list) and errors:  # 422: the first reason says which field and why
+        first = errors[0]
+        reason = first.get("message") or first.get("code") if isinstance(first, dict) else first
+        detail = f"{detail}: {str(reason)[:200]}" if reason else detail
     if status == 401:
         text = f"{action}: GitHub rejected the token (401 Bad credentials)"
     elif status == 403:

@@ -11,11 +11,22 @@ One run, inside GitHub Actions or outside it with ``--pr/--base/--repo``:
 3. print workflow annotations, append the summary to ``$GITHUB_STEP_SUMMARY`` and write the step
    outputs to ``$GITHUB_OUTPUT``.
 
+Without a pull request (``push``, ``schedule``: ``--mode auto``, see ``decide_mode``) or with
+``--mode lint`` it lints the whole repository instead and does step 3 with SARIF, posting nothing:
+code scanning needs a full analysis of the default branch before it shows alerts on pull requests.
+
 Idempotence: every inline comment carries ``<!-- cfgcheck:fp=<sha1 of the finding fingerprint> -->``
 (rule, served model, setting: it survives line shifts). A re-run posts only fingerprints that have no
 comment yet; a bot comment whose finding is gone is deleted, or, when someone replied to it, edited
 to say it is resolved. The bot's comments are recognised by their marker, top-level (not a reply), and
-by author when ``--bot-login`` is known: ``GET /user`` is not among the operations cfgcheck uses.
+always by author: ``--bot-login`` (default ``github-actions[bot]``, the author of ``GITHUB_TOKEN``'s
+comments). A comment anyone else wrote is never edited or deleted, whatever markers it carries; when
+cfgcheck's own comments come back under another login, it says which login to configure.
+
+Every body sent to GitHub passes ``redact`` (token, secret environment values, credentials) and stays
+under GitHub's 65,536-character limit: values from linted files are cut at ``MAX_CELL`` characters and
+rows at the end of the summary are dropped, each with a visible note. A comment GitHub refuses (422) is
+posted alone, so the refusal costs that comment only; the summary still lists it.
 
 A token that cannot write (pull requests from forks get a read-only ``GITHUB_TOKEN``: 403 "Resource
 not accessible by integration") degrades the run to annotations and the step summary, says so in one
@@ -27,27 +38,24 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import os
 import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from ..config import ConfigError
 from ..model import Finding
+from ..redact import redact
 from ..render import Overrides
 from . import client
-from .client import GitHubError, redact
+from .bodies import (FP_MARKER, RESOLVED_MARKER, REVIEW_MARKER, SUMMARY_MARKER, fingerprint_id, fit,
+                     render_review_comment, render_summary, resolve_body)
+from .client import GitHubError
 
-SUMMARY_MARKER = "<!-- cfgcheck:summary -->"
-REVIEW_MARKER = "<!-- cfgcheck:review -->"
-RESOLVED_MARKER = "<!-- cfgcheck:resolved -->"
-FP_MARKER = re.compile(r"<!-- cfgcheck:fp=([0-9a-f]{40}) -->")
 MAX_INLINE = 50  # inline comments per run; the rest are listed in the summary
-MAX_COMMENT = 60000  # GitHub refuses bodies over 65,536 characters
+DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the author of comments made with GITHUB_TOKEN
 _HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,\d+)? @@")
 
 
@@ -66,6 +74,7 @@ class Options:
     ignore: list[str] = field(default_factory=list)
     comment: bool = True
     bot_login: str | None = None
+    mode: str = "auto"  # auto | review | lint
 
 
 @dataclass
@@ -90,14 +99,12 @@ class Outcome:
     summary: str = "skipped"  # created | edited | unchanged | skipped
     notice: str | None = None  # degraded mode or another reason comments are missing
     degraded: bool = False  # the token could not write
-    placement: dict[str, str] = field(default_factory=dict)  # fingerprint id -> inline | outside | limit | stale
+    posted_as: str | None = None  # the login GitHub recorded for cfgcheck's comments, when not bot_login
+    foreign: set[str] = field(default_factory=set)  # logins of comments with cfgcheck's markers, left alone
+    placement: dict[str, str] = field(default_factory=dict)  # fingerprint id -> inline | outside | limit | refused
 
 
 # ---------------------------------------------------------------- pure helpers
-
-
-def fingerprint_id(finding: Finding) -> str:
-    return hashlib.sha1(finding.fingerprint().encode("utf-8")).hexdigest()
 
 
 def right_lines(patch: str | None) -> set[int]:
@@ -138,122 +145,6 @@ def context_from_env(options: Options) -> Context:
     return Context(repo, int(number) if number else None, base, head)
 
 
-def doc_url(finding: Finding) -> str:
-    from ..reporters.sarif import DOCS
-
-    return f"{DOCS}#{finding.code.lower()}-{finding.rule}"
-
-
-def chart_label(text: object) -> str:
-    """Text safe inside a mermaid string: letters, digits and a few separators only."""
-    return re.sub(r"[^A-Za-z0-9 ._:/+-]", "", str(text))[:60] or "model"
-
-
-def _sides(change) -> tuple:
-    return change.before, change.after
-
-
-def model_rows(change) -> list[dict]:
-    """Before/after rows of one changed served model (values raw; the template formats them)."""
-    from ..changes import KEY_SETTINGS
-
-    before, after = _sides(change)
-    rows = []
-    for name in KEY_SETTINGS:
-        b = before.settings.get(name) if before else None
-        a = after.settings.get(name) if after else None
-        if b is None and a is None:
-            continue
-        rows.append({"name": name, "before": b, "after": a, "before_note": None, "after_note": None,
-                     "changed": before is not None and after is not None and a != b})
-    pool_b = (before.pool_tokens, before.pool_source) if before else (None, None)
-    pool_a = (after.pool_tokens, after.pool_source) if after else (None, None)
-    rows.append({"name": "KV pool (tokens)", "before": pool_b[0], "after": pool_a[0], "before_note": pool_b[1],
-                 "after_note": pool_a[1], "changed": bool(before and after and pool_a[0] != pool_b[0])})
-    conc_b = before.concurrency if before else None
-    conc_a = after.concurrency if after else None
-    rows.append({"name": "pool-limited concurrency (at max_model_len)", "before": conc_b, "after": conc_a,
-                 "before_note": None, "after_note": None,
-                 "changed": bool(before and after and _rounded(conc_a) != _rounded(conc_b))})
-    return rows
-
-
-def _rounded(value: float | None) -> float | None:
-    return None if value is None else round(value, 2)
-
-
-def chart(change) -> dict | None:
-    """A mermaid xychart of pool-limited concurrency before/after against max_num_seqs, when either moved."""
-    before, after = _sides(change)
-    if before is None or after is None or before.concurrency is None or after.concurrency is None:
-        return None
-    if _rounded(before.concurrency) == _rounded(after.concurrency) and before.max_num_seqs == after.max_num_seqs:
-        return None
-    bars = [round(before.concurrency, 2), round(after.concurrency, 2)]
-    seqs = [before.max_num_seqs, after.max_num_seqs]
-    line = seqs if None not in seqs else None
-    top = max(bars + (line or []))
-    return {"title": chart_label(change.name), "bars": bars, "line": line,
-            "top": max(1, math.ceil(top * 1.1))}
-
-
-def finding_row(finding: Finding, placement: str | None, link: str | None) -> dict:
-    return {"severity": finding.severity, "code": finding.code, "rule": finding.rule, "path": finding.location.path,
-            "line": finding.location.line, "message": finding.message, "remediation": finding.remediation,
-            "model": finding.model, "doc_url": doc_url(finding), "placement": placement, "link": link}
-
-
-def render_review_comment(finding: Finding, root: Overrides | Path | None = None, resolved_in: str | None = None) -> str:
-    from ..render import render
-
-    return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
-                  **finding_row(finding, None, None),
-                  fix=finding.fix.description if finding.fix else None).rstrip("\n") + "\n"
-
-
-def resolve_body(body: str, sha: str) -> str:
-    """An existing inline comment's body, marked resolved (kept because someone replied)."""
-    markers = "".join(m.group(0) + "\n" for m in FP_MARKER.finditer(body))
-    # the heading (severity, rule, served model) and the message: one struck-through line
-    text = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("<!--")]
-    headline = " — ".join(text[:2])
-    return f"{markers}{RESOLVED_MARKER}\n**Resolved in {sha}.** ~~{headline}~~\n"
-
-
-def render_summary(result, changes: list, outcome: Outcome | None, *, root: Overrides | Path | None = None,
-                   head: str | None = None, base: str | None = None, web_url: str | None = None,
-                   step: bool = False, config_changes: list[str] | None = None) -> str:
-    """The summary comment (and step summary) body; shortened to fit GitHub's comment size limit."""
-    from .. import __version__
-    from ..render import render, trusted
-
-    counts = result.counts()
-    active = result.active()
-    placement = outcome.placement if outcome is not None else {}
-    show_placement = bool(placement) and not (outcome is not None and outcome.degraded)
-    rows = []
-    for finding in active:
-        link = None
-        if web_url and head:
-            link = f"{web_url}/blob/{head}/{quote(finding.location.path)}#L{finding.location.line}"
-        rows.append(finding_row(finding, placement.get(fingerprint_id(finding)) if show_placement else None, link))
-    models = [{"name": c.name, "path": c.path, "added": c.before is None, "removed": c.after is None,
-               "rows": model_rows(c), "chart": chart(c),
-               "overcommitted": c.after is not None and c.after.overcommitted,
-               "seqs": c.after.max_num_seqs if c.after else None,
-               "concurrency": c.after.concurrency if c.after else None} for c in changes]
-    limit = len(rows)
-    while True:
-        body = render("summary_comment.md.j2", root, marker=trusted(SUMMARY_MARKER), step=step, counts=counts,
-                      config_changes=config_changes or [],
-                      findings=rows[:limit], hidden=len(rows) - limit, fixed=len(result.fixed), models=models,
-                      outcome=outcome, show_placement=show_placement, head=(head or "")[:12],
-                      base=(base or "")[:12], version=__version__)
-        if len(body) <= MAX_COMMENT or limit == 0:
-            return body
-        limit = limit // 2
-
-
 # ---------------------------------------------------------------- publishing
 
 
@@ -265,7 +156,8 @@ class Publisher:
     """The GitHub side of a review run: one review, stale-comment cleanup, one summary comment."""
 
     def __init__(self, conn, ctx: Context, bot_login: str | None, root: Overrides | Path):
-        self.conn, self.ctx, self.bot_login, self.root = conn, ctx, bot_login, root
+        self.conn, self.ctx, self.root = conn, ctx, root
+        self.bot_login = bot_login or DEFAULT_BOT_LOGIN
         self.outcome = Outcome()
         self.repo = self.pull = None
         self.api_head: str | None = None
@@ -288,9 +180,33 @@ class Publisher:
                 raise _Degraded(str(error)) from None
             raise error from None
 
+    def _isolated(self, action: str, call) -> bool:
+        """A write whose refusal (422) costs only itself: said in one line, and the run goes on."""
+        try:
+            self._write(action, call)
+        except GitHubError as error:
+            if error.status != 422:
+                raise
+            _say(f"{error}; the run goes on without it", self.conn.token)
+            return False
+        return True
+
+    def _body(self, text: str) -> str:
+        """What is sent to GitHub: redacted, then within the size limit."""
+        return fit(redact(text, self.conn.token))
+
     def _own(self, item) -> bool:
-        user = getattr(item, "user", None)
-        return self.bot_login is None or (user is not None and user.login == self.bot_login)
+        """Written by the bot's login: markers alone prove nothing, anyone can type them."""
+        login = getattr(getattr(item, "user", None), "login", None)
+        if login != self.bot_login:
+            self.outcome.foreign.add(str(login))
+        return login == self.bot_login
+
+    def _created(self, item) -> None:
+        """Note the login GitHub recorded for a comment cfgcheck just made, when it is not ``bot_login``."""
+        login = getattr(getattr(item, "user", None), "login", None)
+        if login and login != self.bot_login:
+            self.outcome.posted_as = login
 
     # -- steps
 
@@ -321,9 +237,8 @@ class Publisher:
                                    "findings are in the annotations and the step summary")
         return self.outcome
 
-    def _review(self, result) -> None:
-        outcome = self.outcome
-        diff_lines = {f.filename: right_lines(f.patch) for f in self.files}
+    def _ours(self) -> tuple[dict[str, Any], dict[int, set[str]]]:
+        """The bot's own top-level review comments by fingerprint, and who replied to each comment."""
         ours: dict[str, Any] = {}
         replied: dict[int, set[str]] = {}
         for comment in self.review_comments:
@@ -334,7 +249,12 @@ class Publisher:
             match = FP_MARKER.search(comment.body or "")
             if match and self._own(comment):
                 ours.setdefault(match.group(1), comment)
+        return ours, replied
 
+    def _review(self, result) -> None:
+        outcome = self.outcome
+        diff_lines = {f.filename: right_lines(f.patch) for f in self.files}
+        ours, replied = self._ours()
         current: dict[str, Finding] = {}
         for finding in result.active():
             current.setdefault(fingerprint_id(finding), finding)
@@ -342,59 +262,78 @@ class Publisher:
         for fp, finding in current.items():
             if fp in ours:
                 outcome.placement[fp] = "inline"
-                continue
-            if finding.location.line not in diff_lines.get(finding.location.path, ()):
+            elif finding.location.line not in diff_lines.get(finding.location.path, ()):
                 outcome.placement[fp] = "outside"
             elif len(new) >= MAX_INLINE:
                 outcome.placement[fp] = "limit"
             else:
                 new.append((fp, finding))
-
         if new:
-            comments = [{"path": f.location.path, "line": f.location.line, "side": "RIGHT",
-                         "body": render_review_comment(f, self.root)} for _, f in new]
-            count = len(comments)
-            body = (f"{REVIEW_MARKER}\n**cfgcheck**: {count} new finding{'s' if count != 1 else ''} on the changed "
-                    "lines. The summary comment lists every finding with the capacity before and after.")
-            try:
-                self._write("post the review", lambda: self.pull.create_review(body=body, event="COMMENT",
-                                                                                comments=comments))
-                for fp, _ in new:
-                    outcome.placement[fp] = "inline"
-                outcome.posted = count
-            except GitHubError as error:
-                if error.status != 422:
-                    raise
-                # GitHub refused a comment position: list them in the summary rather than fail the check.
-                sys.stderr.write(f"cfgcheck: {error}; the findings are listed in the summary instead\n")
-                for fp, _ in new:
-                    outcome.placement[fp] = "outside"
+            self._post(new)
+        self._clean_up(ours, current, replied)
 
+    def _post(self, new: list[tuple[str, Finding]]) -> None:
+        """One review with every new inline comment; when GitHub refuses it (422), each comment alone."""
+        comments = [{"path": f.location.path, "line": f.location.line, "side": "RIGHT",
+                     "body": self._body(render_review_comment(f, self.root))} for _, f in new]
+        count = len(comments)
+        body = self._body(f"{REVIEW_MARKER}\n**cfgcheck**: {count} new finding{'s' if count != 1 else ''} on the "
+                          "changed lines. The summary comment lists every finding with the capacity before and after.")
+        try:
+            review = self._write("post the review", lambda: self.pull.create_review(body=body, event="COMMENT",
+                                                                                     comments=comments))
+            self._created(review)
+            placed = {fp for fp, _ in new}
+        except GitHubError as error:
+            if error.status != 422:
+                raise
+            # One refused comment refuses the whole review: post them one by one so that it costs that one only.
+            _say(f"{error}; posting the review comments one by one", self.conn.token)
+            placed = self._post_each(new, comments)
+        for fp, _ in new:
+            self.outcome.placement[fp] = "inline" if fp in placed else "refused"
+        self.outcome.posted = len(placed)
+
+    def _post_each(self, new: list[tuple[str, Finding]], comments: list[dict]) -> set[str]:
+        commit = self._read("read the head commit", lambda: self.repo.get_commit(self.api_head))
+        placed = set()
+        for (fp, finding), comment in zip(new, comments):
+            made: list = []
+            if self._isolated(f"post the {finding.code} review comment (listed in the summary)", lambda c=comment: (
+                    made.append(self.pull.create_review_comment(c["body"], commit, c["path"], line=c["line"],
+                                                                side="RIGHT")))):
+                self._created(made[0])
+                placed.add(fp)
+        return placed
+
+    def _clean_up(self, ours: dict[str, Any], current: dict[str, Finding], replied: dict[int, set[str]]) -> None:
+        """The bot's comments whose finding is gone: deleted, or marked resolved when someone replied."""
+        outcome = self.outcome
         sha = (self.api_head or "")[:7]
-        for fp, comment in ours.items():
+        for fp, comment in ours.items():  # only the bot's own (``_ours``): nobody else's comment is touched
             body = comment.body or ""
             if fp in current:
                 outcome.kept += 1
                 if RESOLVED_MARKER in body:  # the finding is back: restore the comment
-                    fresh = render_review_comment(current[fp], self.root)
-                    self._write("reopen a review comment", lambda c=comment, b=fresh: c.edit(b))
+                    fresh = self._body(render_review_comment(current[fp], self.root))
+                    self._isolated("reopen a review comment", lambda c=comment, b=fresh: c.edit(b))
                 continue
             if RESOLVED_MARKER in body:
                 continue
-            humans = replied.get(comment.id, set()) - {comment.user.login if comment.user else ""}
+            humans = replied.get(comment.id, set()) - {self.bot_login}
             if humans:
-                self._write("mark a review comment resolved",
-                            lambda c=comment, b=resolve_body(body, sha): c.edit(b))
-                outcome.resolved += 1
+                resolved = self._body(resolve_body(body, sha))
+                if self._isolated("mark a review comment resolved", lambda c=comment, b=resolved: c.edit(b)):
+                    outcome.resolved += 1
             else:
                 self._write("delete a resolved review comment", lambda c=comment: c.delete())
                 outcome.deleted += 1
 
     def _summary(self, result, changes: list) -> None:
         existing = [c for c in self.issue_comments if SUMMARY_MARKER in (c.body or "") and self._own(c)]
-        body = render_summary(result, changes, self.outcome, root=self.root, config_changes=self.ctx.config_changes,
-                              head=self.api_head,
-                              base=self.ctx.base, web_url=self.web_url)
+        body = self._body(render_summary(result, changes, self.outcome, root=self.root, head=self.api_head,
+                                         base=self.ctx.base, web_url=self.web_url,
+                                         config_changes=self.ctx.config_changes))
         if existing:
             first = existing[0]
             if (first.body or "").strip() != body.strip():
@@ -405,7 +344,8 @@ class Publisher:
             for extra in existing[1:]:  # left by a concurrent run: keep one
                 self._write("delete a duplicate summary comment", lambda c=extra: c.delete())
         elif result.active() or result.fixed or changes:
-            self._write("post the summary comment", lambda: self.pull.create_issue_comment(body))
+            created = self._write("post the summary comment", lambda: self.pull.create_issue_comment(body))
+            self._created(created)
             self.outcome.summary = "created"
 
 
@@ -434,36 +374,55 @@ def _outputs(values: dict[str, str]) -> str:
     return "".join(lines)
 
 
+def decide_mode(options: Options, ctx: Context) -> str:
+    """``review`` for a pull request (or an explicit ``--base``), else ``lint`` of the whole repository:
+    on ``push`` and ``schedule`` code scanning needs a full analysis of the branch, not a diff."""
+    if options.mode != "auto":
+        return options.mode
+    if ctx.pr is not None or options.base or os.environ.get("GITHUB_EVENT_NAME", "").startswith("pull_request"):
+        return "review"
+    return "lint"
+
+
 def run(options: Options) -> int:
-    """The whole review run; returns the exit code."""
+    """The whole run (review or lint, by ``decide_mode``); returns the exit code. Every message is redacted."""
+    try:
+        return _run(options)
+    except ConfigError as exc:
+        raise ConfigError(redact(str(exc), options.token)) from None
+
+
+def _run(options: Options) -> int:
     from ..changes import model_changes
+    from ..cli import _config
     from ..config import locate, reviewed
     from ..diff import lint_diff, merge_base
+    from ..lint import lint
     from ..render import changed_overrides
-    from ..reporters import github as annotations
-    from ..reporters import sarif
 
     paths = options.paths or [Path(".")]
     root = locate(paths)
     ctx = context_from_env(options)
+    if decide_mode(options, ctx) == "lint":
+        # no pull request: the branch itself is linted, with its own configuration, as `cfgcheck lint` does
+        config = _config(paths, options.config_file)
+        event = os.environ.get("GITHUB_EVENT_NAME") or "none"
+        _say(f"linting the whole repository (event {event}): annotations, step summary and SARIF, no comments")
+        return _report(options, config, lint(paths, config, options.select, options.ignore), [], None, None,
+                       templates=root)
     token: str | None = None
-    error: GitHubError | None = None
     publisher: Publisher | None = None
-    commenting = options.comment and ctx.pr is not None and ctx.repo is not None
-
-    if commenting:
+    if options.comment and ctx.pr is not None and ctx.repo is not None:
         try:
             token = client.token_from(options.token)
-            conn = client.connect(token, options.api_url)
-            publisher = Publisher(conn, ctx, options.bot_login, root)
+            publisher = Publisher(client.connect(token, options.api_url), ctx, options.bot_login, root)
             publisher.load()
             ctx.base = ctx.base or publisher.pull.base.sha
         except GitHubError as exc:
-            sys.stderr.write(f"cfgcheck: error: {redact(str(exc), token)}\n")
+            _say(f"error: {exc}", token)
             return 2
     elif options.comment:
-        sys.stderr.write("cfgcheck: no pull request (not a pull_request event and no --pr/--repo): "
-                         "annotations and step summary only\n")
+        _say("no pull request (not a pull_request event and no --pr/--repo): annotations and step summary only")
     if not ctx.base:
         raise ConfigError("no base to compare with: run on a pull_request event or pass --base REF")
 
@@ -477,38 +436,60 @@ def run(options: Options) -> int:
         publisher.root = templates
     result = lint_diff(paths, config, ctx.base, options.select, options.ignore)  # compares with the merge base
     changes = model_changes(result.models, result.base_models, config.as_dict())
+    return _report(options, config, result, changes, publisher, ctx, token, templates=templates)
+
+
+def _say(line: str, token: str | None = None) -> None:
+    sys.stderr.write(f"cfgcheck: {redact(line, token)}\n")
+
+
+def _publish(publisher: Publisher, result, changes: list,
+             token: str | None) -> tuple[Outcome | None, GitHubError | None]:
+    try:
+        outcome = publisher.publish(result, changes)
+    except GitHubError as exc:
+        return None, exc
+    if outcome.notice:
+        _say(outcome.notice, token)
+    else:
+        _say(f"{outcome.posted} new review comment{'s' if outcome.posted != 1 else ''}, {outcome.kept} kept, "
+             f"{outcome.deleted} deleted, {outcome.resolved} marked resolved; summary comment {outcome.summary}")
+    if outcome.foreign:
+        _say(f"comments by {', '.join(sorted(outcome.foreign))} carry cfgcheck's markers but not its login "
+             f"'{publisher.bot_login}': left untouched", token)
+    if outcome.posted_as:
+        _say(f"warning: GitHub recorded cfgcheck's comments as '{outcome.posted_as}', not '{publisher.bot_login}': "
+             f"set bot-login (--bot-login, CFGCHECK_BOT_LOGIN) to '{outcome.posted_as}', or re-runs will neither "
+             "recognise nor clean up these comments", token)
+    return outcome, None
+
+
+def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
+            token: str | None = None, *, templates: Overrides | Path) -> int:
+    """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
+    from ..reporters import github as annotations
+    from ..reporters import sarif
+
     if options.sarif is not None:
         try:
             options.sarif.parent.mkdir(parents=True, exist_ok=True)
             options.sarif.write_text(sarif.render(result), encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write {options.sarif}: {exc.strerror or exc}") from None
-
-    outcome: Outcome | None = None
-    if publisher is not None:
-        try:
-            outcome = publisher.publish(result, changes)
-        except GitHubError as exc:
-            error = exc
-        if outcome is not None and outcome.notice:
-            sys.stderr.write(f"cfgcheck: {redact(outcome.notice, token)}\n")
-        elif outcome is not None:
-            sys.stderr.write(f"cfgcheck: {outcome.posted} new review comment{'s' if outcome.posted != 1 else ''}, "
-                             f"{outcome.kept} kept, {outcome.deleted} deleted, {outcome.resolved} marked resolved; "
-                             f"summary comment {outcome.summary}\n")
-
-    sys.stdout.write(annotations.render(result))
+    outcome, error = _publish(publisher, result, changes, token) if publisher is not None else (None, None)
+    sys.stdout.write(redact(annotations.render(result), token))
     sys.stdout.flush()
-    step = render_summary(result, changes, outcome, root=templates, config_changes=ctx.config_changes,
-                          head=publisher.api_head if publisher and publisher.pull else ctx.head,
-                          base=ctx.base, web_url=publisher.web_url if publisher else None, step=True)
+    step = render_summary(result, changes, outcome, root=templates,
+                          head=publisher.api_head if publisher and publisher.pull else ctx and ctx.head,
+                          base=ctx and ctx.base, web_url=publisher.web_url if publisher else None, step=True,
+                          whole=ctx is None, config_changes=ctx.config_changes if ctx else None)
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step, token) + "\n")
     counts = result.counts()
     _append(os.environ.get("GITHUB_OUTPUT"), _outputs({
         "findings": str(len(result.active())), "errors": str(counts["errors"]),
         "sarif-file": str(options.sarif) if options.sarif is not None else ""}))
     if error is not None:
-        sys.stderr.write(f"cfgcheck: error: {redact(str(error), token)}\n")
+        _say(f"error: {error}", token)
         return 2
     threshold = options.fail_on or config.get("fail-on", "error")
     return result.exit_code(threshold)

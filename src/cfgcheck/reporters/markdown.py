@@ -1,6 +1,6 @@
 """``--format markdown``: a findings table for PR comments and step summaries.
 
-Text taken from linted files is escaped so it cannot inject Markdown, HTML or @mentions.
+Text taken from linted files is escaped so it cannot inject Markdown, HTML, @mentions or autolinks.
 """
 
 from __future__ import annotations
@@ -11,7 +11,8 @@ from ..lint import LintResult
 from ..textsafe import neutralise
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
-_MENTION = re.compile(r"(?<![\w.])@(?=\w)")
+# GitHub autolinks "scheme://" and "www." (GFM extended autolinks); a zero-width space breaks both
+_AUTOLINK = re.compile(r"(?i)(?<=:)(?=//)|(?<=\bwww)(?=\.)")
 
 
 def _controls(text: str) -> str:
@@ -20,8 +21,13 @@ def _controls(text: str) -> str:
 
 
 def escape(text: str) -> str:
-    text = _SPECIAL.sub(r"\\\1", _controls(str(text)))
-    return _MENTION.sub("@\u200b", text)  # a zero-width space after an @ that starts a word: no mention
+    # "&" first: an entity (&commat; &#64; &#x40;) would otherwise render as the "@" of a mention
+    text = _controls(str(text)).replace("&", "&amp;")
+    text = _SPECIAL.sub(r"\\\1", text)
+    # a zero-width space after every "@", whatever precedes it (".@org/team", "é@org/team"): no mention,
+    # no e-mail autolink
+    text = text.replace("@", "@\u200b")
+    return _AUTOLINK.sub("\u200b", text)
 
 
 def code(text: str) -> str:

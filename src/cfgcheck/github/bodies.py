@@ -1,0 +1,165 @@
+"""The bodies cfgcheck posts on a pull request: inline review comments, the summary comment, and the
+hidden markers that find them again. Pure functions: nothing here talks to GitHub.
+
+Values taken from linted files reach the templates raw and are escaped there (the ``md`` filter); here
+they are cut at ``MAX_CELL`` characters with a visible note, and a summary that would pass GitHub's
+65,536-character limit drops rows from the end of its tables, saying how many.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import re
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote
+
+from ..model import Finding
+from ..render import Overrides
+
+SUMMARY_MARKER = "<!-- cfgcheck:summary -->"
+REVIEW_MARKER = "<!-- cfgcheck:review -->"
+RESOLVED_MARKER = "<!-- cfgcheck:resolved -->"
+FP_MARKER = re.compile(r"<!-- cfgcheck:fp=([0-9a-f]{40}) -->")
+MAX_COMMENT = 60000  # GitHub refuses bodies over 65,536 characters; redaction and notes need a margin
+MAX_CELL = 1000  # characters of one value from a linted file in a comment
+TRUNCATED = " … (truncated)"
+
+
+def clip(value: Any) -> Any:
+    """A value from a linted file cut to ``MAX_CELL`` characters, visibly: one value cannot fill a comment."""
+    if isinstance(value, str) and len(value) > MAX_CELL:
+        return value[:MAX_CELL] + TRUNCATED
+    return value
+
+
+def fit(body: str) -> str:
+    """``body`` within GitHub's size limit; past it (an override template), cut with a visible note."""
+    if len(body) <= MAX_COMMENT:
+        return body
+    return body[:MAX_COMMENT] + f"\n\n… (truncated: over GitHub's limit of {MAX_COMMENT:,} characters)\n"
+
+
+def fingerprint_id(finding: Finding) -> str:
+    return hashlib.sha1(finding.fingerprint().encode("utf-8")).hexdigest()
+
+
+def doc_url(finding: Finding) -> str:
+    from ..reporters.sarif import DOCS
+
+    return f"{DOCS}#{finding.code.lower()}-{finding.rule}"
+
+
+def chart_label(text: object) -> str:
+    """Text safe inside a mermaid string: letters, digits and a few separators only."""
+    return re.sub(r"[^A-Za-z0-9 ._:/+-]", "", str(text))[:60] or "model"
+
+
+def _sides(change) -> tuple:
+    return change.before, change.after
+
+
+def model_rows(change) -> list[dict]:
+    """Before/after rows of one changed served model (values raw; the template formats them)."""
+    from ..changes import KEY_SETTINGS
+
+    before, after = _sides(change)
+    rows = []
+    for name in KEY_SETTINGS:
+        b = clip(before.settings.get(name)) if before else None
+        a = clip(after.settings.get(name)) if after else None
+        if b is None and a is None:
+            continue
+        rows.append({"name": name, "before": b, "after": a, "before_note": None, "after_note": None,
+                     "changed": before is not None and after is not None and a != b})
+    pool_b = (before.pool_tokens, clip(before.pool_source)) if before else (None, None)
+    pool_a = (after.pool_tokens, clip(after.pool_source)) if after else (None, None)
+    rows.append({"name": "KV pool (tokens)", "before": pool_b[0], "after": pool_a[0], "before_note": pool_b[1],
+                 "after_note": pool_a[1], "changed": bool(before and after and pool_a[0] != pool_b[0])})
+    conc_b = before.concurrency if before else None
+    conc_a = after.concurrency if after else None
+    rows.append({"name": "pool-limited concurrency (at max_model_len)", "before": conc_b, "after": conc_a,
+                 "before_note": None, "after_note": None,
+                 "changed": bool(before and after and _rounded(conc_a) != _rounded(conc_b))})
+    return rows
+
+
+def _rounded(value: float | None) -> float | None:
+    return None if value is None else round(value, 2)
+
+
+def chart(change) -> dict | None:
+    """A mermaid xychart of pool-limited concurrency before/after against max_num_seqs, when either moved."""
+    before, after = _sides(change)
+    if before is None or after is None or before.concurrency is None or after.concurrency is None:
+        return None
+    if _rounded(before.concurrency) == _rounded(after.concurrency) and before.max_num_seqs == after.max_num_seqs:
+        return None
+    bars = [round(before.concurrency, 2), round(after.concurrency, 2)]
+    seqs = [before.max_num_seqs, after.max_num_seqs]
+    line = seqs if None not in seqs else None
+    top = max(bars + (line or []))
+    return {"title": chart_label(change.name), "bars": bars, "line": line,
+            "top": max(1, math.ceil(top * 1.1))}
+
+
+def finding_row(finding: Finding, placement: str | None, link: str | None) -> dict:
+    return {"severity": finding.severity, "code": finding.code, "rule": finding.rule,
+            "path": clip(finding.location.path), "line": finding.location.line, "message": clip(finding.message),
+            "remediation": clip(finding.remediation), "model": clip(finding.model), "doc_url": doc_url(finding),
+            "placement": placement, "link": link}
+
+
+def render_review_comment(finding: Finding, root: Overrides | Path | None = None,
+                          resolved_in: str | None = None) -> str:
+    from ..render import render
+
+    return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
+                  **finding_row(finding, None, None),
+                  fix=clip(finding.fix.description) if finding.fix else None).rstrip("\n") + "\n"
+
+
+def resolve_body(body: str, sha: str) -> str:
+    """An existing inline comment's body, marked resolved (kept because someone replied)."""
+    markers = "".join(m.group(0) + "\n" for m in FP_MARKER.finditer(body))
+    # the heading (severity, rule, served model) and the message: one struck-through line
+    text = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("<!--")]
+    headline = " — ".join(text[:2])
+    return f"{markers}{RESOLVED_MARKER}\n**Resolved in {sha}.** ~~{headline}~~\n"
+
+
+def render_summary(result, changes: list, outcome, *, root: Overrides | Path | None = None,
+                   head: str | None = None, base: str | None = None, web_url: str | None = None,
+                   step: bool = False, whole: bool = False, config_changes: list[str] | None = None) -> str:
+    """The summary comment (and step summary) body; shortened to fit GitHub's comment size limit.
+    ``whole``: the result of linting the whole repository (push, schedule), not of a change."""
+    from .. import __version__
+    from ..render import render, trusted
+
+    counts = result.counts()
+    active = result.active()
+    placement = outcome.placement if outcome is not None else {}
+    show_placement = bool(placement) and not (outcome is not None and outcome.degraded)
+    rows = []
+    for finding in active:
+        link = None
+        if web_url and head:
+            link = f"{web_url}/blob/{head}/{quote(finding.location.path)}#L{finding.location.line}"
+        rows.append(finding_row(finding, placement.get(fingerprint_id(finding)) if show_placement else None, link))
+    models = [{"name": clip(c.name), "path": clip(c.path), "added": c.before is None, "removed": c.after is None,
+               "rows": model_rows(c), "chart": chart(c),
+               "overcommitted": c.after is not None and c.after.overcommitted,
+               "seqs": c.after.max_num_seqs if c.after else None,
+               "concurrency": c.after.concurrency if c.after else None} for c in changes]
+    limit, model_limit = len(rows), len(models)
+    while True:  # halve the rows of both tables until the body fits; the template says how many are left out
+        body = render("summary_comment.md.j2", root, marker=trusted(SUMMARY_MARKER), step=step, counts=counts,
+                      config_changes=config_changes or [],
+                      findings=rows[:limit], hidden=len(rows) - limit, fixed=len(result.fixed),
+                      models=models[:model_limit], hidden_models=len(models) - model_limit, outcome=outcome,
+                      show_placement=show_placement, head=(head or "")[:12], base=(base or "")[:12],
+                      version=__version__, whole=whole)
+        if len(body) <= MAX_COMMENT or limit == model_limit == 0:
+            return fit(body)
+        limit, model_limit = limit // 2, model_limit // 2
