@@ -144,7 +144,7 @@ def test_values_are_markdown_escaped_by_default(tmp_path) -> None:
     context = summary_context(message="@acme/admins <img src=x> [a](http://evil) **b**")
     body = render("summary_comment.md.j2", Overrides(root, commit_all(root)), **context)
     assert body.startswith("<!-- cfgcheck:summary -->\nraw ")  # the caller's marker is trusted
-    assert "@\u200bacme/admins \\<img src=x\\> \\[a\\]\\(http://evil\\) \\*\\*b\\*\\*" in body
+    assert "@\u200bacme/admins \\<img src=x\\> \\[a\\]\\(http:\u200b//evil\\) \\*\\*b\\*\\*" in body  # no autolink
     assert "memory-above-ceiling" in body and "\\\\" not in body  # `md` output is not escaped twice
 
 
