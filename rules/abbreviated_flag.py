@@ -51,17 +51,18 @@ spec:
 ```
 
 ## Options
-- `allow` (list of strings, default `[]`): abbreviations to accept as written, e.g. `["--max-model"]`.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import catalog_for, flag_location, known_versions, model_flags, version_key
+from cfgcheck.engines.catalog import catalog_for, flag_location, known_versions, version_key
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
+from cfgcheck.registry import Option
 
 CODE, NAME, SEVERITY = "CFG101", "abbreviated-flag", "error"
-OPTIONS: dict = {"allow": []}
+OPTIONS = {"allow": Option(list, [], "abbreviations to accept as written, e.g. `[\"--max-model\"]`.")}
 
 
 def _later_trouble(catalog, written: str) -> str:
@@ -79,11 +80,11 @@ def _later_trouble(catalog, written: str) -> str:
 
 
 def check(model, ctx):
-    found = model_flags(model)
+    found = ctx.flags(model)
     if found is None:
         return
     catalog, flags, label = found
-    allow = set((ctx.options if ctx is not None else OPTIONS).get("allow") or ())
+    allow = set(ctx.options["allow"])
     for flag in flags:
         res = flag.resolution
         if res.kind != "abbrev" or flag.token.synthetic or res.written in allow:

@@ -53,7 +53,7 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import catalog_for, known_versions, model_flags, version_key
+from cfgcheck.engines.catalog import catalog_for, known_versions, version_key
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Finding
 
@@ -76,7 +76,7 @@ def _earlier_meaning(catalog, written: str) -> str:
 
 
 def check(model, ctx):
-    found = model_flags(model)
+    found = ctx.flags(model)
     if found is None:
         return
     catalog, flags, label = found

@@ -50,22 +50,27 @@ spec:
 ```
 
 ## Options
-- `estimate-margin` (default `0.10`): for an estimated pool (no measurement, no explicit bytes), flag only
-  when `max_model_len` exceeds the longest length that fits by more than this fraction, because the
-  estimate itself can be off by about that much. Measured and explicit pools are exact.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import concurrency_at, estimate, longest_fitting_len
+from cfgcheck.capacity import concurrency_at, longest_fitting_len
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 CODE = "CFG202"
 NAME = "context-exceeds-kv-pool"
 SEVERITY = "error"
-OPTIONS = {"estimate-margin": 0.10}
+OPTIONS = {
+    "estimate-margin": Option(float, 0.10,
+        "for an estimated pool (no measurement, no explicit bytes), flag only when "
+        "`max_model_len` exceeds the longest length that fits by more than this fraction, because "
+        "the estimate itself can be off by about that much. Measured and explicit pools are "
+        "exact."),
+}
 
 
 def _pool_text(est) -> str:
@@ -79,9 +84,8 @@ def _pool_text(est) -> str:
 
 
 def check(model, ctx) -> Iterator[Finding]:
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
-    config = getattr(ctx, "config", None) or {}
-    est = estimate(model, config)
+    options = ctx.options
+    est = ctx.capacity(model)
     length = est.max_model_len
     if length is None or est.kv_pool_source == "unknown":
         return

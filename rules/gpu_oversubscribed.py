@@ -72,8 +72,7 @@ services:
 ```
 
 ## Options
-- `max-total-fraction` (default `1.0`): the most the fractions on one GPU may add up to (a ceiling
-  documented for that GPU, for instance 0.9 to leave room for the CUDA contexts).
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
@@ -82,11 +81,16 @@ from typing import Iterator
 
 from cfgcheck.capacity import default_gpu_memory_utilization
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 from ._runtime import as_int, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
-OPTIONS = {"max-total-fraction": 1.0}
+OPTIONS = {
+    "max-total-fraction": Option(float, 1.0,
+        "the most the fractions on one GPU may add up to (a ceiling documented for that GPU, for "
+        "instance 0.9 to leave room for the CUDA contexts)."),
+}
 
 HIDING = ("all", "none", "void", "-1", "")
 FRACTIONS = ("gpu_memory_utilization", "mem_fraction_static")
@@ -146,7 +150,7 @@ def check(model, ctx) -> Iterator[Finding]:
     placed = physical_devices(model)
     if placed is None:
         return
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    options = ctx.options
     limit = float(options["max-total-fraction"])
     for device in placed[1]:
         sharing = _placements(ctx).get((placed[0], device), [])

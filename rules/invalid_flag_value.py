@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.engines.catalog import model_flags, value_location
+from cfgcheck.engines.catalog import value_location
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 
@@ -81,7 +81,7 @@ def _shown(option: str, value: str) -> str:
 
 
 def check(model, ctx):
-    found = model_flags(model)
+    found = ctx.flags(model)
     if found is None:
         return
     catalog, flags, label = found

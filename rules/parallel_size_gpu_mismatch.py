@@ -73,7 +73,7 @@ spec:
 ```
 
 ## Options
-- `allow-idle-gpus` (default `false`): do not flag a world size smaller than the GPUs requested.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
@@ -81,11 +81,15 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 CODE = "CFG208"
 NAME = "parallel-size-gpu-mismatch"
 SEVERITY = "error"
-OPTIONS = {"allow-idle-gpus": False}
+OPTIONS = {
+    "allow-idle-gpus": Option(bool, False,
+        "do not flag a world size smaller than the GPUs requested."),
+}
 
 _MULTI_POD_KINDS = ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob", "RayClusterFleet")
 _MULTI_NODE_FLAGS = ("--nnodes", "--headless", "--data-parallel-size-local", "--node-rank", "--dist-init-addr", "--data-parallel-address")
@@ -122,7 +126,7 @@ def _requested_gpus(model, gpus, tokens: list[str]) -> tuple[int, str] | None:
 
 
 def check(model, ctx) -> Iterator[Finding]:
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    options = ctx.options
     gpus = model.gpus
     sizes = [model.setting(n) for n in ("tensor_parallel_size", "pipeline_parallel_size", "data_parallel_size")]
     if gpus is None or any(_unknown(s) for s in [gpus, *sizes]):

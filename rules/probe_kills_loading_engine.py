@@ -73,7 +73,7 @@ spec:
 ```
 
 ## Options
-- `read-rate-gb-s` (default `2.0`): the weight read rate assumed, in GB/s.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
@@ -82,11 +82,12 @@ from typing import Iterator
 
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 from ._runtime import serves
 
 CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
-OPTIONS = {"read-rate-gb-s": 2.0}
+OPTIONS = {"read-rate-gb-s": Option(float, 2.0, "the weight read rate assumed, in GB/s.")}
 
 PROCESS_START_S = 20  # imports, worker processes, CUDA context and NCCL init: a lower bound
 COMPILE_S = {"vllm": 40, "sglang": 20, "tokenspeed": 20}  # torch.compile and/or CUDA-graph capture
@@ -114,7 +115,7 @@ def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
     if pod is None or pod.format != "kubernetes" or not serves(model):
         return
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    options = ctx.options
     probe = pod.probes.get("startup") or pod.probes.get("liveness")
     if probe is not None:
         needed, how = load_seconds(model, ctx.config or {}, float(options["read-rate-gb-s"]))

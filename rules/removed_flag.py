@@ -54,7 +54,7 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags, version_ranges
+from cfgcheck.engines.catalog import DISPLAY, flag_history, version_ranges
 from cfgcheck.engines.confidence import severity
 from cfgcheck.model import Finding
 
@@ -63,7 +63,7 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    found = model_flags(model)
+    found = ctx.flags(model)
     if found is None:
         return
     catalog, flags, label = found

@@ -73,7 +73,7 @@ DIFF_ONLY = True
 def check(model, ctx):
     if ctx.base is None:
         return
-    before, after = capacity.estimate(ctx.base, ctx.config), capacity.estimate(model, ctx.config)
+    before, after = ctx.capacity(ctx.base), ctx.capacity(model)
     seqs_before, seqs_after = effective_seqs(ctx.base, before), effective_seqs(model, after)
     if seqs_before is None or seqs_after is None or seqs_after <= seqs_before:
         return

@@ -47,33 +47,35 @@ spec:
 ```
 
 ## Options
-- `include-defaults` (default `false`): also flag the engine's default sequence limit when none is set.
-- `estimate-margin` (default `0.10`): for an estimated pool, flag only when the limit exceeds the estimated
-  concurrency by more than this fraction.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import cap_for, concurrency_at, estimate
+from cfgcheck.capacity import cap_for, concurrency_at
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 CODE = "CFG203"
 NAME = "seqs-exceed-kv-concurrency"
 SEVERITY = "warning"
-OPTIONS = {"include-defaults": False, "estimate-margin": 0.10}
+OPTIONS = {
+    "include-defaults": Option(bool, False, "also flag the engine's default sequence limit when none is set."),
+    "estimate-margin": Option(float, 0.10, "for an estimated pool, flag only when the limit exceeds the estimated "
+                              "concurrency by more than this fraction."),
+}
 
 
 def check(model, ctx) -> Iterator[Finding]:
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
-    config = getattr(ctx, "config", None) or {}
+    options = ctx.options
     setting = model.setting("max_num_seqs") or model.setting("max_running_requests")
     if setting is not None and any(s is setting for s, _ in getattr(model, "inert", []) or []):
         return
     if setting is None and not options["include-defaults"]:
         return
-    est = estimate(model, config)
+    est = ctx.capacity(model)
     seqs = setting.value if setting is not None else est.max_num_seqs
     try:
         seqs = int(seqs)

@@ -43,24 +43,24 @@ spec:
 ```
 
 ## Options
-`max-step` (default 4): the largest factor allowed in one change.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
-from cfgcheck import capacity
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 from ._change import effective_seqs, seqs_location
 
 CODE, NAME, SEVERITY = "CFG206", "unattributable-step", "warning"
-OPTIONS = {"max-step": 4}
+OPTIONS = {"max-step": Option(int, 4, "the largest factor allowed in one change.")}
 DIFF_ONLY = True
 
 
 def check(model, ctx):
     if ctx.base is None:
         return
-    before = effective_seqs(ctx.base, capacity.estimate(ctx.base, ctx.config))
-    after = effective_seqs(model, capacity.estimate(model, ctx.config))
+    before = effective_seqs(ctx.base, ctx.capacity(ctx.base))
+    after = effective_seqs(model, ctx.capacity(model))
     if not before or not after or before == after:
         return
     factor = max(after / before, before / after)

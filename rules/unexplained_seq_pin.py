@@ -75,8 +75,7 @@ spec:
 ```
 
 ## Options
-- `min-reason-words` (default `2`): how many words (not counting flag names, setting names and numbers)
-  a comment needs to count as a reason.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
@@ -84,13 +83,18 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.capacity import default_max_num_seqs, estimate, min_default_max_num_seqs, resolve_gpu
+from cfgcheck.capacity import default_max_num_seqs, min_default_max_num_seqs, resolve_gpu
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
 SEVERITY = "warning"
-OPTIONS = {"min-reason-words": 2}
+OPTIONS = {
+    "min-reason-words": Option(int, 2,
+        "how many words (not counting flag names, setting names and numbers) a comment needs to "
+        "count as a reason."),
+}
 
 _NOT_WORDS = {
     "max", "num", "seqs", "maxnumseqs", "parallelslots", "parallel", "slots", "running", "requests",
@@ -121,10 +125,10 @@ def reason_words(comments) -> int:
     return count
 
 
-def _engine_default(model, config) -> tuple[int | None, str]:
+def _engine_default(model, ctx) -> tuple[int | None, str]:
     engine = (model.engine or "unknown").lower()
     if engine == "sglang":
-        est = estimate(model, config)
+        est = ctx.capacity(model)
         if est.kv_pool_tokens and est.max_model_len:
             tokens = est.kv_pool_tokens
             auto = max(2048, min(4096, int(tokens / est.max_model_len * 512)))
@@ -132,7 +136,7 @@ def _engine_default(model, config) -> tuple[int | None, str]:
         return None, ""
     if engine not in ("vllm", "unknown"):
         return None, ""
-    gpu, _ = resolve_gpu(model, config)
+    gpu, _ = resolve_gpu(model, ctx.config)
     d = default_max_num_seqs(engine, model.engine_version, gpu)
     if d is not None:
         return d, f"vLLM's default on {gpu.name}" if gpu is not None else "vLLM's default"
@@ -140,8 +144,7 @@ def _engine_default(model, config) -> tuple[int | None, str]:
 
 
 def check(model, ctx) -> Iterator[Finding]:
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
-    config = getattr(ctx, "config", None) or {}
+    options = ctx.options
     setting = model.setting("max_num_seqs") or model.setting("max_running_requests")
     if setting is None:
         return
@@ -151,7 +154,7 @@ def check(model, ctx) -> Iterator[Finding]:
         value = int(setting.value)
     except (TypeError, ValueError):
         return
-    default, what = _engine_default(model, config)
+    default, what = _engine_default(model, ctx)
     if default is None or value >= default:
         return
     comments = list(setting.comments)

@@ -47,26 +47,30 @@ spec:
 ```
 
 ## Options
-- `ignore` (list of strings, default `[]`): flags to accept although the catalog does not know them
-  (for example flags added by a plugin).
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import DISPLAY, flag_history, model_flags
+from cfgcheck.engines.catalog import DISPLAY, flag_history
 from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
-OPTIONS: dict = {"ignore": []}
+OPTIONS = {
+    "ignore": Option(list, [],
+        "flags to accept although the catalog does not know them (for example flags added by a "
+        "plugin)."),
+}
 
 
 def check(model, ctx):
-    found = model_flags(model)
+    found = ctx.flags(model)
     if found is None:
         return
     catalog, flags, label = found
-    ignore = set((ctx.options if ctx is not None else OPTIONS).get("ignore") or ())
+    ignore = set(ctx.options["ignore"])
     name = DISPLAY.get(catalog.engine, catalog.engine)
     for flag in flags:
         res = flag.resolution

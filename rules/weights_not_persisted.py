@@ -68,8 +68,7 @@ spec:
 ```
 
 ## Options
-- `min-weights-gb` (default `2.0`): stay quiet (outside offline mode) for models the bundled table
-  knows to be smaller: downloading them again takes seconds.
+Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
 from __future__ import annotations
@@ -79,11 +78,16 @@ from typing import Iterator
 
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
+from cfgcheck.registry import Option
 
 from ._runtime import serves
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
-OPTIONS = {"min-weights-gb": 2.0}
+OPTIONS = {
+    "min-weights-gb": Option(float, 2.0,
+        "stay quiet (outside offline mode) for models the bundled table knows to be smaller: "
+        "downloading them again takes seconds."),
+}
 
 CHECKED_FORMATS = ("kubernetes", "compose", "production-stack")
 PERSISTENT = ("persistentVolumeClaim", "volumeClaimTemplate", "hostPath", "nfs", "csi", "named", "bind",
@@ -143,7 +147,7 @@ def check(model, ctx) -> Iterator[Finding]:
     weights = weight_bytes(name, ctx.config or {})
     if offline is None and weights is None:
         return  # a size we cannot tell may be a toy model: not worth a warning
-    options = {**OPTIONS, **(getattr(ctx, "options", None) or {})}
+    options = ctx.options
     if offline is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
         return
     if offline is None and weights is not None and weights < float(options["min-weights-gb"]) * 1e9:

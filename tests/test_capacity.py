@@ -8,13 +8,14 @@ import re
 import statistics
 import sys
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
 import yaml
 
 from cfgcheck import capacity as cap
+from cfgcheck.context import RuleContext
 from cfgcheck.model import ArgToken, Directive, Location, ServedModel, Setting
+from cfgcheck.registry import Option, all_rules
 
 ROOT = Path(__file__).resolve().parents[1]
 SHARED = ROOT.parent / "shared"
@@ -50,7 +51,9 @@ def served(model_id=None, engine="vllm", version="0.26.0", settings=(), gpus=Non
 
 
 def ctx(options=None, config=None):
-    return SimpleNamespace(options=options or {}, config=config or {})
+    """A rule context with every rule's declared defaults (the option names of these rules do not clash)."""
+    defaults = {name: value for r in all_rules() for name, value in r.defaults.items()}
+    return RuleContext({**defaults, **(options or {})}, config or {})
 
 
 def rule(name):
@@ -419,7 +422,7 @@ MY_RULES = ["context_exceeds_kv_pool", "seqs_exceed_kv_concurrency", "unexplaine
 def test_rule_module_contract(name):
     mod = rule(name)
     assert re.fullmatch(r"CFG2\d\d", mod.CODE) and mod.SEVERITY in ("error", "warning", "note")
-    assert isinstance(mod.OPTIONS, dict) and callable(mod.check)
+    assert all(isinstance(o, Option) for o in mod.OPTIONS.values()) and callable(mod.check)
     doc = mod.__doc__
     heads = re.findall(r"^## (.+)$", doc, re.M)
     assert heads == ["What it flags", "Why it matters", "Example", "Use instead", "Options"]

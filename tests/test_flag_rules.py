@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from types import SimpleNamespace
 
 import pytest
 
+from cfgcheck.context import RuleContext
 from cfgcheck.engines.catalog import known_versions, versions
 from cfgcheck.model import ArgToken, Location, ServedModel, Setting
+from cfgcheck.registry import defaults
 from cfgcheck.rules import abbreviated_flag, ambiguous_flag, invalid_flag_value, removed_flag, unknown_flag
 
 RULES = (abbreviated_flag, ambiguous_flag, unknown_flag, removed_flag, invalid_flag_value)
@@ -26,7 +27,7 @@ def served(engine: str, version: str | None, *args: str, image: str | None = Non
 
 
 def run(rule, model, **options):
-    ctx = SimpleNamespace(options={**rule.OPTIONS, **options})
+    ctx = RuleContext({**defaults(rule.OPTIONS), **options})
     return list(rule.check(model, ctx))
 
 

@@ -179,22 +179,11 @@ def excerpt(value: Any) -> str:
     return f"a {type(value).__name__}"
 
 
-def _option_schema(default: Any) -> dict[str, Any]:
-    """The schema of a rule option, from the type of its default (rules declare defaults only)."""
-    if isinstance(default, bool):
-        return {"type": "boolean"}
-    if isinstance(default, int):
-        return {"type": "integer"}
-    if isinstance(default, float):
-        return {"type": "number"}
-    if isinstance(default, str):
-        return {"type": "string"}
-    if isinstance(default, (list, tuple)):
-        items = _option_schema(default[0]) if default else {"type": "string"}
-        return {"type": "array", "items": items, "x-expected": f"a list of {_PLURALS[items['type']]}"}
-    if isinstance(default, dict):
-        return {"type": "object"}
-    return {}
+def _option_schema(option) -> dict[str, Any]:
+    """The schema of a rule option, from the type the rule declares (:class:`cfgcheck.registry.Option`)."""
+    if option.type is list:
+        return {"type": "array", "items": {"type": "string"}, "x-expected": f"a list of {_PLURALS['string']}"}
+    return {"type": {bool: "boolean", int: "integer", float: "number", str: "string"}[option.type]}
 
 
 def _codes(value: str, at: str, where: str) -> set[str]:
@@ -220,8 +209,8 @@ def _check_rules(data: dict[str, Any], where: str) -> None:
     for key, settings in data["rules"].items():
         properties: dict[str, Any] = {"severity": _schema()["$defs"]["severity"]}
         for code in sorted(_codes(key, f"rules.{key}", where)):
-            for option, default in rules[code].options.items():
-                properties.setdefault(option, _option_schema(default))
+            for name, option in rules[code].options.items():
+                properties.setdefault(name, _option_schema(option))
         schema = {"type": "object", "additionalProperties": False, "properties": properties}
         _check(schema, settings, where, ["rules", key])
 

@@ -14,22 +14,11 @@ from .adapters.base import has_serving_marker
 from .adapters.helm import CHART_FILES, note_templates
 from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
+from .context import RuleContext
 from .discover import STDIN, Inputs, discover, load_stream, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code
 from .yamlio import LoadedFile, YamlError, load_file, relpath
-
-
-@dataclass
-class RuleContext:
-    """What a rule sees besides its served model."""
-
-    options: dict[str, Any]
-    config: dict[str, Any]
-    models: list[ServedModel] = field(default_factory=list)  # every served model of the run
-    base: ServedModel | None = None  # diff mode: the same served model at the base
-    base_models: list[ServedModel] = field(default_factory=list)
-    cache: dict = field(default_factory=dict)  # shared by every rule of one run: facts about ``models``
 
 
 @dataclass
@@ -264,7 +253,7 @@ def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
     """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
     prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity, dict(rule.options)
+    severity, options = rule.severity, rule.defaults
     matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
                 if rule.code in (codes := resolve_codes([key]))]
     for _, settings in sorted(matching, key=lambda item: -item[0]):

@@ -1,13 +1,18 @@
 """Rule discovery: every module in ``cfgcheck.rules`` (and the ``cfgcheck.rules`` entry-point group).
 
-A rule module holds metadata (``CODE``, ``NAME``, ``SEVERITY``, ``OPTIONS``), a docstring in fixed
-sections, and ``check(model, ctx)`` yielding findings. Rules whose findings the engine itself makes
-(unreadable input, suppression problems) have no ``check``.
+A rule module holds metadata (``CODE``, ``NAME``, ``SEVERITY``, ``OPTIONS`` declared as
+:class:`Option`), a docstring in fixed sections, and ``check(model, ctx)`` yielding findings (``ctx`` is
+a :class:`cfgcheck.context.RuleContext`). Rules whose findings the engine itself makes (unreadable
+input, suppression problems) have no ``check``.
+
+A plugin that cannot be loaded is named in a one-line warning on stderr and skipped; two rules
+claiming one code or name is a configuration error (:class:`DuplicateRule`, exit 2).
 """
 
 from __future__ import annotations
 
 import importlib
+import json
 import os
 import pkgutil
 import re
@@ -17,6 +22,8 @@ from functools import lru_cache
 from types import ModuleType
 from typing import Any, Callable
 
+from .config import ConfigError
+
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 
 
@@ -24,18 +31,59 @@ class UnknownRule(Exception):
     pass
 
 
+class DuplicateRule(ConfigError):
+    """Two rule modules claim one code or name (a plugin's install to fix); the message names both."""
+
+
+_OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
+
+    ``type`` is one of bool, int, float, str, or list (a list of strings); the configuration is
+    validated against it when it loads.
+    """
+
+    type: type
+    default: Any
+    doc: str
+
+    def __post_init__(self):
+        if self.type not in _OPTION_TYPES:
+            raise TypeError(f"option type must be one of {', '.join(t.__name__ for t in _OPTION_TYPES)}")
+
+    @property
+    def type_name(self) -> str:
+        return _OPTION_TYPES[self.type]
+
+    def describe(self, name: str) -> str:
+        """``- `name` (number, default `0.1`): doc`` as the rule reference shows it."""
+        return f"- `{name}` ({self.type_name}, default `{json.dumps(self.default)}`): {self.doc}"
+
+
+def defaults(options: dict[str, Option]) -> dict[str, Any]:
+    """The default value of each declared option (lists copied: a rule must not share them)."""
+    return {name: list(option.default) if option.type is list else option.default for name, option in options.items()}
+
+
 @dataclass(frozen=True)
 class Rule:
     code: str
     name: str
     severity: str
-    options: dict[str, Any]
+    options: dict[str, Option]
     summary: str
     sections: dict[str, str]
     check: Callable | None
     scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
     module: str
     diff_only: bool = False  # compares base and head: runs only in diff mode
+
+    @property
+    def defaults(self) -> dict[str, Any]:
+        return defaults(self.options)
 
     @property
     def doc(self) -> str:
@@ -71,36 +119,59 @@ def _from_module(module: ModuleType) -> Rule | None:
     code = getattr(module, "CODE", None)
     if not code:
         return None
+    options = dict(getattr(module, "OPTIONS", {}))
+    undeclared = sorted(name for name, option in options.items() if not isinstance(option, Option))
+    if undeclared:
+        raise TypeError(f"options not declared with cfgcheck.registry.Option: {', '.join(undeclared)}")
     summary, sections = parse_docstring(module.__doc__ or "")
+    if options:  # the reference lists the declarations themselves: type, default and doc
+        sections["Options"] = "\n".join(option.describe(name) for name, option in options.items())
     check = getattr(module, "check", None)
     scope = getattr(module, "SCOPE", "model" if check else "engine")
-    return Rule(code, module.NAME, module.SEVERITY, dict(getattr(module, "OPTIONS", {})), summary, sections,
+    return Rule(code, module.NAME, module.SEVERITY, options, summary, sections,
                 check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)))
 
 
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[Rule, ...]:
+    """Built-in rules, then plugins; DuplicateRule when two claim one code or name."""
     import cfgcheck.rules as package
 
     rules: dict[str, Rule] = {}
     for info in pkgutil.iter_modules(package.__path__):
-        if info.name.startswith("_"):
-            continue
-        rule = _from_module(importlib.import_module(f"{package.__name__}.{info.name}"))
-        if rule is not None:
-            rules[rule.code] = rule
-    try:
-        if not _plugins_declared():
-            return tuple(sorted(rules.values(), key=lambda r: r.code))
-        from importlib.metadata import entry_points
-
-        for entry in entry_points(group="cfgcheck.rules"):
-            rule = _from_module(entry.load())
-            if rule is not None:
-                rules.setdefault(rule.code, rule)
-    except Exception:  # a broken plugin must not stop the built-in rules
-        pass
+        if not info.name.startswith("_"):
+            _add(rules, _from_module(importlib.import_module(f"{package.__name__}.{info.name}")))
+    for rule in _plugin_rules():
+        _add(rules, rule)
     return tuple(sorted(rules.values(), key=lambda r: r.code))
+
+
+def _add(rules: dict[str, Rule], rule: Rule | None) -> None:
+    if rule is None:
+        return
+    for other in rules.values():
+        if rule.code == other.code or rule.name == other.name:
+            what = f"code {rule.code}" if rule.code == other.code else f"name '{rule.name}'"
+            raise DuplicateRule(f"two rules claim {what}: {other.module} and {rule.module}")
+    rules[rule.code] = rule
+
+
+def _plugin_rules() -> list[Rule]:
+    """The rules of the ``cfgcheck.rules`` entry points; a plugin that fails to load is named on
+    stderr and skipped, so a broken plugin never stops the built-in rules."""
+    if not _plugins_declared():
+        return []
+    from importlib.metadata import entry_points
+
+    found = []
+    for entry in entry_points(group="cfgcheck.rules"):
+        try:
+            found.append(_from_module(entry.load()))
+        except Exception as exc:  # anything a third-party import can raise
+            reason = (str(exc).splitlines() or [""])[0][:200]
+            print(f"cfgcheck: warning: rule plugin '{entry.name}' ({entry.value}) not loaded: "
+                  f"{type(exc).__name__}: {reason}", file=sys.stderr)
+    return found
 
 
 def _plugins_declared() -> bool:
