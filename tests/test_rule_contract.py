@@ -17,22 +17,7 @@ from cfgcheck.context import RuleContext
 from cfgcheck.model import ArgToken, Location, ServedModel
 from cfgcheck.registry import Option, all_rules, find
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: chat
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.26.0
-          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "8192"]
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
+EXAMPLE = Path(__file__).resolve().parent.parent / "examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml"
 
 
 # ---------------------------------------------------------------- declared options
@@ -123,7 +108,7 @@ THROWAWAY = '''\
     from cfgcheck.registry import Option
 
     CODE, NAME, SEVERITY = "CFG990", "no-chat", "warning"
-    OPTIONS = {"name": Option(str, "chat/vllm", "the served model name to flag")}
+    OPTIONS = {"name": Option(str, "qwen-chat", "the served model name to flag")}
 
 
     def check(model, ctx):
@@ -139,15 +124,15 @@ def _cli(site: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 def test_plugin_rule_is_listed_configured_and_reported(tmp_path: Path) -> None:
     site = _plugin(tmp_path, "throwaway_rules", THROWAWAY)
-    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "deploy.yaml").write_text(EXAMPLE.read_text())
     listed = _cli(site, "rules", cwd=tmp_path)
     assert listed.returncode == 0 and "CFG990  no-chat" in listed.stdout, listed.stderr
     shown = _cli(site, "rule", "no-chat", cwd=tmp_path)
-    assert "- `name` (string, default `\"chat/vllm\"`): the served model name to flag" in shown.stdout
+    assert "- `name` (string, default `\"qwen-chat\"`): the served model name to flag" in shown.stdout
     linted = _cli(site, "lint", "--format", "json", "deploy.yaml", cwd=tmp_path)
     found = [f for f in json.loads(linted.stdout)["findings"] if f["code"] == "CFG990"]
     assert [(f["message"], f["path"], f["severity"]) for f in found] == \
-        [("served model is named chat/vllm", "deploy.yaml", "warning")], linted.stdout
+        [("served model is named qwen-chat", "deploy.yaml", "warning")], linted.stdout
     (tmp_path / ".cfgcheck.yaml").write_text("rules:\n  CFG990:\n    name: other\n")
     quiet = _cli(site, "lint", "--format", "json", "deploy.yaml", cwd=tmp_path)
     assert not [f for f in json.loads(quiet.stdout)["findings"] if f["code"] == "CFG990"]
@@ -159,7 +144,7 @@ def test_plugin_rule_is_listed_configured_and_reported(tmp_path: Path) -> None:
 
 def test_broken_plugin_is_named_on_stderr_and_skipped(tmp_path: Path) -> None:
     site = _plugin(tmp_path, "broken_rules", "import not_a_module_anywhere\n")
-    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "deploy.yaml").write_text(EXAMPLE.read_text())
     listed = _cli(site, "rules", cwd=tmp_path)
     assert listed.returncode == 0 and "CFG302" in listed.stdout
     assert listed.stderr == ("cfgcheck: warning: rule plugin 'broken_rules' (broken_rules) not loaded: "
@@ -169,7 +154,7 @@ def test_broken_plugin_is_named_on_stderr_and_skipped(tmp_path: Path) -> None:
 
 def test_duplicate_rule_code_is_a_configuration_error(tmp_path: Path) -> None:
     site = _plugin(tmp_path, "clash_rules", THROWAWAY.replace('"CFG990", "no-chat"', '"CFG302", "my-rolling-tag"'))
-    (tmp_path / "deploy.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "deploy.yaml").write_text(EXAMPLE.read_text())
     for args in (("rules",), ("lint", "deploy.yaml")):
         run = _cli(site, *args, cwd=tmp_path)
         assert run.returncode == 2, run.stderr
