@@ -15,31 +15,15 @@ import pytest
 from cfgcheck.adapters import kustomize
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
+from test_adapters_formats import RENDERED as ONE_OVERLAY
 
 OVERLAYS = Path(__file__).parent / "fixtures" / "formats" / "kustomize-overlays"
 
 # What `kubectl kustomize` prints for envs/dev and envs/staging (v0.10.0 from the base) and envs/prod
 # (its images: newTag v0.11.0), captured from kubectl v1.32 on this fixture; the base alone renders as
 # its one file.
-RENDERED = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: chat
-spec:
-  template:
-    spec:
-      containers:
-      - args:
-        - --model
-        - Qwen/Qwen3-8B
-        - --max-model-len
-        - "65536"
-        - --max-num-seqz
-        - "64"
-        image: vllm/vllm-openai:{tag}
-        name: vllm
-"""
+RENDERED = (ONE_OVERLAY.replace('        - "65536"\n', '        - "65536"\n        - --max-num-seqz\n        - "64"\n')
+            .replace("vllm/vllm-openai:v0.10.0", "vllm/vllm-openai:{tag}"))
 
 
 def fake_kubectl(tmp_path: Path) -> Path:
