@@ -34,8 +34,8 @@ def fake_kubectl(tmp_path: Path) -> Path:
         (tmp_path / f"{tag}.yaml").write_text(RENDERED.format(tag=tag), encoding="utf-8")
     script = bin_dir / "kubectl"
     script.write_text(f"#!/bin/sh\n[ \"$1\" = kustomize ] || exit 2\necho \"$2\" >> '{tmp_path}/calls'\n"
-                      f"case \"$2\" in */prod) cat '{tmp_path}/v0.11.0.yaml';; */components/*) echo 'Error: a Component' >&2;"
-                      f" exit 1;;"
+                      f"case \"$2\" in */prod) cat '{tmp_path}/v0.11.0.yaml';;"
+                      " */components/*) echo 'Error: a Component' >&2; exit 1;;"
                       f" */base) cat '{OVERLAYS}/base/deployment.yaml';; *) cat '{tmp_path}/v0.10.0.yaml';; esac\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
     return bin_dir
@@ -72,7 +72,8 @@ def test_overlays_that_render_a_line_differently_are_each_reported(kubectl: str)
     per version, not one per overlay, and not one in all."""
     result = lint([OVERLAYS], Config(OVERLAYS))
     typo = [f for f in result.findings if f.code == "CFG103"]
-    assert {(f.location.path, f.location.line, f.location.column) for f in typo} == {("components/sim/patch.yaml", 10, 75)}
+    assert {(f.location.path, f.location.line, f.location.column) for f in typo} == \
+        {("components/sim/patch.yaml", 10, 75)}
     assert sorted(f.message for f in typo) == ["unknown flag '--max-num-seqz' in vLLM 0.10.0",
                                               "unknown flag '--max-num-seqz' in vLLM 0.11.0"]
 
