@@ -6,10 +6,13 @@ An engine flag that is not an option of the engine version but a unique prefix o
 `--mem-fraction-static`. Python's argparse (with `allow_abbrev`, as vLLM and SGLang leave it)
 accepts such prefixes. Whether a prefix is unique is decided by argparse itself over the flag
 catalog of the engine version the image tag names.
-The finding is an error when the engine version is exact (an upstream image's version tag, or a
-`# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
-otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
-it is a warning that says which version was assumed and why.
+An abbreviation that means the same option in every catalogued version of the engine (SGLang's
+`--tp` for `--tp-size`, the spelling SGLang's own server-arguments page uses) is a warning: the
+engine starts and runs what the config says in every version cfgcheck knows. Any other abbreviation
+(unknown, ambiguous or another option in some catalogued version, as vLLM's `--kv-cache-memory` is
+before 0.10.2) is an error when the engine version is exact (an upstream image's version tag, or a
+`# cfgcheck: engine-version=X` directive), and a warning that says which version was assumed and why
+otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs).
 
 ## Why it matters
 The config says something other than what runs: a reader searching for `--kv-cache-memory-bytes`
@@ -56,7 +59,8 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import catalog_for, flag_location, known_versions, version_key
+from cfgcheck.engines.catalog import (DISPLAY, catalog_for, flag_location, known_versions, version_key,
+                                      versions)
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 from cfgcheck.registry import Option
@@ -79,6 +83,12 @@ def _later_trouble(catalog, written: str) -> str:
     return ""
 
 
+def _same_everywhere(engine: str, written: str, option: str) -> bool:
+    """Whether ``written`` abbreviates ``option`` in every catalogued version of ``engine``."""
+    return in_every_version(engine, lambda other: (res := other.resolve(written)).kind == "abbrev"
+                            and res.option == option)
+
+
 def check(model, ctx):
     found = ctx.flags(model)
     if found is None:
@@ -92,12 +102,20 @@ def check(model, ctx):
         full = res.option + res.suffix
         location = flag_location(flag.token, res.written)
         fix = Fix(f"spell out {res.option}", (Edit(location, res.written, full),))
+        if _same_everywhere(catalog.engine, res.written, res.option):
+            span = versions(catalog.engine)
+            later = (f" (it means {res.option} in every catalogued {DISPLAY[catalog.engine]} version, "
+                     f"{span[0]} to {span[-1]})")
+            sure = "warning"  # the engine runs what the config says in every version cfgcheck knows
+        else:
+            later = _later_trouble(catalog, res.written)
+            sure = severity(model, catalog, lambda: in_every_version(
+                catalog.engine, lambda other: other.resolve(res.written).kind != "exact"))
         yield Finding(
             f"'{res.written}' is an abbreviation of {res.option} ({label})",
             location,
-            remediation=f"write {full} in full{_later_trouble(catalog, res.written)}",
+            remediation=f"write {full} in full{later}",
             fix=fix,
             setting=res.option,
-            severity=severity(model, catalog, lambda: in_every_version(
-                catalog.engine, lambda other: other.resolve(res.written).kind != "exact")),
+            severity=sure,
         )

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import re
+import shlex
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -170,3 +173,42 @@ def test_outputs_mark_introduced_and_count_fixed(tmp_path: Path) -> None:
     assert "CFG204 memory-above-ceiling (new)" in renderer("github")(result)
     sarif = json.loads(renderer("sarif")(result))
     assert sarif["runs"][0]["results"][0]["properties"]["introduced"] is True
+
+
+def test_shallow_clone_without_the_merge_base_stops_with_the_fetch_hint(tmp_path: Path) -> None:
+    """The base is fetched (depth 1) but not the history joining it to HEAD: comparing with the base
+    itself would blame the branch for what main changed (#17 item 1); stop with the hint, exit 2."""
+    upstream = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    git(upstream, "branch", "-M", "main")
+    git(upstream, "checkout", "-qb", "feature")
+    write(upstream, {"other.yaml": "a: 1\n"})
+    git(upstream, "add", ".")
+    git(upstream, "commit", "-qm", "feature: unrelated to chat.yaml")
+    git(upstream, "checkout", "-q", "main")
+    write(upstream, {"chat.yaml": BASE_DOC.replace("32768", "65536")})
+    git(upstream, "commit", "-qam", "main changes chat.yaml after the branch was cut")
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", "--depth", "1", "--single-branch", "-b", "feature", f"file://{upstream}",
+                    str(clone)], check=True)
+    git(clone, "fetch", "-q", "--depth", "1", "origin", "+refs/heads/main:refs/remotes/origin/main")
+    assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "true"
+    refused = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", "--base", "origin/main", "."], cwd=clone,
+                             capture_output=True, text=True)
+    assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1, refused.stderr
+    assert "no common history with HEAD in this shallow clone" in refused.stderr and "Traceback" not in refused.stderr
+    (command,) = re.findall(r"`(git fetch [^`]+)`", refused.stderr)
+    git(clone, *shlex.split(command)[1:])
+    result = lint_diff([clone], Config(clone.resolve()), "origin/main")
+    assert result.base.commit == git(clone, "merge-base", "HEAD", "origin/main").strip()
+    assert not [f for f in result.findings if f.introduced]  # main's change is not the branch's
+
+
+def test_unrelated_histories_still_compare_with_the_ref(tmp_path: Path) -> None:
+    """Not shallow, no common history at all (an orphan branch): the ref itself, as before."""
+    repo = make_repo(tmp_path, {"chat.yaml": BASE_DOC})
+    main = git(repo, "rev-parse", "HEAD").strip()
+    git(repo, "checkout", "-q", "--orphan", "fresh")
+    write(repo, {"chat.yaml": BASE_DOC.replace("32768", "16384")})
+    git(repo, "add", ".")
+    git(repo, "commit", "-qm", "orphan")
+    assert diff(repo, main).base.commit == main

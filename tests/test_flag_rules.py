@@ -44,6 +44,22 @@ def test_abbreviation_with_fix() -> None:
     assert (edit.location.line, edit.location.column, edit.location.end_column) == (11, 9, 9 + 17 - 1)
 
 
+def test_abbreviation_that_means_the_same_option_everywhere_is_a_warning() -> None:
+    """SGLang's --tp (its own docs' spelling) is --tp-size in every catalogued version: the engine runs
+    what the config says, so a warning; vLLM's --kv-cache-memory (the seed incident) is unknown before
+    0.10.2, so on an exact 0.26.0 it stays an error. Both decided from the catalogs."""
+    from cfgcheck.engines.catalog import catalog_for
+
+    sglang = versions("sglang")
+    assert all(catalog_for("sglang", v).resolve("--tp").option == "--tp-size" for v in sglang)
+    (tp,) = run(abbreviated_flag, served("sglang", sglang[-1], "--model-path", "Qwen/Qwen3-8B", "--tp", "2"))
+    assert tp.severity == "warning" and tp.fix.edits[0].new == "--tp-size"
+    assert f"every catalogued SGLang version, {sglang[0]} to {sglang[-1]}" in tp.remediation
+    (seed,) = run(abbreviated_flag, served("vllm", "0.26.0", "Qwen/Qwen3-8B", "--kv-cache-memory", "8G"))
+    assert seed.severity == "error"
+    assert any(catalog_for("vllm", v).resolve("--kv-cache-memory").kind != "abbrev" for v in versions("vllm"))
+
+
 def test_abbreviation_fix_replaces_only_the_flag_part() -> None:
     model = served("vllm", "0.26.0", "--gpu-memory-util=0.85", "--compilation.mode", "3")
     first, second = run(abbreviated_flag, model)

@@ -64,12 +64,13 @@ def _text(shape: tuple[str, str, str], size: int) -> str:
 
 
 def _exercise(pattern: re.Pattern, text: str) -> float:
-    start = time.perf_counter()
+    """CPU seconds (not wall time: a busy runner slows the clock, not the work)."""
+    start = time.process_time()
     pattern.search(text)
     pattern.match(text)
     for _ in pattern.finditer(text):
         pass
-    return time.perf_counter() - start
+    return time.process_time() - start
 
 
 def test_comment_patterns_are_found() -> None:
@@ -110,9 +111,9 @@ def test_comment_parsing_functions_are_linear_on_100_kb() -> None:
     for prefix, parse in parsers.items():  # each with the words that make it read on
         for piece in PIECES:
             for text in (prefix + piece * (100_000 // len(piece)) + "x", piece * (100_000 // len(piece))):
-                start = time.perf_counter()
+                start = time.process_time()
                 parse(text)
-                seconds = time.perf_counter() - start
+                seconds = time.process_time() - start
                 assert seconds < 1.0, f"{parse.__name__}: {seconds:.2f} s on 100 KB of {prefix!r} + {piece!r}"
 
 
@@ -124,8 +125,8 @@ CEILING_VALUES = GOOD.replace("    maxModelLen: 8192\n", "    maxModelLen: 8192\
 def test_long_comment_above_the_memory_setting(repo: Path, body: str) -> None:
     """Issue #13 finding 5: a 20 KB comment above gpuMemoryUtilization took 31 s (quadratic)."""
     (repo / "ceiling.yaml").write_text(CEILING_VALUES.format(comment=f"    # {body}\n"), encoding="utf-8")
-    report = inproc(repo, ".")  # asserts the 5 s budget
-    assert report["wall"] < 2.0
+    report = inproc(repo, ".")  # asserts the CPU-time bound
+    assert report["cpu"] < 2.0
     assert not [f for f in findings(report, "ceiling.yaml") if f["code"] == "CFG000"]
 
 
@@ -485,9 +486,9 @@ def test_model_references_are_found_in_linear_time() -> None:
     from cfgcheck.discover import _MODEL_REF
 
     for text in (" \n" * 50_000, "\n" * 100_000 + "x", "  modelRef: " * 10_000):
-        start = time.perf_counter()
+        start = time.process_time()
         _MODEL_REF.findall(text)
-        assert time.perf_counter() - start < 1.0
+        assert time.process_time() - start < 1.0
     assert _MODEL_REF.findall("spec:\n  modelRef: 'llama-3'\n\n modelRef:qwen\n") == ["llama-3", "qwen"]
 
 
@@ -509,8 +510,8 @@ def test_adr_dates_are_found_in_linear_time() -> None:
     from cfgcheck.propose.docs import adr_date
 
     for text in (" \n" * 50_000, "\n- \n" * 30_000, "-" * 100_000):
-        start = time.perf_counter()
+        start = time.process_time()
         assert adr_date(text) is None
-        assert time.perf_counter() - start < 1.0
+        assert time.process_time() - start < 1.0
     assert adr_date("# 0012. Title\n\n* Status: Accepted\n* Date: 2025-01-02\n") == "2025-01-02"
     assert adr_date("Date: 2024-11-30") == "2024-11-30" and adr_date("  - Date:  2023-05-06\n") == "2023-05-06"

@@ -84,9 +84,9 @@ def test_prose_mentioning_cfgcheck_is_not_a_directive(tmp_path: Path) -> None:
     "cfgcheck: ignore[" + "CFG1," * 20000,
 ])
 def test_directive_parsing_is_linear(tmp_path: Path, hostile: str) -> None:
-    start = time.perf_counter()
+    start = time.process_time()  # CPU, not wall time: a busy runner does not fail it, quadratic work does
     lint_text(tmp_path, deployment(inline=hostile))
-    assert time.perf_counter() - start < 5
+    assert time.process_time() - start < 5
 
 
 def test_directive_patterns_have_no_nested_quantifiers() -> None:

@@ -44,12 +44,21 @@ def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProce
 def merge_base(root: Path, ref: str) -> Base:
     """The commit to compare with: the merge base of ``ref`` and HEAD, so that a branch is answerable
     only for its own changes, not for what ``ref`` gained after the branch was cut (``git diff A...B``).
-    Without a common history (or before the first commit) it is ``ref`` itself."""
+    Without a common history (unrelated histories, or before the first commit) it is ``ref`` itself;
+    in a shallow clone a missing merge base means missing history, so that would blame the branch for
+    what ``ref`` changed: stop, and say how to fetch it."""
     commit = resolve_base(root, ref)
     found = git(root, "merge-base", commit, "HEAD", check=False)
     if found.returncode == 0 and found.stdout.strip():
-        commit = found.stdout.decode().strip()
+        return Base(ref, found.stdout.decode().strip())
+    if _is_shallow(root):
+        raise ConfigError(f"base '{ref}' has no common history with HEAD in this shallow clone; fetch it with its "
+                          f"history: `{fetch_command(root, ref)}` (actions/checkout: fetch-depth: 0)")
     return Base(ref, commit)
+
+
+def _is_shallow(root: Path) -> bool:
+    return git(root, "rev-parse", "--is-shallow-repository", check=False).stdout.decode().strip() == "true"
 
 
 def resolve_base(root: Path, ref: str) -> str:
@@ -58,8 +67,7 @@ def resolve_base(root: Path, ref: str) -> str:
     found = git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     if found.returncode == 0:
         return found.stdout.decode().strip()
-    shallow = git(root, "rev-parse", "--is-shallow-repository", check=False).stdout.decode().strip() == "true"
-    if shallow:
+    if _is_shallow(root):
         raise ConfigError(f"base '{ref}' is not in this shallow clone; fetch it with its history: "
                           f"`{fetch_command(root, ref)}` (actions/checkout: fetch-depth: 0)")
     raise ConfigError(f"base '{ref}' is not a commit, branch or tag in this repository")

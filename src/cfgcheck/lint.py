@@ -377,6 +377,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
              config: Config) -> LintResult:
+    findings = distinct(findings)
     source = config.source.name if config.source is not None else ".cfgcheck.yaml"
     found = suppressions.collect(loaded, models, config.get("per-file-ignores"), source)
     suppressions.apply(findings, found.suppressions)
@@ -384,6 +385,22 @@ def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[Ser
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     return LintResult(findings, loaded, models)
+
+
+def distinct(findings: list[Finding]) -> list[Finding]:
+    """The first of findings alike in code, severity, place, message and remediation. One patch line
+    rendered through several kustomize overlays (or components) is in every rendered served model; it is
+    one problem, reported once. Overlays that render it differently give different messages: kept."""
+    seen: set[tuple] = set()
+    kept: list[Finding] = []
+    for finding in findings:
+        where = finding.location
+        key = (finding.code, finding.severity, where.path, where.line, where.column, finding.message,
+               finding.remediation)
+        if key not in seen:
+            seen.add(key)
+            kept.append(finding)
+    return kept
 
 
 def suppression_findings(found: suppressions.Collected, rules: list[Rule], config: Config,

@@ -4,8 +4,10 @@ The rendered objects go through the other adapters; every location is then mappe
 file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
 source object the rendered one was built from, else to the kustomization itself. A rendered served
 model whose every setting comes from one base file is left out: linting that file already covers it.
-Without ``kubectl`` (or with remote resources, or when rendering fails) the folder is linted file by
-file, and a note says so on stderr.
+Without ``kubectl`` (or with remote resources, a reference outside the repository, or when rendering
+fails) the folder is linted file by file, and a note says so on stderr. A ``Component`` is rendered
+only through the kustomizations that include it; the same patch line rendered through several of
+them gives one finding (``lint.distinct``).
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from pathlib import Path
 from typing import Callable
 
 from ..model import Location, ServedModel, Setting
+from ..paths import UnsafePath, inside_repo
+from ..textsafe import neutralise
 from ..yamlio import Document, YNode, load_file, parse_text
 from .base import DocContext, Workspace, has_serving_marker
 
@@ -30,7 +34,7 @@ _noted: set[str] = set()
 def note(message: str) -> None:
     if message not in _noted:
         _noted.add(message)
-        sys.stderr.write(f"cfgcheck: note: {message}\n")
+        sys.stderr.write(f"cfgcheck: note: {neutralise(message)}\n")  # paths and kubectl output: from the PR
 
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
@@ -41,12 +45,15 @@ def is_kustomization(ctx: DocContext, root: YNode) -> bool:
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_kustomization(ctx, root):
-        return []
+    if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
+        return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
     folder = repo / folder_rel
-    files, remote = _source_files(repo, folder)
+    files, remote, outside = _source_files(repo, folder)
+    if outside:
+        note(f"{folder_rel}: kustomization draws from outside the repository ({outside}), not rendered")
+        return []
     if not remote and not any(_may_serve(file) for file in files):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     kubectl = shutil.which("kubectl")
@@ -78,20 +85,22 @@ def _may_serve(file: Path) -> bool:
         return False
 
 
-def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool]:
-    """YAML files a kustomization draws from (resources, components, patches), in apply order."""
+def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool, str | None]:
+    """YAML files a kustomization draws from (resources, components, patches), in apply order; whether
+    it has remote resources; the first reference that leaves the repository (a pull request writes
+    ``resources: ../../..``: neither cfgcheck nor kubectl reads outside the checkout), else None."""
     seen = seen if seen is not None else set()
     folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
     if folder in seen:
-        return [], False
+        return [], False, None
     seen.add(folder)
     kfile = next((folder / n for n in NAMES if (folder / n).is_file()), None)
     if kfile is None:
-        return [], False
+        return [], False, None
     loaded = load_file(repo, kfile)
     root = loaded.documents[0].root if loaded.documents else None
     if root is None or root.kind != "map":
-        return [kfile], False
+        return [kfile], False, None
     files: list[Path] = []
     remote = False
     refs: list[str] = []
@@ -108,15 +117,21 @@ def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tu
         if "://" in ref or ref.startswith(("github.com/", "git@")) or "?ref=" in ref:
             remote = True
             continue
-        target = (folder / ref)
+        target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
+        try:
+            inside_repo(repo, target, what="kustomize reference")
+        except UnsafePath:
+            return files, remote, ref
         if target.is_dir():
-            sub, sub_remote = _source_files(repo, target, seen)
+            sub, sub_remote, outside = _source_files(repo, target, seen)
+            if outside:
+                return files, remote, outside
             files.extend(sub)
             remote = remote or sub_remote
         elif target.is_file():
-            files.append(Path(os.path.normpath(target)))
+            files.append(target)
     files.append(kfile)  # inline patches and images: last, they win
-    return files, remote
+    return files, remote, None
 
 
 # ---------------------------------------------------------------- mapping rendered -> source
