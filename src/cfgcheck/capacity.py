@@ -462,6 +462,8 @@ class Gpu:
     vendor: str = "nvidia"
     nominal_gb: float | None = None
     source: str | None = None
+    # "major.minor" from NVIDIA's CUDA GPUs page (gpus.json cites it); None for AMD and unlisted GPUs
+    compute_capability: str | None = None
 
     @property
     def memory_gib(self) -> float:
@@ -485,7 +487,8 @@ def _gpu_aliases() -> list[tuple[str, dict]]:
 
 
 def _gpu_from_entry(entry: dict) -> Gpu:
-    return Gpu(entry["name"], int(entry["memory_bytes"]), entry.get("vendor", "nvidia"), entry.get("nominal_gb"), entry.get("source"))
+    return Gpu(entry["name"], int(entry["memory_bytes"]), entry.get("vendor", "nvidia"), entry.get("nominal_gb"), entry.get("source"),
+               entry.get("compute_capability"))
 
 
 def lookup_gpu(text: str | None) -> Gpu | None:
