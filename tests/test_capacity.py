@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from cfgcheck import capacity as cap
+from cfgcheck.capacity import measured
 from cfgcheck.model import ArgToken, Directive, Location, ServedModel, Setting
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -305,7 +306,7 @@ def test_estimated_pool_is_plausible_and_unknowns_are_explained():
 
 
 def test_measured_pool_comment_parsing():
-    f = cap._pool_numbers_in
+    f = measured._pool_numbers_in
     assert f("kv pool: 995,932 tokens") == 995_932
     assert f("vLLM's profiler leaves the pool at 48,000 tokens; explicit sizing gives 121,302") == 121_302
     assert f("Pool 223,172 -> 287,159 tokens, concurrency") == 287_159
