@@ -15,7 +15,6 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -94,6 +93,8 @@ def _inside(root: Path, path: str | os.PathLike[str], what: str, links: bool = T
 
 @lru_cache(maxsize=1)
 def _schema() -> dict[str, Any]:
+    from importlib import resources  # a run without a configuration never needs it
+
     return json.loads(resources.files("cfgcheck.data").joinpath("config.schema.json").read_text("utf-8"))
 
 
