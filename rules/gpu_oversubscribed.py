@@ -80,7 +80,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import default_gpu_memory_utilization
+from cfgcheck.engines.defaults import default_gpu_memory_utilization
 from cfgcheck.model import Finding
 
 from ._runtime import as_int, runs_on_cpu, serves

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, fields
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from ..paths import UnsafePath, inside_repo
 from .tables import bundled_table
@@ -233,51 +234,12 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
     kv = int(g("num_key_value_heads") or g("n_kv_heads") or g("multi_query_group_num") or heads or 0)
     hidden = g("hidden_size") or g("d_model")
     head_dim = g("head_dim") or (int(hidden) // heads if hidden and heads else 0)
-    layer_types = g("layer_types") or []
     model_type = str(g("model_type") or cfg.get("model_type") or "")
-    window = g("sliding_window")
-    if g("use_sliding_window") is False:
-        window = None
-    sliding = linear = 0
-    if layer_types:
-        for t in layer_types:
-            t = str(t)
-            if "sliding" in t:
-                sliding += 1
-            elif "linear" in t or "mamba" in t or "deltanet" in t:
-                linear += 1
-    elif window:
-        if model_type.startswith("gemma3"):
-            sliding = layers - layers // int(g("sliding_window_pattern") or 6)
-        elif model_type.startswith(("gemma2", "cohere2")):
-            sliding = (layers + 1) // 2
-        elif model_type.startswith("qwen"):
-            window = None
-        else:
-            sliding = layers
-    if not sliding:
-        window = None
+    window, sliding, linear = _layer_kinds(g, layers, model_type)
     interval = g("full_attention_interval")
     if interval and not linear:
         linear = layers - layers // int(interval)
-    qcfg = g("quantization_config") or cfg.get("quantization_config") or {}
-    bits = None
-    quant = None
-    if isinstance(qcfg, dict) and qcfg:
-        quant = str(qcfg.get("quant_method") or "") or None
-        if qcfg.get("bits"):
-            bits = float(qcfg["bits"]) + (0.25 if float(qcfg["bits"]) < 8 else 0)
-        elif quant in ("fp8", "fbgemm_fp8"):
-            bits = 8.0
-        elif quant == "mxfp4":
-            bits = 4.5
-        else:
-            groups = qcfg.get("config_groups") or {}
-            for grp in groups.values() if isinstance(groups, dict) else []:
-                w = (grp or {}).get("weights") or {}
-                if w.get("num_bits"):
-                    bits = float(w["num_bits"]) + (0.25 if int(w["num_bits"]) < 8 else 0)
-                    break
+    bits, quant = _quantization(g("quantization_config") or cfg.get("quantization_config") or {})
     experts = g("num_experts") or g("n_routed_experts") or g("num_local_experts")
     return Architecture(
         name=name,
@@ -312,6 +274,57 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         linear_conv_kernel_dim=g("linear_conv_kernel_dim"),
         source="config.json",
     )
+
+
+def _layer_kinds(g, layers: int, model_type: str) -> tuple[int | None, int, int]:
+    """(sliding window, sliding-window layers, linear/Mamba layers) from ``layer_types`` or, without
+    it, from the model family's known pattern."""
+    window = g("sliding_window")
+    if g("use_sliding_window") is False:
+        window = None
+    sliding = linear = 0
+    layer_types = g("layer_types") or []
+    if layer_types:
+        for t in layer_types:
+            t = str(t)
+            if "sliding" in t:
+                sliding += 1
+            elif "linear" in t or "mamba" in t or "deltanet" in t:
+                linear += 1
+    elif window:
+        if model_type.startswith("gemma3"):
+            sliding = layers - layers // int(g("sliding_window_pattern") or 6)
+        elif model_type.startswith(("gemma2", "cohere2")):
+            sliding = (layers + 1) // 2
+        elif model_type.startswith("qwen"):
+            window = None
+        else:
+            sliding = layers
+    if not sliding:
+        window = None
+    return window, sliding, linear
+
+
+def _quantization(qcfg: Any) -> tuple[float | None, str | None]:
+    """(bits per weight, method) of a ``quantization_config``; 4-bit formats carry 0.25 bit of scales."""
+    bits = None
+    quant = None
+    if isinstance(qcfg, dict) and qcfg:
+        quant = str(qcfg.get("quant_method") or "") or None
+        if qcfg.get("bits"):
+            bits = float(qcfg["bits"]) + (0.25 if float(qcfg["bits"]) < 8 else 0)
+        elif quant in ("fp8", "fbgemm_fp8"):
+            bits = 8.0
+        elif quant == "mxfp4":
+            bits = 4.5
+        else:
+            groups = qcfg.get("config_groups") or {}
+            for grp in groups.values() if isinstance(groups, dict) else []:
+                w = (grp or {}).get("weights") or {}
+                if w.get("num_bits"):
+                    bits = float(w["num_bits"]) + (0.25 if int(w["num_bits"]) < 8 else 0)
+                    break
+    return bits, quant
 
 
 class ModelConfigError(ValueError):
