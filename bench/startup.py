@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """One small file, side by side: cfgcheck's start-up against yamllint's (issue 17 item 16).
 
-    python bench/startup.py [--reps 20] [--file FILE] [--yamllint PATH] [--also NAME=EXECUTABLE ...]
+    python bench/startup.py [--reps 20] [--file FILE] [--config FILE] [--yamllint PATH] [--also NAME=EXECUTABLE ...]
 
 Runs ``python -c pass``, ``yamllint FILE`` and ``cfgcheck lint FILE`` interleaved (A B C A B C ...)
 ``--reps`` times after one warm-up each, in a temporary folder that is not a git repository and has no
 configuration (what a pre-commit hook on one file costs), and prints the median wall and CPU time
 (user+sys of the child, from ``os.wait4``; CPU time is what other load on the machine inflates least).
-``--also`` adds another cfgcheck, for instance one installed from main, to compare before and after.
+``--config`` copies a ``.cfgcheck.yaml`` into the folder (the repository case; cfgcheck validates it on
+every run). ``--also`` adds another cfgcheck, for instance one installed from main, to compare before and after.
 The default file is the one-file case of ``bench/run.py``; yamllint comes from PATH or bench/out/venv-tools.
 
 Measure what users run: ``--cfgcheck`` pointing at a regular (``pip install .``) installation. An
@@ -49,6 +50,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reps", type=int, default=20)
     parser.add_argument("--file", type=Path, default=DEFAULT_FILE)
+    parser.add_argument("--config", type=Path, help="a .cfgcheck.yaml to put next to the file")
     parser.add_argument("--yamllint")
     parser.add_argument("--cfgcheck")
     parser.add_argument("--also", action="append", default=[], metavar="NAME=EXECUTABLE")
@@ -64,13 +66,16 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         cwd = Path(folder)
         shutil.copyfile(args.file, cwd / "app.yaml")
+        if args.config:
+            shutil.copyfile(args.config, cwd / ".cfgcheck.yaml")
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
         for name, argv in cases.items():
             timed(argv, cwd)  # warm-up: bytecode caches, page cache
         for _ in range(args.reps):
             for name, argv in cases.items():
                 samples[name].append(timed(argv, cwd))
-    print(f"{args.file.name} ({args.file.stat().st_size} bytes), median of {args.reps}; "
+    with_config = f" with {args.config.name} as .cfgcheck.yaml" if args.config else ""
+    print(f"{args.file.name} ({args.file.stat().st_size} bytes){with_config}, median of {args.reps}; "
           f"load average {' '.join(f'{x:.2f}' for x in os.getloadavg())}\n")
     print("| command | wall (s) | CPU (s) | CPU / yamllint |\n|---|---:|---:|---:|")
     yamllint_cpu = statistics.median(cpu for _, cpu in samples["yamllint FILE"])

@@ -79,7 +79,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import default_gpu_memory_utilization
+from cfgcheck.engines.defaults import default_gpu_memory_utilization
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 

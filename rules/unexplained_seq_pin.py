@@ -83,7 +83,9 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.capacity import default_max_num_seqs, min_default_max_num_seqs, resolve_gpu
+from cfgcheck.capacity import resolve_gpu
+from cfgcheck.engines.defaults import (default_max_num_seqs, min_default_max_num_seqs,
+                                      sglang_default_max_running_requests)
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -130,9 +132,7 @@ def _engine_default(model, ctx) -> tuple[int | None, str]:
     if engine == "sglang":
         est = ctx.capacity(model)
         if est.kv_pool_tokens and est.max_model_len:
-            tokens = est.kv_pool_tokens
-            auto = max(2048, min(4096, int(tokens / est.max_model_len * 512)))
-            return min(auto, tokens // 2), "SGLang's derived default"
+            return sglang_default_max_running_requests(est.kv_pool_tokens, est.max_model_len), "SGLang's derived default"
         return None, ""
     if engine not in ("vllm", "unknown"):
         return None, ""

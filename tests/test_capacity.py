@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from cfgcheck import capacity as cap
+from cfgcheck.capacity import measured
 from cfgcheck.context import RuleContext
 from cfgcheck.model import ArgToken, Directive, Location, ServedModel, Setting
 from cfgcheck.registry import Option, all_rules
@@ -279,7 +280,32 @@ def test_gpu_resolution_order():
     assert gpu is None and "GPU not stated" in why
 
 
+def test_gpu_from_node_labels_alone():
+    """What adapters ask with the labels and resources they read (no served model needed)."""
+    from cfgcheck.capacity.gpus import resolve_gpu_from_labels
+
+    gpu, origin = resolve_gpu_from_labels({"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})
+    assert (gpu.name, origin) == ("H100-80GB", "nvidia.com/gpu.product")
+    assert resolve_gpu_from_labels({"node.kubernetes.io/instance-type": "g6e.xlarge"})[0].name == "L40S"
+    gpu, origin = resolve_gpu_from_labels({}, {"nvidia.com/mig-1g.10gb": 1, "cpu": "4"})
+    assert origin == "resource" and gpu.nominal_gb == 10.0
+    gpu, origin = resolve_gpu_from_labels({"nvidia.com/gpu.memory": "81559"})
+    assert (gpu.name, origin) == ("81559MiB", "nvidia.com/gpu.memory")
+    assert resolve_gpu_from_labels({"nvidia.com/gpu.product": "potato"}) == (None, "unknown GPU 'potato' (nvidia.com/gpu.product)")
+    assert resolve_gpu_from_labels({})[0] is None
+
+
 # -------------------------------------------------------------------------------- defaults
+
+
+def test_sglang_derived_max_running_requests():
+    """ENGINE-FACTS §2: min(clamp(int(pool/context*512), 2048, 4096), pool//2), shared by the estimate
+    and unexplained-seq-pin."""
+    from cfgcheck.engines.defaults import sglang_default_max_running_requests
+
+    assert sglang_default_max_running_requests(1_000_000, 32_768) == 4096  # 15,625 clamped to 4096
+    assert sglang_default_max_running_requests(100_000, 131_072) == 2048  # 390 raised to 2048
+    assert sglang_default_max_running_requests(3_000, 1_024) == 1_500  # pool // 2 is smaller
 
 
 def test_version_defaults():
@@ -308,7 +334,7 @@ def test_estimated_pool_is_plausible_and_unknowns_are_explained():
 
 
 def test_measured_pool_comment_parsing():
-    f = cap._pool_numbers_in
+    f = measured._pool_numbers_in
     assert f("kv pool: 995,932 tokens") == 995_932
     assert f("vLLM's profiler leaves the pool at 48,000 tokens; explicit sizing gives 121,302") == 121_302
     assert f("Pool 223,172 -> 287,159 tokens, concurrency") == 287_159

@@ -253,12 +253,43 @@ def test_readme_versions_are_tagged_or_unreleased_in_the_changelog() -> None:
 HEAVY = ("jsonschema", "jinja2", "github", "rich", "ruamel", "importlib.metadata", "xml")
 
 
+def _heavy_imports_of_lint(folder: Path, file: str = "app.yaml") -> list[str]:
+    """The HEAVY modules one ``cfgcheck lint FILE`` in ``folder`` imports (its cache under ``folder``)."""
+    probe = (f"import sys\nfrom cfgcheck.cli import main\nsys.argv = ['cfgcheck', 'lint', {file!r}]\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             f"print(sorted({{m.split('.')[0] if m.split('.')[0] != 'importlib' else m for m in sys.modules}} & set({HEAVY!r})))")
+    env = {**os.environ, "XDG_CACHE_HOME": str(folder / "cache")}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=folder, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1].replace("'", '"'))
+
+
 def test_linting_one_file_imports_only_what_it_needs(tmp_path: Path) -> None:
     (tmp_path / "app.yaml").write_text((REPO / MEDIA).joinpath(next(p.name for p in (REPO / MEDIA).iterdir()
                                                                      if p.suffix == ".yaml")).read_text())
-    probe = ("import sys\nfrom cfgcheck.cli import main\nsys.argv = ['cfgcheck', 'lint', 'app.yaml']\n"
-             "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             f"print(sorted({{m.split('.')[0] if m.split('.')[0] != 'importlib' else m for m in sys.modules}} & set({HEAVY!r})))")
-    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True)
-    assert out.returncode == 0, out.stderr
-    assert out.stdout.strip().splitlines()[-1] == "[]"
+    assert _heavy_imports_of_lint(tmp_path) == []
+    served = tmp_path / "served"
+    served.mkdir()
+    shutil.copyfile(REPO / "examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml", served / "app.yaml")
+    assert _heavy_imports_of_lint(served) == []  # a served model is sized without them too
+
+
+def test_a_configuration_validated_once_does_not_import_jsonschema_again(tmp_path: Path) -> None:
+    """Issue 17 item 16: jsonschema costs ~90 ms to import. A configuration that passed is remembered by
+    digest under XDG_CACHE_HOME; any change (or an invalid one) is validated, with the same message."""
+    (tmp_path / "app.yaml").write_text((REPO / MEDIA / "jellyfin.yaml").read_text())
+    config = tmp_path / ".cfgcheck.yaml"
+    config.write_text("gpu: H100-80GB\nrules:\n  CFG205:\n    min-reason-words: 3\n")
+    assert _heavy_imports_of_lint(tmp_path) == ["jsonschema"]
+    assert _heavy_imports_of_lint(tmp_path) == []
+    assert len(list((tmp_path / "cache" / "cfgcheck" / "valid-config").iterdir())) == 2  # the file, the rule options
+    env = {**os.environ, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    for text, message in (("gpu: H100-80GB\nrules:\n  CFG205:\n    min-reason-words: '3'\n",
+                           "rules.CFG205.min-reason-words: expected a whole number; got '3'"),
+                          ("gpu: H100-80GB\nrules:\n  CFG205:\n    min-reason-word: 3\n",
+                           "unknown key 'min-reason-word' (did you mean 'min-reason-words'?)")):
+        config.write_text(text)
+        for _ in range(2):  # a rejected configuration is never remembered
+            out = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", "app.yaml"], cwd=tmp_path,
+                                 capture_output=True, text=True, env=env)
+            assert out.returncode == 2 and message in out.stderr and "Traceback" not in out.stderr, out.stderr

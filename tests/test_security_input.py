@@ -29,7 +29,8 @@ from test_hostile import GOOD, MARK, findings, inproc, measure, only_cfg000, rep
 # Every module that runs a regular expression on comment text, and those whose patterns read other
 # pull-request text (model names, file text in diff mode, report text): each module-level compiled
 # pattern is fuzzed.
-COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity", "cfgcheck.suppressions", "cfgcheck.adapters.base",
+COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity.measured", "cfgcheck.capacity.architecture",
+                   "cfgcheck.suppressions", "cfgcheck.adapters.base",
                    "cfgcheck.rules.stale_flag_reference", "cfgcheck.rules.unexplained_seq_pin", "cfgcheck.discover",
                    "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
 
@@ -76,7 +77,7 @@ def _exercise(pattern: re.Pattern, text: str) -> float:
 def test_comment_patterns_are_found() -> None:
     """The fuzz below is meaningful: it sees the patterns the issue's reproductions went through."""
     names = {name for name, _ in PATTERNS}
-    for expected in ("cfgcheck.rules._ceilings._STATED_BEFORE", "cfgcheck.capacity._ARROW", "cfgcheck.capacity._NUM_RE",
+    for expected in ("cfgcheck.rules._ceilings._STATED_BEFORE", "cfgcheck.capacity.measured._ARROW", "cfgcheck.capacity.measured._NUM_RE",
                      "cfgcheck.suppressions._DIRECTIVE", "cfgcheck.adapters.base._DIRECTIVE"):
         assert expected in names
 
@@ -98,7 +99,7 @@ def test_comment_pattern_is_linear_on_adversarial_input(name: str, pattern: re.P
 
 def test_comment_parsing_functions_are_linear_on_100_kb() -> None:
     """The functions themselves, on 100 KB comments (the limit on comment length is a second guard)."""
-    from cfgcheck import capacity
+    from cfgcheck.capacity import measured
     from cfgcheck.model import Location, Setting
     from cfgcheck.rules import _ceilings, unexplained_seq_pin
 
@@ -106,7 +107,7 @@ def test_comment_parsing_functions_are_linear_on_100_kb() -> None:
         return _ceilings.from_comments(Setting("gpu_memory_utilization", 0.9, Location("f.yaml", 2, 1),
                                                "gpuMemoryUtilization", (text,)))
 
-    parsers = {"ceiling ": ceiling, "kv pool ": capacity._pool_numbers_in,
+    parsers = {"ceiling ": ceiling, "kv pool ": measured._pool_numbers_in,
                "- a: ": lambda text: unexplained_seq_pin.reason_words([text])}
     for prefix, parse in parsers.items():  # each with the words that make it read on
         for piece in PIECES:
@@ -166,7 +167,7 @@ def test_the_ceiling_comment_still_works_within_the_limit(tmp_path: Path) -> Non
 
 
 def test_measured_pool_comments_still_read_within_the_limit() -> None:
-    from cfgcheck.capacity import _pool_numbers_in
+    from cfgcheck.capacity.measured import _pool_numbers_in
 
     assert _pool_numbers_in("GPU KV cache size: 121,344 tokens") == 121_344
     assert _pool_numbers_in("kv pool 1 000 000 tokens") == 1_000_000
@@ -499,7 +500,8 @@ def test_capacity_table_shows_control_characters_and_survives_a_failing_model(tm
     out = capacity.render_capacity(result.models, {})
     _no_command_or_control(out)
     assert "\\n::add-mask::secret" in out
-    monkeypatch.setattr(capacity, "_estimate", _boom)
+    # the submodule, not the function of the same name the package re-exports
+    monkeypatch.setattr(importlib.import_module("cfgcheck.capacity.estimate"), "_estimate", _boom)
     out = capacity.render_capacity(result.models, {})
     assert "not computed: internal error ZeroDivisionError" in out and "secret-looking" not in out
 

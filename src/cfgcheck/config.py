@@ -15,7 +15,6 @@ import os
 import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -94,6 +93,8 @@ def _inside(root: Path, path: str | os.PathLike[str], what: str, links: bool = T
 
 @lru_cache(maxsize=1)
 def _schema() -> dict[str, Any]:
+    from importlib import resources  # a run without a configuration never needs it
+
     return json.loads(resources.files("cfgcheck.data").joinpath("config.schema.json").read_text("utf-8"))
 
 
@@ -107,12 +108,47 @@ def validate(data: Any, where: str) -> dict[str, Any]:
 
 
 def _check(schema: dict[str, Any], data: Any, where: str, prefix: list[Any]) -> None:
+    known = _validation_key(schema, data)
+    if known is not None and (_validated_dir() / known).is_file():
+        return  # this exact data passed this exact schema before: jsonschema (~90 ms to import) is not needed
     import jsonschema
 
     validator = jsonschema.Draft202012Validator(schema)
     errors = sorted(validator.iter_errors(data), key=lambda e: (len(e.absolute_path), list(map(str, e.absolute_path))))
     if errors:
         raise ConfigError(f"{where}: {_message(errors[0], prefix)}")
+    if known is not None:
+        _remember_valid(known)
+
+
+def _validated_dir() -> Path:
+    """Where a configuration that passed validation is remembered, by digest only (issue 17 item 16)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "cfgcheck" / "valid-config"
+
+
+def _validation_key(schema: dict[str, Any], data: Any) -> str | None:
+    """SHA-256 of the schema and of ``repr(data)`` (which tells 1, "1", 1.0 and True apart); None when
+    the data cannot be described exactly, so it is always validated."""
+    import hashlib
+
+    try:
+        text = json.dumps(schema, sort_keys=True) + "\0" + repr(data)
+    except (TypeError, ValueError, RecursionError):
+        return None
+    if " object at 0x" in text:  # a repr that names an address says nothing about the value
+        return None
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _remember_valid(key: str) -> None:
+    """Best effort: a cache that cannot be written only costs the next run the validator's import."""
+    try:
+        folder = _validated_dir()
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / key).touch()
+    except OSError:
+        pass
 
 
 def _message(error, prefix: list[Any]) -> str:

@@ -1,0 +1,433 @@
+"""KV-cache capacity: bytes per token, the pool, and pool-limited concurrency.
+
+The arithmetic follows the engines (ENGINE-FACTS §4/§5): vLLM sizes a pool of blocks out of
+``gpu_memory_utilization x device memory - weights - activation peak - non-torch - CUDA graphs`` (or
+exactly ``--kv-cache-memory-bytes``), every layer group of a block holds ``block_size`` tokens, and a
+full-length request needs ``cdiv(max_model_len, block_size)`` blocks of every full-attention group plus a
+fixed number for sliding-window and Mamba/GDN groups. A documented measurement (the startup log's
+``GPU KV cache size: N tokens`` written down in a comment or a ``# cfgcheck: kv-pool-tokens=N``
+directive) beats everything else.
+
+Nothing here reads YAML: it takes a :class:`~cfgcheck.model.ServedModel` and the parsed config.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engines import defaults
+from ..engines.defaults import parse_version
+from ..model import unresolved
+from .architecture import Architecture, lookup_architecture, quant_bits_from_text
+from .gpus import Gpu, resolve_gpu
+from .layout import KvLayout, kv_layout
+from .measured import find_measured_pool
+from .tables import GiB
+from .values import argv_value, float_value, human_int, int_value, truthy
+
+POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
+
+# Calibration of the vLLM profile estimate (see bench/accuracy.py; tests/data/startup_logs.json).
+# Activation peak of the profile run, per batched token: the MLP's gate/up/down intermediates and a
+# few copies of the residual stream, at the activation dtype; plus the sampler warm-up's logits.
+ACT_INTERMEDIATE_FACTOR = 3.0
+ACT_HIDDEN_FACTOR = 2.0
+ACT_CONSTANT = int(0.10 * GiB)
+SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests (V0)
+SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities
+NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (beyond what torch accounts)
+NON_TORCH_TP = int(0.90 * GiB)  # NCCL / custom all-reduce buffers when TP > 1
+CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default since v0.21)
+SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
+
+
+
+
+
+@dataclass
+class CapacityEstimate:
+    engine: str | None = None
+    engine_version: str | None = None
+    model: str | None = None
+    gpu: str | None = None
+    gpu_memory_bytes: int | None = None
+    gpus: int | None = None
+    tensor_parallel_size: int = 1
+    pipeline_parallel_size: int = 1
+    max_model_len: int | None = None
+    max_num_seqs: int | None = None
+    gpu_memory_utilization: float | None = None
+    kv_cache_dtype: str | None = None
+    kv_bytes_per_token: int | None = None
+    kv_pool_tokens: int | None = None
+    kv_pool_source: str = "unknown"
+    max_concurrency: float | None = None
+    pool_bytes: int | None = None
+    reasons: list[str] = field(default_factory=list)
+    # provenance and arithmetic detail (not in the JSON contract)
+    max_model_len_source: str | None = None  # explicit | model-default
+    max_num_seqs_source: str | None = None  # explicit | default
+    kv_pool_evidence: str | None = None  # "comment at path:line" / "directive" ...
+    architecture: Architecture | None = None
+    layout: KvLayout | None = None
+    num_blocks: int | None = None
+    weight_bytes_per_gpu: int | None = None
+
+    JSON_FIELDS = (
+        "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max_model_len", "max_num_seqs",
+        "gpu_memory_utilization", "kv_cache_dtype", "kv_bytes_per_token", "kv_pool_tokens", "kv_pool_source",
+        "max_concurrency", "pool_bytes",
+    )
+
+    def to_dict(self) -> dict:
+        out = {name: getattr(self, name) for name in self.JSON_FIELDS}
+        out["max_concurrency"] = None if self.max_concurrency is None else round(self.max_concurrency, 2)
+        out["reasons"] = list(self.reasons)
+        if self.kv_pool_evidence:
+            out["kv_pool_evidence"] = self.kv_pool_evidence
+        return out
+
+
+def concurrency_at(estimate: CapacityEstimate, max_model_len: int | None) -> float | None:
+    """Full-length requests of ``max_model_len`` tokens that fit the pool at once.
+
+    A measured pool (tokens as the startup log reports them) is translated with ``tokens / L``, the
+    documented arithmetic (ENGINE-FACTS §4); explicit and estimated pools use the engine's block
+    arithmetic, which also handles sliding-window and hybrid models."""
+    if not max_model_len or max_model_len <= 0:
+        return None
+    if estimate.kv_pool_source != "measured" and estimate.num_blocks is not None and estimate.layout is not None:
+        return estimate.num_blocks / estimate.layout.blocks_per_request(int(max_model_len))
+    if estimate.kv_pool_tokens is None:
+        return None
+    return estimate.kv_pool_tokens / max_model_len
+
+
+def _largest_len(estimate: CapacityEstimate, at_least: float) -> int | None:
+    if concurrency_at(estimate, 1) is None:
+        return None
+    if concurrency_at(estimate, 1) < at_least:
+        return None
+    lo, hi = 1, 1 << 27
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        c = concurrency_at(estimate, mid)
+        if c is not None and c >= at_least - 1e-12:
+            lo = mid
+        else:
+            hi = mid - 1
+    return lo
+
+
+def longest_fitting_len(estimate: CapacityEstimate) -> int | None:
+    """The longest max_model_len for which one full-length request fits the pool."""
+    return _largest_len(estimate, 1.0)
+
+
+def _round_down_clean(n: int) -> int:
+    if n >= 1024:
+        return n // 1024 * 1024
+    if n >= 256:
+        return n // 256 * 256
+    return n
+
+
+def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
+    """Largest max_model_len that keeps ``max_num_seqs`` full-length requests inside the pool, rounded
+    down to a multiple of 1024 (256 below 1024); None when unknown or when nothing fits."""
+    if not max_num_seqs or max_num_seqs <= 0:
+        return None
+    try:
+        seqs = float(max_num_seqs)
+    except OverflowError:  # more sequences than a float holds (a 400-digit value): no length fits
+        return None
+    n = _largest_len(estimate, seqs)
+    if n is None or n < 1:
+        return None
+    return _round_down_clean(n)
+
+
+
+def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int, v1: bool = True) -> int:
+    """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
+    sampler warm-up over ``max_num_seqs`` requests."""
+    hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
+    inter = arch.intermediate_size or 4 * hidden
+    if arch.num_experts and arch.experts_per_token:
+        inter = inter * arch.experts_per_token
+    per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * 2
+    copies = SAMPLER_LOGIT_COPIES_V1 if v1 else SAMPLER_LOGIT_COPIES
+    logits = (arch.vocab_size or 32000) * 4 * max_num_seqs * copies / max(1, tp)
+    return int(per_token * max_num_batched_tokens + logits + ACT_CONSTANT)
+
+
+def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
+    """The KV pool of one served model: measured > explicit > estimated > unknown.
+    Computed once per served model and configuration: several rules read it."""
+    cache = getattr(model, "cache", None)
+    if cache is None:
+        return _estimate(model, config)
+    key = ("capacity", id(config))
+    if key not in cache:
+        cache[key] = _estimate(model, config)
+    return cache[key]
+
+
+_SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "gpu_memory_utilization",
+           "mem_fraction_static", "kv_cache_dtype", "kv_cache_memory_bytes", "num_gpu_blocks_override",
+           "max_num_batched_tokens")
+
+
+@dataclass
+class _Run:
+    """What the steps of one estimate share: the engine, the parallelism, the model and the GPU."""
+
+    engine: str
+    version: str | None
+    tp: int = 1
+    pp: int = 1
+    arch: Architecture | None = None
+    gpu: Gpu | None = None
+    gpu_origin: str | None = None
+    explicit_seqs: int | None = None  # max_num_seqs as written, None when left to the engine
+    batched_tokens: int = 2048
+
+    @property
+    def parsed_version(self) -> tuple[int, ...] | None:
+        return parse_version(self.version)
+
+
+def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
+    config = config or {}
+    run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None))
+    est = CapacityEstimate(engine=run.engine, engine_version=run.version)
+    est.model = model.model.value if getattr(model, "model", None) is not None else None
+    variables = [n for n in _SIZING if unresolved(model.value(n))] + \
+        (["gpus"] if getattr(model, "gpus", None) is not None and unresolved(model.gpus.value) else [])
+    if variables:  # a variable is not a value: no arithmetic on a default in its place
+        est.reasons.append(f"{', '.join(variables)} set from a variable: not known")
+        return est
+    if run.engine not in ("vllm", "sglang", "unknown"):
+        est.reasons.append(f"capacity arithmetic is not modelled for engine {run.engine}")
+    _read_model_and_gpu(model, config, run, est)
+    _read_limits(model, run, est)
+    _read_layout(model, run, est)
+    if not (_measured_pool(model, run, est) or _explicit_pool(model, run, est)):
+        _budget_pool(model, run, est)
+    return est
+
+
+def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstimate) -> None:
+    """Parallelism, KV dtype, the architecture and the GPU, with a reason for each that is unknown."""
+    run.tp = int_value(model.value("tensor_parallel_size")) or 1
+    run.pp = int_value(model.value("pipeline_parallel_size")) or 1
+    est.tensor_parallel_size, est.pipeline_parallel_size = run.tp, run.pp
+    gpus_setting = getattr(model, "gpus", None)
+    est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
+    est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
+    unreadable: list[str] = []
+    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if est.model else None
+    est.architecture = run.arch
+    if est.model is None:
+        est.reasons.append("model not stated")
+    elif run.arch is None:
+        why = unreadable[0] if unreadable else \
+            "not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json"
+        est.reasons.append(f"architecture of {est.model} unknown ({why})")
+    elif run.arch.task != "generate":
+        est.reasons.append(f"{run.arch.name} is an {run.arch.task} model: no decode concurrency")
+    run.gpu, run.gpu_origin = resolve_gpu(model, config)
+    if run.gpu is not None:
+        est.gpu = run.gpu.name
+        est.gpu_memory_bytes = run.gpu.memory_bytes
+    if run.version is None and run.engine in ("vllm", "sglang"):
+        est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")
+
+
+def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """max_model_len, max_num_seqs and the memory fraction: as written, else the engine's default."""
+    mml = int_value(model.value("max_model_len"))
+    if mml is not None and mml > 0:
+        est.max_model_len, est.max_model_len_source = mml, "explicit"
+    elif run.arch is not None and run.arch.derived_max_len():
+        est.max_model_len, est.max_model_len_source = run.arch.derived_max_len(), "model-default"
+    else:
+        est.reasons.append("max_model_len not set and the model's maximum is unknown")
+    run.explicit_seqs = int_value(model.value("max_num_seqs"))
+    if run.explicit_seqs is not None:
+        est.max_num_seqs, est.max_num_seqs_source = run.explicit_seqs, "explicit"
+    else:
+        default = defaults.default_max_num_seqs(run.engine, run.version, run.gpu)
+        if default is not None:
+            est.max_num_seqs, est.max_num_seqs_source = default, "default"
+    if run.engine == "sglang":
+        util = float_value(model.value("mem_fraction_static"))
+        if util is None and run.gpu is not None:
+            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp)
+        est.gpu_memory_utilization = util
+    else:
+        util = float_value(model.value("gpu_memory_utilization"))
+        est.gpu_memory_utilization = util if util is not None else defaults.default_gpu_memory_utilization(run.engine, run.version)
+
+
+def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """The KV layout on one GPU and the bytes one more token of context costs."""
+    v = run.parsed_version
+    run.batched_tokens = int_value(model.value("max_num_batched_tokens")) or \
+        defaults.default_max_num_batched_tokens(run.engine, run.version, run.gpu)
+    prefix = truthy(model.value("enable_prefix_caching"))
+    if prefix is None:
+        prefix = defaults.default_prefix_caching(v)
+    arch = run.arch
+    if arch is None or not arch.num_layers:
+        return
+    est.layout = kv_layout(
+        arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
+        block_size=int_value(model.value("block_size")),
+        mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
+        mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
+        prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
+        hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
+    )
+    est.kv_bytes_per_token = est.layout.full_bytes_per_token or est.layout.sliding_bytes_per_token
+    if run.engine == "sglang" and arch.is_hybrid:
+        est.reasons.append("SGLang hybrid pools (Mamba/GDN) are modelled like vLLM's")
+
+
+def _measured_pool(model: Any, run: _Run, est: CapacityEstimate) -> bool:
+    """1. A documented measurement beats everything; True when there is one."""
+    measured, evidence = find_measured_pool(model)
+    if not measured:
+        return False
+    est.kv_pool_tokens = measured
+    est.kv_pool_source = "measured"
+    est.kv_pool_evidence = evidence
+    if est.kv_bytes_per_token:
+        est.pool_bytes = measured * est.kv_bytes_per_token
+    if run.arch is not None and (run.arch.is_hybrid or run.arch.sliding_layers):
+        est.reasons.append("measured pool of a hybrid/sliding-window model: tokens / L is exact at the logged length and over-estimates at shorter ones")
+    _finish(est)
+    return True
+
+
+def _explicit_pool(model: Any, run: _Run, est: CapacityEstimate) -> bool:
+    """2. vLLM's ``--num-gpu-blocks-override`` or ``--kv-cache-memory-bytes``; True when one is set."""
+    if run.engine == "sglang":
+        return False
+    nblocks_override = int_value(model.value("num_gpu_blocks_override"))
+    explicit = human_int(model.value("kv_cache_memory_bytes"))  # abbreviations are resolved by the catalog
+    if est.layout is not None and nblocks_override:
+        est.num_blocks = nblocks_override
+        est.pool_bytes = nblocks_override * est.layout.block_bytes
+        est.kv_pool_source = "explicit"
+        _finish(est)
+        return True
+    if not explicit:
+        return False
+    est.pool_bytes = explicit
+    est.kv_pool_source = "explicit"
+    if est.layout is None:
+        est.reasons.append("explicit KV bytes but the architecture is unknown: tokens unknown")
+        return True
+    est.num_blocks = explicit // est.layout.block_bytes
+    _finish(est)
+    return True
+
+
+def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """3. The pool the engine carves out of the GPU's memory budget."""
+    if est.layout is None or run.gpu is None:
+        if run.gpu is None and run.gpu_origin:
+            est.reasons.append(run.gpu_origin)
+        if est.layout is None and run.arch is not None:
+            est.reasons.append("architecture lacks layer facts")
+        return
+    if run.engine not in ("vllm", "sglang", "unknown"):
+        return
+    weights = run.arch.weight_bytes_for(_quantized_bits(model, run.arch))
+    if weights is None:
+        est.reasons.append("model size unknown")
+        return
+    est.weight_bytes_per_gpu = weights // (run.tp * run.pp)
+    if run.engine == "sglang":
+        _sglang_pool(model, run, est)
+    else:
+        _vllm_pool(model, run, est)
+
+
+def _quantized_bits(model: Any, arch: Architecture) -> float | None:
+    """Bits per weight a ``--quantization`` setting implies for an unquantized checkpoint, else None."""
+    qsetting = model.value("quantization")
+    if not (qsetting and arch.weight_bits >= 16 and not arch.weight_bytes):
+        return None
+    qb, _ = quant_bits_from_text(str(qsetting))
+    if str(qsetting).lower() in ("bitsandbytes",):
+        qb = 4.25
+    return qb
+
+
+def _sglang_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """SGLang: ``mem_fraction_static x memory - weights - overhead`` in tokens, less the Mamba states."""
+    layout = est.layout
+    frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
+    available = int(run.gpu.memory_bytes * frac - est.weight_bytes_per_gpu - SGLANG_OVERHEAD)
+    if available <= 0:
+        est.pool_bytes = 0
+        est.kv_pool_tokens = 0
+        est.kv_pool_source = "estimated"
+        _finish(est)
+        return
+    per_token = layout.full_bytes_per_token + layout.sliding_bytes_per_token
+    if layout.mamba_state_bytes:
+        # SGLang sizes a separate mamba pool for max_running_requests states out of the same budget
+        slots = min(est.max_num_seqs or defaults.SGLANG_MAMBA_SLOTS, defaults.SGLANG_MAMBA_SLOTS)
+        available -= slots * layout.mamba_state_bytes
+    tokens = max(0, available // max(1, per_token))
+    page = int_value(model.value("block_size")) or 1
+    tokens = tokens // page * page
+    est.pool_bytes = available
+    est.kv_pool_tokens = int(tokens)
+    est.kv_pool_source = "estimated"
+    est.layout = None
+    if est.max_model_len:
+        est.max_concurrency = tokens / est.max_model_len
+    if est.max_num_seqs is None and est.max_model_len:
+        est.max_num_seqs = defaults.sglang_default_max_running_requests(tokens, est.max_model_len)
+        est.max_num_seqs_source = "default"
+
+
+def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """vLLM: ``utilization x memory - weights - activation peak - non-torch - CUDA graphs`` in blocks."""
+    v = run.parsed_version
+    requested = math.ceil(run.gpu.memory_bytes * (est.gpu_memory_utilization or defaults.VLLM_GPU_MEMORY_UTILIZATION))
+    seqs = est.max_num_seqs or (run.explicit_seqs or defaults.VLLM_MAX_NUM_SEQS_ANY_GPU)
+    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v is None or v >= defaults.VLLM_USAGE_DEFAULTS_SINCE)
+    non_torch = NON_TORCH_BASE + (NON_TORCH_TP if run.tp * run.pp > 1 else 0)
+    enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
+    profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
+    graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
+    available = requested - est.weight_bytes_per_gpu - act - non_torch - graphs
+    est.pool_bytes = max(0, int(available))
+    est.kv_pool_source = "estimated"
+    est.num_blocks = max(0, int(available) // est.layout.block_bytes)
+    _finish(est)
+
+
+def _finish(est: CapacityEstimate) -> None:
+    """Tokens and concurrency at the served max_model_len, as the engine would log them."""
+    L = est.max_model_len
+    if est.kv_pool_source == "measured":
+        if L:
+            est.max_concurrency = est.kv_pool_tokens / L
+        return
+    if est.num_blocks is None or est.layout is None:
+        return
+    if L:
+        conc = est.num_blocks / est.layout.blocks_per_request(L)
+        est.max_concurrency = conc
+        est.kv_pool_tokens = int(conc * L)
+    else:
+        est.kv_pool_tokens = est.num_blocks * est.layout.block_size
+

@@ -1,0 +1,140 @@
+"""Per-GPU KV layout of a model under an engine configuration: bytes per token, MLA, sliding window,
+hybrid (Mamba/GDN) state, and vLLM V1's block arithmetic (ENGINE-FACTS §4)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from .architecture import DTYPE_BYTES, Architecture
+
+
+
+@dataclass
+class KvLayout:
+    """Per-GPU KV layout of a model under an engine config: the block arithmetic of vLLM V1."""
+
+    block_size: int
+    group_size: int  # layers sharing one block tensor (KVCacheTensor count)
+    page_bytes: int  # bytes of one block of one layer
+    full_groups: int
+    sliding_groups: int
+    mamba_groups: int
+    sliding_window: int | None
+    mamba_blocks: int  # blocks per request per Mamba/GDN group (1 none, 2 align)
+    max_num_batched_tokens: int
+    full_bytes_per_token: int  # all full-attention layers on this GPU
+    sliding_bytes_per_token: int
+    mamba_state_bytes: int  # per request, all Mamba/GDN layers on this GPU
+
+    @property
+    def block_bytes(self) -> int:
+        return self.page_bytes * self.group_size
+
+    def blocks_per_request(self, max_model_len: int) -> int:
+        n = self.full_groups * math.ceil(max_model_len / self.block_size)
+        if self.sliding_groups:
+            span = min((self.sliding_window or max_model_len) - 1 + self.max_num_batched_tokens, max_model_len)
+            n += self.sliding_groups * (math.ceil(span / self.block_size) + 1)
+        n += self.mamba_groups * self.mamba_blocks
+        return max(n, 1)
+
+    def fixed_blocks(self) -> int:
+        return self.blocks_per_request(1) - self.full_groups
+
+
+def kv_cache_dtype_bytes(kv_cache_dtype: str | None, model_dtype: str | None) -> int:
+    kv = str(kv_cache_dtype or "auto").lower()
+    if kv.startswith("fp8") or kv in ("int8", "fp8_inc"):
+        return 1
+    if kv not in ("auto", "", "none"):
+        return DTYPE_BYTES.get(kv, 2)
+    return DTYPE_BYTES.get(str(model_dtype or "bfloat16").lower(), 2)
+
+
+def kv_layout(
+    arch: Architecture,
+    *,
+    tp: int = 1,
+    pp: int = 1,
+    kv_cache_dtype: str | None = "auto",
+    dtype: str | None = None,
+    block_size: int | None = None,
+    mamba_ssm_dtype: str | None = None,
+    mamba_dtype: str | None = None,
+    prefix_caching: bool = False,
+    max_num_batched_tokens: int = 2048,
+    hybrid_allocator: bool = True,
+) -> KvLayout:
+    tp, pp = max(1, int(tp or 1)), max(1, int(pp or 1))
+    model_dtype = dtype if dtype and str(dtype).lower() != "auto" else arch.dtype
+    b = kv_cache_dtype_bytes(kv_cache_dtype, model_dtype)
+    if arch.is_mla:
+        per_layer = (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
+        if str(kv_cache_dtype or "").lower() == "fp8_ds_mla":
+            per_layer = 656
+    else:
+        kvh = max(1, arch.num_kv_heads // tp)
+        per_layer = kvh * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * b
+    full = arch.full_layers
+    sliding = arch.sliding_layers
+    linear = arch.linear_layers
+    if not hybrid_allocator:
+        full, sliding = full + sliding, 0
+    # pipeline parallel: each rank holds a slice of the layers
+    full_r = math.ceil(full / pp) if full else 0
+    sliding_r = math.ceil(sliding / pp) if sliding else 0
+    linear_r = math.ceil(linear / pp) if linear else 0
+    mamba_page = 0
+    if linear_r:
+        def _b(explicit: str | None, fallback: str | None) -> int:
+            if explicit and str(explicit).lower() != "auto":
+                return DTYPE_BYTES.get(str(explicit).lower(), 2)
+            return DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
+
+        sb = _b(mamba_ssm_dtype, arch.mamba_ssm_dtype)
+        cb = _b(mamba_dtype, None)
+        kh = arch.linear_num_key_heads or 16
+        vh = arch.linear_num_value_heads or 32
+        kd = arch.linear_key_head_dim or 128
+        vd = arch.linear_value_head_dim or 128
+        ck = arch.linear_conv_kernel_dim or 4
+        conv = (ck - 1) * (2 * kh * kd + vh * vd) // tp * cb
+        ssm = (vh // tp) * vd * kd * sb
+        mamba_page = conv + ssm
+    align = 16
+    if block_size:
+        bs = int(block_size)
+    elif arch.is_mla:
+        bs = 64
+    else:
+        bs = 16
+    if mamba_page and per_layer:
+        bs = max(bs, align * math.ceil(mamba_page / (align * per_layer)))
+    counts = [c for c in (full_r, sliding_r, linear_r) if c]
+    group_size = min(counts) if counts else 1
+    if len(counts) == 1:
+        group_size = counts[0]
+    page = bs * per_layer if per_layer else mamba_page
+    return KvLayout(
+        block_size=bs,
+        group_size=group_size,
+        page_bytes=page,
+        full_groups=math.ceil(full_r / group_size) if full_r else 0,
+        sliding_groups=math.ceil(sliding_r / group_size) if sliding_r else 0,
+        mamba_groups=math.ceil(linear_r / group_size) if linear_r else 0,
+        sliding_window=arch.sliding_window,
+        mamba_blocks=2 if prefix_caching else 1,
+        max_num_batched_tokens=int(max_num_batched_tokens or 2048),
+        full_bytes_per_token=full_r * per_layer,
+        sliding_bytes_per_token=sliding_r * per_layer,
+        mamba_state_bytes=linear_r * mamba_page,
+    )
+
+
+def kv_bytes_per_token(arch: Architecture, tp: int = 1, kv_cache_dtype: str | None = "auto", dtype: str | None = None, pp: int = 1) -> int:
+    """Per-GPU KV bytes one more token of context costs (full-attention layers; sliding layers when a
+    model has no full-attention layer)."""
+    lay = kv_layout(arch, tp=tp, pp=pp, kv_cache_dtype=kv_cache_dtype, dtype=dtype)
+    return lay.full_bytes_per_token or lay.sliding_bytes_per_token
+
