@@ -11,18 +11,12 @@ from ..engines import argv as argv_mod
 from ..engines.images import image_engine, parse_image
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
+from .protocol import has_serving_marker  # noqa: F401  (the prefilter: lint reads it from here)
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
-# Every adapter needs one of these words in the raw bytes of a file to make a served model of it: an
-# engine name (launcher, module or image), an operator's API group or chart values key, or a directive.
-SERVING_MARKERS = ("vllm", "sglang", "tokenspeed", "llama", "llmkube", "servingenginespec",
-                   "inferenceservice", "servingruntime", "cfgcheck", "ome.io")
-
-
-def has_serving_marker(text: str) -> bool:
-    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
-    lowered = text.lower()
-    return any(marker in lowered for marker in SERVING_MARKERS)
+# The engine names (launcher, module or image) that mark a file for the adapters that find engines in
+# containers and commands; each adapter declares its own MARKERS (see ``protocol``).
+ENGINE_MARKERS = ("vllm", "sglang", "tokenspeed", "llama")
 
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",

@@ -25,7 +25,8 @@ from typing import Any
 from ..discover import escapes
 from ..model import Location, ServedModel
 from ..yamlio import DEFAULT_LIMITS, Document, YNode
-from .base import DocContext, has_serving_marker
+from .base import DocContext
+from .protocol import has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
 CHART_FILES = ("Chart.yaml",)

@@ -31,6 +31,8 @@ from .chart import values_sources
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+# Files are chosen by the ``files:`` globs of the user's ``values:`` mappings (see ``lint.serving_filter``).
+MARKERS: tuple[str, ...] = ()
 
 
 def entries_for(config: dict, path: str) -> list[dict]:

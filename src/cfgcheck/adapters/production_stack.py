@@ -12,6 +12,8 @@ from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .pods import production_stack_pod
 
+MARKERS = ("servingenginespec",)
+
 VLLM_CONFIG_FIELDS = {
     "maxModelLen": ("--max-model-len", "max_model_len"),
     "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),

@@ -12,9 +12,13 @@ from __future__ import annotations
 
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, gpu_count, string_map, to_int
+from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, string_map, to_int
 from .containers import container_model
-from .pods import kubernetes_pod
+from .pods import index_services, kubernetes_pod
+
+MARKERS = ENGINE_MARKERS
+# Protocol hook: Kubernetes Services of every file, matched to pods by selector (port-mismatch).
+index = index_services
 
 MAX_SEARCH_DEPTH = 12
 # Pod templates that are completed elsewhere (RoleBasedGroup roles patch them): not a whole pod
