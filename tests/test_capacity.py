@@ -272,7 +272,7 @@ def test_gpu_resolution_order():
     m = served("Qwen/Qwen3-8B", gpu_product="NVIDIA-L4", directives=[("gpu", "H100-80GB")])
     assert cap.resolve_gpu(m, {"gpu": "T4"})[0].name == "H100-80GB"
     m = served("Qwen/Qwen3-8B")
-    m.node_selector = {"cloud.google.com/gke-accelerator": "nvidia-l4"}
+    m.gpu_labels = [("cloud.google.com/gke-accelerator", "nvidia-l4")]  # the adapter reads them from the node selector
     assert cap.resolve_gpu(m, {"gpu": "T4"})[0].name == "L4"
     assert cap.resolve_gpu(served("x/y"), {"gpu": "T4"})[0].name == "T4"
     gpu, why = cap.resolve_gpu(served("x/y"), {})

@@ -517,20 +517,6 @@ def gpu_by_name(name: str) -> Gpu | None:
     return None
 
 
-_GPU_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "amd.com/gpu.product-name",
-    "amd.com/gpu.product",
-    "beta.amd.com/gpu.product-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "gpu.nvidia.com/class",
-    "nvidia.com/gpu.family",
-)
-
-
 def resolve_gpu(model: Any, config: dict | None = None) -> tuple[Gpu | None, str | None]:
     """The GPU a served model runs on and where that was read from (or why it is unknown)."""
     config = config or {}
@@ -541,10 +527,8 @@ def resolve_gpu(model: Any, config: dict | None = None) -> tuple[Gpu | None, str
         candidates.append((directive.value, "directive"))
     if getattr(model, "gpu_product", None):
         candidates.append((model.gpu_product, "gpu product"))
-    for label in _GPU_LABELS:
-        value = (getattr(model, "node_selector", None) or {}).get(label)
-        if value:
-            candidates.append((value, label))
+    for label, value in getattr(model, "gpu_labels", ()):
+        candidates.append((value, label))
     cfg_gpu = config.get("gpu")
     if isinstance(cfg_gpu, dict):
         cfg_gpu = cfg_gpu.get("name") or cfg_gpu.get("product")

@@ -19,6 +19,22 @@ _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 ENGINE_MARKERS = ("vllm", "sglang", "tokenspeed", "llama")
 
 
+# Node labels that name the GPU (or the instance that holds it), most specific first: NVIDIA GPU feature
+# discovery, GKE, the AMD device plugin, the well-known Kubernetes instance-type labels, Karpenter.
+GPU_LABELS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "amd.com/gpu.product-name",
+    "amd.com/gpu.product",
+    "beta.amd.com/gpu.product-name",
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "gpu.nvidia.com/class",
+    "nvidia.com/gpu.family",
+)
+
+
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
                  "google.com/tpu")
 
@@ -237,6 +253,7 @@ def finish(model: ServedModel) -> ServedModel:
     if stated is not None:
         model.engine_version, model.engine_version_confidence = stated.value.lstrip("vV"), "exact"
         model.engine_version_why = f"directive on line {stated.location.line}"
+    model.gpu_labels = [(label, model.node_selector[label]) for label in GPU_LABELS if model.node_selector.get(label)]
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
     if model.model_revision is None and "model_revision" in model.settings:

@@ -68,6 +68,23 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     return is_llmkube(root, "InferenceService") and root.scalar("spec", "modelRef") not in workspace.llmkube_models
 
 
+def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
+    """Protocol hook for ``propose``: where an InferenceService keeps setting ``name`` as a field."""
+    if not is_llmkube(root, "InferenceService"):
+        return None
+    if name == "extra_args":
+        return root, ["spec", "extraArgs"]
+    if name == "image":
+        return root, ["spec", "image"]
+    if name == "max_num_seqs" and PARALLEL_SLOTS.get(model.engine):
+        return root, ["spec", "parallelSlots"]
+    section, fields = TYPED_FIELDS.get(model.engine, (None, {}))
+    for field, (_, canonical) in fields.items():
+        if canonical == name:
+            return root, ["spec"] + ([section] if section else []) + [field]
+    return None
+
+
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not is_llmkube(root, "InferenceService"):
         return []

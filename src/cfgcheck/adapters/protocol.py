@@ -15,6 +15,13 @@ and may declare
   (LLMKube ``Model``s by name, Kubernetes ``Service``s).
 - ``refers_forward(workspace, root)``: true when the document refers to something not indexed yet, so the
   run reads it after the other files.
+- ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
+  of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
+  below it); ``None`` when the model is not theirs or the format has no such field.
+
+Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
+that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
+and capacity read those, never the YAML.
 """
 
 from __future__ import annotations
