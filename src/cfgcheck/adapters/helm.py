@@ -162,6 +162,20 @@ def _fallback(repo: Path, folder_rel: str, rendered: str, templates: list[tuple[
     return locate
 
 
+def charts_holding(root: Path, paths: list[str]) -> list[str]:
+    """The ``Chart.yaml`` (repo-relative) of each Helm chart that holds one of ``paths``: a change to any
+    file of a chart changes what it renders."""
+    found: set[str] = set()
+    for path in paths:
+        folder = Path(path).parent
+        for candidate in [folder, *folder.parents]:
+            chart = (candidate / CHART_FILES[0]).as_posix()
+            if (root / chart).is_file() and not escapes(root / chart, root):
+                found.add(chart)
+                break
+    return sorted(found)
+
+
 def rendering(config: dict[str, Any]) -> bool:
     """Whether charts are rendered in this run: helm is on PATH and ``render-helm`` is not false."""
     return config.get("render-helm") is not False and shutil.which("helm") is not None
