@@ -30,8 +30,8 @@ from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
     from ..model import ServedModel
-    from ..yamlio import LoadedFile, YNode
-    from .base import DocContext, Workspace
+    from ..yamlio import YNode
+    from .base import DocContext
 
 # Directives (``# cfgcheck: engine=vllm``) are read by the core for every format: a file holding one is
 # always worth reading.
