@@ -102,3 +102,67 @@ def test_every_built_in_adapter_declares_markers_and_the_prefilter_is_their_unio
     # The words the prefilter used before adapters declared them: none lost.
     assert declared >= {"vllm", "sglang", "tokenspeed", "llama", "llmkube", "servingenginespec",
                         "inferenceservice", "servingruntime", "cfgcheck", "ome.io"}
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: big
+spec:
+  leaderWorkerTemplate:
+    size: {size}
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: vllm/vllm-openai:v0.10.0
+            command: ["vllm", "serve", "org/m", "--tensor-parallel-size", "8"]
+            resources:
+              limits:
+                nvidia.com/gpu: "4"
+    workerTemplate:
+      spec:
+        nodeSelector:
+          nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+        containers:
+          - name: worker
+            image: vllm/vllm-openai:v0.10.0
+            command: ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
+            resources:
+              limits:
+                nvidia.com/gpu: "4"
+"""
+
+
+def _models(text: str):
+    from cfgcheck.yamlio import parse_text
+    loaded = parse_text("lws.yaml", text)
+    workspace = adapters.Workspace()
+    adapters.index(workspace, loaded)
+    return adapters.served_models(workspace, loaded)
+
+
+def test_topology_facts_come_from_the_adapter():
+    (leader,) = [m for m in _models(LWS.format(size=2)) if m.engine == "vllm"]
+    assert (leader.gpus.value, leader.gpus_span) == (8, "group")  # leader 4 + 1 worker x 4
+
+
+def test_gpu_labels_are_yielded_by_the_adapter_best_first():
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector:
+    node.kubernetes.io/instance-type: p5.48xlarge
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    team: ml
+  containers:
+    - name: engine
+      image: vllm/vllm-openai:v0.10.0
+      command: ["vllm", "serve", "org/m"]
+"""
+    (model,) = _models(pod)
+    assert model.gpu_labels == [("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+                                ("node.kubernetes.io/instance-type", "p5.48xlarge")]
