@@ -91,7 +91,6 @@ OPTIONS = {
         "do not flag a world size smaller than the GPUs requested."),
 }
 
-_MULTI_POD_KINDS = ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob", "RayClusterFleet")
 _MULTI_NODE_FLAGS = ("--nnodes", "--headless", "--data-parallel-size-local", "--node-rank", "--dist-init-addr", "--data-parallel-address")
 
 
@@ -113,9 +112,9 @@ def _requested_gpus(model, gpus, tokens: list[str]) -> tuple[int, str] | None:
     requested = _int(gpus.value, 0)
     if requested <= 0:
         return None
-    if "(topology:" in gpus.source:  # the adapter counted every pod (Ray head + workers, an LWS group)
+    if model.gpus_span == "group":  # the adapter counted every pod (Ray head + workers, an LWS group)
         return requested, ""
-    if model.kind in _MULTI_POD_KINDS:
+    if model.gpus_span == "unknown":
         return None  # a per-pod count of a resource of several pods whose topology is not known here
     nnodes = model.setting("nnodes")
     if nnodes is not None and not _unknown(nnodes) and _int(nnodes.value) > 1:

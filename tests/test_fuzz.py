@@ -40,7 +40,7 @@ from cfgcheck.yamlio import parse_text
 FAST = int(os.environ.get("CFGCHECK_FUZZ_EXAMPLES", "100"))
 LONG = int(os.environ.get("CFGCHECK_FUZZ_LONG_EXAMPLES", "10000"))
 SARIF_SCHEMA = Path(__file__).resolve().parents[1].parent / "shared" / "sarif" / "sarif-schema-2.1.0.json"
-MARK = "# vllm\n"  # files without a serving marker skip the adapters (adapters.base.SERVING_MARKERS)
+MARK = "# vllm\n"  # files without a serving marker skip the adapters (adapters/protocol.py: MARKERS)
 
 
 # ---------------------------------------------------------------- the property

@@ -40,7 +40,7 @@ print(json.dumps({"rc": proc.returncode, "wall": wall, "cpu": usage.ru_utime + u
                   "stdout": proc.stdout, "stderr": proc.stderr}))
 """
 
-# Files without a serving marker skip the adapters (adapters.base.SERVING_MARKERS); a hostile file that means to
+# Files without a serving marker skip the adapters (adapters/protocol.py: MARKERS); a hostile file that means to
 # reach the parser carries one, so every case here starts with MARK.
 MARK = "# vllm serving values\n"
 BMARK = MARK.encode()

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .config import Config, ConfigError
-from .adapters.helm import CHART_FILES, note_templates, rendering
+from .adapters.helm import charts_holding, note_templates, rendering
 from .discover import YAML_SUFFIXES, escapes, excluded, is_chart_template, related_paths, within
 from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
@@ -132,7 +132,7 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     scopes = [_relative(root, p) for p in paths]
     exclude = config.get("exclude", [])
     every = [c for c in changed_files(root, base) if within(c.path, scopes) and not excluded(c.path, exclude)]
-    charts = _charts(root, every) if rendering(config.as_dict()) else []
+    charts = charts_holding(root, [c.path for c in every]) if rendering(config.as_dict()) else []
     changes = _without_templates(root, [c for c in every if _yaml(c)], config)
     changed = {c.path for c in changes}
     rules = enabled_rules(config, select, ignore)
@@ -186,19 +186,6 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.base_models = base_models
     result.base = compared
     return result
-
-
-def _charts(root: Path, changes: list[Change]) -> list[str]:
-    """The ``Chart.yaml`` (repo-relative) of each Helm chart at head that holds a changed file."""
-    found: set[str] = set()
-    for change in changes:
-        folder = Path(change.path).parent
-        for candidate in [folder, *folder.parents]:
-            chart = (candidate / CHART_FILES[0]).as_posix()
-            if (root / chart).is_file() and not escapes(root / chart, root):
-                found.add(chart)
-                break
-    return sorted(found)
 
 
 def _without_templates(root: Path, changes: list[Change], config: Config) -> list[Change]:

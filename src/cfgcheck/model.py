@@ -211,10 +211,15 @@ class ServedModel:
     occurrences: dict[str, list[Setting]] = field(default_factory=dict)  # every place, in applied order
     argv: list[ArgToken] = field(default_factory=list)
     gpus: Setting | None = None
+    # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
+    # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
+    # multi-pod resource whose other pods the input does not show)
+    gpus_span: str = "pod"
     gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
     gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
     gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
     node_selector: dict[str, str] = field(default_factory=dict)
+    gpu_labels: list[tuple[str, str]] = field(default_factory=list)  # (label, value) naming the GPU, best first
     replicas: Setting | None = None
     strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
     env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name

@@ -1,4 +1,8 @@
-"""Adapters: the only format-aware code. Each turns one YAML document into located served models."""
+"""Adapters: the only format-aware code. Each turns one YAML document into located served models.
+
+Every adapter meets ``protocol.Adapter`` and is registered below, in the order they are tried: the first
+adapter that recognises a document owns it. Adding a format is one module and one ``register`` line.
+"""
 
 from __future__ import annotations
 
@@ -6,22 +10,30 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, pods, production_stack, vllm_runtime, workloads
+from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
 from .base import DocContext, Workspace
+from .protocol import REGISTRY, register
 
-# Tried in order; the first adapter that recognises a document owns it. The user's values mappings
-# come first (they override the built-in formats), the generic pod-spec walker last.
-ADAPTERS = (mapped.served_models, kustomize.served_models, llmkube.served_models, production_stack.served_models,
-            vllm_runtime.served_models, kserve.served_models, ome.served_models, chart.served_models,
-            compose.served_models, workloads.served_models)
+# The user's values mappings come first (they override the built-in formats), the generic pod-spec
+# walker last.
+register(mapped)
+register(kustomize)
+register(llmkube)
+register(production_stack)
+register(vllm_runtime)
+register(kserve)
+register(ome)
+register(chart)
+register(compose)
+register(workloads)
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """First pass over every file: what other documents refer to (LLMKube Models by name)."""
-    for document in loaded.documents:
-        if document.root is not None and document.root.kind == "map":
-            llmkube.index_models(workspace, loaded, document.root)
-    pods.index_services(workspace, loaded)
+    """First pass over every file: what other documents refer to (LLMKube Models by name, Services)."""
+    for adapter in REGISTRY:
+        hook = getattr(adapter, "index", None)
+        if hook is not None:
+            hook(workspace, loaded)
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -31,9 +43,9 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         root = document.root
         if root is not None and root.kind == "map":
             ctx = DocContext(loaded, document, workspace, first_line)
-            for adapter in ADAPTERS:
+            for adapter in tuple(REGISTRY):
                 try:
-                    models = adapter(ctx, root)
+                    models = adapter.served_models(ctx, root)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
@@ -49,10 +61,7 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
-    """True when the file has an LLMKube InferenceService whose Model has not been indexed yet."""
-    for document in loaded.documents:
-        root = document.root
-        if root is not None and root.kind == "map" and llmkube.is_llmkube(root, "InferenceService"):
-            if root.scalar("spec", "modelRef") not in workspace.llmkube_models:
-                return True
-    return False
+    """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
+    hooks = [adapter.refers_forward for adapter in REGISTRY if getattr(adapter, "refers_forward", None)]
+    return any(hook(workspace, document.root) for document in loaded.documents
+               if document.root is not None and document.root.kind == "map" for hook in hooks)

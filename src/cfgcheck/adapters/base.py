@@ -7,22 +7,21 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..capacity.gpus import GPU_LABELS
 from ..engines import argv as argv_mod
 from ..engines.images import image_engine, parse_image
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
+from .protocol import has_serving_marker  # noqa: F401  (the prefilter: lint reads it from here)
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
-# Every adapter needs one of these words in the raw bytes of a file to make a served model of it: an
-# engine name (launcher, module or image), an operator's API group or chart values key, or a directive.
-SERVING_MARKERS = ("vllm", "sglang", "tokenspeed", "llama", "llmkube", "servingenginespec",
-                   "inferenceservice", "servingruntime", "cfgcheck", "ome.io")
+# The engine names (launcher, module or image) that mark a file for the adapters that find engines in
+# containers and commands; each adapter declares its own MARKERS (see ``protocol``).
+ENGINE_MARKERS = ("vllm", "sglang", "tokenspeed", "llama")
 
 
-def has_serving_marker(text: str) -> bool:
-    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
-    lowered = text.lower()
-    return any(marker in lowered for marker in SERVING_MARKERS)
+# Node labels that name the GPU (or the instance that holds it), most specific first: NVIDIA GPU feature
+# discovery, GKE, the AMD device plugin, the well-known Kubernetes instance-type labels, Karpenter.
 
 
 GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
@@ -243,6 +242,7 @@ def finish(model: ServedModel) -> ServedModel:
     if stated is not None:
         model.engine_version, model.engine_version_confidence = stated.value.lstrip("vV"), "exact"
         model.engine_version_why = f"directive on line {stated.location.line}"
+    model.gpu_labels = [(label, model.node_selector[label]) for label in GPU_LABELS if model.node_selector.get(label)]
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
     if model.model_revision is None and "model_revision" in model.settings:

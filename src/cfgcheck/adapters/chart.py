@@ -17,8 +17,10 @@ from __future__ import annotations
 from ..model import ServedModel, Setting
 from ..yamlio import YNode, parse_text
 from . import helm, production_stack
-from .base import DocContext, finish, to_int
+from .base import ENGINE_MARKERS, DocContext, finish, to_int
 from .containers import container_model
+
+MARKERS = ENGINE_MARKERS + production_stack.MARKERS
 
 
 def embedded_yaml(ctx: DocContext, node: YNode) -> tuple[DocContext, YNode] | None:

@@ -12,9 +12,11 @@ from __future__ import annotations
 from ..engines.images import parse_image
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, to_int
+from .base import ENGINE_MARKERS, DocContext, finish, to_int
 from .containers import container_model, interpolate
 from .pods import compose_pod
+
+MARKERS = ENGINE_MARKERS
 
 
 def _is_compose(root: YNode) -> bool:

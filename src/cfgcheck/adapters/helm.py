@@ -25,7 +25,8 @@ from typing import Any
 from ..discover import escapes
 from ..model import Location, ServedModel
 from ..yamlio import DEFAULT_LIMITS, Document, YNode
-from .base import DocContext, has_serving_marker
+from .base import DocContext
+from .protocol import has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
 CHART_FILES = ("Chart.yaml",)
@@ -159,6 +160,20 @@ def _fallback(repo: Path, folder_rel: str, rendered: str, templates: list[tuple[
         return Location(rel, line, 1)
 
     return locate
+
+
+def charts_holding(root: Path, paths: list[str]) -> list[str]:
+    """The ``Chart.yaml`` (repo-relative) of each Helm chart that holds one of ``paths``: a change to any
+    file of a chart changes what it renders."""
+    found: set[str] = set()
+    for path in paths:
+        folder = Path(path).parent
+        for candidate in [folder, *folder.parents]:
+            chart = (candidate / CHART_FILES[0]).as_posix()
+            if (root / chart).is_file() and not escapes(root / chart, root):
+                found.add(chart)
+                break
+    return sorted(found)
 
 
 def rendering(config: dict[str, Any]) -> bool:

@@ -22,6 +22,7 @@ from .pods import kserve_llm_pod, kubernetes_pod
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
+MARKERS = ("inferenceservice", "servingruntime")
 # LLMInferenceService spec.parallelism -> (canonical setting, flag the launch template passes)
 PARALLELISM = {
     "tensor": ("tensor_parallel_size", "--tensor-parallel-size"),

@@ -24,10 +24,13 @@ from ..model import Location, ServedModel, Setting
 from ..paths import UnsafePath, inside_repo
 from ..textsafe import neutralise
 from ..yamlio import Document, YNode, load_file, parse_text
-from .base import DocContext, Workspace, has_serving_marker
+from .base import DocContext, Workspace
+from .protocol import REGISTRY, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60
+# A kustomization is read by its file name (``NAMES``); the files it renders are prefiltered by markers.
+MARKERS: tuple[str, ...] = ()
 _noted: set[str] = set()
 
 
@@ -206,8 +209,6 @@ def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallb
     where ``index`` finds it, else the object ``fallback_of(kind, name, document)`` names, else the
     file of ``ctx``. ``identity`` prefixes their identities. Unless ``keep_unchanged``, a served model
     whose every setting sits in one source file is left out (linting that file covers it)."""
-    from . import ADAPTERS
-
     rendered = parse_text(ctx.path, rendered_text)
     if rendered.error is not None:
         note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
@@ -218,10 +219,10 @@ def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallb
         if root is None or root.kind != "map":
             continue
         sub = DocContext(rendered, document, ctx.workspace)
-        for adapter in ADAPTERS:
-            if adapter is served_models:
+        for adapter in REGISTRY:
+            if adapter.served_models is served_models:
                 continue
-            models = adapter(sub, root)
+            models = adapter.served_models(sub, root)
             if models:
                 kind, name = root.scalar("kind"), root.scalar("metadata", "name")
                 fallback = fallback_of(kind, name, document) or Location(ctx.path, 1, 1)

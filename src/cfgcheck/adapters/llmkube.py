@@ -13,6 +13,7 @@ from .base import DocContext, operator_tokens, Workspace, env_settings, finish, 
 from .pods import llmkube_pod
 
 API_GROUP = "inference.llmkube.dev/"
+MARKERS = ("llmkube",)
 
 # typed field -> (flag the operator emits, canonical setting), per runtime
 TYPED_FIELDS = {
@@ -52,11 +53,36 @@ def is_llmkube(root: YNode, kind: str) -> bool:
     return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") == kind
 
 
-def index_models(workspace: Workspace, loaded, root: YNode) -> None:
-    if is_llmkube(root, "Model"):
-        name = root.scalar("metadata", "name")
-        if isinstance(name, str):
-            workspace.llmkube_models[name] = (loaded, root)
+def index(workspace: Workspace, loaded) -> None:
+    """Protocol hook: record every LLMKube ``Model`` of the file by name, for ``spec.modelRef``."""
+    for document in loaded.documents:
+        root = document.root
+        if root is not None and root.kind == "map" and is_llmkube(root, "Model"):
+            name = root.scalar("metadata", "name")
+            if isinstance(name, str):
+                workspace.llmkube_models[name] = (loaded, root)
+
+
+def refers_forward(workspace: Workspace, root: YNode) -> bool:
+    """Protocol hook: an ``InferenceService`` whose ``modelRef`` names a Model not indexed yet."""
+    return is_llmkube(root, "InferenceService") and root.scalar("spec", "modelRef") not in workspace.llmkube_models
+
+
+def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
+    """Protocol hook for ``propose``: where an InferenceService keeps setting ``name`` as a field."""
+    if not is_llmkube(root, "InferenceService"):
+        return None
+    if name == "extra_args":
+        return root, ["spec", "extraArgs"]
+    if name == "image":
+        return root, ["spec", "image"]
+    if name == "max_num_seqs" and PARALLEL_SLOTS.get(model.engine):
+        return root, ["spec", "parallelSlots"]
+    section, fields = TYPED_FIELDS.get(model.engine, (None, {}))
+    for field, (_, canonical) in fields.items():
+        if canonical == name:
+            return root, ["spec"] + ([section] if section else []) + [field]
+    return None
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -28,9 +28,12 @@ from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .chart import values_sources
+from .tree import value_of_key_at
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+# Files are chosen by the ``files:`` globs of the user's ``values:`` mappings (see ``lint.serving_filter``).
+MARKERS: tuple[str, ...] = ()
 
 
 def entries_for(config: dict, path: str) -> list[dict]:
@@ -96,6 +99,16 @@ def flag_for(engine: str, canonical: str) -> str:
         if name == canonical and len(dest) > 2:
             return "--" + dest.replace("_", "-")
     return "--" + canonical.replace("_", "-")
+
+
+def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
+    """Protocol hook for ``propose``: the values path the user's mapping gives for setting ``name``."""
+    node = value_of_key_at(root, model.location, model.path) if model.kind == "values" else None
+    for entry in entries_for(config, model.path) if node is not None else []:
+        dotted = (entry.get("settings") or {}).get(name)
+        if isinstance(dotted, str):
+            return node, split_path(dotted)
+    return None
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

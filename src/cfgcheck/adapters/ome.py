@@ -14,6 +14,7 @@ from .base import DocContext, finish, to_int
 from .containers import container_model
 
 API_GROUP = "ome.io/"
+MARKERS = ("ome.io",)
 COMPONENTS = (("engineConfig", "engine"), ("decoderConfig", "decoder"), ("engine", "engine"), ("decoder", "decoder"))
 
 

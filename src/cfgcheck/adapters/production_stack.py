@@ -11,6 +11,9 @@ from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .pods import production_stack_pod
+from .tree import map_holding
+
+MARKERS = ("servingenginespec",)
 
 VLLM_CONFIG_FIELDS = {
     "maxModelLen": ("--max-model-len", "max_model_len"),
@@ -41,6 +44,19 @@ def values_roots(root: YNode) -> list[tuple[YNode, str]]:
     return [(root, "")]
 
 
+def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
+    """Protocol hook for ``propose``: a ``modelSpec[]`` entry keeps settings under ``vllmConfig``."""
+    entry = map_holding(root, model.location, model.path) if model.kind == "production-stack" else None
+    if entry is None:
+        return None
+    if name == "extra_args":
+        return entry, ["vllmConfig", "extraArgs"]
+    for field, (_, canonical) in VLLM_CONFIG_FIELDS.items():
+        if canonical == name:
+            return entry, ["vllmConfig", field]
+    return None
+
+
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     found: list[ServedModel] = []
     release = root.scalar("metadata", "name") if root.get("apiVersion") is not None else None
@@ -62,6 +78,7 @@ def _ray_cluster_gpus(model: ServedModel, entry: YNode) -> None:
         return
     head, workers = to_int(ray.scalar("headNode", "requestGPU", default=0)), to_int(entry.scalar("replicaCount", default=1))
     per_worker = model.gpus.value
+    model.gpus_span = "group"
     if not all(isinstance(n, int) for n in (head, workers, per_worker)):
         model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: ray cluster, not literal)")
         return

@@ -14,6 +14,7 @@ from .base import DocContext, finish, set_image, to_int
 from .containers import as_float, env_map_settings, typed_setting
 
 API_GROUP = "production-stack.vllm.ai/"
+MARKERS = ("vllm",)
 MODEL_FIELDS = {
     "maxModelLen": ("max_model_len", "--max-model-len", to_int),
     "maxNumSeqs": ("max_num_seqs", "--max-num-seqs", to_int),

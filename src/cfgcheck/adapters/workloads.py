@@ -12,13 +12,20 @@ from __future__ import annotations
 
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, finish, gpu_count, string_map, to_int
+from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, string_map, to_int
 from .containers import container_model
-from .pods import kubernetes_pod
+from .pods import index_services, kubernetes_pod
+
+MARKERS = ENGINE_MARKERS
+# Protocol hook: Kubernetes Services of every file, matched to pods by selector (port-mismatch).
+index = index_services
 
 MAX_SEARCH_DEPTH = 12
 # Pod templates that are completed elsewhere (RoleBasedGroup roles patch them): not a whole pod
 PARTIAL_TEMPLATES = ("roleTemplates",)
+# Resources that run one engine across several pods: a GPU count read from one of their pod templates
+# is not the engine's, unless ``_topology_gpus`` counts the whole group.
+MULTI_POD_KINDS = ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob", "RayClusterFleet")
 
 
 def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
@@ -75,6 +82,8 @@ def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode 
         "cloud.google.com/gke-accelerator")
     if product:
         model.gpu_product = product
+    if kind in MULTI_POD_KINDS:
+        model.gpus_span = "unknown"
     if spec is None or spec.kind != "map":
         return
     model.replicas = ctx.field_setting(spec, "replicas", "replicas", "spec.replicas", to_int)
@@ -176,6 +185,7 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
         total, how = _lws_gpus(root)
     else:
         return
+    model.gpus_span = "group"
     if total is None:
         model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: not literal)")
     else:

@@ -76,7 +76,7 @@ def gpu_by_name(name: str) -> Gpu | None:
     return None
 
 
-_GPU_LABELS = (
+GPU_LABELS = (  # node labels that name the GPU, best first (adapters record them as model.gpu_labels)
     "nvidia.com/gpu.product",
     "cloud.google.com/gke-accelerator",
     "amd.com/gpu.product-name",
@@ -105,7 +105,7 @@ def resolve_gpu(model: Any, config: dict | None = None) -> tuple[Gpu | None, str
         candidates.append((directive.value, "directive"))
     if getattr(model, "gpu_product", None):
         candidates.append((model.gpu_product, "gpu product"))
-    candidates.extend(_label_candidates(labels))
+    candidates.extend((value, label) for label, value in getattr(model, "gpu_labels", ()))
     cfg_gpu = config.get("gpu")
     if isinstance(cfg_gpu, dict):
         cfg_gpu = cfg_gpu.get("name") or cfg_gpu.get("product")
@@ -124,7 +124,7 @@ def resolve_gpu_from_labels(labels: Mapping[str, str], resources: Mapping[str, A
 
 
 def _label_candidates(labels: Mapping[str, str]) -> list[tuple[str, str]]:
-    return [(labels[label], label) for label in _GPU_LABELS if labels.get(label)]
+    return [(labels[label], label) for label in GPU_LABELS if labels.get(label)]
 
 
 def _first_known(candidates: list[tuple[str, str]], labels: Mapping[str, str],

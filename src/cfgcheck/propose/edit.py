@@ -18,11 +18,12 @@ from __future__ import annotations
 import re
 import shlex
 from dataclasses import dataclass
-from typing import Any, Iterator
+from typing import Any
 
-from ..adapters import llmkube, mapped, production_stack
+from ..adapters.protocol import REGISTRY
+from ..adapters.tree import at_location, walk
 from ..model import Edit, Location, ServedModel, Setting
-from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits, scalar_text_location
+from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits
 from .plan import PlanError, Resolved
 
 _WORD = re.compile(r"[A-Za-z0-9_./:@%+=,~^-]+")
@@ -69,64 +70,17 @@ def yaml_string(value: Any) -> str:
 # ---------------------------------------------------------------- tree helpers
 
 
-def _walk(node: YNode) -> Iterator[tuple[YNode, YNode | None, YNode | None]]:
-    """(node, parent, key node) for every node below ``node``."""
-    stack: list[tuple[YNode, YNode | None, YNode | None]] = [(node, None, None)]
-    seen: set[int] = set()
-    while stack:
-        current, parent, key = stack.pop()
-        if id(current) in seen:
-            continue
-        seen.add(id(current))
-        yield current, parent, key
-        if current.kind == "map":
-            for k, v in current.value:
-                stack.append((v, current, k))
-        elif current.kind == "seq":
-            stack.extend((child, current, None) for child in current.value)
-
-
-def _at(node: YNode, location: Location, path: str) -> bool:
-    loc = scalar_text_location(path, node) if node.kind == "scalar" else node.location(path)
-    return (loc.line, loc.column) == (location.line, location.column) or (node.line, node.column) == (
-        location.line, location.column)
-
-
-def value_of_key_at(root: YNode, location: Location, path: str) -> YNode | None:
-    """The value whose key (or which itself) is at ``location``."""
-    for node, parent, key in _walk(root):
-        if key is not None and _at(key, location, path):
-            return node
-    for node, _, _ in _walk(root):
-        if node.kind == "map" and (node.line, node.column) == (location.line, location.column):
-            return node
-    return None
-
-
-def map_holding(root: YNode, location: Location, path: str) -> YNode | None:
-    """The mapping that holds the key or value at ``location`` (or is itself there)."""
-    for node, _, _ in _walk(root):
-        if node.kind != "map":
-            continue
-        if (node.line, node.column) == (location.line, location.column):
-            return node
-        for key, value in node.value:
-            if _at(key, location, path) or (value.kind == "scalar" and _at(value, location, path)):
-                return node
-    return None
-
-
 def seq_item_at(root: YNode, location: Location, path: str) -> tuple[YNode, YNode] | None:
     """(sequence, item) for the scalar list item at ``location``."""
-    for node, parent, _ in _walk(root):
-        if parent is not None and parent.kind == "seq" and node.kind == "scalar" and _at(node, location, path):
+    for node, parent, _ in walk(root):
+        if parent is not None and parent.kind == "seq" and node.kind == "scalar" and at_location(node, location, path):
             return parent, node
     return None
 
 
 def scalar_containing(root: YNode, location: Location) -> YNode | None:
     best = None
-    for node, _, _ in _walk(root):
+    for node, _, _ in walk(root):
         if node.kind != "scalar":
             continue
         if (node.line, node.column) <= (location.line, location.column) < (node.end_line, node.end_column):
@@ -270,34 +224,14 @@ def _whole_item(loc: Location, text: Text) -> bool:
 # ---------------------------------------------------------------- inserting typed fields
 
 
-def typed_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list[str | int]] | None:
-    """(mapping to start from, key path below it) where the format keeps setting ``name`` as a field."""
-    if llmkube.is_llmkube(root, "InferenceService"):
-        engine = model.engine
-        if name == "image":
-            return root, ["spec", "image"]
-        if name == "max_num_seqs" and llmkube.PARALLEL_SLOTS.get(engine):
-            return root, ["spec", "parallelSlots"]
-        section, fields = llmkube.TYPED_FIELDS.get(engine, (None, {}))
-        for field, (_, canonical) in fields.items():
-            if canonical == name:
-                return root, ["spec"] + ([section] if section else []) + [field]
-        return None
-    if model.kind == "production-stack":
-        entry = map_holding(root, model.location, model.path)
-        if entry is None:
-            return None
-        for field, (_, canonical) in production_stack.VLLM_CONFIG_FIELDS.items():
-            if canonical == name:
-                return entry, ["vllmConfig", field]
-        return None
-    if model.kind == "values":
-        node = value_of_key_at(root, model.location, model.path)
-        for entry in mapped.entries_for(config, model.path):
-            dotted = (entry.get("settings") or {}).get(name)
-            if isinstance(dotted, str) and node is not None:
-                return node, mapped.split_path(dotted)
-        return None
+def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list[str | int]] | None:
+    """(mapping to start from, key path below it) where the model's format keeps setting ``name``
+    (``extra_args``: its argument list): the first registered adapter that knows says."""
+    for adapter in REGISTRY:
+        hook = getattr(adapter, "setting_home", None)
+        home = hook(model, root, name, config) if hook is not None else None
+        if home is not None:
+            return home
     return None
 
 
@@ -346,7 +280,7 @@ def insert_field(text: Text, root: YNode, start: YNode, parts: list[str | int], 
 def _step(root: YNode) -> int:
     """The file's indentation step: how far a nested block mapping is indented past its key (2 when
     the document does not tell)."""
-    for node, _, _ in _walk(root):
+    for node, _, _ in walk(root):
         if node.kind != "map":
             continue
         for key, value in node.value:
@@ -456,27 +390,12 @@ def insert_flag(r: Resolved, text: Text, root: YNode, config: dict, flag: str) -
         if node is None:
             raise PlanError(f"cannot find where the engine arguments of {where} are written; edit it by hand")
         return append_to_string(text, last.location, node, _argv_items(flag, r.value, False), where)
-    home = _extra_args_home(model, root, config)
+    home = setting_home(model, root, "extra_args", config)
     if home is None:
         raise PlanError(f"{where} has no argument list to add {flag} to; edit it by hand")
     start, parts = home
     items = [yaml_string(item) for item in _argv_items(flag, r.value, False)]
     return insert_field(text, root, start, parts, [f"- {item}" for item in items], where)
-
-
-def _extra_args_home(model: ServedModel, root: YNode, config: dict) -> tuple[YNode, list[str | int]] | None:
-    if llmkube.is_llmkube(root, "InferenceService"):
-        return root, ["spec", "extraArgs"]
-    if model.kind == "production-stack":
-        entry = map_holding(root, model.location, model.path)
-        return (entry, ["vllmConfig", "extraArgs"]) if entry is not None else None
-    if model.kind == "values":
-        node = value_of_key_at(root, model.location, model.path)
-        for entry in mapped.entries_for(config, model.path):
-            dotted = (entry.get("settings") or {}).get("extra_args")
-            if isinstance(dotted, str) and node is not None:
-                return node, mapped.split_path(dotted)
-    return None
 
 
 # ---------------------------------------------------------------- the plan
@@ -501,7 +420,7 @@ def edits_for(r: Resolved, loaded: LoadedFile, config: dict) -> list[Edit]:
         raise PlanError(f"cannot read {loaded.path} to add {r.label}")
     where = f"{r.model.path} ({r.model.name})"
     if r.flag is None:
-        home = typed_home(r.model, root, r.name, config)
+        home = setting_home(r.model, root, r.name, config)
         if home is not None:
             start, parts = home
             return [insert_field(text, root, start, parts, yaml_value(r.value), where)]

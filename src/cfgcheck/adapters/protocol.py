@@ -1,0 +1,85 @@
+"""The contract every adapter meets, and the registry the core reads (in the spirit of pre-commit's
+``languages/`` modules: a small explicit core, one module per format behind one protocol).
+
+An adapter is usually a module; it declares
+
+- ``MARKERS``: lower-case words, one of which is in the raw bytes of every file it can read. The
+  prefilter (``has_serving_marker``) is built from the registered adapters, so a format cannot be
+  skipped because someone forgot to list its word elsewhere.
+- ``served_models(ctx, root)``: the located served models of one YAML document, or ``[]`` when the
+  document is not theirs. The first registered adapter that returns models owns the document.
+
+and may declare
+
+- ``index(workspace, loaded)``: a first pass over every file, recording what other documents refer to
+  (LLMKube ``Model``s by name, Kubernetes ``Service``s).
+- ``refers_forward(workspace, root)``: true when the document refers to something not indexed yet, so the
+  run reads it after the other files.
+- ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
+  of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
+  below it); ``None`` when the model is not theirs or the format has no such field.
+
+Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
+that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
+and capacity read those, never the YAML.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ..model import ServedModel
+    from ..yamlio import YNode
+    from .base import DocContext
+
+# Directives (``# cfgcheck: engine=vllm``) are read by the core for every format: a file holding one is
+# always worth reading.
+DIRECTIVE_MARKER = "cfgcheck"
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    MARKERS: tuple[str, ...]
+
+    def served_models(self, ctx: DocContext, root: YNode) -> list[ServedModel]: ...
+
+
+# Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
+REGISTRY: list[Adapter] = []
+_markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
+
+
+def register(adapter: Adapter, before: Adapter | None = None) -> Adapter:
+    """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
+    prefilter. A module without ``MARKERS`` or ``served_models`` is refused here, not skipped later."""
+    if not isinstance(adapter, Adapter):
+        raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
+                        f"and served_models(ctx, root)")
+    if adapter not in REGISTRY:
+        REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
+    _rebuild_markers()
+    return adapter
+
+
+def unregister(adapter: Adapter) -> None:
+    if adapter in REGISTRY:
+        REGISTRY.remove(adapter)
+    _rebuild_markers()
+
+
+def _rebuild_markers() -> None:
+    global _markers
+    words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
+    _markers = tuple(dict.fromkeys(words))
+
+
+def serving_markers() -> tuple[str, ...]:
+    return _markers
+
+
+def has_serving_marker(text: str) -> bool:
+    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _markers)
+

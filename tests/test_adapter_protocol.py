@@ -1,0 +1,168 @@
+"""The adapter protocol: adding a format is one module, one ``register`` line and its fixtures."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from cfgcheck import adapters
+from cfgcheck.adapters import protocol
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+
+# A format no built-in adapter knows, whose file holds none of the built-in marker words.
+ACME_ADAPTER = '''
+"""Acme ModelServer: ``spec.model`` is the model, ``spec.maxSeqs`` is vLLM's --max-num-seqs."""
+from cfgcheck.adapters.base import DocContext, finish, operator_tokens
+from cfgcheck.engines.argv import apply_argv
+
+MARKERS = ("acme.example",)
+
+
+def served_models(ctx: DocContext, root):
+    if root.scalar("apiVersion") != "acme.example/v1" or root.scalar("kind") != "ModelServer":
+        return []
+    spec = root.get("spec")
+    model = ctx.new_model(str(root.scalar("metadata", "name")), "ModelServer", root, "acme")
+    model.engine = "vllm"
+    model.add(ctx.field_setting(spec, "model", "model", "spec.model"))
+    seqs = ctx.field_setting(spec, "maxSeqs", "max_num_seqs", "spec.maxSeqs")
+    model.argv.extend(operator_tokens(seqs, "--max-num-seqs"))
+    apply_argv(model, model.argv)
+    return [finish(model)]
+'''
+
+ACME_FILE = """\
+apiVersion: acme.example/v1
+kind: ModelServer
+metadata:
+  name: chat
+spec:
+  model: org/chat-model
+  maxSeqs: many
+"""
+
+
+@pytest.fixture
+def acme(tmp_path, monkeypatch):
+    package = tmp_path / "plugins" / "acme_formats"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "modelserver.py").write_text(textwrap.dedent(ACME_ADAPTER))
+    monkeypatch.syspath_prepend(str(tmp_path / "plugins"))
+    module = importlib.import_module("acme_formats.modelserver")
+    yield module
+    protocol.unregister(module)
+    sys.modules.pop("acme_formats.modelserver", None)
+    sys.modules.pop("acme_formats", None)
+
+
+def _lint(root: Path):
+    return lint([root], Config(root.resolve()))
+
+
+def test_registered_throwaway_adapter_has_its_model_linted(acme, tmp_path):
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "server.yaml").write_text(ACME_FILE)
+    assert not _lint(repo).models  # unknown format, and no built-in marker word: skipped
+
+    protocol.register(acme, before=adapters.workloads)
+
+    assert "acme.example" in protocol.serving_markers()
+    result = _lint(repo)
+    assert [(m.name, m.engine, m.model.value) for m in result.models] == [("chat", "vllm", "org/chat-model")]
+    located = [(f.code, f.location.line) for f in result.findings if f.location.path.endswith("server.yaml")]
+    assert ("CFG105", 7) in located  # "many" is no integer for --max-num-seqs, at spec.maxSeqs
+
+
+def test_unregistering_an_adapter_drops_its_marker(acme):
+    protocol.register(acme)
+    protocol.unregister(acme)
+    assert acme not in protocol.REGISTRY
+    assert "acme.example" not in protocol.serving_markers()
+
+
+def test_a_module_without_markers_is_refused_at_registration(tmp_path):
+    forgetful = type(sys)("forgetful")
+    forgetful.served_models = lambda ctx, root: []
+    with pytest.raises(TypeError, match="MARKERS"):
+        protocol.register(forgetful)
+    assert forgetful not in protocol.REGISTRY
+
+
+def test_every_built_in_adapter_declares_markers_and_the_prefilter_is_their_union():
+    assert all(isinstance(adapter, protocol.Adapter) for adapter in protocol.REGISTRY)
+    declared = {word for adapter in protocol.REGISTRY for word in adapter.MARKERS} | {protocol.DIRECTIVE_MARKER}
+    assert set(protocol.serving_markers()) == declared
+    # The words the prefilter used before adapters declared them: none lost.
+    assert declared >= {"vllm", "sglang", "tokenspeed", "llama", "llmkube", "servingenginespec",
+                        "inferenceservice", "servingruntime", "cfgcheck", "ome.io"}
+
+
+LWS = """\
+apiVersion: leaderworkerset.x-k8s.io/v1
+kind: LeaderWorkerSet
+metadata:
+  name: big
+spec:
+  leaderWorkerTemplate:
+    size: {size}
+    leaderTemplate:
+      spec:
+        containers:
+          - name: leader
+            image: vllm/vllm-openai:v0.10.0
+            command: ["vllm", "serve", "org/m", "--tensor-parallel-size", "8"]
+            resources:
+              limits:
+                nvidia.com/gpu: "4"
+    workerTemplate:
+      spec:
+        nodeSelector:
+          nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+        containers:
+          - name: worker
+            image: vllm/vllm-openai:v0.10.0
+            command: ["sh", "-c", "ray start --address=$(LWS_LEADER_ADDRESS):6379 --block"]
+            resources:
+              limits:
+                nvidia.com/gpu: "4"
+"""
+
+
+def _models(text: str):
+    from cfgcheck.yamlio import parse_text
+    loaded = parse_text("lws.yaml", text)
+    workspace = adapters.Workspace()
+    adapters.index(workspace, loaded)
+    return adapters.served_models(workspace, loaded)
+
+
+def test_topology_facts_come_from_the_adapter():
+    (leader,) = [m for m in _models(LWS.format(size=2)) if m.engine == "vllm"]
+    assert (leader.gpus.value, leader.gpus_span) == (8, "group")  # leader 4 + 1 worker x 4
+
+
+def test_gpu_labels_are_yielded_by_the_adapter_best_first():
+    pod = """\
+apiVersion: v1
+kind: Pod
+metadata: {name: p}
+spec:
+  nodeSelector:
+    node.kubernetes.io/instance-type: p5.48xlarge
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+    team: ml
+  containers:
+    - name: engine
+      image: vllm/vllm-openai:v0.10.0
+      command: ["vllm", "serve", "org/m"]
+"""
+    (model,) = _models(pod)
+    assert model.gpu_labels == [("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
+                                ("node.kubernetes.io/instance-type", "p5.48xlarge")]
