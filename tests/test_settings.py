@@ -3,6 +3,8 @@ engines' own catalogs; and the human-size bug it fixed (``1.5g`` and ``1500m`` a
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cfgcheck import settings
@@ -15,26 +17,22 @@ from helpers import lint_text
 GiB = 2**30
 HUMAN_TYPES = {"human-readable-int", "human-readable-int-or-auto", "si-iec-int"}
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: m}}
-spec:
-  template:
-    spec:
-      containers:
-      - name: vllm
-        image: vllm/vllm-openai:v0.10.2
-        args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--kv-cache-memory-bytes", "{size}"]
-        resources: {{limits: {{nvidia.com/gpu: 1}}}}
-"""
+
+
+def _deployment(kv_cache_bytes: str) -> str:
+    """A one-GPU vLLM Deployment (as JSON, which YAML reads) with ``--kv-cache-memory-bytes``."""
+    container = {"name": "vllm", "image": "vllm/vllm-openai:v0.10.2",
+                 "args": ["--model", "Qwen/Qwen2.5-7B-Instruct", "--kv-cache-memory-bytes", kv_cache_bytes],
+                 "resources": {"limits": {"nvidia.com/gpu": 1}}}
+    return json.dumps({"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "m"},
+                       "spec": {"template": {"spec": {"containers": [container]}}}}, indent=1)
 
 
 def test_decimal_and_integer_spellings_of_one_size_give_the_same_finding(tmp_path):
     # the bug of issue 14: 1500m gave CFG202 (a 1.40 GiB pool is too small) and 1.5g gave nothing
     found = {}
     for size in ("1500m", "1.5g", "1500000000"):
-        result = lint_text(tmp_path / size, DEPLOYMENT.format(size=size))
+        result = lint_text(tmp_path / size, _deployment(size))
         found[size] = [(f.code, f.message) for f in result.findings if f.code == "CFG202"]
     assert found["1500m"] and "26,144 tokens" in found["1500m"][0][1]
     assert found["1500m"] == found["1.5g"] == found["1500000000"]
@@ -71,7 +69,8 @@ def test_sglang_size_is_case_sensitive_and_refuses_iec_decimals(text):
         settings.sglang_size(text)
 
 
-@pytest.mark.parametrize("kind, parser", [("human-readable-int", settings.vllm_size), ("si-iec-int", settings.sglang_size)])
+@pytest.mark.parametrize("kind, parser", [("human-readable-int", settings.vllm_size),
+                                          ("si-iec-int", settings.sglang_size)])
 @pytest.mark.parametrize("text", ["32k", "32K", "1.5g", "1.5G", "1Ki", "4GiB", "17", "x"])
 def test_catalog_validators_use_the_same_parsers(kind, parser, text):
     checked = catalog.convert(kind, text)
@@ -127,7 +126,8 @@ def test_adapter_tables_are_lookups_in_the_vocabulary():
     assert kserve.PARALLELISM["dataLocal"] == ("--data-parallel-size-local", "data_parallel_size_local")
     assert settings.flag("llama.cpp", "max_model_len") == "--ctx-size" and settings.flag("sglang", "gpu_layers") is None
     assert settings.KEY_SETTINGS[:2] == ("max_model_len", "max_num_seqs")
-    assert "max_num_batched_tokens" in settings.COMMON_SETTINGS and "max_num_batched_tokens" not in settings.KEY_SETTINGS
+    assert "max_num_batched_tokens" in settings.COMMON_SETTINGS
+    assert "max_num_batched_tokens" not in settings.KEY_SETTINGS
 
 
 def _flags(engine: str, version: str | None, *texts: str) -> ServedModel:

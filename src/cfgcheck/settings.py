@@ -107,7 +107,8 @@ SETTINGS: tuple[SettingDef, ...] = (
     SettingDef("data_parallel_size_local", INT, "data-parallel replicas on this node",
                _on(("data_parallel_size_local",), tokenspeed=()),
                {KSERVE_PARALLELISM: (("dataLocal", "--data-parallel-size-local"),)}),
-    SettingDef("expert_parallel_size", INT, "SGLang's expert-parallel group size", _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",))),
+    SettingDef("expert_parallel_size", INT, "SGLang's expert-parallel group size",
+               _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",))),
     SettingDef("enable_expert_parallel", BOOL, "vLLM spreads MoE experts over the TP x DP GPUs",
                _on(("enable_expert_parallel",)),
                {KSERVE_PARALLELISM: (("expert", "--enable-expert-parallel"),)}),
@@ -128,7 +129,8 @@ SETTINGS: tuple[SettingDef, ...] = (
     SettingDef("chunked_prefill_size", INT, "SGLang's most prompt tokens prefilled per chunk",
                _on(sglang=("chunked_prefill_size",), tokenspeed=("chunked_prefill_size",)),
                {LLMKUBE_SGLANG: (("chunkedPrefillSize", "--chunked-prefill-size"),)}),
-    SettingDef("max_total_tokens", SIZE, "SGLang's KV pool size in tokens", _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",))),
+    SettingDef("max_total_tokens", SIZE, "SGLang's KV pool size in tokens",
+               _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",))),
     SettingDef("enable_prefix_caching", BOOL, "reuse the KV cache of shared prompt prefixes",
                _on(("enable_prefix_caching",)),
                {LLMKUBE_VLLM: (("enablePrefixCaching", "--enable-prefix-caching"),),
@@ -189,16 +191,32 @@ def typed_fields(operator_format: str) -> dict[str, tuple[str, str]]:
 
 # ---------------------------------------------------------------- values
 
-# vLLM's human_readable_int (vllm/engine/arg_utils.py; vllm/utils/argparse_utils.py from 0.11):
-# lower-case suffixes are decimal and take decimals (1.5g), upper-case are binary and do not.
-_VLLM_SIZE = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-_DECIMAL = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BINARY = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-# SGLang's human_readable_int (python/sglang/srt/utils/common.py): SI k M G T (decimals allowed)
-# and IEC Ki Mi Gi Ti (integers only), case-sensitive.
-_SGLANG_SIZE = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
-_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+@dataclass(frozen=True)
+class SizeSyntax:
+    """An engine's human-readable int: suffixes that scale decimals, suffixes that take integers only."""
+
+    pattern: re.Pattern
+    decimal: dict[str, int]
+    binary: dict[str, int]
+    scale: Callable[[str, int], int]  # number text x multiplier, as the engine computes it
+    not_an_int: str  # why a text that matches no suffix is refused
+    binary_decimals: str  # why ``1.5G`` is refused (format keys: number, suffix, lower)
+
+    def parse(self, text: str) -> int:
+        """The integer ``text`` means, or ValueError with the reason the engine refuses it."""
+        value = text.strip()
+        match = self.pattern.fullmatch(value)
+        if match is None:
+            return _argparse_int(value, self.not_an_int)
+        number, suffix = match.groups()
+        if suffix in self.decimal:
+            try:
+                return self.scale(number, self.decimal[suffix])
+            except (OverflowError, InvalidOperation):
+                raise ValueError("is too large") from None
+        if "." in number:
+            raise ValueError(self.binary_decimals.format(number=number, suffix=suffix, lower=suffix.lower()))
+        return _argparse_int(number, "is too large") * self.binary[suffix]
 
 
 def _argparse_int(text: str, reason: str) -> int:
@@ -208,40 +226,23 @@ def _argparse_int(text: str, reason: str) -> int:
         raise ValueError(reason) from None
 
 
-def vllm_size(text: str) -> int:
-    """vLLM's human-readable int: ``32k`` = 32,000, ``32K`` = 32,768, ``1.5g`` = 1,500,000,000.
-    Raises ValueError with the reason the engine refuses it."""
-    value = text.strip()
-    match = _VLLM_SIZE.fullmatch(value)
-    if match is None:
-        return _argparse_int(value, "expects an integer (human-readable suffixes like 32k or 32K allowed)")
-    number, suffix = match.groups()
-    if suffix in _DECIMAL:
-        try:
-            return int(float(number) * _DECIMAL[suffix])
-        except OverflowError:
-            raise ValueError("is too large") from None
-    if "." in number:
-        raise ValueError(f"decimals are not allowed with binary suffix {suffix} (use {number}{suffix.lower()})")
-    return _argparse_int(number, "is too large") * _BINARY[suffix]
-
-
-def sglang_size(text: str) -> int:
-    """SGLang's human-readable int: ``1k`` = 1,000, ``1M`` = 1,000,000, ``1Ki`` = 1,024.
-    Raises ValueError with the reason the engine refuses it."""
-    value = text.strip()
-    match = _SGLANG_SIZE.fullmatch(value)
-    if match is None:
-        return _argparse_int(value, "expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)")
-    number, suffix = match.groups()
-    if suffix in _IEC:
-        if "." in number:
-            raise ValueError(f"decimals are not allowed with IEC suffix {suffix}")
-        return _argparse_int(number, "is too large") * _IEC[suffix]
-    try:
-        return int(Decimal(number) * _SI[suffix])
-    except InvalidOperation:
-        raise ValueError("is too large") from None
+# vLLM's human_readable_int (vllm/engine/arg_utils.py; vllm/utils/argparse_utils.py from 0.11):
+# lower-case suffixes are decimal and take decimals (1.5g), upper-case are binary and do not.
+VLLM_SIZE = SizeSyntax(
+    re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])"),
+    {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}, {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40},
+    lambda number, multiplier: int(float(number) * multiplier),
+    "expects an integer (human-readable suffixes like 32k or 32K allowed)",
+    "decimals are not allowed with binary suffix {suffix} (use {number}{lower})")
+# SGLang's human_readable_int (python/sglang/srt/utils/common.py): SI k M G T (decimals allowed)
+# and IEC Ki Mi Gi Ti (integers only), case-sensitive.
+SGLANG_SIZE = SizeSyntax(
+    re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)"),
+    {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}, {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40},
+    lambda number, multiplier: int(Decimal(number) * multiplier),
+    "expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)",
+    "decimals are not allowed with IEC suffix {suffix}")
+vllm_size, sglang_size = VLLM_SIZE.parse, SGLANG_SIZE.parse
 
 
 # The size parser of each engine (the catalogs type these options human-readable-int / si-iec-int;
@@ -261,13 +262,14 @@ def parse(name: str, text: str, engine: str) -> object:
     """The value setting ``name`` takes from ``text`` on ``engine``, or the text when it does not convert."""
     setting = BY_NAME.get(name)
     kind = setting.type if setting is not None else STR
+    parse_size = _SIZE_PARSERS.get(engine) if kind == SIZE else None
     try:
-        if kind == SIZE:
-            return _SIZE_PARSERS.get(engine, lambda t: _argparse_int(t.strip(), ""))(text)
-        if kind == INT:
-            return _argparse_int(text.strip(), "")
+        if parse_size is not None:
+            return parse_size(text)
+        if kind in (INT, SIZE):  # argparse's int()
+            return int(text.strip())
         if kind == FLOAT:
             return float(text)
-    except ValueError:
+    except ValueError:  # the engine refuses it: the text stays, and CFG rules on values say why
         return text
     return text
