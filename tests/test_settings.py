@@ -149,3 +149,18 @@ def _flags(engine: str, version: str | None, *texts: str) -> ServedModel:
 ])
 def test_flags_are_parsed_by_the_engines_own_converter(engine, version, argv, name, value):
     assert _flags(engine, version, *argv).value(name) == value
+
+
+def test_production_stack_typed_fields_are_parsed_as_vllm_parses_the_rendered_flag(tmp_path):
+    values = """\
+servingEngineSpec:
+  modelSpec:
+    - name: llama
+      repository: vllm/vllm-openai
+      tag: v0.10.2
+      modelURL: Qwen/Qwen2.5-7B-Instruct
+      vllmConfig: {maxModelLen: "32k", maxNumSeqs: "64", gpuMemoryUtilization: "0.9", dtype: "bfloat16"}
+"""
+    (model,) = lint_text(tmp_path, values, "values.yaml").models
+    assert model.value("max_model_len") == 32_000 and model.value("max_num_seqs") == 64
+    assert model.value("gpu_memory_utilization") == 0.9 and model.value("dtype") == "bfloat16"

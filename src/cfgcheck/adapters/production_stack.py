@@ -8,7 +8,7 @@ model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
 from __future__ import annotations
 
 from ..model import ServedModel, Setting
-from ..settings import PRODUCTION_STACK, typed_fields
+from ..settings import PRODUCTION_STACK, parse, typed_fields
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .pods import production_stack_pod
@@ -81,6 +81,8 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             setting = ctx.field_setting(config, field, canonical, f"{path}.vllmConfig.{field}")
             if setting is None:
                 continue
+            if isinstance(setting.value, str):  # the chart renders it into the flag: vLLM parses the text
+                setting.value = parse(canonical, setting.value, "vllm")
             model.add(setting)
             model.argv.extend(operator_tokens(setting, flag))
         extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
