@@ -4,11 +4,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import capacity
+from . import capacity, settings
 from .model import ServedModel
 
-KEY_SETTINGS = ("image", "max_model_len", "max_num_seqs", "gpu_memory_utilization", "mem_fraction_static",
-                "kv_cache_memory_bytes", "tensor_parallel_size", "kv_cache_dtype")
+KEY_SETTINGS = ("image",) + settings.KEY_SETTINGS  # shown before/after in change summaries
 
 
 @dataclass

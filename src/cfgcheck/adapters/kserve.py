@@ -15,6 +15,7 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 from __future__ import annotations
 
 from ..model import ServedModel, Setting
+from ..settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ..yamlio import YNode
 from .base import DocContext, finish, to_int
 from .containers import container_model, container_tokens, typed_setting
@@ -23,14 +24,7 @@ from .pods import kserve_llm_pod, kubernetes_pod
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
 MARKERS = ("inferenceservice", "servingruntime")
-# LLMInferenceService spec.parallelism -> (canonical setting, flag the launch template passes)
-PARALLELISM = {
-    "tensor": ("tensor_parallel_size", "--tensor-parallel-size"),
-    "pipeline": ("pipeline_parallel_size", "--pipeline-parallel-size"),
-    "data": ("data_parallel_size", "--data-parallel-size"),
-    "dataLocal": ("data_parallel_size_local", "--data-parallel-size-local"),
-    "expert": ("enable_expert_parallel", "--enable-expert-parallel"),
-}
+PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag passed, canonical setting)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -182,8 +176,8 @@ def _typed(ctx, model: ServedModel, spec: YNode, section: YNode, path: tuple[str
     prefix = "spec.prefill." if path[0] == "prefill" else "spec."
     parallelism = section.get("parallelism") if section is not None else None
     if parallelism is not None and parallelism.kind == "map":
-        for key, (canonical, flag) in PARALLELISM.items():
+        for key, (flag, canonical) in PARALLELISM.items():
             typed_setting(ctx, model, parallelism, key, canonical, flag, f"{prefix}parallelism.{key}",
-                          None if key == "expert" else to_int, first=True)
+                          to_int if canonical in INT_SETTINGS else None, first=True)
     if section is not None:
         model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{prefix}replicas", to_int)

@@ -8,6 +8,7 @@ match exact flag names only (``parallelSlots`` is skipped when extraArgs has an 
 from __future__ import annotations
 
 from ..model import ArgToken, ServedModel, Setting
+from ..settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
 from .pods import llmkube_pod
@@ -15,32 +16,11 @@ from .pods import llmkube_pod
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
 
-# typed field -> (flag the operator emits, canonical setting), per runtime
+# runtime -> (section of spec holding its typed fields, field -> (flag the operator emits, canonical setting))
 TYPED_FIELDS = {
-    "vllm": ("vllmConfig", {
-        "maxModelLen": ("--max-model-len", "max_model_len"),
-        "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
-        "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
-        "quantization": ("--quantization", "quantization"),
-        "dtype": ("--dtype", "dtype"),
-        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
-        "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
-        "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
-        "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
-    }),
-    "sglang": ("sglangConfig", {
-        "contextLength": ("--context-length", "max_model_len"),
-        "memFractionStatic": ("--mem-fraction-static", "mem_fraction_static"),
-        "maxRunningRequests": ("--max-running-requests", "max_num_seqs"),
-        "tensorParallelSize": ("--tp", "tensor_parallel_size"),
-        "chunkedPrefillSize": ("--chunked-prefill-size", "chunked_prefill_size"),
-        "quantization": ("--quantization", "quantization"),
-        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
-        "dtype": ("--dtype", "dtype"),
-    }),
-    "llama.cpp": (None, {
-        "contextSize": ("--ctx-size", "max_model_len"),
-    }),
+    "vllm": ("vllmConfig", typed_fields(LLMKUBE_VLLM)),
+    "sglang": ("sglangConfig", typed_fields(LLMKUBE_SGLANG)),
+    "llama.cpp": (None, typed_fields(LLMKUBE_LLAMACPP)),
 }
 # parallelSlots: which flag it becomes per runtime (None: the runtime ignores it)
 PARALLEL_SLOTS = {"vllm": "--max-num-seqs", "llama.cpp": "--parallel", "sglang": None, "tokenspeed": None}

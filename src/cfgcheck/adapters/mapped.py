@@ -23,7 +23,8 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from ..engines.argv import CANONICAL_DESTS, apply_argv, convert
+from ..engines.argv import apply_argv
+from ..settings import flag, parse
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
@@ -95,10 +96,7 @@ def expand(node: YNode, parts: list[str], trail: tuple[str, ...] = ()) -> list[t
 
 
 def flag_for(engine: str, canonical: str) -> str:
-    for dest, name in CANONICAL_DESTS.get(engine, {}).items():
-        if name == canonical and len(dest) > 2:
-            return "--" + dest.replace("_", "-")
-    return "--" + canonical.replace("_", "-")
+    return flag(engine, canonical) or "--" + canonical.replace("_", "-")
 
 
 def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
@@ -163,7 +161,7 @@ def _model(ctx: DocContext, entry: dict, node: YNode, key: YNode | None, prefix:
             continue
         setting = ctx.setting(canonical, key_node, value, source, origin="values")
         if isinstance(setting.value, str) and canonical not in ("model", "model_revision"):
-            setting.value = convert(canonical, setting.value, model.engine)
+            setting.value = parse(canonical, setting.value, model.engine)
         model.add(setting)
         if canonical in ("model", "model_revision"):
             continue

@@ -8,6 +8,7 @@ model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
 from __future__ import annotations
 
 from ..model import ServedModel, Setting
+from ..settings import PRODUCTION_STACK, parse, typed_fields
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, finish, set_image, to_int
 from .pods import production_stack_pod
@@ -15,19 +16,7 @@ from .tree import map_holding
 
 MARKERS = ("servingenginespec",)
 
-VLLM_CONFIG_FIELDS = {
-    "maxModelLen": ("--max-model-len", "max_model_len"),
-    "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),
-    "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
-    "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
-    "pipelineParallelSize": ("--pipeline-parallel-size", "pipeline_parallel_size"),
-    "dtype": ("--dtype", "dtype"),
-    "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
-    "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
-    "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
-    "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
-    "quantization": ("--quantization", "quantization"),
-}
+VLLM_CONFIG_FIELDS = typed_fields(PRODUCTION_STACK)  # field -> (flag the chart passes, canonical setting)
 
 
 def values_roots(root: YNode) -> list[tuple[YNode, str]]:
@@ -109,6 +98,8 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             setting = ctx.field_setting(config, field, canonical, f"{path}.vllmConfig.{field}")
             if setting is None:
                 continue
+            if isinstance(setting.value, str):  # the chart renders it into the flag: vLLM parses the text
+                setting.value = parse(canonical, setting.value, "vllm")
             model.add(setting)
             model.argv.extend(operator_tokens(setting, flag))
         extra = ctx.tokens(config.get("extraArgs"), "extraArgs")

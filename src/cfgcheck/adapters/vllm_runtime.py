@@ -9,31 +9,23 @@ from __future__ import annotations
 
 from ..engines.argv import apply_argv
 from ..model import ServedModel, Setting
+from ..settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
 from ..yamlio import YNode
 from .base import DocContext, finish, set_image, to_int
 from .containers import as_float, env_map_settings, typed_setting
 
 API_GROUP = "production-stack.vllm.ai/"
 MARKERS = ("vllm",)
-MODEL_FIELDS = {
-    "maxModelLen": ("max_model_len", "--max-model-len", to_int),
-    "maxNumSeqs": ("max_num_seqs", "--max-num-seqs", to_int),
-    "dtype": ("dtype", "--dtype", None),
-    "enableLoRA": ("enable_lora", "--enable-lora", None),
-}
-CONFIG_FIELDS = {
-    "tensorParallelSize": ("tensor_parallel_size", "--tensor-parallel-size", to_int),
-    "pipelineParallelSize": ("pipeline_parallel_size", "--pipeline-parallel-size", to_int),
-    "gpuMemoryUtilization": ("gpu_memory_utilization", "--gpu-memory-utilization", as_float),
-    "enableChunkedPrefill": ("enable_chunked_prefill", "--enable-chunked-prefill", None),
-    "enablePrefixCaching": ("enable_prefix_caching", "--enable-prefix-caching", None),
-    "maxLoras": ("max_loras", "--max-loras", to_int),
-    "maxNumSeqs": ("max_num_seqs", "--max-num-seqs", to_int),
-    "maxModelLen": ("max_model_len", "--max-model-len", to_int),
-    "maxNumBatchedTokens": ("max_num_batched_tokens", "--max-num-batched-tokens", to_int),
-    "kvCacheDtype": ("kv_cache_dtype", "--kv-cache-dtype", None),
-    "quantization": ("quantization", "--quantization", None),
-}
+MODEL_FIELDS = typed_fields(VLLM_RUNTIME_MODEL)  # field -> (flag the operator passes, canonical setting)
+CONFIG_FIELDS = typed_fields(VLLM_RUNTIME_CONFIG)
+# how a typed field's YAML value becomes the setting's value, by the setting's type
+_FIELD_CONVERTERS = {INT: to_int, SIZE: to_int, FLOAT: as_float}
+
+
+def _typed_fields(ctx: DocContext, model: ServedModel, parent: YNode, fields: dict, prefix: str) -> None:
+    for key, (flag, canonical) in fields.items():
+        convert = _FIELD_CONVERTERS.get(BY_NAME[canonical].type)
+        typed_setting(ctx, model, parent, key, canonical, flag, f"{prefix}{key}", convert)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -63,14 +55,12 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         url = ctx.field_setting(block, "modelURL", "model", "spec.model.modelURL")
         if url is not None:
             model.add(url)
-        for key, (canonical, flag, convert) in MODEL_FIELDS.items():
-            typed_setting(ctx, model, block, key, canonical, flag, f"spec.model.{key}", convert)
+        _typed_fields(ctx, model, block, MODEL_FIELDS, "spec.model.")
     config = spec.get("vllmConfig") if spec.get("vllmConfig") is not None else spec
-    config_prefix = "spec.vllmConfig." if config is not spec else "spec."
-    for key, (canonical, flag, convert) in CONFIG_FIELDS.items():
-        if config is spec and key in ("maxNumSeqs", "maxModelLen"):
-            continue
-        typed_setting(ctx, model, config, key, canonical, flag, f"{config_prefix}{key}", convert)
+    if config is spec:  # the flat layout keeps maxNumSeqs and maxModelLen under spec.model only
+        _typed_fields(ctx, model, config, {k: v for k, v in CONFIG_FIELDS.items() if k not in MODEL_FIELDS}, "spec.")
+    else:
+        _typed_fields(ctx, model, config, CONFIG_FIELDS, "spec.vllmConfig.")
     extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
     if extra:
         model.argv.extend(extra)

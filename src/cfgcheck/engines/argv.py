@@ -11,48 +11,7 @@ import re
 from dataclasses import dataclass
 
 from ..model import ArgToken, ServedModel, Setting
-
-# Argparse destinations whose meaning cfgcheck's rules and capacity model reason about, per engine.
-CANONICAL_DESTS = {
-    "vllm": {
-        "model": "model", "revision": "model_revision", "max_model_len": "max_model_len",
-        "max_num_seqs": "max_num_seqs", "gpu_memory_utilization": "gpu_memory_utilization",
-        "kv_cache_memory_bytes": "kv_cache_memory_bytes", "tensor_parallel_size": "tensor_parallel_size",
-        "pipeline_parallel_size": "pipeline_parallel_size", "data_parallel_size": "data_parallel_size",
-        "kv_cache_dtype": "kv_cache_dtype", "dtype": "dtype", "quantization": "quantization",
-        "max_num_batched_tokens": "max_num_batched_tokens", "block_size": "block_size",
-        "num_gpu_blocks_override": "num_gpu_blocks_override", "api_key": "api_key",
-        "enable_prefix_caching": "enable_prefix_caching", "served_model_name": "served_model_name",
-        "hf_overrides": "hf_overrides", "rope_scaling": "rope_scaling", "enable_expert_parallel": "enable_expert_parallel",
-    },
-    "sglang": {
-        "model_path": "model", "revision": "model_revision", "context_length": "max_model_len",
-        "max_running_requests": "max_num_seqs", "mem_fraction_static": "mem_fraction_static",
-        "tp_size": "tensor_parallel_size", "pp_size": "pipeline_parallel_size", "dp_size": "data_parallel_size",
-        "ep_size": "expert_parallel_size", "kv_cache_dtype": "kv_cache_dtype", "dtype": "dtype",
-        "quantization": "quantization", "chunked_prefill_size": "chunked_prefill_size",
-        "max_total_tokens": "max_total_tokens", "page_size": "block_size", "api_key": "api_key",
-        "served_model_name": "served_model_name", "json_model_override_args": "hf_overrides",
-    },
-    "llama.cpp": {
-        "ctx_size": "max_model_len", "parallel": "max_num_seqs", "model": "model", "api_key": "api_key",
-        "n_gpu_layers": "gpu_layers", "hf_repo": "model",
-        # llama-server's short forms (-c, -np, -m, -hf, -hfr, -ngl, -a)
-        "c": "max_model_len", "np": "max_num_seqs", "m": "model", "hf": "model", "hfr": "model",
-        "ngl": "gpu_layers", "gpu_layers": "gpu_layers", "a": "served_model_name", "alias": "served_model_name",
-    },
-}
-CANONICAL_DESTS["tokenspeed"] = CANONICAL_DESTS["sglang"]
-
-INT_SETTINGS = {
-    "max_model_len", "max_num_seqs", "kv_cache_memory_bytes", "tensor_parallel_size", "pipeline_parallel_size",
-    "data_parallel_size", "expert_parallel_size", "max_num_batched_tokens", "block_size", "num_gpu_blocks_override",
-    "chunked_prefill_size", "max_total_tokens", "gpu_layers",
-}
-FLOAT_SETTINGS = {"gpu_memory_utilization", "mem_fraction_static"}
-
-_HUMAN_INT = re.compile(r"^(\d+)([kKmMgGtT])$")
-_SUFFIX_POWER = {"k": 1, "m": 2, "g": 3, "t": 4}
+from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
 
 # Launchers: argv prefixes that start an engine, and where the engine's own argv begins.
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
@@ -63,35 +22,6 @@ class Launch:
     engine: str
     args: list[ArgToken]  # the engine's own argv, after the launcher
     model: ArgToken | None  # a positional model (``vllm serve MODEL``)
-
-
-def human_int(text: str) -> int | None:
-    """vLLM's human-readable ints: ``32k`` = 32000, ``32K`` = 32768 (decimal lower, binary upper)."""
-    text = text.strip()
-    if re.fullmatch(r"[-+]?\d+", text):
-        return int(text)
-    match = _HUMAN_INT.match(text)
-    if not match:
-        return None
-    number, suffix = int(match.group(1)), match.group(2)
-    base = 1000 if suffix.islower() else 1024
-    return number * base ** _SUFFIX_POWER[suffix.lower()]
-
-
-def convert(name: str, text: str, engine: str) -> object:
-    """The value a canonical setting takes from its flag text, or the text when it does not convert."""
-    if name in INT_SETTINGS:
-        try:
-            value = human_int(text) if engine == "vllm" else (int(text) if re.fullmatch(r"[-+]?\d+", text.strip()) else None)
-        except ValueError:  # more digits than Python converts (sys.get_int_max_str_digits): not a setting's int
-            value = None
-        return text if value is None else value
-    if name in FLOAT_SETTINGS:
-        try:
-            return float(text)
-        except ValueError:
-            return text
-    return text
 
 
 def _base(token: str) -> str:
@@ -145,10 +75,6 @@ def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True)
     if positional and rest and not rest[0].text.startswith("-"):
         return Launch(engine, rest[1:], rest[0])
     return Launch(engine, rest, None)
-
-
-def canonical_name(engine: str, dest: str) -> str:
-    return CANONICAL_DESTS.get(engine, {}).get(dest, dest)
 
 
 def _dest_of(flag: str) -> str:
@@ -205,6 +131,6 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
             value_comments = ()
         else:
             text, location, value_comments = None, flag_token.location, ()
-        value: object = (not negative) if text is None else convert(name, text, model.engine)
+        value: object = (not negative) if text is None else parse(name, text, model.engine)
         comments = tuple(dict.fromkeys(flag_token.comments + value_comments))
         model.add(Setting(name, value, location, written, comments, flag_token.location, text, flag_token.origin))

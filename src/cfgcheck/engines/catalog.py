@@ -25,6 +25,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+from ..settings import sglang_size, vllm_size
+
 DATA_DIR = Path(__file__).resolve().parent / "catalogs"
 DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}
 
@@ -44,50 +46,18 @@ class Invalid:
         return f"Invalid({self.reason!r})"
 
 
-_HRI = re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])")
-_DEC = {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}
-_BIN = {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40}
-
-
 def _hri(text: str) -> Any:
-    value = text.strip()
-    match = _HRI.fullmatch(value)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _DEC:
-            return int(float(number) * _DEC[suffix])
-        try:
-            return int(number) * _BIN[suffix]
-        except ValueError:
-            return Invalid(f"decimals are not allowed with binary suffix {suffix} (use {number}{suffix.lower()})")
     try:
-        return int(value)
-    except ValueError:
-        return Invalid("expects an integer (human-readable suffixes like 32k or 32K allowed)")
-
-
-_SI_IEC = re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)")
-_SI = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-_IEC = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
+        return vllm_size(text)
+    except ValueError as refused:
+        return Invalid(str(refused))
 
 
 def _si_iec(text: str) -> Any:
-    # SGLang: SI suffixes k M G T (decimals allowed), IEC Ki Mi Gi Ti (integers only), case-sensitive
-    from decimal import Decimal
-
-    value = text.strip()
-    match = _SI_IEC.fullmatch(value)
-    if match:
-        number, suffix = match.groups()
-        if suffix in _IEC:
-            if "." in number:
-                return Invalid(f"decimals are not allowed with IEC suffix {suffix}")
-            return int(number) * _IEC[suffix]
-        return int(Decimal(number) * _SI[suffix])
     try:
-        return int(value)
-    except ValueError:
-        return Invalid("expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)")
+        return sglang_size(text)
+    except ValueError as refused:
+        return Invalid(str(refused))
 
 
 def _hri_auto(text: str) -> Any:

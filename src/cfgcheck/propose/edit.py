@@ -295,7 +295,7 @@ def _step(root: YNode) -> int:
 
 
 def flag_for(model: ServedModel, name: str) -> str | None:
-    from ..engines.argv import CANONICAL_DESTS
+    from ..settings import DESTS as CANONICAL_DESTS
 
     for dest, canonical in CANONICAL_DESTS.get(model.engine, {}).items():
         if canonical == name and len(dest) > 2:

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..engines import argv as argv_mod
+from .. import settings
 from ..model import ServedModel, Setting
 
 
@@ -27,13 +27,8 @@ class PlanError(Exception):
         self.code = code
 
 
-# Settings whose value is a boolean switch.
-BOOL_SETTINGS = {"enable_prefix_caching", "enable_chunked_prefill", "enable_expert_parallel", "enforce_eager"}
 # Settings that are not engine flags but live beside them.
 SPECIAL_SETTINGS = ("image", "model", "model_revision")
-# Canonical settings that every engine understands, offered when a model does not set them yet.
-COMMON_SETTINGS = ("max_model_len", "max_num_seqs", "gpu_memory_utilization", "mem_fraction_static",
-                   "kv_cache_memory_bytes", "tensor_parallel_size", "kv_cache_dtype", "max_num_batched_tokens")
 
 
 @dataclass(frozen=True)
@@ -113,10 +108,10 @@ def read_file(path: Path) -> tuple[list[tuple[str, Any]], str | None, str | None
     pairs: list[tuple[str, Any]] = []
     changes = data.get("set")
     if isinstance(changes, dict):
-        for model, settings in changes.items():
-            if not isinstance(settings, dict):
+        for model, wanted in changes.items():
+            if not isinstance(wanted, dict):
                 raise PlanError(f"{path}: set.{model} must map settings to values")
-            pairs.extend((f"{model}.{setting}", value) for setting, value in settings.items())
+            pairs.extend((f"{model}.{setting}", value) for setting, value in wanted.items())
     elif isinstance(changes, list):
         for item in changes:
             if not isinstance(item, str):
@@ -154,7 +149,7 @@ def build(sets: list[str], file: Path | None, title: str | None, why: str | None
 
 def known_settings(model: ServedModel) -> list[str]:
     names = set(model.settings) | set(SPECIAL_SETTINGS)
-    names |= set(argv_mod.CANONICAL_DESTS.get(model.engine, {}).values()) or set(COMMON_SETTINGS)
+    names |= set(settings.DESTS.get(model.engine, {}).values()) or set(settings.COMMON_SETTINGS)
     names -= {"api_key", "gpu_vendor", "model_quantization"}
     return sorted(names)
 
@@ -189,7 +184,7 @@ def resolve_change(change: Change, model: ServedModel) -> Resolved:
         if not re.fullmatch(r"--?[A-Za-z0-9][A-Za-z0-9_.-]*", flag):
             raise PlanError(f"{change.spec()}: '{flag}' is not a flag (expected arg:--flag-name)")
         dest = flag.lstrip("-").replace("-", "_")
-        name = argv_mod.canonical_name(model.engine, dest)
+        name = settings.canonical_name(model.engine, dest)
         current = [s for occ in model.occurrences.values() for s in occ if s.source == flag]
         if _is_switch(model, flag) or (not isinstance(change.raw, bool) and str(change.raw).strip() == ""):
             text = str(change.raw).strip().lower()
@@ -234,7 +229,7 @@ def _int_text(text: str) -> int | None:
 def _typed(change: Change, name: str, raw: Any, engine: str, raw_flag: bool = False) -> Any:
     """The value converted to the setting's type, or a one-line error."""
     text = str(raw).strip() if not isinstance(raw, bool) else ("true" if raw else "false")
-    if name in argv_mod.INT_SETTINGS:
+    if name in settings.INT_SETTINGS:
         if isinstance(raw, bool):
             raise PlanError(f"{change.spec()}: {name} takes an integer, not {text}")
         value = raw if isinstance(raw, int) else _int_text(text)
@@ -243,7 +238,7 @@ def _typed(change: Change, name: str, raw: Any, engine: str, raw_flag: bool = Fa
         if value <= 0 and name != "kv_cache_memory_bytes":
             raise PlanError(f"{change.spec()}: {name} must be positive")
         return value
-    if name in argv_mod.FLOAT_SETTINGS:
+    if name in settings.FLOAT_SETTINGS:
         try:
             value = float(raw) if not isinstance(raw, bool) else None
         except (TypeError, ValueError):
@@ -253,7 +248,7 @@ def _typed(change: Change, name: str, raw: Any, engine: str, raw_flag: bool = Fa
         if not 0 < value <= 1:
             raise PlanError(f"{change.spec()}: {name} is a fraction of GPU memory in (0, 1], not {text}")
         return value
-    if name in BOOL_SETTINGS and not raw_flag:
+    if name in settings.BOOL_SETTINGS and not raw_flag:
         if isinstance(raw, bool):
             return raw
         if text.lower() in ("true", "yes", "on", "1"):

@@ -1,0 +1,275 @@
+"""The vocabulary of settings: each canonical setting cfgcheck reasons about, declared once.
+
+A setting has a type, the argparse destinations that spell it per engine, the typed fields operator
+formats turn into its flag, and a one-line doc. Every table that maps flags, fields or types to
+settings (``engines.argv``, the operator adapters, ``propose``, ``changes``) is a lookup in
+``SETTINGS``; the values of every type are parsed here, by the engine's own converter.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from decimal import Decimal, InvalidOperation
+from typing import Callable
+
+# Setting types. "size" is an integer the engine reads with its human-readable parser (only the
+# options the engines' catalogs type as human-readable-int / si-iec-int); "int" is argparse's int().
+INT, SIZE, FLOAT, STR, BOOL, JSON = "int", "size", "float", "str", "bool", "json"
+
+
+@dataclass(frozen=True)
+class SettingDef:
+    """One canonical setting."""
+
+    name: str
+    type: str
+    doc: str
+    dests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # engine -> argparse dests (first: the flag)
+    fields: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # format -> (field, flag emitted)
+    key: bool = False  # shown before/after in pull-request change summaries
+    common: bool = False  # offered by ``propose`` for a served model of an unknown engine
+
+
+def _on(vllm: tuple[str, ...] = (), sglang: tuple[str, ...] = (), llama: tuple[str, ...] = (),
+        tokenspeed: tuple[str, ...] | None = None) -> dict[str, tuple[str, ...]]:
+    """Argparse destinations per engine. TokenSpeed's server spells most settings as vLLM does
+    (its catalog: --max-model-len, --max-num-seqs, --tensor-parallel-size ...), so it defaults to vLLM's."""
+    dests = {"vllm": vllm, "sglang": sglang, "tokenspeed": vllm if tokenspeed is None else tokenspeed,
+             "llama.cpp": llama}
+    return {engine: names for engine, names in dests.items() if names}
+
+
+# The operator formats and the flag each typed field becomes: LLMKube's controller
+# (internal/controller/inferenceservice_controller.go), the production-stack chart
+# (helm/templates/deployment-vllm-multi.yaml) and operator (VLLMRuntime), KServe's
+# LLMInferenceService launch template (spec.parallelism).
+LLMKUBE_VLLM, LLMKUBE_SGLANG, LLMKUBE_LLAMACPP = "llmkube/vllmConfig", "llmkube/sglangConfig", "llmkube/llama.cpp"
+PRODUCTION_STACK = "production-stack/vllmConfig"
+VLLM_RUNTIME_MODEL, VLLM_RUNTIME_CONFIG = "VLLMRuntime/model", "VLLMRuntime/vllmConfig"
+KSERVE_PARALLELISM = "LLMInferenceService/parallelism"
+
+SETTINGS: tuple[SettingDef, ...] = (
+    SettingDef("max_model_len", SIZE, "longest request (prompt + output) in tokens",
+               _on(("max_model_len",), ("context_length",), ("ctx_size", "c")),
+               {LLMKUBE_VLLM: (("maxModelLen", "--max-model-len"),),
+                LLMKUBE_SGLANG: (("contextLength", "--context-length"),),
+                LLMKUBE_LLAMACPP: (("contextSize", "--ctx-size"),),
+                PRODUCTION_STACK: (("maxModelLen", "--max-model-len"),),
+                VLLM_RUNTIME_MODEL: (("maxModelLen", "--max-model-len"),),
+                VLLM_RUNTIME_CONFIG: (("maxModelLen", "--max-model-len"),)}, key=True, common=True),
+    SettingDef("max_num_seqs", INT, "most requests scheduled at once",
+               _on(("max_num_seqs",), ("max_running_requests",), ("parallel", "np")),
+               {LLMKUBE_SGLANG: (("maxRunningRequests", "--max-running-requests"),),
+                PRODUCTION_STACK: (("maxNumSeqs", "--max-num-seqs"),),
+                VLLM_RUNTIME_MODEL: (("maxNumSeqs", "--max-num-seqs"),),
+                VLLM_RUNTIME_CONFIG: (("maxNumSeqs", "--max-num-seqs"),)}, key=True, common=True),
+    SettingDef("gpu_memory_utilization", FLOAT, "vLLM's fraction of GPU memory for weights, activations and KV cache",
+               _on(("gpu_memory_utilization",)),
+               {LLMKUBE_VLLM: (("gpuMemoryUtilization", "--gpu-memory-utilization"),),
+                PRODUCTION_STACK: (("gpuMemoryUtilization", "--gpu-memory-utilization"),),
+                VLLM_RUNTIME_CONFIG: (("gpuMemoryUtilization", "--gpu-memory-utilization"),)}, key=True, common=True),
+    SettingDef("mem_fraction_static", FLOAT, "SGLang's fraction of GPU memory for weights and KV pool",
+               _on(sglang=("mem_fraction_static",)),
+               {LLMKUBE_SGLANG: (("memFractionStatic", "--mem-fraction-static"),)}, key=True, common=True),
+    SettingDef("kv_cache_memory_bytes", SIZE, "vLLM's KV cache size per GPU, overriding gpu_memory_utilization",
+               _on(("kv_cache_memory_bytes",), tokenspeed=()), key=True, common=True),
+    SettingDef("tensor_parallel_size", INT, "GPUs each layer is split across",
+               _on(("tensor_parallel_size",), ("tp_size",)),
+               {LLMKUBE_VLLM: (("tensorParallelSize", "--tensor-parallel-size"),),
+                LLMKUBE_SGLANG: (("tensorParallelSize", "--tp"),),
+                PRODUCTION_STACK: (("tensorParallelSize", "--tensor-parallel-size"),),
+                VLLM_RUNTIME_CONFIG: (("tensorParallelSize", "--tensor-parallel-size"),),
+                KSERVE_PARALLELISM: (("tensor", "--tensor-parallel-size"),)}, key=True, common=True),
+    SettingDef("kv_cache_dtype", STR, "data type of the KV cache (auto, fp8 ...)",
+               _on(("kv_cache_dtype",), ("kv_cache_dtype",)),
+               {LLMKUBE_VLLM: (("kvCacheDtype", "--kv-cache-dtype"),),
+                LLMKUBE_SGLANG: (("kvCacheDtype", "--kv-cache-dtype"),),
+                PRODUCTION_STACK: (("kvCacheDtype", "--kv-cache-dtype"),),
+                VLLM_RUNTIME_CONFIG: (("kvCacheDtype", "--kv-cache-dtype"),)}, key=True, common=True),
+    SettingDef("max_num_batched_tokens", SIZE, "vLLM's token budget of one scheduler step",
+               _on(("max_num_batched_tokens",), tokenspeed=()),
+               {LLMKUBE_VLLM: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
+                PRODUCTION_STACK: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
+                VLLM_RUNTIME_CONFIG: (("maxNumBatchedTokens", "--max-num-batched-tokens"),)}, common=True),
+    SettingDef("model", STR, "the model served: a Hugging Face repository or a path",
+               _on(("model",), ("model_path",), ("model", "hf_repo", "m", "hf", "hfr"))),
+    SettingDef("model_revision", STR, "the model repository's revision (commit, branch or tag)",
+               _on(("revision",), ("revision",))),
+    SettingDef("pipeline_parallel_size", INT, "pipeline stages the layers are split into",
+               _on(("pipeline_parallel_size",), ("pp_size",)),
+               {PRODUCTION_STACK: (("pipelineParallelSize", "--pipeline-parallel-size"),),
+                VLLM_RUNTIME_CONFIG: (("pipelineParallelSize", "--pipeline-parallel-size"),),
+                KSERVE_PARALLELISM: (("pipeline", "--pipeline-parallel-size"),)}),
+    SettingDef("data_parallel_size", INT, "engine replicas behind one server",
+               _on(("data_parallel_size",), ("dp_size",)),
+               {KSERVE_PARALLELISM: (("data", "--data-parallel-size"),)}),
+    SettingDef("data_parallel_size_local", INT, "data-parallel replicas on this node",
+               _on(("data_parallel_size_local",), tokenspeed=()),
+               {KSERVE_PARALLELISM: (("dataLocal", "--data-parallel-size-local"),)}),
+    SettingDef("expert_parallel_size", INT, "SGLang's expert-parallel group size",
+               _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",))),
+    SettingDef("enable_expert_parallel", BOOL, "vLLM spreads MoE experts over the TP x DP GPUs",
+               _on(("enable_expert_parallel",)),
+               {KSERVE_PARALLELISM: (("expert", "--enable-expert-parallel"),)}),
+    SettingDef("dtype", STR, "data type of weights and activations",
+               _on(("dtype",), ("dtype",)),
+               {LLMKUBE_VLLM: (("dtype", "--dtype"),), LLMKUBE_SGLANG: (("dtype", "--dtype"),),
+                PRODUCTION_STACK: (("dtype", "--dtype"),), VLLM_RUNTIME_MODEL: (("dtype", "--dtype"),)}),
+    SettingDef("quantization", STR, "weight quantization method",
+               _on(("quantization",), ("quantization",)),
+               {LLMKUBE_VLLM: (("quantization", "--quantization"),),
+                LLMKUBE_SGLANG: (("quantization", "--quantization"),),
+                PRODUCTION_STACK: (("quantization", "--quantization"),),
+                VLLM_RUNTIME_CONFIG: (("quantization", "--quantization"),)}),
+    SettingDef("block_size", INT, "tokens per KV cache block (SGLang: page size)",
+               _on(("block_size",), ("page_size",))),
+    SettingDef("num_gpu_blocks_override", INT, "vLLM's KV block count, replacing the profiled one",
+               _on(("num_gpu_blocks_override",), tokenspeed=())),
+    SettingDef("chunked_prefill_size", INT, "SGLang's most prompt tokens prefilled per chunk",
+               _on(sglang=("chunked_prefill_size",), tokenspeed=("chunked_prefill_size",)),
+               {LLMKUBE_SGLANG: (("chunkedPrefillSize", "--chunked-prefill-size"),)}),
+    SettingDef("max_total_tokens", SIZE, "SGLang's KV pool size in tokens",
+               _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",))),
+    SettingDef("enable_prefix_caching", BOOL, "reuse the KV cache of shared prompt prefixes",
+               _on(("enable_prefix_caching",)),
+               {LLMKUBE_VLLM: (("enablePrefixCaching", "--enable-prefix-caching"),),
+                PRODUCTION_STACK: (("enablePrefixCaching", "--enable-prefix-caching"),),
+                VLLM_RUNTIME_CONFIG: (("enablePrefixCaching", "--enable-prefix-caching"),)}),
+    SettingDef("enable_chunked_prefill", BOOL, "split long prompts over several scheduler steps",
+               _on(("enable_chunked_prefill",), tokenspeed=()),
+               {LLMKUBE_VLLM: (("enableChunkedPrefill", "--enable-chunked-prefill"),),
+                PRODUCTION_STACK: (("enableChunkedPrefill", "--enable-chunked-prefill"),),
+                VLLM_RUNTIME_CONFIG: (("enableChunkedPrefill", "--enable-chunked-prefill"),)}),
+    SettingDef("enable_lora", BOOL, "serve LoRA adapters", _on(("enable_lora",), tokenspeed=()),
+               {VLLM_RUNTIME_MODEL: (("enableLoRA", "--enable-lora"),)}),
+    SettingDef("max_loras", INT, "LoRA adapters in one batch", _on(("max_loras",), tokenspeed=()),
+               {VLLM_RUNTIME_CONFIG: (("maxLoras", "--max-loras"),)}),
+    SettingDef("enforce_eager", BOOL, "vLLM runs without CUDA graphs", _on(("enforce_eager",))),
+    SettingDef("served_model_name", STR, "the name clients ask for",
+               _on(("served_model_name",), ("served_model_name",), ("a", "alias"))),
+    SettingDef("api_key", STR, "the key clients must send", _on(("api_key",), ("api_key",), ("api_key",))),
+    SettingDef("hf_overrides", JSON, "overrides of the model's config.json",
+               _on(("hf_overrides",), ("json_model_override_args",))),
+    SettingDef("rope_scaling", JSON, "RoPE scaling of the model's config.json", _on(("rope_scaling",), tokenspeed=())),
+    SettingDef("gpu_layers", INT, "llama.cpp's layers offloaded to the GPU",
+               _on(llama=("n_gpu_layers", "ngl", "gpu_layers"))),
+)
+BY_NAME = {setting.name: setting for setting in SETTINGS}
+INT_SETTINGS = frozenset(s.name for s in SETTINGS if s.type in (INT, SIZE))
+FLOAT_SETTINGS = frozenset(s.name for s in SETTINGS if s.type == FLOAT)
+BOOL_SETTINGS = frozenset(s.name for s in SETTINGS if s.type == BOOL)
+KEY_SETTINGS = tuple(s.name for s in SETTINGS if s.key)
+COMMON_SETTINGS = tuple(s.name for s in SETTINGS if s.common)
+ENGINES = ("vllm", "sglang", "tokenspeed", "llama.cpp")
+
+
+def dests(engine: str) -> dict[str, str]:
+    """Argparse destination -> canonical setting, for the settings ``engine`` has."""
+    return {dest: s.name for s in SETTINGS for dest in s.dests.get(engine, ())}
+
+
+DESTS = {engine: dests(engine) for engine in ENGINES}
+
+
+def canonical_name(engine: str, dest: str) -> str:
+    """The setting an argparse destination of ``engine`` means (the destination itself when unknown)."""
+    return DESTS.get(engine, {}).get(dest, dest)
+
+
+def flag(engine: str, name: str) -> str | None:
+    """The long flag ``engine`` spells setting ``name`` with, or None when it has none."""
+    setting = BY_NAME.get(name)
+    longs = [dest for dest in setting.dests.get(engine, ()) if len(dest) > 2] if setting is not None else []
+    return "--" + longs[0].replace("_", "-") if longs else None
+
+
+def typed_fields(operator_format: str) -> dict[str, tuple[str, str]]:
+    """Typed field -> (flag the operator emits, canonical setting), in declaration order."""
+    return {name: (emitted, s.name) for s in SETTINGS for name, emitted in s.fields.get(operator_format, ())}
+
+
+# ---------------------------------------------------------------- values
+
+@dataclass(frozen=True)
+class SizeSyntax:
+    """An engine's human-readable int: suffixes that scale decimals, suffixes that take integers only."""
+
+    pattern: re.Pattern
+    decimal: dict[str, int]
+    binary: dict[str, int]
+    scale: Callable[[str, int], int]  # number text x multiplier, as the engine computes it
+    not_an_int: str  # why a text that matches no suffix is refused
+    binary_decimals: str  # why ``1.5G`` is refused (format keys: number, suffix, lower)
+
+    def parse(self, text: str) -> int:
+        """The integer ``text`` means, or ValueError with the reason the engine refuses it."""
+        value = text.strip()
+        match = self.pattern.fullmatch(value)
+        if match is None:
+            return _argparse_int(value, self.not_an_int)
+        number, suffix = match.groups()
+        if suffix in self.decimal:
+            try:
+                return self.scale(number, self.decimal[suffix])
+            except (OverflowError, InvalidOperation):
+                raise ValueError("is too large") from None
+        if "." in number:
+            raise ValueError(self.binary_decimals.format(number=number, suffix=suffix, lower=suffix.lower()))
+        return _argparse_int(number, "is too large") * self.binary[suffix]
+
+
+def _argparse_int(text: str, reason: str) -> int:
+    try:
+        return int(text)
+    except ValueError:  # also more digits than Python converts (sys.get_int_max_str_digits)
+        raise ValueError(reason) from None
+
+
+# vLLM's human_readable_int (vllm/engine/arg_utils.py; vllm/utils/argparse_utils.py from 0.11):
+# lower-case suffixes are decimal and take decimals (1.5g), upper-case are binary and do not.
+VLLM_SIZE = SizeSyntax(
+    re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])"),
+    {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}, {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40},
+    lambda number, multiplier: int(float(number) * multiplier),
+    "expects an integer (human-readable suffixes like 32k or 32K allowed)",
+    "decimals are not allowed with binary suffix {suffix} (use {number}{lower})")
+# SGLang's human_readable_int (python/sglang/srt/utils/common.py): SI k M G T (decimals allowed)
+# and IEC Ki Mi Gi Ti (integers only), case-sensitive.
+SGLANG_SIZE = SizeSyntax(
+    re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)"),
+    {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}, {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40},
+    lambda number, multiplier: int(Decimal(number) * multiplier),
+    "expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)",
+    "decimals are not allowed with IEC suffix {suffix}")
+vllm_size, sglang_size = VLLM_SIZE.parse, SGLANG_SIZE.parse
+
+
+# The size parser of each engine (the catalogs type these options human-readable-int / si-iec-int;
+# TokenSpeed's and llama.cpp's are plain ints).
+_SIZE_PARSERS: dict[str, Callable[[str], int]] = {"vllm": vllm_size, "sglang": sglang_size}
+
+
+def human_int(text: str) -> int | None:
+    """vLLM's human-readable int of ``text``, or None when vLLM refuses it."""
+    try:
+        return vllm_size(text)
+    except ValueError:
+        return None
+
+
+def parse(name: str, text: str, engine: str) -> object:
+    """The value setting ``name`` takes from ``text`` on ``engine``, or the text when it does not convert."""
+    setting = BY_NAME.get(name)
+    kind = setting.type if setting is not None else STR
+    parse_size = _SIZE_PARSERS.get(engine) if kind == SIZE else None
+    try:
+        if parse_size is not None:
+            return parse_size(text)
+        if kind in (INT, SIZE):  # argparse's int()
+            return int(text.strip())
+        if kind == FLOAT:
+            return float(text)
+    except ValueError:  # the engine refuses it: the text stays, and CFG rules on values say why
+        return text
+    return text
