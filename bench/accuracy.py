@@ -17,7 +17,7 @@ from cfgcheck.model import Location, ServedModel, Setting
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "startup_logs.json"
 
-# The median absolute error the estimate achieves on the cases; tests/test_capacity.py guards it.
+# The median absolute error the estimate achieves on the cases; tests/capacity/test_capacity.py guards it.
 MEDIAN_GUARD = 0.06  # achieved: 4.6% over 12 cases
 
 _SETTINGS = {

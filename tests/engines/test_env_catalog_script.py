@@ -1,0 +1,92 @@
+"""scripts/build_env_catalog.py on a real local git repository with release tags (no network)."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import subprocess
+from pathlib import Path
+
+from helpers import REPO
+
+_spec = importlib.util.spec_from_file_location("build_env_catalog", REPO / "scripts" / "build_env_catalog.py")
+script = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(script)
+
+VLLM_OLD = '''
+import os
+from typing import TYPE_CHECKING
+if TYPE_CHECKING:
+    VLLM_USE_V1: bool = True
+    LOCAL_RANK: int = 0
+environment_variables: dict = {
+    "VLLM_USE_V1": lambda: os.getenv("VLLM_USE_V1", "1") == "1",
+    "VLLM_HOST_IP": lambda: os.getenv("VLLM_HOST_IP", ""),
+    "CUDA_HOME": lambda: os.environ.get("CUDA_HOME", None),
+}
+'''
+VLLM_NEW = '''
+import os
+environment_variables = {
+    "VLLM_HOST_IP": lambda: os.getenv("VLLM_HOST_IP", ""),
+    "VLLM_LOGGING_LEVEL": lambda: os.getenv("VLLM_LOGGING_LEVEL", "INFO"),
+}
+'''
+SGLANG_ENVIRON = '''
+class Envs:
+    SGLANG_TEST_RETRACT = EnvBool(False)
+    SGLANG_SET_CPU_AFFINITY: EnvBool = EnvBool(False)
+'''
+SGLANG_UTIL = '''
+import os
+a = get_bool_env_var("SGLANG_ENABLE_TORCH_COMPILE")
+b = os.environ["SGL_CHUNKED_PREFIX_CACHE_THRESHOLD"]
+c = os.getenv("HF_TOKEN")
+'''
+
+
+def _git(cwd: Path, *args: str) -> None:
+    subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t.invalid", *args], cwd=cwd, check=True,
+                   capture_output=True)
+
+
+def _commit(repo: Path, files: dict[str, str], tag: str) -> None:
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", tag)
+    _git(repo, "tag", tag)
+
+
+def test_vllm_names_per_tag_with_commits_and_absent_tags(tmp_path: Path) -> None:
+    repo = tmp_path / "vllm"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _commit(repo, {"vllm/envs.py": VLLM_OLD}, "v0.9.2")
+    _commit(repo, {"vllm/envs.py": VLLM_NEW}, "v0.10.0")
+    out = tmp_path / "vllm_env.json"
+    assert script.main(["--engine", "vllm", "--git-dir", str(repo), "--versions", "0.9.2", "0.10.0", "0.11.0",
+                        "--out", str(out)]) == 0
+    catalog = json.loads(out.read_text())
+    assert catalog["versions"]["0.9.2"]["names"] == ["VLLM_HOST_IP", "VLLM_USE_V1"]
+    assert catalog["versions"]["0.10.0"]["names"] == ["VLLM_HOST_IP", "VLLM_LOGGING_LEVEL"]
+    assert len(catalog["versions"]["0.10.0"]["commit"]) == 40
+    assert catalog["unavailable"] == {"0.11.0": "tag v0.11.0 absent"}
+
+
+def test_sglang_names_from_envs_class_and_getters(tmp_path: Path) -> None:
+    repo = tmp_path / "sglang"
+    repo.mkdir()
+    _git(repo, "init", "-q")
+    _commit(repo, {"python/sglang/srt/environ.py": SGLANG_ENVIRON, "python/sglang/srt/utils.py": SGLANG_UTIL,
+                   "python/sglang/broken.py": "def (:\n"}, "v0.5.23")
+    catalog = script.build("sglang", repo / ".git", ["0.5.23"])
+    assert catalog["versions"]["0.5.23"]["names"] == [
+        "SGLANG_ENABLE_TORCH_COMPILE", "SGLANG_SET_CPU_AFFINITY", "SGLANG_TEST_RETRACT",
+        "SGL_CHUNKED_PREFIX_CACHE_THRESHOLD"]
+
+
+def test_not_a_repository_is_a_usage_error(tmp_path: Path, capsys) -> None:
+    assert script.main(["--engine", "vllm", "--git-dir", str(tmp_path)]) == 2
+    assert "is not a git repository" in capsys.readouterr().err

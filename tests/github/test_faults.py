@@ -1,0 +1,83 @@
+"""GitHub faults against the fake server: each is retried, degraded, or reported in one line, and the
+next run completes the work without duplicating it.
+
+``cfgcheck review`` runs in-process (typer's runner) on the pull request of tests/github/test_review.py;
+``cfgcheck propose`` faults (and the working-tree check after each) are in tests/propose/test_worktree_safety.py.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.github.test_review import NAME, PullRequest, codes_in
+
+REQUESTS_TIMEOUT = "1"  # CFGCHECK_GITHUB_TIMEOUT: seconds per request, so a 3 s delay is a timeout
+
+
+@pytest.fixture
+def pull(fake_github, tmp_path, monkeypatch) -> PullRequest:
+    monkeypatch.setenv("CFGCHECK_GITHUB_TIMEOUT", REQUESTS_TIMEOUT)
+    return PullRequest(fake_github, tmp_path, monkeypatch)
+
+
+def outcome(pull: PullRequest, result) -> str:
+    """Retried / degraded / reported: never a traceback, a one-line error when it exits 2, no token."""
+    out, err = result.stdout, result.stderr
+    assert result.exit_code in (0, 1, 2), (result.exit_code, out, err)
+    # PyGithub logs its retries; under typer's runner a handler may hold a closed stream and print a
+    # "--- Logging error ---" block with a traceback of the logging module itself: not cfgcheck's
+    assert (out + err).count("Traceback") == (out + err).count("--- Logging error ---")
+    assert pull.gh.token not in out + err
+    if result.exit_code == 2:
+        assert err.strip().count("\n") == 0 and err.startswith("cfgcheck: error:"), err
+        return "reported"
+    return "completed"
+
+
+def assert_complete_once(pull: PullRequest) -> None:
+    """After the faults clear, a re-run leaves exactly one summary and no duplicated inline comment."""
+    pull.gh.clear_faults()
+    result = pull.run()
+    assert result.exit_code == 1, result.stdout + result.stderr
+    bot = [c for c in pull.issue_comments() if c.user == pull.gh.bot_login]
+    assert len(bot) == 1, [c.body[:60] for c in bot]
+    bodies = [c.body for c in pull.review_comments()]
+    markers = [b.split("cfgcheck:fp=")[1][:40] for b in bodies if "cfgcheck:fp=" in b]
+    assert len(markers) == len(set(markers)), "an inline comment was posted twice"
+    assert codes_in(bot[0].body) or bodies
+
+
+FAULTS = {
+    "5xx-on-list-files": lambda gh, n: gh.fail("pulls/list-files", 503, times=2),
+    "5xx-on-create-review": lambda gh, n: gh.fail("pulls/create-review", 502, times=2),
+    "5xx-on-summary": lambda gh, n: gh.fail("issues/create-comment", 500, times=2),
+    "5xx-persistent": lambda gh, n: gh.fail("*", 503, times=50),
+    "secondary-rate-limit": lambda gh, n: gh.rate_limit("pulls/create-review", retry_after=1, times=1),
+    "rate-limit-on-listing": lambda gh, n: gh.rate_limit("issues/list-comments", retry_after=1, times=2),
+    "timeout-on-create-review": lambda gh, n: gh.timeout("pulls/create-review", 3, times=1),
+    "timeout-on-summary": lambda gh, n: gh.timeout("issues/create-comment", 3, times=1),
+    "timeout-persistent": lambda gh, n: gh.timeout("*", 3, times=50),
+    "422-line-outside-diff": lambda gh, n: gh.inject("pulls/create-review", status=422, times=1, body={
+        "message": "Unprocessable Entity", "errors": ["Line could not be resolved"],
+        "documentation_url": "https://docs.github.com/rest"}),
+    "404-pull-request": lambda gh, n: gh.not_found("pulls/get", times=5),
+    "closed-between-calls": lambda gh, n: gh.close_pull_on("pulls/list-files", NAME, n),
+    "branch-deleted-between-calls": lambda gh, n: gh.close_pull_on("pulls/list-files", NAME, n, delete_branch=True),
+}
+
+
+@pytest.mark.parametrize("fault", list(FAULTS))
+def test_review_under_fault(pull: PullRequest, fault: str) -> None:
+    FAULTS[fault](pull.gh, pull.number)
+    result = pull.run()
+    kind = outcome(pull, result)
+    if fault in ("5xx-on-list-files", "5xx-on-create-review", "5xx-on-summary", "secondary-rate-limit",
+                 "rate-limit-on-listing"):
+        assert kind == "completed" and result.exit_code == 1, result.stderr  # retried
+    if fault == "422-line-outside-diff":
+        # degraded: the findings still reach the reviewers (summary, annotations), exit follows --fail-on
+        assert result.exit_code == 1, result.stderr
+        assert codes_in(pull.summary_file.read_text()) and "::error" in result.stdout
+    if fault.startswith(("closed", "branch-deleted")):
+        return  # the pull request is gone: nothing to resume
+    assert_complete_once(pull)
