@@ -300,7 +300,7 @@ def fmt_sglang(x: Ctx) -> str:
 
 def fmt_shell(x: Ctx) -> str:
     args = engine_args(x, include_model_flag=x.engine == "sglang")
-    lead = (f"python3 -m sglang.launch_server" if x.engine == "sglang" else f"vllm serve {x.model}")
+    lead = ("python3 -m sglang.launch_server" if x.engine == "sglang" else f"vllm serve {x.model}")
     lines = [lead] + [flag if value is None else f"{flag} {value}" for flag, value, _ in args]
     c = ["        - name: server", f"          image: {x.image()}"]
     c += comments_of(args, "          ")
@@ -322,7 +322,7 @@ def fmt_env_args(x: Ctx) -> str:
     c = ["        - name: vllm", f"          image: {x.image()}",
          f"          command: [\"vllm\", \"serve\", \"{x.model}\"]"]
     c += comments_of(args, "          ")
-    extra = [f"            - name: VLLM_ADDITIONAL_ARGS", f"              value: \"{flat(args)}\""]
+    extra = ["            - name: VLLM_ADDITIONAL_ARGS", f"              value: \"{flat(args)}\""]
     c += env_block(x, "          ", extra) + pod_extras(x, "          ")
     return workload(x, "Deployment", c)
 
@@ -339,8 +339,8 @@ def fmt_kserve(x: Ctx) -> str:
     out += comments_of(args, "        ")
     out += ["        args:", "          - >-", f"            vllm serve {x.model}"]
     out += ["            " + (flag if value is None else f"{flag} {value}") for flag, value, _ in args]
-    out += env_block(x, "        ", [f"          - name: VLLM_ADDITIONAL_ARGS",
-                                     f"            value: \"--disable-log-stats --uvicorn-log-level warning\""])
+    out += env_block(x, "        ", ["          - name: VLLM_ADDITIONAL_ARGS",
+                                     "            value: \"--disable-log-stats --uvicorn-log-level warning\""])
     out += pod_extras(x, "        ")
     out += pod_volumes(x, "    ")
     return "\n".join(out) + "\n"
@@ -361,7 +361,7 @@ def fmt_compose(x: Ctx) -> str:
             if value is not None:
                 out.append(f"      - {yaml_str(value)}")
     else:
-        out += [f"    command: >-", "      " + " ".join(lead)] + ["      " + (f if v is None else f"{f} {v}") for f, v, _ in args]
+        out += ["    command: >-", "      " + " ".join(lead)] + ["      " + (f if v is None else f"{f} {v}") for f, v, _ in args]
     out += ["    environment:", "      HF_TOKEN: ${HF_TOKEN}", "      HF_HUB_ENABLE_HF_TRANSFER: \"1\"",
             "    volumes:", "      - ~/.cache/huggingface:/root/.cache/huggingface", "    deploy:", "      resources:",
             "        reservations:", "          devices:", "            - driver: nvidia",

@@ -108,7 +108,7 @@ def ensure_tools() -> dict[str, str | None]:
 
 def count_yaml(folder: Path) -> int:
     n = 0
-    for base, dirs, files in os.walk(folder):
+    for _, dirs, files in os.walk(folder):
         dirs[:] = [d for d in dirs if d != ".git"]
         n += sum(f.endswith((".yaml", ".yml")) for f in files)
     return n

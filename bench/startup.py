@@ -69,7 +69,7 @@ def main() -> None:
         if args.config:
             shutil.copyfile(args.config, cwd / ".cfgcheck.yaml")
         samples: dict[str, list[tuple[float, float]]] = {name: [] for name in cases}
-        for name, argv in cases.items():
+        for argv in cases.values():
             timed(argv, cwd)  # warm-up: bytecode caches, page cache
         for _ in range(args.reps):
             for name, argv in cases.items():

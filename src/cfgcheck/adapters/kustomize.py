@@ -165,7 +165,7 @@ class SourceIndex:
         while stack:
             current = stack.pop()
             if current.kind == "map":
-                for key, value in current.items():
+                for _, value in current.items():
                     stack.append(value)
             elif current.kind == "seq":
                 stack.extend(current.value)

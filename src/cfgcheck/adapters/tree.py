@@ -34,7 +34,7 @@ def at_location(node: YNode, location: Location, path: str) -> bool:
 
 def value_of_key_at(root: YNode, location: Location, path: str) -> YNode | None:
     """The value whose key (or which itself) is at ``location``."""
-    for node, parent, key in walk(root):
+    for node, _, key in walk(root):
         if key is not None and at_location(key, location, path):
             return node
     for node, _, _ in walk(root):

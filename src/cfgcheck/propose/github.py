@@ -30,7 +30,7 @@ def marker(data: dict[str, Any]) -> str:
 
 def read_marker(text: str | None) -> dict[str, Any] | None:
     match = None
-    for match in _MARKER_RE.finditer(text or ""):
+    for match in _MARKER_RE.finditer(text or ""):  # noqa: B007 (the last marker is the one that counts)
         pass
     if match is None:
         return None
