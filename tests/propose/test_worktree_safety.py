@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from tests.propose.test_propose import CAP_AND_RAISE, VALUES, Mirror, branches, git, open_pulls, propose, seed_repo
+from tests.propose.test_propose import (CAP_AND_RAISE, VALUES, Mirror, branches, git, git_env, open_pulls, propose,
+                                        seed_repo)
 
 
 def state(work: Path) -> dict[str, str]:
@@ -93,7 +94,7 @@ def rebasing(work: Path) -> None:
     git(work, "commit", "--quiet", "-am", "main side")
     git(work, "checkout", "--quiet", "topic")
     stopped = subprocess.run(["git", "rebase", "main"], cwd=work, capture_output=True, text=True,
-                             env={**__import__("test_propose").git_env(work.parent)})
+                             env={**git_env(work.parent)})
     assert stopped.returncode != 0 and (work / ".git" / "rebase-merge").exists(), stopped.stdout + stopped.stderr
 
 
