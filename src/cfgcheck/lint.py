@@ -11,14 +11,14 @@ from typing import Any, Callable, Iterable, Iterator
 
 from . import adapters, suppressions
 from .adapters.base import has_serving_marker
-from .adapters.helm import CHART_FILES, note_templates
+from .adapters.helm import CHART_FILES, note_templates, note_unrendered
 from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
 from .context import RuleContext
 from .discover import STDIN, Inputs, discover, load_stream, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code
-from .yamlio import LoadedFile, YamlError, load_file, relpath
+from .yamlio import LoadedFile, TemplateSyntax, YamlError, load_file, relpath
 
 
 @dataclass
@@ -342,13 +342,17 @@ def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleCo
 
 
 def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> list[Finding]:
-    """CFG000 for files and documents that could not be read."""
+    """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
+    templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
+    note_unrendered(templates)
     rule = by_code().get("CFG000")
     if rule is None or rule not in rules:
         return []
     severity, _ = rule_options(rule, config)
     findings = []
     for file in loaded:
+        if isinstance(file.error, TemplateSyntax):
+            continue
         problems = [(file.error.message, file.error.line, file.error.column)] if file.error else []
         for document in file.documents:
             problems.extend(document.problems)

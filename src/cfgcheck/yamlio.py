@@ -374,13 +374,24 @@ def _one_line(error: Exception) -> str:
     return " ".join(str(text).split())
 
 
-def _template_error(text: str, error_line: int) -> YamlError | None:
-    """A Helm/Go template that breaks the YAML is reported as such, at its first ``{{``."""
+class TemplateSyntax(YamlError):
+    """A file that is a template (Helm/Go ``{{ }}``, Jinja ``{% %}``): YAML only once rendered."""
+
+
+# Template markers, and the file names templates go by (x.template.yaml, x.yaml.tpl, x.j2, x.gotmpl, ...).
+_TEMPLATE_MARKS = ("{{", "{%")
+_TEMPLATE_NAME = re.compile(r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)", re.I)
+
+
+def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
+    """A template that breaks the YAML, at its first template line: a line that starts with a template
+    tag, or the line where the parser stopped holding one; or any broken file named as a template."""
     for number, line in enumerate(text.splitlines()[:error_line], start=1):
-        column = line.find("{{")
-        if column != -1 and line.lstrip().startswith(("{{", "- {{")) or (column != -1 and number == error_line):
-            return YamlError("Helm template syntax: lint the rendered output (helm template) or exclude this file",
-                             number, column + 1)
+        column = min((c for c in (line.find(mark) for mark in _TEMPLATE_MARKS) if c != -1), default=-1)
+        if column != -1 and (line.lstrip().lstrip("- ").startswith(_TEMPLATE_MARKS) or number == error_line):
+            return TemplateSyntax("template syntax: YAML only once rendered", number, column + 1)
+    if _TEMPLATE_NAME.search(path.rsplit("/", 1)[-1]):
+        return TemplateSyntax("named as a template: YAML only once rendered", error_line, 1)
     return None
 
 
@@ -432,7 +443,7 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
             loaded.error = YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
         else:
-            loaded.error = _template_error(text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
+            loaded.error = _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
     except RecursionError:
         loaded.error = YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
     except Exception as exc:  # a composer bug must not end the run

@@ -10,7 +10,7 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import chart, compose, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
+from . import chart, compose, envlaunch, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, register
 
@@ -26,6 +26,7 @@ register(ome)
 register(chart)
 register(compose)
 register(workloads)
+register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..capacity.gpus import GPU_LABELS
 from ..engines import argv as argv_mod
-from ..engines.images import image_engine, parse_image
+from ..engines.images import image_engine, parse_image, placeholder
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
 from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
 from .protocol import has_serving_marker  # noqa: F401  (the prefilter: lint reads it from here)
@@ -35,6 +35,7 @@ class Workspace:
     llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
+    configmaps: dict = field(default_factory=dict)  # ConfigMap name -> (file, document, data node): envlaunch
 
 
 @dataclass
@@ -245,6 +246,8 @@ def finish(model: ServedModel) -> ServedModel:
     model.gpu_labels = [(label, model.node_selector[label]) for label in GPU_LABELS if model.node_selector.get(label)]
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
+    if model.model is not None and isinstance(model.model.value, str) and placeholder(model.model.value):
+        model.model = None  # a sample's <MODEL_NAME> or ${MODEL}: the model is not known
     if model.model_revision is None and "model_revision" in model.settings:
         model.model_revision = model.settings["model_revision"]
     if model.model is not None and isinstance(model.model.value, str) and model.model_revision is None:

@@ -15,6 +15,7 @@ from ..engines.argv import apply_argv, find_launch
 from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
+from . import envlaunch
 from .base import DocContext, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
@@ -23,14 +24,16 @@ ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_
 _SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
-def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env") -> list[ArgToken]:
+def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
+                     values: dict[str, envlaunch.EnvValue | None] | None = None) -> list[ArgToken]:
     """command + args as the container runtime joins them, ``$(VAR)`` expanded as the kubelet does,
-    shell strings split and located with their literal variables expanded."""
-    env = container.get(env_key)
-    literal = {name: ctx.setting(name, None, node, name) for name, node in env_value_nodes(env)}
-    environment: dict[str, str | None] = {name: None for name in env_names(env)}
-    environment.update({name: str(s.value) for name, s in literal.items() if s.value is not None})
-    return [kubelet_expand(t, literal) for t in _joined_tokens(ctx, container, environment)]
+    shell strings split and located with their literal variables expanded (the container's own
+    variables by ``envlaunch.splice``, so that their words are located in the env value)."""
+    if values is None:
+        values = envlaunch.container_env(ctx, container, env_key)
+    literal = {name: value.setting(name) for name, value in values.items() if value is not None}
+    tokens = envlaunch.splice(_joined_tokens(ctx, container, dict.fromkeys(values)), values)
+    return [kubelet_expand(t, literal) for t in tokens]
 
 
 def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str | None]) -> list[ArgToken]:
@@ -108,17 +111,6 @@ def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[st
     return found
 
 
-def env_names(env: YNode | None) -> list[str]:
-    """Every variable an ``env`` list or map sets, literal or not (``valueFrom``)."""
-    if env is None:
-        return []
-    if env.kind == "seq":
-        return [n for n in (item.scalar("name") for item in env.value if item.kind == "map") if isinstance(n, str)]
-    if env.kind == "map":
-        return [str(k.value) for k, _ in env.items() if k.kind == "scalar"]
-    return []
-
-
 def env_value_nodes(env: YNode | None) -> list[tuple[str, YNode]]:
     """(name, value node) of literal env entries, list or map form."""
     pairs: list[tuple[str, YNode]] = []
@@ -162,10 +154,13 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         image_node = container.get("image")
         if image_node is not None and image_node.kind == "scalar" and isinstance(image_node.value, str):
             image = ctx.setting("image", container.key_node("image"), image_node, f"{prefix}image")
-    image_engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
+    image_text = image.value if image is not None and isinstance(image.value, str) else None
+    image_engine = parse_image(image_text).engine if image_text is not None else None
+    values = envlaunch.container_env(ctx, container, env_key)
     if tokens is None:
-        tokens = container_tokens(ctx, container, env_key)
-    engine = image_engine or default_engine
+        tokens = container_tokens(ctx, container, env_key, values)
+    wrapper = envlaunch.wrapper_for(image_text, values)
+    engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:
         model.annotations = string_map(root.path("metadata", "annotations"))
@@ -175,7 +170,9 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         return None
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
-    extra = env_arg_tokens(ctx, env)
+    spliced = {token.origin for token in tokens}  # an env string the script already spliced in
+    extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
+    envlaunch.apply_wrapper(model, wrapper, values)
     if extra:
         model.argv.extend(extra)
         apply_argv(model, extra)

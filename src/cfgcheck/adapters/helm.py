@@ -182,13 +182,30 @@ def rendering(config: dict[str, Any]) -> bool:
 
 
 def note_templates(templates: list[str], config: dict[str, Any]) -> None:
-    """One note for the chart templates discovery set aside, saying how they are (or can be) linted."""
-    if not templates:
-        return
-    count = f"{len(templates)} Helm template file{'s' if len(templates) != 1 else ''} (such as {templates[0]})"
-    if rendering(config):
-        note(f"{count} not linted one by one: their charts are linted as helm template renders them")
-    else:
-        why = "rendering is off (render-helm: false)" if config.get("render-helm") is False else "helm not found"
-        note(f"{count} not linted: {why}; lint the rendered output with "
-             "`helm template NAME CHART | cfgcheck lint - --stdin-filename CHART/rendered.yaml`")
+    """One note per chart for the templates discovery set aside, saying how they are (or can be) linted."""
+    for folder, files in _by_folder(templates, lambda path: path.rsplit("/templates/", 1)[0]).items():
+        count = f"{folder}: {_files(files, 'Helm template file')}"
+        if rendering(config):
+            note(f"{count} not linted one by one: the chart is linted as helm template renders it")
+        else:
+            why = "rendering is off (render-helm: false)" if config.get("render-helm") is False else "helm not found"
+            note(f"{count} not linted: {why}; lint the rendered output with "
+                 f"`helm template NAME {folder} | cfgcheck lint - --stdin-filename {folder}/rendered.yaml`")
+
+
+def note_unrendered(paths: list[str]) -> None:
+    """One note per folder for the other templates (Jinja, Go, envsubst bodies that are not YAML)."""
+    for folder, files in _by_folder(paths, lambda path: path.rsplit("/", 1)[0] if "/" in path else ".").items():
+        note(f"{folder}: {_files(files, 'template file')} not linted: YAML only once rendered; lint what "
+             f"renders them (`<render command> | cfgcheck lint - --stdin-filename {files[0]}`)")
+
+
+def _by_folder(paths: list[str], folder_of) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        found.setdefault(folder_of(path), []).append(path)
+    return found
+
+
+def _files(files: list[str], what: str) -> str:
+    return f"{len(files)} {what}{'s' if len(files) != 1 else ''} (such as {files[0].rsplit('/', 1)[-1]})"

@@ -50,8 +50,9 @@ class ImageRef:
 
     @property
     def templated(self) -> bool:
-        """A reference still holding a variable or template (``${IMAGE}``, ``{{ .Values.image }}``)."""
-        return "$" in self.text or "{{" in self.text
+        """A reference still holding a variable, a template or a placeholder (``${IMAGE}``,
+        ``{{ .Values.image }}``, ``<your-image>``): not a value yet."""
+        return placeholder(self.text)
 
     @property
     def local(self) -> bool:
@@ -77,6 +78,17 @@ class ImageRef:
     @property
     def engine(self) -> str | None:
         return image_engine(self).engine
+
+
+# What samples write where the user must put a value: a variable or template (shell, kubelet, Helm/Go,
+# Jinja), an <angle-bracketed> name, YOUR_..., REPLACE_ME / CHANGE_ME, ..._HERE.
+_PLACEHOLDER = re.compile(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])your[-_]|replace[-_]?me|change[-_]?me|"
+                          r"[-_]here(?:$|[^A-Za-z0-9])", re.I)
+
+
+def placeholder(text: str) -> bool:
+    """True when ``text`` still holds a variable, a template or a placeholder instead of a value."""
+    return bool(_PLACEHOLDER.search(text))
 
 
 def _tag_version(tag: str | None) -> str | None:

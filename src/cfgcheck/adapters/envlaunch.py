@@ -1,0 +1,230 @@
+"""Engines launched through environment variables, and vendor images that wrap an engine.
+
+* A script or argument that names a variable (``sh -c "vllm serve $MODEL $VLLM_ARGS"``, the kubelet's
+  ``$(VLLM_ARGS)``, ``${EXTRA_ARGS}``, a whole ``$VLLM_COMMAND``) gets the variable's value spliced in
+  as the shell would: split into words, each located at its own line and column in the env value. The
+  value is the container's ``env`` entry, or a ConfigMap key of the repository named by
+  ``valueFrom.configMapKeyRef`` or ``envFrom.configMapRef`` (ConfigMaps are indexed by this module's
+  ``index`` hook). A value that is not literal (a Secret, a ConfigMap not in the repository) stays as
+  written: unknown, so nothing is claimed about it.
+* A wrapper image (``data/wrappers.json``: RunPod's worker-vllm, DJL Serving LMI, …) starts the engine
+  itself and reads the model and engine settings from env: its table, transcribed from the wrapper's
+  source, maps each env name onto the settings vocabulary. An image that names an engine but is no
+  known image, run without arguments, reads its model from the usual env names (``HF_MODEL_ID``, …).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..engines.images import image_engine, parse_image
+from ..model import ArgToken, ServedModel, Setting
+from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
+from ..yamlio import YNode
+from .base import DocContext, Workspace, operator_tokens
+
+# This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
+MARKERS: tuple[str, ...] = ()
+# $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
+_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    return []
+
+
+def index(workspace: Workspace, loaded) -> None:
+    """Protocol hook: every ConfigMap's ``data`` by name, for env taken from it."""
+    for document in loaded.documents:
+        root = document.root
+        if root is None or root.kind != "map" or root.scalar("kind") != "ConfigMap":
+            continue
+        name, data = root.scalar("metadata", "name"), root.get("data")
+        if isinstance(name, str) and data is not None and data.kind == "map":
+            workspace.configmaps[name] = (loaded, document, data)
+
+
+@dataclass(frozen=True)
+class EnvValue:
+    """A literal env value and the document that holds it (the container's, or a ConfigMap's)."""
+
+    ctx: DocContext
+    node: YNode
+
+    @property
+    def text(self) -> str:
+        return "" if self.node.value is None else str(self.node.value)
+
+    def words(self, origin: str) -> list[ArgToken]:
+        """The value split into words as an unquoted shell expansion is, each located where written."""
+        return self.ctx.shell_tokens(self.node, origin, segment=False)
+
+    def setting(self, name: str, source: str | None = None, value: object = None) -> Setting:
+        setting = self.ctx.setting(name, None, self.node, source or name, origin="env")
+        if value is not None:
+            setting.value = value
+        return setting
+
+
+def _configmap(ctx: DocContext, name: object) -> tuple[DocContext, YNode] | None:
+    found = ctx.workspace.configmaps.get(name) if isinstance(name, str) else None
+    if found is None:
+        return None
+    loaded, document, data = found
+    return DocContext(loaded, document, ctx.workspace), data
+
+
+def container_env(ctx: DocContext, container: YNode, env_key: str = "env") -> dict[str, EnvValue | None]:
+    """Every variable the container's env sets: its literal value, or None when it is not literal.
+
+    ``envFrom`` ConfigMaps first, then ``env`` (which overrides them, as in Kubernetes)."""
+    found: dict[str, EnvValue | None] = {}
+    sources = container.get("envFrom")
+    for source in sources.value if sources is not None and sources.kind == "seq" else ():
+        ref = source.get("configMapRef") if source.kind == "map" else None
+        held = _configmap(ctx, ref.scalar("name")) if ref is not None and ref.kind == "map" else None
+        if held is not None:
+            prefix = str(source.scalar("prefix", default="") or "")
+            for key, value in held[1].items():
+                if key.kind == "scalar" and value.kind == "scalar":
+                    found[f"{prefix}{key.value}"] = EnvValue(held[0], value)
+    env = container.get(env_key)
+    if env is None:
+        return found
+    items = [(item.scalar("name"), item) for item in env.value if item.kind == "map"] if env.kind == "seq" \
+        else [(key.value, value) for key, value in env.items() if key.kind == "scalar"] if env.kind == "map" else []
+    for name, item in items:
+        if isinstance(name, str):
+            found[name] = _env_entry(ctx, item, env.kind == "seq")
+    return found
+
+
+def _env_entry(ctx: DocContext, item: YNode, listed: bool) -> EnvValue | None:
+    """One ``env`` entry: ``{name, value}`` / ``{name, valueFrom}`` in a list, ``X: v`` / ``X: {value}`` in a map."""
+    if item.kind == "scalar":
+        return None if listed or item.value is None else EnvValue(ctx, item)
+    if item.kind != "map":
+        return None
+    value = item.get("value")
+    if value is not None and value.kind == "scalar" and value.value is not None:
+        return EnvValue(ctx, value)
+    ref = item.path("valueFrom", "configMapKeyRef")
+    held = _configmap(ctx, ref.scalar("name")) if ref is not None and ref.kind == "map" else None
+    if held is None:
+        return None
+    node = held[1].get(str(ref.scalar("key")))
+    return EnvValue(held[0], node) if node is not None and node.kind == "scalar" else None
+
+
+def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[ArgToken]:
+    """Shell words that name a variable, replaced by its value's words (located in the env value); a
+    word that holds a reference among other text gets the value's text in place. Unknown values stay."""
+    out: list[ArgToken] = []
+    for token in tokens:
+        if token.origin != "shell" or "$" not in token.text:
+            out.append(token)
+            continue
+        whole = _REFERENCE.fullmatch(token.text)
+        value = values.get(_name(whole)) if whole else None
+        if value is not None:
+            out.extend(value.words(f"env:{_name(whole)}"))
+            continue
+
+        def replace(match: re.Match) -> str:
+            found = values.get(_name(match))
+            return found.text if found is not None else match.group(0)
+
+        text = _REFERENCE.sub(replace, token.text)
+        out.append(token if text == token.text else
+                   ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
+    return out
+
+
+def _name(match: re.Match) -> str:
+    return next(group for group in match.groups() if group)
+
+
+# ---------------------------------------------------------------- wrapper images
+
+
+@functools.lru_cache(maxsize=None)
+def _table() -> dict:
+    return json.loads((Path(__file__).resolve().parent.parent / "data" / "wrappers.json").read_text())
+
+
+def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict | None:
+    """The wrapper-table entry of ``image`` when it runs an engine with this env, else None."""
+    if not image:
+        return None
+    ref = parse_image(image)
+    if ref.templated:
+        return None
+    full = ref.full.lower()
+    for entry in _table()["wrappers"]:
+        if not any(fnmatch.fnmatchcase(full, pattern) for pattern in entry["match"]):
+            continue
+        if entry.get("tag") and not fnmatch.fnmatchcase((ref.tag or "").lower(), entry["tag"]):
+            continue
+        when = entry.get("when")
+        if when and not any(_env_matches(values.get(name), patterns) for name, patterns in when.items()):
+            continue
+        return entry
+    return None
+
+
+def _env_matches(value: EnvValue | None, patterns: list[str]) -> bool:
+    return value is not None and any(fnmatch.fnmatchcase(value.text.strip().lower(), p) for p in patterns)
+
+
+def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvValue | None]) -> None:
+    """Record the settings a wrapper image reads from env (``entry``), or, for an image no table knows
+    that names the engine and is given no model, the model from the usual env names."""
+    if entry is not None:
+        model.engine_variant = entry["variant"]
+        for name, value in values.items():
+            dest = _destination(entry, name)
+            if value is not None and dest is not None:
+                _record(model, entry, dest, name, value)
+        return
+    known = model.image is not None and isinstance(model.image.value, str) and \
+        image_engine(parse_image(model.image.value)).known
+    if known or model.image is None or "model" in model.settings:
+        return
+    for name in _table()["generic"]["model_env"]:
+        if values.get(name) is not None:
+            model.add(values[name].setting("model", f"env.{name}"))
+            return
+
+
+def _destination(entry: dict, name: str) -> str | None:
+    """The engine argument destination env ``name`` sets for this wrapper, or None."""
+    rename = entry.get("rename", {})
+    if name in rename:
+        return rename[name]
+    prefix = entry.get("prefix", "")
+    if not name.startswith(prefix) or name == prefix:
+        return None
+    option = name[len(prefix):].lower()
+    return rename.get(option, option)
+
+
+def _record(model: ServedModel, entry: dict, dest: str, name: str, value: EnvValue) -> None:
+    engine = entry["engine"]
+    canonical = canonical_name(engine, dest)
+    if canonical not in BY_NAME or not BY_NAME[canonical].dests.get(engine):
+        return  # not in the settings vocabulary: the wrapper passes it on, nothing here reads it
+    text = entry.get("values", {}).get(dest, {}).get(value.text.strip().lower(), value.text.strip())
+    if text is None:
+        return  # decided by the wrapper at start (DJL's tensor_parallel_degree "max": every GPU)
+    # the wrappers read booleans as their text lower-cased: "true" (RunPod), or pydantic's true/1/yes/on (DJL)
+    parsed = text.lower() in ("1", "true", "yes", "on") if canonical in BOOL_SETTINGS else parse(canonical, text, engine)
+    setting = value.setting(canonical, f"env.{name}", parsed)
+    model.add(setting)
+    emitted = flag(engine, canonical)
+    if emitted and canonical != "model":
+        model.argv.extend(operator_tokens(setting, emitted))
