@@ -18,6 +18,7 @@ from ..model import ServedModel, Setting
 from ..yamlio import YNode, parse_text
 from . import helm, production_stack
 from .base import ENGINE_MARKERS, DocContext, finish, to_int
+from .helm import dependency_keys
 from .containers import container_model
 
 MARKERS = ENGINE_MARKERS + production_stack.MARKERS
@@ -79,6 +80,11 @@ def values_sources(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode
         return found
     if root.get("apiVersion") is None and kind is None:
         found.append((ctx, root, "", None))
+        # an umbrella chart: its dependencies' values sit under their alias or name (Chart.yaml)
+        for key in dependency_keys(ctx.workspace.config, ctx.path):
+            values = root.get(key)
+            if values is not None and values.kind == "map":
+                found.append((ctx, values, f"{key}.", key))
     return found
 
 
@@ -89,8 +95,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     for values_ctx, values, prefix, release in values_sources(ctx, root):
         models = app_template_models(values_ctx, values, prefix, release)
         specs = values.path("servingEngineSpec", "modelSpec")
-        # inline values of one source are the production_stack adapter's; strings and sources[] are ours
-        if specs is not None and specs.kind == "seq" and (values_ctx is not ctx or prefix.startswith("spec.sources")):
+        # inline values of one source are the production_stack adapter's; strings, sources[] and an
+        # umbrella chart's dependency values are ours
+        if specs is not None and specs.kind == "seq" and (values_ctx is not ctx or values is not _inline(root)):
             for index, entry in enumerate(specs.value):
                 if entry.kind == "map":
                     models.append(production_stack._model(
@@ -101,6 +108,12 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 model.comments = sorted(set(model.comments) | set(ctx.document_comments()))
         found.extend(models)
     return found
+
+
+def _inline(root: YNode) -> YNode | None:
+    """The values the production_stack adapter reads inline in this document (its ``values_roots``)."""
+    inline = production_stack.values_roots(root)
+    return inline[0][0] if inline else None
 
 
 def _image(ctx: DocContext, container: YNode, prefix: str) -> Setting | None:

@@ -49,6 +49,29 @@ def index(workspace: Workspace, loaded) -> None:
             workspace.configmaps[name] = (loaded, document, data)
 
 
+def refers_forward(workspace: Workspace, root: YNode) -> bool:
+    """Protocol hook: env taken from a ConfigMap not indexed yet (it may be in a file read later)."""
+    return any(name not in workspace.configmaps for name in _configmap_refs(root, 0))
+
+
+def _configmap_refs(node: YNode, depth: int) -> list[str]:
+    """Names of the ConfigMaps that ``configMapKeyRef`` / ``envFrom.configMapRef`` entries refer to."""
+    if depth > 40:  # pod specs sit a dozen levels down; a deeper document names nothing we read
+        return []
+    found: list[str] = []
+    if node.kind == "map":
+        for key, value in node.items():
+            if key.value in ("configMapKeyRef", "configMapRef") and value.kind == "map":
+                name = value.scalar("name")
+                found.extend([name] if isinstance(name, str) else [])
+            elif value.kind in ("map", "seq"):
+                found.extend(_configmap_refs(value, depth + 1))
+    elif node.kind == "seq":
+        for item in node.value:
+            found.extend(_configmap_refs(item, depth + 1) if item.kind in ("map", "seq") else [])
+    return found
+
+
 @dataclass(frozen=True)
 class EnvValue:
     """A literal env value and the document that holds it (the container's, or a ConfigMap's)."""

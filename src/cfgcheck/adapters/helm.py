@@ -24,7 +24,7 @@ from typing import Any
 
 from ..discover import escapes
 from ..model import Location, ServedModel
-from ..yamlio import DEFAULT_LIMITS, Document, YNode
+from ..yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data
 from .base import DocContext
 from .protocol import has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
@@ -160,6 +160,27 @@ def _fallback(repo: Path, folder_rel: str, rendered: str, templates: list[tuple[
         return Location(rel, line, 1)
 
     return locate
+
+
+def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
+    """The keys under which a chart's values file holds the values of the charts it depends on: each
+    ``Chart.yaml`` ``dependencies[]`` entry's ``alias``, else its ``name`` (Helm's rule), for the
+    ``Chart.yaml`` beside ``values_path``; [] when there is none (or it cannot be read)."""
+    root = config.get("root")
+    if not root:
+        return []
+    repo = Path(str(root))
+    folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
+    chart = repo / folder / CHART_FILES[0]
+    if not chart.is_file() or escapes(chart, repo):
+        return []
+    try:
+        data = load_data(chart)
+    except YamlError:
+        return []  # the Chart.yaml is linted on its own: its CFG000 says what is wrong
+    entries = data.get("dependencies") if isinstance(data, dict) else None
+    keys = [entry.get("alias") or entry.get("name") for entry in entries or () if isinstance(entry, dict)]
+    return [key for key in keys if isinstance(key, str) and key]
 
 
 def charts_holding(root: Path, paths: list[str]) -> list[str]:
