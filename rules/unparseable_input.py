@@ -8,6 +8,10 @@ reading stopped. Also a `cfgcheck` directive or suppression in a comment longer 
 (not read: `max-comment-chars`), and a file or served model cfgcheck itself failed on (an internal
 error, named by its exception type; the other files are still checked).
 
+A template is not flagged: a file whose Helm/Go `{{ }}` or Jinja `{% %}` tags break the YAML, or a
+broken file named as a template (`x.template.yaml`, `x.yaml.j2`, `x.gotmpl`), is YAML only once
+rendered; one note per folder says it was not linted.
+
 ## Why it matters
 A serving config that cannot be read cannot be checked: the hazards in it are invisible. The other
 files are still linted; this finding makes sure the unreadable one is not silently skipped.

@@ -112,6 +112,13 @@ def test_djl_lmi_with_the_vllm_backend(tmp_path: Path) -> None:
     assert "lmi-other-backend/lmi" not in models  # lmi-dist is not an engine cfgcheck reads
 
 
+def test_a_wrapper_reads_only_the_env_its_entrypoint_reads(tmp_path: Path) -> None:
+    model = models_in(tmp_path, "wrappers.yaml")["substratus/vllm"]
+    assert model.engine_variant == "substratus" and model.model.value == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert model.value("gpu_memory_utilization") == 0.8
+    assert "max_model_len" not in model.settings  # its entrypoint.sh passes no --max-model-len
+
+
 def test_unknown_image_naming_the_engine_reads_the_usual_model_env(tmp_path: Path) -> None:
     models = models_in(tmp_path, "wrappers.yaml")
     assert models["inhouse/server"].model.value == "mistralai/Mistral-7B-Instruct-v0.3"

@@ -229,8 +229,8 @@ def _destination(entry: dict, name: str) -> str | None:
     rename = entry.get("rename", {})
     if name in rename:
         return rename[name]
-    prefix = entry.get("prefix", "")
-    if not name.startswith(prefix) or name == prefix:
+    prefix = entry.get("prefix")
+    if prefix is None or not name.startswith(prefix) or name == prefix:
         return None
     option = name[len(prefix):].lower()
     return rename.get(option, option)
