@@ -189,3 +189,27 @@ def test_templates_get_one_note_per_folder_and_broken_yaml_stays_an_error(tmp_pa
     assert err.count("templated/ansible: 2 template files") == 1
     assert "templated/helmfile: 1 template file (such as values.template.yaml)" in err
     assert "ansible/vllm.yaml" not in {f.location.path for f in result.findings}
+
+
+def test_a_rendered_chart_resolves_env_from_its_own_configmap(tmp_path: Path, monkeypatch) -> None:
+    """helm's output holds the ConfigMap and the Deployment that takes its env (a stand-in helm)."""
+    repo = tmp_path / "repo"
+    chart = repo / "charts" / "chat"
+    (chart / "templates").mkdir(parents=True)
+    (chart / "Chart.yaml").write_text("apiVersion: v2\nname: chat\nversion: 0.1.0\n")
+    (chart / "values.yaml").write_text('engineArgs: "--max-model-len 8192 --max-num-seqs 48"\n')
+    (chart / "templates" / "all.yaml").write_text("data:\n  VLLM_ARGS: {{ .Values.engineArgs | quote }}\n")
+    rendered = (INDIRECT / "env-launched.yaml").read_text().split("---\n")
+    configmap = rendered[1].replace(rendered[1][rendered[1].index("  VLLM_ARGS"):],
+                                    '  VLLM_ARGS: "--max-model-len 8192 --max-num-seqs 48"\n')
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    helm = bin_dir / "helm"
+    helm.write_text("#!/bin/sh\ncat <<'EOF'\n---\n# Source: chat/templates/all.yaml\n" + configmap
+                    + "---\n# Source: chat/templates/all.yaml\n" + rendered[2] + "EOF\n")
+    helm.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}:/usr/bin:/bin")
+    _, models = collect([repo], Config(repo))
+    (model,) = [m for m in models if m.kind == "Deployment"]
+    assert model.value("max_num_seqs") == 48 and model.value("max_model_len") == 8192
+    assert model.setting("max_num_seqs").location.path == "charts/chat/values.yaml"

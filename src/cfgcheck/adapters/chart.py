@@ -80,11 +80,19 @@ def values_sources(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode
         return found
     if root.get("apiVersion") is None and kind is None:
         found.append((ctx, root, "", None))
-        # an umbrella chart: its dependencies' values sit under their alias or name (Chart.yaml)
-        for key in dependency_keys(ctx.workspace.config, ctx.path):
-            values = root.get(key)
-            if values is not None and values.kind == "map":
-                found.append((ctx, values, f"{key}.", key))
+    return found
+
+
+def dependency_values(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode, str, str | None]]:
+    """An umbrella chart's values file: the values of each chart it depends on, under the dependency's
+    alias or name (its ``Chart.yaml``), read as that chart's own values."""
+    if root.get("apiVersion") is not None or root.get("kind") is not None:
+        return []
+    found: list[tuple[DocContext, YNode, str, str | None]] = []
+    for key in dependency_keys(ctx.workspace.config, ctx.path):
+        values = root.get(key)
+        if values is not None and values.kind == "map":
+            found.append((ctx, values, f"{key}.", key))
     return found
 
 
@@ -92,7 +100,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if helm.is_chart(ctx, root):
         return helm.served_models(ctx, root)
     found: list[ServedModel] = []
-    for values_ctx, values, prefix, release in values_sources(ctx, root):
+    for values_ctx, values, prefix, release in values_sources(ctx, root) + dependency_values(ctx, root):
         models = app_template_models(values_ctx, values, prefix, release)
         specs = values.path("servingEngineSpec", "modelSpec")
         # inline values of one source are the production_stack adapter's; strings, sources[] and an

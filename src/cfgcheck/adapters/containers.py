@@ -16,6 +16,7 @@ from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
 from . import envlaunch
+from .shell import Spliced
 from .base import DocContext, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
@@ -32,7 +33,8 @@ def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
     if values is None:
         values = envlaunch.container_env(ctx, container, env_key)
     literal = {name: value.setting(name) for name, value in values.items() if value is not None}
-    tokens = envlaunch.splice(_joined_tokens(ctx, container, dict.fromkeys(values)), values)
+    environment = {name: Spliced(value.text) if value is not None else None for name, value in values.items()}
+    tokens = envlaunch.splice(_joined_tokens(ctx, container, environment), values)
     return [kubelet_expand(t, literal) for t in tokens]
 
 

@@ -25,6 +25,7 @@ from ..paths import UnsafePath, inside_repo
 from ..textsafe import neutralise
 from ..yamlio import Document, YNode, load_file, parse_text
 from .base import DocContext, Workspace
+from .envlaunch import index as index_configmaps
 from .protocol import REGISTRY, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -213,6 +214,7 @@ def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallb
     if rendered.error is not None:
         note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
         return []
+    index_configmaps(ctx.workspace, rendered)  # env taken from a ConfigMap the same rendering holds
     found: list[ServedModel] = []
     for document in rendered.documents:
         root = document.root

@@ -301,12 +301,18 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
     return out
 
 
+class Spliced(str):
+    """An environment value that the caller splices in itself where a word is exactly its reference
+    (located in the env value, see ``adapters.envlaunch``); inside longer words and assignments it is
+    substituted here as any literal value."""
+
+
 def _expanded(word: tuple[str, int, int], known: dict) -> tuple[str, int, int]:
     text, start, end = word
     whole = _REFERENCE.fullmatch(text)
     if whole:
         found = _lookup(whole, known, start)
-        return found if found is not None else word
+        return word if found is None or isinstance(found[0], Spliced) else found
 
     def replace(match: re.Match) -> str:
         found = _lookup(match, known, start)
