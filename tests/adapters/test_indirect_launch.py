@@ -213,3 +213,19 @@ def test_a_rendered_chart_resolves_env_from_its_own_configmap(tmp_path: Path, mo
     (model,) = [m for m in models if m.kind == "Deployment"]
     assert model.value("max_num_seqs") == 48 and model.value("max_model_len") == 8192
     assert model.setting("max_num_seqs").location.path == "charts/chat/values.yaml"
+
+
+def test_a_long_value_named_many_times_is_bounded(tmp_path: Path) -> None:
+    """Hostile input: a 6,000-word value named 3,000 times would be 18 million words."""
+    from cfgcheck.adapters.envlaunch import MAX_SPLICED_WORDS
+
+    value = " ".join(["--max-num-seqs 8"] * 3000)
+    script = "vllm serve m --served-model-name=$A " + " ".join(["$A"] * 3000)
+    text = (INDIRECT / "env-launched.yaml").read_text().split("---\n")[0]
+    text = text.replace('"vllm serve $MODEL $VLLM_ARGS"', f'"{script}"').replace(
+        '"--max-model-len 4096 --gpu-memory-utilization 0.85 --tensor-parallel-size 2"', f'"{value}"')
+    text = text.replace("name: VLLM_ARGS", "name: A")
+    (tmp_path / "h.yaml").write_text(text)
+    _, (model,) = collect([tmp_path], Config(tmp_path))
+    assert len(model.argv) <= MAX_SPLICED_WORDS + 3000 + 10
+    assert max(len(token.text) for token in model.argv) < 5000  # too long to inline: left as written

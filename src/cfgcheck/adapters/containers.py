@@ -33,7 +33,8 @@ def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
     if values is None:
         values = envlaunch.container_env(ctx, container, env_key)
     literal = {name: value.setting(name) for name, value in values.items() if value is not None}
-    environment = {name: Spliced(value.text) if value is not None else None for name, value in values.items()}
+    environment = {name: Spliced(value.text) if value is not None and envlaunch.inline(value.text) else None
+                   for name, value in values.items()}
     tokens = envlaunch.splice(_joined_tokens(ctx, container, environment), values)
     return [kubelet_expand(t, literal) for t in tokens]
 

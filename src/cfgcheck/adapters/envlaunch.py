@@ -30,6 +30,10 @@ from .base import DocContext, Workspace, operator_tokens
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
+# An engine argv a person wrote is a few hundred words; past this many spliced words the rest of the
+# references stay as written (unknown) rather than multiply a long value without end.
+MAX_SPLICED_WORDS = 20_000
+MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
@@ -146,8 +150,11 @@ def _env_entry(ctx: DocContext, item: YNode, listed: bool) -> EnvValue | None:
 
 def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[ArgToken]:
     """Shell words that name a variable, replaced by its value's words (located in the env value); a
-    word that holds a reference among other text gets the value's text in place. Unknown values stay."""
+    word that holds a reference among other text gets the value's text in place. Unknown values stay,
+    and so do references past ``MAX_SPLICED_WORDS`` (a hostile script repeating a long value)."""
     out: list[ArgToken] = []
+    words: dict[str, list[ArgToken]] = {}  # each value is split once, however often it is named
+    budget = MAX_SPLICED_WORDS
     for token in tokens:
         if token.origin != "shell" or "$" not in token.text:
             out.append(token)
@@ -155,17 +162,27 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
         whole = _REFERENCE.fullmatch(token.text)
         value = values.get(_name(whole)) if whole else None
         if value is not None:
-            out.extend(value.words(f"env:{_name(whole)}"))
+            name = _name(whole)
+            if name not in words:
+                words[name] = value.words(f"env:{name}")
+            fits = len(words[name]) <= budget
+            budget -= len(words[name]) if fits else 0
+            out.extend(words[name] if fits else [token])
             continue
 
         def replace(match: re.Match) -> str:
             found = values.get(_name(match))
-            return found.text if found is not None else match.group(0)
+            return found.text if found is not None and inline(found.text) else match.group(0)
 
         text = _REFERENCE.sub(replace, token.text)
         out.append(token if text == token.text else
                    ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
     return out
+
+
+def inline(text: str) -> bool:
+    """Whether a value is short enough to substitute inside a word (a path, a model id, a number)."""
+    return len(text) <= MAX_INLINE_CHARS
 
 
 def _name(match: re.Match) -> str:
