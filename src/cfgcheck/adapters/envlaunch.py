@@ -262,7 +262,8 @@ def _record(model: ServedModel, entry: dict, dest: str, name: str, value: EnvVal
     if text is None:
         return  # decided by the wrapper at start (DJL's tensor_parallel_degree "max": every GPU)
     # the wrappers read booleans as their text lower-cased: "true" (RunPod), or pydantic's true/1/yes/on (DJL)
-    parsed = text.lower() in ("1", "true", "yes", "on") if canonical in BOOL_SETTINGS else parse(canonical, text, engine)
+    truthy = text.lower() in ("1", "true", "yes", "on")
+    parsed = truthy if canonical in BOOL_SETTINGS else parse(canonical, text, engine)
     setting = value.setting(canonical, f"env.{name}", parsed)
     model.add(setting)
     emitted = flag(engine, canonical)
