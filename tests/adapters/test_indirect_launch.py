@@ -229,3 +229,15 @@ def test_a_long_value_named_many_times_is_bounded(tmp_path: Path) -> None:
     _, (model,) = collect([tmp_path], Config(tmp_path))
     assert len(model.argv) <= MAX_SPLICED_WORDS + 3000 + 10
     assert max(len(token.text) for token in model.argv) < 5000  # too long to inline: left as written
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("${VLLM_IMAGE}", True), ("$(MODEL)", True), ("{{ .Values.image }}", True), ("{% raw %}x", True),
+    ("<your-image>", True), ("<MODEL_NAME>", True), ("YOUR_IMAGE_HERE", True), ("registry/REPLACE_ME:tag", True),
+    ("changeme", True), ("vllm/vllm-openai:v0.26.0", False), ("org/replacement-model", False),
+    ("my-registry.io/vllm:1", False), ("meta-llama/Llama-3.1-8B-Instruct", False), ("price$5", False),
+])
+def test_placeholder_recognition(text: str, expected: bool) -> None:
+    from cfgcheck.engines.images import placeholder
+
+    assert placeholder(text) is expected

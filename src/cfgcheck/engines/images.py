@@ -82,8 +82,8 @@ class ImageRef:
 
 # What samples write where the user must put a value: a variable or template (shell, kubelet, Helm/Go,
 # Jinja), an <angle-bracketed> name, YOUR_..., REPLACE_ME / CHANGE_ME, ..._HERE.
-_PLACEHOLDER = re.compile(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])your[-_]|replace[-_]?me|change[-_]?me|"
-                          r"[-_]here(?:$|[^A-Za-z0-9])", re.I)
+_PLACEHOLDER = re.compile(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])your[-_]|"
+                          r"(?:replace|change)[-_]?me(?![A-Za-z])|[-_]here(?![A-Za-z0-9])", re.I)
 
 
 def placeholder(text: str) -> bool:
