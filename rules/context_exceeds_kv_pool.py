@@ -58,6 +58,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.capacity import concurrency_at, longest_fitting_len
+from cfgcheck.capacity.gpus import DEVICE, accelerator_kind
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -106,7 +107,7 @@ def check(model, ctx) -> Iterator[Finding]:
         remediation=(
             f"cap max_model_len at {fit:,} or below, or grow the pool (fp8 KV cache, --kv-cache-memory-bytes, "
             "a higher gpu_memory_utilization within any documented ceiling, more tensor parallelism)"
-            if fit else "grow the pool or serve the model on a larger GPU"
+            if fit else f"grow the pool or serve the model on a larger {DEVICE[accelerator_kind(model)]}"
         ),
         setting="max_model_len",
         model=model.name,

@@ -72,9 +72,9 @@ RESOURCE_KINDS = {
 
 # Image repositories that say the accelerator kind when no label does (the engines' own platform builds)
 _IMAGE_KINDS = (
-    (re.compile(r"(^|/)vllm-tpu(:|@|$)|tpu", re.I), "tpu"),
-    (re.compile(r"neuron", re.I), "neuron"),
-    (re.compile(r"gaudi|habana|(^|[/-])hpu", re.I), "gaudi"),
+    (re.compile(r"(?<![a-z])tpu(?![a-z])", re.I), "tpu"),  # vllm/vllm-tpu, sglang-jax tpu tags
+    (re.compile(r"neuron", re.I), "neuron"),  # pytorch-inference-neuronx, vllm-neuron
+    (re.compile(r"gaudi|habana|(?<![a-z])hpu(?![a-z])", re.I), "gaudi"),  # vault.habana.ai/gaudi-docker, vllm-hpu
 )
 
 # Node labels that name the GPU or its instance, most specific first (adapters record them as
@@ -409,12 +409,20 @@ def parallel_units(model: Any, accelerator: Gpu | None = None) -> tuple[int | No
     (``google.com/tpu``); NeuronCores (vLLM on Neuron counts tensor parallelism in NeuronCores: a
     device request is devices x cores per device, known only when the Neuron device is known)."""
     gpus = getattr(model, "gpus", None)
-    count = gpus.value if gpus is not None else None
-    if not isinstance(count, int):
+    value = gpus.value if gpus is not None else None
+    if isinstance(value, bool) or not (isinstance(value, int) or isinstance(value, str) and value.strip().isdigit()):
         return None, "GPU"
+    count = int(value)
     kind, unit = RESOURCE_KINDS.get(getattr(model, "gpu_resource", None) or "", (accelerator_kind(model), None))
     if kind == "neuron" and unit == "Neuron device":
         if accelerator is None or accelerator.kind != "neuron":
             return None, "NeuronCore"
         return count * accelerator.ranks_per_device, "NeuronCore"
     return count, UNIT.get(kind, "GPU")
+
+
+def request_unit(model: Any) -> str:
+    """What one unit of ``model.gpus`` (the device request) is: ``GPU``, ``TPU chip``, ``Neuron device``,
+    ``NeuronCore``, ``Gaudi card``."""
+    found = RESOURCE_KINDS.get(getattr(model, "gpu_resource", None) or "")
+    return found[1] if found else UNIT[accelerator_kind(model)]
