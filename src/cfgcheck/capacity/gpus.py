@@ -92,6 +92,11 @@ GPU_LABELS = (
     "karpenter.k8s.aws/instance-gpu-name",
     "karpenter.k8s.aws/instance-accelerator-name",
     "karpenter.k8s.aws/instance-family",
+    "eks.amazonaws.com/instance-gpu-name",  # EKS Auto Mode's copies of Karpenter's labels
+    "eks.amazonaws.com/instance-family",
+    "k8s.amazonaws.com/accelerator",  # older EKS GPU AMIs: nvidia-tesla-v100 ...
+    "aliyun.accelerator/nvidia_name",  # Alibaba ACK: Tesla-V100-SXM2-16GB
+    "machine.cluster.vke.volcengine.com/gpu-name",  # Volcengine VKE: NVIDIA-L20
     "gpu.nvidia.com/class",
     "nvidia.com/gpu.family",
 )
@@ -99,7 +104,9 @@ GPU_LABELS = (
 HINT_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool",
                "alpha.eksctl.io/nodegroup-name", "kubernetes.azure.com/agentpool")
 _INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
-_MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-memory"}
+_MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-memory",
+                  "eks.amazonaws.com/instance-gpu-name": "eks.amazonaws.com/instance-gpu-memory"}
+_FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
 
 
 @dataclass(frozen=True)
@@ -217,7 +224,7 @@ def accelerator_by_instance_type(text: str | None) -> tuple[Gpu, int | None] | N
 def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> tuple[Gpu | None, int | None]:
     if claim.label in _MEMORY_LABELS and labels.get(_MEMORY_LABELS[claim.label], "").isdigit():
         return _karpenter_gpu(value, int(labels[_MEMORY_LABELS[claim.label]])), None
-    if claim.label in _INSTANCE_LABELS or claim.label == "karpenter.k8s.aws/instance-family":
+    if claim.label in _INSTANCE_LABELS or claim.label in _FAMILY_LABELS:
         found = accelerator_by_instance_type(value if claim.label in _INSTANCE_LABELS else value + ".x")
         return found if found else (None, None)
     if claim.strength == "hint":
@@ -373,13 +380,16 @@ def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
     the configuration, then a stated memory size."""
     config = config or {}
     directive = model.directive("gpu") if hasattr(model, "directive") else None
-    for text, origin in ((directive.value if directive else None, "directive"),
-                         (getattr(model, "gpu_product", None), "gpu product")):
+    selector = getattr(model, "node_selector", None) or {}
+    product = getattr(model, "gpu_product", None)
+    # a product copied from the nodeSelector is weighed with the other labels, below; an operator's own field is not
+    stated = product if product not in selector.values() else None
+    for text, origin in ((directive.value if directive else None, "directive"), (stated, "gpu product")):
         gpu = accelerator_by_name(text) if text else None
         if gpu is not None:
             return Resolution(gpu, origin)
     resources = [model.gpu_resource] if getattr(model, "gpu_resource", None) else []
-    found = accelerator_from_labels(getattr(model, "node_selector", None) or {}, resources, model_claims(model))
+    found = accelerator_from_labels(selector, resources, model_claims(model))
     if found.accelerator is not None or found.conflicts:
         return found
     cfg_gpu = config.get("gpu")
