@@ -185,3 +185,101 @@ def test_rule_fixtures_exist_for_each_accelerator() -> None:
     names = {p.name for p in (FIXTURES / "rules").glob("CFG*/*.yaml")}
     assert {"fail-tpu-chips-below-tp.yaml", "fail-neuron-devices-below-cores.yaml", "pass-neuron-compiled-batch.yaml",
             "pass-tpu-batch-bucket.yaml", "fail-tpu-image-without-tpu.yaml", "pass-accelerator-requests.yaml"} <= names
+
+
+DRA = """\
+apiVersion: resource.k8s.io/v1
+kind: ResourceClaimTemplate
+metadata:
+  name: two-h100
+spec:
+  spec:
+    devices:
+      requests:
+        - name: gpus
+          exactly:
+            deviceClassName: gpu.nvidia.com
+            count: 2
+            selectors:
+              - cel:
+                  expression: device.attributes["gpu.nvidia.com"].productName == "NVIDIA H100 80GB HBM3"
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  template:
+    spec:
+      resourceClaims:
+        - name: gpus
+          resourceClaimTemplateName: two-h100
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B", "--tensor-parallel-size", "4"]
+          resources:
+            claims:
+              - name: gpus
+"""
+
+
+def test_dra_claim_template_names_the_gpu_and_count(tmp_path: Path) -> None:
+    model = _models(tmp_path, DRA)[0]
+    assert resolve_accelerator(model).accelerator.name == "H100-80GB"
+    assert model.gpus.value == 2 and model.gpus.location.line == 12  # the count, in the template
+    target = tmp_path / "deploy.yaml"
+    findings = [f for f in lint([target], Config(tmp_path, {})).findings if f.code == "CFG208"]
+    assert len(findings) == 1 and "4 (tensor 4) but 2 GPUs" in findings[0].message
+
+
+def test_dra_template_in_a_later_file_and_device_class_kind(tmp_path: Path) -> None:
+    deploy, template = DRA.split("---\n")[1], DRA.split("---\n")[0]
+    template = template.replace("gpu.nvidia.com", "gaudi.intel.com").replace(
+        'device.attributes["gaudi.intel.com"].productName == "NVIDIA H100 80GB HBM3"', "true")
+    (tmp_path / "a-deploy.yaml").write_text(deploy.replace("vllm/vllm-openai:v0.26.0", "vllm/vllm-openai:v0.26.0"))
+    (tmp_path / "z-claims.yaml").write_text(template)
+    model = lint([tmp_path], Config(tmp_path, {})).models[0]
+    found = resolve_accelerator(model)
+    assert found.accelerator is None and found.origin.startswith("Gaudi not stated")
+    assert model.gpus.value == 2
+
+
+def test_ray_head_takes_the_worker_groups_accelerator(tmp_path: Path) -> None:
+    text = """\
+apiVersion: ray.io/v1
+kind: RayCluster
+metadata:
+  name: vllm-tpu
+spec:
+  headGroupSpec:
+    template:
+      spec:
+        containers:
+          - name: ray-head
+            image: vllm/vllm-tpu:v0.11.1
+            command: ["vllm", "serve", "google/gemma-3-4b-it"]
+  workerGroupSpecs:
+    - groupName: tpu-group
+      replicas: 1
+      template:
+        spec:
+          nodeSelector:
+            cloud.google.com/gke-tpu-accelerator: tpu-v6e-slice
+            cloud.google.com/gke-tpu-topology: 2x4
+          containers:
+            - name: ray-worker
+              image: vllm/vllm-tpu:v0.11.1
+              resources:
+                limits:
+                  google.com/tpu: 8
+"""
+    model = _models(tmp_path, text)[0]
+    assert resolve_accelerator(model).accelerator.name == "TPU-v6e"
+
+
+def test_team_node_group_labels_are_hints() -> None:
+    found = accelerator_from_labels({"NodeGroupType": "g5-gpu-karpenter"})
+    assert (found.accelerator.name, found.confidence) == ("A10G", "hint")
+    assert accelerator_from_labels({"instanceType": "inferentia-inf2"}).accelerator.name == "Inferentia2"
+    assert accelerator_from_labels({"NodeGroupType": "x86-cpu-karpenter"}).accelerator is None

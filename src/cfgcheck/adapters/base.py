@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim
+from ..capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ..engines import argv as argv_mod
 from ..engines.images import image_engine, parse_image
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
@@ -33,6 +33,9 @@ class Workspace:
     llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
+    # DRA ResourceClaimTemplates and ResourceClaims by "Kind/name" (dra.DeviceRequests), DeviceClass selectors by name
+    device_claims: dict[str, Any] = field(default_factory=dict)
+    device_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -287,3 +290,18 @@ def _in_values(expressions: YNode | None) -> dict[str, tuple[str, ...]]:
         if isinstance(key, str) and values is not None and values.kind == "seq":
             found[key] = tuple(str(v.value) for v in values.value if v.kind == "scalar" and v.value is not None)
     return found
+
+
+def ray_worker_claims(cluster: YNode | None) -> list[Claim]:
+    """What a KubeRay cluster's worker groups say about the accelerator: the engine started on the head
+    runs its ranks on them (the head usually has no accelerator of its own)."""
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    claims: list[Claim] = []
+    for group in groups.value if groups is not None and groups.kind == "seq" else []:
+        pod_spec = group.path("template", "spec") if group.kind == "map" else None
+        if pod_spec is None or pod_spec.kind != "map":
+            continue
+        where = f"Ray worker group {group.scalar('groupName', default='workers')}"
+        claims += [Claim(c.label, c.values, f"{where} {c.how}", c.strength)
+                   for c in label_claims(string_map(pod_spec.get("nodeSelector"))) + affinity_claims(pod_spec)]
+    return claims

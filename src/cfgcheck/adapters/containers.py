@@ -15,6 +15,7 @@ from ..engines.argv import apply_argv, find_launch
 from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
+from .dra import pod_claims
 from .base import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
@@ -185,7 +186,9 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         model.gpu_resource = str(key.value)
     if pod_spec is not None:
         model.node_selector = string_map(pod_spec.get("nodeSelector"))
-        model.accelerator_claims = affinity_claims(pod_spec)
+        dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
+        model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
+        model.gpus = model.gpus or dra_count
         for label in GPU_PRODUCT_LABELS:
             if label in model.node_selector:
                 model.gpu_product = model.node_selector[label]

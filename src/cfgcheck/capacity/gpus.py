@@ -112,8 +112,8 @@ _FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instan
 @dataclass(frozen=True)
 class Claim:
     """One place the cluster names the accelerator: a label and the values it allows, and how firmly
-    (``required``: nodeSelector, required node affinity, a device resource; ``preferred``: a preferred
-    affinity term or a node-pool name, a hint only)."""
+    (``required``: nodeSelector, required node affinity, a device resource; ``hint``: a preferred
+    affinity term or a node-pool name; ``kind``: names only the kind of device, a DRA device class)."""
 
     label: str
     values: tuple[str, ...]
@@ -250,10 +250,17 @@ def _hint_accelerator(value: str) -> Gpu | None:
     return accelerator_by_name(value)
 
 
+# Label keys of a team's own node groups whose values often embed the instance family or GPU
+# (``NodeGroupType: g5-gpu-karpenter``, ``instanceType: inferentia-inf2``): hints only.
+_OWN_LABEL_KEY = re.compile(r"node-?group|node-?pool|instance|accelerator|gpu", re.I)
+
+
 def label_claims(labels: Mapping[str, str], how: str = "nodeSelector") -> list[Claim]:
-    """Claims of a nodeSelector (or any exact label map): the labels that name the accelerator."""
+    """Claims of a nodeSelector (or any exact label map): the labels that name the accelerator, then
+    node-group names that hint at it."""
     claims = [Claim(label, (str(labels[label]),), how) for label in GPU_LABELS if labels.get(label)]
-    claims += [Claim(label, (str(labels[label]),), how, "hint") for label in HINT_LABELS if labels.get(label)]
+    claims += [Claim(label, (str(value),), how, "hint") for label, value in labels.items()
+               if value and label not in GPU_LABELS and (label in HINT_LABELS or _OWN_LABEL_KEY.search(label))]
     return claims
 
 
@@ -268,7 +275,7 @@ def accelerator_from_labels(labels: Mapping[str, str], resources: Iterable[str] 
     firm: list[tuple[Gpu, Claim, int | None]] = []
     hints: list[tuple[Gpu, Claim, int | None]] = []
     tried, conflicts = [], []
-    for claim in claims:
+    for claim in (c for c in claims if c.strength != "kind"):
         found = [_claim_accelerator(claim, labels, value) for value in claim.values]
         names = {gpu.name for gpu, _ in found if gpu is not None}
         where = f"{claim.label}={'|'.join(claim.values)} ({claim.how})"
@@ -343,6 +350,8 @@ def _kind_of(model: Any) -> str:
     if any(k.startswith("cloud.google.com/gke-tpu") for k in selector):
         return "tpu"
     for claim in getattr(model, "accelerator_claims", ()) or ():
+        if claim.strength == "kind":  # a DRA device class: gaudi.intel.com, gpu.nvidia.com, neuron.amazonaws.com
+            return next((kind for kind in ("tpu", "neuron", "gaudi") if kind in claim.values[0].lower()), "gpu")
         gpu = accelerator_by_name(claim.values[0]) if claim.values else None
         if gpu is not None and claim.strength == "required":
             return gpu.kind
