@@ -283,3 +283,15 @@ def test_team_node_group_labels_are_hints() -> None:
     assert (found.accelerator.name, found.confidence) == ("A10G", "hint")
     assert accelerator_from_labels({"instanceType": "inferentia-inf2"}).accelerator.name == "Inferentia2"
     assert accelerator_from_labels({"NodeGroupType": "x86-cpu-karpenter"}).accelerator is None
+
+
+def test_estimated_pool_on_a_tpu_is_a_warning_that_says_why(tmp_path: Path) -> None:
+    spec = """\
+      nodeSelector:
+        cloud.google.com/gke-tpu-accelerator: tpu-v5-lite-podslice"""
+    text = _pod(spec, "vllm/vllm-tpu:v0.11.1", "google.com/tpu: 1").replace(
+        '"Qwen/Qwen3-8B"]', '"Qwen/Qwen3-8B", "--max-model-len", "40960"]')
+    target = tmp_path / "deploy.yaml"
+    target.write_text(text, encoding="utf-8")
+    found = [f for f in lint([target], Config(tmp_path, {})).findings if f.code == "CFG202"]
+    assert len(found) == 1 and found[0].severity == "warning" and "a TPU does not share" in found[0].message
