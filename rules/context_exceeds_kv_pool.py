@@ -63,7 +63,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.capacity import concurrency_at, longest_fitting_len
-from cfgcheck.capacity.gpus import DEVICE, accelerator_kind
+from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -95,8 +95,8 @@ def check(model, ctx) -> Iterator[Finding]:
     length = est.max_model_len
     if length is None or est.kv_pool_source == "unknown":
         return
-    if est.kv_pool_source == "estimated" and accelerator_kind(model) == "neuron":
-        return  # Neuron allocates the KV cache for the compiled batch x sequence buckets, not from a memory fraction
+    if est.kv_pool_source == "estimated" and kv_from_compiled_buckets(model):
+        return
     conc = concurrency_at(est, length)
     if conc is None or conc >= 1:
         return

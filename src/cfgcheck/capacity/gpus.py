@@ -445,3 +445,10 @@ def request_unit(model: Any) -> str:
     ``NeuronCore``, ``Gaudi card``."""
     found = RESOURCE_KINDS.get(getattr(model, "gpu_resource", None) or "")
     return found[1] if found else UNIT[accelerator_kind(model)]
+
+
+def kv_from_compiled_buckets(model: Any) -> bool:
+    """True where the engine allocates the KV cache for its compiled batch x sequence buckets (vLLM on
+    AWS Neuron: https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html)
+    instead of carving a pool out of a memory fraction: a pool estimated from memory means nothing there."""
+    return accelerator_kind(model) == "neuron"
