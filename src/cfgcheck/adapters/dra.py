@@ -64,18 +64,33 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     return any(ref not in workspace.device_claims for ref in _references(root, 0))
 
 
-def _references(node: YNode, depth: int) -> list[str]:
-    if depth > MAX_DEPTH or node.kind != "map":
-        return []
-    found = []
-    claims = node.get("resourceClaims")
-    if claims is not None and claims.kind == "seq" and node.get("containers") is not None:
-        found += [ref for item in claims.value if (ref := _reference(item))]
-    for _, value in node.items():
-        if value.kind == "map":
-            found += _references(value, depth + 1)
-        elif value.kind == "seq":
-            found += [r for item in value.value for r in _references(item, depth + 1)]
+# Keys under which no pod spec's ``resourceClaims`` can be: not walked (most of a manifest is in them).
+_NO_POD_SPEC = frozenset(("containers", "initContainers", "ephemeralContainers", "metadata", "status", "data",
+                          "stringData", "volumes", "tolerations", "affinity", "securityContext"))
+
+
+def _references(root: YNode, depth: int) -> list[str]:
+    """The claims and templates the pod specs under ``root`` refer to (an iterative, pruned walk: this
+    runs on every document of every file)."""
+    found: list[str] = []
+    stack = [(root, depth)]
+    while stack:
+        node, level = stack.pop()
+        if level > MAX_DEPTH:
+            continue
+        if node.kind == "seq":
+            stack.extend((item, level + 1) for item in node.value if item.kind in ("map", "seq"))
+            continue
+        claims, pod = None, False
+        for key, value in node.value if node.kind == "map" else ():
+            name = key.value if key.kind == "scalar" else None
+            if name == "resourceClaims":
+                claims = value
+            pod = pod or name == "containers"
+            if name not in _NO_POD_SPEC and value.kind in ("map", "seq"):
+                stack.append((value, level + 1))
+        if pod and claims is not None and claims.kind == "seq":
+            found += [ref for item in claims.value if (ref := _reference(item))]
     return found
 
 
