@@ -52,8 +52,6 @@ class Gpu:
         return f"{self.display or self.name}{rank} ({self.memory_gib:.0f} GiB HBM)"
 
 
-Accelerator = Gpu  # the same record, under the name the wider table deserves
-
 # What one unit of each accelerator kind is called where parallel sizes are counted, and as a device.
 UNIT = {"gpu": "GPU", "tpu": "TPU chip", "neuron": "NeuronCore", "gaudi": "Gaudi card"}
 DEVICE = {"gpu": "GPU", "tpu": "TPU", "neuron": "Neuron device", "gaudi": "Gaudi"}
@@ -127,7 +125,6 @@ class Resolution:
     origin: str | None = None  # where it was read from, or why none is known
     confidence: str = "stated"  # stated | hint
     conflicts: list[str] = field(default_factory=list)
-    per_node: int | None = None  # accelerators on one node of the named instance type
 
 
 def _norm_words(text: str) -> str:
@@ -221,15 +218,15 @@ def accelerator_by_instance_type(text: str | None) -> tuple[Gpu, int | None] | N
     return None
 
 
-def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> tuple[Gpu | None, int | None]:
+def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> Gpu | None:
     if claim.label in _MEMORY_LABELS and labels.get(_MEMORY_LABELS[claim.label], "").isdigit():
-        return _karpenter_gpu(value, int(labels[_MEMORY_LABELS[claim.label]])), None
+        return _karpenter_gpu(value, int(labels[_MEMORY_LABELS[claim.label]]))
     if claim.label in _INSTANCE_LABELS or claim.label in _FAMILY_LABELS:
         found = accelerator_by_instance_type(value if claim.label in _INSTANCE_LABELS else value + ".x")
-        return found if found else (None, None)
+        return found[0] if found else None
     if claim.strength == "hint":
-        return _hint_accelerator(value), None
-    return accelerator_by_name(value), None
+        return _hint_accelerator(value)
+    return accelerator_by_name(value)
 
 
 def _karpenter_gpu(name: str, memory_mib: int) -> Gpu | None:
@@ -272,16 +269,15 @@ def accelerator_from_labels(labels: Mapping[str, str], resources: Iterable[str] 
     affinity, node-pool names) count only when nothing firm does."""
     claims = list(claims) or label_claims(labels)
     claims += [Claim("resource", (name,), "resource") for name in (resources or ()) if "mig-" in str(name).lower()]
-    firm: list[tuple[Gpu, Claim, int | None]] = []
-    hints: list[tuple[Gpu, Claim, int | None]] = []
+    firm: list[tuple[Gpu, Claim]] = []
+    hints: list[tuple[Gpu, Claim]] = []
     tried, conflicts = [], []
     for claim in (c for c in claims if c.strength != "kind"):
         found = [_claim_accelerator(claim, labels, value) for value in claim.values]
-        names = {gpu.name for gpu, _ in found if gpu is not None}
+        names = {gpu.name for gpu in found if gpu is not None}
         where = f"{claim.label}={'|'.join(claim.values)} ({claim.how})"
-        if len(names) == 1 and all(gpu is not None for gpu, _ in found):
-            (gpu, count) = found[0]
-            (firm if claim.strength == "required" else hints).append((gpu, claim, count))
+        if len(names) == 1 and all(gpu is not None for gpu in found):
+            (firm if claim.strength == "required" else hints).append((found[0], claim))
         elif len(names) > 1:
             conflicts.append(f"{where} allows any of {', '.join(sorted(names))}")
         elif claim.strength == "required":
@@ -297,22 +293,20 @@ def _compatible(a: Gpu, b: Gpu) -> bool:
 
 def _decide(firm, hints, tried, conflicts, labels) -> Resolution:
     if firm:
-        first, claim, count = firm[0]
-        clashes = [f"{c.label}={'|'.join(c.values)} says {g.name}" for g, c, _ in firm[1:] if not _compatible(first, g)]
+        first, claim = firm[0]
+        clashes = [f"{c.label}={'|'.join(c.values)} says {g.name}" for g, c in firm[1:] if not _compatible(first, g)]
         if clashes:
             said = f"{claim.label}={'|'.join(claim.values)} says {first.name}"
             return Resolution(None, "labels disagree: " + "; ".join([said, *clashes]) + " (cfgcheck does not guess)",
                               conflicts=[said, *clashes])
-        mig = next((g for g, _, _ in firm if "MIG" in (g.source or "")), None)
-        chosen = mig or first
-        counts = [n for _, _, n in firm if n]
-        return Resolution(chosen, "resource" if mig else claim.label if claim.how == "nodeSelector" else f"{claim.label} ({claim.how})",
-                          per_node=counts[0] if counts else None)
+        mig = next((g for g, _ in firm if "MIG" in (g.source or "")), None)
+        return Resolution(mig or first, "resource" if mig else claim.label if claim.how == "nodeSelector"
+                          else f"{claim.label} ({claim.how})")
     if conflicts:
         return Resolution(None, "ambiguous: " + "; ".join(conflicts), conflicts=conflicts)
     if hints:
-        gpu, claim, count = hints[0]
-        return Resolution(gpu, f"{claim.label} ({claim.how}, a hint)", "hint", per_node=count)
+        gpu, claim = hints[0]
+        return Resolution(gpu, f"{claim.label} ({claim.how}, a hint)", "hint")
     label_mem = labels.get("nvidia.com/gpu.memory")
     if label_mem and str(label_mem).isdigit():
         # the label is the card's total MiB; CUDA reserves ~450 MiB of it (cfgcheck's calibration)
