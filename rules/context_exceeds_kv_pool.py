@@ -8,6 +8,11 @@ quoting the startup log's `GPU KV cache size: N tokens`), else the exact `--kv-c
 else an estimate from the GPU memory, the utilization and the model's weights. Estimated pools are
 flagged only when the length is clearly out of reach (option `estimate-margin`).
 
+On a TPU or Gaudi card an estimated pool is a warning: the estimate's runtime overheads are measured
+on CUDA GPUs. On AWS Neuron an estimated pool is not checked: the KV cache is allocated for the
+compiled batch and sequence buckets, not carved from a memory fraction
+(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
 `To serve at least one request with the model's max seq len ... KV cache is needed, which is larger
@@ -58,6 +63,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.capacity import concurrency_at, longest_fitting_len
+from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -89,6 +95,8 @@ def check(model, ctx) -> Iterator[Finding]:
     length = est.max_model_len
     if length is None or est.kv_pool_source == "unknown":
         return
+    if est.kv_pool_source == "estimated" and kv_from_compiled_buckets(model):
+        return
     conc = concurrency_at(est, length)
     if conc is None or conc >= 1:
         return
@@ -100,14 +108,20 @@ def check(model, ctx) -> Iterator[Finding]:
     given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
     fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
     stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    kind = accelerator_kind(model)
+    # the estimate's runtime overheads are calibrated on CUDA GPUs: on a TPU, Neuron or Gaudi it is an assumption
+    assumed = est.kv_pool_source == "estimated" and kind != "gpu"
+    if assumed:
+        stops += f"; estimated with GPU overheads, which a {DEVICE[kind]} does not share exactly"
     yield Finding(
         message=f"{given} does not fit one request into the KV pool ({_pool_text(est)}): {fit_text}{stops}",
         location=where,
         remediation=(
             f"cap max_model_len at {fit:,} or below, or grow the pool (fp8 KV cache, --kv-cache-memory-bytes, "
             "a higher gpu_memory_utilization within any documented ceiling, more tensor parallelism)"
-            if fit else "grow the pool or serve the model on a larger GPU"
+            if fit else f"grow the pool or serve the model on a larger {DEVICE[kind]}"
         ),
         setting="max_model_len",
         model=model.name,
+        severity="warning" if assumed else "",
     )

@@ -9,8 +9,14 @@ reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A `nvidia.com/
 none. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
 no GPU request at all (helm/templates/_helpers.tpl renders it only when `int requestGPU > 0`).
 
-Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Neuron, TPU, Gaudi
-or OpenVINO images), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for
+The engine's own platform builds speak of their accelerator: a TPU image (`vllm/vllm-tpu`) whose pod
+requests no `google.com/tpu`, a Neuron image (the Neuron deep-learning containers, `vllm-neuron`) with
+no `aws.amazon.com/neuron`, `neurondevice` or `neuroncore`, a Gaudi image with no `habana.ai/gaudi` is
+flagged the same way, in those words (Kubernetes pods only: compose passes Neuron and TPU devices as
+`devices:` paths).
+
+Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Xeon or OpenVINO
+images), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for
 ServingRuntimes (KServe merges the InferenceService's resources into them), for Ray resources (the
 engine's actors run on worker groups), for RoleBasedGroup `roleTemplates` (the roles patch them),
 and for pods an operator builds from its own GPU fields (LLMKube).
@@ -67,6 +73,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from cfgcheck.capacity.gpus import DEVICE, UNIT, accelerator_kind
 from cfgcheck.model import Finding
 
 from ._runtime import as_int, runs_on_cpu, serves
@@ -103,7 +110,11 @@ def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
     if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
         return
-    if model.kind in NOT_THE_GPU_POD or pod.gpu_access is not None or runs_on_cpu(model):
+    kind = accelerator_kind(model)
+    if model.kind in NOT_THE_GPU_POD or pod.gpu_access is not None or (kind == "gpu" and runs_on_cpu(model)):
+        return
+    if kind != "gpu":
+        yield from _no_accelerator_request(model, pod, kind)
         return
     image = str(model.image.value) if model.image is not None else ""
     if not image or any(mark in image for mark in ("$", "{{")):
@@ -133,4 +144,25 @@ def check(model, ctx) -> Iterator[Finding]:
                 f"(or sees every GPU of the node unaccounted)",
         location=at.location if at is not None else model.location,
         remediation="request the GPUs the engine uses (nvidia.com/gpu: N), or run a CPU build with --device cpu",
+        setting="gpus", related=(pod.location,), model=model.name)
+
+
+# The device-plugin resource each accelerator's pods request (the names the remediation gives).
+REQUEST = {"tpu": "google.com/tpu", "neuron": "aws.amazon.com/neuron", "gaudi": "habana.ai/gaudi"}
+
+
+def _no_accelerator_request(model, pod, kind: str) -> Iterator[Finding]:
+    """A TPU, Neuron or Gaudi build whose Kubernetes pod requests none of its devices."""
+    if pod.format == "compose" or _device_resource(pod):
+        return
+    gpus = model.gpus
+    if gpus is not None and (as_int(gpus.value) is None or as_int(gpus.value) > 0):
+        return
+    engine = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}[model.engine]
+    what = f"{gpus.source} {gpus.value} requests none" if gpus is not None else f"no {REQUEST[kind]} is requested"
+    at = gpus if gpus is not None else model.image
+    yield Finding(
+        message=f"{engine} {DEVICE[kind]} image but {what}: the pod gets no {UNIT[kind]} and the engine fails at start-up",
+        location=at.location if at is not None else model.location,
+        remediation=f"request the {UNIT[kind]}s the engine uses ({REQUEST[kind]}: N)",
         setting="gpus", related=(pod.location,), model=model.name)

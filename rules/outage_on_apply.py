@@ -65,6 +65,7 @@ None.
 
 import math
 
+from cfgcheck.capacity.gpus import request_unit
 from cfgcheck.model import Finding
 
 from ._change import changed_settings
@@ -95,10 +96,11 @@ def check(model, ctx):
     deadlock = _surge_without_room(model, replicas, strategy)
     if deadlock is not None:
         gpus, surge = deadlock
+        unit = request_unit(model)
         yield Finding(f"changing {what} rolls out {surge} new pod{'s' if surge > 1 else ''} needing {gpus * surge} "
-                      f"GPU{'s' if gpus * surge > 1 else ''} while the old pods keep theirs (RollingUpdate, "
-                      f"maxUnavailable 0): without {gpus * surge} free GPUs on a node the rollout stays Pending",
-                      location, remediation=f"choose: keep {gpus * surge} GPUs free for the surge pod, or accept a "
+                      f"{unit}{'s' if gpus * surge > 1 else ''} while the old pods keep theirs (RollingUpdate, "
+                      f"maxUnavailable 0): without {gpus * surge} free {unit}s on a node the rollout stays Pending",
+                      location, remediation=f"choose: keep {gpus * surge} {unit}s free for the surge pod, or accept a "
                       "restart (strategy Recreate, or maxSurge 0 with maxUnavailable 1)", setting="restart")
 
 

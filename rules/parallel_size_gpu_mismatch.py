@@ -4,7 +4,13 @@
 A served model whose world size, `tensor_parallel_size x pipeline_parallel_size` (times
 `data_parallel_size` where the engine starts one replica per DP rank in the same process group: vLLM, and
 SGLang without `--enable-dp-attention`), differs from the GPUs its pod requests (`nvidia.com/gpu`,
-`amd.com/gpu` limits, LLMKube `hardware.gpu.count`). The GPUs are counted across the topology the
+`amd.com/gpu` limits, LLMKube `hardware.gpu.count`), or the TPU chips (`google.com/tpu`) or
+NeuronCores it gets: vLLM on AWS Neuron counts tensor parallelism in NeuronCores, so an
+`aws.amazon.com/neuron` request of N devices gives N x the cores of one device (2 on Inferentia2 and
+Trainium, 4 logical cores on Trainium2 at the default LNC=2), counted only when the Neuron device is
+known from the instance type; `aws.amazon.com/neuroncore` counts cores directly
+(https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+The devices are counted across the topology the
 engine spans: a KubeRay head plus its worker groups (replicas x GPUs), a LeaderWorkerSet group
 (leader + `size - 1` workers), a production-stack `raySpec` (head + workers). Layouts split across
 pods by `--nnodes N` count N pods of this one; other flags that split a layout across pods
@@ -80,6 +86,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from cfgcheck.capacity.gpus import parallel_units, resolve_gpu
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -106,11 +113,10 @@ def _unknown(setting) -> bool:
     return setting is not None and (setting.value is None or isinstance(setting.value, str) and not setting.value.strip().isdigit())
 
 
-def _requested_gpus(model, gpus, tokens: list[str]) -> tuple[int, str] | None:
-    """The GPUs the world size spans and how they were counted; None when the layout is split across
+def _requested_gpus(model, requested: int | None, tokens: list[str]) -> tuple[int, str] | None:
+    """The devices the world size spans and how they were counted; None when the layout is split across
     pods in a way this file does not show."""
-    requested = _int(gpus.value, 0)
-    if requested <= 0:
+    if requested is None or requested <= 0:
         return None
     if model.gpus_span == "group":  # the adapter counted every pod (Ray head + workers, an LWS group)
         return requested, ""
@@ -131,10 +137,12 @@ def check(model, ctx) -> Iterator[Finding]:
     if gpus is None or any(_unknown(s) for s in [gpus, *sizes]):
         return
     tokens = [t.text for t in getattr(model, "argv", []) or []]
-    found = _requested_gpus(model, gpus, tokens)
+    count, unit = parallel_units(model, resolve_gpu(model, ctx.config)[0])
+    found = _requested_gpus(model, count, tokens)
     if found is None:
         return
     requested, across = found
+    units = f"{unit}s" if requested != 1 else unit
     if (model.engine or "").lower() not in ("vllm", "sglang", "unknown"):
         return
     tp_s = model.setting("tensor_parallel_size")
@@ -153,19 +161,19 @@ def check(model, ctx) -> Iterator[Finding]:
     location = at.location if at is not None else gpus.location
     if world > requested:
         yield Finding(
-            message=f"parallel size {world} ({product}) but {requested} GPU{'s' if requested != 1 else ''} requested{across}: "
+            message=f"parallel size {world} ({product}) but {requested} {units} requested{across}: "
                     "the engine cannot start",
             location=location,
-            remediation=f"request {world} GPUs or lower the parallel sizes to fit {requested}",
+            remediation=f"request {world} {unit}s or lower the parallel sizes to fit {requested}",
             setting="tensor_parallel_size",
             related=(gpus.location,),
             model=model.name,
         )
     elif world < requested and not options["allow-idle-gpus"]:
         yield Finding(
-            message=f"parallel size {world} ({product}) but {requested} GPUs requested{across}: {requested - world} stay idle",
+            message=f"parallel size {world} ({product}) but {requested} {units} requested{across}: {requested - world} stay idle",
             location=location,
-            remediation=f"set tensor_parallel_size to {requested // (pp * (dp if world != tp * pp else 1)) or 1} or request {world} GPU{'s' if world != 1 else ''}",
+            remediation=f"set tensor_parallel_size to {requested // (pp * (dp if world != tp * pp else 1)) or 1} or request {world} {unit}{'s' if world != 1 else ''}",
             setting="tensor_parallel_size",
             related=(gpus.location,),
             model=model.name,

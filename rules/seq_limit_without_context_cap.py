@@ -7,6 +7,9 @@ to keep the new window inside the KV pool: afterwards `max_num_seqs` exceeds poo
 When the pool is unknown, a raise while max-model-len stays uncapped (unset, or the model's maximum)
 is flagged. The message shows the arithmetic before and after and the cap that would fit.
 
+Not on AWS Neuron: a new `--max-num-seqs` there is a new compiled batch size, whose KV cache is
+allocated for it (batch x sequence buckets).
+
 ## Why it matters
 `max_model_len` decides how much of the pool one request may take. Raise the window without capping
 it and the engine admits more sequences than the pool can hold at full length: preemption, recompute,
@@ -61,6 +64,7 @@ None.
 """
 
 from cfgcheck import capacity
+from cfgcheck.capacity.gpus import kv_from_compiled_buckets
 from cfgcheck.model import Finding
 
 from ._change import effective_seqs, seqs_location
@@ -73,6 +77,8 @@ DIFF_ONLY = True
 def check(model, ctx):
     if ctx.base is None:
         return
+    if kv_from_compiled_buckets(model):
+        return  # Neuron: the window is the compiled batch size, recompiled with its KV cache
     before, after = ctx.capacity(ctx.base), ctx.capacity(model)
     seqs_before, seqs_after = effective_seqs(ctx.base, before), effective_seqs(model, after)
     if seqs_before is None or seqs_after is None or seqs_after <= seqs_before:

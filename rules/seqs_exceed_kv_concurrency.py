@@ -6,6 +6,9 @@
 `Maximum concurrency for L tokens per request: X.XXx`. The pool is a documented measurement when there
 is one, else the exact `--kv-cache-memory-bytes`, else an estimate.
 
+Not on AWS Neuron with an estimated pool: there the engine allocates the KV cache for the compiled
+batch and sequence buckets, so the window always fits.
+
 ## Why it matters
 The admission window lets more requests run than the pool can keep at full length. When they grow, the
 scheduler preempts and recomputes: throughput drops and time-to-first-token explodes, exactly when load
@@ -55,6 +58,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.capacity import cap_for, concurrency_at
+from cfgcheck.capacity.gpus import kv_from_compiled_buckets
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -76,6 +80,8 @@ def check(model, ctx) -> Iterator[Finding]:
     if setting is None and not options["include-defaults"]:
         return
     est = ctx.capacity(model)
+    if est.kv_pool_source == "estimated" and kv_from_compiled_buckets(model):
+        return  # the Neuron KV cache holds the compiled batch x sequence buckets by construction
     seqs = setting.value if setting is not None else est.max_num_seqs
     try:
         seqs = int(seqs)

@@ -6,6 +6,14 @@ what the engine would use by default (vLLM: 256, or 1024 on GPUs with at least 7
 A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny), with no comment on or
 directly above the setting that says why.
 
+Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
+bucket ahead of serving, so a small `--max-num-seqs` is the compiled batch size, pinned by design (vLLM
+on Neuron requires it to equal the batch size the model was compiled for:
+https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html;
+vLLM on TPU precompiles every batch bucket up to it:
+https://docs.vllm.ai/en/latest/getting_started/installation/google_tpu.html). The accelerator is read
+from the device resource (`aws.amazon.com/neuron*`, `google.com/tpu`), the node labels or the image.
+
 ## Why it matters
 A small window is a strong decision: bursts queue in front of it, time-to-first-token grows with the
 queue, and in prefill/decode disaggregation the queued requests hit bootstrap timeouts. When the reason
@@ -84,6 +92,7 @@ import re
 from typing import Iterator
 
 from cfgcheck.capacity import resolve_gpu
+from cfgcheck.capacity.gpus import accelerator_kind
 from cfgcheck.engines.defaults import (default_max_num_seqs, min_default_max_num_seqs,
                                       sglang_default_max_running_requests)
 from cfgcheck.model import Finding
@@ -97,6 +106,9 @@ OPTIONS = {
         "how many words (not counting flag names, setting names and numbers) a comment needs to "
         "count as a reason."),
 }
+
+# Accelerators whose engines compile fixed batch buckets ahead of serving (see the docstring).
+COMPILED_BUCKETS = ("neuron", "tpu")
 
 _NOT_WORDS = {
     "max", "num", "seqs", "maxnumseqs", "parallelslots", "parallel", "slots", "running", "requests",
@@ -154,6 +166,8 @@ def check(model, ctx) -> Iterator[Finding]:
         value = int(setting.value)
     except (TypeError, ValueError):
         return
+    if accelerator_kind(model) in COMPILED_BUCKETS:
+        return  # the compiled batch size: the engine needs it pinned (see the docstring)
     default, what = _engine_default(model, ctx)
     if default is None or value >= default:
         return

@@ -220,6 +220,8 @@ class ServedModel:
     gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
     node_selector: dict[str, str] = field(default_factory=dict)
     gpu_labels: list[tuple[str, str]] = field(default_factory=list)  # (label, value) naming the GPU, best first
+    # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
+    accelerator_claims: list = field(default_factory=list)
     replicas: Setting | None = None
     strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
     env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name

@@ -10,7 +10,7 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import chart, compose, envlaunch, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
+from . import chart, compose, dra, envlaunch, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, register
 
@@ -25,6 +25,7 @@ register(kserve)
 register(ome)
 register(chart)
 register(compose)
+register(dra)
 register(workloads)
 register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
 

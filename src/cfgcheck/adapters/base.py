@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capacity.gpus import GPU_LABELS
+from ..capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ..engines import argv as argv_mod
 from ..engines.images import image_engine, parse_image, placeholder
 from ..model import ArgToken, Directive, Location, ServedModel, Setting
@@ -20,12 +20,10 @@ _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 ENGINE_MARKERS = ("vllm", "sglang", "tokenspeed", "llama")
 
 
-# Node labels that name the GPU (or the instance that holds it), most specific first: NVIDIA GPU feature
-# discovery, GKE, the AMD device plugin, the well-known Kubernetes instance-type labels, Karpenter.
-
-
-GPU_RESOURCES = ("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "habana.ai/gaudi",
-                 "google.com/tpu")
+# Device-plugin resources that give the engine its accelerators (capacity.gpus.RESOURCE_KINDS says what
+# each counts); MIG slices are ``nvidia.com/mig-<profile>`` resources, matched by prefix.
+GPU_RESOURCES = tuple(RESOURCE_KINDS)
+MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 
 @dataclass
@@ -36,6 +34,9 @@ class Workspace:
     config: dict[str, Any] = field(default_factory=dict)
     services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
     configmaps: dict = field(default_factory=dict)  # ConfigMap name -> (file, document, data node): envlaunch
+    # DRA ResourceClaimTemplates and ResourceClaims by "Kind/name" (dra.DeviceRequests), DeviceClass selectors by name
+    device_claims: dict[str, Any] = field(default_factory=dict)
+    device_classes: dict[str, list[str]] = field(default_factory=dict)
 
 
 @dataclass
@@ -180,7 +181,7 @@ def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
         if block is None or block.kind != "map":
             continue
         for key, value in block.items():
-            if key.kind == "scalar" and str(key.value) in GPU_RESOURCES:
+            if key.kind == "scalar" and (str(key.value) in GPU_RESOURCES or str(key.value).startswith(MIG_RESOURCE_PREFIX)):
                 return key, value
     return None, None
 
@@ -257,3 +258,53 @@ def finish(model: ServedModel) -> ServedModel:
             model.model_revision = Setting("model_revision", revision, model.model.location, model.model.source,
                                            model.model.comments, model.model.key_location, revision)
     return model
+
+
+def affinity_claims(pod_spec: YNode | None) -> list[Claim]:
+    """What a pod's node affinity says about the accelerator: the ``In`` values of each label, required
+    (every ``nodeSelectorTerms`` entry names it: the pod lands only on such nodes) or preferred (a hint).
+    Terms are alternatives, so a label only some required terms name is a hint too."""
+    affinity = pod_spec.path("affinity", "nodeAffinity") if pod_spec is not None and pod_spec.kind == "map" else None
+    if affinity is None or affinity.kind != "map":
+        return []
+    claims: list[Claim] = []
+    required = affinity.path("requiredDuringSchedulingIgnoredDuringExecution", "nodeSelectorTerms")
+    terms = [t for t in required.value if t.kind == "map"] if required is not None and required.kind == "seq" else []
+    per_term = [_in_values(term.get("matchExpressions")) for term in terms]
+    for label in dict.fromkeys(label for values in per_term for label in values):
+        values = tuple(dict.fromkeys(v for term in per_term for v in term.get(label, ())))
+        firm = all(label in term for term in per_term)
+        claims.append(Claim(label, values, "required nodeAffinity" if firm else "nodeAffinity term", "required" if firm else "hint"))
+    preferred = affinity.get("preferredDuringSchedulingIgnoredDuringExecution")
+    for item in preferred.value if preferred is not None and preferred.kind == "seq" else []:
+        expressions = item.path("preference", "matchExpressions") if item.kind == "map" else None
+        for label, values in _in_values(expressions).items():
+            claims.append(Claim(label, values, "preferred nodeAffinity", "hint"))
+    return [c for c in claims if c.label in GPU_LABELS or c.label in HINT_LABELS]
+
+
+def _in_values(expressions: YNode | None) -> dict[str, tuple[str, ...]]:
+    """label -> the values an ``In`` expression allows (other operators do not name a value)."""
+    found: dict[str, tuple[str, ...]] = {}
+    for expr in expressions.value if expressions is not None and expressions.kind == "seq" else []:
+        if expr.kind != "map" or expr.scalar("operator") != "In":
+            continue
+        key, values = expr.scalar("key"), expr.get("values")
+        if isinstance(key, str) and values is not None and values.kind == "seq":
+            found[key] = tuple(str(v.value) for v in values.value if v.kind == "scalar" and v.value is not None)
+    return found
+
+
+def ray_worker_claims(cluster: YNode | None) -> list[Claim]:
+    """What a KubeRay cluster's worker groups say about the accelerator: the engine started on the head
+    runs its ranks on them (the head usually has no accelerator of its own)."""
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    claims: list[Claim] = []
+    for group in groups.value if groups is not None and groups.kind == "seq" else []:
+        pod_spec = group.path("template", "spec") if group.kind == "map" else None
+        if pod_spec is None or pod_spec.kind != "map":
+            continue
+        where = f"Ray worker group {group.scalar('groupName', default='workers')}"
+        claims += [Claim(c.label, c.values, f"{where} {c.how}", c.strength)
+                   for c in label_claims(string_map(pod_spec.get("nodeSelector"))) + affinity_claims(pod_spec)]
+    return claims

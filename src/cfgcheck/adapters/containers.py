@@ -17,7 +17,8 @@ from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
 from . import envlaunch
 from .shell import Spliced
-from .base import DocContext, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from .dra import pod_claims
+from .base import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
@@ -185,6 +186,9 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         model.gpu_resource = str(key.value)
     if pod_spec is not None:
         model.node_selector = string_map(pod_spec.get("nodeSelector"))
+        dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
+        model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
+        model.gpus = model.gpus or dra_count
         for label in GPU_PRODUCT_LABELS:
             if label in model.node_selector:
                 model.gpu_product = model.node_selector[label]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
-from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, string_map, to_int
+from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
 from .containers import container_model
 from .pods import index_services, kubernetes_pod
 
@@ -69,6 +69,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
+            if "headGroupSpec" in trail:
+                model.accelerator_claims += ray_worker_claims(_find(root, "headGroupSpec"))
             if not any(part.startswith(PARTIAL_TEMPLATES) for part in trail):
                 labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
                 kubernetes_pod(ctx, model, container, pod_spec, root, labels)
