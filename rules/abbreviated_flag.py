@@ -59,7 +59,7 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import (DISPLAY, catalog_for, flag_location, known_versions, version_key,
+from cfgcheck.engines.catalog import (DISPLAY, as_written, catalog_for, flag_location, known_versions, version_key,
                                       versions)
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
@@ -101,7 +101,8 @@ def check(model, ctx):
             continue
         full = res.option + res.suffix
         location = flag_location(flag.token, res.written)
-        fix = Fix(f"spell out {res.option}", (Edit(location, res.written, full),))
+        fix = Fix(f"spell out {res.option}", (Edit(location, as_written(flag.token, res.written),
+                                                   as_written(flag.token, full)),))
         if _same_everywhere(catalog.engine, res.written, res.option):
             span = versions(catalog.engine)
             later = (f" (it means {res.option} in every catalogued {DISPLAY[catalog.engine]} version, "

@@ -10,7 +10,8 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import chart, compose, dra, envlaunch, kserve, kustomize, llmkube, mapped, ome, production_stack, vllm_runtime, workloads
+from . import (chart, compose, dra, engine_config, envlaunch, kserve, kustomize, llmkube, mapped, ome,
+               production_stack, vllm_runtime, workloads)
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, register
 
@@ -26,6 +27,7 @@ register(ome)
 register(chart)
 register(compose)
 register(dra)
+register(engine_config)
 register(workloads)
 register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
 
@@ -48,6 +50,8 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
             for adapter in tuple(REGISTRY):
                 try:
                     models = adapter.served_models(ctx, root)
+                    for model in models:  # an engine --config file, wherever the model's format keeps it
+                        engine_config.apply(ctx, root, model)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise

@@ -33,10 +33,12 @@ class Workspace:
     llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
     services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
-    configmaps: dict = field(default_factory=dict)  # ConfigMap name -> (file, document, data node): envlaunch
+    # ConfigMap name -> (file, document, data node): env taken from them (envlaunch), engine --config files
+    configmaps: dict = field(default_factory=dict)
     # DRA ResourceClaimTemplates and ResourceClaims by "Kind/name" (dra.DeviceRequests), DeviceClass selectors by name
     device_claims: dict[str, Any] = field(default_factory=dict)
     device_classes: dict[str, list[str]] = field(default_factory=dict)
+    files: dict = field(default_factory=dict)  # repository files read for context (repofiles), by path
 
 
 @dataclass

@@ -52,9 +52,22 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
                 return Launch(engine, tokens[index + 2:], None)
     if image_engine and tokens and tokens[0].text.startswith("-"):
         return Launch(image_engine, tokens, None)
+    if image_engine == "vllm" and tokens and tokens[0].origin != "shell" and _model_like(tokens[0].text):
+        # the vllm/vllm-openai image's ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile, target
+        # vllm-openai; python3 -m vllm.entrypoints.openai.api_server in 0.9-era images, which refuse a
+        # positional): arguments alone start with the model
+        return _with_positional("vllm", tokens)
     if image_engine and not tokens:
         return Launch(image_engine, [], None)
     return None
+
+
+_PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=")
+
+
+def _model_like(text: str) -> bool:
+    """A first argument that names a model (``org/name``, a local path), not a program to run."""
+    return "/" in text and not _PROGRAM.search(text) and "$" not in text and " " not in text
 
 
 def _engine_of_module(module: str) -> str | None:

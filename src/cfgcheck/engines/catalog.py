@@ -822,7 +822,13 @@ def flag_location(token, written: str):
     loc = token.location
     if loc.end_line not in (None, loc.line):
         return loc
-    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(written) - 1)
+    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(as_written(token, written)) - 1)
+
+
+def as_written(token, flag: str) -> str:
+    """How ``flag`` is spelled where ``token`` is written: a key of an engine ``--config`` file is the
+    flag without its dashes (``kv-cache-memory:`` is ``--kv-cache-memory``)."""
+    return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
 
 
 def value_location(flag: ParsedFlag):
