@@ -1,20 +1,28 @@
 """docker-compose files -> one served model per service whose ``entrypoint`` + ``command`` starts an
-engine (a string or a list; flags only when the image's entrypoint starts it).
+engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it).
 
-Compose interpolation ``${VAR:-default}`` is read as its default (what runs when the variable is
-unset), located at the default's text. GPUs come from ``deploy.resources.reservations.devices``; a
-count or device list that holds a variable is unknown, not 1. A service with ``build:`` runs the
-image it builds: nothing to pin, and its engine version is unknown unless a directive states it.
+Variables are interpolated as docker compose does (``adapters/dotenv.py``): from the ``.env`` file
+beside the compose file, else a reference's default; an unset variable stays unknown. Each value is
+located where it is written (the ``.env`` line, the default). ``env_file`` files add to the
+container's environment. GPUs come from ``deploy.resources.reservations.devices`` (``count``, or
+how many ``device_ids``); a count or device list that holds an unknown variable is unknown, not 1. A
+service with ``build:`` runs the image it builds: its engine is the one the Dockerfile's ``FROM``
+image runs (and its ``ENTRYPOINT``, unless the service sets one), its version unknown unless a
+directive states it.
 """
 
 from __future__ import annotations
 
+import posixpath
+
 from ..engines.images import parse_image
-from ..model import ServedModel, Setting
+from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
+from . import dockerfile, dotenv
 from .base import ENGINE_MARKERS, DocContext, finish, to_int
-from .containers import container_model, interpolate
+from .containers import SHELLS, container_model
 from .pods import compose_pod
+from .repofiles import repo_path
 
 MARKERS = ENGINE_MARKERS
 
@@ -29,54 +37,95 @@ def _is_compose(root: YNode) -> bool:
                for _, v in services.items())
 
 
-def _image(ctx: DocContext, service: YNode, path: str) -> Setting | None:
+def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
     setting = ctx.setting("image", service.key_node("image"), node, f"{path}.image")
     token = ctx.shell_tokens(node, "image", segment=False)
     if len(token) == 1:
-        resolved = interpolate(token[0])
+        resolved = dotenv.substitute(token[0], variables)
         if resolved is not token[0]:
             setting.value, setting.location, setting.text = resolved.text, resolved.location, resolved.text
     return setting
+
+
+def _tokens(ctx: DocContext, service: YNode, built: dockerfile.Built | None) -> list[ArgToken]:
+    """entrypoint + command as the container runs them (a ``sh -c`` script split into its commands);
+    the Dockerfile's ENTRYPOINT when the service does not replace it."""
+    entrypoint, command = service.get("entrypoint"), service.get("command")
+    tokens = ctx.tokens(entrypoint, "entrypoint") if entrypoint is not None else list(built.entrypoint if built else [])
+    tokens += ctx.tokens(command, "command")
+    texts = [t.text for t in tokens]
+    if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec"):
+        node = command if command is not None else entrypoint
+        script = node.value[-1] if node.kind == "seq" else node if node.kind == "scalar" and entrypoint is not node else None
+        if script is not None and script.kind == "scalar":
+            tokens = ctx.shell_tokens(script, "shell")
+    return tokens
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_compose(root):
         return []
     found: list[ServedModel] = []
+    variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env")) or {}
     for key, service in root.get("services").items():
         if key.kind != "scalar" or service.kind != "map":
             continue
-        name = str(key.value)
-        path = f"services.{name}"
-        image = _image(ctx, service, path)
-        tokens = ctx.tokens(service.get("entrypoint"), "entrypoint") + ctx.tokens(service.get("command"), "command")
-        texts = [t.text for t in tokens]
-        if len(texts) >= 3 and texts[0] in ("sh", "bash", "/bin/sh", "/bin/bash") and texts[1] in ("-c", "-lc", "-ec"):
-            node = service.get("command") if service.get("command") is not None else service.get("entrypoint")
-            script = node.value[-1] if node.kind == "seq" else None
-            if script is not None and script.kind == "scalar":
-                tokens = ctx.shell_tokens(script, "shell")
-        tokens = [interpolate(t) for t in tokens]
-        engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
-        model = container_model(ctx, root=None, kind="docker-compose", name=name, identity=f"compose/{name}",
-                                container=service, at=key, prefix=f"{path}.", image=image,
-                                default_engine=engine, tokens=tokens, env_key="environment")
-        if model is None:
-            continue
-        if service.get("build") is not None:
-            _built_here(model)
-        _environment_list(ctx, model, service.get("environment"), path)
-        model.gpus = _gpus(ctx, service, path) or model.gpus
-        replicas = service.path("deploy")
-        if replicas is not None and replicas.kind == "map":
-            model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
-        model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
-        compose_pod(ctx, model, service, path)
-        found.append(finish(model))
+        model = _service_model(ctx, str(key.value), key, service, variables)
+        if model is not None:
+            found.append(finish(model))
     return found
+
+
+def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
+    path = f"services.{name}"
+    image = _image(ctx, service, path, variables)
+    built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
+    tokens = [dotenv.substitute(t, variables) for t in _tokens(ctx, service, built)]
+    engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
+    if engine is None and built is not None:
+        engine = built.engine
+    model = container_model(ctx, root=None, kind="docker-compose", name=name, identity=f"compose/{name}",
+                            container=service, at=key, prefix=f"{path}.", image=image,
+                            default_engine=engine, tokens=tokens, env_key="environment")
+    if model is None:
+        return None
+    if service.get("build") is not None:
+        _built_here(model)
+    _environment_list(ctx, model, service.get("environment"), path)
+    _env_files(ctx, model, service.get("env_file"))
+    for setting in model.env.values():
+        if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
+            resolved = dotenv.substitute(ArgToken(setting.value, setting.location), variables)
+            setting.value, setting.location = resolved.text, resolved.location
+    model.gpus = _gpus(ctx, service, path, variables) or model.gpus
+    replicas = service.path("deploy")
+    if replicas is not None and replicas.kind == "map":
+        model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
+    model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
+    compose_pod(ctx, model, service, path)
+    return model
+
+
+def _beside(compose_file: str, name: str) -> str:
+    return posixpath.join(posixpath.dirname(compose_file), name)
+
+
+def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
+    """``env_file``: a path, a list of paths, or a list of ``{path, required}``; later files win, and
+    ``environment`` wins over them all."""
+    entries = node.value if node is not None and node.kind == "seq" else [node] if node is not None else []
+    for entry in entries:
+        written = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
+        if not isinstance(written, str):
+            continue
+        variables = dotenv.read_env_file(ctx.workspace, repo_path(ctx.path, written)) or {}
+        for name, variable in variables.items():
+            if name not in model.env or model.env[name].origin == "env_file":
+                model.env[name] = Setting(name, variable.value, variable.location, f"env_file {written}",
+                                          (), variable.location, variable.value, "env_file")
 
 
 def _built_here(model: ServedModel) -> None:
@@ -99,7 +148,7 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
             model.env[name] = setting
 
 
-def _gpus(ctx: DocContext, service: YNode, path: str) -> Setting | None:
+def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":
         return None
@@ -110,13 +159,19 @@ def _gpus(ctx: DocContext, service: YNode, path: str) -> Setting | None:
         caps = [str(c.value) for c in capabilities.value] if capabilities is not None and capabilities.kind == "seq" else []
         if "gpu" not in caps and device.scalar("driver") != "nvidia":
             continue
-        count = ctx.field_setting(device, "count", "gpus",
-                                  f"{path}.deploy.resources.reservations.devices[{index}].count", to_int)
+        where = f"{path}.deploy.resources.reservations.devices[{index}]"
+        count = ctx.field_setting(device, "count", "gpus", f"{where}.count", to_int)
+        if count is not None and isinstance(count.value, str) and "$" in count.value:
+            resolved = dotenv.substitute(ArgToken(count.value, count.location), variables)
+            count.value, count.location = to_int(resolved.text), resolved.location
         if count is not None:
             return count
         ids = device.get("device_ids")
         if ids is not None and ids.kind == "seq":
-            if any("$" in str(item.value) for item in ids.value):
+            values = [dotenv.substitute(ArgToken(str(item.value), ctx.location(item)), variables).text
+                      for item in ids.value]
+            if any("$" in value for value in values):
                 return None  # ["${GPU_IDS}"]: how many GPUs the variable lists is unknown
-            return Setting("gpus", len(ids.value), ctx.location(ids), f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
+            count = sum(len(value.split(",")) for value in values)  # "0,1" is two devices
+            return Setting("gpus", count, ctx.location(ids), f"{where}.device_ids")
     return None

@@ -13,7 +13,7 @@ import re
 
 from ..engines.argv import apply_argv, find_launch
 from ..engines.images import parse_image
-from ..model import ArgToken, Location, ServedModel, Setting
+from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from . import envlaunch
 from .shell import Spliced
@@ -227,17 +227,3 @@ def as_float(value):
         except ValueError:
             return value
     return value
-
-
-_INTERPOLATION = re.compile(r"^\$\{([A-Za-z_][A-Za-z0-9_]*)(:?[-=])([^}]*)\}$")
-
-
-def interpolate(token: ArgToken) -> ArgToken:
-    """``${VAR:-default}`` (docker-compose, shell) -> the default, located where it is written."""
-    match = _INTERPOLATION.match(token.text)
-    if not match:
-        return token
-    offset = match.start(3)
-    loc = token.location
-    location = Location(loc.path, loc.line, loc.column + offset, loc.line, loc.column + offset + len(match.group(3)))
-    return ArgToken(match.group(3), location, token.comments, token.origin, token.synthetic)

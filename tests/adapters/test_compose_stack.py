@@ -1,0 +1,60 @@
+"""Compose, completed: .env interpolation as docker compose does it, env_file, build: with the
+Dockerfile's FROM and ENTRYPOINT, entrypoint forms, GPU device_ids and count."""
+
+from __future__ import annotations
+
+from helpers import FIXTURES
+
+from cfgcheck.adapters.dotenv import Variable, substitute
+from cfgcheck.config import load as load_config
+from cfgcheck.lint import collect
+from cfgcheck.model import ArgToken, Location
+
+STACK = FIXTURES / "formats" / "compose-stack"
+
+
+def _models():
+    _, models = collect([STACK], load_config(STACK))
+    return {m.name: m for m in models}
+
+
+def _at(setting):
+    return setting.location.path, setting.location.line, setting.location.column
+
+
+def test_values_come_from_the_env_file_beside_and_are_located_there():
+    chat = _models()["chat"]
+    assert chat.engine_version == "0.26.0"  # ${VLLM_TAG:-v0.10.2} with VLLM_TAG in .env
+    assert chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (".env", 3, 15)
+    assert chat.value("max_model_len") == 32768 and _at(chat.setting("max_model_len")) == (".env", 4, 9)
+    assert chat.value("tensor_parallel_size") == 2  # GPUS= is empty: ${GPUS:-2} gives the default
+    assert _at(chat.setting("tensor_parallel_size")) == ("compose.yaml", 12, 17)
+    assert chat.value("served_model_name") == "${NAME}"  # $$ is a literal dollar
+    assert chat.gpus.value == 2  # device_ids: ["0,1"]
+    assert chat.env["HF_HUB_OFFLINE"].value == "0"  # environment wins over env_file
+    assert chat.env["VLLM_LOGGING_LEVEL"].value == "DEBUG" and chat.env["VLLM_LOGGING_LEVEL"].location.path == "engine.env"
+
+
+def test_build_entrypoint_shell_and_non_engine_services():
+    models = _models()
+    assert set(models) == {"chat", "built", "shell"}  # `pip install vllm` serves nothing
+    built = models["built"]
+    assert built.engine == "vllm" and built.engine_version is None  # FROM ${BASE} = vllm/vllm-openai, built here
+    assert built.model.value == "meta-llama/Llama-3.2-1B-Instruct" and built.gpus.value == 1  # ${GPU_COUNT-1}
+    assert built.value("max_num_seqs") == "${SEQS:?set SEQS}"  # unset and required: unknown, not guessed
+    shell = models["shell"]
+    assert shell.engine == "sglang" and shell.model.value == "Qwen/Qwen3-0.6B" and shell.model.location.line == 34
+
+
+def test_interpolation_forms():
+    at = Location("c.yaml", 1, 1, 1, 10)
+    env = {"SET": Variable("x", Location(".env", 2, 5)), "EMPTY": Variable("", Location(".env", 3, 7))}
+
+    def value(text):
+        return substitute(ArgToken(text, at), env).text
+
+    assert value("${SET:-d}") == "x" and value("${EMPTY:-d}") == "d" and value("${EMPTY-d}") == ""
+    assert value("${UNSET-d}") == "d" and value("${UNSET:?no}") == "${UNSET:?no}" and value("$UNSET") == "$UNSET"
+    assert value("${SET:+alt}") == "alt" and value("${UNSET:+alt}") == "" and value("a$$b") == "a$b"
+    assert value("${UNSET:-${SET}}") == "x" and value("pre-${SET}-$SET") == "pre-x-x"
+    assert substitute(ArgToken("${UNSET:-abc}", at), env).location.column == 10
