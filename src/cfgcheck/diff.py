@@ -17,7 +17,7 @@ from pathlib import Path
 
 from .config import Config, ConfigError
 from .adapters.helm import charts_holding, note_templates, rendering
-from .discover import YAML_SUFFIXES, escapes, excluded, is_chart_template, related_paths, within
+from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
 from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
@@ -114,7 +114,7 @@ def changed_files(root: Path, base: str) -> list[Change]:
 
 
 def _yaml(change: Change) -> bool:
-    return change.path.endswith(YAML_SUFFIXES) or (change.base_path or "").endswith(YAML_SUFFIXES)
+    return listed_file(change.path) or listed_file(change.base_path or "")
 
 
 def _base_text(root: Path, base: str, path: str) -> str | None:

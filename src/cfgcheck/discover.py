@@ -34,7 +34,15 @@ from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, r
 
 YAML_SUFFIXES = (".yaml", ".yml")
 STDIN = Path("-")
-NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .git* (.git, .github)
+NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .git* (.git, .github) ...
+WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may start an engine
+
+
+def listed_file(name: str) -> bool:
+    """A file discovery lists: YAML, or a format an adapter reads that is not YAML (``.sh``)."""
+    from .adapters.protocol import file_suffixes  # not at import: the adapters import this module
+
+    return name.endswith(YAML_SUFFIXES) or name.endswith(file_suffixes())
 CHART_FILE = "Chart.yaml"
 
 
@@ -131,8 +139,8 @@ def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | No
     if listed is None:
         return None
     deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
-    names = {entry[2:] for entry in listed if entry[2:].endswith(YAML_SUFFIXES)} - deleted
-    found = [name for name in sorted(names) if not any(_never_walked(part) for part in name.split("/")[:-1])]
+    names = {entry[2:] for entry in listed if listed_file(entry[2:])} - deleted
+    found = [name for name in sorted(names) if not _in_never_walked(name)]
     if (root / ".gitmodules").is_file():
         for entry in _git_names(root, "-s", scope or ".") or []:
             meta, _, name = entry.partition("\t")
@@ -168,18 +176,35 @@ def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
         for entry in entries:
             child = folder / entry.name
             if entry.is_dir(follow_symlinks=False):
-                if not _never_walked(entry.name) and not _ignored(child, ignores, True) \
+                if not _never_walked(entry.name, relpath(root, child)) and not _ignored(child, ignores, True) \
                         and not excluded(relpath(root, child), exclude, folder=True):
                     subfolders.append((child, ignores))
-            elif entry.name.endswith(YAML_SUFFIXES) and not _ignored(child, ignores, False):
+            elif listed_file(entry.name) and not _ignored(child, ignores, False) and \
+                    not _in_never_walked(relpath(root, child)):
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(child)
         stack.extend(reversed(subfolders))
     return found
 
 
-def _never_walked(folder: str) -> bool:
+def _never_walked(folder: str, rel: str = "") -> bool:
+    """A folder never walked into; ``rel`` (its path) lets ``.github/workflows`` in."""
+    if rel.endswith("/.github") or rel == ".github" or _workflows(rel + "/"):
+        return False
     return folder in NEVER_WALKED or folder.startswith(".git")
+
+
+def _workflows(rel: str) -> bool:
+    return rel.startswith(WORKFLOWS + "/") or f"/{WORKFLOWS}/" in rel
+
+
+def _in_never_walked(name: str) -> bool:
+    """A file below a folder never walked into (``.github/workflows/*.yml`` are walked)."""
+    parts = name.split("/")[:-1]
+    if _workflows(name):
+        at = parts.index("workflows", parts.index(".github"))
+        parts = parts[:at - 1] + parts[at + 1:]
+    return any(_never_walked(part) for part in parts)
 
 
 def _ignores_above(top: Path, root: Path) -> tuple[tuple[Path, object], ...]:

@@ -418,6 +418,11 @@ def decode(data: bytes) -> str:
 def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True,
                comments: bool = True) -> LoadedFile:
     """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``."""
+    from .adapters.protocol import file_format  # not at import: the adapters import this module
+
+    reader = file_format(path)
+    if reader is not None:  # a format that is not YAML (a shell script): its comments, no documents
+        return LoadedFile(path, text, [], reader.scan_comments(text) if comments else {})
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     loaded = LoadedFile(path, text, [], {})
     if fast and ("\x85" in text or "\u2028" in text or "\u2029" in text):

@@ -11,9 +11,9 @@ import os
 from ..model import ServedModel
 from ..yamlio import LoadedFile
 from . import (chart, compose, dra, engine_config, envlaunch, kserve, kustomize, llmkube, mapped, ome,
-               production_stack, vllm_runtime, workloads)
+               production_stack, pyspec, scripts, vllm_runtime, workflows, workloads)
 from .base import DocContext, Workspace
-from .protocol import REGISTRY, register
+from .protocol import REGISTRY, file_format, register
 
 # The user's values mappings come first (they override the built-in formats), the generic pod-spec
 # walker last.
@@ -28,6 +28,9 @@ register(chart)
 register(compose)
 register(dra)
 register(engine_config)
+register(scripts)
+register(pyspec)
+register(workflows)
 register(workloads)
 register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
 
@@ -41,6 +44,9 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    reader = file_format(loaded.path)
+    if reader is not None:
+        return reader.file_models(workspace, loaded)
     found: list[ServedModel] = []
     first_line = 1
     for document in loaded.documents:
@@ -48,6 +54,8 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         if root is not None and root.kind == "map":
             ctx = DocContext(loaded, document, workspace, first_line)
             for adapter in tuple(REGISTRY):
+                if not hasattr(adapter, "served_models"):
+                    continue
                 try:
                     models = adapter.served_models(ctx, root)
                     for model in models:  # an engine --config file, wherever the model's format keeps it

@@ -129,13 +129,7 @@ class DocContext:
         return [c for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
 
     def directives(self) -> list[Directive]:
-        found = []
-        for comment in self._comments:
-            match = _DIRECTIVE.search(comment.text) if "cfgcheck" in comment.text else None
-            if match and match.group(1) != "ignore":
-                found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
-                                       Location(self.path, comment.line, comment.column)))
-        return found
+        return directives_of(self.path, self._comments)
 
     def document_comments(self) -> list[tuple[int, str]]:
         return [(c.line, c.text) for c in self._comments]
@@ -146,6 +140,17 @@ class DocContext:
         model.directives = self.directives()
         model.comments = self.document_comments()
         return model
+
+
+def directives_of(path: str, comments) -> list[Directive]:
+    """``# cfgcheck: key=value reason`` directives among ``comments`` (in line order)."""
+    found = []
+    for comment in comments:
+        match = _DIRECTIVE.search(comment.text) if "cfgcheck" in comment.text else None
+        if match and match.group(1) != "ignore":
+            found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
+                                   Location(path, comment.line, comment.column)))
+    return found
 
 
 def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:

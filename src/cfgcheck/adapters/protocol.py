@@ -9,6 +9,13 @@ An adapter is usually a module; it declares
 - ``served_models(ctx, root)``: the located served models of one YAML document, or ``[]`` when the
   document is not theirs. The first registered adapter that returns models owns the document.
 
+A format that is not YAML (a shell script, a Python spec file) declares instead
+
+- ``SUFFIXES``: the file name endings it reads (``.sh``); discovery lists them beside YAML files;
+- ``scan_comments(text)``: the file's comments by line, for directives, suppressions and the rules that
+  want a reason written beside a value;
+- ``file_models(workspace, loaded)``: the located served models of one such file.
+
 and may declare
 
 - ``index(workspace, loaded)``: a first pass over every file, recording what other documents refer to
@@ -45,17 +52,28 @@ class Adapter(Protocol):
     def served_models(self, ctx: DocContext, root: YNode) -> list[ServedModel]: ...
 
 
+@runtime_checkable
+class FileAdapter(Protocol):
+    MARKERS: tuple[str, ...]
+    SUFFIXES: tuple[str, ...]
+
+    def scan_comments(self, text: str) -> dict: ...
+
+    def file_models(self, workspace, loaded) -> list[ServedModel]: ...
+
+
 # Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
-REGISTRY: list[Adapter] = []
+REGISTRY: list[Adapter | FileAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
 
 
-def register(adapter: Adapter, before: Adapter | None = None) -> Adapter:
+def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
     """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
-    prefilter. A module without ``MARKERS`` or ``served_models`` is refused here, not skipped later."""
-    if not isinstance(adapter, Adapter):
+    prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
+    ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later."""
+    if not isinstance(adapter, (Adapter, FileAdapter)):
         raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
-                        f"and served_models(ctx, root)")
+                        f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
     if adapter not in REGISTRY:
         REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
     _rebuild_markers()
@@ -83,3 +101,16 @@ def has_serving_marker(text: str) -> bool:
     lowered = text.lower()
     return any(marker in lowered for marker in _markers)
 
+
+
+def file_format(path: str) -> FileAdapter | None:
+    """The registered adapter that reads files named like ``path`` when they are not YAML."""
+    for adapter in REGISTRY:
+        suffixes = getattr(adapter, "SUFFIXES", ())
+        if suffixes and path.endswith(suffixes):
+            return adapter
+    return None
+
+
+def file_suffixes() -> tuple[str, ...]:
+    return tuple(suffix for adapter in REGISTRY for suffix in getattr(adapter, "SUFFIXES", ()))

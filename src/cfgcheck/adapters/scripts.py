@@ -1,0 +1,226 @@
+"""Shell scripts (``*.sh``) that start an engine, and the shell commands shared with CI workflows.
+
+A script is split into commands with the located shell lexer (``adapters/shell.py``: quotes, line
+continuations, ``#`` comments, separators), its literal variables expanded (``MODEL=x`` then
+``vllm serve $MODEL``). Each command that starts an engine is one served model:
+
+- a launcher anywhere in the command (``vllm serve M``, ``python3 -m vllm.entrypoints.openai.api_server``,
+  ``python -m sglang.launch_server``, after ``nohup``, ``exec``, ``CUDA_VISIBLE_DEVICES=0``...);
+- ``docker run`` / ``podman run`` of an engine image: the options before the image are docker's
+  (``-e``, ``--gpus``, ``--entrypoint``...), the words after it the container's arguments, read as the
+  image's entrypoint reads them (``vllm/vllm-openai``: ``vllm serve``, so a first word is the model).
+
+``pip install vllm``, ``vllm --version`` or an ``echo "vllm serve ..."`` start nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ..engines.images import parse_image
+from ..model import ArgToken, Location, ServedModel, Setting
+from ..yamlio import Comment, LoadedFile
+from . import engine_config
+from .base import ENGINE_MARKERS, Workspace, apply_launch, directives_of, finish, set_image, to_int
+from .shell import OPERATORS, expand, lex, segments
+
+MARKERS = ENGINE_MARKERS
+SUFFIXES = (".sh", ".bash")
+
+# docker run options that take a value (docker CLI reference, `docker run --help`); any other option
+# is a switch, or carries its value after "=".
+_DOCKER_VALUE_OPTIONS = frozenset("""
+-a --attach --add-host --annotation --blkio-weight --cap-add --cap-drop --cgroup-parent --cgroupns --cidfile
+-c --cpu-shares --cpu-period --cpu-quota --cpus --cpuset-cpus --cpuset-mems --device --device-cgroup-rule
+--dns --dns-option --dns-search --domainname -e --env --env-file --entrypoint --expose --gpus --group-add
+--health-cmd --health-interval --health-retries --health-start-period --health-timeout -h --hostname --ip
+--ip6 --ipc --isolation --kernel-memory -l --label --label-file --link --log-driver --log-opt --mac-address
+-m --memory --memory-reservation --memory-swap --memory-swappiness --mount --name --network --net
+--network-alias --oom-score-adj --pid --pids-limit --platform -p --publish --pull --restart --runtime
+--security-opt --shm-size --stop-signal --stop-timeout --storage-opt --sysctl --tmpfs -u --user --ulimit
+--userns --uts -v --volume --volume-driver --volumes-from -w --workdir
+""".split())
+_CONTAINER_RUNNERS = ("docker", "podman", "nerdctl")
+
+
+@dataclass
+class Launched:
+    """One engine start found in shell words: its argv (with the image's entrypoint) and container facts."""
+
+    tokens: list[ArgToken]
+    image: ArgToken | None = None
+    gpus: ArgToken | None = None
+    env: dict[str, ArgToken] = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------- the file format
+
+
+def scan_comments(text: str) -> dict[int, Comment]:
+    """``#`` comments outside quotes, where a word starts (``a#b`` is a word, ``$#`` a parameter)."""
+    found: dict[int, Comment] = {}
+    quote = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        previous = " "
+        for column, char in enumerate(line):
+            if quote:
+                quote = None if char == quote and previous != "\\" else quote
+            elif char in "'\"" and previous != "\\":
+                quote = char
+            elif char == "#" and previous in " \t;&|(" and line[max(0, column - 1)] != "$":
+                text_part = line[column + 1:].strip()
+                found[number] = Comment(number, column + 1, text_part, not line[:column].strip())
+                break
+            previous = char
+    return found
+
+
+def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    if not any(marker in loaded.text for marker in MARKERS):
+        return []
+    starts = _line_starts(loaded.text)
+
+    def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
+        line = bisect.bisect_right(starts, start)
+        column = start - starts[line - 1] + 1
+        end_line = bisect.bisect_right(starts, max(start, end - 1))
+        width = end - start if end_line == line else len(word)
+        return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
+
+    words = lex(loaded.text, shell=True)
+    found = []
+    after = 0  # directives between the previous engine start and this one's last line are its own
+    for index, launched in enumerate(launches(expand(words), locate)):
+        last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
+        model = script_model(workspace, loaded, launched, "shell script", f"script/{index}", index, (after, last))
+        after = last
+        if model is not None:
+            found.append(model)
+    return found
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [match.end() for match in re.finditer("\n", text)]
+
+
+# ---------------------------------------------------------------- commands that start an engine
+
+
+def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
+    """Every engine start in already expanded shell ``words``; ``locate(start, end, word)`` gives a
+    word's location and comments."""
+    found: list[Launched] = []
+    for command in segments(words):
+        tokens = [ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command
+                  if word not in OPERATORS]
+        texts = [t.text for t in tokens]
+        runner = next((i for i, t in enumerate(texts[:-1]) if t.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS
+                       and texts[i + 1] == "run"), None)
+        if runner is not None:
+            launched = docker_run(tokens[runner + 2:])
+            if launched is not None:
+                found.append(launched)
+        elif _starts(tokens):
+            found.append(Launched(tokens))
+    return found
+
+
+def _starts(tokens: list[ArgToken]) -> bool:
+    from ..engines.argv import find_launch
+
+    return find_launch(tokens, None) is not None
+
+
+def docker_run(tokens: list[ArgToken]) -> Launched | None:
+    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter."""
+    launched = Launched([])
+    entrypoint: list[ArgToken] = []
+    index = 0
+    while index < len(tokens) and tokens[index].text.startswith("-"):
+        token = tokens[index]
+        option, has_value, value = token.text.partition("=")
+        if not has_value and option in _DOCKER_VALUE_OPTIONS and index + 1 < len(tokens):
+            index += 1
+            value_token = tokens[index]
+        else:
+            value_token = _tail(token, len(option) + 1) if has_value else None
+        if value_token is not None:
+            _docker_option(launched, entrypoint, option, value_token)
+        index += 1
+    if index >= len(tokens):
+        return None
+    launched.image = tokens[index]
+    if parse_image(launched.image.text).engine is None:
+        return None
+    # the container's arguments: what the image's entrypoint receives, not a shell command
+    launched.tokens = entrypoint + [ArgToken(t.text, t.location, t.comments, "args") for t in tokens[index + 1:]]
+    return launched
+
+
+def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken) -> None:
+    if option == "--gpus":
+        launched.gpus = value
+    elif option == "--entrypoint":
+        entrypoint.append(value)
+    elif option in ("-e", "--env"):
+        name, assigned, _ = value.text.partition("=")
+        launched.env[name] = _tail(value, len(name) + 1) if assigned else ArgToken("", value.location, (), "env", True)
+
+
+def _tail(token: ArgToken, offset: int) -> ArgToken:
+    """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
+    loc = token.location
+    return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
+                    token.comments, token.origin)
+
+
+def gpu_count(text: str) -> int | str:
+    """``--gpus``: ``2``, ``all`` (unknown here), ``device=0,1`` (quoted or not) -> 2."""
+    value = text.strip("'\"")
+    if value.startswith("device="):
+        return len(value.split("=", 1)[1].strip("'\"").split(","))
+    if value.startswith("count="):
+        return to_int(value.split("=", 1)[1])
+    return to_int(value)
+
+
+# ---------------------------------------------------------------- served models
+
+
+def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
+                 index: int, lines: tuple[int, int], name: str | None = None) -> ServedModel | None:
+    """The served model of one engine start in a script (or a workflow step); directives on the
+    lines after ``lines[0]`` up to ``lines[1]`` are its own."""
+    first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+    if first is None:
+        return None
+    stem = posixpath.splitext(posixpath.basename(loaded.path))[0]
+    model = ServedModel(name=name or (stem if index == 0 else f"{stem}#{index + 1}"), kind=kind, path=loaded.path,
+                        document=0, location=first.location, identity=f"{loaded.path}#{identity}")
+    model.comments = [(line, comment.text) for line, comment in sorted(loaded.comments.items())]
+    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
+                                                   if lines[0] < line <= lines[1]])
+    image_engine = None
+    if launched.image is not None:
+        image = Setting("image", launched.image.text, launched.image.location, "docker run IMAGE", launched.image.comments,
+                        launched.image.location, launched.image.text, "shell")
+        set_image(None, model, image)
+        image_engine = model.engine if model.engine != "unknown" else None
+    if not apply_launch(None, model, launched.tokens, image_engine):
+        return None
+    for env_name, token in launched.env.items():
+        model.env[env_name] = Setting(env_name, token.text if not token.synthetic else None, token.location,
+                                      f"docker run -e {env_name}", token.comments, token.location, token.text, "env")
+    if launched.gpus is not None:
+        model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
+                             launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
+    argument = engine_config.config_argument(model)
+    if argument is not None:
+        found = engine_config.beside(workspace, loaded.path, argument.text) or \
+            engine_config.beside(workspace, "", argument.text)
+        if found is not None:
+            engine_config.apply_file(model, *found)
+    return finish(model)

@@ -1,0 +1,102 @@
+"""Shell scripts, GitHub Actions workflows and Python spec files: each engine start is a served model,
+each flag located on its line and column, comments kept for the rules that want a reason."""
+
+from __future__ import annotations
+
+import shutil
+
+from helpers import FIXTURES, git, lint_paths
+
+from cfgcheck.adapters.pyspec import scan_comments as python_comments
+from cfgcheck.adapters.scripts import scan_comments as shell_comments
+from cfgcheck.config import load as load_config
+from cfgcheck.lint import collect
+
+FORMATS = FIXTURES / "formats"
+
+
+def _models(root):
+    _, models = collect([root], load_config(root))
+    return {m.name: m for m in models}
+
+
+def _at(setting):
+    return setting.location.line, setting.location.column
+
+
+def _found(result):
+    return {(f.code, f.location.line, f.location.column) for f in result.findings if f.suppressed is None}
+
+
+def test_shell_scripts_launchers_and_docker_run():
+    models = _models(FORMATS / "scripts")
+    assert set(models) == {"serve", "serve#2", "docker", "docker#2"}  # pip install / --version / echo: none
+    serve = models["serve"]
+    assert serve.engine == "vllm" and serve.model.value == "Qwen/Qwen3-8B" and _at(serve.model) == (6, 7)
+    assert serve.value("max_model_len") == 16384 and _at(serve.setting("max_model_len")) == (7, 9)
+    assert serve.value("tensor_parallel_size") == 2 and _at(serve.setting("tensor_parallel_size")) == (10, 28)
+    assert models["serve#2"].engine == "sglang" and models["serve#2"].value("max_num_seqs") == 16
+    docker = models["docker"]
+    assert docker.engine_version == "0.26.0" and docker.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert docker.gpus.value == 2 and docker.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"
+    assert docker.env["HF_TOKEN"].value is None  # passed through from the caller: not literal
+    sglang = models["docker#2"]
+    assert sglang.engine == "sglang" and sglang.engine_version == "0.5.5"  # the directive was docker's own
+    result = lint_paths(FORMATS / "scripts", root=FORMATS / "scripts")
+    found = _found(result)
+    assert ("CFG101", 13, 5) in found and ("CFG205", 12, 20) in found  # serve.sh
+    assert not any(f.code == "CFG205" and f.model == "serve#2" for f in result.findings)  # "Measured:" above
+
+
+def test_workflow_run_steps_and_services():
+    models = _models(FORMATS / "workflows")
+    assert set(models) == {"serve/engine", "serve/start vllm", "serve/sglang in docker"}
+    step = models["serve/start vllm"]
+    assert step.model.value == "Qwen/Qwen3-0.6B" and _at(step.model) == (23, 22)  # $MODEL, from the step env
+    assert step.value("max_model_len") == 8192 and step.setting("max_model_len").location.line == 24  # $MAX_LEN: the workflow env
+    assert _at(step.setting("max_num_seqs")) == (25, 28)
+    service = models["serve/engine"]
+    assert service.engine_version == "0.26.0" and service.gpus.value == 1 and service.env["HF_HUB_OFFLINE"].value == "1"
+    assert models["serve/sglang in docker"].model.value == "${{ matrix.model }}"  # an expression: unknown
+
+
+def test_workflows_are_listed_but_other_dot_github_files_are_not(tmp_path):
+    repo = tmp_path / "repo"
+    shutil.copytree(FORMATS / "workflows", repo)
+    (repo / ".github" / "dependabot.yml").write_text("vllm: not a workflow\n")
+    git(repo, "init", "-q")
+    files, _ = collect([repo], load_config(repo))
+    assert [f.path for f in files] == [".github/workflows/e2e.yml"]
+
+
+def test_python_spec_tables():
+    models = _models(FORMATS / "pyspec")
+    assert set(models) == {"Qwen/Qwen3-8B/vllm", "Qwen/Qwen3-8B/sglang", "meta-llama/Llama-3.2-1B-Instruct/vllm",
+                           "embedder"}  # trtllm_args is not an engine cfgcheck reads
+    vllm = models["Qwen/Qwen3-8B/vllm"]
+    assert vllm.model.value == "Qwen/Qwen3-8B" and _at(vllm.model) == (15, 25)  # local("..."): its literal
+    assert vllm.gpus.value == 2 and vllm.value("tensor_parallel_size") == 2
+    assert _at(vllm.setting("max_num_seqs")) == (17, 42)
+    sglang = models["Qwen/Qwen3-8B/sglang"]
+    assert sglang.value("max_num_seqs") == 8 and sglang.value("max_model_len") == 32768
+    assert models["meta-llama/Llama-3.2-1B-Instruct/vllm"].value("enforce_eager") is True  # the branch with args
+    assert models["embedder"].engine == "unknown" and models["embedder"].model.value == "Qwen/Qwen3-Embedding-0.6B"
+    found = _found(lint_paths(FORMATS / "pyspec", root=FORMATS / "pyspec"))
+    assert ("CFG205", 17, 42) in found and ("CFG101", 17, 47) in found
+    assert not any(code == "CFG205" and line == 20 for code, line, _ in found)  # a stated reason
+
+
+def test_comment_scanners_ignore_quoted_hashes():
+    shell = shell_comments('echo "# not" x#y $# # real\n  # alone\n')
+    assert [(c.line, c.column, c.text, c.full_line) for c in shell.values()] == [(1, 21, "real", False),
+                                                                                 (2, 3, "alone", True)]
+    python = python_comments('x = "# not"  # real\n')
+    assert [(c.line, c.column, c.text) for c in python.values()] == [(1, 14, "real")]
+
+
+def test_a_python_file_is_never_executed(tmp_path):
+    (tmp_path / "specs.py").write_text('import os\nos.system("touch pwned")\nS = {"m": {"model": "a/b", '
+                                       '"vllm_args": ["--max-num-seqs", "8"]}}\n')
+    (tmp_path / "broken.py").write_text('S = {"vllm_args": [\n')
+    models = _models(tmp_path)
+    assert not (tmp_path / "pwned").exists() and set(models) == {"m/vllm"}
