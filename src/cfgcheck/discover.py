@@ -38,11 +38,15 @@ NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .g
 WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may start an engine
 
 
-def listed_file(name: str) -> bool:
-    """A file discovery lists: YAML, or a format an adapter reads that is not YAML (``.sh``)."""
+def _file_suffixes() -> tuple[str, ...]:
     from .adapters.protocol import file_suffixes  # not at import: the adapters import this module
 
-    return name.endswith(YAML_SUFFIXES) or name.endswith(file_suffixes())
+    return file_suffixes()
+
+
+def listed_file(name: str) -> bool:
+    """A file discovery lists: YAML, or a format an adapter reads that is not YAML (``.sh``)."""
+    return name.endswith(YAML_SUFFIXES) or name.endswith(_file_suffixes())
 CHART_FILE = "Chart.yaml"
 
 
@@ -51,6 +55,7 @@ class Inputs:
     files: list[Path] = field(default_factory=list)  # regular files, resolved
     streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them
     templates: list[str] = field(default_factory=list)  # repo-relative Helm templates set aside
+    related: list[str] = field(default_factory=list)  # named env files: read by the files that use them
 
 
 @lru_cache(maxsize=64)
@@ -90,11 +95,18 @@ def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
             continue
         if is_stream(path):
             inputs.streams.append(path)
+        elif path.is_file() and is_env_file(path.name):
+            inputs.related.append(relpath(root, path.resolve()))
         elif path.is_file() or path.is_symlink():
             _add(path, root, exclude, inputs.files, seen)
         else:
             raise ConfigError(f"{path} is not a file, a folder or a readable stream")
     return inputs
+
+
+def is_env_file(name: str) -> bool:
+    """A ``.env`` (or ``x.env``) file: no YAML, but compose files read it (``adapters/dotenv.py``)."""
+    return name == ".env" or name.endswith(".env")
 
 
 def is_stream(path: Path) -> bool:
@@ -322,6 +334,9 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
 _MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
+_CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
+_CONFIGMAP_NAME = re.compile(r"^kind:[ \t]*ConfigMap[ \t]*$[\s\S]*?^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
+_COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
 _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
 _SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
@@ -339,6 +354,11 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
     if refs:
         names = "|".join(re.escape(r) for r in sorted(refs))
         searches.append([r"^kind:[[:space:]]*Model[[:space:]]*$",
+                         rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
+    configmaps = {ref for text in texts if "--config" in text for ref in _CONFIGMAP_REF.findall(text)}
+    if configmaps:  # an engine --config file in a mounted ConfigMap
+        names = "|".join(re.escape(r) for r in sorted(configmaps))
+        searches.append([r"^kind:[[:space:]]*ConfigMap[[:space:]]*$",
                          rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
     if ceilings and any(_MEMORY_KEY.search(text) for text in texts):
         searches.append([_CEILING_WORDS, _SERVING_WORDS])
@@ -362,7 +382,8 @@ def _grep(root: Path, searches: list[list[str]]) -> set[str] | None:
         args = [arg for pattern in patterns for arg in ("-e", pattern)]
         try:
             run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
-                                  "--all-match", *args, "--", "*.yaml", "*.yml"], capture_output=True, check=False)
+                                  "--all-match", *args, "--", "*.yaml", "*.yml",
+                                  *(f"*{suffix}" for suffix in _file_suffixes())], capture_output=True, check=False)
         except OSError:
             return None
         if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
@@ -389,3 +410,35 @@ def _grep_walk(root: Path, searches: list[list[str]], exclude: list[str]) -> set
 
 def within(path: str, scopes: list[str]) -> bool:
     return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
+
+
+def referrers(root: Path, named: list[str], exclude: list[str]) -> list[str]:
+    """Repo-relative files outside ``named`` that read one of the ``named`` files, so that a change to
+    only a related file re-lints the file that uses it: the compose files beside a ``.env``; files
+    that name a file (an ``env_file``, an engine ``--config`` file, a bind-mounted config); files that
+    mount a ConfigMap a named file defines."""
+    found: set[str] = set()
+    fixed: set[str] = set()
+    searches: list[list[str]] = []
+    for rel in named:
+        folder, _, base = rel.rpartition("/")
+        if base == ".env":
+            found.update(f"{folder}/{name}".lstrip("/") for name in _COMPOSE_NAMES if (root / folder / name).is_file())
+            continue
+        fixed.add(base)
+        try:
+            text = (root / rel).read_text("utf-8", errors="replace") if rel.endswith(YAML_SUFFIXES) else ""
+        except OSError:
+            text = ""
+        for name in _CONFIGMAP_NAME.findall(text):
+            searches.append([r"configMap:", rf"name:[[:space:]]*['\"]?{re.escape(name)}['\"]?[[:space:]]*$"])
+    for base in sorted(fixed):
+        searches.append([re.escape(base)])
+    grepped = _grep(root, searches) if searches else set()
+    found |= grepped if grepped is not None else _grep_walk(root, searches, exclude)
+    keep = []
+    for rel in sorted(found - set(named)):
+        path = root / rel
+        if listed_file(rel) and not excluded(rel, exclude) and path.is_file() and not escapes(path, root):
+            keep.append(rel)
+    return keep

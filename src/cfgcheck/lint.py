@@ -15,7 +15,7 @@ from .adapters.helm import CHART_FILES, note_templates, note_unrendered
 from .adapters.kustomize import NAMES as KUSTOMIZATIONS
 from .config import Config, ConfigError
 from .context import RuleContext
-from .discover import STDIN, Inputs, discover, load_stream, related_paths
+from .discover import STDIN, Inputs, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, load_file, relpath
@@ -116,6 +116,10 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context."""
     inputs = discover(paths, config.root, config.get("exclude", []))
+    named_files = any(path != STDIN and not path.is_dir() for path in paths)
+    if named_files:  # as pre-commit names them: a changed .env or --config file re-lints its users
+        named = [relpath(config.root, file) for file in inputs.files] + inputs.related
+        inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", [])))
     note_templates(inputs.templates, config.as_dict())
     workspace = adapters.Workspace(config=config.as_dict())
     wanted = serving_filter(config) if prefilter else None
@@ -129,7 +133,6 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
             models.extend(_isolated(current, lambda: _first_pass(workspace, current, waiting), []))
         if reporter:
             reporter.step()
-    named_files = any(path != STDIN and not path.is_dir() for path in paths)
     context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
                        named_files)
     for current in waiting:

@@ -1,0 +1,70 @@
+"""pre-commit names only the changed files: the files they refer to (a compose file's .env, a mounted
+ConfigMap, an engine --config file) are still read, and a change to only such a file re-lints the
+file that uses it. In a real git repository, as the hook runs."""
+
+from __future__ import annotations
+
+from helpers import make_repo
+
+from cfgcheck.config import load as load_config
+from cfgcheck.lint import lint
+
+COMPOSE = """\
+services:
+  chat:
+    image: vllm/vllm-openai:v0.26.0
+    volumes: ["./engine/vllm.yaml:/etc/vllm.yaml"]
+    command: ["${MODEL:-Qwen/Qwen3-8B}", "--config", "/etc/vllm.yaml", "--max-num-seqs", "${SEQS:-64}"]
+"""
+ENGINE = "max-model-len: 8192\nkv-cache-memory: 4G\n"
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          args: ["Qwen/Qwen3-8B", "--config", "/cfg/engine.yaml"]
+          volumeMounts: [{name: cfg, mountPath: /cfg}]
+      volumes:
+        - name: cfg
+          configMap:
+            name: chat-engine
+"""
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: chat-engine
+data:
+  engine.yaml: |
+    max-num-seq: 8
+"""
+
+
+def _findings(repo, *names):
+    result = lint([repo / name for name in names], load_config(repo))
+    return {(f.code, f.location.path, f.location.line) for f in result.findings if f.suppressed is None}
+
+
+def test_a_changed_env_file_relints_the_compose_file_beside_it(tmp_path):
+    repo = make_repo(tmp_path, {"compose.yaml": COMPOSE, "engine/vllm.yaml": ENGINE, ".env": "SEQS=4\n"})
+    found = _findings(repo, ".env")
+    assert ("CFG205", ".env", 1) in found  # --max-num-seqs 4 from .env, no reason given
+    assert ("CFG101", "engine/vllm.yaml", 2) in found  # the --config file is read as well
+
+
+def test_a_changed_config_file_relints_the_compose_file_that_mounts_it(tmp_path):
+    repo = make_repo(tmp_path, {"compose.yaml": COMPOSE, "engine/vllm.yaml": ENGINE})
+    assert ("CFG101", "engine/vllm.yaml", 2) in _findings(repo, "engine/vllm.yaml")
+
+
+def test_configmap_in_another_file_is_read_either_way(tmp_path):
+    repo = make_repo(tmp_path, {"k8s/deployment.yaml": DEPLOYMENT, "k8s/configmap.yaml": CONFIGMAP,
+                                "other/unrelated.yaml": CONFIGMAP.replace("chat-engine", "other")})
+    assert ("CFG101", "k8s/configmap.yaml", 7) in _findings(repo, "k8s/deployment.yaml")
+    assert ("CFG101", "k8s/configmap.yaml", 7) in _findings(repo, "k8s/configmap.yaml")
