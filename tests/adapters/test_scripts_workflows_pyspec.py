@@ -100,3 +100,15 @@ def test_a_python_file_is_never_executed(tmp_path):
     (tmp_path / "broken.py").write_text('S = {"vllm_args": [\n')
     models = _models(tmp_path)
     assert not (tmp_path / "pwned").exists() and set(models) == {"m/vllm"}
+
+
+def test_other_spec_shapes_are_mapped_in_the_configuration(tmp_path):
+    (tmp_path / "deploy.py").write_text('RUNS = [\n    {"model_id": "Qwen/Qwen3-8B", "num_gpus": 4,\n'
+                                        '     "serve_args": ["--max-model-len", "8192"]},  # ctx\n]\n'
+                                        'BENCH = [{"name": "knobs", "sglang_args": ["--mem-fraction-static", "0.9"]}]\n')
+    (tmp_path / ".cfgcheck.yaml").write_text("python-specs:\n  args:\n    vllm: serve_args\n")
+    models = _models(tmp_path)
+    assert set(models) == {"spec@2/vllm"}  # BENCH names no model: knobs of a benchmark, not a served model
+    spec = models["spec@2/vllm"]
+    assert spec.model.value == "Qwen/Qwen3-8B" and spec.gpus.value == 4 and spec.value("max_model_len") == 8192
+    assert _at(spec.setting("max_model_len")) == (3, 41) and spec.setting("max_model_len").comments == ("ctx",)

@@ -37,9 +37,14 @@ def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
         context, name = str(build.scalar("context", default=".")), str(build.scalar("dockerfile", default="Dockerfile"))
     else:
         return None
-    rel = repofiles.repo_path(compose_file, posixpath.join(context, name))
-    text = repofiles.read_text(workspace, rel) if rel else None
-    return None if text is None else parse(rel, text)
+    # relative to the compose file's folder (the project directory), else to the repository root
+    # (stacks run with --project-directory at the root and -f services/compose.x.yml)
+    for base in (compose_file, ""):
+        rel = repofiles.repo_path(base, posixpath.join(context, name))
+        text = repofiles.read_text(workspace, rel) if rel else None
+        if text is not None:
+            return parse(rel, text)
+    return None
 
 
 def parse(rel: str, text: str) -> Built:

@@ -2,8 +2,8 @@
 launcher passes (``{"model": "Qwen/Qwen3-8B", "tp": 2, "vllm_args": ["--max-num-seqs", "4"]}``).
 
 The file is read with ``ast`` and ``tokenize`` only, never imported or executed (it comes from a pull
-request). A spec is a dict literal with an engine-arguments key (``vllm_args``, ``sglang_args``,
-``tokenspeed_args``; more with ``python-specs:`` in ``.cfgcheck.yaml``) whose value is a list of string
+request). A spec is a dict literal that names a model and has an engine-arguments key (``vllm_args``,
+``sglang_args``, ``tokenspeed_args``; more with ``python-specs:`` in ``.cfgcheck.yaml``) whose value is a list of string
 constants (one branch of ``[] if X else [...]`` when the other is empty); each gives one served model of
 that engine. The model is the spec's ``model`` value (a string constant, or the first string argument of
 a call such as ``_resolve_model_path("org/name")``), else the key the spec sits under in its table.
@@ -102,6 +102,8 @@ def _field(spec: ast.Dict, names: tuple[str, ...]) -> ast.AST | None:
 def _spec_models(loaded: LoadedFile, lines: list[str], owner: ast.Constant | None, spec: ast.Dict,
                  keys: dict[str, str]) -> list[ServedModel]:
     engines = [(keys[_string(k)], v) for k, v in zip(spec.keys, spec.values) if _string(k) in keys]
+    if _field(spec, MODEL_KEYS) is None and "/" not in (_string(owner) or ""):
+        return []  # engine arguments without a model (a benchmark's knob sets): no served model
     label = _string(owner) or f"spec@{spec.lineno}"
     found = []
     for engine, value in engines or [("unknown", None)]:

@@ -44,6 +44,7 @@ _DOCKER_VALUE_OPTIONS = frozenset("""
 --userns --uts -v --volume --volume-driver --volumes-from -w --workdir
 """.split())
 _CONTAINER_RUNNERS = ("docker", "podman", "nerdctl")
+_ONLY_VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
 
 
 @dataclass
@@ -54,6 +55,7 @@ class Launched:
     image: ArgToken | None = None
     gpus: ArgToken | None = None
     env: dict[str, ArgToken] = field(default_factory=dict)
+    own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
 
 
 # ---------------------------------------------------------------- the file format
@@ -90,12 +92,14 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         width = end - start if end_line == line else len(word)
         return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
 
-    words = lex(loaded.text, shell=True)
+    heredocs = _heredocs(loaded.text)
+    words = lex(_without(loaded.text, heredocs), shell=True)
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
     for index, launched in enumerate(launches(expand(words), locate)):
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
-        model = script_model(workspace, loaded, launched, "shell script", f"script/{index}", index, (after, last))
+        model = script_model(workspace, loaded, launched, "shell script", f"script/{index}", index, (after, last),
+                             heredocs=heredocs)
         after = last
         if model is not None:
             found.append(model)
@@ -104,6 +108,58 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
 
 def _line_starts(text: str) -> list[int]:
     return [0] + [match.end() for match in re.finditer("\n", text)]
+
+
+# cat > FILE << EOF ... EOF (also <<-, a quoted delimiter, tee): a file the script writes, e.g. the
+# engine --config file a benchmark script generates before it starts the server
+_HEREDOC = re.compile(r"(?:cat|tee)[ \t]*>?[ \t]*([\w./-]+)[ \t]*<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n(.*?)^[ \t]*\2[ \t]*$",
+                      re.M | re.S)
+
+
+@dataclass(frozen=True)
+class Heredoc:
+    name: str  # the file it writes, as written
+    start: int  # offset of its body in the script
+    body: str
+
+
+def _heredocs(text: str) -> list[Heredoc]:
+    return [Heredoc(m.group(1), m.start(3), m.group(3)) for m in _HEREDOC.finditer(text)] if "<<" in text else []
+
+
+def _without(text: str, heredocs: list[Heredoc]) -> str:
+    """The script with heredoc bodies blanked (newlines kept): they are data, not commands."""
+    for doc in heredocs:
+        blank = re.sub(r"[^\n]", " ", doc.body)
+        text = text[:doc.start] + blank + text[doc.start + len(doc.body):]
+    return text
+
+
+class _TextMap:
+    """Offsets in a heredoc body -> lines and columns of the script (the protocol of ``shell.SourceMap``)."""
+
+    def __init__(self, text: str, start: int):
+        self.start, self.starts = start, _line_starts(text)
+
+    def absolute(self, offset: int) -> int:
+        return self.start + offset
+
+    def line_column(self, absolute: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, absolute)
+        return line, absolute - self.starts[line - 1] + 1
+
+
+def _heredoc_config(loaded: LoadedFile, heredocs: list[Heredoc], written: str):
+    """The engine --config file the script itself writes, parsed and located in the script."""
+    from ..yamlio import parse_text
+
+    for doc in heredocs:
+        if posixpath.normpath(doc.name) == posixpath.normpath(written):
+            inner = parse_text(f"{loaded.path}#{doc.name}.yaml", doc.body)  # YAML, whatever the script's suffix
+            inner.path = loaded.path
+            if inner.error is None and inner.documents and inner.documents[0].root is not None:
+                return inner, inner.documents[0].root, _TextMap(loaded.text, doc.start)
+    return None
 
 
 # ---------------------------------------------------------------- commands that start an engine
@@ -139,8 +195,8 @@ def docker_run(tokens: list[ArgToken]) -> Launched | None:
     launched = Launched([])
     entrypoint: list[ArgToken] = []
     index = 0
-    while index < len(tokens) and tokens[index].text.startswith("-"):
-        token = tokens[index]
+    while index < len(tokens) and (tokens[index].text.startswith("-") or _variable(tokens[index].text)):
+        token = tokens[index]  # a word that is only a variable ($GPU_OPTIONS): options of unknown value
         option, has_value, value = token.text.partition("=")
         if not has_value and option in _DOCKER_VALUE_OPTIONS and index + 1 < len(tokens):
             index += 1
@@ -156,15 +212,36 @@ def docker_run(tokens: list[ArgToken]) -> Launched | None:
     if parse_image(launched.image.text).engine is None:
         return None
     # the container's arguments: what the image's entrypoint receives, not a shell command
-    launched.tokens = entrypoint + [ArgToken(t.text, t.location, t.comments, "args") for t in tokens[index + 1:]]
+    arguments = entrypoint + [ArgToken(t.text, t.location, t.comments, "args") for t in tokens[index + 1:]]
+    texts = [t.text for t in arguments]
+    if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in ("sh", "bash") and texts[1] in ("-c", "-lc", "-ec"):
+        inner = next(iter(launches(expand(lex(texts[2])), _within(arguments[2]))), None)
+        arguments = inner.tokens if inner is not None else arguments
+    launched.tokens = arguments
     return launched
+
+
+def _variable(text: str) -> bool:
+    return text.startswith("$") and bool(_ONLY_VARIABLE.fullmatch(text))
+
+
+def _within(token: ArgToken):
+    """``locate`` for words of a script held in one token (``bash -c "..."``), by offset from it."""
+    def locate(start: int, end: int, word: str):
+        before = token.text[:start]
+        line = token.location.line + before.count("\n")
+        column = (token.location.column + start) if "\n" not in before else start - before.rfind("\n")
+        return Location(token.location.path, line, column, line, column + len(word)), token.comments
+
+    return locate
 
 
 def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken) -> None:
     if option == "--gpus":
         launched.gpus = value
-    elif option == "--entrypoint":
-        entrypoint.append(value)
+    elif option == "--entrypoint":  # --entrypoint="" clears the image's: the arguments are the command
+        launched.own_entrypoint = True
+        entrypoint.extend([value] if value.text else [])
     elif option in ("-e", "--env"):
         name, assigned, _ = value.text.partition("=")
         launched.env[name] = _tail(value, len(name) + 1) if assigned else ArgToken("", value.location, (), "env", True)
@@ -191,7 +268,8 @@ def gpu_count(text: str) -> int | str:
 
 
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
-                 index: int, lines: tuple[int, int], name: str | None = None) -> ServedModel | None:
+                 index: int, lines: tuple[int, int], name: str | None = None,
+                 heredocs: list[Heredoc] = ()) -> ServedModel | None:
     """The served model of one engine start in a script (or a workflow step); directives on the
     lines after ``lines[0]`` up to ``lines[1]`` are its own."""
     first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
@@ -208,7 +286,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
         image = Setting("image", launched.image.text, launched.image.location, "docker run IMAGE", launched.image.comments,
                         launched.image.location, launched.image.text, "shell")
         set_image(None, model, image)
-        image_engine = model.engine if model.engine != "unknown" else None
+        image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
     for env_name, token in launched.env.items():
@@ -219,7 +297,8 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
     argument = engine_config.config_argument(model)
     if argument is not None:
-        found = engine_config.beside(workspace, loaded.path, argument.text) or \
+        found = _heredoc_config(loaded, heredocs, argument.text) or \
+            engine_config.beside(workspace, loaded.path, argument.text) or \
             engine_config.beside(workspace, "", argument.text)
         if found is not None:
             engine_config.apply_file(model, *found)

@@ -50,7 +50,8 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
             engine = _engine_of_module(nxt)
             if engine:
                 return Launch(engine, tokens[index + 2:], None)
-    if image_engine and tokens and tokens[0].text.startswith("-"):
+    if image_engine and tokens and tokens[0].text.startswith(("-", "$")):
+        # flags, or variables the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the engine
         return Launch(image_engine, tokens, None)
     if image_engine == "vllm" and tokens and tokens[0].origin != "shell" and _model_like(tokens[0].text):
         # the vllm/vllm-openai image's ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile, target
@@ -62,7 +63,7 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
     return None
 
 
-_PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=")
+_PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
 
 
 def _model_like(text: str) -> bool:
