@@ -30,7 +30,7 @@ def _found(result):
 
 def test_shell_scripts_launchers_and_docker_run():
     models = _models(FORMATS / "scripts")
-    assert set(models) == {"serve", "serve#2", "docker", "docker#2"}  # pip install / --version / echo: none
+    assert set(models) == {"serve", "serve#2", "docker", "docker#2", "bench"}  # pip install / --version / echo: none
     serve = models["serve"]
     assert serve.engine == "vllm" and serve.model.value == "Qwen/Qwen3-8B" and _at(serve.model) == (6, 7)
     assert serve.value("max_model_len") == 16384 and _at(serve.setting("max_model_len")) == (7, 9)
@@ -46,6 +46,14 @@ def test_shell_scripts_launchers_and_docker_run():
     found = _found(result)
     assert ("CFG101", 13, 5) in found and ("CFG205", 12, 20) in found  # serve.sh
     assert not any(f.code == "CFG205" and f.model == "serve#2" for f in result.findings)  # "Measured:" above
+
+
+def test_a_config_file_the_script_writes_is_read_where_it_is_written():
+    bench = _models(FORMATS / "scripts")["bench"]
+    assert bench.value("max_model_len") == 8192 and _at(bench.setting("max_model_len")) == (3, 16)
+    assert bench.value("max_num_seqs") == 64 and bench.setting("max_num_seqs").location.line == 6
+    found = _found(lint_paths(FORMATS / "scripts" / "bench.sh", root=FORMATS / "scripts"))
+    assert ("CFG101", 4, 1) in found  # kv-cache-memory: in the heredoc
 
 
 def test_workflow_run_steps_and_services():
