@@ -35,6 +35,7 @@ def test_shell_scripts_launchers_and_docker_run():
     assert serve.engine == "vllm" and serve.model.value == "Qwen/Qwen3-8B" and _at(serve.model) == (6, 7)
     assert serve.value("max_model_len") == 16384 and _at(serve.setting("max_model_len")) == (7, 9)
     assert serve.value("tensor_parallel_size") == 2 and _at(serve.setting("tensor_parallel_size")) == (10, 28)
+    assert serve.gpus.value == 2 and _at(serve.gpus) == (9, 22)  # CUDA_VISIBLE_DEVICES=0,1 before the command
     assert models["serve#2"].engine == "sglang" and models["serve#2"].value("max_num_seqs") == 16
     docker = models["docker"]
     assert docker.engine_version == "0.26.0" and docker.model.value == "meta-llama/Llama-3.1-8B-Instruct"

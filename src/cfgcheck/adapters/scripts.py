@@ -180,8 +180,19 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
             if launched is not None:
                 found.append(launched)
         elif _starts(tokens):
-            found.append(Launched(tokens))
+            found.append(Launched(tokens, env=_assignments(tokens)))
     return found
+
+
+def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
+    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env."""
+    env: dict[str, ArgToken] = {}
+    for token in tokens:
+        name, assigned, _ = token.text.partition("=")
+        if not assigned or not name.isidentifier():
+            break
+        env[name] = _tail(token, len(name) + 1)
+    return env
 
 
 def _starts(tokens: list[ArgToken]) -> bool:
@@ -295,6 +306,10 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
+    visible = launched.env.get("CUDA_VISIBLE_DEVICES")
+    if model.gpus is None and visible is not None and re.fullmatch(r"\d+(,\d+)*", visible.text):
+        model.gpus = Setting("gpus", len(visible.text.split(",")), visible.location, "CUDA_VISIBLE_DEVICES",
+                             visible.comments, visible.location, visible.text, "env")
     argument = engine_config.config_argument(model)
     if argument is not None:
         found = _heredoc_config(loaded, heredocs, argument.text) or \
