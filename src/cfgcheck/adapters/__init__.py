@@ -13,7 +13,7 @@ from ..yamlio import LoadedFile
 from . import (chart, compose, dra, engine_config, envlaunch, kserve, kustomize, llmkube, mapped, ome,
                production_stack, pyspec, scripts, vllm_runtime, workflows, workloads)
 from .base import DocContext, Workspace
-from .protocol import REGISTRY, file_format, register
+from .protocol import REGISTRY, document_adapters, file_format, register
 
 # The user's values mappings come first (they override the built-in formats), the generic pod-spec
 # walker last.
@@ -53,9 +53,7 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         root = document.root
         if root is not None and root.kind == "map":
             ctx = DocContext(loaded, document, workspace, first_line)
-            for adapter in tuple(REGISTRY):
-                if not hasattr(adapter, "served_models"):
-                    continue
+            for adapter in document_adapters():
                 try:
                     models = adapter.served_models(ctx, root)
                     for model in models:  # an engine --config file, wherever the model's format keeps it

@@ -114,11 +114,8 @@ class DocContext:
             words = _engine_command(segments(expand(words, env)))
         tokens = []
         for word, start, end in words:
-            line, column = mapping.line_column(mapping.absolute(start))
-            end_line, end_column = mapping.line_column(mapping.absolute(end)) if end > start else (line, column)
-            if end_line != line:
-                end_line, end_column = line, column + len(word)
-            location = Location(self.path, line, column, end_line, end_column)
+            line, column, end_column = mapping.span(start, end, word)
+            location = Location(self.path, line, column, line, end_column)
             tokens.append(ArgToken(word, location, self.comments(line), origin))
         return tokens
 

@@ -26,7 +26,7 @@ from ..textsafe import neutralise
 from ..yamlio import Document, YNode, load_file, parse_text
 from .base import DocContext, Workspace
 from .envlaunch import index as index_configmaps
-from .protocol import REGISTRY, has_serving_marker
+from .protocol import document_adapters, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60
@@ -221,7 +221,7 @@ def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallb
         if root is None or root.kind != "map":
             continue
         sub = DocContext(rendered, document, ctx.workspace)
-        for adapter in REGISTRY:
+        for adapter in document_adapters():
             if adapter.served_models is served_models:
                 continue
             models = adapter.served_models(sub, root)

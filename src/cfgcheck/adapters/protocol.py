@@ -103,6 +103,11 @@ def has_serving_marker(text: str) -> bool:
 
 
 
+def document_adapters() -> list[Adapter]:
+    """The registered adapters that read YAML documents, in the order they are tried."""
+    return [adapter for adapter in REGISTRY if hasattr(adapter, "served_models")]
+
+
 def file_format(path: str) -> FileAdapter | None:
     """The registered adapter that reads files named like ``path`` when they are not YAML."""
     for adapter in REGISTRY:

@@ -210,6 +210,13 @@ class SourceMap:
         offset = max(0, min(offset, len(self.value)))
         return self.positions[offset]
 
+    def span(self, start: int, end: int, word: str) -> tuple[int, int, int]:
+        """(line, column, end column) of the word at value offsets ``start``..``end``; a word that
+        crosses a line (a continuation) ends where its text would on its first line."""
+        line, column = self.line_column(self.absolute(start))
+        end_line, end_column = self.line_column(self.absolute(end)) if end > start else (line, column)
+        return (line, column, end_column) if end_line == line else (line, column, column + len(word))
+
     def line_column(self, absolute: int) -> tuple[int, int]:
         if self._line_starts is None:
             starts = [0]

@@ -63,10 +63,7 @@ def _run_launches(ctx: DocContext, run: YNode, env: dict[str, str | None]) -> li
     mapping = SourceMap(ctx.loaded.text, run)
 
     def locate(start: int, end: int, word: str):
-        line, column = mapping.line_column(mapping.absolute(start))
-        end_line, end_column = mapping.line_column(mapping.absolute(end)) if end > start else (line, column)
-        if end_line != line:
-            end_column = column + len(word)
+        line, column, end_column = mapping.span(start, end, word)
         return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
 
     return launches(expand(lex(mapping.value, shell=True), env), locate)
