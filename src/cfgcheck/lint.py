@@ -168,8 +168,9 @@ def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedF
     if not unresolved and not ceilings:
         return []
     texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
-    related = related_paths(config.root, texts, config.get("exclude", []), {file.path for file in loaded},
-                            ceilings=ceilings)
+    # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
+    indexed = {file.path for file in loaded if file.serving}
+    related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings)
     files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
     for file in files:
         _isolated(file, lambda: adapters.index(workspace, file))

@@ -32,7 +32,11 @@ from . import repofiles
 from .base import DocContext, Workspace, finish
 from .shell import SourceMap
 
-MARKERS = ("configmap",)
+# A ConfigMap may hold the config file without naming an engine: the flag words such a file is made of
+# (not "configmap": every kustomization with a ConfigMap would then be rendered for nothing).
+MARKERS = ("max-model-len", "max_model_len", "gpu-memory-utilization", "gpu_memory_utilization",
+           "tensor-parallel-size", "tensor_parallel_size", "max-num-seqs", "kv-cache", "mem-fraction",
+           "context-length", "model-path", "served-model-name", "max-running-requests")
 CONFIG_FLAG = "--config"
 ENGINES = ("vllm", "sglang")
 _MAX_DEPTH = 12

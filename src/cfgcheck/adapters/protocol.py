@@ -65,6 +65,7 @@ class FileAdapter(Protocol):
 # Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
 REGISTRY: list[Adapter | FileAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
+_file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
 def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
@@ -87,9 +88,10 @@ def unregister(adapter: Adapter) -> None:
 
 
 def _rebuild_markers() -> None:
-    global _markers
+    global _markers, _file_formats
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
+    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
 
 
 def serving_markers() -> tuple[str, ...]:
@@ -109,13 +111,11 @@ def document_adapters() -> list[Adapter]:
 
 
 def file_format(path: str) -> FileAdapter | None:
-    """The registered adapter that reads files named like ``path`` when they are not YAML."""
-    for adapter in REGISTRY:
-        suffixes = getattr(adapter, "SUFFIXES", ())
-        if suffixes and path.endswith(suffixes):
-            return adapter
-    return None
+    """The registered adapter that reads files named like ``path`` when they are not YAML (looked up
+    once per file read: a dictionary, not a walk over the registry)."""
+    dot = path.rfind(".")
+    return _file_formats.get(path[dot:]) if dot > path.rfind("/") else None
 
 
 def file_suffixes() -> tuple[str, ...]:
-    return tuple(suffix for adapter in REGISTRY for suffix in getattr(adapter, "SUFFIXES", ()))
+    return tuple(_file_formats)

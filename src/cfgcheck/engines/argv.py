@@ -50,8 +50,10 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
             engine = _engine_of_module(nxt)
             if engine:
                 return Launch(engine, tokens[index + 2:], None)
-    if image_engine and tokens and tokens[0].text.startswith(("-", "$")):
-        # flags, or variables the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the engine
+    if image_engine and tokens and (tokens[0].text.startswith("-") or
+                                    (tokens[0].text.startswith("$") and tokens[0].origin != "shell")):
+        # flags, or arguments the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the
+        # engine; a shell command that is a variable ($RAY_START_CMD) may run anything
         return Launch(image_engine, tokens, None)
     if image_engine == "vllm" and tokens and tokens[0].origin != "shell" and _model_like(tokens[0].text):
         # the vllm/vllm-openai image's ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile, target
