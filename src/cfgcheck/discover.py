@@ -335,7 +335,8 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
 _MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
-_CONFIGMAP_NAME = re.compile(r"^kind:[ \t]*ConfigMap[ \t]*$[\s\S]*?^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
+_CONFIGMAP_KIND = re.compile(r"^kind:[ \t]*ConfigMap[ \t]*$", re.M)
+_METADATA_NAME = re.compile(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
 _COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
 _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
@@ -412,6 +413,17 @@ def within(path: str, scopes: list[str]) -> bool:
     return any(scope in ("", ".") or path == scope or path.startswith(scope.rstrip("/") + "/") for scope in scopes)
 
 
+def _configmap_names(text: str) -> list[str]:
+    """metadata.name of each ConfigMap document (the first indented ``name:`` of the document)."""
+    names = []
+    for document in text.split("\n---"):
+        if _CONFIGMAP_KIND.search(document):
+            match = _METADATA_NAME.search(document)
+            if match:
+                names.append(match.group(1))
+    return names
+
+
 def referrers(root: Path, named: list[str], exclude: list[str]) -> list[str]:
     """Repo-relative files outside ``named`` that read one of the ``named`` files, so that a change to
     only a related file re-lints the file that uses it: the compose files beside a ``.env``; files
@@ -430,7 +442,7 @@ def referrers(root: Path, named: list[str], exclude: list[str]) -> list[str]:
             text = (root / rel).read_text("utf-8", errors="replace") if rel.endswith(YAML_SUFFIXES) else ""
         except OSError:
             text = ""
-        for name in _CONFIGMAP_NAME.findall(text):
+        for name in _configmap_names(text):
             searches.append([r"configMap:", rf"name:[[:space:]]*['\"]?{re.escape(name)}['\"]?[[:space:]]*$"])
     for base in sorted(fixed):
         searches.append([re.escape(base)])

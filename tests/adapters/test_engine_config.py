@@ -74,3 +74,16 @@ def test_config_beside_a_manifest_and_a_path_outside_is_refused(tmp_path):
     models = _models(tmp_path, "app.yaml")
     assert models["a/vllm"].value("max_model_len") == 8192 and models["a/vllm"].model.value == "Qwen/Qwen3-8B"
     assert models["a/out"].setting("max_model_len") is None and models["a/out"].model.value == "Qwen/Qwen3-0.6B"
+
+
+def test_a_config_file_linked_out_of_the_repository_is_not_read(tmp_path):
+    outside = tmp_path / "outside.yaml"
+    outside.write_text("max-model-len: 1234\n")
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    (repo / "engine.yaml").symlink_to(outside)
+    (repo / "app.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: a}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.26.0\n"
+        "          args: [\"Qwen/Qwen3-8B\", \"--config\", \"engine.yaml\"]\n")
+    assert _models(repo, "app.yaml")["a/vllm"].setting("max_model_len") is None

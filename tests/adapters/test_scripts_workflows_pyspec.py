@@ -121,3 +121,12 @@ def test_other_spec_shapes_are_mapped_in_the_configuration(tmp_path):
     spec = models["spec@2/vllm"]
     assert spec.model.value == "Qwen/Qwen3-8B" and spec.gpus.value == 4 and spec.value("max_model_len") == 8192
     assert _at(spec.setting("max_model_len")) == (3, 41) and spec.setting("max_model_len").comments == ("ctx",)
+
+
+def test_hostile_heredocs_stay_linear(tmp_path):
+    import time
+
+    (tmp_path / "x.sh").write_text("cat > c.yaml << E\n" * 100_000 + "vllm serve a/b --config c.yaml\n")
+    started = time.monotonic()
+    models = _models(tmp_path)
+    assert time.monotonic() - started < 20 and models == {}  # an unterminated heredoc runs to the end

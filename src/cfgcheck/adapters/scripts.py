@@ -112,8 +112,7 @@ def _line_starts(text: str) -> list[int]:
 
 # cat > FILE << EOF ... EOF (also <<-, a quoted delimiter, tee): a file the script writes, e.g. the
 # engine --config file a benchmark script generates before it starts the server
-_HEREDOC = re.compile(r"(?:cat|tee)[ \t]*>?[ \t]*([\w./-]+)[ \t]*<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n(.*?)^[ \t]*\2[ \t]*$",
-                      re.M | re.S)
+_HEREDOC_START = re.compile(r"(?:cat|tee)[ \t]*>?[ \t]*([\w./-]+)[ \t]*<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n")
 
 
 @dataclass(frozen=True)
@@ -124,7 +123,20 @@ class Heredoc:
 
 
 def _heredocs(text: str) -> list[Heredoc]:
-    return [Heredoc(m.group(1), m.start(3), m.group(3)) for m in _HEREDOC.finditer(text)] if "<<" in text else []
+    """Heredocs in order; each search starts after the previous body (linear in the script, whatever
+    a pull request writes: a body without its delimiter runs to the end, as in the shell)."""
+    found: list[Heredoc] = []
+    position = 0
+    while True:
+        match = _HEREDOC_START.search(text, position)
+        if match is None:
+            break
+        delimiter = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M)
+        end = delimiter.search(text, match.end())
+        stop = end.start() if end is not None else len(text)
+        found.append(Heredoc(match.group(1), match.end(), text[match.end():stop]))
+        position = end.end() if end is not None else len(text)
+    return found
 
 
 def _without(text: str, heredocs: list[Heredoc]) -> str:
