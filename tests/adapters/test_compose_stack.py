@@ -27,6 +27,7 @@ def test_values_come_from_the_env_file_beside_and_are_located_there():
     assert chat.engine_version == "0.26.0"  # ${VLLM_TAG:-v0.10.2} with VLLM_TAG in .env
     assert chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (".env", 3, 15)
     assert chat.value("max_model_len") == 32768 and _at(chat.setting("max_model_len")) == (".env", 4, 9)
+    assert chat.setting("max_model_len").comments == ("keeps 8 sequences in the pool",)  # the reason beside it
     assert chat.value("tensor_parallel_size") == 2  # GPUS= is empty: ${GPUS:-2} gives the default
     assert _at(chat.setting("tensor_parallel_size")) == ("compose.yaml", 12, 17)
     assert chat.value("served_model_name") == "${NAME}"  # $$ is a literal dollar

@@ -27,6 +27,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 class Variable:
     value: str
     location: Location
+    comments: tuple[str, ...] = ()  # the comment lines directly above and on its line (a reason)
 
 
 def read_env_file(workspace: Workspace, rel: str | None) -> dict[str, Variable] | None:
@@ -36,15 +37,23 @@ def read_env_file(workspace: Workspace, rel: str | None) -> dict[str, Variable] 
     if text is None:
         return None
     found: dict[str, Variable] = {}
+    above: list[str] = []
     for number, line in enumerate(text.splitlines(), start=1):
+        if line.lstrip().startswith("#"):
+            above.append(line.lstrip()[1:].strip())
+            continue
         match = _LINE.match(line)
-        if match is None or line.lstrip().startswith("#"):
+        if match is None:
+            above = []
             continue
         raw, column = match.group(2), match.start(2) + 1
         value = _unquote(raw)
         if raw[:1] in ("'", '"'):
             column += 1
-        found[match.group(1)] = Variable(value, Location(rel, number, column, number, column + len(value)))
+        inline = raw.split(" #", 1)[1].strip() if raw[:1] not in ("'", '"') and " #" in raw else None
+        comments = tuple(above) + ((inline,) if inline else ())
+        found[match.group(1)] = Variable(value, Location(rel, number, column, number, column + len(value)), comments)
+        above = []
     return found
 
 
@@ -73,7 +82,7 @@ def substitute(token: ArgToken, env: dict[str, Variable]) -> ArgToken:
         found = _resolve(whole, env, token.location)
         if found is None:
             return token
-        return ArgToken(found.value, found.location, token.comments, token.origin, token.synthetic)
+        return ArgToken(found.value, found.location, found.comments or token.comments, token.origin, token.synthetic)
 
     def replace(match: re.Match) -> str:
         if match.group(0) == "$$":
@@ -107,4 +116,4 @@ def _inner(text: str, offset: int, env: dict[str, Variable], at: Location) -> Va
     if any(m.group(0) != "$$" and _resolve(m, env, location) is None for m in _REFERENCE.finditer(text)):
         return None
     resolved = substitute(ArgToken(text, location), env)
-    return Variable(resolved.text, resolved.location)
+    return Variable(resolved.text, resolved.location, resolved.comments)
