@@ -481,14 +481,14 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     try:
         size = file.stat().st_size
         if size > limits["max-file-bytes"]:
-            return LoadedFile(rel, "", [], {}, YamlError(
+            return _unread(rel, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"))
         text = decode(file.read_bytes())
         serving = wanted is None or wanted(rel, text)
     except YamlError as exc:
-        return LoadedFile(rel, "", [], {}, exc)
+        return _unread(rel, exc)
     except OSError as exc:
-        return LoadedFile(rel, "", [], {}, YamlError(f"cannot read file: {exc.strerror or exc}"))
+        return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"))
     loaded = parse_text(rel, text, limits, fast, comments=serving)
     loaded.serving = serving
     if not serving:  # read for errors only: keep the findings, not the tree
@@ -496,6 +496,16 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         for document in loaded.documents:
             document.root = None
     return loaded
+
+
+def _unread(rel: str, error: YamlError) -> LoadedFile:
+    """A file that cannot be read: a CFG000 for YAML; a script or Python file (read only in case it
+    starts an engine) is skipped without a finding."""
+    from .adapters.protocol import file_format  # not at import: the adapters import this module
+
+    if file_format(rel) is not None:
+        return LoadedFile(rel, "", [], {}, serving=False)
+    return LoadedFile(rel, "", [], {}, error)
 
 
 def load_data(path: Path) -> Any:

@@ -10,7 +10,8 @@ from helpers import FIXTURES, git, lint_paths
 from cfgcheck.adapters.pyspec import scan_comments as python_comments
 from cfgcheck.adapters.scripts import scan_comments as shell_comments
 from cfgcheck.config import load as load_config
-from cfgcheck.lint import collect
+from cfgcheck.config import Config
+from cfgcheck.lint import collect, lint
 
 FORMATS = FIXTURES / "formats"
 
@@ -130,3 +131,10 @@ def test_hostile_heredocs_stay_linear(tmp_path):
     started = time.monotonic()
     models = _models(tmp_path)
     assert time.monotonic() - started < 20 and models == {}  # an unterminated heredoc runs to the end
+
+
+def test_an_unreadable_script_or_python_file_is_skipped_not_an_error(tmp_path):
+    (tmp_path / "latin.sh").write_bytes(b"# caf\xe9\nvllm serve a/b\n")
+    (tmp_path / "big.py").write_text("x = 1\n" * 10)
+    result = lint([tmp_path], Config(tmp_path, {"limits": {"max-file-bytes": 30}}))
+    assert [f.code for f in result.findings] == []
