@@ -9,8 +9,7 @@ from helpers import FIXTURES, git, lint_paths
 
 from cfgcheck.adapters.pyspec import scan_comments as python_comments
 from cfgcheck.adapters.scripts import scan_comments as shell_comments
-from cfgcheck.config import load as load_config
-from cfgcheck.config import Config
+from cfgcheck.config import Config, load as load_config
 from cfgcheck.lint import collect, lint
 
 FORMATS = FIXTURES / "formats"
