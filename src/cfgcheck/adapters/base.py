@@ -35,6 +35,7 @@ class Workspace:
     services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
     # ConfigMap name -> (file, document, data node): env taken from them (envlaunch), engine --config files
     configmaps: dict = field(default_factory=dict)
+    config_readers: set = field(default_factory=set)  # ids of documents that may read --config from a ConfigMap
     # DRA ResourceClaimTemplates and ResourceClaims by "Kind/name" (dra.DeviceRequests), DeviceClass selectors by name
     device_claims: dict[str, Any] = field(default_factory=dict)
     device_classes: dict[str, list[str]] = field(default_factory=dict)

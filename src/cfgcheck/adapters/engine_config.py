@@ -45,8 +45,17 @@ _MAX_DEPTH = 12
 # ---------------------------------------------------------------- ConfigMaps
 
 
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """The documents that may read a config file from a ConfigMap (envlaunch indexes the ConfigMaps):
+    only those are walked for volumes, the words being in their file."""
+    if CONFIG_FLAG in loaded.text and "configMap" in loaded.text:
+        workspace.config_readers.update(id(d.root) for d in loaded.documents if d.root is not None)
+
+
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """True when a container of the document reads ``--config`` from a ConfigMap not indexed yet."""
+    if id(root) not in workspace.config_readers:
+        return False
     names = set(_configmap_volumes(root).values())
     return bool(names - set(workspace.configmaps)) and _mentions_config(root)
 
