@@ -48,7 +48,7 @@ None.
 
 from cfgcheck.model import Finding
 
-CODE, NAME, SEVERITY = "CFG108", "config-file-ignored", "error"
+CODE, NAME, SEVERITY = "CFG109", "config-file-ignored", "error"
 OPTIONS: dict = {}
 _ENGINES = {"vllm": "vLLM", "sglang": "SGLang"}
 

@@ -48,7 +48,7 @@ def test_compose_bind_mount_and_config_equals(tmp_path):
     assert models["ignored"].setting("max_model_len") is None
     result = lint_paths(CONFIGS / "compose.yaml", root=CONFIGS)
     found = _found(result)
-    assert ("CFG108", "compose.yaml", 16, 16) in found
+    assert ("CFG109", "compose.yaml", 16, 16) in found
     assert ("CFG103", "sglang.yaml", 2, 1) in found  # SGLang rejects underscore keys
     assert ("CFG101", "sglang.yaml", 3, 1) in found  # abbreviated key
     router = {m.name: m for m in result.models}["router"]
