@@ -71,20 +71,29 @@ def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = (
         setting = model.setting(name)
         if setting is None:
             continue
-        ceiling = from_comments(setting)
-        if ceiling is None:
-            directive = model.directive("ceiling")
-            if directive is not None:
-                match = _NUMBER_AT_START.match(directive.value)
-                if match:
-                    ceiling = Ceiling(name, _as_fraction(*match.groups()), f"cfgcheck: ceiling={directive.value} {directive.reason}".strip(), directive.location)
-        if ceiling is None:
-            ceiling = _from_config(model, setting, config)
-        if ceiling is None:
-            ceiling = _from_siblings(model, setting, _by_pool(siblings, cache if cache is not None else {}))
+        ceiling = ceiling_for(model, setting, config, siblings, cache)
         if ceiling is not None:
             found.append((setting, ceiling))
     return found
+
+
+def ceiling_for(model: ServedModel, setting: Setting, config: dict, siblings: list[ServedModel] = (),
+                cache: dict | None = None) -> Ceiling | None:
+    """The ceiling documented for ``setting`` of ``model`` (which may be the engine's default, not
+    written in the file): beside it, a directive, the config, or a sibling on the same GPUs."""
+    ceiling = from_comments(setting)
+    if ceiling is None:
+        directive = model.directive("ceiling")
+        if directive is not None:
+            match = _NUMBER_AT_START.match(directive.value)
+            if match:
+                ceiling = Ceiling(setting.name, _as_fraction(*match.groups()),
+                                  f"cfgcheck: ceiling={directive.value} {directive.reason}".strip(), directive.location)
+    if ceiling is None:
+        ceiling = _from_config(model, setting, config)
+    if ceiling is None:
+        ceiling = _from_siblings(model, setting, _by_pool(siblings, cache if cache is not None else {}))
+    return ceiling
 
 
 def _by_pool(siblings, cache: dict) -> dict:

@@ -1,9 +1,13 @@
 """A comment that still describes a flag the change removed.
 
 ## What it flags
-In diff mode, a comment in the changed served model's document that names an engine flag
-(`--max-num-seqs`) which the base set and the head no longer sets: a pin removed while the comment
-explaining it stayed behind.
+In diff mode, a comment anywhere in the repository (YAML, Python, CI workflows, shell scripts: any
+tracked file) that names a setting or flag the change removed or changed, in any spelling
+(`--max-num-seqs`, `max_num_seqs`, `maxNumSeqs`, LLMKube's `parallelSlots`), when its comment block
+also names the same served model or engine (or is in the model's own file), or states the old value.
+For a changed value only a comment stating the old value is stale. The finding is at the comment's
+line and names the file and line of the change that made it stale; comment lines the change itself
+added are not reported.
 
 ## Why it matters
 Comments next to serving settings are read as documentation of why things are the way they are. A
@@ -64,30 +68,24 @@ spec:
 None.
 """
 
-import re
-
-from cfgcheck.model import Finding, Location
+from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG402", "stale-flag-reference", "warning"
 OPTIONS: dict = {}
 DIFF_ONLY = True
-_FLAG = re.compile(r"(?<![\w-])--[a-z][a-z0-9-]+")
-
-
-def _flags(model) -> set[str]:
-    return {s.source for occurrences in model.occurrences.values() for s in occurrences if s.source.startswith("--")}
+# diff mode (diff.py) finds the comments with ``git grep`` and leaves them here: rules open no files
+EVIDENCE = "stale-comments"
 
 
 def check(model, ctx):
     if ctx.base is None:
         return
-    removed = _flags(ctx.base) - _flags(model)
-    if not removed:
-        return
-    for line, text in model.comments:
-        for flag in _FLAG.findall(text):
-            if flag in removed:
-                yield Finding(f"comment still describes {flag}, which this change removed",
-                              Location(model.path, line, 1), remediation="update or remove the comment",
-                              setting=f"comment:{flag}")
-                break
+    for stale in model.cache.get(EVIDENCE, ()):
+        change = stale.setting
+        at = change.changed_at
+        what = f"{change.name} {change.old}" if change.old is not None and not isinstance(change.old, bool) \
+            else change.name
+        did = "removed" if change.removed else f"changed to {change.new}"
+        yield Finding(f"comment still describes {what}, which this change {did} at {at.path}:{at.line}",
+                      stale.location, remediation="update the comment to describe what applies now, or remove it",
+                      setting=f"comment:{change.name}:{stale.location.path}:{stale.text}", related=(at,))

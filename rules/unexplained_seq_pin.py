@@ -3,7 +3,8 @@
 ## What it flags
 `max_num_seqs` (vLLM `--max-num-seqs`, SGLang `--max-running-requests`, LLMKube `parallelSlots`) set below
 what the engine would use by default (vLLM: 256, or 1024 on GPUs with at least 70 GiB that are not
-A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny), with no comment on or
+A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny; TokenSpeed: 160, or 80 with a
+speculative algorithm), with no comment on or
 directly above the setting that says why.
 
 Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
@@ -146,6 +147,9 @@ def _engine_default(model, ctx) -> tuple[int | None, str]:
         if est.kv_pool_tokens and est.max_model_len:
             return sglang_default_max_running_requests(est.kv_pool_tokens, est.max_model_len), "SGLang's derived default"
         return None, ""
+    if engine == "tokenspeed":
+        speculative = any(t.text.startswith("--speculative-algo") for t in model.argv)
+        return default_max_num_seqs(engine, model.engine_version, None, speculative), "TokenSpeed's default"
     if engine not in ("vllm", "unknown"):
         return None, ""
     gpu, _ = resolve_gpu(model, ctx.config)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from . import capacity, settings
+from . import capacity, drift, settings
 from .model import ServedModel
 
 KEY_SETTINGS = ("image",) + settings.KEY_SETTINGS  # shown before/after in change summaries
@@ -33,6 +33,9 @@ class ModelChange:
     before: Side | None  # None: added
     after: Side | None  # None: removed
     changed: list[str] = field(default_factory=list)  # key settings whose value differs
+    # settings the change removed: what the engine uses instead (item: name, before, default, how)
+    replaced: list[dict] = field(default_factory=list)
+    upgrade: drift.VersionChange | None = None  # the engine version moved: drifts, removed flags, env
 
 
 def side(model: ServedModel, config: dict) -> Side:
@@ -61,8 +64,24 @@ def model_changes(head: list[ServedModel], base: list[ServedModel], config: dict
         changed = [k for k in after.settings if before is None or before.settings.get(k) != after.settings.get(k)]
         if before is not None and not changed and before.pool_tokens == after.pool_tokens:
             continue
-        changes.append(ModelChange(model.name, model.path, before, after, changed))
+        change = ModelChange(model.name, model.path, before, after, changed)
+        if before_model is not None:
+            change.replaced = replaced_settings(before_model, model, config)
+            change.upgrade = drift.version_change(before_model, model, config)
+        changes.append(change)
     for model in base:
         if model.identity not in head_ids:
             changes.append(ModelChange(model.name, model.path, side(model, config), None, []))
     return changes
+
+
+def replaced_settings(base: ServedModel, head: ServedModel, config: dict) -> list[dict]:
+    """Settings ``base`` set and ``head`` no longer does, with the default that now applies: the
+    reviewer sees "32 -> engine default 160"."""
+    out = []
+    for name, setting in base.settings.items():
+        if name in head.settings or name not in settings.BY_NAME:
+            continue
+        value, how = drift.applied_default(head, name, config)
+        out.append({"name": name, "before": setting.value, "default": value, "how": how})
+    return out

@@ -366,6 +366,35 @@ def propose_command(
     raise typer.Exit(code)
 
 
+@app.command("upgrade")
+def upgrade_command(
+    engine: str = typer.Argument(..., help="The engine: vllm, sglang or tokenspeed."),
+    version: str = typer.Argument(..., help="The version to move every served model of ENGINE to, e.g. 0.33.0."),
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders to look for the served models in (default: the repository)."),
+    digest: Optional[str] = typer.Option(None, "--digest", help="sha256:... of the new tag, for images pinned by digest (default: asked of the registry)."),
+    title: Optional[str] = typer.Option(None, "--title", help="Title of the PR and the ADR (default: Upgrade ENGINE to VERSION)."),
+    why: Optional[str] = typer.Option(None, "--why", help="The decision, recorded in the ADR."),
+    base: Optional[str] = typer.Option(None, "--base", help="Base branch (default: the remote's default branch)."),
+    remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
+    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY or the remote URL)."),
+    token: Optional[str] = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN)."),
+    api_url: Optional[str] = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL)."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan, the diff, the ADR and the PR body; write nothing."),
+    allow_findings: bool = typer.Option(False, "--allow-findings", help="Propose even if errors remain after the upgrade."),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+) -> None:
+    """Move every served model of ENGINE to VERSION in one pull request: image tags (digests resolved),
+    removed flags rewritten where the catalogs know their successor, drifting defaults listed."""
+    from .propose.run import Options, main as run_main
+    from .propose.upgrade import Target
+
+    target = Target(engine.lower(), version, digest, dry_run=dry_run)
+    code = run_main(Options(title=title, why=why, paths=list(paths or []), base=base, remote=remote, repo=repo,
+                            dry_run=dry_run, allow_findings=allow_findings, config_file=config_file, token=token,
+                            api_url=api_url, upgrade=target))
+    raise typer.Exit(code)
+
+
 def main() -> None:
     """Console entry point: user mistakes exit 2 with one line, never a traceback."""
     import gc

@@ -15,6 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from . import stale
 from .config import Config, ConfigError
 from .adapters.helm import charts_holding, note_templates, rendering
 from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
@@ -168,6 +169,8 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     base_models = [m for m in base_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
     base_by_identity = {m.identity: m for m in base_models}
 
+    if any(rule.code == "CFG402" for rule in rules):
+        _stale_comments(root, base, head_models, base_by_identity)
     head_findings = unreadable(head_files, rules, config) + run_rules(
         rules, config, head_models, base_by_identity, base_context, head_context)
     base_rules = [r for r in rules if not r.diff_only]
@@ -186,6 +189,17 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     result.base_models = base_models
     result.base = compared
     return result
+
+
+def _stale_comments(root: Path, base: str, head_models: list[ServedModel],
+                    base_by_identity: dict[str, ServedModel]) -> None:
+    """Comments in the repository that each changed served model's change made stale (CFG402 reads
+    them from the model's cache: rules open no files)."""
+    for model in head_models:
+        before = base_by_identity.get(model.identity)
+        changed = stale.changed_settings(before, model) if before is not None else []
+        if changed:
+            model.cache["stale-comments"] = stale.find(root, base, model, changed)
 
 
 def _without_templates(root: Path, changes: list[Change], config: Config) -> list[Change]:

@@ -16,17 +16,24 @@ if TYPE_CHECKING:  # only for annotations: the GPU table stays out of this modul
 
 _GiB = 1024**3
 
-# Default gpu_memory_utilization changed from 0.9 to 0.92; ENGINE-FACTS verifies 0.9 in 0.10.2 and 0.92
-# in 0.26.0. We assume the change came with CUDA-graph memory profiling being enabled by default
-# (v0.21.0, whose log says the new default is "equivalent to" a lower utilization without it).
-VLLM_UTIL_092_SINCE = (0, 21, 0)
+# Default gpu_memory_utilization changed from 0.9 to 0.92 in v0.20.0: the flag catalogs generated from the
+# wheels (engines/catalogs/vllm.json) have 0.9 through 0.19.x and 0.92 from 0.20.0 on.
+VLLM_UTIL_092_SINCE = (0, 20, 0)
 VLLM_CUDAGRAPH_PROFILE_SINCE = (0, 21, 0)
 VLLM_HYBRID_ALLOCATOR_SINCE = (0, 10, 0)  # sliding-window layers stop growing with L (V1 hybrid manager)
 VLLM_USAGE_DEFAULTS_SINCE = (0, 8, 0)  # max_num_seqs 1024 / batched tokens 8192 on big GPUs
 VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 0.26 leaves it off for hybrids, 0.33 on where supported
 VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 16384 batched tokens on >=160 GiB GPUs
+# The V1 engine core is the default from v0.8.0 (release notes: "V1 is now enabled by default"); V0
+# (VLLM_USE_V1=0) is gone from v0.11.0 ("V0 engine removed"). V1 always chunks prefills; V0 chunked
+# them by default only above a 32K max_model_len (vllm/engine/arg_utils.py, use_long_context).
+VLLM_V1_DEFAULT_SINCE = (0, 8, 0)
 VLLM_GPU_MEMORY_UTILIZATION = 0.92  # ENGINE-FACTS §2: vLLM 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
 VLLM_MAX_NUM_SEQS_ANY_GPU = 256  # ENGINE-FACTS §2: the API-server default below the big-GPU tier, every version
+# TokenSpeed 0.1.0 / 0.1.1 wheels, tokenspeed/runtime/utils/server_args.py (ServerArgs, "Set max number
+# of sequences"): max_num_seqs left unset becomes 160, or 80 with a --speculative-algorithm.
+TOKENSPEED_MAX_NUM_SEQS = 160
+TOKENSPEED_MAX_NUM_SEQS_SPECULATIVE = 80
 SGLANG_MEM_FRACTION_FALLBACK = 0.88  # cfgcheck's assumption when mem_fraction_static is given as 0 (not an upstream value)
 # Mamba/GDN states SGLang sizes out of the KV budget: cfgcheck's assumption (its decode CUDA-graph batch of
 # 48 in the <35 GiB tier, ENGINE-FACTS §2), not a traced upstream value.
@@ -52,6 +59,23 @@ def default_gpu_memory_utilization(engine: str | None, version: str | None) -> f
     return 0.9
 
 
+def vllm_engine_generation(version: str | None) -> str | None:
+    """The engine core vLLM runs when VLLM_USE_V1 is unset: "V0" or "V1" (None: version unknown)."""
+    v = parse_version(version)
+    if v is None:
+        return None
+    return "V1" if v >= VLLM_V1_DEFAULT_SINCE else "V0"
+
+
+def vllm_chunked_prefill(version: str | None) -> object:
+    """Chunked prefill when ``--enable-chunked-prefill`` is unset: on (V1), or on only above a 32K
+    max_model_len (V0)."""
+    generation = vllm_engine_generation(version)
+    if generation is None:
+        return None
+    return True if generation == "V1" else "on only above a 32K max_model_len"
+
+
 def _big_gpu(gpu: Gpu | None) -> bool | None:
     """vLLM's usage-context tier: >=70 GiB, not an A100, not a GB10 (ENGINE-FACTS §2)."""
     if gpu is None:
@@ -59,10 +83,14 @@ def _big_gpu(gpu: Gpu | None) -> bool | None:
     return gpu.memory_bytes >= 70 * _GiB and not gpu.name.startswith("A100") and gpu.name != "GB10"
 
 
-def default_max_num_seqs(engine: str | None, version: str | None, gpu: Gpu | None) -> int | None:
-    """vLLM's API-server default (ENGINE-FACTS §2); None when it depends on something unknown."""
+def default_max_num_seqs(engine: str | None, version: str | None, gpu: Gpu | None,
+                         speculative: bool = False) -> int | None:
+    """vLLM's API-server default (ENGINE-FACTS §2), TokenSpeed's fixed one; None when it depends on
+    something unknown (SGLang derives it from the KV pool)."""
     if (engine or "").lower() == "sglang":
         return None
+    if (engine or "").lower() == "tokenspeed":
+        return TOKENSPEED_MAX_NUM_SEQS_SPECULATIVE if speculative else TOKENSPEED_MAX_NUM_SEQS
     v = parse_version(version)
     if v is not None and v < VLLM_USAGE_DEFAULTS_SINCE:
         return VLLM_MAX_NUM_SEQS_ANY_GPU
@@ -73,9 +101,11 @@ def default_max_num_seqs(engine: str | None, version: str | None, gpu: Gpu | Non
 
 
 def min_default_max_num_seqs(engine: str | None, version: str | None) -> int | None:
-    """A lower bound of the default that holds on every GPU (vLLM: 256)."""
+    """A lower bound of the default that holds on every GPU (vLLM: 256, TokenSpeed: 80)."""
     if (engine or "").lower() == "sglang":
         return None
+    if (engine or "").lower() == "tokenspeed":
+        return TOKENSPEED_MAX_NUM_SEQS_SPECULATIVE
     return VLLM_MAX_NUM_SEQS_ANY_GPU
 
 

@@ -73,6 +73,7 @@ def model_rows(change) -> list[dict]:
             continue
         rows.append({"name": name, "before": b, "after": a, "before_note": None, "after_note": None,
                      "changed": before is not None and after is not None and a != b})
+    _replaced_rows(rows, getattr(change, "replaced", ()))
     pool_b = (before.pool_tokens, clip(before.pool_source)) if before else (None, None)
     pool_a = (after.pool_tokens, clip(after.pool_source)) if after else (None, None)
     rows.append({"name": "KV pool (tokens)", "before": pool_b[0], "after": pool_a[0], "before_note": pool_b[1],
@@ -83,6 +84,37 @@ def model_rows(change) -> list[dict]:
                  "before_note": None, "after_note": None,
                  "changed": bool(before and after and _rounded(conc_a) != _rounded(conc_b))})
     return rows
+
+
+def _replaced_rows(rows: list[dict], replaced) -> None:
+    """A setting the change removed shows the default that now applies: "32 -> engine default 160"."""
+    by_name = {row["name"]: row for row in rows}
+    for item in replaced:
+        note = f"engine default: {item['how']}"
+        row = by_name.get(item["name"])
+        if row is None:
+            row = {"name": item["name"], "before": clip(item["before"]), "before_note": None, "changed": True}
+            rows.append(row)
+        row.update(after=clip(item["default"]), after_note=clip(note), changed=True)
+
+
+def upgrade_table(change) -> dict | None:
+    """One table for an engine version change: flags in use it removes or renames, defaults that
+    drift, env variables it stops reading (values raw; the template escapes them)."""
+    from ..drift import show
+
+    upgrade = getattr(change, "upgrade", None)
+    if upgrade is None:
+        return None
+    rows = [{"kind": "flag removed", "what": clip(f.written),
+             "before": "accepted", "after": f"renamed to {f.successor}" if f.successor else "removed",
+             "where": f"{f.location.path}:{f.location.line}"} for f in upgrade.removed_flags]
+    rows += [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
+              "before": show(d.old), "after": show(d.new), "where": None} for d in upgrade.drifts]
+    rows += [{"kind": "env no longer read", "what": clip(e.name), "before": "read", "after": "ignored",
+              "where": f"{e.location.path}:{e.location.line}"} for e in upgrade.dropped_env]
+    return {"label": upgrade.label, "old": upgrade.old, "new": upgrade.new, "rows": rows,
+            "notes": [clip(n) for n in upgrade.notes]}
 
 
 def _rounded(value: float | None) -> float | None:
@@ -148,7 +180,7 @@ def render_summary(result, changes: list, outcome, *, root: Overrides | Path | N
             link = f"{web_url}/blob/{head}/{quote(finding.location.path)}#L{finding.location.line}"
         rows.append(finding_row(finding, placement.get(fingerprint_id(finding)) if show_placement else None, link))
     models = [{"name": clip(c.name), "path": clip(c.path), "added": c.before is None, "removed": c.after is None,
-               "rows": model_rows(c), "chart": chart(c),
+               "rows": model_rows(c), "chart": chart(c), "upgrade": upgrade_table(c),
                "overcommitted": c.after is not None and c.after.overcommitted,
                "seqs": c.after.max_num_seqs if c.after else None,
                "concurrency": c.after.concurrency if c.after else None} for c in changes]

@@ -30,7 +30,7 @@ from ..model import ServedModel
 from ..redact import redact
 from ..render import Overrides
 from ..yamlio import load_file
-from . import docs, edit, files, plan
+from . import docs, edit, files, plan, upgrade
 from .files import read_bytes, write_bytes
 from .fix import compute as compute_fixes, write as write_files
 from .gitops import TRAILER, Git, Scratch, Worktree, repository_from_url
@@ -61,6 +61,7 @@ class Options:
     token: str | None = None
     api_url: str | None = None
     cwd: Path | None = None
+    upgrade: Any = None  # upgrade.Target: ``cfgcheck upgrade`` plans the changes from the served models
 
 
 @dataclass
@@ -85,7 +86,9 @@ def _relative(root: Path, path: Path, cwd: Path) -> str:
     return rel or "."
 
 
-def _branch_name(work: Work, fix: bool) -> str:
+def _branch_name(work: Work, fix: bool, target: Any = None) -> str:
+    if target is not None:
+        return "cfgcheck/upgrade-" + docs.slug(f"{target.engine}-{target.version}", 60)
     if fix:
         return "cfgcheck/fix-" + docs.slug("-".join(work.fixed_codes) or "findings", 60)
     return "cfgcheck/" + docs.slug("-".join(sorted(set(work.names))), 40) + "-" + docs.slug(
@@ -121,6 +124,9 @@ def _plan_work(root: Path, scopes: list[str], config: Config, opts: Options, pro
         if loaded is None:
             raise ProposeError(f"cannot read {item.model.path}")
         edits.setdefault(item.model.path, []).extend(edit.edits_for(item, loaded, settings))
+    if opts.upgrade is not None:  # removed flags renamed to their successors, on this commit's models
+        for path, renames in upgrade.flag_edits(upgrade.plan_models(models, opts.upgrade, settings)).items():
+            edits.setdefault(path, []).extend(renames)
     results = edit.apply(by_path, edits)
     return Work(sorted({r.model.identity for r in resolved}), sorted({r.model.name for r in resolved}),
                 [r.label for r in resolved], results, [c.spec() for c in proposal.changes], resolved)
@@ -204,7 +210,9 @@ def _start(opts: Options, cwd: Path, token: str | None) -> Start:
     scopes = [_relative(root, p, cwd) for p in opts.paths] or ["."]
 
     proposal = None
-    if not opts.fix:
+    if opts.upgrade is not None:
+        proposal = plan.Proposal(title=opts.title, why=opts.why)  # the changes come from the served models
+    elif not opts.fix:
         if opts.file is not None and not opts.file.is_absolute():
             opts.file = cwd / opts.file
         proposal = plan.build(opts.sets, opts.file, opts.title, opts.why, [])  # names resolved later
@@ -283,14 +291,17 @@ def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> in
         if proposal is not None:
             # names are only known once the models are: split NAME.SETTING against them
             _, models = _load(tree.root, scopes, config)
-            proposal = plan.build(opts.sets, opts.file, opts.title, opts.why, [m.name for m in models])
+            title, why = opts.title, opts.why
+            if opts.upgrade is not None:
+                opts.sets, title, why = upgrade.prepare(opts.upgrade, models, config.as_dict(), title, why, out)
+            proposal = plan.build(opts.sets, opts.file, title, why, [m.name for m in models])
         work = _plan_work(tree.root, scopes, config, opts, proposal)
         if opts.fix and not work.files:
             out.write("nothing to fix: no finding on the base branch has a mechanical fix\n")
             return 0
 
         existing = hub.find_for_models(work.identities, base) if hub is not None and work.identities else None
-        branch = existing.branch if existing is not None else _branch_name(work, opts.fix)
+        branch = existing.branch if existing is not None else _branch_name(work, opts.fix, opts.upgrade)
         remote_sha = user.remote_branch(opts.remote, branch) if url is not None else None
         if existing is not None and remote_sha is None:
             raise ProposeError(f"the branch {branch} of pull request #{existing.number} is gone from "
@@ -412,7 +423,7 @@ def _documents(tree: Worktree, config: Config, opts: Options, ctx: Context, resu
                    files=[{"path": p, "link": link(p), "relative": docs.relative_link(adr_path or p, p)}
                           for p in changed_files],
                    base=ctx.base, branch=ctx.branch, date=docs.adr_date(existing_adr) or docs.today(),
-                   fix=fix_only)
+                   fix=fix_only, upgrade=opts.upgrade.report if opts.upgrade is not None else None)
     documents = Documents(title, "", history, adr_path, changed_files=changed_files)
     if adr_path is not None:
         adr_text = docs.render(Overrides(tree.root, ctx.base_sha), "adr.md.j2", **context)

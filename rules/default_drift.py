@@ -1,0 +1,138 @@
+"""An engine upgrade changes a default that the configuration relies on by leaving it unset.
+
+## What it flags
+In diff mode, when a change moves a served model to another engine version (an image tag, a pip pin,
+a `version:` field), every setting the configuration does not set whose default differs between the
+two versions, with the old and new default: parser defaults from the flag catalogs generated from each
+version's wheel (vLLM 0.19 -> 0.20 raises `--gpu-memory-utilization` from 0.9 to 0.92), and defaults
+the engine derives at start-up where they are known: vLLM's usage-context `max_num_seqs` and
+`max_num_batched_tokens` for the GPU class, prefix caching for hybrid models, chunked prefill, the
+V0 -> V1 engine core. Env variables the configuration sets that the new version stops reading are
+reported too (when the engine's env catalog is present); flags it removes are CFG104 findings that
+the change introduces.
+A default that was or becomes derived at start-up (the parser leaves it unset) is a note: its
+effective value may not change. The finding is an error when the new default crosses a documented ceiling (as CFG204 reads them: a
+`# cfgcheck: ceiling=` directive, `ceilings:` in `.cfgcheck.yaml`, or a ceiling documented on another
+served model on the same GPUs).
+
+## Why it matters
+An image bump looks like a no-op to a reviewer: no setting changed. But the engine now runs with
+other defaults: more GPU memory taken from a GPU shared with another workload, a larger admission
+window that overcommits the KV pool, prefix caching that changes memory per request. The change
+should say so, and either pin the old value or accept the new one on purpose.
+
+## Example
+Before:
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.19.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--max-model-len", "32768"]
+```
+After:
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.20.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--max-model-len", "32768"]
+```
+
+## Use instead
+```yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.20.0
+          command: ["vllm", "serve", "Qwen/Qwen3-8B"]
+          args: ["--max-model-len", "32768", "--gpu-memory-utilization", "0.9"]
+```
+
+## Options
+- `ignore` (list, default `[]`): settings (argparse destinations, e.g. `allowed_origins`) whose
+  default drift is not reported.
+"""
+
+from __future__ import annotations
+
+from cfgcheck.drift import DefaultDrift, VersionChange, show, version_change
+from cfgcheck.model import Finding, Setting
+from cfgcheck.registry import Option
+
+from ._ceilings import MEMORY_SETTINGS, ceiling_for
+
+CODE, NAME, SEVERITY = "CFG403", "default-drift", "warning"
+OPTIONS = {"ignore": Option(list, [], "settings (argparse destinations, e.g. `allowed_origins`) whose default drift "
+                                        "is not reported.")}
+DIFF_ONLY = True
+
+
+def _ceiling_crossed(model, ctx, drift: DefaultDrift, where):
+    """(limit, ceiling) when the new default is above a ceiling documented for that setting."""
+    if drift.setting not in MEMORY_SETTINGS or not isinstance(drift.new, (int, float)):
+        return None
+    default = Setting(drift.setting, drift.new, where, "default")
+    ceiling = ceiling_for(model, default, ctx.config, ctx.models, ctx.cache)
+    limit = ceiling.limit(drift.old) if ceiling is not None else None
+    if limit is None or drift.new <= limit + 1e-9:
+        return None
+    return limit, ceiling
+
+
+def _remediation(model, drift: DefaultDrift) -> str:
+    pin = f"`cfgcheck propose --set {model.name}.arg:{drift.flag}={drift.old}`" if drift.flag and \
+        isinstance(drift.old, (int, float, str)) and not isinstance(drift.old, bool) else None
+    keep = f"pin the old value ({pin})" if pin else f"pin the old behaviour with {drift.flag}" if drift.flag \
+        else "pin the old behaviour"
+    return f"{keep}, or accept {show(drift.new)} and say so in the change description"
+
+
+def check(model, ctx):
+    if ctx.base is None:
+        return
+    change: VersionChange | None = version_change(ctx.base, model, ctx.config)
+    if change is None:
+        return
+    where = model.image.location if model.image is not None else model.location
+    ignored = set(ctx.options.get("ignore") or ())
+    for drift in change.drifts:
+        if drift.dest in ignored:
+            continue
+        how = f" ({drift.derived})" if drift.derived else ""
+        message = f"{change.label} changes the default of {drift.dest}{how} from " \
+                  f"{show(drift.old)} to {show(drift.new)}; this configuration does not set it"
+        crossed = _ceiling_crossed(model, ctx, drift, where)
+        # a default that becomes (or was) derived at start-up may keep its effective value: a note
+        severity, related = "note" if drift.old is None or drift.new is None else "", ()
+        if crossed is not None:
+            limit, ceiling = crossed
+            on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
+            message += f", and {show(drift.new)} is above the ceiling {limit:g}{on}"
+            severity, related = "error", (ceiling.location,)
+        yield Finding(message, where, remediation=_remediation(model, drift), setting=f"default:{drift.dest}",
+                      related=related, severity=severity)
+    for env in change.dropped_env:
+        yield Finding(f"{change.label}: {env.name} is no longer read by {change.new}; this change makes it inert",
+                      env.location, remediation=f"remove {env.name} or find what replaces it in the release notes",
+                      setting=f"env:{env.name}")

@@ -1,0 +1,290 @@
+"""What an engine version change does to a served model that stays as written.
+
+When a change moves a served model from one engine version to another (an image tag, a pip pin, a
+``version:`` field), the configuration keeps its settings but the engine does not keep its
+defaults. This module compares the two versions for one served model:
+
+* catalog defaults: every option whose parser default differs between the two versions' catalogs
+  (``engines/catalogs``, generated from the engines' wheels), for options the configuration does not
+  set (vLLM 0.19 -> 0.20: ``--gpu-memory-utilization`` 0.9 -> 0.92);
+* run-time defaults the engine derives (``engines/defaults.py``): the usage-context window and
+  batched tokens by GPU class, prefix caching for hybrid models, chunked prefill, the V0 -> V1 engine;
+* flags in use that the new version no longer accepts (with their successor where the catalogs
+  say), and env variables the new version stops reading (the per-version env catalogs).
+
+Nothing here opens a repository file; the change rules (CFG403) and the review summary read it.
+"""
+
+from __future__ import annotations
+
+import functools
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import capacity, settings
+from .capacity.gpus import resolve_gpu
+from .engines import defaults
+from .engines.catalog import DATA_DIR, Catalog, catalog_for, launch_offset, successor, version_key, walk
+from .model import Location, ServedModel
+
+
+@dataclass(frozen=True)
+class DefaultDrift:
+    """A default that changes under a setting the configuration leaves unset."""
+
+    dest: str  # the argparse destination (the canonical setting where the vocabulary has one)
+    flag: str | None  # the flag that would pin it
+    old: Any
+    new: Any
+    derived: str = ""  # how the engine derives it at run time ("" for a parser default)
+
+    @property
+    def setting(self) -> str:
+        return self.dest
+
+    def shown(self, value: Any) -> str:
+        return show(value)
+
+
+@dataclass(frozen=True)
+class RemovedFlag:
+    written: str  # the flag as the configuration writes it
+    option: str  # the full option string the old version knew
+    successor: str | None  # what the new version calls it, where the catalogs say
+    location: Location
+
+
+@dataclass(frozen=True)
+class DroppedEnv:
+    name: str
+    location: Location
+
+
+@dataclass
+class VersionChange:
+    """One served model's engine version change and what it brings."""
+
+    engine: str
+    old: str
+    new: str
+    old_catalog: str | None
+    new_catalog: str | None
+    drifts: list[DefaultDrift] = field(default_factory=list)
+    removed_flags: list[RemovedFlag] = field(default_factory=list)
+    dropped_env: list[DroppedEnv] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)  # what could not be compared, and why
+
+    @property
+    def label(self) -> str:
+        from .engines.catalog import DISPLAY
+
+        return f"{DISPLAY.get(self.engine, self.engine)} {self.old} → {self.new}"
+
+
+def show(value: Any) -> str:
+    """A default as a reviewer reads it."""
+    if value is None:
+        return "unset (derived at start-up)"
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(str(v) for v in value) + "]"
+    return str(value)
+
+
+def _comparable(value: Any) -> bool:
+    """Catalog defaults that are config objects (``{"$repr": ...}``) are not settings a user pins."""
+    return not isinstance(value, dict)
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
+        return list(a) == list(b)
+    return a == b and type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))
+                                              and not isinstance(a, bool) and not isinstance(b, bool) and a == b)
+
+
+def set_dests(model: ServedModel, catalog: Catalog) -> set[str]:
+    """Argparse destinations the configuration sets: its canonical settings and every flag in argv."""
+    engine_dests = settings.DESTS.get(model.engine, {})
+    names = set(model.settings)
+    dests = {dest for dest, name in engine_dests.items() if name in names} | names
+    tokens = list(model.argv)
+    for flag in walk(catalog, tokens[launch_offset(tokens):]):
+        if flag.resolution.spec is not None:
+            dests.add(flag.resolution.spec.dest)
+    return dests
+
+
+def pin_flag(catalog: Catalog, dest: str, value: Any) -> str | None:
+    """The flag of ``catalog`` that sets ``dest`` to ``value``: for a switch, the form with that
+    polarity (``--enable-x`` / ``--no-enable-x`` / ``--disable-x``); else the option itself."""
+    specs = [s for s in catalog.options() if s.dest == dest]
+    if not specs:
+        return None
+    if not isinstance(value, bool):
+        takes = [s for s in specs if s.takes_value]
+        return takes[0].name if takes else None
+    for spec in specs:
+        if spec.takes_value:
+            continue
+        if value == (not spec.negative):
+            return spec.name
+        if spec.negative_forms:
+            return spec.negative_forms[0]
+    return None
+
+
+def catalog_drifts(old: Catalog, new: Catalog, pinned: set[str]) -> list[DefaultDrift]:
+    """Parser defaults that differ between two catalogs, for destinations not in ``pinned``."""
+    before: dict[str, Any] = {}
+    for spec in old.options():
+        if spec.takes_value or spec.action in ("store_true", "store_false", "BooleanOptionalAction") \
+                or spec.negative_forms:
+            before.setdefault(spec.dest, spec.default)
+    drifts: dict[str, DefaultDrift] = {}
+    for spec in new.options():
+        if spec.dest in pinned or spec.dest in drifts or spec.dest not in before or spec.dest == "help":
+            continue
+        was, now = before[spec.dest], spec.default
+        if not (_comparable(was) and _comparable(now)) or _same(was, now):
+            continue
+        drifts[spec.dest] = DefaultDrift(settings.canonical_name(new.engine, spec.dest),
+                                         pin_flag(new, spec.dest, was), was, now)
+    return sorted(drifts.values(), key=lambda d: d.dest)
+
+
+def runtime_drifts(model: ServedModel, old: str, new: str, config: dict, pinned: set[str]) -> list[DefaultDrift]:
+    """Defaults vLLM derives at start-up (ENGINE-FACTS §2, engines/defaults.py) that differ between
+    two versions for this served model's GPU and model."""
+    if model.engine != "vllm":
+        return []
+    gpu, _ = resolve_gpu(model, config)
+    where = f"on {gpu.name}" if gpu is not None else "GPU class unknown"
+    found: list[DefaultDrift] = []
+
+    catalog = catalog_for("vllm", new)
+
+    def add(dest: str, was: Any, now: Any, how: str) -> None:
+        if dest not in pinned and was is not None and now is not None and was != now:
+            found.append(DefaultDrift(dest, pin_flag(catalog, dest, was) if catalog else None, was, now, how))
+
+    if gpu is not None:
+        add("max_num_seqs", defaults.default_max_num_seqs("vllm", old, gpu),
+            defaults.default_max_num_seqs("vllm", new, gpu), f"usage-context default {where}")
+        add("max_num_batched_tokens", defaults.default_max_num_batched_tokens("vllm", old, gpu),
+            defaults.default_max_num_batched_tokens("vllm", new, gpu), f"usage-context default {where}")
+    architecture = _architecture(model, config)
+    if architecture is not None and architecture.is_hybrid:
+        add("enable_prefix_caching", defaults.default_prefix_caching(defaults.parse_version(old)),
+            defaults.default_prefix_caching(defaults.parse_version(new)), "for a hybrid model")
+    add("engine", defaults.vllm_engine_generation(old), defaults.vllm_engine_generation(new),
+        "engine core when VLLM_USE_V1 is unset")
+    add("enable_chunked_prefill", defaults.vllm_chunked_prefill(old), defaults.vllm_chunked_prefill(new),
+        "chunked prefill when unset")
+    return found
+
+
+def _architecture(model: ServedModel, config: dict):
+    return capacity.estimate(model, config).architecture
+
+
+def removed_flags(model: ServedModel, old: Catalog, new: Catalog) -> list[RemovedFlag]:
+    """Flags in argv that ``old`` accepts and ``new`` does not (exact or abbreviated)."""
+    tokens = list(model.argv)
+    tokens = tokens[launch_offset(tokens):]
+    gone: list[RemovedFlag] = []
+    for flag in walk(old, tokens):
+        res = flag.resolution
+        if res.kind not in ("exact", "abbrev") or res.option is None or flag.token.synthetic:
+            continue
+        if new.resolve(flag.token.text).kind in ("exact", "abbrev"):
+            continue
+        gone.append(RemovedFlag(res.written, res.option, successor(new.engine, res.option, new.version),
+                                flag.token.location))
+    return gone
+
+
+@functools.lru_cache(maxsize=None)
+def _env_catalog(engine: str) -> dict | None:
+    path = DATA_DIR / f"{engine}_env.json"
+    if not path.is_file():
+        return None
+    return json.loads(path.read_text(encoding="utf-8"))
+
+
+def env_names(engine: str, version: str) -> frozenset[str] | None:
+    """The env variables ``version`` reads (the nearest catalogued version at or below it), or None."""
+    data = _env_catalog(engine)
+    if not data or not data.get("versions"):
+        return None
+    known = sorted(data["versions"], key=version_key)
+    below = [v for v in known if version_key(v) <= version_key(version)]
+    return frozenset(data["versions"][below[-1] if below else known[0]]["names"])
+
+
+def dropped_env(model: ServedModel, old: str, new: str) -> list[DroppedEnv] | None:
+    """Env variables the model sets that ``old`` reads and ``new`` does not; None without env catalogs."""
+    before, after = env_names(model.engine, old), env_names(model.engine, new)
+    if before is None or after is None:
+        return None
+    return [DroppedEnv(name, s.location) for name, s in sorted(model.env.items()) if name in before and name not in after]
+
+
+def version_change(base: ServedModel, head: ServedModel, config: dict) -> VersionChange | None:
+    """What moving ``base`` to ``head``'s engine version changes; None when the version did not move."""
+    old, new = base.engine_version, head.engine_version
+    if not old or not new or base.engine != head.engine or version_key(old) == version_key(new):
+        return None
+    return between(head, old, new, config)
+
+
+def between(head: ServedModel, old: str, new: str, config: dict) -> VersionChange:
+    """What running ``head``'s configuration on engine version ``new`` instead of ``old`` changes."""
+    before, after = catalog_for(head.engine, old), catalog_for(head.engine, new)
+    change = VersionChange(head.engine, old, new, before and before.version, after and after.version)
+    if before is None or after is None:
+        change.notes.append(f"no flag catalog for {head.engine}")
+        return change
+    for catalog, wanted in ((before, old), (after, new)):
+        if catalog.assumed:
+            change.notes.append(f"{wanted} is not catalogued; compared with {catalog.display}")
+    pinned = set_dests(head, after)
+    if before.version != after.version:
+        change.drifts = catalog_drifts(before, after, pinned)
+        change.removed_flags = removed_flags(head, before, after)
+    derived = runtime_drifts(head, old, new, config, pinned)
+    known = {d.dest for d in change.drifts}
+    change.drifts += [d for d in derived if d.dest not in known]
+    env = dropped_env(head, old, new)
+    if env is None:
+        change.notes.append(f"no env catalog for {head.engine}: env variables not compared")
+    else:
+        change.dropped_env = env
+    return change
+
+
+def applied_default(model: ServedModel, name: str, config: dict) -> tuple[Any, str]:
+    """The value ``model``'s engine version uses for setting ``name`` left unset, and how it comes
+    about: a parser default, a default derived for this GPU and model (the capacity estimate), or
+    (value None) derived at start-up in a way cfgcheck does not model."""
+    from .engines.catalog import DISPLAY
+
+    engine = DISPLAY.get(model.engine, model.engine)
+    version = f"{engine} {model.engine_version}" if model.engine_version else engine
+    if name in ("max_num_seqs", "max_model_len"):
+        est = capacity.estimate(model, config)
+        value = est.max_num_seqs if name == "max_num_seqs" else est.max_model_len
+        source = est.max_num_seqs_source if name == "max_num_seqs" else est.max_model_len_source
+        if value is not None and source in ("default", "model-default"):
+            how = "the model's maximum" if source == "model-default" else \
+                f"derived from the KV pool of {est.gpu or 'this GPU'}" if model.engine == "sglang" else \
+                f"{version}'s default" + (f" on {est.gpu}" if est.gpu and model.engine == "vllm" else "")
+            return value, how
+    catalog = catalog_for(model.engine, model.engine_version)
+    dests = settings.BY_NAME[name].dests.get(model.engine, ()) if name in settings.BY_NAME else (name,)
+    for spec in catalog.options() if catalog is not None else ():
+        if spec.dest in dests and spec.takes_value and _comparable(spec.default) and spec.default is not None:
+            return spec.default, f"{catalog.display}'s parser default"
+    return None, f"derived at start-up by {version} (not modelled by cfgcheck)"

@@ -1,0 +1,223 @@
+"""Comments anywhere in the repository that a change made stale (CFG402's evidence).
+
+A change that removes a setting, or changes its value, leaves behind the comments that explained
+it: beside it, in a CI workflow that runs the model, in a shell script. For each setting a change
+removed or changed, ``git grep`` looks for its spellings in every tracked (and untracked, not
+ignored) file: the flag (``--max-num-seqs``), the destination (``max_num_seqs``), the operator
+fields that carry it (``maxNumSeqs``, ``parallelSlots``: from ``settings.py`` and from where the
+base wrote it). A hit counts when it is in a comment and the comment block around it (contiguous
+comment lines) also names the same model or engine (or lies in the model's own file), or states the
+old value; for a changed value, only a block that states the old value is stale. Lines the change
+itself added are not reported.
+
+The search costs one ``git grep`` per changed served model, with fixed strings passed with ``-e``
+(no shell, no pattern syntax), its output read up to a bound; only files with a hit are read again.
+"""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import settings
+from .engines.catalog import DISPLAY, catalog_for, launch_offset, walk
+from .model import Location, ServedModel
+
+MAX_HITS = 400  # grep lines read per served model: the rest is not searched (a bound, not a sample)
+MAX_LINE = 4096  # bytes of one grep line kept
+MAX_FILE = 2 * 1024 * 1024  # a file larger than this is not read for its comment block
+_SAFE_SPELLING = re.compile(r"^-{0,2}[A-Za-z][A-Za-z0-9_.-]{2,80}$")
+_COMMENT = re.compile(r"(?:^|\s)(#|//)")
+
+
+@dataclass(frozen=True)
+class ChangedSetting:
+    """A setting (or raw flag) the change removed or gave another value."""
+
+    name: str  # canonical setting, or the flag for a flag outside the vocabulary
+    old: Any
+    new: Any  # None when removed
+    removed: bool
+    spellings: tuple[str, ...]
+    changed_at: Location  # head location of the new value, or the base location of the removed one
+
+
+@dataclass(frozen=True)
+class StaleComment:
+    setting: ChangedSetting
+    location: Location  # the comment line that names the setting
+    text: str  # that line's comment, trimmed
+
+
+def _camel(snake: str) -> str:
+    head, *rest = snake.split("_")
+    return head + "".join(part[:1].upper() + part[1:] for part in rest)
+
+
+def spellings(name: str, engine: str, sources: list[str]) -> tuple[str, ...]:
+    """Every way a repository may name a setting: the flag and destination of each engine that has it
+    (``settings.py``), their camelCase, its operator fields, and the keys the base wrote it under."""
+    found: set[str] = set()
+    definition = settings.BY_NAME.get(name)
+    dests = [d for names in definition.dests.values() for d in names if len(d) > 2] if definition else []
+    if not definition:
+        dests = [name.lstrip("-").replace("-", "_")]
+    for dest in dests:
+        found.update({"--" + dest.replace("_", "-"), dest, _camel(dest)})
+    if definition:
+        found.update(field for fields in definition.fields.values() for field, _ in fields)
+    for source in sources:
+        found.add(source.rsplit(".", 1)[-1] if not source.startswith("-") else source)
+    # one plain word ("dtype") would match prose everywhere: a spelling must be a compound
+    return tuple(sorted(s for s in found if _SAFE_SPELLING.match(s) and ("_" in s or "-" in s or
+                                                                        any(c.isupper() for c in s))))
+
+
+def _flags(model: ServedModel) -> dict[str, Any]:
+    """Full option string -> the token that wrote it, for argv flags outside the vocabulary."""
+    catalog = catalog_for(model.engine, model.engine_version)
+    if catalog is None or not model.argv:
+        return {}
+    tokens = list(model.argv)
+    known = {settings.canonical_name(model.engine, dest) for dest in settings.DESTS.get(model.engine, {})}
+    out = {}
+    for flag in walk(catalog, tokens[launch_offset(tokens):]):
+        spec = flag.resolution.spec
+        if spec is not None and flag.resolution.option and not flag.token.synthetic and \
+                settings.canonical_name(model.engine, spec.dest) not in known:
+            out[flag.resolution.option] = flag
+    return out
+
+
+def changed_settings(base: ServedModel, head: ServedModel) -> list[ChangedSetting]:
+    """Settings and flags ``head`` no longer sets, or sets to another value, than ``base``."""
+    found: list[ChangedSetting] = []
+    for name, before in base.settings.items():
+        after = head.settings.get(name)
+        if after is not None and repr(after.value) == repr(before.value):
+            continue
+        sources = [s.source for s in base.occurrences.get(name, [before])]
+        where = after.location if after is not None else before.location
+        found.append(ChangedSetting(name, before.value, after.value if after is not None else None, after is None,
+                                    spellings(name, head.engine, sources), where))
+    after_flags = _flags(head)
+    for option, flag in _flags(base).items():
+        if option not in after_flags:
+            value = flag.value.text if flag.value is not None else flag.inline_value
+            found.append(ChangedSetting(option, value, None, True, spellings(option, head.engine, [option]),
+                                        flag.token.location))
+    return found
+
+
+def _grep(root: Path, patterns: list[str]) -> list[tuple[str, int, str]]:
+    """(path, line, text) of lines holding any of ``patterns`` (fixed strings), at most MAX_HITS."""
+    args = ["git", "grep", "--untracked", "-n", "-z", "-I", "-F", "--no-color"]
+    for pattern in patterns:
+        args += ["-e", pattern]
+    args.append("--")
+    hits: list[tuple[str, int, str]] = []
+    try:
+        proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    except OSError:
+        return hits
+    try:
+        for raw in proc.stdout:
+            parts = raw[:MAX_LINE].split(b"\0", 2)
+            if len(parts) == 3 and parts[1].isdigit():
+                hits.append((parts[0].decode("utf-8", "surrogateescape"), int(parts[1]),
+                             parts[2].decode("utf-8", "replace").rstrip("\r\n")))
+            if len(hits) >= MAX_HITS:
+                break
+    finally:
+        proc.kill()
+        proc.wait()
+    return hits
+
+
+def _added_lines(root: Path, base: str, path: str) -> set[int]:
+    """Head line numbers the change added to ``path`` (``git diff -U0``)."""
+    out = subprocess.run(["git", "diff", "-U0", "--no-color", "--no-ext-diff", base, "--", path], cwd=root,
+                         capture_output=True).stdout.decode("utf-8", "replace")
+    added: set[int] = set()
+    for match in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", out, re.M):
+        start, count = int(match.group(1)), int(match.group(2) or 1)
+        added.update(range(start, start + count))
+    return added
+
+
+def _read_lines(root: Path, path: str) -> list[str] | None:
+    target = root / path
+    try:
+        if target.is_symlink() or not target.is_file() or target.stat().st_size > MAX_FILE:
+            return None
+        resolved = target.resolve()
+        resolved.relative_to(root.resolve())
+        return resolved.read_text(encoding="utf-8", errors="replace").splitlines()
+    except (OSError, ValueError):
+        return None
+
+
+def _comment(text: str) -> tuple[int, str] | None:
+    """(column, comment text) when the line holds a comment (``#`` or ``//``)."""
+    match = _COMMENT.search(text)
+    if match is None:
+        return None
+    return match.start(1), text[match.end(1):].strip()
+
+
+def _block(lines: list[str], index: int) -> str:
+    """The comment block around ``lines[index]``: the contiguous lines that are comments."""
+    start = end = index
+    while start > 0 and _comment(lines[start - 1]) is not None and lines[start - 1].lstrip()[:1] in "#/":
+        start -= 1
+    while end + 1 < len(lines) and _comment(lines[end + 1]) is not None and lines[end + 1].lstrip()[:1] in "#/":
+        end += 1
+    return "\n".join(c[1] for c in map(_comment, lines[start:end + 1]) if c is not None)
+
+
+def _names(model: ServedModel) -> list[str]:
+    """Words that say a comment is about this served model or its engine."""
+    names = {model.name, model.engine, DISPLAY.get(model.engine, model.engine)}
+    ident = model.model.value if model.model is not None else None
+    if isinstance(ident, str) and ident:
+        names.update({ident, ident.rstrip("/").rsplit("/", 1)[-1]})
+    served = model.value("served_model_name")
+    if isinstance(served, str):
+        names.add(served)
+    return [n.lower() for n in names if isinstance(n, str) and len(n) >= 3 and n != "unknown"]
+
+
+def _states(block: str, value: Any) -> bool:
+    text = str(value) if not isinstance(value, bool) else ""
+    return bool(text) and re.search(rf"(?<![\w.]){re.escape(text)}(?![\w]|\.\d)", block) is not None
+
+
+def find(root: Path, base: str, head: ServedModel, changes: list[ChangedSetting]) -> list[StaleComment]:
+    """The comments in the repository at ``root`` that ``changes`` to ``head`` made stale."""
+    patterns = sorted({s for change in changes for s in change.spellings})
+    if not patterns:
+        return []
+    names, found, files, added = _names(head), [], {}, {}
+    for path, line, text in _grep(root, patterns):
+        comment = _comment(text)
+        if comment is None:
+            continue
+        if path not in files:
+            files[path] = _read_lines(root, path)
+            added[path] = _added_lines(root, base, path)
+        lines = files[path]
+        if lines is None or line > len(lines) or line in added[path]:
+            continue
+        block = _block(lines, line - 1)
+        for change in changes:
+            named = [s for s in change.spellings if s in comment[1]]
+            if not named:
+                continue
+            about = path == head.path or any(n in block.lower() for n in names)
+            if _states(block, change.old) or (change.removed and about):
+                found.append(StaleComment(change, Location(path, line, comment[0] + 1), comment[1][:200]))
+                break
+    return found
