@@ -372,6 +372,7 @@ def upgrade_command(
     version: str = typer.Argument(..., help="The version to move every served model of ENGINE to, e.g. 0.33.0."),
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders to look for the served models in (default: the repository)."),
     digest: Optional[str] = typer.Option(None, "--digest", help="sha256:... of the new tag, for images pinned by digest (default: asked of the registry)."),
+    offline: bool = typer.Option(False, "--offline", help="Never ask a registry for a digest (then --digest, or a dry run)."),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the PR and the ADR (default: Upgrade ENGINE to VERSION)."),
     why: Optional[str] = typer.Option(None, "--why", help="The decision, recorded in the ADR."),
     base: Optional[str] = typer.Option(None, "--base", help="Base branch (default: the remote's default branch)."),
@@ -388,7 +389,7 @@ def upgrade_command(
     from .propose.run import Options, main as run_main
     from .propose.upgrade import Target
 
-    target = Target(engine.lower(), version, digest, dry_run=dry_run)
+    target = Target(engine.lower(), version, digest, dry_run=dry_run, offline=offline)
     code = run_main(Options(title=title, why=why, paths=list(paths or []), base=base, remote=remote, repo=repo,
                             dry_run=dry_run, allow_findings=allow_findings, config_file=config_file, token=token,
                             api_url=api_url, upgrade=target))

@@ -229,7 +229,8 @@ def dropped_env(model: ServedModel, old: str, new: str) -> list[DroppedEnv] | No
     before, after = env_names(model.engine, old), env_names(model.engine, new)
     if before is None or after is None:
         return None
-    return [DroppedEnv(name, s.location) for name, s in sorted(model.env.items()) if name in before and name not in after]
+    return [DroppedEnv(name, s.key_location or s.location) for name, s in sorted(model.env.items())
+            if name in before and name not in after]
 
 
 def version_change(base: ServedModel, head: ServedModel, config: dict) -> VersionChange | None:

@@ -6,66 +6,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cfgcheck.config import Config
+from cfgcheck.config import load
 from cfgcheck.diff import lint_diff
-from helpers import git, make_repo, write
+from helpers import FIXTURES, git, make_repo, write
 
-SPEC = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: qwen35-epd
-spec:
-  replicas: 1
-  template:
-    spec:
-      nodeSelector:
-        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
-      containers:
-        - name: engine
-          image: lightseekorg/tokenspeed:v0.1.1
-          command: ["tokenspeed", "serve", "Qwen/Qwen3.5-9B"]
-          args:
-            - --attention-backend
-            - fa3
-            - --max-model-len
-            - "8192"
-            # raised from 4 after the first PD run deadlocked on bootstrap
-            - --max-num-seqs
-            - "32"
-            - --gpu-memory-utilization
-            - "0.8"
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
-
-WORKFLOW = """\
-name: pr-test
-on: pull_request
-jobs:
-  e2e-2gpu-pd:
-    strategy:
-      matrix:
-        include:
-          - engine: tokenspeed
-            # TokenSpeed's Qwen3.5-9B spec pins --max-num-seqs 32; at the old pin of
-            # 4 (prefill waits for a decode that is never admitted). The window
-            # now covers the suite's bursts.
-            timeout: 75
-          - engine: sglang
-            # sglang lanes set --max-running-requests per worker, not in the spec.
-            timeout: 60
-    runs-on: ubuntu-latest
-    steps:
-      - run: pytest e2e_test/router  # max_num_seqs for other engines is the default
-"""
-
-SCRIPT = """\
-#!/bin/sh
-# Launch the TokenSpeed decode worker; the spec's maxNumSeqs (32) keeps bursts admitted.
-exec tokenspeed serve "$MODEL"
-"""
+HERE = FIXTURES / "change"
+SPEC = (HERE / "tokenspeed-spec.yaml").read_text(encoding="utf-8")  # the third seed's pin, in a Deployment
+WORKFLOW = (HERE / "pr-test-workflow.yml").read_text(encoding="utf-8")  # a lane comment explaining the pin
+SCRIPT = (HERE / "decode-worker.sh").read_text(encoding="utf-8")
+BUMP = (HERE / "vllm-bump.yaml.in").read_text(encoding="utf-8")  # {tag}, {gpu}, {extra}
 
 
 def commit(repo: Path, files: dict[str, str | None], message: str) -> None:
@@ -75,7 +24,7 @@ def commit(repo: Path, files: dict[str, str | None], message: str) -> None:
 
 
 def diff(repo: Path, base: str = "HEAD~1"):
-    return lint_diff([repo], Config(repo.resolve()), base)
+    return lint_diff([repo], load(repo.resolve()), base)
 
 
 def test_seed_pin_removal_reports_stale_workflow_comment(tmp_path: Path) -> None:
@@ -120,3 +69,64 @@ def test_hostile_spelling_is_a_fixed_string(tmp_path: Path) -> None:
     commit(repo, {"e2e/spec.yaml": hostile.replace('            - --max-num-seqs\n            - "32"\n', "")}, "x")
     assert not (tmp_path / "pwned").exists() and not Path("/tmp/pwned").exists()
     assert any(f.code == "CFG402" for f in diff(repo).findings)
+
+
+# ---------------------------------------------------------------- CFG403 default drift
+
+def bump(tmp_path: Path, old: str, new: str, gpu: str = "NVIDIA-H100-80GB-HBM3", extra: str = "",
+         config: str | None = None):
+    files = {"chat.yaml": BUMP.format(tag=old, gpu=gpu, extra=extra)}
+    if config is not None:
+        files[".cfgcheck.yaml"] = config
+    repo = make_repo(tmp_path, files)
+    commit(repo, {"chat.yaml": BUMP.format(tag=new, gpu=gpu, extra=extra)}, f"Update vllm to {new}")
+    return [f for f in diff(repo).findings if f.code == "CFG403"]
+
+
+def test_gpu_memory_utilization_default_drift_from_the_catalogs(tmp_path: Path) -> None:
+    (finding,) = bump(tmp_path, "v0.19.0", "v0.20.0")
+    assert finding.severity == "warning" and finding.location.line == 13
+    assert finding.message == ("vLLM 0.19.0 → 0.20.0 changes the default of gpu_memory_utilization from 0.9 to "
+                               "0.92; this configuration does not set it")
+    assert "--set chat/vllm.arg:--gpu-memory-utilization=0.9" in finding.remediation
+    assert "or accept 0.92" in finding.remediation
+
+
+def test_pinned_setting_does_not_drift(tmp_path: Path) -> None:
+    assert bump(tmp_path, "v0.19.0", "v0.20.0", extra=', "--gpu-memory-utilization", "0.9"') == []
+
+
+def test_new_default_above_a_documented_ceiling_is_an_error(tmp_path: Path) -> None:
+    config = "ceilings:\n  - setting: gpu_memory_utilization\n    max: 0.9\n    reason: shared with the encoder\n"
+    (finding,) = bump(tmp_path, "v0.19.0", "v0.20.0", config=config)
+    assert finding.severity == "error" and "above the ceiling 0.9" in finding.message
+
+
+def test_runtime_defaults_by_gpu_class_and_engine_core(tmp_path: Path) -> None:
+    found = {f.setting: f for f in bump(tmp_path, "v0.26.0", "v0.33.0", gpu="NVIDIA-B200")}
+    batched = found["default:max_num_batched_tokens"]
+    assert "(usage-context default on B200) from 8192 to 16384" in batched.message
+    derived_only = [f for f in found.values() if "unset (derived at start-up)" in f.message]
+    assert derived_only and all(f.severity == "note" for f in derived_only)
+    (tmp_path / "v0").mkdir()
+    core = bump(tmp_path / "v0", "v0.7.3", "v0.8.5.post1")
+    assert any("engine (engine core when VLLM_USE_V1 is unset) from V0 to V1" in f.message for f in core)
+    assert any("enable_chunked_prefill" in f.message and "to on" in f.message for f in core)
+
+
+def test_env_the_new_version_stops_reading(tmp_path: Path, monkeypatch) -> None:
+    from cfgcheck import drift
+
+    catalog = {"versions": {"0.19.0": {"names": ["VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1"]},
+                            "0.20.0": {"names": ["VLLM_USE_V1"]}}}
+    monkeypatch.setattr(drift, "_env_catalog", lambda engine: catalog if engine == "vllm" else None)
+    found = bump(tmp_path, "v0.19.0", "v0.20.0")
+    env = [f for f in found if f.setting == "env:VLLM_ALLOW_LONG_MAX_MODEL_LEN"]
+    assert len(env) == 1 and "no longer read by 0.20.0" in env[0].message and env[0].location.line == 18
+
+
+def test_removed_flag_is_introduced_by_the_bump(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"chat.yaml": BUMP.format(tag="v0.10.2", gpu="L4", extra=', "--swap-space", "8"')})
+    commit(repo, {"chat.yaml": BUMP.format(tag="v0.26.0", gpu="L4", extra=', "--swap-space", "8"')}, "bump")
+    removed = [f for f in diff(repo).findings if f.code == "CFG104"]
+    assert len(removed) == 1 and removed[0].introduced and "--swap-space" in removed[0].message

@@ -38,6 +38,7 @@ class Target:
     digest: str | None = None
     registry: Registry = field(default_factory=Registry)
     dry_run: bool = False
+    offline: bool = False  # never ask a registry: digests only from --digest
     resolved: dict[str, str | RegistryError] = field(default_factory=dict)  # image -> digest, once per run
     report: dict | None = None  # the plan as data for the documents, once planned
 
@@ -90,6 +91,8 @@ def _digest(target: Target, ref, new_tag: str) -> tuple[str | None, str | None]:
     """(digest, None) or (None, why it is not known) for ``ref`` at ``new_tag``."""
     if target.digest is not None:
         return target.digest, None
+    if target.offline:
+        return None, "offline: the registry was not asked"
     key = f"{ref.full}:{new_tag}"
     if key not in target.resolved:
         try:

@@ -1,0 +1,48 @@
+"""The review summary of a change: a removed setting shows the default that now applies, and an engine
+upgrade (an image-only pull request, as Renovate opens them) shows one table of removed flags,
+drifting defaults and env variables the new version stops reading. Real git repositories."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cfgcheck.changes import model_changes
+from cfgcheck.config import load
+from cfgcheck.diff import lint_diff
+from cfgcheck.github.bodies import render_summary
+from helpers import FIXTURES, git, make_repo, write
+
+SPEC = (FIXTURES / "change" / "tokenspeed-spec.yaml").read_text(encoding="utf-8")
+BUMP = (FIXTURES / "change" / "vllm-bump.yaml.in").read_text(encoding="utf-8")
+
+
+def summary(repo: Path) -> str:
+    config = load(repo.resolve())
+    result = lint_diff([repo], config, "HEAD~1")
+    return render_summary(result, model_changes(result.models, result.base_models, config.as_dict()), None)
+
+
+def commit(repo: Path, files: dict, message: str) -> None:
+    write(repo, files)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", message)
+
+
+def test_removed_pin_shows_the_engine_default_that_applies(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"e2e/spec.yaml": SPEC})
+    commit(repo, {"e2e/spec.yaml": SPEC.replace('            - --max-num-seqs\n            - "32"\n', "")}, "unpin")
+    body = summary(repo)
+    # TokenSpeed 0.1.1 resolves an unset max_num_seqs to 160 (tokenspeed/runtime/utils/server_args.py)
+    assert "| max\\_num\\_seqs | 32 | **160** (engine default: TokenSpeed 0.1.1's default) |" in body
+
+
+def test_image_only_bump_shows_one_upgrade_table(tmp_path: Path) -> None:
+    old = BUMP.format(tag="v0.10.2", gpu="NVIDIA-H100-80GB-HBM3", extra=', "--swap-space", "8"')
+    repo = make_repo(tmp_path, {"chat.yaml": old})
+    commit(repo, {"chat.yaml": old.replace("v0.10.2", "v0.26.0")}, "chore(deps): update vllm/vllm-openai to v0.26.0")
+    body = summary(repo)
+    assert "**vLLM 0.10.2 → 0.26.0**: what the new engine version changes for this served model" in body
+    assert "| change | flag, setting or env | 0.10.2 | 0.26.0 |" in body
+    assert "| flag removed | --swap-space (chat.yaml:15) | accepted | **removed** |" in body
+    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
+    assert "no env catalog for vllm" in body or "env no longer read" in body
