@@ -340,6 +340,15 @@ def fix_command(
         sys.stdout.write("nothing to fix\n")
 
 
+# Options shared by the commands that open a pull request (propose, upgrade).
+_BASE = typer.Option(None, "--base", help="Base branch (default: the remote's default branch).")
+_REMOTE = typer.Option("origin", "--remote", help="Git remote to push to.")
+_REPO = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY or the remote URL).")
+_TOKEN = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN).")
+_API_URL = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL).")
+_CONFIG = typer.Option(None, "--config", help="Configuration file.")
+
+
 @app.command("propose")
 def propose_command(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders to look for the served models in (default: the repository)."),
@@ -348,14 +357,14 @@ def propose_command(
     title: Optional[str] = typer.Option(None, "--title", help="Title of the PR and the ADR."),
     why: Optional[str] = typer.Option(None, "--why", help="The decision, recorded in the ADR."),
     fix: bool = typer.Option(False, "--fix", help="Propose the mechanical fixes of current findings instead."),
-    base: Optional[str] = typer.Option(None, "--base", help="Base branch (default: the remote's default branch)."),
-    remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
-    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY or the remote URL)."),
-    token: Optional[str] = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN)."),
-    api_url: Optional[str] = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL)."),
+    base: Optional[str] = _BASE,
+    remote: str = _REMOTE,
+    repo: Optional[str] = _REPO,
+    token: Optional[str] = _TOKEN,
+    api_url: Optional[str] = _API_URL,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the diff, the ADR and the PR body; write nothing."),
     allow_findings: bool = typer.Option(False, "--allow-findings", help="Propose even if the change introduces errors."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    config_file: Optional[Path] = _CONFIG,
 ) -> None:
     """Propose a serving change as one pull request: edits, re-lint, ADR stub and governance checklist."""
     from .propose.run import Options, main as run_main
@@ -375,14 +384,14 @@ def upgrade_command(
     offline: bool = typer.Option(False, "--offline", help="Never ask a registry for a digest (then --digest, or a dry run)."),
     title: Optional[str] = typer.Option(None, "--title", help="Title of the PR and the ADR (default: Upgrade ENGINE to VERSION)."),
     why: Optional[str] = typer.Option(None, "--why", help="The decision, recorded in the ADR."),
-    base: Optional[str] = typer.Option(None, "--base", help="Base branch (default: the remote's default branch)."),
-    remote: str = typer.Option("origin", "--remote", help="Git remote to push to."),
-    repo: Optional[str] = typer.Option(None, "--repo", help="OWNER/NAME (default: GITHUB_REPOSITORY or the remote URL)."),
-    token: Optional[str] = typer.Option(None, "--token", help="GitHub token (default: GITHUB_TOKEN)."),
-    api_url: Optional[str] = typer.Option(None, "--api-url", help="REST API root (default: GITHUB_API_URL)."),
+    base: Optional[str] = _BASE,
+    remote: str = _REMOTE,
+    repo: Optional[str] = _REPO,
+    token: Optional[str] = _TOKEN,
+    api_url: Optional[str] = _API_URL,
     dry_run: bool = typer.Option(False, "--dry-run", help="Print the plan, the diff, the ADR and the PR body; write nothing."),
     allow_findings: bool = typer.Option(False, "--allow-findings", help="Propose even if errors remain after the upgrade."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    config_file: Optional[Path] = _CONFIG,
 ) -> None:
     """Move every served model of ENGINE to VERSION in one pull request: image tags (digests resolved),
     removed flags rewritten where the catalogs know their successor, drifting defaults listed."""

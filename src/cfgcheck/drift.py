@@ -86,6 +86,8 @@ def show(value: Any) -> str:
     """A default as a reviewer reads it."""
     if value is None:
         return "unset (derived at start-up)"
+    if value == "":
+        return '"" (empty)'
     if isinstance(value, bool):
         return "on" if value else "off"
     if isinstance(value, (list, tuple)):
@@ -98,7 +100,14 @@ def _comparable(value: Any) -> bool:
     return not isinstance(value, dict)
 
 
+def _empty(value: Any) -> bool:
+    return value is None or (isinstance(value, (str, list, tuple)) and len(value) == 0)
+
+
 def _same(a: Any, b: Any) -> bool:
+    # None, "" and [] all leave the option off: a parser that swapped one for another changed nothing
+    if _empty(a) and _empty(b):
+        return True
     if isinstance(a, (list, tuple)) and isinstance(b, (list, tuple)):
         return list(a) == list(b)
     return a == b and type(a) is type(b) or (isinstance(a, (int, float)) and isinstance(b, (int, float))

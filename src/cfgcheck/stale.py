@@ -31,6 +31,9 @@ MAX_LINE = 4096  # bytes of one grep line kept
 MAX_FILE = 2 * 1024 * 1024  # a file larger than this is not read for its comment block
 _SAFE_SPELLING = re.compile(r"^-{0,2}[A-Za-z][A-Za-z0-9_.-]{2,80}$")
 _COMMENT = re.compile(r"(?:^|\s)(#|//)")
+# a comment that is one disabled key or flag with its value (``#   max_num_seqs: 128  # note``,
+# ``# - "--max-num-seqs"``): configuration switched off, not an explanation of the live value
+_DISABLED = re.compile(r"""^-?\s*["']?-{0,2}[\w.-]+["']?\s*(?:[:=]\s*|\s)?\s*["']?[^\s#"']*["']?\s*(?:#.*)?$""")
 
 
 @dataclass(frozen=True)
@@ -203,7 +206,7 @@ def find(root: Path, base: str, head: ServedModel, changes: list[ChangedSetting]
     names, found, files, added = _names(head), [], {}, {}
     for path, line, text in _grep(root, patterns):
         comment = _comment(text)
-        if comment is None:
+        if comment is None or _DISABLED.match(comment[1]):
             continue
         if path not in files:
             files[path] = _read_lines(root, path)

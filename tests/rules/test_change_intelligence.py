@@ -130,3 +130,14 @@ def test_removed_flag_is_introduced_by_the_bump(tmp_path: Path) -> None:
     commit(repo, {"chat.yaml": BUMP.format(tag="v0.26.0", gpu="L4", extra=', "--swap-space", "8"')}, "bump")
     removed = [f for f in diff(repo).findings if f.code == "CFG104"]
     assert len(removed) == 1 and removed[0].introduced and "--swap-space" in removed[0].message
+
+
+def test_commented_out_configuration_is_not_an_explanation(tmp_path: Path) -> None:
+    """Seen in real repositories: disabled alternatives (`#   max_num_seqs: 32  # fewer sequences`) beside
+    the live ones. They state the old value but explain nothing."""
+    disabled = "# tokenspeed alternatives for the Qwen3.5-9B lane:\n#   max_num_seqs: 32  # fewer sequences\n" \
+               "#   - \"--max-num-seqs\"\n"
+    repo = make_repo(tmp_path, {"e2e/spec.yaml": SPEC, "e2e/alternatives.yaml": disabled + "lanes: []\n"})
+    commit(repo, {"e2e/spec.yaml": SPEC.replace('            - --max-num-seqs\n            - "32"\n', "")}, "unpin")
+    stale = [f for f in diff(repo).findings if f.code == "CFG402"]
+    assert stale == []
