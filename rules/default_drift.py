@@ -10,8 +10,8 @@ the engine derives at start-up where they are known: vLLM's usage-context `max_n
 V0 -> V1 engine core. Env variables the configuration sets that the new version stops reading are
 reported too (when the engine's env catalog is present); flags it removes are CFG104 findings that
 the change introduces.
-A default that was or becomes derived at start-up (the parser leaves it unset) is a note: its
-effective value may not change. The finding is an error when the new default crosses a documented ceiling (as CFG204 reads them: a
+Defaults that were or become derived at start-up (the parser leaves them unset) are named together
+in one note per served model: their effective value may not change. The finding is an error when the new default crosses a documented ceiling (as CFG204 reads them: a
 `# cfgcheck: ceiling=` directive, `ceilings:` in `.cfgcheck.yaml`, or a ceiling documented on another
 served model on the same GPUs).
 
@@ -116,23 +116,34 @@ def check(model, ctx):
         return
     where = model.image.location if model.image is not None else model.location
     ignored = set(ctx.options.get("ignore") or ())
-    for drift in change.drifts:
-        if drift.dest in ignored:
-            continue
-        how = f" ({drift.derived})" if drift.derived else ""
-        message = f"{change.label} changes the default of {drift.dest}{how} from " \
-                  f"{show(drift.old)} to {show(drift.new)}; this configuration does not set it"
-        crossed = _ceiling_crossed(model, ctx, drift, where)
-        # a default that becomes (or was) derived at start-up may keep its effective value: a note
-        severity, related = "note" if drift.old is None or drift.new is None else "", ()
-        if crossed is not None:
-            limit, ceiling = crossed
-            on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
-            message += f", and {show(drift.new)} is above the ceiling {limit:g}{on}"
-            severity, related = "error", (ceiling.location,)
-        yield Finding(message, where, remediation=_remediation(model, drift), setting=f"default:{drift.dest}",
-                      related=related, severity=severity)
+    drifts = [d for d in change.drifts if d.dest not in ignored]
+    # a default that becomes (or was) derived at start-up may keep its effective value: one note names them
+    derived = [d for d in drifts if d.old is None or d.new is None]
+    for drift in drifts:
+        if drift not in derived:
+            yield _finding(model, ctx, change, drift, where)
+    if derived:
+        names = ", ".join(f"{d.dest} ({show(d.old)} → {show(d.new)})" for d in derived)
+        yield Finding(f"{change.label} also changes {len(derived)} default{'s' if len(derived) != 1 else ''} to or "
+                      f"from a value derived at start-up that this configuration does not set: {names}",
+                      where, remediation="read the engine's release notes for these; pin a value where the old "
+                                         "behaviour matters", setting="default:derived", severity="note")
     for env in change.dropped_env:
         yield Finding(f"{change.label}: {env.name} is no longer read by {change.new}; this change makes it inert",
                       env.location, remediation=f"remove {env.name} or find what replaces it in the release notes",
                       setting=f"env:{env.name}")
+
+
+def _finding(model, ctx, change: VersionChange, drift: DefaultDrift, where) -> Finding:
+    how = f" ({drift.derived})" if drift.derived else ""
+    message = f"{change.label} changes the default of {drift.dest}{how} from " \
+              f"{show(drift.old)} to {show(drift.new)}; this configuration does not set it"
+    crossed = _ceiling_crossed(model, ctx, drift, where)
+    severity, related = "", ()
+    if crossed is not None:
+        limit, ceiling = crossed
+        on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
+        message += f", and {show(drift.new)} is above the ceiling {limit:g}{on}"
+        severity, related = "error", (ceiling.location,)
+    return Finding(message, where, remediation=_remediation(model, drift), setting=f"default:{drift.dest}",
+                   related=related, severity=severity)

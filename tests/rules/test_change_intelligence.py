@@ -106,8 +106,10 @@ def test_runtime_defaults_by_gpu_class_and_engine_core(tmp_path: Path) -> None:
     found = {f.setting: f for f in bump(tmp_path, "v0.26.0", "v0.33.0", gpu="NVIDIA-B200")}
     batched = found["default:max_num_batched_tokens"]
     assert "(usage-context default on B200) from 8192 to 16384" in batched.message
-    derived_only = [f for f in found.values() if "unset (derived at start-up)" in f.message]
-    assert derived_only and all(f.severity == "note" for f in derived_only)
+    derived = found["default:derived"]
+    assert derived.severity == "note" and "also changes 4 defaults to or from a value derived at start-up" in \
+        derived.message and "mamba_cache_mode (none → unset (derived at start-up))" in derived.message
+    assert not any("unset (derived" in f.message for key, f in found.items() if key != "default:derived")
     (tmp_path / "v0").mkdir()
     core = bump(tmp_path / "v0", "v0.7.3", "v0.8.5.post1")
     assert any("engine (engine core when VLLM_USE_V1 is unset) from V0 to V1" in f.message for f in core)
