@@ -25,7 +25,7 @@ from typing import Any
 from . import capacity, settings
 from .capacity.gpus import resolve_gpu
 from .engines import defaults
-from .engines.catalog import DATA_DIR, Catalog, catalog_for, launch_offset, successor, version_key, walk
+from .engines.catalog import DATA_DIR, DISPLAY, Catalog, catalog_for, launch_offset, successor, version_key, walk
 from .model import Location, ServedModel
 
 
@@ -42,9 +42,6 @@ class DefaultDrift:
     @property
     def setting(self) -> str:
         return self.dest
-
-    def shown(self, value: Any) -> str:
-        return show(value)
 
 
 @dataclass(frozen=True)
@@ -77,8 +74,6 @@ class VersionChange:
 
     @property
     def label(self) -> str:
-        from .engines.catalog import DISPLAY
-
         return f"{DISPLAY.get(self.engine, self.engine)} {self.old} → {self.new}"
 
 
@@ -279,8 +274,6 @@ def applied_default(model: ServedModel, name: str, config: dict) -> tuple[Any, s
     """The value ``model``'s engine version uses for setting ``name`` left unset, and how it comes
     about: a parser default, a default derived for this GPU and model (the capacity estimate), or
     (value None) derived at start-up in a way cfgcheck does not model."""
-    from .engines.catalog import DISPLAY
-
     engine = DISPLAY.get(model.engine, model.engine)
     version = f"{engine} {model.engine_version}" if model.engine_version else engine
     if name in ("max_num_seqs", "max_model_len"):

@@ -172,3 +172,25 @@ def test_examples_upgrade_to_vllm_0_33_0_dry_run(tmp_path: Path) -> None:
     assert "not moved: image vllm/vllm-openai:latest has no version tag to move (rolling)" in out
     assert "default drift: gpu_memory_utilization 0.9 -> 0.92" in out  # the 0.10.2 legacy model
     assert "0 new errors" in out
+
+
+def test_upgrade_opens_one_pull_request_and_rerunning_changes_nothing(tmp_path: Path, fake_github) -> None:
+    """A real run: bare remote, fake GitHub; the PR body lists the drifts, the second run is a no-op."""
+    from test_propose import REPO, Mirror, branches, cfgcheck, open_pulls
+    from test_propose import make_repo as repo_with_remote
+
+    chat = VLLM.replace(', "--swap-space", "8"', "")
+    work, bare = repo_with_remote(tmp_path, {"apps/chat.yaml": chat, "apps/other.yaml": chat.replace("chat", "other")})
+    Mirror(fake_github, bare)
+    args = ["upgrade", "vllm", "0.26.0", "--offline", "--repo", REPO]
+    first = cfgcheck(work, *args, fake=fake_github)
+    assert first.returncode == 0, first.stdout + first.stderr
+    (pull,) = open_pulls(fake_github)
+    assert pull.head_ref == "cfgcheck/upgrade-vllm-0-26-0" and pull.title == "Upgrade vLLM to 0.26.0"
+    assert "## Engine upgrade: vLLM 0.26.0" in pull.body and "`gpu_memory_utilization`" in pull.body
+    head = branches(bare)[pull.head_ref]
+    changed = subprocess.run(["git", "diff", "--stat", "main", head], cwd=bare, capture_output=True, text=True).stdout
+    assert "apps/chat.yaml" in changed and "apps/other.yaml" in changed  # one batched pull request
+    again = cfgcheck(work, *args, fake=fake_github)
+    assert again.returncode == 0 and "no new commit" in again.stdout
+    assert len(fake_github.repo(REPO).pulls) == 1
