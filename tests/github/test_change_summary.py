@@ -41,8 +41,21 @@ def test_image_only_bump_shows_one_upgrade_table(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"chat.yaml": old})
     commit(repo, {"chat.yaml": old.replace("v0.10.2", "v0.26.0")}, "chore(deps): update vllm/vllm-openai to v0.26.0")
     body = summary(repo)
-    assert "**vLLM 0.10.2 → 0.26.0**: what the new engine version changes for this served model" in body
+    assert "#### Engine upgrade" in body
+    assert "**vLLM 0.10.2 → 0.26.0** for chat/vllm: what the new engine version changes" in body
     assert "| change | flag, setting or env | 0.10.2 | 0.26.0 |" in body
     assert "| flag removed | --swap-space (chat.yaml:15) | accepted | **removed** |" in body
     assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
     assert "no env catalog for vllm" in body or "env no longer read" in body
+
+
+def test_one_table_for_several_manifests_bumped_alike(tmp_path: Path) -> None:
+    chat = BUMP.format(tag="v0.19.0", gpu="NVIDIA-H100-80GB-HBM3", extra="")
+    other = chat.replace("name: chat", "name: other")
+    repo = make_repo(tmp_path, {"a/chat.yaml": chat, "b/other.yaml": other})
+    commit(repo, {"a/chat.yaml": chat.replace("v0.19.0", "v0.20.0"),
+                  "b/other.yaml": other.replace("v0.19.0", "v0.20.0")}, "chore(deps): update vllm to v0.20.0")
+    body = summary(repo)
+    assert body.count("| change | flag, setting or env | 0.19.0 | 0.20.0 |") == 1
+    assert "**vLLM 0.19.0 → 0.20.0** for chat/vllm, other/vllm" in body
+    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body

@@ -98,23 +98,30 @@ def _replaced_rows(rows: list[dict], replaced) -> None:
         row.update(after=clip(item["default"]), after_note=clip(note), changed=True)
 
 
-def upgrade_table(change) -> dict | None:
-    """One table for an engine version change: flags in use it removes or renames, defaults that
-    drift, env variables it stops reading (values raw; the template escapes them)."""
+def upgrade_tables(changes: list) -> list[dict]:
+    """One table per engine version change: flags in use it removes or renames, defaults that drift,
+    env variables it stops reading (values raw; the template escapes them). Served models whose change
+    brings the same rows (a Renovate bump of several manifests) share one table."""
     from ..drift import show
 
-    upgrade = getattr(change, "upgrade", None)
-    if upgrade is None:
-        return None
-    rows = [{"kind": "flag removed", "what": clip(f.written),
-             "before": "accepted", "after": f"renamed to {f.successor}" if f.successor else "removed",
-             "where": f"{f.location.path}:{f.location.line}"} for f in upgrade.removed_flags]
-    rows += [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
-              "before": show(d.old), "after": show(d.new), "where": None} for d in upgrade.drifts]
-    rows += [{"kind": "env no longer read", "what": clip(e.name), "before": "read", "after": "ignored",
-              "where": f"{e.location.path}:{e.location.line}"} for e in upgrade.dropped_env]
-    return {"label": upgrade.label, "old": upgrade.old, "new": upgrade.new, "rows": rows,
-            "notes": [clip(n) for n in upgrade.notes]}
+    tables: dict[tuple, dict] = {}
+    for change in changes:
+        upgrade = getattr(change, "upgrade", None)
+        if upgrade is None:
+            continue
+        rows = [{"kind": "flag removed", "what": clip(f.written), "before": "accepted",
+                 "after": f"renamed to {f.successor}" if f.successor else "removed",
+                 "where": f"{f.location.path}:{f.location.line}"} for f in upgrade.removed_flags]
+        rows += [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
+                  "before": show(d.old), "after": show(d.new), "where": None} for d in upgrade.drifts]
+        rows += [{"kind": "env no longer read", "what": clip(e.name), "before": "read", "after": "ignored",
+                  "where": f"{e.location.path}:{e.location.line}"} for e in upgrade.dropped_env]
+        notes = [clip(n) for n in upgrade.notes]
+        key = (upgrade.label, repr(rows), repr(notes))
+        table = tables.setdefault(key, {"label": upgrade.label, "old": upgrade.old, "new": upgrade.new,
+                                        "rows": rows, "notes": notes, "models": []})
+        table["models"].append(clip(change.name))
+    return list(tables.values())
 
 
 def _rounded(value: float | None) -> float | None:
@@ -180,16 +187,18 @@ def render_summary(result, changes: list, outcome, *, root: Overrides | Path | N
             link = f"{web_url}/blob/{head}/{quote(finding.location.path)}#L{finding.location.line}"
         rows.append(finding_row(finding, placement.get(fingerprint_id(finding)) if show_placement else None, link))
     models = [{"name": clip(c.name), "path": clip(c.path), "added": c.before is None, "removed": c.after is None,
-               "rows": model_rows(c), "chart": chart(c), "upgrade": upgrade_table(c),
+               "rows": model_rows(c), "chart": chart(c),
                "overcommitted": c.after is not None and c.after.overcommitted,
                "seqs": c.after.max_num_seqs if c.after else None,
                "concurrency": c.after.concurrency if c.after else None} for c in changes]
+    upgrades = upgrade_tables(changes)
     limit, model_limit = len(rows), len(models)
     while True:  # halve the rows of both tables until the body fits; the template says how many are left out
         body = render("summary_comment.md.j2", root, marker=trusted(SUMMARY_MARKER), step=step, counts=counts,
                       config_changes=config_changes or [],
                       findings=rows[:limit], hidden=len(rows) - limit, fixed=len(result.fixed),
                       models=models[:model_limit], hidden_models=len(models) - model_limit, outcome=outcome,
+                      upgrades=upgrades[:max(model_limit, 1)],
                       show_placement=show_placement, head=(head or "")[:12], base=(base or "")[:12],
                       version=__version__, whole=whole)
         if len(body) <= MAX_COMMENT or limit == model_limit == 0:
