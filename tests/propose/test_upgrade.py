@@ -176,8 +176,8 @@ def test_examples_upgrade_to_vllm_0_33_0_dry_run(tmp_path: Path) -> None:
 
 def test_upgrade_opens_one_pull_request_and_rerunning_changes_nothing(tmp_path: Path, fake_github) -> None:
     """A real run: bare remote, fake GitHub; the PR body lists the drifts, the second run is a no-op."""
-    from test_propose import REPO, Mirror, branches, cfgcheck, open_pulls
-    from test_propose import make_repo as repo_with_remote
+    from tests.propose.test_propose import REPO, Mirror, branches, cfgcheck, open_pulls
+    from tests.propose.test_propose import make_repo as repo_with_remote
 
     chat = VLLM.replace(', "--swap-space", "8"', "")
     work, bare = repo_with_remote(tmp_path, {"apps/chat.yaml": chat, "apps/other.yaml": chat.replace("chat", "other")})
