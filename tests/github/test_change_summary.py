@@ -59,3 +59,39 @@ def test_one_table_for_several_manifests_bumped_alike(tmp_path: Path) -> None:
     assert body.count("| change | flag, setting or env | 0.19.0 | 0.20.0 |") == 1
     assert "**vLLM 0.19.0 → 0.20.0** for chat/vllm, other/vllm" in body
     assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
+
+
+SGLANG = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: coder
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      containers:
+        - name: sglang
+          image: lmsysorg/sglang:v0.5.23
+          command: ["python3", "-m", "sglang.launch_server"]
+          args: ["--model-path", "Qwen/Qwen3-8B", "--context-length", "32768", "--max-running-requests", "8"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def test_removed_memory_derived_window_shows_the_value_for_this_gpu_and_model(tmp_path: Path) -> None:
+    """SGLang derives max_running_requests from the KV pool: the capacity estimate gives the number."""
+    from cfgcheck.capacity import estimate
+    from cfgcheck.config import load as load_config
+    from cfgcheck.lint import lint
+
+    repo = make_repo(tmp_path, {"coder.yaml": SGLANG})
+    commit(repo, {"coder.yaml": SGLANG.replace(', "--max-running-requests", "8"', "")}, "unpin")
+    (model,) = lint([repo], load_config(repo.resolve())).models
+    derived = estimate(model, {}).max_num_seqs
+    assert derived and derived >= 2048  # min(clamp(pool / context * 512, 2048, 4096), pool // 2)
+    body = summary(repo)
+    assert f"| max\\_num\\_seqs | 8 | **{derived:,}** (engine default: derived from the KV pool of H100" in body
