@@ -61,25 +61,9 @@ def test_one_table_for_several_manifests_bumped_alike(tmp_path: Path) -> None:
     assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
 
 
-SGLANG = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: coder
-spec:
-  template:
-    spec:
-      nodeSelector:
-        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
-      containers:
-        - name: sglang
-          image: lmsysorg/sglang:v0.5.23
-          command: ["python3", "-m", "sglang.launch_server"]
-          args: ["--model-path", "Qwen/Qwen3-8B", "--context-length", "32768", "--max-running-requests", "8"]
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
+SGLANG = (FIXTURES / "change" / "sglang-deployment.yaml.in").read_text(encoding="utf-8").format(
+    image="lmsysorg/sglang:v0.5.23", args='            - --context-length\n            - "32768"\n'
+    '            - --max-running-requests\n            - "8"')
 
 
 def test_removed_memory_derived_window_shows_the_value_for_this_gpu_and_model(tmp_path: Path) -> None:
@@ -89,7 +73,8 @@ def test_removed_memory_derived_window_shows_the_value_for_this_gpu_and_model(tm
     from cfgcheck.lint import lint
 
     repo = make_repo(tmp_path, {"coder.yaml": SGLANG})
-    commit(repo, {"coder.yaml": SGLANG.replace(', "--max-running-requests", "8"', "")}, "unpin")
+    commit(repo, {"coder.yaml": SGLANG.replace('            - --max-running-requests\n            - "8"\n', "")},
+           "unpin")
     (model,) = lint([repo], load_config(repo.resolve())).models
     derived = estimate(model, {}).max_num_seqs
     assert derived and derived >= 2048  # min(clamp(pool / context * 512, 2048, 4096), pool // 2)

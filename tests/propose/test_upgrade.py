@@ -15,34 +15,13 @@ from cfgcheck.propose import upgrade
 from cfgcheck.propose.plan import PlanError
 from cfgcheck.propose.run import Options, main as propose_main
 from fakeregistry import FakeRegistry
-from helpers import make_repo
+from helpers import FIXTURES, make_repo
 
 ROOT = Path(__file__).resolve().parents[2]
 
-SGLANG = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: coder
-spec:
-  replicas: 2
-  template:
-    spec:
-      nodeSelector:
-        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
-      containers:
-        - name: sglang
-          image: lmsysorg/sglang:v0.5.5.post3-cu129-amd64@sha256:%s
-          command: ["python3", "-m", "sglang.launch_server"]
-          args:
-            - --model-path
-            - Qwen/Qwen3-8B
-            - --cuda-graph-max-bs
-            - "256"
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-""" % ("0" * 64)
+SGLANG = (FIXTURES / "change" / "sglang-deployment.yaml.in").read_text(encoding="utf-8").format(
+    image="lmsysorg/sglang:v0.5.5.post3-cu129-amd64@sha256:" + "0" * 64,
+    args='            - --cuda-graph-max-bs\n            - "256"')
 
 VLLM = """\
 apiVersion: apps/v1
