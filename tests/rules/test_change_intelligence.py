@@ -143,3 +143,22 @@ def test_commented_out_configuration_is_not_an_explanation(tmp_path: Path) -> No
     commit(repo, {"e2e/spec.yaml": SPEC.replace('            - --max-num-seqs\n            - "32"\n', "")}, "unpin")
     stale = [f for f in diff(repo).findings if f.code == "CFG402"]
     assert stale == []
+
+
+def test_third_seed_end_to_end_with_a_python_spec_file(tmp_path: Path) -> None:
+    """The seed's form: the pin in a Python spec file (read with ast), the explanation in a CI workflow.
+    Removing the pin reports the workflow comment, and the summary shows the default that now applies."""
+    from cfgcheck.changes import model_changes
+    from cfgcheck.github.bodies import render_summary
+
+    specs = (HERE / "model_specs.py").read_text(encoding="utf-8")
+    repo = make_repo(tmp_path, {"e2e_test/infra/model_specs.py": specs, ".github/workflows/pr-test.yml": WORKFLOW})
+    pin = '            # raised after the first PD run deadlocked\n            "--max-num-seqs",\n            "32",\n'
+    assert pin in specs
+    commit(repo, {"e2e_test/infra/model_specs.py": specs.replace(pin, "")}, "stop pinning the window")
+    result = diff(repo)
+    stale = [f for f in result.findings if f.code == "CFG402"]
+    assert [(f.location.path, f.location.line) for f in stale] == [(".github/workflows/pr-test.yml", 9)]
+    assert "removed at e2e_test/infra/model_specs.py:13" in stale[0].message
+    body = render_summary(result, model_changes(result.models, result.base_models, {}), None)
+    assert "| max\\_num\\_seqs | 32 | **160** (engine default: TokenSpeed" in body
