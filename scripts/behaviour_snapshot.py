@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Record what cfgcheck reports on the repository's examples, its test fixtures and ../shared/corpus.
+"""Record what cfgcheck reports on the repository's examples, its test fixtures and the public corpus.
 
 ``tests/lint/test_behaviour_kept.py`` compares a fresh run with the snapshots written here
 (``tests/data/behaviour/<target>.jsonl``), so that a refactor which should change nothing is shown to

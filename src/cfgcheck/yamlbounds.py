@@ -16,7 +16,7 @@ DEFAULT_LIMITS = {
     "max-depth": 100,
     "max-expanded-nodes": 200_000,
     # 5 MB of "---" is 1.3 million empty documents: 18 s and 1 GB to compose. The largest file of the
-    # public corpus (../shared/corpus) has 10; a rendered chart a few hundred.
+    # public configurations cfgcheck is tested on has 10; a rendered chart a few hundred.
     "max-documents": 1000,
 }
 

@@ -467,7 +467,7 @@ def _publish(publisher: Publisher, result, changes: list,
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
             token: str | None = None, *, templates: Overrides | Path) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
-    from ..reporters import github as annotations
+    from ..reporters import annotations
     from ..reporters import sarif
 
     if options.sarif is not None:
