@@ -394,8 +394,7 @@ def run(options: Options) -> int:
 
 def _run(options: Options) -> int:
     from ..changes import model_changes
-    from ..cli import _config
-    from ..config import locate, reviewed
+    from ..config import load_for, locate, reviewed
     from ..diff import lint_diff, merge_base
     from ..lint import lint
     from ..render import changed_overrides
@@ -405,7 +404,7 @@ def _run(options: Options) -> int:
     ctx = context_from_env(options)
     if decide_mode(options, ctx) == "lint":
         # no pull request: the branch itself is linted, with its own configuration, as `cfgcheck lint` does
-        config = _config(paths, options.config_file)
+        config = load_for(paths, options.config_file)
         event = os.environ.get("GITHUB_EVENT_NAME") or "none"
         _say(f"linting the whole repository (event {event}): annotations, step summary and SARIF, no comments")
         return _report(options, config, lint(paths, config, options.select, options.ignore), [], None, None,
