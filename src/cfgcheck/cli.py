@@ -225,7 +225,8 @@ def flags(
     """Every option that engine version's parser accepts."""
     import re
 
-    from .engines.catalog import catalog_for, known_versions, render_flags
+    from .engines.catalog import catalog_for, render_flags
+    from .engines.versions import known_versions
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")

@@ -422,7 +422,7 @@ def check_argv(work: Workdir):
 
             found = catalog.catalog_for(engine, None) if engine != "unknown" else None
             if found is not None:
-                catalog.walk(found, toks)
+                argv_mod.walk(found, toks)
         # and through the adapters: a list argv, a shell string (located inside quotes and escapes)
         doc = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {
             "containers": [{"name": "a", "image": "vllm/vllm-openai:v0.26.0", "args": words},

@@ -9,9 +9,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
+
+if TYPE_CHECKING:  # annotations only: the catalogs load when a flag is first walked
+    from .catalog import Catalog, Resolution
 
 # Launchers: argv prefixes that start an engine, and where the engine's own argv begins.
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
@@ -73,6 +77,15 @@ def _model_like(text: str) -> bool:
     return "/" in text and not _PROGRAM.search(text) and "$" not in text and " " not in text
 
 
+def launch_offset(tokens: list) -> int:
+    """How many leading tokens are a launcher (``python -m module``) rather than engine argv."""
+    if len(tokens) >= 3 and _PYTHON.match(tokens[0].text) and tokens[1].text == "-m":
+        return 3
+    if len(tokens) >= 2 and tokens[0].text == "-m":
+        return 2
+    return 0
+
+
 def _engine_of_module(module: str) -> str | None:
     if module.startswith("vllm.entrypoints"):
         return "vllm"
@@ -107,7 +120,7 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
     to and whether it takes a value; without a catalog, a flag takes the next token as its value
     unless that token is a flag, and its destination is the one argparse would derive from its name.
     """
-    from .catalog import catalog_for, walk
+    from .catalog import catalog_for
 
     catalog = catalog_for(model.engine, model.engine_version) if model.engine != "unknown" else None
     if catalog is not None:
@@ -150,3 +163,131 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
         value: object = (not negative) if text is None else parse(name, text, model.engine)
         comments = tuple(dict.fromkeys(flag_token.comments + value_comments))
         model.add(Setting(name, value, location, written, comments, flag_token.location, text, flag_token.origin))
+
+
+# --------------------------------------------------------------------------------------------------
+# walking argv as the engine's parser does
+
+_NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass
+class ParsedFlag:
+    """A flag token of argv with what it resolved to and the value token(s) it consumed."""
+
+    token: Any  # ArgToken
+    resolution: Resolution
+    value: Any = None  # ArgToken or None
+    values: tuple = ()  # every consumed value token (nargs +, *, N)
+    inline_value: str | None = None  # the value of "--x=v"
+
+    @property
+    def written(self) -> str:
+        return self.resolution.written
+
+
+def _looks_like_flag(text: str) -> bool:
+    return text.startswith("-") and len(text) > 1 and text != "--" and not _NEG_NUMBER.match(text) \
+        and " " not in text.split("=", 1)[0]
+
+
+def walk(catalog: Catalog, tokens: list) -> list[ParsedFlag]:
+    """Walk argv as the engine's parser would: each flag with its resolution and consumed value(s).
+
+    A flag that takes a value consumes the next token unless written ``--x=v`` (``nargs`` "?" only
+    when the next token is not a flag, "+"/"*" every following non-flag token). Positional tokens
+    (the model, stray words) are skipped; everything after ``--`` is positional. An unknown or
+    ambiguous flag consumes the next token when that is not a flag (so its value is not mistaken for
+    a positional).
+    """
+    flags: list[ParsedFlag] = []
+    index, count = 0, len(tokens)
+    while index < count:
+        token = tokens[index]
+        text = token.text
+        if text == "--":
+            break
+        if not _looks_like_flag(text):
+            index += 1
+            continue
+        resolution = catalog.resolve(text)
+        inline = resolution.explicit_value
+        index += 1
+        consumed: list = []
+        if inline is None:
+            spec = resolution.spec
+            if resolution.kind in ("exact", "abbrev") and spec is not None and not resolution.suffix:
+                nargs = spec.nargs if spec.takes_value else 0
+                if nargs is None:
+                    want = 1
+                elif isinstance(nargs, int):
+                    want = nargs
+                elif nargs == "?":
+                    want = 1 if index < count and not _looks_like_flag(tokens[index].text) else 0
+                else:  # "+", "*", "..." and REMAINDER-likes
+                    want = 0
+                    while index + want < count and not _looks_like_flag(tokens[index + want].text) \
+                            and tokens[index + want].text != "--":
+                        want += 1
+                consumed = list(tokens[index:index + want])
+                index += len(consumed)
+            elif resolution.suffix and index < count:
+                consumed = [tokens[index]]  # vLLM's dotted keys always take the next token
+                index += 1
+            elif resolution.kind in ("unknown", "ambiguous") and index < count \
+                    and not _looks_like_flag(tokens[index].text):
+                consumed = [tokens[index]]
+                index += 1
+        flags.append(ParsedFlag(token, resolution, consumed[0] if consumed else None, tuple(consumed), inline))
+    return flags
+
+
+# --------------------------------------------------------------------------------------------------
+# served models (the flag rules' shared entry point)
+
+
+def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
+    """(catalog, walked argv flags, version label for messages) of a served model, or None.
+    Computed once per served model: every flag rule reads the same walk."""
+    if "flags" not in model.cache:
+        model.cache["flags"] = _model_flags(model)
+    return model.cache["flags"]
+
+
+def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
+    if not model.argv:
+        return None
+    from .catalog import catalog_for
+    from .confidence import label
+
+    catalog = catalog_for(model.engine, model.engine_version)
+    if catalog is None:
+        return None
+    tokens = list(model.argv)
+    return catalog, walk(catalog, tokens[launch_offset(tokens):]), label(model, catalog)
+
+
+def flag_location(token, written: str):
+    """The span of the flag part of a token (``--x`` of ``--x=v``), when the token is on one line."""
+    loc = token.location
+    if loc.end_line not in (None, loc.line):
+        return loc
+    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(as_written(token, written)) - 1)
+
+
+def as_written(token, flag: str) -> str:
+    """How ``flag`` is spelled where ``token`` is written: a key of an engine ``--config`` file is the
+    flag without its dashes (``kv-cache-memory:`` is ``--kv-cache-memory``)."""
+    return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
+
+
+def value_location(flag: ParsedFlag):
+    """Where the value of a flag is written: the value token, or the part after "=" of the flag token."""
+    if flag.value is not None:
+        return flag.value.location
+    loc = flag.token.location
+    text = flag.token.text
+    if flag.inline_value is not None and loc.end_line in (None, loc.line):
+        start = loc.column + len(text) - len(flag.inline_value)
+        return type(loc)(loc.path, loc.line, start, loc.line, loc.column + len(text) - 1)
+    return loc
