@@ -466,7 +466,8 @@ def _publish(publisher: Publisher, result, changes: list,
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
             token: str | None = None, *, templates: Overrides | Path) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
-    from ..reporters import annotations
+    from ..reporters.annotations import render as render_annotations  # not `import annotations`: the
+    # package's own `from __future__ import annotations` would answer instead of the module
     from ..reporters import sarif
 
     if options.sarif is not None:
@@ -476,7 +477,7 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
         except OSError as exc:
             raise ConfigError(f"cannot write {options.sarif}: {exc.strerror or exc}") from None
     outcome, error = _publish(publisher, result, changes, token) if publisher is not None else (None, None)
-    sys.stdout.write(redact(annotations.render(result), token))
+    sys.stdout.write(redact(render_annotations(result), token))
     sys.stdout.flush()
     step = render_summary(result, changes, outcome, root=templates,
                           head=publisher.api_head if publisher and publisher.pull else ctx and ctx.head,
