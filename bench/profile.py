@@ -57,11 +57,11 @@ def section(title: str) -> None:
 
 def lint_once(path: Path):
     """The CLI's lint path, in-process: config, lint, text report."""
-    from cfgcheck.cli import _config
+    from cfgcheck.config import load_for
     from cfgcheck.lint import lint
     from cfgcheck.reporters import renderer
 
-    config = _config([path], None)
+    config = load_for([path])
     result = lint([path], config)
     renderer("text")(result, color=False)
     return result
@@ -70,7 +70,7 @@ def lint_once(path: Path):
 def phases(path: Path) -> None:
     """Wall time per pipeline phase, using the lint module's own functions (they change; kept loose)."""
     import cfgcheck.lint as L
-    from cfgcheck.cli import _config
+    from cfgcheck.config import load_for
     from cfgcheck.reporters import renderer
     from cfgcheck.yamlio import decode
 
@@ -78,7 +78,7 @@ def phases(path: Path) -> None:
 
     marks = []
     t = time.perf_counter()
-    config = _config([path], None)
+    config = load_for([path])
     marks.append(("config (repo root via git, .cfgcheck.yaml)", time.perf_counter() - t))
     t = time.perf_counter()
     files = L.discover([path], config.root, config.get("exclude", []))

@@ -59,8 +59,9 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import (DISPLAY, as_written, catalog_for, flag_location, known_versions, version_key,
-                                      versions)
+from cfgcheck.engines.argv import as_written, flag_location
+from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.versions import DISPLAY, known_versions, version_key, versions
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 from cfgcheck.registry import Option

@@ -53,7 +53,8 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import catalog_for, known_versions, version_key
+from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.versions import known_versions, version_key
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Finding
 

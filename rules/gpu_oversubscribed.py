@@ -16,7 +16,7 @@ device lists that hide every GPU.
 ## Why it matters
 vLLM reserves `gpu_memory_utilization x total memory` on each of its GPUs at start-up and refuses to
 start when less is free (`Free memory on device ... is less than desired GPU memory utilization`,
-ENGINE-FACTS §4); two engines at 0.6 on one GPU cannot both run, and whichever restarts last loses
+`vllm/v1/worker/utils.py: request_memory`, vLLM 0.26.0); two engines at 0.6 on one GPU cannot both run, and whichever restarts last loses
 (vllm-project/vllm#10533, #14376, #19125). The CUDA programming guide (CUDA environment variables)
 documents that only the devices listed before the first invalid entry of `CUDA_VISIBLE_DEVICES` are
 visible: with `all` the engine finds no GPU and stops with `Failed to infer device type`.

@@ -58,7 +58,7 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.engines.catalog import value_location
+from cfgcheck.engines.argv import value_location
 from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 

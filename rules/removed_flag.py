@@ -54,7 +54,8 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import DISPLAY, flag_history, version_ranges
+from cfgcheck.engines.history import flag_history
+from cfgcheck.engines.versions import DISPLAY, version_ranges
 from cfgcheck.engines.confidence import severity
 from cfgcheck.model import Finding
 

@@ -52,7 +52,8 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import DISPLAY, flag_history
+from cfgcheck.engines.history import flag_history
+from cfgcheck.engines.versions import DISPLAY
 from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option

@@ -12,7 +12,7 @@ For each engine version this tool
 3. verifies the parser's behaviour (abbreviations, underscores, ``--flag=value``, last occurrence
    wins, human-readable integers, dotted JSON keys, ``-O3``) by calling ``parse_args`` on sample
    argv, and classifies each option's ``type=`` callable by calling it on sample strings and
-   comparing with the validators of ``cfgcheck.engines.catalog`` (so the linter's value checks are
+   comparing with the validators of ``cfgcheck.engines.values`` (so the linter's value checks are
    proven equal to the engine's own on those samples);
 4. merges the result into ``src/cfgcheck/engines/catalogs/<engine>.json``: a shared table of distinct
    option specs plus, per version, the list of spec ids. A patch release whose options and
@@ -55,7 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-from cfgcheck.engines.catalog import version_key as _vkey  # noqa: E402 - one version order for data and runtime
+from cfgcheck.engines.versions import version_key as _vkey  # noqa: E402 - one version order for data and runtime
 CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
 # Which releases are in scope: vLLM 0.6 and later, SGLang 0.4.x and 0.5.x, every TokenSpeed release.
@@ -742,11 +742,7 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     if KERNEL_STUBS[engine]:
         sys.meta_path.insert(0, _StubFinder(KERNEL_STUBS[engine]))
     # cfgcheck's own validators (stdlib only) are what the type classes are checked against
-    import importlib.util
-    spec = importlib.util.spec_from_file_location("_cfgcheck_catalog", ROOT / "src/cfgcheck/engines/catalog.py")
-    validators = importlib.util.module_from_spec(spec)
-    sys.modules["_cfgcheck_catalog"] = validators
-    spec.loader.exec_module(validators)
+    from cfgcheck.engines import values as validators
 
     _triton_compat()
     built = {"vllm": _build_vllm, "sglang": _build_sglang, "tokenspeed": _build_tokenspeed}[engine](Path(src))

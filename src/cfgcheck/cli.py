@@ -11,7 +11,7 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
-from .config import ConfigError
+from .config import ConfigError, load_for
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -53,12 +53,6 @@ def main_options(version: bool = typer.Option(False, "--version", callback=_vers
 
 def _split(values: Optional[List[str]]) -> list[str]:
     return [part for value in values or [] for part in value.split(",") if part.strip()]
-
-
-def _config(paths: list[Path], config_file: Optional[Path]):
-    from .config import load, locate
-
-    return load(locate(paths), config_file)
 
 
 def write_output(text: str, output: Optional[Path]) -> None:
@@ -144,7 +138,7 @@ def lint(
     from .lint import lint as run_lint
 
     paths = paths or [Path(".")]
-    config = _config(_config_paths(paths, stdin_filename), config_file)
+    config = load_for(_config_paths(paths, stdin_filename), config_file)
     if render_helm is not None:
         config.data["render-helm"] = render_helm
     if config.get("render-helm") is True:
@@ -217,7 +211,7 @@ def capacity(
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")
     paths = paths or [Path(".")]
-    config = _config(paths, config_file)
+    config = load_for(paths, config_file)
     _, models = collect(paths, config)
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
 
@@ -231,7 +225,8 @@ def flags(
     """Every option that engine version's parser accepts."""
     import re
 
-    from .engines.catalog import catalog_for, known_versions, render_flags
+    from .engines.catalog import catalog_for, render_flags
+    from .engines.versions import known_versions
 
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")
@@ -318,7 +313,7 @@ def fix_command(
 
     paths = paths or [Path(".")]
     _refuse_streams(paths, "fix edits files in place")
-    config = _config(paths, config_file)
+    config = load_for(paths, config_file)
     outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
     where = display_paths(config.root)
     for finding, why in outcome.skipped:

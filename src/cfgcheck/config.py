@@ -81,6 +81,11 @@ def locate(paths: list[Path]) -> Path:
     return repo_root(start.absolute())  # not resolve(): a symlink must not move the root
 
 
+def load_for(paths: list[Path], explicit: Path | None = None) -> Config:
+    """The configuration of a run over ``paths``: the one of the repository that holds the first."""
+    return load(locate(paths), explicit)
+
+
 def _inside(root: Path, path: str | os.PathLike[str], what: str, links: bool = True) -> Path:
     try:
         return inside_repo(root, path, what=what, links=links)

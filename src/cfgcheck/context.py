@@ -22,7 +22,7 @@ class RuleContext:
 
     def flags(self, model: ServedModel):
         """(catalog, walked argv flags, version label) of ``model``'s engine, or None; walked once."""
-        from .engines.catalog import model_flags
+        from .engines.argv import model_flags
 
         return model_flags(model)
 

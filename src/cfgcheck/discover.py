@@ -9,7 +9,7 @@
 * A file named on the command line is read even when ``.gitignore`` ignores it (the user asked for
   it, as ruff and ``git add -f`` do), but the configuration's ``exclude`` still applies to it, so a
   pre-commit hook that passes every changed file keeps honouring it.
-* Symlinks leading outside the repository are never followed (DESIGN §9b).
+* Symlinks leading outside the repository are never followed (docs/SECURITY.md, "Promises").
 * ``-`` is standard input; a named FIFO, ``/dev/stdin`` or ``<(...)`` is read as a stream (it is not a
   regular file, and cannot be read twice). A named path that is none of a file, a folder or a
   readable stream is an error: nothing is reported as clean that was not read.

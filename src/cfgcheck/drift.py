@@ -25,7 +25,10 @@ from typing import Any
 from . import capacity, settings
 from .capacity.gpus import resolve_gpu
 from .engines import defaults
-from .engines.catalog import DATA_DIR, DISPLAY, Catalog, catalog_for, launch_offset, successor, version_key, walk
+from .engines.argv import launch_offset, walk
+from .engines.catalog import Catalog, catalog_for
+from .engines.history import successor
+from .engines.versions import DATA_DIR, DISPLAY, version_key
 from .model import Location, ServedModel
 
 
@@ -160,7 +163,7 @@ def catalog_drifts(old: Catalog, new: Catalog, pinned: set[str]) -> list[Default
 
 
 def runtime_drifts(model: ServedModel, old: str, new: str, config: dict, pinned: set[str]) -> list[DefaultDrift]:
-    """Defaults vLLM derives at start-up (ENGINE-FACTS §2, engines/defaults.py) that differ between
+    """Defaults vLLM derives at start-up (vllm/engine/arg_utils.py usage-context defaults; engines/defaults.py) that differ between
     two versions for this served model's GPU and model."""
     if model.engine != "vllm":
         return []

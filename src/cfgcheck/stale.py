@@ -23,7 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from . import settings
-from .engines.catalog import DISPLAY, catalog_for, launch_offset, walk
+from .engines.argv import launch_offset, walk
+from .engines.catalog import catalog_for
+from .engines.versions import DISPLAY
 from .model import Location, ServedModel
 
 MAX_HITS = 400  # grep lines read per served model: the rest is not searched (a bound, not a sample)

@@ -3,7 +3,8 @@
 A file that breaks a limit is reported as ``CFG000`` naming the limit (``(limit NAME)``), never
 expanded: size (checked before reading), nesting depth and alias-expanded size (checked on the events
 before composing when a cheap count of the text says they could be broken, then on the composed
-tree), documents per file, and the length of a comment cfgcheck reads for directives.
+tree, by ``inspect``, the one pass over a composed document that also reports duplicate keys),
+documents per file, and the length of a comment cfgcheck reads for directives.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ DEFAULT_LIMITS = {
     "max-depth": 100,
     "max-expanded-nodes": 200_000,
     # 5 MB of "---" is 1.3 million empty documents: 18 s and 1 GB to compose. The largest file of the
-    # public corpus (../shared/corpus) has 10; a rendered chart a few hundred.
+    # public configurations cfgcheck is tested on has 10; a rendered chart a few hundred.
     "max-documents": 1000,
 }
 
@@ -108,3 +109,87 @@ def unread_long_comments(comments: dict) -> list[tuple[str, int, int]]:
                              comment.line, comment.column))
         comment.text = ""
     return problems
+
+
+# ---------------------------------------------------------------- the composed tree
+
+_KIND_BY_CLASS: dict[type, str] = {}
+
+
+def node_kind(raw: Any) -> str:
+    """A composed PyYAML node's kind: scalar, seq or map (by class name, cached per class)."""
+    cls = raw.__class__
+    kind = _KIND_BY_CLASS.get(cls)
+    if kind is None:
+        name = cls.__name__
+        kind = "scalar" if name == "ScalarNode" else "seq" if name == "SequenceNode" else "map"
+        _KIND_BY_CLASS[cls] = kind
+    return kind
+
+
+def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
+    """One iterative pass over a composed document: enforce the depth and alias-expansion limits,
+    report duplicate keys, and collect the spans of scalars holding a ``#`` (for the comment scan).
+    Raises YamlError when a limit is broken."""
+    max_depth, problems = limits["max-depth"], []
+    stack: list[tuple[Any, int]] = [(raw, 0)]
+    seen: set[int] = set()
+    aliased = False
+    while stack:
+        node, depth = stack.pop()
+        if id(node) in seen:
+            aliased = True
+            continue
+        seen.add(id(node))
+        if depth > max_depth:
+            mark = node.start_mark
+            raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)", mark.line + 1, mark.column + 1)
+        kind = _KIND_BY_CLASS.get(node.__class__) or node_kind(node)
+        if kind == "scalar":
+            if "#" in node.value:
+                hash_spans.append((node.start_mark.index, node.end_mark.index))
+        elif kind == "seq":
+            stack.extend((child, depth + 1) for child in node.value)
+        else:
+            first: dict[Any, Any] = {}
+            for key, item in node.value:
+                if node_kind(key) == "scalar" and key.value != "<<":
+                    earlier = first.get(key.value)
+                    if earlier is not None:
+                        problems.append((f"duplicate key '{key.value}' (first at line {earlier.start_mark.line + 1}); "
+                                         "the last one is what Kubernetes uses", key.start_mark.line + 1,
+                                         key.start_mark.column + 1))
+                    first[key.value] = key
+                stack.append((key, depth + 1))
+                stack.append((item, depth + 1))
+    if aliased:
+        _check_expansion(raw, limits["max-expanded-nodes"])
+    return problems
+
+
+def _check_expansion(raw: Any, limit: int) -> None:
+    """The size a document would have with every alias expanded, computed without expanding."""
+    sizes: dict[int, int] = {}
+    visiting: set[int] = set()
+    stack: list[tuple[Any, bool]] = [(raw, False)]
+    while stack:
+        node, ready = stack.pop()
+        if id(node) in sizes:
+            continue
+        kind = node_kind(node)
+        children = [] if kind == "scalar" else node.value if kind == "seq" else [n for pair in node.value for n in pair]
+        if not ready:
+            if id(node) in visiting:  # reached from its own descendants: `&x [*x]` looped here forever
+                mark = node.start_mark
+                raise YamlError("recursive alias: an anchor that contains itself expands without end "
+                                "(limit max-expanded-nodes)", mark.line + 1, mark.column + 1)
+            visiting.add(id(node))
+            stack.append((node, True))
+            stack.extend((child, False) for child in children if id(child) not in sizes)
+            continue
+        size = 1 + sum(sizes.get(id(child), 1) for child in children)
+        sizes[id(node)] = size
+        if size > limit:
+            mark = node.start_mark
+            raise YamlError(f"aliases expand to more than {limit:,} nodes (limit max-expanded-nodes)",
+                            mark.line + 1, mark.column + 1)

@@ -21,7 +21,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .model import Edit, Location
-from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, may_exceed, unread_long_comments
+from .yamlbounds import (DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
+                         unread_long_comments)
 
 
 _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
@@ -32,19 +33,6 @@ _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("
 
 
 _UNSET = object()
-_KIND_BY_CLASS: dict[type, str] = {}
-
-
-def _kind(raw: Any) -> str:
-    cls = raw.__class__
-    kind = _KIND_BY_CLASS.get(cls)
-    if kind is None:
-        name = cls.__name__
-        kind = "scalar" if name == "ScalarNode" else "seq" if name == "SequenceNode" else "map"
-        _KIND_BY_CLASS[cls] = kind
-    return kind
-
-
 class YNode:
     """A located YAML node: a view over a composer node, whose children are wrapped when first read.
 
@@ -58,7 +46,7 @@ class YNode:
 
     def __init__(self, raw: Any, views: dict[int, "YNode"]):
         self._raw, self._views = raw, views
-        self.kind = _kind(raw)
+        self.kind = node_kind(raw)
         start, end = raw.start_mark, raw.end_mark
         self.line, self.column = start.line + 1, start.column + 1
         self.end_line, self.end_column = end.line + 1, end.column + 1
@@ -229,74 +217,6 @@ def _resolve_plain(text: str) -> Any:
 def _style_of(node: Any) -> str | None:
     style = getattr(node, "style", None)
     return style if style in ("'", '"', "|", ">") else None
-
-
-def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
-    """One iterative pass over a composed document: enforce the depth and alias-expansion limits,
-    report duplicate keys, and collect the spans of scalars holding a ``#`` (for the comment scan).
-    Raises YamlError when a limit is broken."""
-    max_depth, problems = limits["max-depth"], []
-    stack: list[tuple[Any, int]] = [(raw, 0)]
-    seen: set[int] = set()
-    aliased = False
-    while stack:
-        node, depth = stack.pop()
-        if id(node) in seen:
-            aliased = True
-            continue
-        seen.add(id(node))
-        if depth > max_depth:
-            mark = node.start_mark
-            raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)", mark.line + 1, mark.column + 1)
-        kind = _KIND_BY_CLASS.get(node.__class__) or _kind(node)
-        if kind == "scalar":
-            if "#" in node.value:
-                hash_spans.append((node.start_mark.index, node.end_mark.index))
-        elif kind == "seq":
-            stack.extend((child, depth + 1) for child in node.value)
-        else:
-            first: dict[Any, Any] = {}
-            for key, item in node.value:
-                if _kind(key) == "scalar" and key.value != "<<":
-                    earlier = first.get(key.value)
-                    if earlier is not None:
-                        problems.append((f"duplicate key '{key.value}' (first at line {earlier.start_mark.line + 1}); "
-                                         "the last one is what Kubernetes uses", key.start_mark.line + 1,
-                                         key.start_mark.column + 1))
-                    first[key.value] = key
-                stack.append((key, depth + 1))
-                stack.append((item, depth + 1))
-    if aliased:
-        _check_expansion(raw, limits["max-expanded-nodes"])
-    return problems
-
-
-def _check_expansion(raw: Any, limit: int) -> None:
-    """The size a document would have with every alias expanded, computed without expanding."""
-    sizes: dict[int, int] = {}
-    visiting: set[int] = set()
-    stack: list[tuple[Any, bool]] = [(raw, False)]
-    while stack:
-        node, ready = stack.pop()
-        if id(node) in sizes:
-            continue
-        kind = _kind(node)
-        children = [] if kind == "scalar" else node.value if kind == "seq" else [n for pair in node.value for n in pair]
-        if not ready:
-            if id(node) in visiting:  # reached from its own descendants: `&x [*x]` looped here forever
-                mark = node.start_mark
-                raise YamlError("recursive alias: an anchor that contains itself expands without end "
-                                "(limit max-expanded-nodes)", mark.line + 1, mark.column + 1)
-            visiting.add(id(node))
-            stack.append((node, True))
-            stack.extend((child, False) for child in children if id(child) not in sizes)
-            continue
-        size = 1 + sum(sizes.get(id(child), 1) for child in children)
-        sizes[id(node)] = size
-        if size > limit:
-            mark = node.start_mark
-            raise YamlError(f"aliases expand to more than {limit:,} nodes (limit max-expanded-nodes)",
-                            mark.line + 1, mark.column + 1)
 
 
 def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.reporters.github import escape_data, escape_property
+from cfgcheck.reporters.annotations import escape_data, escape_property
 from helpers import REPO, shared
 
 

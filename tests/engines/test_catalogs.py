@@ -9,13 +9,15 @@ import sys
 
 import pytest
 
-from cfgcheck.engines import catalog as cat
-from cfgcheck.engines.catalog import (
-    catalog_for, history, known_versions, render_flags, successor, version_key, versions, walk,
-)
+from cfgcheck.engines import values
+from cfgcheck.engines import versions as catalogued
+from cfgcheck.engines.argv import walk
+from cfgcheck.engines.catalog import catalog_for, render_flags
+from cfgcheck.engines.history import history, successor
+from cfgcheck.engines.versions import known_versions, version_key, versions
 from cfgcheck.model import ArgToken, Location
 
-ALL = [(engine, version) for engine in cat.engines() for version in versions(engine)]
+ALL = [(engine, version) for engine in catalogued.engines() for version in versions(engine)]
 
 
 def need(engine: str, version: str):
@@ -25,7 +27,7 @@ def need(engine: str, version: str):
 
 
 def test_engines_have_catalogs() -> None:
-    assert "vllm" in cat.engines() and "sglang" in cat.engines()
+    assert "vllm" in catalogued.engines() and "sglang" in catalogued.engines()
     # catalogs reach back as far as scripts/build_catalogs.py could build (vLLM 0.6 and later in scope)
     assert version_key(versions("vllm")[0]) <= version_key("0.10.0")
     assert "0.33.0" in versions("vllm") and "0.26.0" in versions("vllm")
@@ -56,7 +58,7 @@ def test_every_catalog_is_self_consistent(engine: str, version: str) -> None:
 
 
 def test_versions_ascending_and_packaging_free() -> None:
-    for engine in cat.engines():
+    for engine in catalogued.engines():
         vs = versions(engine)
         assert vs == sorted(vs, key=version_key)
     assert version_key("0.5.5.post3") > version_key("0.5.5") > version_key("0.5.5rc1")
@@ -169,7 +171,7 @@ def test_version_resolution() -> None:
 
 
 def test_patch_resolution_within_a_series() -> None:
-    data = cat._load("vllm")
+    data = catalogued.catalog_data("vllm")
     for alias, target in data.get("aliases", {}).items():
         c = catalog_for("vllm", alias)
         assert c.version == target and not c.assumed
@@ -230,7 +232,7 @@ def test_render_flags() -> None:
 
 def test_import_is_lazy() -> None:
     code = ("import time; t=time.process_time(); import cfgcheck.engines.catalog as c; "
-            "print(c._load.cache_info().currsize, time.process_time()-t)")
+            "print(c.catalog_data.cache_info().currsize, time.process_time()-t)")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded, seconds = out.stdout.split()
     assert loaded == "0" and float(seconds) < 0.5
@@ -266,12 +268,12 @@ def test_generator_merges_identical_patches_as_aliases() -> None:
 
 def test_generator_classifies_types_by_calling_them() -> None:
     gen = _generator()
-    assert gen._classify(int, cat)[:3] == ("int", False, True)
-    assert gen._classify(float, cat)[:3] == ("float", False, True)
-    assert gen._classify(json.loads, cat)[:3] == ("json", False, True)
-    assert gen._classify(lambda s: s.lower(), cat)[:3] == ("lower-str", False, True)
-    assert gen._classify(bool, cat)[:3] == ("python-bool", False, True)
-    assert gen._classify(lambda s: [s], cat)[0] == "other"  # never guessed
+    assert gen._classify(int, values)[:3] == ("int", False, True)
+    assert gen._classify(float, values)[:3] == ("float", False, True)
+    assert gen._classify(json.loads, values)[:3] == ("json", False, True)
+    assert gen._classify(lambda s: s.lower(), values)[:3] == ("lower-str", False, True)
+    assert gen._classify(bool, values)[:3] == ("python-bool", False, True)
+    assert gen._classify(lambda s: [s], values)[0] == "other"  # never guessed
 
 
 @pytest.mark.parametrize("version", [v for v in versions("tokenspeed")] or ["none"])

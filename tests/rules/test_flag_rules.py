@@ -7,7 +7,7 @@ import re
 import pytest
 
 from cfgcheck.context import RuleContext
-from cfgcheck.engines.catalog import known_versions, versions
+from cfgcheck.engines.versions import known_versions, versions
 from cfgcheck.model import ArgToken, Location, ServedModel, Setting
 from cfgcheck.registry import defaults
 from cfgcheck.rules import abbreviated_flag, ambiguous_flag, invalid_flag_value, removed_flag, unknown_flag

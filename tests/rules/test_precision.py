@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from cfgcheck.engines.catalog import catalog_for, known_versions, versions
+from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.versions import known_versions, versions
 from cfgcheck.engines.images import image_engine, parse_image
 from helpers import lint_text
 

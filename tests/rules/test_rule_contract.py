@@ -69,11 +69,11 @@ def test_context_memoises_flags_and_capacity_per_model(monkeypatch) -> None:
     import importlib
 
     capacity = importlib.import_module("cfgcheck.capacity.estimate")  # the package re-exports estimate()
-    import cfgcheck.engines.catalog as catalog
+    import cfgcheck.engines.argv as argv
 
     walks, estimates = [], []
-    real_walk, real_estimate = catalog._model_flags, capacity._estimate
-    monkeypatch.setattr(catalog, "_model_flags", lambda m: walks.append(m) or real_walk(m))
+    real_walk, real_estimate = argv._model_flags, capacity._estimate
+    monkeypatch.setattr(argv, "_model_flags", lambda m: walks.append(m) or real_walk(m))
     monkeypatch.setattr(capacity, "_estimate", lambda m, c: estimates.append(m) or real_estimate(m, c))
     tokens = [ArgToken(t, Location("d.yaml", 9, 1)) for t in ("Qwen/Qwen3-8B", "--max-model-len", "8192")]
     model = ServedModel("chat", "Deployment", "d.yaml", 0, Location("d.yaml", 1, 1), engine="vllm",

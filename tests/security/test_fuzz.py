@@ -422,7 +422,7 @@ def check_argv(work: Workdir):
 
             found = catalog.catalog_for(engine, None) if engine != "unknown" else None
             if found is not None:
-                catalog.walk(found, toks)
+                argv_mod.walk(found, toks)
         # and through the adapters: a list argv, a shell string (located inside quotes and escapes)
         doc = {"apiVersion": "apps/v1", "kind": "Deployment", "metadata": {"name": "d"}, "spec": {"template": {"spec": {
             "containers": [{"name": "a", "image": "vllm/vllm-openai:v0.26.0", "args": words},
@@ -595,7 +595,7 @@ def test_sarif_schema_present_or_skipped() -> None:
     MARK + "a: &a [1]\nb: *a\nc: *missing\n",
     MARK + "? [a, b]\n: v\n{[1]: 2}: 3\n",
     MARK + "a: !!binary aGk=\nb: !!timestamp 2001-12-14\nc: !custom {x: 1}\n",
-    MARK + "- &x\n  - *x\n",  # an anchor inside itself: looped forever (fixed in yamlio._check_expansion)
+    MARK + "- &x\n  - *x\n",  # an anchor inside itself: looped forever (fixed in yamlbounds._check_expansion)
     MARK + "a: &x {b: *x}\n",
     MARK + "a: &x\n  <<: *x\n",
     MARK + "<<: [*a]\n",

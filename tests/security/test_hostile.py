@@ -528,7 +528,7 @@ def unescape_data(text: str) -> str:
 
 
 def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
-    from cfgcheck.reporters.github import render
+    from cfgcheck.reporters.annotations import render
     from cfgcheck.textsafe import neutralise
 
     result = injected_result(tmp_path)

@@ -259,7 +259,7 @@ def test_text_format_shows_control_characters(tmp_path: Path) -> None:
 
 
 def test_workflow_annotations_show_control_characters(tmp_path: Path) -> None:
-    from cfgcheck.reporters.github import render
+    from cfgcheck.reporters.annotations import render
 
     result = control_result(tmp_path)
     out = render(result)

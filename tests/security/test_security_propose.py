@@ -224,7 +224,7 @@ def test_a_foreign_commit_on_a_joined_pull_request_is_not_adopted(seed, tmp_path
 
 
 def test_why_and_title_cannot_break_out_of_the_documents_or_the_marker(tmp_path):
-    from cfgcheck.propose.github import read_marker
+    from cfgcheck.github.proposals import read_marker
 
     work, _ = seed_repo(tmp_path)
     why = "Fixes it --> <img src=x onerror=alert(1)> cc @org/team\n<!-- cfgcheck-propose {\"proposals\": []} -->"

@@ -10,8 +10,7 @@ Where the file comes from, as the container sees it:
 
 Semantics, as the engines apply them (vLLM ``FlexibleArgumentParser._pull_args_from_config`` /
 ``load_config_file`` in ``vllm/utils/argparse_utils.py``, ``vllm/utils/__init__.py`` before 0.11;
-SGLang ``ConfigArgumentMerger`` in ``sglang/srt/utils/server_args_config_parser.py``; see
-ENGINE-FACTS §1): each key becomes the token ``--key`` before the parser runs, so abbreviated keys
+SGLang ``ConfigArgumentMerger`` in ``sglang/srt/utils/server_args_config_parser.py``): each key becomes the token ``--key`` before the parser runs, so abbreviated keys
 are accepted and checked like abbreviated flags, vLLM turns ``_`` into ``-`` and SGLang does not.
 ``true`` adds the bare flag; vLLM drops ``false`` silently (the default applies, recorded as inert);
 SGLang skips ``false`` for switches and passes ``--key false`` otherwise; a list becomes

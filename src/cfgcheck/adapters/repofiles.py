@@ -1,6 +1,6 @@
 """Files a served model depends on but that are not its own document: a compose file's ``.env`` and
 ``env_file``, an engine ``--config`` file. Read from the repository the run is about, never outside
-it (a path with ``..`` or a symlink out of the repository is refused, DESIGN §9b), within the file
+it (a path with ``..`` or a symlink out of the repository is refused, docs/SECURITY.md "Promises"), within the file
 size limit, once per run.
 """
 

@@ -25,114 +25,114 @@ def lex(value: str, shell: bool = True, base: int = 0, ignore_quotes: bool = Fal
     source text at the word's location is the word itself for unquoted and quoted words alike.
     In shell mode a newline separates commands and ``#`` starts a comment.
     """
-    words: list[tuple[str, int, int]] = []
-    i, n = 0, len(value)
-    buf: list[str] = []
-    start = -1
-    end = 0
-    in_word = False
+    return _Lexer(value, shell, base, ignore_quotes).words()
 
-    def flush():
-        nonlocal buf, start, in_word
-        if in_word:
-            words.append(("".join(buf), base + (start if start >= 0 else end), base + end))
-        buf, start, in_word = [], -1, False
 
-    def put(text: str, at: int, upto: int):
-        nonlocal start, end, in_word
-        if start < 0:
-            start = at
-        buf.append(text)
-        end = upto
-        in_word = True
+class _Lexer:
+    """One pass over a value: each ``_step`` reads one token's worth and returns where to go on."""
 
-    while i < n:
-        c = value[i]
+    def __init__(self, value: str, shell: bool, base: int, ignore_quotes: bool) -> None:
+        self.value, self.shell, self.base, self.ignore_quotes = value, shell, base, ignore_quotes
+        self.found: list[tuple[str, int, int]] = []
+        self.buf: list[str] = []
+        self.start, self.end, self.in_word = -1, 0, False
+
+    def words(self) -> list[tuple[str, int, int]]:
+        i = 0
+        while i < len(self.value):
+            i = self._step(i)
+        self._flush()
+        return self.found
+
+    def _flush(self) -> None:
+        if self.in_word:
+            start = self.start if self.start >= 0 else self.end
+            self.found.append(("".join(self.buf), self.base + start, self.base + self.end))
+        self.buf, self.start, self.in_word = [], -1, False
+
+    def _put(self, text: str, at: int, upto: int) -> None:
+        if self.start < 0:
+            self.start = at
+        self.buf.append(text)
+        self.end = upto
+        self.in_word = True
+
+    def _step(self, i: int) -> int:
+        value, n, c = self.value, len(self.value), self.value[i]
         if c == "\\" and i + 1 < n and value[i + 1] == "\n":
-            i += 2  # line continuation
-            continue
+            return i + 2  # line continuation
         if c in _WS:
-            flush()
-            i += 1
-            continue
+            self._flush()
+            return i + 1
         if c == "\n":
-            flush()
-            if shell:
-                words.append((";", base + i, base + i + 1))
-            i += 1
-            continue
-        if shell and c == "#" and not in_word:
-            while i < n and value[i] != "\n":
-                i += 1
-            continue
-        if shell and c in ";&|":
-            flush()
+            self._flush()
+            if self.shell:
+                self.found.append((";", self.base + i, self.base + i + 1))
+            return i + 1
+        if self.shell and c == "#" and not self.in_word:
+            newline = value.find("\n", i)
+            return n if newline == -1 else newline
+        if self.shell and c in ";&|":
+            self._flush()
             op = value[i:i + 2] if value[i:i + 2] in ("&&", "||") else c
-            words.append((op, base + i, base + i + len(op)))
-            i += len(op)
-            continue
+            self.found.append((op, self.base + i, self.base + i + len(op)))
+            return i + len(op)
         if c == "\\" and i + 1 < n:
-            put(value[i + 1], i + 1, i + 2)
-            i += 2
-            continue
-        if c == "'" and not ignore_quotes:
-            close = value.find("'", i + 1)
-            close = n if close == -1 else close
-            if not in_word:
-                put("", i + 1, i + 1)
-            if close > i + 1:
-                put(value[i + 1:close], i + 1, close)
-            end = close
-            i = close + 1
-            continue
-        if c == '"' and ignore_quotes:
-            i += 1
-            continue
+            self._put(value[i + 1], i + 1, i + 2)
+            return i + 2
+        if c == "'" and not self.ignore_quotes:
+            return self._single_quoted(i)
         if c == '"':
-            if shell and _last_command_word(words, in_word) == "eval":
-                close = _eval_end(value, i)
-                flush_words = lex(value[i + 1:close], shell, base + i + 1, ignore_quotes=True)
-                words.extend(flush_words)
-                i = close + 1
-                continue
-            j = i + 1
-            if not in_word:
-                put("", j, j)
-            while j < n and value[j] != '"':
-                if value[j] == "\\" and j + 1 < n:
-                    if value[j + 1] == "\n":
-                        j += 2
-                        continue
-                    if value[j + 1] in '"\\$`':
-                        put(value[j + 1], j + 1, j + 2)
-                        j += 2
-                        continue
-                if value.startswith("{{", j):
-                    stop = value.find("}}", j)
-                    stop = n if stop == -1 else stop + 2
-                    put(value[j:stop], j, stop)
-                    j = stop
-                    continue
-                put(value[j], j, j + 1)
-                j += 1
-            end = j
-            i = j + 1
-            continue
+            return i + 1 if self.ignore_quotes else self._double_quoted(i)
         if value.startswith("{{", i):
-            stop = value.find("}}", i)
-            stop = n if stop == -1 else stop + 2
-            put(value[i:stop], i, stop)
-            i = stop
-            continue
+            return self._template(i)
         if c == "$" and i + 1 < n and value[i + 1] in "({":
             stop = _balanced(value, i + 1)
-            put(value[i:stop], i, stop)
-            i = stop
-            continue
-        put(c, i, i + 1)
-        i += 1
-    flush()
-    return words
+            self._put(value[i:stop], i, stop)
+            return stop
+        self._put(c, i, i + 1)
+        return i + 1
+
+    def _template(self, i: int) -> int:
+        """A Helm/Go ``{{ ... }}`` kept whole, quotes and spaces inside it included."""
+        stop = self.value.find("}}", i)
+        stop = len(self.value) if stop == -1 else stop + 2
+        self._put(self.value[i:stop], i, stop)
+        return stop
+
+    def _single_quoted(self, i: int) -> int:
+        value = self.value
+        close = value.find("'", i + 1)
+        close = len(value) if close == -1 else close
+        if not self.in_word:
+            self._put("", i + 1, i + 1)
+        if close > i + 1:
+            self._put(value[i + 1:close], i + 1, close)
+        self.end = close
+        return close + 1
+
+    def _double_quoted(self, i: int) -> int:
+        value, n = self.value, len(self.value)
+        if self.shell and _last_command_word(self.found, self.in_word) == "eval":
+            close = _eval_end(value, i)
+            self.found.extend(lex(value[i + 1:close], self.shell, self.base + i + 1, ignore_quotes=True))
+            return close + 1
+        j = i + 1
+        if not self.in_word:
+            self._put("", j, j)
+        while j < n and value[j] != '"':
+            if value[j] == "\\" and j + 1 < n and value[j + 1] == "\n":
+                j += 2
+            elif value[j] == "\\" and j + 1 < n and value[j + 1] in '"\\$`':
+                self._put(value[j + 1], j + 1, j + 2)
+                j += 2
+            elif value.startswith("{{", j):
+                j = self._template(j)
+            else:
+                self._put(value[j], j, j + 1)
+                j += 1
+        self.end = j
+        return j + 1
 
 
 def _last_command_word(words: list[tuple[str, int, int]], in_word: bool) -> str | None:

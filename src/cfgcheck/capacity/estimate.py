@@ -1,6 +1,8 @@
 """KV-cache capacity: bytes per token, the pool, and pool-limited concurrency.
 
-The arithmetic follows the engines (ENGINE-FACTS §4/§5): vLLM sizes a pool of blocks out of
+The arithmetic follows the engines (vLLM 0.26.0 ``vllm/v1/worker/gpu_worker.py:
+determine_available_memory`` and ``vllm/v1/core/kv_cache_utils.py``; SGLang 0.5.23
+``mem_cache/kv_cache_configurator.py`` and ``model_executor/pool_configurator.py``): vLLM sizes a pool of blocks out of
 ``gpu_memory_utilization x device memory - weights - activation peak - non-torch - CUDA graphs`` (or
 exactly ``--kv-cache-memory-bytes``), every layer group of a block holds ``block_size`` tokens, and a
 full-length request needs ``cdiv(max_model_len, block_size)`` blocks of every full-attention group plus a
@@ -94,7 +96,7 @@ def concurrency_at(estimate: CapacityEstimate, max_model_len: int | None) -> flo
     """Full-length requests of ``max_model_len`` tokens that fit the pool at once.
 
     A measured pool (tokens as the startup log reports them) is translated with ``tokens / L``, the
-    documented arithmetic (ENGINE-FACTS §4); explicit and estimated pools use the engine's block
+    arithmetic of vLLM's ``kv_cache_utils.py`` (0.26.0); explicit and estimated pools use the engine's block
     arithmetic, which also handles sliding-window and hybrid models."""
     if not max_model_len or max_model_len <= 0:
         return None

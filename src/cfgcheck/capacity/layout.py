@@ -1,5 +1,6 @@
 """Per-GPU KV layout of a model under an engine configuration: bytes per token, MLA, sliding window,
-hybrid (Mamba/GDN) state, and vLLM V1's block arithmetic (ENGINE-FACTS §4)."""
+hybrid (Mamba/GDN) state, and vLLM V1's block arithmetic
+(vLLM 0.26.0 ``vllm/v1/core/kv_cache_utils.py``, ``vllm/v1/kv_cache_interface.py``)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""``cfgcheck capacity``: one row per served model, as DESIGN §5 JSON or a text table."""
+"""``cfgcheck capacity``: one row per served model, as JSON or a text table (README, "Capacity")."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def _fmt_int(v: Any) -> str:
 
 
 def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "text") -> str:
-    """``cfgcheck capacity`` output: DESIGN §5 JSON, or a plain text table with a note per row."""
+    """``cfgcheck capacity`` output: JSON, or a plain text table with a note per row."""
     rows = capacity_rows(models, config)
     if fmt == "json":
         return json.dumps({"version": 1, "models": rows}, indent=2) + "\n"

@@ -9,11 +9,27 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
 
-# Launchers: argv prefixes that start an engine, and where the engine's own argv begins.
+if TYPE_CHECKING:  # annotations only: the catalogs load when a flag is first walked
+    from .catalog import Catalog, Resolution
+
+# Launchers: the commands that start an engine, and where the engine's own argv begins.
+# (command, subcommand) -> (engine, whether a positional model may follow: ``vllm serve MODEL``)
+COMMANDS = {
+    ("vllm", "serve"): ("vllm", True),
+    ("sglang", "serve"): ("sglang", False), ("sglang", "launch_server"): ("sglang", False),
+    ("tokenspeed", "serve"): ("tokenspeed", False), ("tokenspeed", "launch_server"): ("tokenspeed", False),
+}
+BINARIES = {"llama-server": "llama.cpp", "llama-cpp-server": "llama.cpp"}  # the engine's argv follows at once
+# ``python -m MODULE``: the modules that are an engine's server, by exact name, then by prefix.
+# NVIDIA Dynamo's workers (dynamo.vllm, dynamo.sglang) take the engine's own arguments.
+MODULES = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang"}
+MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglang"), ("sglang.srt", "sglang"),
+                   ("tokenspeed", "tokenspeed"))
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
@@ -35,21 +51,15 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
     for index, text in enumerate(texts):
         base = _base(text)
         nxt = texts[index + 1] if index + 1 < len(texts) else None
-        if base == "vllm" and nxt == "serve":
-            return _with_positional("vllm", tokens[index + 2:])
-        if base in ("sglang", "tokenspeed") and nxt in ("serve", "launch_server"):
-            return _with_positional(base, tokens[index + 2:], positional=False)
-        if base in ("llama-server", "llama-cpp-server"):
-            return Launch("llama.cpp", tokens[index + 1:], None)
-        if _PYTHON.match(base) and nxt == "-m" and index + 2 < len(texts):
-            module = texts[index + 2]
-            engine = _engine_of_module(module)
-            if engine:
-                return Launch(engine, tokens[index + 3:], None)
-        if text == "-m" and nxt and index == 0:
-            engine = _engine_of_module(nxt)
-            if engine:
-                return Launch(engine, tokens[index + 2:], None)
+        if (base, nxt) in COMMANDS:
+            engine, positional = COMMANDS[base, nxt]
+            return _with_positional(engine, tokens[index + 2:], positional)
+        if base in BINARIES:
+            return Launch(BINARIES[base], tokens[index + 1:], None)
+        module = _python_module(texts, index)
+        engine = _engine_of_module(module[0]) if module else None
+        if engine:
+            return Launch(engine, tokens[module[1]:], None)
     if image_engine and tokens and (tokens[0].text.startswith("-") or
                                     (tokens[0].text.startswith("$") and tokens[0].origin != "shell")):
         # flags, or arguments the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the
@@ -73,18 +83,26 @@ def _model_like(text: str) -> bool:
     return "/" in text and not _PROGRAM.search(text) and "$" not in text and " " not in text
 
 
-def _engine_of_module(module: str) -> str | None:
-    if module.startswith("vllm.entrypoints"):
-        return "vllm"
-    if module.startswith("sglang.launch_server") or module.startswith("sglang.srt") or module == "sglang.launch_server":
-        return "sglang"
-    if module.startswith("tokenspeed"):
-        return "tokenspeed"
-    if module == "dynamo.vllm":  # NVIDIA Dynamo's vLLM worker takes vLLM's engine args
-        return "vllm"
-    if module == "dynamo.sglang":
-        return "sglang"
+def launch_offset(tokens: list) -> int:
+    """How many leading tokens are a launcher (``python -m module``) rather than engine argv."""
+    module = _python_module([t.text for t in tokens], 0) if tokens else None
+    return module[1] if module else 0
+
+
+def _python_module(texts: list[str], index: int) -> tuple[str, int] | None:
+    """``python -m MODULE`` at ``index``, or ``-m MODULE`` opening the argv (the image's entrypoint is
+    python): the module and where its own argv begins."""
+    if _PYTHON.match(_base(texts[index])) and index + 2 < len(texts) and texts[index + 1] == "-m":
+        return texts[index + 2], index + 3
+    if index == 0 and len(texts) > 1 and texts[0] == "-m" and texts[1]:
+        return texts[1], 2
     return None
+
+
+def _engine_of_module(module: str) -> str | None:
+    if module in MODULES:
+        return MODULES[module]
+    return next((engine for prefix, engine in MODULE_PREFIXES if module.startswith(prefix)), None)
 
 
 def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True) -> Launch:
@@ -97,7 +115,17 @@ def _dest_of(flag: str) -> str:
     return flag.lstrip("-").split("=", 1)[0].replace("-", "_")
 
 
-_NUMBER = re.compile(r"^-\d")
+class _Uncatalogued:
+    """The flags of an engine without a catalog, for ``walk``: every flag is unknown, so it means the
+    option whose argparse destination it spells and takes the next token as its value unless that
+    token is a flag."""
+
+    @staticmethod
+    def resolve(token: str) -> Resolution:
+        from .catalog import Resolution
+
+        written, eq, value = token.partition("=")
+        return Resolution("unknown", written, None, None, (), written, "", value if eq else None)
 
 
 def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
@@ -105,31 +133,20 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
 
     The catalog of the model's engine version decides, through argparse itself, what a flag resolves
     to and whether it takes a value; without a catalog, a flag takes the next token as its value
-    unless that token is a flag, and its destination is the one argparse would derive from its name.
+    unless that token is a flag, its destination is the one argparse would derive from its name, and
+    ``--no-X`` / ``--disable-X`` are read as turning something off.
     """
-    from .catalog import catalog_for, walk
+    from .catalog import catalog_for
 
     catalog = catalog_for(model.engine, model.engine_version) if model.engine != "unknown" else None
-    if catalog is not None:
-        for parsed in walk(catalog, tokens):
-            spec, resolution = parsed.resolution.spec, parsed.resolution
-            dest = spec.dest if spec is not None and not resolution.suffix else None
+    for parsed in walk(catalog or _Uncatalogued(), tokens):
+        spec, resolution = parsed.resolution.spec, parsed.resolution
+        dest = spec.dest if spec is not None and not resolution.suffix else None
+        if catalog is None:
+            negative = resolution.written.startswith(("--no-", "--disable-"))
+        else:
             negative = bool(spec is not None and resolution.option and spec.is_negative(resolution.option))
-            yield parsed.token, dest, parsed.value, resolution.written, negative
-        return
-    index = 0
-    while index < len(tokens):
-        token = tokens[index]
-        text = token.text
-        if not text.startswith("-") or text in ("-", "--") or _NUMBER.match(text):
-            index += 1
-            continue
-        written = text.split("=", 1)[0]
-        nxt = tokens[index + 1] if index + 1 < len(tokens) else None
-        takes_next = "=" not in text and nxt is not None and (not nxt.text.startswith("-") or _NUMBER.match(nxt.text))
-        negative = written.startswith(("--no-", "--disable-"))
-        yield token, None, nxt if takes_next else None, written, negative
-        index += 2 if takes_next else 1
+        yield parsed.token, dest, parsed.value, resolution.written, negative
 
 
 def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
@@ -150,3 +167,131 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
         value: object = (not negative) if text is None else parse(name, text, model.engine)
         comments = tuple(dict.fromkeys(flag_token.comments + value_comments))
         model.add(Setting(name, value, location, written, comments, flag_token.location, text, flag_token.origin))
+
+
+# --------------------------------------------------------------------------------------------------
+# walking argv as the engine's parser does
+
+_NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
+
+
+@dataclass
+class ParsedFlag:
+    """A flag token of argv with what it resolved to and the value token(s) it consumed."""
+
+    token: Any  # ArgToken
+    resolution: Resolution
+    value: Any = None  # ArgToken or None
+    values: tuple = ()  # every consumed value token (nargs +, *, N)
+    inline_value: str | None = None  # the value of "--x=v"
+
+    @property
+    def written(self) -> str:
+        return self.resolution.written
+
+
+def _looks_like_flag(text: str) -> bool:
+    return text.startswith("-") and len(text) > 1 and text != "--" and not _NEG_NUMBER.match(text) \
+        and " " not in text.split("=", 1)[0]
+
+
+def walk(catalog: Catalog | _Uncatalogued, tokens: list) -> list[ParsedFlag]:
+    """Walk argv as the engine's parser would: each flag with its resolution and consumed value(s).
+
+    A flag that takes a value consumes the next token unless written ``--x=v`` (``nargs`` "?" only
+    when the next token is not a flag, "+"/"*" every following non-flag token). Positional tokens
+    (the model, stray words) are skipped; everything after ``--`` is positional. An unknown or
+    ambiguous flag consumes the next token when that is not a flag (so its value is not mistaken for
+    a positional).
+    """
+    flags: list[ParsedFlag] = []
+    index, count = 0, len(tokens)
+    while index < count:
+        token = tokens[index]
+        text = token.text
+        if text == "--":
+            break
+        if not _looks_like_flag(text):
+            index += 1
+            continue
+        resolution = catalog.resolve(text)
+        inline = resolution.explicit_value
+        index += 1
+        consumed: list = []
+        if inline is None:
+            spec = resolution.spec
+            if resolution.kind in ("exact", "abbrev") and spec is not None and not resolution.suffix:
+                nargs = spec.nargs if spec.takes_value else 0
+                if nargs is None:
+                    want = 1
+                elif isinstance(nargs, int):
+                    want = nargs
+                elif nargs == "?":
+                    want = 1 if index < count and not _looks_like_flag(tokens[index].text) else 0
+                else:  # "+", "*", "..." and REMAINDER-likes
+                    want = 0
+                    while index + want < count and not _looks_like_flag(tokens[index + want].text) \
+                            and tokens[index + want].text != "--":
+                        want += 1
+                consumed = list(tokens[index:index + want])
+                index += len(consumed)
+            elif resolution.suffix and index < count:
+                consumed = [tokens[index]]  # vLLM's dotted keys always take the next token
+                index += 1
+            elif resolution.kind in ("unknown", "ambiguous") and index < count \
+                    and not _looks_like_flag(tokens[index].text):
+                consumed = [tokens[index]]
+                index += 1
+        flags.append(ParsedFlag(token, resolution, consumed[0] if consumed else None, tuple(consumed), inline))
+    return flags
+
+
+# --------------------------------------------------------------------------------------------------
+# served models (the flag rules' shared entry point)
+
+
+def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
+    """(catalog, walked argv flags, version label for messages) of a served model, or None.
+    Computed once per served model: every flag rule reads the same walk."""
+    if "flags" not in model.cache:
+        model.cache["flags"] = _model_flags(model)
+    return model.cache["flags"]
+
+
+def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
+    if not model.argv:
+        return None
+    from .catalog import catalog_for
+    from .confidence import label
+
+    catalog = catalog_for(model.engine, model.engine_version)
+    if catalog is None:
+        return None
+    tokens = list(model.argv)
+    return catalog, walk(catalog, tokens[launch_offset(tokens):]), label(model, catalog)
+
+
+def flag_location(token, written: str):
+    """The span of the flag part of a token (``--x`` of ``--x=v``), when the token is on one line."""
+    loc = token.location
+    if loc.end_line not in (None, loc.line):
+        return loc
+    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(as_written(token, written)) - 1)
+
+
+def as_written(token, flag: str) -> str:
+    """How ``flag`` is spelled where ``token`` is written: a key of an engine ``--config`` file is the
+    flag without its dashes (``kv-cache-memory:`` is ``--kv-cache-memory``)."""
+    return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
+
+
+def value_location(flag: ParsedFlag):
+    """Where the value of a flag is written: the value token, or the part after "=" of the flag token."""
+    if flag.value is not None:
+        return flag.value.location
+    loc = flag.token.location
+    text = flag.token.text
+    if flag.inline_value is not None and loc.end_line in (None, loc.line):
+        start = loc.column + len(text) - len(flag.inline_value)
+        return type(loc)(loc.path, loc.line, start, loc.line, loc.column + len(text) - 1)
+    return loc

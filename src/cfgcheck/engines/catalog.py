@@ -8,7 +8,8 @@ At run time a catalog rebuilds an ``argparse.ArgumentParser`` with the same opti
 engine's ``allow_abbrev``; exact / abbreviated / ambiguous / unknown is what that parser's own
 prefix matching says, after the engine's own pre-processing of the token (vLLM rewrites ``_`` to
 ``-`` before the first ``.``, resolves ``--x.key`` to ``--x`` and ``-O3`` to
-``--optimization-level``).
+``--optimization-level``). Versions (which catalog serves a version) are in ``versions.py``, value
+validators in ``values.py``, history across versions in ``history.py``, the argv walk in ``argv.py``.
 
 Stdlib only; the data is loaded lazily and cached.
 """
@@ -18,157 +19,12 @@ from __future__ import annotations
 import argparse
 import difflib
 import functools
-import gzip
 import json
-import re
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, Literal
 
-from ..settings import sglang_size, vllm_size
-
-DATA_DIR = Path(__file__).resolve().parent / "catalogs"
-DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}
-
-
-# --------------------------------------------------------------------------------------------------
-# value validators: the generator proves each class equal to the engine's own ``type=`` callable on
-# a set of samples before it assigns the class to an option
-
-
-class Invalid:
-    __slots__ = ("reason",)
-
-    def __init__(self, reason: str) -> None:
-        self.reason = reason
-
-    def __repr__(self) -> str:  # pragma: no cover - debugging aid
-        return f"Invalid({self.reason!r})"
-
-
-def _hri(text: str) -> Any:
-    try:
-        return vllm_size(text)
-    except ValueError as refused:
-        return Invalid(str(refused))
-
-
-def _si_iec(text: str) -> Any:
-    try:
-        return sglang_size(text)
-    except ValueError as refused:
-        return Invalid(str(refused))
-
-
-def _hri_auto(text: str) -> Any:
-    value = text.strip()
-    if value == "-1" or value.lower() == "auto":
-        return -1
-    return _hri(text)
-
-
-def _int(text: str) -> Any:
-    try:
-        return int(text)
-    except ValueError:
-        return Invalid("expects an integer")
-
-
-def _float(text: str) -> Any:
-    try:
-        return float(text)
-    except ValueError:
-        return Invalid("expects a number")
-
-
-def _json(text: str) -> Any:
-    try:
-        return json.loads(text)
-    except ValueError:
-        return Invalid("expects JSON")
-
-
-def _dict_or_str(text: str) -> Any:
-    if not re.match(r"(?s)^\s*{.*}\s*$", text):
-        return str(text)
-    return _json(text)
-
-
-def _json_object(text: str) -> Any:
-    # engines validate config objects further (field names, human-readable numbers): only the
-    # shape is checked here, so a value that the engine could accept is never refused
-    if not re.match(r"(?s)^\s*{.*}\s*$", text):
-        return Invalid("expects a JSON object")
-    return text
-
-
-def _lower_snake(text: str) -> Any:
-    return text.lower().replace("-", "_")
-
-
-def _python_bool(text: str) -> Any:
-    # ``type=bool``: every non-empty string is True (``--x false`` sets True)
-    return bool(text)
-
-
-def _str(text: str) -> Any:
-    return text
-
-
-def _lower(text: str) -> Any:
-    return text.lower()
-
-
-def _bool_str(text: str) -> Any:
-    low = text.lower()
-    if low in ("true", "1", "yes", "y", "t", "on"):
-        return True
-    if low in ("false", "0", "no", "n", "f", "off"):
-        return False
-    return Invalid("expects true or false")
-
-
-def _bool_tf(text: str) -> Any:
-    low = text.lower()
-    if low == "true":
-        return True
-    if low == "false":
-        return False
-    return Invalid("expects true or false")
-
-
-_CONVERTERS = {
-    "int": _int,
-    "float": _float,
-    "human-readable-int": _hri,
-    "human-readable-int-or-auto": _hri_auto,
-    "si-iec-int": _si_iec,
-    "json": _json,
-    "dict-or-str": _dict_or_str,
-    "bool": _bool_str,
-    "bool-true-false": _bool_tf,
-    "str": _str,
-    "lower-str": _lower,
-    "lower-snake": _lower_snake,
-    "json-object": _json_object,
-    "python-bool": _python_bool,
-}
-VALUE_FREE = frozenset({"json-object"})  # the converted value is not comparable with the engine's
-TYPE_CLASSES = tuple(_CONVERTERS)
-
-
-def convert(cls: str | None, text: str, optional: bool = False) -> Any:
-    """Convert ``text`` as the engine's ``type=`` callable of class ``cls`` would; Invalid if refused."""
-    if optional and text in ("", "None"):
-        return None
-    func = _CONVERTERS.get(cls or "str")
-    if func is None:
-        return text  # an unclassified callable: not checked
-    return func(text)
-
-
-# --------------------------------------------------------------------------------------------------
-# data
+from .values import Invalid, convert
+from .versions import DISPLAY, catalog_data, catalog_version, engines
 
 
 @dataclass(frozen=True)
@@ -235,20 +91,6 @@ class Resolution:
     explicit_value: str | None = None  # "--x=v" or a short option's attached value ("-p8000")
 
 
-@dataclass
-class ParsedFlag:
-    """A flag token of argv with what it resolved to and the value token(s) it consumed."""
-
-    token: Any  # ArgToken
-    resolution: Resolution
-    value: Any = None  # ArgToken or None
-    values: tuple = ()  # every consumed value token (nargs +, *, N)
-    inline_value: str | None = None  # the value of "--x=v"
-
-    @property
-    def written(self) -> str:
-        return self.resolution.written
-
 
 def _spec_from(raw: dict) -> OptionSpec:
     choices = raw.get("choices")
@@ -276,77 +118,11 @@ def _spec_from(raw: dict) -> OptionSpec:
     )
 
 
-@functools.lru_cache(maxsize=None)
-def _load(engine: str) -> dict | None:
-    for name in (f"{engine}.json", f"{engine}.json.gz"):
-        path = DATA_DIR / name
-        if path.exists():
-            raw = path.read_bytes()
-            if name.endswith(".gz"):
-                raw = gzip.decompress(raw)
-            return json.loads(raw)
-    return None
-
 
 @functools.lru_cache(maxsize=None)
 def _specs(engine: str) -> tuple[OptionSpec, ...]:
-    data = _load(engine)
+    data = catalog_data(engine)
     return tuple(_spec_from(s) for s in data["specs"]) if data else ()
-
-
-def engines() -> list[str]:
-    return sorted(p.name.split(".")[0] for p in DATA_DIR.glob("*.json*"))
-
-
-@functools.lru_cache(maxsize=4096)  # called per flag per catalogued version: a 4 MB argv took minutes
-def version_key(version: str) -> tuple:
-    """A packaging-free sort key: 0.5.5.post3 > 0.5.5 > 0.5.5rc1; a leading "v" is ignored."""
-    main = version.strip().lstrip("vV").partition("+")[0].lower()
-    key: list = []
-    for part in re.findall(r"\d+|[a-z]+", main):
-        if part.isdigit():
-            key.append((1, int(part)))
-        elif part == "post":
-            key.append((2, 0))
-        else:
-            key.append((-1, 0))
-    key.append((0, 0))  # the release itself sorts after its pre-releases and before .postN / .N
-    return tuple(key)
-
-
-def _series(engine: str, version: str) -> tuple:
-    """Patches of one series share a catalog when equal: vLLM 0.26.x; SGLang 0.5.5(.postN)."""
-    return version_key(version)[:2] if engine == "vllm" else version_key(version)[:3]
-
-
-@functools.lru_cache(maxsize=None)
-def versions(engine: str) -> list[str]:
-    """Catalogued versions (each with its own catalog), ascending."""
-    data = _load(engine)
-    return sorted(data["versions"], key=version_key) if data else []
-
-
-@functools.lru_cache(maxsize=None)
-def known_versions(engine: str) -> list[str]:
-    """Catalogued versions plus the checked patches that share a catalog, ascending."""
-    data = _load(engine)
-    if not data:
-        return []
-    return sorted(set(data["versions"]) | set(data.get("aliases", {})), key=version_key)
-
-
-def _catalog_of(engine: str, version: str) -> str:
-    """The catalog a known version uses (itself or the patch it is an alias of)."""
-    data = _load(engine)
-    return data.get("aliases", {}).get(version, version)
-
-
-def _clean(version: str | None) -> str | None:
-    if version is None:
-        return None
-    text = version.strip().lstrip("vV")
-    match = re.match(r"\d+(\.\d+)*(\.?post\d+)?", text)
-    return match.group(0) if match else None
 
 
 @functools.lru_cache(maxsize=1024)
@@ -357,31 +133,8 @@ def catalog_for(engine: str, version: str | None) -> Catalog | None:
     the same minor (not assumed); a version newer than every catalog, unknown or None: the newest
     catalog, assumed.
     """
-    data = _load(engine)
-    if not data or not data["versions"]:
-        return None
-    cats = versions(engine)
-    clean = _clean(version)
-    chosen, assumed = None, True
-    if clean is not None:
-        key = version_key(clean)
-        for known in known_versions(engine):
-            if version_key(known) == key:
-                chosen, assumed = _catalog_of(engine, known), False
-                break
-        if chosen is None:
-            same_minor = [v for v in known_versions(engine) if _series(engine, v) == _series(engine, clean)]
-            lower = [v for v in same_minor if version_key(v) < key]
-            if lower:
-                chosen, assumed = _catalog_of(engine, max(lower, key=version_key)), False
-            elif same_minor:  # an older, unchecked patch of a catalogued minor
-                chosen, assumed = _catalog_of(engine, min(same_minor, key=version_key)), True
-            else:
-                below = [v for v in cats if version_key(v) < key]
-                chosen = below[-1] if below else cats[0]
-    if chosen is None:
-        chosen = cats[-1]
-    return _catalog(engine, chosen, clean, assumed)
+    chosen = catalog_version(engine, version)
+    return None if chosen is None else _catalog(engine, *chosen)
 
 
 @functools.lru_cache(maxsize=None)
@@ -397,7 +150,7 @@ class _CatalogData:
     """The shared, cached part of a catalog: specs, option map and the argparse parser."""
 
     def __init__(self, engine: str, version: str) -> None:
-        data = _load(engine)
+        data = catalog_data(engine)
         entry = data["versions"][version]
         table = _specs(engine)
         self.engine = engine
@@ -459,9 +212,6 @@ def _parse_optional(parser: argparse.ArgumentParser, arg: str) -> list[tuple] | 
 
 def _option_tuples(parser: argparse.ArgumentParser, arg: str) -> list[str]:
     return sorted({t[1] for t in parser._get_option_tuples(arg)})
-
-
-_NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 _RESOLVED: dict[tuple, "Resolution"] = {}
@@ -591,161 +341,6 @@ class Catalog:
         return bool(resolution.spec and resolution.spec.takes_value)
 
 
-# --------------------------------------------------------------------------------------------------
-# walking argv
-
-
-def _looks_like_flag(text: str) -> bool:
-    return text.startswith("-") and len(text) > 1 and text != "--" and not _NEG_NUMBER.match(text) \
-        and " " not in text.split("=", 1)[0]
-
-
-def walk(catalog: Catalog, tokens: list) -> list[ParsedFlag]:
-    """Walk argv as the engine's parser would: each flag with its resolution and consumed value(s).
-
-    A flag that takes a value consumes the next token unless written ``--x=v`` (``nargs`` "?" only
-    when the next token is not a flag, "+"/"*" every following non-flag token). Positional tokens
-    (the model, stray words) are skipped; everything after ``--`` is positional. An unknown or
-    ambiguous flag consumes the next token when that is not a flag (so its value is not mistaken for
-    a positional).
-    """
-    flags: list[ParsedFlag] = []
-    index, count = 0, len(tokens)
-    while index < count:
-        token = tokens[index]
-        text = token.text
-        if text == "--":
-            break
-        if not _looks_like_flag(text):
-            index += 1
-            continue
-        resolution = catalog.resolve(text)
-        inline = resolution.explicit_value
-        index += 1
-        consumed: list = []
-        if inline is None:
-            spec = resolution.spec
-            if resolution.kind in ("exact", "abbrev") and spec is not None and not resolution.suffix:
-                nargs = spec.nargs if spec.takes_value else 0
-                if nargs is None:
-                    want = 1
-                elif isinstance(nargs, int):
-                    want = nargs
-                elif nargs == "?":
-                    want = 1 if index < count and not _looks_like_flag(tokens[index].text) else 0
-                else:  # "+", "*", "..." and REMAINDER-likes
-                    want = 0
-                    while index + want < count and not _looks_like_flag(tokens[index + want].text) \
-                            and tokens[index + want].text != "--":
-                        want += 1
-                consumed = list(tokens[index:index + want])
-                index += len(consumed)
-            elif resolution.suffix and index < count:
-                consumed = [tokens[index]]  # vLLM's dotted keys always take the next token
-                index += 1
-            elif resolution.kind in ("unknown", "ambiguous") and index < count \
-                    and not _looks_like_flag(tokens[index].text):
-                consumed = [tokens[index]]
-                index += 1
-        flags.append(ParsedFlag(token, resolution, consumed[0] if consumed else None, tuple(consumed), inline))
-    return flags
-
-
-# --------------------------------------------------------------------------------------------------
-# history across versions
-
-
-def _normalized_exact(engine: str, option_string: str) -> str:
-    data = _load(engine)
-    if not data or not option_string.startswith("--"):
-        return option_string
-    newest = data["versions"][versions(engine)[-1]]
-    if newest.get("behaviour", {}).get("underscores_to_dashes"):
-        head, dot, tail = option_string[2:].partition(".")
-        option_string = "--" + head.replace("_", "-")
-    return option_string.split("=", 1)[0]
-
-
-@functools.lru_cache(maxsize=None)
-def _option_index(engine: str) -> dict[str, tuple[str, ...]]:
-    """option string -> catalogued versions (with aliases) that accept it exactly."""
-    data = _load(engine)
-    if not data:
-        return {}
-    table = data["specs"]
-    index: dict[str, list[str]] = {}
-    for version, entry in data["versions"].items():
-        same = [version] + [a for a, b in data.get("aliases", {}).items() if b == version]
-        for i in entry["specs"]:
-            for opt in table[i]["option_strings"]:
-                index.setdefault(opt, []).extend(same)
-    return {k: tuple(sorted(set(v), key=version_key)) for k, v in index.items()}
-
-
-def history(engine: str, option_string: str) -> list[str]:
-    """Catalogued versions (and checked patches sharing a catalog) that accept this exact option."""
-    return list(_option_index(engine).get(_normalized_exact(engine, option_string), ()))
-
-
-def version_ranges(engine: str, found: list[str]) -> str:
-    """Compress versions into runs over the known versions: "0.10.2-0.25.1, 0.27.0"."""
-    order = known_versions(engine)
-    have = set(found)
-    runs: list[list[str]] = []
-    for version in order:
-        if version in have:
-            if runs and runs[-1][-1] == order[order.index(version) - 1] and order.index(version) > 0:
-                runs[-1].append(version)
-            else:
-                runs.append([version])
-    return ", ".join(r[0] if len(r) == 1 else f"{r[0]}-{r[-1]}" for r in runs)
-
-
-_FLAG_IN_TEXT = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
-
-
-def successor(engine: str, option_string: str, version: str | None = None) -> str | None:
-    """The option that replaced a removed one in ``version`` (default: the newest), where the data says.
-
-    Looked up in the last catalogued version before ``version`` that had the option: an alias of the
-    same action with the same polarity that ``version`` accepts; else a flag named by its
-    deprecation note that ``version`` accepts; else the one option of ``version`` with the same
-    destination. None when none of these determines it.
-    """
-    had = history(engine, option_string)
-    target = catalog_for(engine, version or versions(engine)[-1])
-    if not had or target is None:
-        return None
-    option = _normalized_exact(engine, option_string)
-    if target.option(option) is not None:
-        return None
-    before = [v for v in had if version_key(v) < version_key(target.version)]
-    last = catalog_for(engine, before[-1] if before else had[-1])
-    spec = last.option(option) if last else None
-    if spec is None:
-        return None
-    negative = spec.is_negative(option)
-    for alias in spec.option_strings:
-        if alias != option and alias.startswith("--") and spec.is_negative(alias) == negative \
-                and target.option(alias) is not None:
-            return alias
-    if spec.deprecated_note:
-        for flag in _FLAG_IN_TEXT.findall(spec.deprecated_note):
-            if flag != option and target.option(flag) is not None:
-                return flag
-    same_dest = [s for s in target.options() if s.dest == spec.dest]
-    if len(same_dest) == 1:
-        new = same_dest[0]
-        if negative and not new.negative:
-            return new.negative_forms[0] if new.negative_forms else None
-        return new.name if not new.negative or negative else None
-    return None
-
-
-# --------------------------------------------------------------------------------------------------
-# `cfgcheck flags`
-
-
 def render_flags(engine: str, version: str | None, fmt: str = "text") -> str:
     """The options of an engine version: text (one long option per line) or json (objects)."""
     catalog = catalog_for(engine, version)
@@ -765,123 +360,3 @@ def render_flags(engine: str, version: str | None, fmt: str = "text") -> str:
         raise ValueError(f"unknown format {fmt!r} (text or json)")
     longs = sorted(o for o in catalog.option_strings() if o.startswith("--"))
     return "".join(o + "\n" for o in longs)
-
-
-__all__ = [
-    "Catalog", "FlagHistory", "OptionSpec", "ParsedFlag", "Resolution", "catalog_for", "check_value_text",
-    "convert", "engines", "flag_history", "flag_location", "history", "known_versions", "model_flags",
-    "render_flags", "successor", "value_location", "version_key", "version_ranges", "versions", "walk",
-]
-
-
-def check_value_text(engine: str, version: str | None, option_string: str, value: str) -> str | None:
-    """Convenience: validate ``value`` for ``option_string`` in a version's catalog."""
-    catalog = catalog_for(engine, version)
-    spec = catalog.option(option_string) if catalog else None
-    return catalog.check_value(spec, value) if catalog and spec else None
-
-
-
-# --------------------------------------------------------------------------------------------------
-# served models (the flag rules' shared entry point)
-
-_PY = re.compile(r"(^|/)python[0-9.]*$")
-
-
-def launch_offset(tokens: list) -> int:
-    """How many leading tokens are a launcher (``python -m module``) rather than engine argv."""
-    if len(tokens) >= 3 and _PY.search(tokens[0].text) and tokens[1].text == "-m":
-        return 3
-    if len(tokens) >= 2 and tokens[0].text == "-m":
-        return 2
-    return 0
-
-
-def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
-    """(catalog, walked argv flags, version label for messages) of a served model, or None.
-    Computed once per served model: every flag rule reads the same walk."""
-    if "flags" not in model.cache:
-        model.cache["flags"] = _model_flags(model)
-    return model.cache["flags"]
-
-
-def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
-    if not model.argv:
-        return None
-    catalog = catalog_for(model.engine, model.engine_version)
-    if catalog is None:
-        return None
-    from cfgcheck.engines.confidence import label
-
-    tokens = list(model.argv)
-    return catalog, walk(catalog, tokens[launch_offset(tokens):]), label(model, catalog)
-
-
-def flag_location(token, written: str):
-    """The span of the flag part of a token (``--x`` of ``--x=v``), when the token is on one line."""
-    loc = token.location
-    if loc.end_line not in (None, loc.line):
-        return loc
-    return type(loc)(loc.path, loc.line, loc.column, loc.line, loc.column + len(as_written(token, written)) - 1)
-
-
-def as_written(token, flag: str) -> str:
-    """How ``flag`` is spelled where ``token`` is written: a key of an engine ``--config`` file is the
-    flag without its dashes (``kv-cache-memory:`` is ``--kv-cache-memory``)."""
-    return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
-
-
-def value_location(flag: ParsedFlag):
-    """Where the value of a flag is written: the value token, or the part after "=" of the flag token."""
-    if flag.value is not None:
-        return flag.value.location
-    loc = flag.token.location
-    text = flag.token.text
-    if flag.inline_value is not None and loc.end_line in (None, loc.line):
-        start = loc.column + len(text) - len(flag.inline_value)
-        return type(loc)(loc.path, loc.line, start, loc.line, loc.column + len(text) - 1)
-    return loc
-
-
-@dataclass(frozen=True)
-class FlagHistory:
-    """Where an option unknown to one version is accepted in the other catalogued versions."""
-
-    option: str | None  # the full option string those versions know
-    older: tuple[str, ...]  # versions before the target that accept it
-    newer: tuple[str, ...]  # versions after the target that accept it
-    successor: str | None  # the option that replaced it in the target version, if determinable
-
-
-_FLAG_HISTORY: dict[tuple, "FlagHistory"] = {}
-
-
-def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
-    """The history of a flag that ``catalog`` does not know (exact name first, then abbreviations)."""
-    key = (catalog.engine, catalog.version, resolution.normalized, resolution.written)
-    if key not in _FLAG_HISTORY:  # memoized: an argv repeating one unknown flag thousands of times
-        _FLAG_HISTORY[key] = _flag_history(catalog, resolution)
-    return _FLAG_HISTORY[key]
-
-
-def _flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
-    engine = catalog.engine
-    option = resolution.normalized or resolution.written
-    had = history(engine, option)
-    if not had:
-        meant = set()
-        for version in versions(engine):
-            if version == catalog.version:
-                continue
-            res = catalog_for(engine, version).resolve(resolution.written)
-            if res.kind in ("exact", "abbrev") and res.option:
-                meant.add(res.option)
-        if len(meant) == 1:
-            option = meant.pop()
-            had = history(engine, option)
-    if not had:
-        return FlagHistory(None, (), (), None)
-    here = version_key(catalog.version)
-    older = tuple(v for v in had if version_key(v) < here)
-    newer = tuple(v for v in had if version_key(v) > here)
-    return FlagHistory(option, older, newer, successor(engine, option, catalog.version) if older else None)

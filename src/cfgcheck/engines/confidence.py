@@ -12,7 +12,8 @@ from __future__ import annotations
 import difflib
 from typing import Callable
 
-from .catalog import DISPLAY, Catalog, catalog_for, versions
+from .catalog import Catalog, catalog_for
+from .versions import DISPLAY, versions
 from .images import ASSUMED, EXACT, UNKNOWN, image_engine, parse_image
 
 TYPO_CUTOFF = 0.85  # difflib ratio: --gpu-memory-utilisation vs --gpu-memory-utilization is 0.98

@@ -1,8 +1,8 @@
-"""Engine runtime defaults that depend on the GPU, the version or the KV pool (ENGINE-FACTS §2).
+"""Engine runtime defaults that depend on the GPU, the version or the KV pool.
 
 One place for the values an engine computes when a setting is left unset, so the capacity arithmetic
-and the rules that explain a setting against its default agree. Versions are the ones ENGINE-FACTS
-traced: vLLM 0.10.2 / 0.26.0 / 0.33.0 (``vllm/engine/arg_utils.py``, ``vllm/config/``) and SGLang
+and the rules that explain a setting against its default agree. Versions are the ones traced
+upstream: vLLM 0.10.2 / 0.26.0 / 0.33.0 (``vllm/engine/arg_utils.py``, ``vllm/config/``) and SGLang
 0.5.23 (``sglang/srt/arg_groups/memory_hook.py``).
 """
 
@@ -22,21 +22,21 @@ VLLM_UTIL_092_SINCE = (0, 20, 0)
 VLLM_CUDAGRAPH_PROFILE_SINCE = (0, 21, 0)
 VLLM_HYBRID_ALLOCATOR_SINCE = (0, 10, 0)  # sliding-window layers stop growing with L (V1 hybrid manager)
 VLLM_USAGE_DEFAULTS_SINCE = (0, 8, 0)  # max_num_seqs 1024 / batched tokens 8192 on big GPUs
-VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 0.26 leaves it off for hybrids, 0.33 on where supported
-VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 16384 batched tokens on >=160 GiB GPUs
+VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # arg_utils.py: 0.26 leaves it off for hybrids, 0.33 on where supported
+VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # arg_utils.py 0.33.0: 16384 batched tokens on >=160 GiB GPUs
 # The V1 engine core is the default from v0.8.0 (release notes: "V1 is now enabled by default"); V0
 # (VLLM_USE_V1=0) is gone from v0.11.0 ("V0 engine removed"). V1 always chunks prefills; V0 chunked
 # them by default only above a 32K max_model_len (vllm/engine/arg_utils.py, use_long_context).
 VLLM_V1_DEFAULT_SINCE = (0, 8, 0)
-VLLM_GPU_MEMORY_UTILIZATION = 0.92  # ENGINE-FACTS §2: vLLM 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
-VLLM_MAX_NUM_SEQS_ANY_GPU = 256  # ENGINE-FACTS §2: the API-server default below the big-GPU tier, every version
+VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
+VLLM_MAX_NUM_SEQS_ANY_GPU = 256  # arg_utils.py: the API-server default below the big-GPU tier, every version
 # TokenSpeed 0.1.0 / 0.1.1 wheels, tokenspeed/runtime/utils/server_args.py (ServerArgs, "Set max number
 # of sequences"): max_num_seqs left unset becomes 160, or 80 with a --speculative-algorithm.
 TOKENSPEED_MAX_NUM_SEQS = 160
 TOKENSPEED_MAX_NUM_SEQS_SPECULATIVE = 80
 SGLANG_MEM_FRACTION_FALLBACK = 0.88  # cfgcheck's assumption when mem_fraction_static is given as 0 (not an upstream value)
 # Mamba/GDN states SGLang sizes out of the KV budget: cfgcheck's assumption (its decode CUDA-graph batch of
-# 48 in the <35 GiB tier, ENGINE-FACTS §2), not a traced upstream value.
+# 48 in the <35 GiB tier, sglang/srt/arg_groups/memory_hook.py 0.5.23), not a traced upstream value.
 SGLANG_MAMBA_SLOTS = 48
 
 
@@ -77,7 +77,8 @@ def vllm_chunked_prefill(version: str | None) -> object:
 
 
 def _big_gpu(gpu: Gpu | None) -> bool | None:
-    """vLLM's usage-context tier: >=70 GiB, not an A100, not a GB10 (ENGINE-FACTS §2)."""
+    """vLLM's usage-context tier: >=70 GiB, not an A100, not a GB10 (vLLM ``vllm/engine/arg_utils.py``,
+    the usage-context defaults)."""
     if gpu is None:
         return None
     return gpu.memory_bytes >= 70 * _GiB and not gpu.name.startswith("A100") and gpu.name != "GB10"
@@ -85,8 +86,8 @@ def _big_gpu(gpu: Gpu | None) -> bool | None:
 
 def default_max_num_seqs(engine: str | None, version: str | None, gpu: Gpu | None,
                          speculative: bool = False) -> int | None:
-    """vLLM's API-server default (ENGINE-FACTS §2), TokenSpeed's fixed one; None when it depends on
-    something unknown (SGLang derives it from the KV pool)."""
+    """vLLM's API-server default (``vllm/engine/arg_utils.py``), TokenSpeed's fixed one; None when it
+    depends on something unknown (SGLang derives it from the KV pool)."""
     if (engine or "").lower() == "sglang":
         return None
     if (engine or "").lower() == "tokenspeed":
@@ -125,7 +126,7 @@ def default_prefix_caching(version: tuple[int, ...] | None) -> bool:
 
 
 def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1) -> float:
-    """``mem_fraction_static`` when unset (ENGINE-FACTS §5, sglang/srt/arg_groups/memory_hook.py)."""
+    """``mem_fraction_static`` when unset (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``)."""
     gib = gpu.memory_bytes / _GiB
     chunk = 2048 if gib < 20 else 4096 if gib < 60 else 8192 if gib < 160 else 16384
     graph = 0.25 * _GiB if gib < 35 else 0.5 * _GiB if gib < 90 else 1.0 * _GiB
@@ -137,6 +138,6 @@ def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1) -> float:
 
 def sglang_default_max_running_requests(pool_tokens: int, context_len: int) -> int:
     """``max_running_requests`` when unset: ``min(clamp(int(pool/context*512), 2048, 4096), pool//2)``
-    per DP worker (ENGINE-FACTS §2, SGLang 0.5.23 memory_hook.py)."""
+    per DP worker (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``)."""
     auto = max(2048, min(4096, int(pool_tokens / context_len * 512)))
     return min(auto, pool_tokens // 2)

@@ -394,8 +394,7 @@ def run(options: Options) -> int:
 
 def _run(options: Options) -> int:
     from ..changes import model_changes
-    from ..cli import _config
-    from ..config import locate, reviewed
+    from ..config import load_for, locate, reviewed
     from ..diff import lint_diff, merge_base
     from ..lint import lint
     from ..render import changed_overrides
@@ -405,7 +404,7 @@ def _run(options: Options) -> int:
     ctx = context_from_env(options)
     if decide_mode(options, ctx) == "lint":
         # no pull request: the branch itself is linted, with its own configuration, as `cfgcheck lint` does
-        config = _config(paths, options.config_file)
+        config = load_for(paths, options.config_file)
         event = os.environ.get("GITHUB_EVENT_NAME") or "none"
         _say(f"linting the whole repository (event {event}): annotations, step summary and SARIF, no comments")
         return _report(options, config, lint(paths, config, options.select, options.ignore), [], None, None,
@@ -467,7 +466,8 @@ def _publish(publisher: Publisher, result, changes: list,
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
             token: str | None = None, *, templates: Overrides | Path) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
-    from ..reporters import github as annotations
+    from ..reporters.annotations import render as render_annotations  # not `import annotations`: the
+    # package's own `from __future__ import annotations` would answer instead of the module
     from ..reporters import sarif
 
     if options.sarif is not None:
@@ -477,7 +477,7 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
         except OSError as exc:
             raise ConfigError(f"cannot write {options.sarif}: {exc.strerror or exc}") from None
     outcome, error = _publish(publisher, result, changes, token) if publisher is not None else (None, None)
-    sys.stdout.write(redact(annotations.render(result), token))
+    sys.stdout.write(redact(render_annotations(result), token))
     sys.stdout.flush()
     step = render_summary(result, changes, outcome, root=templates,
                           head=publisher.api_head if publisher and publisher.pull else ctx and ctx.head,

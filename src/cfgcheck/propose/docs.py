@@ -18,7 +18,7 @@ from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
 from ..render import Overrides
-from .github import marker, proposals_of, read_marker
+from ..github.proposals import marker, proposals_of, read_marker
 
 NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")

@@ -230,7 +230,7 @@ def _start(opts: Options, cwd: Path, token: str | None) -> Start:
         raise ProposeError(f"no remote '{opts.remote}' in {root} (add one with git remote add, or pass --remote)")
     hub = None
     if not opts.dry_run:
-        from .github import Hub
+        from ..github.proposals import Hub
 
         repository = opts.repo or os.environ.get("GITHUB_REPOSITORY") or repository_from_url(url)
         if not repository or "/" not in repository:

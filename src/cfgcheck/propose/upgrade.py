@@ -8,7 +8,7 @@ For each served model of the engine whose image names a version:
   of the new tag from ``--digest`` or from the registry (``oci.Registry``); a dry run that cannot
   resolve it shows the tag alone and says so, a real run refuses;
 * flags the target version removed or renamed are rewritten to their successors where the catalogs
-  know one with the same kind of value (``catalog.successor``); the others are listed;
+  know one with the same kind of value (``history.successor``); the others are listed;
 * the defaults that drift (``drift.between``) are listed, for the PR body and the ADR.
 
 A served model without an image tag to move (a rolling tag, a template, a pip pin in a script) is
@@ -22,7 +22,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..drift import DefaultDrift, RemovedFlag, between, show
-from ..engines.catalog import DISPLAY, catalog_for, flag_location, known_versions, version_key
+from ..engines.argv import flag_location
+from ..engines.catalog import catalog_for
+from ..engines.versions import DISPLAY, known_versions, version_key
 from ..engines.images import _VERSION, parse_image
 from ..model import Edit, ServedModel
 from ..oci import DIGEST, Registry, RegistryError

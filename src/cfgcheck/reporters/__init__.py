@@ -10,7 +10,7 @@ from ..model import Finding
 
 # format name -> module in this package that defines ``render(result, **options) -> str``
 MODULES = {
-    "text": "text", "json": "json_report", "sarif": "sarif", "github": "github", "markdown": "markdown",
+    "text": "text", "json": "json_report", "sarif": "sarif", "github": "annotations", "markdown": "markdown",
     "junit": "junit", "gitlab": "gitlab", "rdjson": "rdjson",
 }
 FORMATS = tuple(MODULES)

@@ -1,4 +1,5 @@
-"""``--format json``: the shape in DESIGN §5."""
+"""``--format json``: every finding with its location, remediation, fix and suppression, then a summary
+(README, "Output")."""
 
 from __future__ import annotations
 

@@ -29,7 +29,7 @@ MAX_RELATED = 100  # GitHub keeps 100 locations per result (rejects above 1,000)
 # and `review` on a pull request must share it, or GitHub cannot tell which alerts a PR introduces.
 AUTOMATION_ID = "cfgcheck/"
 
-# Rule family (the code's first digit, DESIGN §6) -> tags shown as filters in code scanning.
+# Rule family (the code's first digit, as in docs/rules.md) -> tags shown as filters in code scanning.
 FAMILY_TAGS = {
     "0": ("input",), "1": ("engine-flags", "correctness"), "2": ("capacity", "reliability"),
     "3": ("supply-chain",), "4": ("change-management",), "5": ("kubernetes", "reliability"),

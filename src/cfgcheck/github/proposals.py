@@ -1,4 +1,4 @@
-"""Pull requests for ``propose`` (PyGithub, imported lazily through ``cfgcheck.github.client``).
+"""Pull requests for ``propose`` (PyGithub, imported lazily through ``client``).
 
 A proposal PR carries a hidden marker in its body naming the served models it changes, so a later
 proposal for any of them joins it instead of opening a second PR, and a re-run finds it.
@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..github.client import GitHubError, connect, describe, token_from
+from .client import GitHubError, connect, describe, token_from
 from ..redact import redact
 
 MARKER = "cfgcheck-propose"

@@ -1,0 +1,34 @@
+"""Behaviour is kept: cfgcheck's findings on examples/, tests/fixtures and ../shared/corpus are the ones
+recorded in tests/data/behaviour/ (by ``scripts/behaviour_snapshot.py``).
+
+A refactor must leave these snapshots untouched. A change that alters findings on purpose regenerates
+them (``python scripts/behaviour_snapshot.py``) and commits the diff with the change, where a reviewer
+reads exactly which findings appeared or went away."""
+
+from __future__ import annotations
+
+import difflib
+import importlib.util
+import json
+
+import pytest
+
+from helpers import REPO
+
+_spec = importlib.util.spec_from_file_location("behaviour_snapshot", REPO / "scripts" / "behaviour_snapshot.py")
+behaviour = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(behaviour)
+
+
+@pytest.mark.parametrize("name", list(behaviour.TARGETS))
+def test_findings_match_the_recorded_snapshot(name: str) -> None:
+    folder = behaviour.TARGETS[name]
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not found: ../shared is only beside the project's own checkout")
+    recorded = (behaviour.SNAPSHOTS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()
+    now = behaviour.snapshot(folder)
+    assert json.loads(now[0])["summary"]["files"] > 0
+    changed = list(difflib.unified_diff(recorded, now, f"recorded {name}", f"now {name}", lineterm="", n=0))
+    assert not changed, (
+        f"findings on {name} changed; if on purpose, run `python scripts/behaviour_snapshot.py {name}` and "
+        "commit the diff\n" + "\n".join(changed[:40]))
