@@ -50,23 +50,47 @@ class YNode:
 
     ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
     value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. Aliased nodes share one
-    view, so an alias is never expanded.
+    view (``views``, by composer node; None for a document without aliases, where every node has one
+    parent and so one view), so an alias is never expanded.
     """
 
-    __slots__ = ("_raw", "_views", "kind", "line", "column", "end_line", "end_column", "start_index",
-                 "end_index", "style", "tag", "_value")
+    __slots__ = ("_raw", "_views", "kind", "style", "tag", "_value", "_keys")
 
-    def __init__(self, raw: Any, views: dict[int, "YNode"]):
+    def __init__(self, raw: Any, views: dict[int, "YNode"] | None):
         self._raw, self._views = raw, views
-        self.kind = _kind(raw)
-        start, end = raw.start_mark, raw.end_mark
-        self.line, self.column = start.line + 1, start.column + 1
-        self.end_line, self.end_column = end.line + 1, end.column + 1
-        self.start_index, self.end_index = start.index, end.index
-        self.style = _style_of(raw) if self.kind == "scalar" else None
-        tag = raw.tag if isinstance(raw.tag, str) else getattr(raw.tag, "value", None)
+        self.kind = kind = _KIND_BY_CLASS.get(raw.__class__) or _kind(raw)
+        self.style = _style_of(raw) if kind == "scalar" else None
+        tag = raw.tag
+        if tag.__class__ is not str:
+            tag = getattr(tag, "value", None)
         self.tag = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
         self._value = _UNSET
+        self._keys: dict[str, tuple[YNode, YNode]] | None = None
+
+    # Positions are read from the composer's marks when asked: most nodes are never located.
+    @property
+    def line(self) -> int:
+        return self._raw.start_mark.line + 1
+
+    @property
+    def column(self) -> int:
+        return self._raw.start_mark.column + 1
+
+    @property
+    def end_line(self) -> int:
+        return self._raw.end_mark.line + 1
+
+    @property
+    def end_column(self) -> int:
+        return self._raw.end_mark.column + 1
+
+    @property
+    def start_index(self) -> int:
+        return self._raw.start_mark.index
+
+    @property
+    def end_index(self) -> int:
+        return self._raw.end_mark.index
 
     @property
     def value(self) -> Any:
@@ -81,21 +105,27 @@ class YNode:
             elif self.kind == "seq":
                 self._value = [self._view(child) for child in raw.value]
             else:
-                pairs: list[tuple[YNode, YNode]] = []
-                for key, item in raw.value:
-                    key_view, item_view = self._view(key), self._view(item)
-                    if key_view.kind == "scalar" and key_view.style is None and key_view.value == "<<" \
-                            and item_view.kind in ("map", "seq"):
-                        pairs.extend(_merge_pairs(item_view))
-                    else:
-                        pairs.append((key_view, item_view))
-                self._value = pairs
+                self._value = self._pairs(raw.value)
         return self._value
 
+    def _pairs(self, raw_pairs: list) -> list[tuple["YNode", "YNode"]]:
+        pairs: list[tuple[YNode, YNode]] = []
+        view = self._view
+        for key, item in raw_pairs:
+            # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
+            if key.value == "<<" and _style_of(key) is None and _kind(item) in ("map", "seq"):
+                pairs.extend(_merge_pairs(view(item)))
+            else:
+                pairs.append((view(key), view(item)))
+        return pairs
+
     def _view(self, raw: Any) -> "YNode":
-        view = self._views.get(id(raw))
+        views = self._views
+        if views is None:
+            return YNode(raw, None)
+        view = views.get(id(raw))
         if view is None:
-            view = self._views[id(raw)] = YNode(raw, self._views)
+            view = views[id(raw)] = YNode(raw, views)
         return view
 
     def __repr__(self) -> str:
@@ -103,22 +133,21 @@ class YNode:
 
     def get(self, key: str) -> "YNode | None":
         """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
-        if self.kind != "map":
-            return None
-        found = None
-        for k, v in self.value:
-            if k.kind == "scalar" and k.value == key:
-                found = v
-        return found
+        pair = self._pair(key)
+        return pair[1] if pair is not None else None
 
     def key_node(self, key: str) -> "YNode | None":
+        pair = self._pair(key)
+        return pair[0] if pair is not None else None
+
+    def _pair(self, key: str) -> "tuple[YNode, YNode] | None":
+        """The last (key, value) pair of a mapping whose key is the text ``key``; the lookup table is
+        built on the first call (adapters ask the same mapping for many keys)."""
         if self.kind != "map":
             return None
-        found = None
-        for k, _ in self.value:
-            if k.kind == "scalar" and k.value == key:
-                found = k
-        return found
+        if self._keys is None:
+            self._keys = {k.value: (k, v) for k, v in self.value if k.kind == "scalar" and isinstance(k.value, str)}
+        return self._keys.get(key) if isinstance(key, str) else None
 
     def path(self, *keys: str | int) -> "YNode | None":
         node: YNode | None = self
@@ -231,10 +260,48 @@ def _style_of(node: Any) -> str | None:
     return style if style in ("'", '"', "|", ">") else None
 
 
-def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
-    """One iterative pass over a composed document: enforce the depth and alias-expansion limits,
-    report duplicate keys, and collect the spans of scalars holding a ``#`` (for the comment scan).
-    Raises YamlError when a limit is broken."""
+def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> tuple[list[tuple[str, int, int]], bool]:
+    """Validate a composed document: enforce the depth and alias-expansion limits, report duplicate
+    keys, and collect the spans of scalars holding a ``#`` (for the comment scan). Returns the problems
+    and whether the document has aliases. Raises YamlError when a limit is broken.
+
+    Most documents are trees without duplicate keys: one pass, level by level, checks the depth once
+    per level. A document with aliases, a repeated key or too deep is walked again in order
+    (``_inspect_in_order``), which says exactly where."""
+    start, max_depth = len(hash_spans), limits["max-depth"]
+    seen: set[int] = set()
+    level: list[Any] = [raw]
+    for _ in range(max_depth + 1):
+        below: list[Any] = []
+        for node in level:
+            if id(node) in seen:
+                break  # an alias
+            seen.add(id(node))
+            kind = _KIND_BY_CLASS.get(node.__class__) or _kind(node)
+            if kind == "scalar":
+                if "#" in node.value:
+                    hash_spans.append((node.start_mark.index, node.end_mark.index))
+            elif kind == "seq":
+                below.extend(node.value)
+            else:
+                keys = [key.value for key, _ in node.value if _kind(key) == "scalar"]
+                if len(set(keys)) != len(keys):
+                    break  # a key twice (or merge keys ``<<``, which may repeat)
+                for pair in node.value:
+                    below.extend(pair)
+        else:
+            if not below:
+                return [], False
+            level = below
+            continue
+        break
+    del hash_spans[start:]
+    return _inspect_in_order(raw, limits, hash_spans)
+
+
+def _inspect_in_order(raw: Any, limits: dict[str, int],
+                      hash_spans: list[tuple[int, int]]) -> tuple[list[tuple[str, int, int]], bool]:
+    """``inspect``, depth first: the first node too deep and the duplicate keys in document order."""
     max_depth, problems = limits["max-depth"], []
     stack: list[tuple[Any, int]] = [(raw, 0)]
     seen: set[int] = set()
@@ -268,7 +335,7 @@ def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]])
                 stack.append((item, depth + 1))
     if aliased:
         _check_expansion(raw, limits["max-expanded-nodes"])
-    return problems
+    return problems, aliased
 
 
 def _check_expansion(raw: Any, limit: int) -> None:
@@ -436,8 +503,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             check_events(text, limits, fast)
         index = 0
         for node in compose_all(text):
-            problems = inspect(node, limits, hash_spans) if node is not None else []
-            root = YNode(node, {}) if node is not None else None
+            problems, aliased = inspect(node, limits, hash_spans) if node is not None else ([], False)
+            root = YNode(node, {} if aliased else None) if node is not None else None
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
