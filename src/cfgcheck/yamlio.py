@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
@@ -538,13 +539,63 @@ def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
         loaded.error = YamlError(message, line, column)
 
 
+class _ParseCache:
+    """Files parsed during one lint run, by absolute path and parse settings, so that a file an
+    adapter reads again (a kustomization reads itself and its bases) is parsed once. Only files with
+    their trees are kept, at most ``MAX_FILES``, the oldest dropped first; a file whose trees the run
+    releases is dropped with them (``forget``)."""
+
+    MAX_FILES = 256
+
+    def __init__(self) -> None:
+        self.files: dict[tuple, LoadedFile] = {}
+
+    def key(self, file: Path, rel: str, limits: dict[str, int], fast: bool) -> tuple:
+        return os.path.abspath(file), rel, tuple(sorted(limits.items())), fast
+
+    def keep(self, key: tuple, loaded: LoadedFile) -> None:
+        if len(self.files) >= self.MAX_FILES:
+            del self.files[next(iter(self.files))]
+        self.files[key] = loaded
+
+    def forget(self, loaded: LoadedFile) -> None:
+        for key in [key for key, kept in self.files.items() if kept is loaded]:
+            del self.files[key]
+
+
+_parse_cache: _ParseCache | None = None
+
+
+@contextmanager
+def parse_cache() -> Iterator[None]:
+    """Within this block ``load_file`` returns a file already parsed with the same settings (one run)."""
+    global _parse_cache
+    outer, _parse_cache = _parse_cache, _ParseCache()
+    try:
+        yield
+    finally:
+        _parse_cache = outer
+
+
+def forget_parsed(loaded: LoadedFile) -> None:
+    """``loaded`` is about to lose its trees: ``load_file`` must parse it again."""
+    if _parse_cache is not None:
+        _parse_cache.forget(loaded)
+
+
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
-    no comments)."""
+    no comments). Inside ``parse_cache()`` a file already parsed with its tree is not parsed again."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
+    cache = _parse_cache
+    key = cache.key(file, rel, limits, fast) if cache is not None else None
+    if cache is not None and key in cache.files:
+        kept = cache.files[key]
+        if wanted is None or wanted(rel, kept.text):
+            return kept
     try:
         size = file.stat().st_size
         if size > limits["max-file-bytes"]:
@@ -562,6 +613,8 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         loaded.text = ""
         for document in loaded.documents:
             document.root = None
+    elif cache is not None:
+        cache.keep(key, loaded)
     return loaded
 
 
