@@ -11,7 +11,6 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
-from .config import ConfigError
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -405,6 +404,13 @@ def upgrade_command(
     raise typer.Exit(code)
 
 
+def _is_config_error(exc: Exception) -> bool:
+    """Whether ``exc`` is a ConfigError, without importing the configuration code for ``--version``
+    and ``--help`` (a module not imported raised nothing)."""
+    config = sys.modules.get(f"{__package__}.config")
+    return config is not None and isinstance(exc, config.ConfigError)
+
+
 def main() -> None:
     """Console entry point: user mistakes exit 2 with one line, never a traceback."""
     import gc
@@ -417,10 +423,10 @@ def main() -> None:
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except (ConfigError, UsageError) as exc:
-        sys.stderr.write(f"cfgcheck: error: {exc}\n")
-        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
+        if isinstance(exc, UsageError) or _is_config_error(exc):
+            sys.stderr.write(f"cfgcheck: error: {exc}\n")
+            sys.exit(2)
         if isinstance(exc, typer.Abort):
             sys.exit(130)
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `cfgcheck`: the help, no error line
