@@ -10,7 +10,7 @@ from __future__ import annotations
 import difflib
 import functools
 
-from .catalog import _load, catalog_for, known_versions, version_key
+from .catalog import _load, catalog_for, known_versions
 
 # A name is a typo of a real one when the parts after the prefix are this alike (difflib ratio) and
 # long enough that two real short names are not mistaken for each other (VLLM_TP vs VLLM_PP).
