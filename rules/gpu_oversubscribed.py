@@ -4,7 +4,9 @@ device lists that hide every GPU.
 ## What it flags
 - Several engines on one physical GPU whose memory fractions (vLLM `--gpu-memory-utilization`, its
   default from the engine version when unset; SGLang `--mem-fraction-static` when set) sum above 1.0,
-  or above `max-total-fraction`. Engines share a GPU when they name the same physical device: the same
+  or above `max-total-fraction`, or above a ceiling documented for that GPU in a comment on or above
+  a sharing engine's device list (`# cfgcheck: ceiling=0.85`, or the free-text forms CFG204 reads,
+  such as "ceiling 0.85" or "85% ceiling"). Engines share a GPU when they name the same physical device: the same
   compose `device_ids` in one compose file, or the same `NVIDIA_VISIBLE_DEVICES` (or, for a container
   that sees every GPU, `CUDA_VISIBLE_DEVICES`) index, UUID or MIG slice on the same pinned node
   (`nodeName` / `kubernetes.io/hostname`). A tensor-parallel engine takes its fraction on each of its
@@ -83,6 +85,7 @@ from cfgcheck.engines.defaults import default_gpu_memory_utilization
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
+from ._ceilings import from_comments
 from ._runtime import as_int, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
@@ -108,21 +111,22 @@ def _fraction(model) -> tuple[float | None, object]:
     return default_gpu_memory_utilization(model.engine, model.engine_version), None
 
 
-def physical_devices(model) -> tuple[str, list[str]] | None:
-    """(host, physical device ids) when this engine names the GPUs it runs on, else None."""
+def physical_devices(model) -> tuple[str, list[str], object] | None:
+    """(host, physical device ids, the setting that names them) when this engine names the GPUs it
+    runs on, else None."""
     pod = model.pod
     if pod is None or pod.node is None:
         return None
     if pod.devices is not None:
-        return pod.node, [str(d) for d in pod.devices.value]
+        return pod.node, [str(d) for d in pod.devices.value], pod.devices
     nvidia = model.env.get("NVIDIA_VISIBLE_DEVICES")
     counted = model.gpus is not None and as_int(model.gpus.value) is not None  # device-plugin / compose count
     if nvidia is not None and not counted and str(nvidia.value).strip().lower() not in ("all", *HIDING):
-        return pod.node, _split(nvidia.value)
+        return pod.node, _split(nvidia.value), nvidia
     cuda = model.env.get("CUDA_VISIBLE_DEVICES")
     sees_all = pod.gpu_access is not None and (nvidia is None or str(nvidia.value).strip().lower() == "all")
     if cuda is not None and sees_all and not counted and str(cuda.value).strip().lower() not in HIDING:
-        return pod.node, _split(cuda.value)
+        return pod.node, _split(cuda.value), cuda
     return None
 
 
@@ -150,8 +154,6 @@ def check(model, ctx) -> Iterator[Finding]:
     placed = physical_devices(model)
     if placed is None:
         return
-    options = ctx.options
-    limit = float(options["max-total-fraction"])
     for device in placed[1]:
         sharing = _placements(ctx).get((placed[0], device), [])
         if len(sharing) < 2 or sharing[0] is model:
@@ -159,20 +161,37 @@ def check(model, ctx) -> Iterator[Finding]:
         parts = [(other, *_fraction(other)) for other in sharing]
         known = [(other, value, setting) for other, value, setting in parts if value is not None]
         total = sum(value for _, value, _ in known)
+        limit, documented = _limit(float(ctx.options["max-total-fraction"]), sharing)
         if total <= limit:
             continue
         own_setting = _fraction(model)[1]
         listed = ", ".join(f"{other.name} {value:g}{'' if setting else ' (default)'}"
                            for other, value, setting in known)
+        where = "" if documented is None else \
+            f" (the ceiling documented at {documented.location.path}:{documented.location.line})"
         yield Finding(
             f"GPU {device} on {placed[0]} is shared by {len(sharing)} engines whose memory fractions sum to "
-            f"{total:.2f} ({listed}), above {limit:g}: the last to start fails",
+            f"{total:.2f} ({listed}), above {limit:g}{where}: "
+            + ("the last to start fails" if documented is None or total > 1 else "the headroom kept on this GPU is gone"),
             own_setting.location if own_setting is not None else model.location,
             remediation="lower the fractions so that they sum to at most "
                         f"{limit:g} on this GPU, or give the engines different GPUs",
             setting="gpu_memory_utilization", related=tuple(o.location for o in sharing if o is not model),
             model=model.name)
         return
+
+
+def _limit(configured: float, sharing: list) -> tuple[float, object]:
+    """The most the fractions on a shared GPU may sum to: ``max-total-fraction``, or lower where a
+    comment on a sharing engine's device list documents a ceiling (``# cfgcheck: ceiling=0.85``, or
+    the free-text forms CFG204 reads: "ceiling 0.85", "85% ceiling"); with the ceiling, when it is one."""
+    lowest, documented = configured, None
+    for other in sharing:
+        setting = physical_devices(other)[2]
+        ceiling = from_comments(setting) if getattr(setting, "comments", None) else None
+        if ceiling is not None and ceiling.value is not None and ceiling.value < lowest:
+            lowest, documented = ceiling.value, ceiling
+    return lowest, documented
 
 
 def _hidden_devices(model) -> Iterator[Finding]:

@@ -1,20 +1,26 @@
 #!/usr/bin/env python3
-"""Generate the engine environment-variable catalog (for CFG108) from the engine's own git history.
+"""Generate the engine environment-variable catalog (for CFG108) from each release's own source.
 
 For each catalogued version of an engine (the versions of ``src/cfgcheck/engines/catalogs/<engine>.json``)
-this reads the engine's source at the release tag ``v<version>`` of a local clone and extracts, with
-``ast`` (nothing is imported or run), every environment variable name with the engine's prefix:
+this reads the engine's source, either from the released wheel on PyPI (``--pypi``: ``pip download
+--no-deps --only-binary :all: <engine>==<version>``, opened as a zip, never installed; the wheel's file
+name and sha256 are recorded) or at the release tag ``v<version>`` of a local clone (``--git-dir``), and
+extracts, with ``ast`` (nothing is imported or run), every environment variable name with the engine's prefix:
 
 - vLLM: the keys of the ``environment_variables`` dict of ``vllm/envs.py`` and the names declared
   under its ``if TYPE_CHECKING:`` block (prefix ``VLLM_``);
 - SGLang: the attributes of ``class Envs`` in ``python/sglang/srt/environ.py`` and the string
   literal first argument of every ``os.getenv`` / ``os.environ.get`` / ``os.environ[...]`` /
-  ``get_bool_env_var`` / ``get_int_env_var`` call under ``python/sglang`` (prefixes ``SGLANG_``, ``SGL_``).
+  ``get_bool_env_var`` / ``get_int_env_var`` call under ``python/sglang`` (the wheel's ``sglang/``;
+  prefixes ``SGLANG_``, ``SGL_``).
 
-The result, ``src/cfgcheck/engines/catalogs/<engine>_env.json``, records per version the tag, its
-commit and the sorted names; a version whose tag the clone lacks is listed under ``unavailable``.
+The result, ``src/cfgcheck/engines/catalogs/<engine>_env.json``, records per version where the names
+come from (wheel file and sha256, or tag and commit) and the sorted names; a version that could not be
+read is listed under ``unavailable`` with the reason.
 
 Usage::
+
+    python scripts/build_env_catalog.py --engine vllm --pypi          # the released wheels (network: PyPI)
 
     git clone --bare https://github.com/vllm-project/vllm /tmp/vllm.git   # or any clone with tags
     python scripts/build_env_catalog.py --engine vllm --git-dir /tmp/vllm.git
@@ -25,9 +31,12 @@ from __future__ import annotations
 
 import argparse
 import ast
+import hashlib
 import json
 import subprocess
 import sys
+import tempfile
+import zipfile
 from pathlib import Path
 
 CATALOGS = Path(__file__).resolve().parent.parent / "src" / "cfgcheck" / "engines" / "catalogs"
@@ -54,7 +63,7 @@ def vllm_names(source: str) -> set[str]:
     return names
 
 
-def sglang_names(source: str) -> set[str]:
+def getter_names(source: str) -> set[str]:
     """``class Envs`` attributes and string literals read through the environment getters."""
     names: set[str] = set()
     for node in ast.walk(ast.parse(source)):
@@ -83,15 +92,35 @@ def _sources(engine: str, git_dir: Path, tag: str) -> list[str]:
     return [t for t in (_git(git_dir, "show", f"{tag}:{p}") for p in paths) if t is not None]
 
 
-def names_at(engine: str, git_dir: Path, tag: str) -> list[str]:
-    extract = vllm_names if engine == "vllm" else sglang_names
+def _names(engine: str, sources: list[str]) -> list[str]:
+    extract = vllm_names if engine == "vllm" else getter_names
     found: set[str] = set()
-    for source in _sources(engine, git_dir, tag):
+    for source in sources:
         try:
             found |= extract(source)
         except SyntaxError:
             continue  # a file of the tree this Python cannot parse: its names are not counted
     return sorted(n for n in found if n.startswith(PREFIXES[engine]))
+
+
+def names_at(engine: str, git_dir: Path, tag: str) -> list[str]:
+    return _names(engine, _sources(engine, git_dir, tag))
+
+
+def wheel_sources(engine: str, wheel: Path) -> list[str]:
+    """The source files of a wheel the names are read from (``vllm/envs.py``; every ``sglang/**.py``)."""
+    with zipfile.ZipFile(wheel) as archive:
+        members = [name for name in archive.namelist()
+                   if (name == "vllm/envs.py" if engine == "vllm" else name.startswith("sglang/") and name.endswith(".py"))]
+        return [archive.read(name).decode("utf-8", "replace") for name in members]
+
+
+def _download(engine: str, version: str, folder: Path) -> Path | None:
+    done = subprocess.run([sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--no-cache-dir",
+                           "--only-binary", ":all:", f"{engine}=={version}", "-d", str(folder)],
+                          capture_output=True, text=True)
+    wheels = sorted(folder.glob("*.whl"))
+    return wheels[0] if done.returncode == 0 and wheels else None
 
 
 def build(engine: str, git_dir: Path, versions: list[str]) -> dict:
@@ -108,19 +137,44 @@ def build(engine: str, git_dir: Path, versions: list[str]) -> dict:
     return catalog
 
 
+def build_from_wheels(engine: str, versions: list[str], fetch=_download) -> dict:
+    """The catalog from each version's released wheel, fetched by ``fetch(engine, version, folder)``."""
+    catalog: dict = {"engine": engine, "format": 1, "prefixes": list(PREFIXES[engine]),
+                     "versions": {}, "unavailable": {}}
+    for version in versions:
+        with tempfile.TemporaryDirectory() as folder:  # a vLLM wheel is ~400 MB: one at a time
+            wheel = fetch(engine, version, Path(folder))
+            if wheel is None:
+                catalog["unavailable"][version] = "no wheel on PyPI for this platform"
+                continue
+            names = _names(engine, wheel_sources(engine, wheel))
+            if not names:
+                catalog["unavailable"][version] = f"no {engine} env vars in {wheel.name}"
+                continue
+            digest = hashlib.sha256(wheel.read_bytes()).hexdigest()
+            catalog["versions"][version] = {"wheel": wheel.name, "sha256": digest, "names": names}
+        print(f"{engine} {version}: {len(names)} names", file=sys.stderr)
+    return catalog
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", choices=sorted(PREFIXES), required=True)
-    parser.add_argument("--git-dir", type=Path, required=True, help="a clone (bare or not) with release tags")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument("--git-dir", type=Path, help="a clone (bare or not) with release tags")
+    source.add_argument("--pypi", action="store_true", help="read each version's released wheel from PyPI")
     parser.add_argument("--versions", nargs="*", help="default: every version of the engine's flag catalog")
     parser.add_argument("--out", type=Path, help="default: src/cfgcheck/engines/catalogs/<engine>_env.json")
     args = parser.parse_args(argv)
-    git_dir = args.git_dir / ".git" if (args.git_dir / ".git").is_dir() else args.git_dir
-    if _git(git_dir, "rev-parse", "--git-dir") is None:
-        print(f"error: {args.git_dir} is not a git repository", file=sys.stderr)
-        return 2
     versions = args.versions or list(json.loads((CATALOGS / f"{args.engine}.json").read_text())["versions"])
-    catalog = build(args.engine, git_dir, versions)
+    if args.pypi:
+        catalog = build_from_wheels(args.engine, versions)
+    else:
+        git_dir = args.git_dir / ".git" if (args.git_dir / ".git").is_dir() else args.git_dir
+        if _git(git_dir, "rev-parse", "--git-dir") is None:
+            print(f"error: {args.git_dir} is not a git repository", file=sys.stderr)
+            return 2
+        catalog = build(args.engine, git_dir, versions)
     out = args.out or CATALOGS / f"{args.engine}_env.json"
     out.write_text(json.dumps(catalog, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{out}: {len(catalog['versions'])} versions, {len(catalog['unavailable'])} unavailable")

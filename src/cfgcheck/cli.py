@@ -11,7 +11,6 @@ from typing import Callable, List, Optional
 import typer
 
 from . import __version__
-from .config import ConfigError, load_for
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -138,7 +137,7 @@ def lint(
     from .lint import lint as run_lint
 
     paths = paths or [Path(".")]
-    config = load_for(_config_paths(paths, stdin_filename), config_file)
+    config = _load_config(_config_paths(paths, stdin_filename), config_file)
     if render_helm is not None:
         config.data["render-helm"] = render_helm
     if config.get("render-helm") is True:
@@ -159,6 +158,11 @@ def lint(
     write_output(render_lint(result, fmt.value, output, config.root, quiet, statistics, show_fixes), output)
     threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
     raise typer.Exit(result.exit_code(threshold))
+
+
+def _load_config(paths: list[Path], config_file: Optional[Path]):
+    from .config import load_for  # here, not at the top: --version and --help never load the configuration code
+    return load_for(paths, config_file)
 
 
 def _config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Path]:
@@ -211,7 +215,7 @@ def capacity(
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")
     paths = paths or [Path(".")]
-    config = load_for(paths, config_file)
+    config = _load_config(paths, config_file)
     _, models = collect(paths, config)
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
 
@@ -313,7 +317,7 @@ def fix_command(
 
     paths = paths or [Path(".")]
     _refuse_streams(paths, "fix edits files in place")
-    config = load_for(paths, config_file)
+    config = _load_config(paths, config_file)
     outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
     where = display_paths(config.root)
     for finding, why in outcome.skipped:
@@ -400,6 +404,13 @@ def upgrade_command(
     raise typer.Exit(code)
 
 
+def _is_config_error(exc: Exception) -> bool:
+    """Whether ``exc`` is a ConfigError, without importing the configuration code for ``--version``
+    and ``--help`` (a module not imported raised nothing)."""
+    config = sys.modules.get(f"{__package__}.config")
+    return config is not None and isinstance(exc, config.ConfigError)
+
+
 def main() -> None:
     """Console entry point: user mistakes exit 2 with one line, never a traceback."""
     import gc
@@ -412,10 +423,10 @@ def main() -> None:
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
-    except (ConfigError, UsageError) as exc:
-        sys.stderr.write(f"cfgcheck: error: {exc}\n")
-        sys.exit(2)
     except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
+        if isinstance(exc, UsageError) or _is_config_error(exc):
+            sys.stderr.write(f"cfgcheck: error: {exc}\n")
+            sys.exit(2)
         if isinstance(exc, typer.Abort):
             sys.exit(130)
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `cfgcheck`: the help, no error line

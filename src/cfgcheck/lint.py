@@ -18,7 +18,7 @@ from .context import RuleContext
 from .discover import STDIN, Inputs, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, by_code
-from .yamlio import LoadedFile, TemplateSyntax, YamlError, load_file, relpath
+from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
 
 
 @dataclass
@@ -127,16 +127,17 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
-    for current in _read(inputs, config, fast, wanted, stdin_filename):
-        loaded.append(current)
-        if current.serving:
-            models.extend(_isolated(current, lambda: _first_pass(workspace, current, waiting), []))
-        if reporter:
-            reporter.step()
-    context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
-                       named_files)
-    for current in waiting:
-        models.extend(_release(_models_of(workspace, current), current))
+    with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
+        for current in _read(inputs, config, fast, wanted, stdin_filename):
+            loaded.append(current)
+            if current.serving:
+                models.extend(_isolated(current, lambda: _first_pass(workspace, current, waiting), []))
+            if reporter:
+                reporter.step()
+        context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
+                           named_files)
+        for current in waiting:
+            models.extend(_release(_models_of(workspace, current), current))
     if reporter:
         reporter.done()
     order = {file.path: index for index, file in enumerate(loaded)}
@@ -178,6 +179,7 @@ def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedF
 
 
 def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
+    forget_parsed(file)
     for document in file.documents:
         document.root = None
     return models

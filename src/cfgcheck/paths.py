@@ -9,6 +9,7 @@ with the checkout's token) and post it back, so each such path goes through :fun
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 from pathlib import Path
@@ -25,11 +26,11 @@ def repo_relative(root: Path, path: str | os.PathLike[str], *, what: str = "path
     """
     if ".." in Path(path).parts:
         raise UnsafePath(f"{what} {_shown(path)} contains '..'; refused")
-    base = Path(os.path.abspath(root))
-    written = Path(os.path.abspath(base / path))
+    base = os.path.abspath(root)
+    written = os.path.abspath(os.path.join(base, path))
     if not _within(written, base):
         raise UnsafePath(f"{what} {_shown(path)} is outside the repository; refused")
-    return written.relative_to(base).as_posix()
+    return "." if written == base else written[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
 
 
 def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path", links: bool = True) -> Path:
@@ -40,22 +41,35 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
     is a symlink at all.
     The resolved path is returned so the caller opens what was checked, not the link again.
     """
-    base = Path(os.path.abspath(root))
-    written = base / repo_relative(base, path, what=what)
+    base = os.path.abspath(root)
+    written = os.path.join(base, repo_relative(base, path, what=what))
     if not links:
-        link = _first_link(base, written)
+        link = _first_link(Path(base), Path(written))
         if link is not None:
             raise UnsafePath(f"{what} {_shown(path)} goes through a symlink ({_shown(link.relative_to(base))}); "
                              "refused")
-    try:
-        real = written.resolve()
-        real_base = base.resolve()
-    except (OSError, RuntimeError):  # a symlink loop
-        raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused") from None
+    real, real_base = _resolved(written), _resolved(base)
+    if real is None or real_base is None:
+        raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
     if not _within(real, real_base):
         raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
-    if _within(real, real_base / ".git"):  # git's own files: the checkout's credentials live there
+    if _within(real, os.path.join(real_base, ".git")):  # git's own files: the checkout's credentials live there
         raise UnsafePath(f"{what} {_shown(path)} leads into .git; refused")
+    return Path(real)
+
+
+def _resolved(path: str) -> str | None:
+    """``Path.resolve()`` by strings (pathlib's objects cost more than the system calls here, on
+    every kustomize reference); None for a symlink loop."""
+    try:
+        real = os.path.realpath(path)
+    except OSError:
+        return None
+    try:
+        os.stat(real)  # realpath leaves a loop unresolved without a word
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            return None
     return real
 
 
@@ -85,8 +99,10 @@ def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> byt
     return git(root, "cat-file", "blob", blob).stdout
 
 
-def _within(path: Path, base: Path) -> bool:
-    return path == base or base in path.parents
+def _within(path: str | Path, base: str | Path) -> bool:
+    """Whether ``path`` is ``base`` or below it; both absolute and normalised."""
+    inner, outer = str(path), str(base)
+    return inner == outer or inner.startswith(outer if outer.endswith(os.sep) else outer + os.sep)
 
 
 def _first_link(base: Path, path: Path) -> Path | None:

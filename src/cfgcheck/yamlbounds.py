@@ -127,10 +127,48 @@ def node_kind(raw: Any) -> str:
     return kind
 
 
-def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> list[tuple[str, int, int]]:
-    """One iterative pass over a composed document: enforce the depth and alias-expansion limits,
-    report duplicate keys, and collect the spans of scalars holding a ``#`` (for the comment scan).
-    Raises YamlError when a limit is broken."""
+def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> tuple[list[tuple[str, int, int]], bool]:
+    """Validate a composed document: enforce the depth and alias-expansion limits, report duplicate
+    keys, and collect the spans of scalars holding a ``#`` (for the comment scan). Returns the problems
+    and whether the document has aliases. Raises YamlError when a limit is broken.
+
+    Most documents are trees without duplicate keys: one pass, level by level, checks the depth once
+    per level. A document with aliases, a repeated key or too deep is walked again in order
+    (``_inspect_in_order``), which says exactly where."""
+    start, max_depth = len(hash_spans), limits["max-depth"]
+    seen: set[int] = set()
+    level: list[Any] = [raw]
+    for _ in range(max_depth + 1):
+        below: list[Any] = []
+        for node in level:
+            if id(node) in seen:
+                break  # an alias
+            seen.add(id(node))
+            kind = _KIND_BY_CLASS.get(node.__class__) or node_kind(node)
+            if kind == "scalar":
+                if "#" in node.value:
+                    hash_spans.append((node.start_mark.index, node.end_mark.index))
+            elif kind == "seq":
+                below.extend(node.value)
+            else:
+                keys = [key.value for key, _ in node.value if node_kind(key) == "scalar"]
+                if len(set(keys)) != len(keys):
+                    break  # a key twice (or merge keys ``<<``, which may repeat)
+                for pair in node.value:
+                    below.extend(pair)
+        else:
+            if not below:
+                return [], False
+            level = below
+            continue
+        break
+    del hash_spans[start:]
+    return _inspect_in_order(raw, limits, hash_spans)
+
+
+def _inspect_in_order(raw: Any, limits: dict[str, int],
+                      hash_spans: list[tuple[int, int]]) -> tuple[list[tuple[str, int, int]], bool]:
+    """``inspect``, depth first: the first node too deep and the duplicate keys in document order."""
     max_depth, problems = limits["max-depth"], []
     stack: list[tuple[Any, int]] = [(raw, 0)]
     seen: set[int] = set()
@@ -164,7 +202,7 @@ def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]])
                 stack.append((item, depth + 1))
     if aliased:
         _check_expansion(raw, limits["max-expanded-nodes"])
-    return problems
+    return problems, aliased
 
 
 def _check_expansion(raw: Any, limit: int) -> None:

@@ -16,12 +16,14 @@ from __future__ import annotations
 import os
 import re
 import sys
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from .model import Edit, Location
-from .yamlbounds import (DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
+from .yamlcomments import Comment, scan_comments
+from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
                          unread_long_comments)
 
 
@@ -38,23 +40,47 @@ class YNode:
 
     ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
     value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. Aliased nodes share one
-    view, so an alias is never expanded.
+    view (``views``, by composer node; None for a document without aliases, where every node has one
+    parent and so one view), so an alias is never expanded.
     """
 
-    __slots__ = ("_raw", "_views", "kind", "line", "column", "end_line", "end_column", "start_index",
-                 "end_index", "style", "tag", "_value")
+    __slots__ = ("_raw", "_views", "kind", "style", "tag", "_value", "_keys")
 
-    def __init__(self, raw: Any, views: dict[int, "YNode"]):
+    def __init__(self, raw: Any, views: dict[int, "YNode"] | None):
         self._raw, self._views = raw, views
-        self.kind = node_kind(raw)
-        start, end = raw.start_mark, raw.end_mark
-        self.line, self.column = start.line + 1, start.column + 1
-        self.end_line, self.end_column = end.line + 1, end.column + 1
-        self.start_index, self.end_index = start.index, end.index
-        self.style = _style_of(raw) if self.kind == "scalar" else None
-        tag = raw.tag if isinstance(raw.tag, str) else getattr(raw.tag, "value", None)
+        self.kind = kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
+        self.style = _style_of(raw) if kind == "scalar" else None
+        tag = raw.tag
+        if tag.__class__ is not str:
+            tag = getattr(tag, "value", None)
         self.tag = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
         self._value = _UNSET
+        self._keys: dict[str, tuple[YNode, YNode]] | None = None
+
+    # Positions are read from the composer's marks when asked: most nodes are never located.
+    @property
+    def line(self) -> int:
+        return self._raw.start_mark.line + 1
+
+    @property
+    def column(self) -> int:
+        return self._raw.start_mark.column + 1
+
+    @property
+    def end_line(self) -> int:
+        return self._raw.end_mark.line + 1
+
+    @property
+    def end_column(self) -> int:
+        return self._raw.end_mark.column + 1
+
+    @property
+    def start_index(self) -> int:
+        return self._raw.start_mark.index
+
+    @property
+    def end_index(self) -> int:
+        return self._raw.end_mark.index
 
     @property
     def value(self) -> Any:
@@ -69,21 +95,27 @@ class YNode:
             elif self.kind == "seq":
                 self._value = [self._view(child) for child in raw.value]
             else:
-                pairs: list[tuple[YNode, YNode]] = []
-                for key, item in raw.value:
-                    key_view, item_view = self._view(key), self._view(item)
-                    if key_view.kind == "scalar" and key_view.style is None and key_view.value == "<<" \
-                            and item_view.kind in ("map", "seq"):
-                        pairs.extend(_merge_pairs(item_view))
-                    else:
-                        pairs.append((key_view, item_view))
-                self._value = pairs
+                self._value = self._pairs(raw.value)
         return self._value
 
+    def _pairs(self, raw_pairs: list) -> list[tuple["YNode", "YNode"]]:
+        pairs: list[tuple[YNode, YNode]] = []
+        view = self._view
+        for key, item in raw_pairs:
+            # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
+            if key.value == "<<" and _style_of(key) is None and node_kind(item) in ("map", "seq"):
+                pairs.extend(_merge_pairs(view(item)))
+            else:
+                pairs.append((view(key), view(item)))
+        return pairs
+
     def _view(self, raw: Any) -> "YNode":
-        view = self._views.get(id(raw))
+        views = self._views
+        if views is None:
+            return YNode(raw, None)
+        view = views.get(id(raw))
         if view is None:
-            view = self._views[id(raw)] = YNode(raw, self._views)
+            view = views[id(raw)] = YNode(raw, views)
         return view
 
     def __repr__(self) -> str:
@@ -91,22 +123,21 @@ class YNode:
 
     def get(self, key: str) -> "YNode | None":
         """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
-        if self.kind != "map":
-            return None
-        found = None
-        for k, v in self.value:
-            if k.kind == "scalar" and k.value == key:
-                found = v
-        return found
+        pair = self._pair(key)
+        return pair[1] if pair is not None else None
 
     def key_node(self, key: str) -> "YNode | None":
+        pair = self._pair(key)
+        return pair[0] if pair is not None else None
+
+    def _pair(self, key: str) -> "tuple[YNode, YNode] | None":
+        """The last (key, value) pair of a mapping whose key is the text ``key``; the lookup table is
+        built on the first call (adapters ask the same mapping for many keys)."""
         if self.kind != "map":
             return None
-        found = None
-        for k, _ in self.value:
-            if k.kind == "scalar" and k.value == key:
-                found = k
-        return found
+        if self._keys is None:
+            self._keys = {k.value: (k, v) for k, v in self.value if k.kind == "scalar" and isinstance(k.value, str)}
+        return self._keys.get(key) if isinstance(key, str) else None
 
     def path(self, *keys: str | int) -> "YNode | None":
         node: YNode | None = self
@@ -138,14 +169,6 @@ class YNode:
 
     def location(self, path: str) -> Location:
         return Location(path, self.line, self.column, self.end_line, self.end_column)
-
-
-@dataclass(slots=True)
-class Comment:
-    line: int
-    column: int
-    text: str  # without the leading "#" and surrounding space
-    full_line: bool  # the comment is alone on its line
 
 
 @dataclass(slots=True)
@@ -356,8 +379,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             check_events(text, limits, fast)
         index = 0
         for node in compose_all(text):
-            problems = inspect(node, limits, hash_spans) if node is not None else []
-            root = YNode(node, {}) if node is not None else None
+            problems, aliased = inspect(node, limits, hash_spans) if node is not None else ([], False)
+            root = YNode(node, {} if aliased else None) if node is not None else None
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
@@ -391,13 +414,63 @@ def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
         loaded.error = YamlError(message, line, column)
 
 
+class _ParseCache:
+    """Files parsed during one lint run, by absolute path and parse settings, so that a file an
+    adapter reads again (a kustomization reads itself and its bases) is parsed once. Only files with
+    their trees are kept, at most ``MAX_FILES``, the oldest dropped first; a file whose trees the run
+    releases is dropped with them (``forget``)."""
+
+    MAX_FILES = 256
+
+    def __init__(self) -> None:
+        self.files: dict[tuple, LoadedFile] = {}
+
+    def key(self, file: Path, rel: str, limits: dict[str, int], fast: bool) -> tuple:
+        return os.path.abspath(file), rel, tuple(sorted(limits.items())), fast
+
+    def keep(self, key: tuple, loaded: LoadedFile) -> None:
+        if len(self.files) >= self.MAX_FILES:
+            del self.files[next(iter(self.files))]
+        self.files[key] = loaded
+
+    def forget(self, loaded: LoadedFile) -> None:
+        for key in [key for key, kept in self.files.items() if kept is loaded]:
+            del self.files[key]
+
+
+_parse_cache: _ParseCache | None = None
+
+
+@contextmanager
+def parse_cache() -> Iterator[None]:
+    """Within this block ``load_file`` returns a file already parsed with the same settings (one run)."""
+    global _parse_cache
+    outer, _parse_cache = _parse_cache, _ParseCache()
+    try:
+        yield
+    finally:
+        _parse_cache = outer
+
+
+def forget_parsed(loaded: LoadedFile) -> None:
+    """``loaded`` is about to lose its trees: ``load_file`` must parse it again."""
+    if _parse_cache is not None:
+        _parse_cache.forget(loaded)
+
+
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
-    no comments)."""
+    no comments). Inside ``parse_cache()`` a file already parsed with its tree is not parsed again."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
+    cache = _parse_cache
+    key = cache.key(file, rel, limits, fast) if cache is not None else None
+    if cache is not None and key in cache.files:
+        kept = cache.files[key]
+        if wanted is None or wanted(rel, kept.text):
+            return kept
     try:
         size = file.stat().st_size
         if size > limits["max-file-bytes"]:
@@ -415,6 +488,8 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         loaded.text = ""
         for document in loaded.documents:
             document.root = None
+    elif cache is not None:
+        cache.keep(key, loaded)
     return loaded
 
 
@@ -461,58 +536,6 @@ def relpath(root: Path, file: Path) -> str:
         return file.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return file.as_posix()
-
-
-def scan_comments(text: str, spans: list[tuple[int, int]]) -> dict[int, Comment]:
-    """Find ``#`` comments outside the spans of scalars that contain a ``#`` (so a ``#`` in a string or a
-    block scalar is not one). ``spans`` are sorted (start, end) character offsets."""
-    comments: dict[int, Comment] = {}
-    span_index = 0
-    lines = _all_lines(text) if _OTHER_BREAKS.search(text) else _lines_with_a_hash(text)
-    for line_number, line_start, line in lines:
-        position = line.find("#")
-        while position != -1:
-            absolute = line_start + position
-            while span_index < len(spans) and spans[span_index][1] <= absolute:
-                span_index += 1
-            inside = span_index < len(spans) and spans[span_index][0] <= absolute < spans[span_index][1]
-            if inside:  # skip the rest of the scalar at once (a line of 5 million '#' in a string)
-                position = line.find("#", spans[span_index][1] - line_start)
-                continue
-            if position == 0 or line[position - 1] in " \t":
-                body = line[position + 1:].rstrip("\r\n")
-                comments[line_number] = Comment(
-                    line_number, position + 1, body.strip(), line[:position].strip() == "")
-                break
-            position = line.find("#", position + 1)
-    return comments
-
-
-# Line breaks other than LF that str.splitlines (and so the line numbers of every finding) counts.
-_OTHER_BREAKS = re.compile("[\r\x0b\x0c\x1c-\x1e\x85\u2028\u2029]")
-
-
-def _all_lines(text: str) -> Iterator[tuple[int, int, str]]:
-    """(number, start offset, text) of every line."""
-    start = 0
-    for number, line in enumerate(text.splitlines(keepends=True), start=1):
-        yield number, start, line
-        start += len(line)
-
-
-def _lines_with_a_hash(text: str) -> Iterator[tuple[int, int, str]]:
-    """(number, start offset, text) of the lines holding a '#', for text whose only line break is LF:
-    a file of a million lines and few comments is not walked line by line."""
-    number, start = 1, 0
-    hash_at = text.find("#")
-    while hash_at != -1:
-        number += text.count("\n", start, hash_at)
-        line_start = text.rfind("\n", start, hash_at) + 1 or start
-        end = text.find("\n", hash_at)
-        end = len(text) if end == -1 else end + 1
-        yield number, line_start, text[line_start:end]
-        number, start = number + 1, end
-        hash_at = text.find("#", end)
 
 
 def scalar_text_location(loaded_path: str, node: YNode) -> Location:

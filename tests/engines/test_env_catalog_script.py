@@ -90,3 +90,44 @@ def test_sglang_names_from_envs_class_and_getters(tmp_path: Path) -> None:
 def test_not_a_repository_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert script.main(["--engine", "vllm", "--git-dir", str(tmp_path)]) == 2
     assert "is not a git repository" in capsys.readouterr().err
+
+
+def _wheel(folder: Path, name: str, members: dict[str, str]) -> Path:
+    import zipfile
+
+    path = folder / name
+    with zipfile.ZipFile(path, "w") as archive:
+        for member, text in members.items():
+            archive.writestr(member, text)
+    return path
+
+
+def test_released_wheels_give_names_with_file_and_sha256(tmp_path: Path) -> None:
+    """``--pypi``: each version's wheel (fetched by pip in real runs; here a fake fetcher, no network)
+    is read as a zip, never installed; its file name and sha256 are the provenance."""
+    import hashlib
+
+    wheels = {"0.9.2": {"vllm/envs.py": VLLM_OLD, "vllm/other.py": "import os\nos.getenv('VLLM_ELSEWHERE')\n"},
+              "0.10.0": {"vllm/envs.py": VLLM_NEW}}
+    made: dict[str, bytes] = {}
+
+    def fetch(engine: str, version: str, folder: Path) -> Path | None:
+        if version not in wheels:
+            return None
+        wheel = _wheel(folder, f"{engine}-{version}-cp38-abi3-manylinux1_x86_64.whl", wheels[version])
+        made[version] = wheel.read_bytes()
+        return wheel
+
+    catalog = script.build_from_wheels("vllm", ["0.9.2", "0.10.0", "0.11.0"], fetch=fetch)
+    assert catalog["versions"]["0.9.2"]["names"] == ["VLLM_HOST_IP", "VLLM_USE_V1"]  # vllm/envs.py only
+    assert catalog["versions"]["0.10.0"] == {
+        "wheel": "vllm-0.10.0-cp38-abi3-manylinux1_x86_64.whl",
+        "sha256": hashlib.sha256(made["0.10.0"]).hexdigest(),
+        "names": ["VLLM_HOST_IP", "VLLM_LOGGING_LEVEL"]}
+    assert catalog["unavailable"] == {"0.11.0": "no wheel on PyPI for this platform"}
+    sglang = script.build_from_wheels("sglang", ["0.5.23"], fetch=lambda engine, version, folder: _wheel(
+        folder, "sglang-0.5.23-py3-none-any.whl",
+        {"sglang/srt/environ.py": SGLANG_ENVIRON, "sglang/srt/utils.py": SGLANG_UTIL, "sglang/broken.py": "def (:\n"}))
+    assert sglang["versions"]["0.5.23"]["names"] == [
+        "SGLANG_ENABLE_TORCH_COMPILE", "SGLANG_SET_CPU_AFFINITY", "SGLANG_TEST_RETRACT",
+        "SGL_CHUNKED_PREFIX_CACHE_THRESHOLD"]

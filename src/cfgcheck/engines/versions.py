@@ -30,7 +30,8 @@ def catalog_data(engine: str) -> dict | None:
 
 
 def engines() -> list[str]:
-    return sorted(p.name.split(".")[0] for p in DATA_DIR.glob("*.json*"))
+    names = (p.name.split(".")[0] for p in DATA_DIR.glob("*.json*"))
+    return sorted(name for name in names if not name.endswith("_env"))  # <engine>_env.json: engines/envs.py
 
 
 @functools.lru_cache(maxsize=4096)  # called per flag per catalogued version: a 4 MB argv took minutes
