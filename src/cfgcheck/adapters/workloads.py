@@ -100,18 +100,20 @@ def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode 
 
 
 def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], container: YNode) -> list | None:
-    """A Ray worker container without command/args runs what KubeRay generates (``ray start``), not
-    the image's entrypoint: no engine. On the head, a RayJob's ``spec.entrypoint`` is the engine's
-    argv. None: use the container's own argv (a head whose engine Ray Serve starts keeps its image)."""
+    """A Ray head or worker container without command/args runs what KubeRay generates (``ray start``),
+    not the image's entrypoint: no engine, whatever the image is called. On the head, a RayJob's
+    ``spec.entrypoint`` is the engine's argv; a RayService's engines are in its ``serveConfigV2``
+    (adapters/rayserve). None: use the container's own argv (a head running a script of its own)."""
     if container.get("command") is not None or container.get("args") is not None:
         return None
     if any(part.startswith("workerGroupSpecs") for part in trail):
         return []
+    if "headGroupSpec" not in trail:
+        return None
     entrypoint = root.path("spec", "entrypoint")
-    if "headGroupSpec" in trail and entrypoint is not None and entrypoint.kind == "scalar" \
-            and isinstance(entrypoint.value, str):
+    if entrypoint is not None and entrypoint.kind == "scalar" and isinstance(entrypoint.value, str):
         return ctx.shell_tokens(entrypoint, "entrypoint")
-    return None
+    return []
 
 
 def _pod_gpus(pod_spec: YNode | None) -> int | None:
@@ -129,19 +131,19 @@ def _pod_gpus(pod_spec: YNode | None) -> int | None:
     return total
 
 
-def _find(node: YNode, key: str, depth: int = 0) -> YNode | None:
+def find_key(node: YNode, key: str, depth: int = 0) -> YNode | None:
     if depth > MAX_SEARCH_DEPTH or node.kind != "map":
         return None
     if node.get(key) is not None:
         return node
     for _, value in node.items():
-        found = _find(value, key, depth + 1) if value.kind == "map" else None
+        found = find_key(value, key, depth + 1) if value.kind == "map" else None
         if found is not None:
             return found
     return None
 
 
-def _ray_gpus(cluster: YNode) -> tuple[int | None, str]:
+def ray_cluster_gpus(cluster: YNode) -> tuple[int | None, str]:
     """GPUs of a KubeRay cluster spec: the head pod plus replicas x GPUs of every worker group."""
     head = _pod_gpus(cluster.path("headGroupSpec", "template", "spec"))
     if head is None:
@@ -182,7 +184,7 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
         model.gpus = None  # Ray Serve starts the engine from its own config: its parallel sizes are not here
         return
     if "headGroupSpec" in trail:
-        total, how = _ray_gpus(_find(root, "headGroupSpec"))
+        total, how = ray_cluster_gpus(find_key(root, "headGroupSpec"))
     elif "leaderTemplate" in trail or (root.scalar("kind") == "LeaderWorkerSet" and "workerTemplate" in trail):
         total, how = _lws_gpus(root)
     else:

@@ -21,7 +21,7 @@ import functools
 import gzip
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -600,6 +600,17 @@ def _looks_like_flag(text: str) -> bool:
         and " " not in text.split("=", 1)[0]
 
 
+# Tokens an adapter made from keyword arguments (Ray Serve LLM ``engine_kwargs`` -> ``EngineArgs(**kwargs)``)
+# carry this origin prefix: a keyword names a field exactly, with no prefix matching and no dashes.
+KEYWORD_ORIGIN = "kwargs:"
+
+
+def _exact_keyword(resolution: Resolution) -> Resolution:
+    if resolution.kind == "exact" and "-" not in resolution.written.lstrip("-"):
+        return resolution
+    return replace(resolution, kind="unknown", option=None, spec=None, candidates=())
+
+
 def walk(catalog: Catalog, tokens: list) -> list[ParsedFlag]:
     """Walk argv as the engine's parser would: each flag with its resolution and consumed value(s).
 
@@ -620,6 +631,8 @@ def walk(catalog: Catalog, tokens: list) -> list[ParsedFlag]:
             index += 1
             continue
         resolution = catalog.resolve(text)
+        if str(getattr(token, "origin", "")).startswith(KEYWORD_ORIGIN):
+            resolution = _exact_keyword(resolution)
         inline = resolution.explicit_value
         index += 1
         consumed: list = []
