@@ -10,8 +10,8 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import (chart, compose, dra, dynamo, engine_config, envlaunch, kserve, kubeai, kustomize, llmkube, mapped,
-               ome, production_stack, pyspec, rayserve, scripts, vllm_runtime, workflows, workloads)
+from . import (chart, compose, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
+               llmkube, mapped, ome, production_stack, pyspec, rayserve, scripts, vllm_runtime, workflows, workloads)
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, document_adapters, file_format, register
 
@@ -27,6 +27,8 @@ register(ome)
 register(kubeai)
 register(rayserve)
 register(dynamo)
+register(kaito)
+register(llmd)
 register(chart)
 register(compose)
 register(dra)

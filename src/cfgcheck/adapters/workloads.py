@@ -178,7 +178,7 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
     """The GPUs an engine started on a Ray head or an LWS leader spans: every pod of its group.
 
     Only the head/leader runs the engine; the other pods join it (``ray start``, ``--node-rank``)."""
-    if model.gpus is None:
+    if model.gpus is None and "headGroupSpec" not in trail:
         return
     if "headGroupSpec" in trail and not model.argv:
         model.gpus = None  # Ray Serve starts the engine from its own config: its parallel sizes are not here
@@ -190,7 +190,10 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
     else:
         return
     model.gpus_span = "group"
+    # an engine started on a head that requests no GPU itself still spans the workers' GPUs
+    location, source = (model.gpus.location, model.gpus.source) if model.gpus is not None else \
+        (model.location, "rayClusterSpec")
     if total is None:
-        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: not literal)")
+        model.gpus = Setting("gpus", None, location, f"{source} (topology: not literal)")
     else:
-        model.gpus = Setting("gpus", total, model.gpus.location, f"{model.gpus.source} (topology: {how})")
+        model.gpus = Setting("gpus", total, location, f"{source} (topology: {how})")

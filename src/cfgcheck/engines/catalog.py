@@ -608,7 +608,9 @@ KEYWORD_ORIGIN = "kwargs:"
 def _exact_keyword(resolution: Resolution) -> Resolution:
     if resolution.kind == "exact" and "-" not in resolution.written.lstrip("-"):
         return resolution
-    return replace(resolution, kind="unknown", option=None, spec=None, candidates=())
+    # no history either: other versions' argv parsers would match it by prefix, EngineArgs never does
+    return replace(resolution, kind="unknown", option=None, spec=None, candidates=(),
+                   normalized=KEYWORD_ORIGIN + resolution.written.lstrip("-"))
 
 
 def walk(catalog: Catalog, tokens: list) -> list[ParsedFlag]:
@@ -879,6 +881,8 @@ def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
 
 def _flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     engine = catalog.engine
+    if resolution.normalized.startswith(KEYWORD_ORIGIN):
+        return FlagHistory(None, (), (), None)
     option = resolution.normalized or resolution.written
     had = history(engine, option)
     if not had:

@@ -1,0 +1,107 @@
+"""Operator formats (issue 16 items 2-6, issue 21 Ray): KubeAI, KAITO, Dynamo, Ray Serve LLM, llm-d,
+each served model with its engine, model, GPUs and settings located where the file writes them."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cfgcheck.adapters import Workspace, index, served_models
+from cfgcheck.capacity.gpus import resolve_gpu
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+from cfgcheck.yamlio import parse_text
+
+OPERATORS = Path(__file__).resolve().parent.parent / "fixtures" / "formats" / "operators"
+
+
+def models_of(name: str):
+    loaded = parse_text(name, (OPERATORS / name).read_text())
+    assert loaded.error is None
+    workspace = Workspace(config={"root": str(OPERATORS)})
+    index(workspace, loaded)
+    return {m.name: m for m in served_models(workspace, loaded)}
+
+
+def at(setting):
+    return setting.location.line, setting.location.column
+
+
+def findings(name: str, code: str):
+    result = lint([OPERATORS / name], Config(root=OPERATORS))
+    return [(f.location.line, f.location.column, f.severity) for f in result.findings if f.code == code]
+
+
+def test_kubeai_vllm_model_profile_gpus_and_skipped_servers():
+    models = models_of("kubeai-models.yaml")
+    assert set(models) == {"qwen-coder-l4", "llama-pvc"}  # the OLlama model is not ours
+    qwen = models["qwen-coder-l4"]
+    assert qwen.engine == "vllm" and qwen.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct"
+    assert qwen.model.location.line == 8  # spec.url
+    assert qwen.value("max_model_len") == 32768 and qwen.gpus.value == 2 and at(qwen.gpus) == (18, 20)
+    assert resolve_gpu(qwen)[0].name == "L4"
+    assert qwen.engine_version_confidence == "assumed" and qwen.replicas.value == 1
+    assert qwen.env["VLLM_LOGGING_LEVEL"].value == "INFO"
+    pvc = models["llama-pvc"]
+    assert pvc.model.value == "/model" and pvc.engine_version == "0.10.1"
+    assert resolve_gpu(pvc)[0].name == "A100-80GB"
+    assert (12, 7, "warning") in findings("kubeai-models.yaml", "CFG101")  # --max-num-batched-token
+
+
+def test_kaito_workspace_reads_its_configmap_keys_as_flags():
+    models = models_of("kaito-workspace.yaml")
+    assert set(models) == {"workspace-qwen"}  # the transformers runtime is not vLLM
+    qwen = models["workspace-qwen"]
+    assert qwen.model.value == "qwen2.5-coder-7b-instruct"
+    assert qwen.value("max_model_len") == 16384 and at(qwen.setting("max_model_len")) == (10, 22)
+    assert qwen.node_selector == {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
+    assert (12, 7) in [f[:2] for f in findings("kaito-workspace.yaml", "CFG101")]  # max-num-seq
+
+
+def test_kaito_inferenceset_template_and_replicas():
+    phi = models_of("kaito-inferenceset.yaml")["phi-set"]
+    assert phi.engine == "vllm" and phi.replicas.value == 3 and at(phi.replicas) == (6, 13)
+    assert phi.gpu_labels == [("node.kubernetes.io/instance-type", "Standard_NV36ads_A10_v5")]
+
+
+def test_dynamo_graph_workers_roles_gpus_and_skipped_services():
+    models = models_of("dynamo-graph.yaml")
+    assert set(models) == {"chat/decode", "chat/prefill"}  # frontend and TensorRT-LLM are not engines
+    decode, prefill = models["chat/decode"], models["chat/prefill"]
+    assert decode.gpus.value == 8 and decode.gpus_span == "group"  # 4 per node x 2 nodes
+    assert decode.replicas.value == 2 and decode.value("tensor_parallel_size") == 8
+    assert resolve_gpu(decode)[0].name == "H100-80GB"
+    assert decode.disaggregation[1] == "decode" and prefill.disaggregation == (decode.disaggregation[0], "prefill")
+    assert prefill.model.value == "meta-llama/Llama-3.3-70B-Instruct" and prefill.gpus.value == 4
+    assert findings("dynamo-graph.yaml", "CFG215") == []
+
+
+def test_rayservice_llm_config_engine_kwargs_are_keywords():
+    models = models_of("rayservice-llm.yaml")
+    assert set(models) == {"llm/llms/0"}  # the head runs `ray start`, not an engine
+    llm = models["llm/llms/0"]
+    assert llm.model.value == "Qwen/Qwen2.5-7B-Instruct" and at(llm.model) == (15, 27)
+    assert llm.value("max_model_len") == 8192 and at(llm.setting("max_model_len")) == (18, 28)
+    assert llm.gpu_product == "L4" and llm.gpus.value == 4 and llm.replicas.value == 1
+    unknown = findings("rayservice-llm.yaml", "CFG103")
+    assert [f[:2] for f in unknown] == [(20, 13), (21, 13)]  # max_num_seq (a prefix), enable-prefix-caching (dashes)
+    assert findings("rayservice-llm.yaml", "CFG101") == []
+
+
+def test_ray_head_running_ray_start_is_not_a_served_model():
+    models = models_of("raycluster-head-only.yaml")
+    assert set(models) == {"serve-job/ray-head"}  # the RayCluster's head and workers only join Ray
+    job = models["serve-job/ray-head"]
+    assert job.gpus.value == 8 and job.gpus_span == "group"  # 2 workers x 4 GPUs
+    assert findings("raycluster-head-only.yaml", "CFG208") == []
+
+
+def test_llmd_values_decode_and_prefill_from_chart_semantics():
+    models = models_of("llmd-values.yaml")
+    assert set(models) == {"decode/vllm", "prefill/vllm"}
+    decode, prefill = models["decode/vllm"], models["prefill/vllm"]
+    assert decode.model.value == "Qwen/Qwen3-32B" and at(decode.model) == (3, 9)  # inside the quotes of modelArtifacts.uri
+    assert decode.value("tensor_parallel_size") == 4 and decode.gpus.value == 4 and decode.replicas.value == 2
+    assert str(decode.value("port")) == "8200" and decode.value("max_model_len") == 32768
+    assert prefill.value("tensor_parallel_size") == 2 and prefill.value("max_num_seqs") == 8
+    assert decode.engine_variant == "llm-d" and decode.disaggregation[1] == "decode"
+    assert findings("llmd-values.yaml", "CFG215") == []
