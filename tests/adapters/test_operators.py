@@ -36,7 +36,7 @@ def test_kubeai_vllm_model_profile_gpus_and_skipped_servers():
     assert set(models) == {"qwen-coder-l4", "llama-pvc"}  # the OLlama model is not ours
     qwen = models["qwen-coder-l4"]
     assert qwen.engine == "vllm" and qwen.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct"
-    assert qwen.model.location.line == 8  # spec.url
+    assert at(qwen.model) == (8, 8)  # spec.url
     assert qwen.value("max_model_len") == 32768 and qwen.gpus.value == 2 and at(qwen.gpus) == (18, 20)
     assert resolve_gpu(qwen)[0].name == "L4"
     assert qwen.engine_version_confidence == "assumed" and qwen.replicas.value == 1
@@ -105,3 +105,38 @@ def test_llmd_values_decode_and_prefill_from_chart_semantics():
     assert prefill.value("tensor_parallel_size") == 2 and prefill.value("max_num_seqs") == 8
     assert decode.engine_variant == "llm-d" and decode.disaggregation[1] == "decode"
     assert findings("llmd-values.yaml", "CFG215") == []
+
+
+def test_kubeai_models_chart_catalog_enabled_entries_only():
+    models = models_of("kubeai-catalog-values.yaml")
+    assert set(models) == {"mistral-small-h100"}  # disabled entries and OLlama are not served by vLLM
+    mistral = models["mistral-small-h100"]
+    assert mistral.value("tensor_parallel_size") == 2 and mistral.gpus.value == 2
+    assert mistral.gpus.source.startswith("catalog.mistral-small-h100.resourceProfile")
+    assert resolve_gpu(mistral)[0].name == "H100-80GB"
+
+
+def test_kaito_multirole_inference_prefill_and_decode():
+    models = models_of("kaito-multirole.yaml")
+    prefill, decode = models["llama-pd/prefill"], models["llama-pd/decode"]
+    assert prefill.model.value == decode.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert prefill.replicas.value == 2 and decode.value("max_model_len") == 32768
+    assert at(decode.setting("max_model_len")) == (8, 22) and prefill.setting("max_model_len") is None
+    assert prefill.disaggregation[1] == "prefill" and decode.disaggregation == (prefill.disaggregation[0], "decode")
+
+
+def test_ray_serve_application_of_its_own_one_model_per_variable():
+    models = models_of("rayservice-custom-app.yaml")
+    assert set(models) == {"multiplex/llm/MODEL_1_ID", "multiplex/llm/MODEL_2_ID"}  # not SERVED_MODEL_NAME
+    gemma = models["multiplex/llm/MODEL_1_ID"]
+    assert gemma.engine == "vllm" and gemma.engine_version == "0.6.3" and gemma.engine_version_confidence == "exact"
+    assert gemma.model.value == "google/gemma-2-9b-it" and gemma.replicas.value == 2
+    assert gemma.gpus.value == 4 and resolve_gpu(gemma)[0].name == "L4"
+
+
+def test_serve_config_file_llm_configs_of_a_builder_of_its_own():
+    models = models_of("serve-config.yaml")
+    falcon = models["serve-config.yaml/falcon/0"]
+    assert falcon.model.value == "tiiuae/Falcon3-1B-Instruct" and falcon.value("max_model_len") == 4096
+    unknown = findings("serve-config.yaml", "CFG103")
+    assert [f[:3] for f in unknown] == [(13, 9, "error")]  # max_num_batched_token: no prefix matching

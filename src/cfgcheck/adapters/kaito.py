@@ -9,6 +9,10 @@ accepts abbreviations) and values are Python's text of the YAML value. The nodes
 ``resource.count`` of ``resource.instanceType`` (a cloud VM size, resolved through the GPU table's
 instance types); an ``InferenceSet`` keeps the same fields under ``spec.template`` and its copies in
 ``spec.replicas``. A workspace with its own ``inference.template`` pod is read by the pod walker.
+
+A ``MultiRoleInference`` (``kaito.sh/v1alpha1``) serves ``spec.model.name`` disaggregated: one served model
+per entry of ``spec.roles`` (``type: prefill | decode``, ``replicas``, ``instanceType`` and a
+``runtimeConfig`` ConfigMap of the same form), recorded as the prefill/decode halves of one graph.
 """
 
 from __future__ import annotations
@@ -24,11 +28,12 @@ CONFIG_KEY = "inference_config.yaml"
 INDEX = "kaito-configmaps"
 INSTANCE_LABEL = "node.kubernetes.io/instance-type"
 NOT_VLLM_RUNTIMES = ("transformers",)
+KINDS = ("Workspace", "InferenceSet", "MultiRoleInference")
 
 
 def _is_kaito(root: YNode) -> bool:
     api = root.scalar("apiVersion", default="")
-    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") in ("Workspace", "InferenceSet")
+    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") in KINDS
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
@@ -47,8 +52,19 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """Protocol hook: a workspace naming an inference ConfigMap not indexed yet."""
     if not _is_kaito(root):
         return False
-    config = _body(root).path("inference", "config") if _body(root) is not None else None
-    return config is not None and config.value not in workspace.indexed.get(INDEX, {})
+    known = workspace.indexed.get(INDEX, {})
+    return any(config.value not in known for config in _config_refs(root))
+
+
+def _config_refs(root: YNode) -> list[YNode]:
+    """The ConfigMap names a resource refers to: ``inference.config`` or each role's ``runtimeConfig``."""
+    if root.scalar("kind") == "MultiRoleInference":
+        roles = root.path("spec", "roles")
+        refs = [role.get("runtimeConfig") for role in roles.value] if roles is not None and roles.kind == "seq" else []
+    else:
+        body = _body(root)
+        refs = [body.path("inference", "config")] if body is not None and body.kind == "map" else []
+    return [ref for ref in refs if ref is not None and ref.kind == "scalar"]
 
 
 def _body(root: YNode) -> YNode | None:
@@ -59,6 +75,8 @@ def _body(root: YNode) -> YNode | None:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_kaito(root):
         return []
+    if root.scalar("kind") == "MultiRoleInference":
+        return _roles(ctx, root)
     body = _body(root)
     preset = body.path("inference", "preset") if body is not None and body.kind == "map" else None
     annotations = string_map(root.path("metadata", "annotations"))
@@ -66,21 +84,51 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         return []
     kind = str(root.scalar("kind"))
     name = str(root.scalar("metadata", "name", default=kind.lower()))
-    model = ctx.new_model(name, kind, root.path("metadata", "name") or root, f"{kind}/{name}")
+    model = _vllm_model(ctx, name, kind, root.path("metadata", "name") or root, f"{kind}/{name}",
+                        ctx.field_setting(preset, "name", "model", "inference.preset.name"),
+                        body.path("inference", "config"))
     model.annotations = annotations
-    model.engine = "vllm"
-    preset_name = ctx.field_setting(preset, "name", "model", "inference.preset.name")
-    tokens = [ArgToken("vllm", model.location, (), "kaito", True), ArgToken("serve", model.location, (), "kaito", True)]
-    if preset_name is not None:
-        tokens.append(ArgToken(str(preset_name.value), preset_name.location, preset_name.comments, "kaito", True))
-    tokens.extend(_config_tokens(ctx, model, body.path("inference", "config")))
-    apply_launch(ctx, model, tokens, "vllm")
-    _resource(ctx, model, body.get("resource"))
+    _instance(model, body.path("resource", "instanceType"))
     prefix = "spec." if kind == "InferenceSet" else ""
     spec = root.get("spec") if kind == "InferenceSet" else None
     model.replicas = ctx.field_setting(spec, "replicas", "replicas", f"{prefix}replicas", to_int) if spec else None
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "KAITO workspace")
     return [finish(model)]
+
+
+def _vllm_model(ctx: DocContext, name: str, kind: str, at: YNode, identity: str, preset: Setting | None,
+                config: YNode | None) -> ServedModel:
+    """KAITO's vLLM server for model ``preset`` with the settings of ConfigMap ``config``."""
+    model = ctx.new_model(name, kind, at, identity)
+    model.engine = "vllm"
+    tokens = [ArgToken("vllm", model.location, (), "kaito", True), ArgToken("serve", model.location, (), "kaito", True)]
+    if preset is not None:
+        tokens.append(ArgToken(str(preset.value), preset.location, preset.comments, "kaito", True))
+    tokens.extend(_config_tokens(ctx, model, config))
+    apply_launch(ctx, model, tokens, "vllm")
+    return model
+
+
+def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    name = str(root.scalar("metadata", "name", default="multiroleinference"))
+    model_spec, roles = root.path("spec", "model"), root.path("spec", "roles")
+    if model_spec is None or model_spec.kind != "map" or roles is None or roles.kind != "seq":
+        return []
+    found = []
+    for index, role in enumerate(roles.value):
+        kind_of = str(role.scalar("type", default=index)) if role.kind == "map" else None
+        if kind_of is None:
+            continue
+        model = _vllm_model(ctx, f"{name}/{kind_of}", "MultiRoleInference", role, f"MultiRoleInference/{name}/{kind_of}",
+                            ctx.field_setting(model_spec, "name", "model", "spec.model.name"), role.get("runtimeConfig"))
+        model.annotations = string_map(root.path("metadata", "annotations"))
+        _instance(model, role.get("instanceType"))
+        model.replicas = ctx.field_setting(role, "replicas", "replicas", f"spec.roles[{index}].replicas", to_int)
+        model.strategy = Setting("strategy", "RollingUpdate", model.location, "KAITO multi-role inference")
+        if kind_of in ("prefill", "decode"):
+            model.disaggregation = (f"{ctx.path}#MultiRoleInference/{name}", kind_of)
+        found.append(finish(model))
+    return found
 
 
 def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) -> list[ArgToken]:
@@ -107,9 +155,7 @@ def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) ->
     return tokens
 
 
-def _resource(ctx: DocContext, model: ServedModel, resource: YNode | None) -> None:
-    if resource is None or resource.kind != "map":
-        return
-    instance = resource.scalar("instanceType")
-    if isinstance(instance, str) and instance:
-        model.node_selector = {INSTANCE_LABEL: instance}
+def _instance(model: ServedModel, instance: YNode | None) -> None:
+    """The VM size KAITO provisions: the node's well-known instance-type label names the GPU."""
+    if instance is not None and instance.kind == "scalar" and isinstance(instance.value, str) and instance.value:
+        model.node_selector = {INSTANCE_LABEL: instance.value}

@@ -6,7 +6,8 @@ The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
 default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
 (limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
 by ``scripts/build_kubeai_profiles.py``. OLlama, Infinity and FasterWhisper models are not engines
-cfgcheck checks: recognised and left alone.
+cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
+entries, rendered as Models when ``enabled``) are read the same way.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .base import DocContext, apply_launch, finish, set_image, string_map, to_in
 from .containers import env_map_settings
 
 API_GROUP = "kubeai.org/"
-MARKERS = ("kubeai.org",)
+MARKERS = ("kubeai.org", "resourceprofile")
 # spec.engine -> cfgcheck engine; None: a server cfgcheck does not check
 ENGINES = {"vllm": "vllm", "ollama": None, "infinity": None, "fasterwhisper": None}
 # url scheme -> what vLLM's --model becomes (engine_vllm.go): the ref, or the mounted path for a PVC
@@ -33,33 +34,60 @@ def is_kubeai_model(root: YNode) -> bool:
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_kubeai_model(root):
+    if is_kubeai_model(root):
+        spec = root.get("spec")
+        name = str(root.scalar("metadata", "name", default="model"))
+        model = _model(ctx, spec, name, root.path("metadata", "name") or root, "Model", "spec.")
+        if model is None:
+            return []
+        model.annotations = string_map(root.path("metadata", "annotations"))
+        return [finish(model)]
+    return _catalog(ctx, root)
+
+
+def _catalog(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    """Values of KubeAI's ``models`` chart: each ``catalog.<name>`` entry becomes a Model when it is
+    enabled (or ``all.enabled`` is), with the entry's fields as the Model's spec."""
+    catalog = root.get("catalog")
+    if root.get("apiVersion") is not None or catalog is None or catalog.kind != "map":
         return []
-    spec = root.get("spec")
+    every = root.scalar("all", "enabled", default=False) is True
+    found = []
+    for key, entry in catalog.items():
+        if entry.kind != "map" or entry.get("engine") is None or not (every or entry.scalar("enabled") is True):
+            continue
+        model = _model(ctx, entry, str(key.value), key, "kubeai-catalog", f"catalog.{key.value}.")
+        if model is not None:
+            found.append(finish(model))
+    return found
+
+
+def _model(ctx: DocContext, spec: YNode | None, name: str, at: YNode, kind: str, prefix: str) -> ServedModel | None:
     if spec is None or spec.kind != "map":
-        return []
+        return None
     engine = ENGINES.get(str(spec.scalar("engine", default="")).lower().replace("-", ""))
     if engine is None:
-        return []
-    name = str(root.scalar("metadata", "name", default="model"))
-    model = ctx.new_model(name, "Model", root.path("metadata", "name") or root, f"Model/{name}")
-    model.annotations = string_map(root.path("metadata", "annotations"))
+        return None
+    model = ctx.new_model(name, kind, at, f"{kind}/{name}")
     model.engine = engine
-    _image(ctx, model, spec)
-    url = ctx.field_setting(spec, "url", "model", "spec.url")
-    tokens = [ArgToken("python3", model.location, (), "kubeai", True), ArgToken("-m", model.location, (), "kubeai", True),
-              ArgToken("vllm.entrypoints.openai.api_server", model.location, (), "kubeai", True)]
-    if url is not None:
-        tokens.append(ArgToken(f"--model={model_ref(str(url.value))}", url.location, url.comments, "typed:spec.url", True))
+    _image(ctx, model, spec, prefix)
+    url = ctx.field_setting(spec, "url", "model", f"{prefix}url")
+    tokens = [ArgToken(text, model.location, (), "kubeai", True)
+              for text in ("python3", "-m", "vllm.entrypoints.openai.api_server")]
+    if url is not None:  # --model=<ref>, written as two tokens so that the value is located at the url
+        tokens += [ArgToken("--model", url.location, url.comments, f"typed:{prefix}url", True),
+                   ArgToken(model_ref(str(url.value)), url.location, url.comments, f"typed:{prefix}url", True)]
+        if str(url.value).startswith("s3://"):
+            tokens.append(ArgToken("--load-format=runai_streamer", url.location, (), "kubeai", True))
     tokens.append(ArgToken(f"--served-model-name={name}", model.location, (), "kubeai", True))
     tokens.extend(ctx.tokens(spec.get("args"), "args"))
     apply_launch(ctx, model, tokens, engine)
-    model.env = env_map_settings(ctx, spec.get("env"), "spec.")
-    _profile(ctx, model, spec)
-    model.replicas = ctx.field_setting(spec, "replicas", "replicas", "spec.replicas", to_int) or \
-        ctx.field_setting(spec, "minReplicas", "replicas", "spec.minReplicas", to_int)
+    model.env = env_map_settings(ctx, spec.get("env"), prefix)
+    _profile(ctx, model, spec, prefix)
+    model.replicas = ctx.field_setting(spec, "replicas", "replicas", f"{prefix}replicas", to_int) or \
+        ctx.field_setting(spec, "minReplicas", "replicas", f"{prefix}minReplicas", to_int)
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "KubeAI Model (surge rollout)")
-    return [finish(model)]
+    return model
 
 
 def model_ref(url: str) -> str:
@@ -75,9 +103,9 @@ def model_ref(url: str) -> str:
     return ref
 
 
-def _image(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
+def _image(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> None:
     """``spec.image`` when written; else the chart's default vLLM image for the profile (assumed)."""
-    image = ctx.field_setting(spec, "image", "image", "spec.image")
+    image = ctx.field_setting(spec, "image", "image", f"{prefix}image")
     if image is not None:
         set_image(ctx, model, image)
         return
@@ -94,10 +122,10 @@ def _profile_entry(name: str) -> dict | None:
     return bundled_table("kubeai.json")["profiles"].get(name)
 
 
-def _profile(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
+def _profile(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> None:
     """``resourceProfile: <profile>:<count>``: the GPUs are the profile's per-unit devices x count, the
     GPU class the profile's (a profile the chart does not define is the cluster's own: unknown)."""
-    setting = ctx.field_setting(spec, "resourceProfile", "resource_profile", "spec.resourceProfile")
+    setting = ctx.field_setting(spec, "resourceProfile", "resource_profile", f"{prefix}resourceProfile")
     if setting is None or not isinstance(setting.value, str):
         return
     name, _, count_text = setting.value.partition(":")
@@ -107,7 +135,7 @@ def _profile(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
         return
     model.gpu_resource = profile["resource"]
     model.gpus = Setting("gpus", profile["per_unit"] * count, setting.location,
-                         f"spec.resourceProfile ({name}: {profile['per_unit']} {profile['resource']} x {count})",
+                         f"{prefix}resourceProfile ({name}: {profile['per_unit']} {profile['resource']} x {count})",
                          setting.comments, setting.key_location, setting.text)
     if profile.get("gpu"):
         model.gpu_product = profile.get("gke_accelerator") or profile["gpu"]

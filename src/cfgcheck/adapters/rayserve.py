@@ -1,15 +1,16 @@
 """Ray Serve applications -> served models: a KubeRay ``RayService`` (its ``spec.serveConfigV2``, a YAML
 string whose lines are the file's) or a Serve config file (``applications:``, for ``serve deploy``).
 
-- ``import_path: ray.serve.llm:build_openai_app`` (or ``build_llm_deployment``) with ``args.llm_configs``:
-  one vLLM engine per LLM config. ``engine_kwargs`` are keyword arguments to vLLM's ``EngineArgs``, not
-  argv: each key must name a field exactly (underscores, no prefix), so they become tokens of origin
-  ``kwargs:`` that the catalog walk matches exactly (an unknown key fails at start-up). The model is
+- ``import_path: ray.serve.llm:build_openai_app`` (or ``build_llm_deployment``) with ``args.llm_configs``
+  (or an application of its own handed configs of that shape): one vLLM engine per LLM config.
+  ``engine_kwargs`` are keyword arguments to vLLM's ``EngineArgs``, not argv: each key must name a
+  field exactly (underscores, no prefix), so they become tokens of origin ``kwargs:`` that the catalog
+  walk matches exactly (an unknown key fails at start-up). The model is
   ``model_loading_config.model_source`` (else ``model_id``); ``accelerator_type`` names the GPU;
   ``deployment_config`` holds ``num_replicas`` or ``autoscaling_config``.
-- any other application whose ``runtime_env.env_vars`` name a model (``MODEL_ID`` ...) and that installs
-  an engine (``pip: [vllm==X]``) or runs on an engine image: a served model whose engine is started by
-  the application's own code (its settings are not visible here).
+- any other application whose ``runtime_env.env_vars`` name models (``MODEL_ID``, ``MODEL_1_ID`` ...,
+  one served model each) and that installs an engine (``pip: [vllm==X]``) or runs on an engine image:
+  served models whose engine the application's own code starts (its settings are not visible here).
 
 The cluster's GPUs are counted over the head and every worker group (replicas x GPUs per pod); Ray places
 the engine replicas on them, so the count is the cluster's, not one engine's (``gpus_span`` unknown).
@@ -30,7 +31,9 @@ from .workloads import find_key, ray_cluster_gpus
 
 MARKERS = ("serveconfigv2", "llm_configs", "import_path")
 LLM_BUILDERS = ("ray.serve.llm:build_openai_app", "ray.serve.llm:build_llm_deployment")
-MODEL_ENV = ("MODEL_ID", "MODEL_NAME", "HF_MODEL_ID", "MODEL")
+# the env a Serve application of its own reads its model from: MODEL_ID, HF_MODEL_ID, MODEL_NAME,
+# ASSIST_MODEL_ID, MODEL_1_ID (one model per variable)
+_MODEL_ENV = re.compile(r"^(?!SERVED_)(?:[A-Z0-9]+_)?MODEL(?:_[0-9]+)?_(?:ID|NAME)$|^MODEL$")
 ENGINE_PACKAGES = ("vllm", "sglang")
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9_.-]*)(?:\[[^\]]*\])?\s*([=<>!~]*)\s*(.*)$")  # name[extras] op version
 
@@ -56,19 +59,25 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         if app.kind != "map":
             continue
         app_name = str(app.scalar("name", default="app"))
-        if app.scalar("import_path") in LLM_BUILDERS:
-            configs = app.path("args", "llm_configs")
-            for index, config in enumerate(configs.value if configs is not None and configs.kind == "seq" else []):
-                if config.kind == "map":
-                    found.append(_llm_model(serve_ctx, ctx, config, f"{name}/{app_name}/{index}", kind))
-        else:
-            model = _custom_app_model(serve_ctx, ctx, app, f"{name}/{app_name}", kind, cluster)
-            if model is not None:
-                found.append(model)
+        configs = _llm_configs(app)
+        for index, config in enumerate(configs):
+            found.append(_llm_model(serve_ctx, ctx, config, f"{name}/{app_name}/{index}", kind))
+        if not configs:
+            found.extend(_custom_app_models(serve_ctx, ctx, app, f"{name}/{app_name}", kind, cluster))
     for model in found:
         model.annotations = string_map(root.path("metadata", "annotations"))
         _cluster(ctx, model, cluster)
     return [finish(model) for model in found]
+
+
+def _llm_configs(app: YNode) -> list[YNode]:
+    """The LLM configs of an application: ``args.llm_configs`` of the Ray Serve LLM builders, or of an
+    application of its own whose configs have the ``LLMConfig`` shape (a ``model_loading_config``)."""
+    configs = app.path("args", "llm_configs")
+    items = [c for c in configs.value if c.kind == "map"] if configs is not None and configs.kind == "seq" else []
+    if app.scalar("import_path") in LLM_BUILDERS:
+        return items
+    return [c for c in items if c.get("model_loading_config") is not None]
 
 
 def _llm_model(ctx: DocContext, outer: DocContext, config: YNode, name: str, kind: str) -> ServedModel:
@@ -133,26 +142,30 @@ def _replicas(ctx: DocContext, deployment: YNode | None) -> Setting | None:
                              "deployment_config.autoscaling_config.min_replicas", to_int)
 
 
-def _custom_app_model(ctx: DocContext, outer: DocContext, app: YNode, name: str, kind: str,
-                      cluster: YNode | None) -> ServedModel | None:
-    """A Serve application of its own code that loads an engine: the model from its env, the engine and
-    version from the packages it installs, else from the cluster's image."""
+def _custom_app_models(ctx: DocContext, outer: DocContext, app: YNode, name: str, kind: str,
+                       cluster: YNode | None) -> list[ServedModel]:
+    """A Serve application of its own code that loads an engine: one model per model variable of its
+    env (``MODEL_ID``, ``ASSIST_MODEL_ID``, ``MODEL_1_ID`` ...), the engine and version from the packages
+    it installs, else from the cluster's image."""
     env = app.path("runtime_env", "env_vars")
     if env is None or env.kind != "map":
-        return None
-    key = next((k for k in MODEL_ENV if env.get(k) is not None and env.get(k).kind == "scalar"), None)
-    if key is None:
-        return None
-    model = _new_model(ctx, outer, name, kind, app)
-    _engine_of_app(ctx, outer, model, app, cluster)
-    if model.engine == "unknown":
-        return None
-    model.model = ctx.setting("model", env.key_node(key), env.get(key), f"runtime_env.env_vars.{key}")
+        return []
+    keys = [(k, v) for k, v in env.items() if k.kind == "scalar" and v.kind == "scalar" and
+            _MODEL_ENV.match(str(k.value))]
     deployments = app.get("deployments")
     first = deployments.value[0] if deployments is not None and deployments.kind == "seq" and deployments.value else None
-    model.replicas = _replicas(ctx, first)
-    model.strategy = Setting("strategy", "RollingUpdate", model.location, "Ray Serve")
-    return model
+    found = []
+    for key, value in keys:
+        label = name if len(keys) == 1 else f"{name}/{key.value}"
+        model = _new_model(ctx, outer, label, kind, app)
+        _engine_of_app(ctx, outer, model, app, cluster)
+        if model.engine == "unknown":
+            return []
+        model.model = ctx.setting("model", key, value, f"runtime_env.env_vars.{key.value}")
+        model.replicas = _replicas(ctx, first)
+        model.strategy = Setting("strategy", "RollingUpdate", model.location, "Ray Serve")
+        found.append(model)
+    return found
 
 
 def _engine_of_app(ctx: DocContext, outer: DocContext, model: ServedModel, app: YNode, cluster: YNode | None) -> None:
