@@ -51,7 +51,9 @@ def test_kaito_workspace_reads_its_configmap_keys_as_flags():
     models = models_of("kaito-workspace.yaml")
     assert set(models) == {"workspace-qwen"}  # the transformers runtime is not vLLM
     qwen = models["workspace-qwen"]
-    assert qwen.model.value == "qwen2.5-coder-7b-instruct"
+    assert qwen.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct" and at(qwen.model) == (26, 11)  # the preset's model
+    assert len(qwen.model_revision.value) == 40 and qwen.engine_version_confidence == "assumed"
+    assert qwen.gpus.value == 1 and resolve_gpu(qwen)[0].name == "A100-80GB"  # KAITO's SKU table
     assert qwen.value("max_model_len") == 16384 and at(qwen.setting("max_model_len")) == (10, 22)
     assert qwen.node_selector == {"node.kubernetes.io/instance-type": "Standard_NC24ads_A100_v4"}
     assert (12, 7) in [f[:2] for f in findings("kaito-workspace.yaml", "CFG101")]  # max-num-seq
@@ -61,6 +63,15 @@ def test_kaito_inferenceset_template_and_replicas():
     phi = models_of("kaito-inferenceset.yaml")["phi-set"]
     assert phi.engine == "vllm" and phi.replicas.value == 3 and at(phi.replicas) == (6, 13)
     assert phi.gpu_labels == [("node.kubernetes.io/instance-type", "Standard_NV36ads_A10_v5")]
+    assert phi.model.value == "microsoft/Phi-4-mini-instruct" and resolve_gpu(phi)[0].name.startswith("A10")
+
+
+def test_kaito_node_estimate_spreads_a_large_preset_over_nodes():
+    from cfgcheck.adapters.kaito import estimated_nodes
+    a100 = {"gpus": 1, "gpu_memory_bytes": 80 * 1024**3, "gpu_model": "NVIDIA A100"}
+    assert estimated_nodes("meta-llama/Llama-3.1-8B-Instruct", a100) == 1
+    assert estimated_nodes("meta-llama/Llama-3.3-70B-Instruct", a100) == 3  # ~141 GB at ~62 GiB a GPU
+    assert estimated_nodes("some/unknown-model", a100) == 1
 
 
 def test_dynamo_graph_workers_roles_gpus_and_skipped_services():

@@ -7,7 +7,13 @@ key holds YAML with a ``vllm:`` mapping; KAITO's server (``presets/workspace/inf
 appends ``--<key>`` and ``str(value)`` for each entry to vLLM's argv, so keys are flag names (argparse
 accepts abbreviations) and values are Python's text of the YAML value. The nodes are
 ``resource.count`` of ``resource.instanceType`` (a cloud VM size, resolved through the GPU table's
-instance types); an ``InferenceSet`` keeps the same fields under ``spec.template`` and its copies in
+instance types). What KAITO decides itself comes from ``data/kaito.json`` (generated from KAITO's source
+by ``scripts/build_kaito_data.py``): the preset's Hugging Face model and pinned commit, the vLLM version
+of its base image (assumed), and per supported VM size the GPUs that ``configureParallelism`` turns into
+``--tensor-parallel-size`` (the node's GPUs) and ``--pipeline-parallel-size`` (the nodes, when several:
+``resource.count``, raised by KAITO's node estimator to what the preset's weights need); a model under half
+a GPU runs as data-parallel ranks instead, which the pool arithmetic treats alike.
+An ``InferenceSet`` keeps the same fields under ``spec.template`` and its copies in
 ``spec.replicas``. A workspace with its own ``inference.template`` pod is read by the pod walker.
 
 A ``MultiRoleInference`` (``kaito.sh/v1alpha1``) serves ``spec.model.name`` disaggregated: one served model
@@ -17,6 +23,8 @@ per entry of ``spec.roles`` (``type: prefill | decode``, ``replicas``, ``instanc
 
 from __future__ import annotations
 
+from ..capacity.architecture import lookup_architecture
+from ..capacity.tables import bundled_table
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode
 from .base import DocContext, Workspace, apply_launch, finish, string_map, to_int
@@ -86,9 +94,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     name = str(root.scalar("metadata", "name", default=kind.lower()))
     model = _vllm_model(ctx, name, kind, root.path("metadata", "name") or root, f"{kind}/{name}",
                         ctx.field_setting(preset, "name", "model", "inference.preset.name"),
-                        body.path("inference", "config"))
+                        body.path("inference", "config"), body.path("resource", "instanceType"),
+                        body.path("resource", "count"))
     model.annotations = annotations
-    _instance(model, body.path("resource", "instanceType"))
     prefix = "spec." if kind == "InferenceSet" else ""
     spec = root.get("spec") if kind == "InferenceSet" else None
     model.replicas = ctx.field_setting(spec, "replicas", "replicas", f"{prefix}replicas", to_int) if spec else None
@@ -97,16 +105,65 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _vllm_model(ctx: DocContext, name: str, kind: str, at: YNode, identity: str, preset: Setting | None,
-                config: YNode | None) -> ServedModel:
-    """KAITO's vLLM server for model ``preset`` with the settings of ConfigMap ``config``."""
+                config: YNode | None, instance: YNode | None, nodes: YNode | None) -> ServedModel:
+    """KAITO's vLLM server for ``preset`` on ``nodes`` x ``instance``, then ConfigMap ``config``'s flags."""
     model = ctx.new_model(name, kind, at, identity)
     model.engine = "vllm"
+    data = bundled_table("kaito.json")
+    if data.get("vllm_version"):
+        model.engine_version, model.engine_version_confidence = data["vllm_version"], "assumed"
+        model.engine_version_why = f"KAITO base image {data.get('base_image_tag')} (presets/workspace/models/supported_models.yaml)"
     tokens = [ArgToken("vllm", model.location, (), "kaito", True), ArgToken("serve", model.location, (), "kaito", True)]
+    model_id = None
     if preset is not None:
-        tokens.append(ArgToken(str(preset.value), preset.location, preset.comments, "kaito", True))
+        known = data["presets"].get(str(preset.value))
+        model_id = known["model"] if known else str(preset.value)
+        tokens.append(ArgToken(model_id, preset.location, preset.comments, "typed:preset", True))
+        if known:
+            model.model_revision = Setting("model_revision", known["revision"], preset.location, "KAITO preset",
+                                           preset.comments, preset.key_location, None)
+    tokens.extend(_parallel_tokens(ctx, model, instance, nodes, model_id))
     tokens.extend(_config_tokens(ctx, model, config))
     apply_launch(ctx, model, tokens, "vllm")
     return model
+
+
+def _parallel_tokens(ctx: DocContext, model: ServedModel, instance: YNode | None, nodes: YNode | None,
+                    model_id: str | None) -> list[ArgToken]:
+    """The VM size's GPUs and the parallel sizes KAITO passes for them (before the ConfigMap's flags)."""
+    if instance is None or instance.kind != "scalar" or not isinstance(instance.value, str) or not instance.value:
+        return []
+    model.node_selector = {INSTANCE_LABEL: instance.value}
+    sku = bundled_table("kaito.json")["skus"].get(instance.value)
+    requested = to_int(nodes.value) if nodes is not None and nodes.kind == "scalar" else 1
+    if sku is None or not isinstance(requested, int) or requested < 1:
+        return []
+    count = max(requested, estimated_nodes(model_id, sku))
+    model.gpu_product = f"{sku['gpu_model']} {round(sku['gpu_memory_bytes'] / 1024**3)}GB"
+    where = ctx.location(instance)
+    how = "written" if count == requested else "KAITO's node estimate for the preset's weights"
+    model.gpus = Setting("gpus", sku["gpus"] * count, where,
+                         f"resource.instanceType ({count} nodes, {how}, x {sku['gpus']} GPUs, KAITO SKU table)")
+    model.gpus_span = "group"
+    flags = [("--tensor-parallel-size", sku["gpus"])] if sku["gpus"] > 1 else []
+    flags += [("--pipeline-parallel-size", count)] if count > 1 else []
+    return [ArgToken(text, where, (), "typed:instanceType", True) for flag, value in flags for text in (flag, str(value))]
+
+
+def estimated_nodes(model_id: str | None, sku: dict) -> int:
+    """The nodes KAITO's node estimator gives a preset (``nodesestimator/estimator.go``): the GPUs its
+    weights need at the estimator's memory budget per GPU, in whole nodes; 1 when the weights are unknown."""
+    arch = lookup_architecture(model_id) if model_id else None
+    weights = arch.weight_bytes_for() if arch is not None else None
+    if not weights:
+        return 1
+    k = bundled_table("kaito.json")["node_estimator"]
+    available = sku["gpu_memory_bytes"] * k["gpuMemoryUtilization"] - k["baseOverheadGiB"] * 1024**3
+    if available <= 0:
+        return 1
+    per_gpu = available / (1 + k["overheadWeightFactor"])
+    gpus = int(weights * k["weightExpansionFactor"] / per_gpu) + 1
+    return -(-gpus // sku["gpus"])
 
 
 def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -120,9 +177,9 @@ def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
         if kind_of is None:
             continue
         model = _vllm_model(ctx, f"{name}/{kind_of}", "MultiRoleInference", role, f"MultiRoleInference/{name}/{kind_of}",
-                            ctx.field_setting(model_spec, "name", "model", "spec.model.name"), role.get("runtimeConfig"))
+                            ctx.field_setting(model_spec, "name", "model", "spec.model.name"), role.get("runtimeConfig"),
+                            role.get("instanceType"), None)
         model.annotations = string_map(root.path("metadata", "annotations"))
-        _instance(model, role.get("instanceType"))
         model.replicas = ctx.field_setting(role, "replicas", "replicas", f"spec.roles[{index}].replicas", to_int)
         model.strategy = Setting("strategy", "RollingUpdate", model.location, "KAITO multi-role inference")
         if kind_of in ("prefill", "decode"):
@@ -153,9 +210,3 @@ def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) ->
     if loaded is not ctx.loaded:
         model.directives.extend(cm_ctx.directives())
     return tokens
-
-
-def _instance(model: ServedModel, instance: YNode | None) -> None:
-    """The VM size KAITO provisions: the node's well-known instance-type label names the GPU."""
-    if instance is not None and instance.kind == "scalar" and isinstance(instance.value, str) and instance.value:
-        model.node_selector = {INSTANCE_LABEL: instance.value}

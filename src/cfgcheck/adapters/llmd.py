@@ -14,6 +14,10 @@ The model comes from ``modelArtifacts.uri``: ``hf://<id>`` (the chart's default 
 ``modelArtifacts.mountPath``). Parallel sizes come from ``<role>.parallelism`` (a size of 1 is not
 passed), and each pod requests ``tensor x dataLocal`` accelerators unless its ``resources`` say.
 The vLLM version of an ``ghcr.io/llm-d/llm-d*`` image is the llm-d release's build: unknown here.
+
+The llm-d guides' ``DisaggregatedSet`` (``disaggregatedset.x-k8s.io``) holds one LeaderWorkerSet template
+per role (``spec.roles[].name``: ``prefill``, ``decode``): its containers are read by the pod walker and
+recorded as the prefill and decode halves of one set.
 """
 
 from __future__ import annotations
@@ -23,7 +27,8 @@ from ..yamlio import YNode
 from .base import DocContext, finish, to_int
 from .containers import container_model
 
-MARKERS = ("modelartifacts",)
+MARKERS = ("modelartifacts", "disaggregatedset")
+DISAGGREGATED_SET_API = "disaggregatedset.x-k8s.io/"
 ROLES = ("decode", "prefill")
 DEFAULT_PORT = "8000"
 DEFAULT_MOUNT = "/model-cache"
@@ -31,6 +36,9 @@ NAME_TEMPLATE = "{{ .Values.modelArtifacts.name }}"
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    api = root.scalar("apiVersion", default="")
+    if isinstance(api, str) and api.startswith(DISAGGREGATED_SET_API) and root.scalar("kind") == "DisaggregatedSet":
+        return _disaggregated_set(ctx, root)
     artifacts = root.get("modelArtifacts")
     if artifacts is None or artifacts.kind != "map" or root.get("apiVersion") is not None:
         return []
@@ -46,6 +54,30 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 if model is not None:
                     found.append(finish(model))
     return found
+
+
+def _disaggregated_set(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    """The pod walker's models of each role, tagged with the role; a role of multi-pod groups (LWS
+    ``size`` above 1) spans pods this count does not show."""
+    from . import workloads  # the generic walker is registered last; imported here to read its models
+
+    name = str(root.scalar("metadata", "name", default="disaggregatedset"))
+    roles = root.path("spec", "roles")
+    by_name = {str(r.scalar("name")): r for r in roles.value if r.kind == "map"} if roles is not None and roles.kind == "seq" else {}
+    models = workloads.served_models(ctx, root)
+    for model in models:
+        role = next((r for r in by_name if f"roles[{r}]" in model.identity), None)
+        if role is None:
+            continue
+        spec = by_name[role].get("spec")
+        model.name = f"{name}/{role}/{model.name.rsplit('/', 1)[-1]}"
+        if role in ("prefill", "decode"):
+            model.disaggregation = (f"{ctx.path}#DisaggregatedSet/{name}", role)
+        if spec is not None and spec.kind == "map":
+            model.replicas = ctx.field_setting(spec, "replicas", "replicas", f"spec.roles[{role}].spec.replicas", to_int)
+            if to_int(spec.scalar("leaderWorkerTemplate", "size", default=1)) != 1:
+                model.gpus_span = "unknown"
+    return models
 
 
 def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: YNode, container: YNode,
