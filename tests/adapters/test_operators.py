@@ -151,3 +151,11 @@ def test_serve_config_file_llm_configs_of_a_builder_of_its_own():
     assert falcon.model.value == "tiiuae/Falcon3-1B-Instruct" and falcon.value("max_model_len") == 4096
     unknown = findings("serve-config.yaml", "CFG103")
     assert [f[:3] for f in unknown] == [(13, 9, "error")]  # max_num_batched_token: no prefix matching
+
+
+def test_cpu_offload_keeps_weights_off_the_gpu_in_the_pool_estimate():
+    from cfgcheck.capacity import estimate
+    model = models_of("kubeai-cpu-offload.yaml")["llama-70b-offload"]
+    est = estimate(model)
+    assert est.gpu == "H100-80GB" and est.kv_pool_tokens and est.kv_pool_tokens > 16384
+    assert findings("kubeai-cpu-offload.yaml", "CFG202") == []
