@@ -36,47 +36,39 @@ spec:
     prefill:
       componentType: worker
       subComponentType: prefill
-      resources:
-        limits:
-          gpu: "1"
+      resources: {limits: {gpu: "1"}}
       extraPodSpec:
-        mainContainer:
-          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0
-          command: ["python3", "-m", "dynamo.vllm"]
-          args: ["--model", "Qwen/Qwen3-0.6B", "--is-prefill-worker"]
+        mainContainer: {image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0", command: [python3, -m, dynamo.vllm],
+                        args: [--model, Qwen/Qwen3-0.6B, --is-prefill-worker]}
 ```
 
 ## Use instead
+The same graph in the `v1beta1` layout, both halves on the 70B model:
 ```yaml
-apiVersion: nvidia.com/v1alpha1
+apiVersion: nvidia.com/v1beta1
 kind: DynamoGraphDeployment
 metadata:
   name: llama-disagg
 spec:
-  services:
-    decode:
-      componentType: worker
-      subComponentType: decode
-      resources:
-        limits:
-          gpu: "4"
-      extraPodSpec:
-        mainContainer:
+  components:
+  - name: decode
+    type: decode
+    podTemplate:
+      spec:
+        containers:
+        - name: main
           image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0
-          command: ["python3", "-m", "dynamo.vllm"]
-          args: ["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "4"]
-    prefill:
-      componentType: worker
-      subComponentType: prefill
-      resources:
-        limits:
-          gpu: "4"
-      extraPodSpec:
-        mainContainer:
-          image: nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0
-          command: ["python3", "-m", "dynamo.vllm"]
-          args: ["--model", "meta-llama/Llama-3.3-70B-Instruct", "--tensor-parallel-size", "4",
-                 "--is-prefill-worker"]
+          command: [python3, -m, dynamo.vllm]
+          args: [--model, meta-llama/Llama-3.3-70B-Instruct, --tensor-parallel-size, "4"]
+          resources: {limits: {nvidia.com/gpu: "4"}}
+  - name: prefill
+    type: prefill
+    podTemplate:
+      spec:
+        containers: [{name: main, image: "nvcr.io/nvidia/ai-dynamo/vllm-runtime:0.9.0",
+                      command: [python3, -m, dynamo.vllm], resources: {limits: {nvidia.com/gpu: "4"}},
+                      args: [--model, meta-llama/Llama-3.3-70B-Instruct, --tensor-parallel-size, "4",
+                             --disaggregation-mode, prefill]}]
 ```
 
 ## Options

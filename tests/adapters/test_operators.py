@@ -149,8 +149,9 @@ def test_serve_config_file_llm_configs_of_a_builder_of_its_own():
     models = models_of("serve-config.yaml")
     falcon = models["serve-config.yaml/falcon/0"]
     assert falcon.model.value == "tiiuae/Falcon3-1B-Instruct" and falcon.value("max_model_len") == 4096
+    assert falcon.value("enable_prefix_caching") is False  # a false keyword is False, not the bare switch
     unknown = findings("serve-config.yaml", "CFG103")
-    assert [f[:3] for f in unknown] == [(13, 9, "error")]  # max_num_batched_token: no prefix matching
+    assert [f[:3] for f in unknown] == [(13, 9, "error"), (15, 9, "error")]  # a prefix; a typo set to false
 
 
 def test_cpu_offload_keeps_weights_off_the_gpu_in_the_pool_estimate():

@@ -8,7 +8,7 @@ appends ``--<key>`` and ``str(value)`` for each entry to vLLM's argv, so keys ar
 accepts abbreviations) and values are Python's text of the YAML value. The nodes are
 ``resource.count`` of ``resource.instanceType`` (a cloud VM size, resolved through the GPU table's
 instance types). What KAITO decides itself comes from ``data/kaito.json`` (generated from KAITO's source
-by ``scripts/build_kaito_data.py``): the preset's Hugging Face model and pinned commit, the vLLM version
+by ``scripts/build_operator_data.py``): the preset's Hugging Face model and pinned commit, the vLLM version
 of its base image (assumed), and per supported VM size the GPUs that ``configureParallelism`` turns into
 ``--tensor-parallel-size`` (the node's GPUs) and ``--pipeline-parallel-size`` (the nodes, when several:
 ``resource.count``, raised by KAITO's node estimator to what the preset's weights need); a model under half

@@ -5,7 +5,7 @@ The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
 ``spec.args`` in order, with ``spec.env`` as the container env. The pod's devices, node placement and
 default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
 (limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
-by ``scripts/build_kubeai_profiles.py``. OLlama, Infinity and FasterWhisper models are not engines
+by ``scripts/build_operator_data.py``. OLlama, Infinity and FasterWhisper models are not engines
 cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
 entries, rendered as Models when ``enabled``) are read the same way.
 """

@@ -91,8 +91,12 @@ def _llm_model(ctx: DocContext, outer: DocContext, config: YNode, name: str, kin
     tokens = [ArgToken("vllm", model.location, (), "rayserve", True), ArgToken("serve", model.location, (), "rayserve", True)]
     if source is not None and isinstance(source.value, str):
         tokens.append(ArgToken(source.value, source.location, source.comments, "model_loading_config", True))
-    tokens.extend(engine_kwarg_tokens(ctx, config.get("engine_kwargs")))
-    apply_launch(ctx, model, tokens, "vllm")
+    kwargs, falses = engine_kwarg_tokens(ctx, config.get("engine_kwargs"))
+    apply_launch(ctx, model, tokens + kwargs, "vllm")
+    false_at = {ctx.location(key) for key in falses}
+    for setting in model.settings.values():
+        if setting.key_location in false_at:
+            setting.value = False
     accelerator = ctx.field_setting(config, "accelerator_type", "gpu_product", "accelerator_type")
     if accelerator is not None and isinstance(accelerator.value, str):
         model.gpu_product = accelerator.value
@@ -109,26 +113,23 @@ def _new_model(ctx: DocContext, outer: DocContext, name: str, kind: str, at: YNo
     return model
 
 
-def engine_kwarg_tokens(ctx: DocContext, kwargs: YNode | None) -> list[ArgToken]:
-    """``engine_kwargs`` as argv tokens of origin ``kwargs:``: ``--key`` (as written) at the key, the value
-    at the value; a true switch is the bare flag, a false one nothing (``EngineArgs`` default applies
-    only when the value is false, which is what it says), mappings and lists as JSON."""
+def engine_kwarg_tokens(ctx: DocContext, kwargs: YNode | None) -> tuple[list[ArgToken], list[YNode]]:
+    """``engine_kwargs`` as argv tokens of origin ``kwargs:`` (``--key`` as written, at the key; the value
+    at the value; mappings and lists as JSON), and the keys set to ``false``. A boolean is the bare
+    switch, so that its key is still checked; the value of a false one is set after the walk."""
     tokens: list[ArgToken] = []
-    if kwargs is None or kwargs.kind != "map":
-        return tokens
-    for key, value in kwargs.items():
-        if key.kind != "scalar" or not isinstance(key.value, str):
+    falses: list[YNode] = []
+    for key, value in kwargs.items() if kwargs is not None and kwargs.kind == "map" else []:
+        if key.kind != "scalar" or not isinstance(key.value, str) or value.kind == "scalar" and value.value is None:
             continue
         origin = f"{KEYWORD_ORIGIN}engine_kwargs.{key.value}"
-        flag = ArgToken(f"--{key.value}", ctx.location(key), ctx.comments(key.line), origin)
+        tokens.append(ArgToken(f"--{key.value}", ctx.location(key), ctx.comments(key.line), origin))
         if value.kind == "scalar" and isinstance(value.value, bool):
-            tokens.extend([flag] if value.value else [])
+            falses.extend([] if value.value else [key])
             continue
         text = str(value.value) if value.kind == "scalar" else json.dumps(value.to_python())
-        if value.kind == "scalar" and value.value is None:
-            continue
-        tokens.extend([flag, ArgToken(text, ctx.location(value), ctx.comments(value.line), origin)])
-    return tokens
+        tokens.append(ArgToken(text, ctx.location(value), ctx.comments(value.line), origin))
+    return tokens, falses
 
 
 def _replicas(ctx: DocContext, deployment: YNode | None) -> Setting | None:
