@@ -3,15 +3,14 @@ each served model with its engine, model, GPUs and settings located where the fi
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from cfgcheck.adapters import Workspace, index, served_models
 from cfgcheck.capacity.gpus import resolve_gpu
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from cfgcheck.yamlio import parse_text
+from helpers import FIXTURES
 
-OPERATORS = Path(__file__).resolve().parent.parent / "fixtures" / "formats" / "operators"
+OPERATORS = FIXTURES / "formats" / "operators"
 
 
 def models_of(name: str):
