@@ -159,3 +159,14 @@ def test_cpu_offload_keeps_weights_off_the_gpu_in_the_pool_estimate():
     est = estimate(model)
     assert est.gpu == "H100-80GB" and est.kv_pool_tokens and est.kv_pool_tokens > 16384
     assert findings("kubeai-cpu-offload.yaml", "CFG202") == []
+
+
+def test_dynamo_03_graph_arguments_from_the_deployment_config_json():
+    models = models_of("dynamo-graph-v03.yaml")
+    assert set(models) == {"chat-v03/VllmWorker", "chat-v03/PrefillWorker"}  # the Processor requests no GPU
+    decode, prefill = models["chat-v03/VllmWorker"], models["chat-v03/PrefillWorker"]
+    assert decode.model.value == "Qwen/Qwen3-8B" and decode.value("max_model_len") == 16384
+    assert decode.replicas.value == 2 and decode.disaggregation[1] == "decode" and prefill.disaggregation[1] == "prefill"
+    line = (OPERATORS / "dynamo-graph-v03.yaml").read_text().splitlines()[9]
+    assert at(decode.setting("max_num_seqs")) == (10, line.index('"max-num-seq"') + 2)  # the key inside the JSON
+    assert (10, line.index('"max-num-seq"') + 2) in [f[:2] for f in findings("dynamo-graph-v03.yaml", "CFG101")]
