@@ -8,7 +8,8 @@ the KubeAI chart's default resource profiles and engine images, which a KubeAI `
 
 - ``charts/kubeai/values.yaml``: ``resourceProfiles`` (each profile's device resource and count per
   unit in ``limits``, its ``imageName``) and ``modelServers.VLLM.images`` (image per ``imageName``);
-- ``charts/kubeai/values-gke.yaml``: the GKE accelerator node label each GPU profile is given there.
+- ``charts/kubeai/values-gke.yaml``: the GKE accelerator (and TPU) node labels each profile selects
+  there, and the profiles only GKE defines (its TPU slices).
 
 The GPU class of a profile is the part of its name after ``-gpu-`` (``nvidia-gpu-l4`` -> ``l4``), as the
 chart names them; cfgcheck resolves it through its GPU table.
@@ -60,6 +61,8 @@ def commit_of(repo: Path) -> str:
 
 
 def profile_entry(name: str, profile: dict, gke: dict) -> dict:
+    """A profile of the default values, or one only the GKE values define (the TPU profiles): its device
+    resource and count per unit, image, GPU class and the GKE node labels it selects."""
     limits = profile.get("limits") or profile.get("requests") or {}
     resource = next((r for r in DEVICE_RESOURCES if r in limits), None)
     entry: dict = {"image_name": profile.get("imageName", "default")}
@@ -67,9 +70,10 @@ def profile_entry(name: str, profile: dict, gke: dict) -> dict:
         entry["resource"], entry["per_unit"] = resource, int(limits[resource])
     if "-gpu-" in name:
         entry["gpu"] = name.split("-gpu-", 1)[1]
-    accelerator = ((gke.get(name) or {}).get("nodeSelector") or {}).get("cloud.google.com/gke-accelerator")
-    if accelerator:
-        entry["gke_accelerator"] = accelerator
+    selector = {k: str(v) for k, v in ((gke.get(name) or {}).get("nodeSelector") or {}).items()
+                if k.startswith(("cloud.google.com/gke-accelerator", "cloud.google.com/gke-tpu"))}
+    if selector:
+        entry["gke_node_selector"] = selector
     return entry
 
 
@@ -79,11 +83,13 @@ def build_kubeai(repo: Path) -> dict:
     gke_file = chart / "values-gke.yaml"
     gke = (yaml.safe_load(gke_file.read_text()) or {}).get("resourceProfiles", {}) if gke_file.exists() else {}
     commit = commit_of(repo)
-    profiles = {name: profile_entry(name, body or {}, gke) for name, body in values["resourceProfiles"].items()}
+    profiles = {name: profile_entry(name, {**(gke.get(name) or {}), **(body or {})}, gke)
+                for name, body in {**gke, **values["resourceProfiles"]}.items()}
     return {
         "version": 1,
         "source": f"https://github.com/substratusai/kubeai/blob/{commit}/charts/kubeai/values.yaml "
-                  f"(resourceProfiles, modelServers.VLLM.images) and values-gke.yaml (gke_accelerator)",
+                  f"(resourceProfiles, modelServers.VLLM.images) and values-gke.yaml (gke_node_selector, and the "
+                  f"profiles only GKE defines)",
         "profiles": dict(sorted(profiles.items())),
         "vllm_images": values["modelServers"]["VLLM"]["images"],
     }

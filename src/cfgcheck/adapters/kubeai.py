@@ -137,5 +137,8 @@ def _profile(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> N
     model.gpus = Setting("gpus", profile["per_unit"] * count, setting.location,
                          f"{prefix}resourceProfile ({name}: {profile['per_unit']} {profile['resource']} x {count})",
                          setting.comments, setting.key_location, setting.text)
+    selector = profile.get("gke_node_selector", {})
     if profile.get("gpu"):
-        model.gpu_product = profile.get("gke_accelerator") or profile["gpu"]
+        model.gpu_product = selector.get("cloud.google.com/gke-accelerator") or profile["gpu"]
+    elif selector:  # a TPU slice: the GKE labels name it
+        model.node_selector = {**selector, **model.node_selector}
