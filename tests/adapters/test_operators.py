@@ -119,7 +119,10 @@ def test_llmd_values_decode_and_prefill_from_chart_semantics():
 
 def test_kubeai_models_chart_catalog_enabled_entries_only():
     models = models_of("kubeai-catalog-values.yaml")
-    assert set(models) == {"mistral-small-h100"}  # disabled entries and OLlama are not served by vLLM
+    assert set(models) == {"mistral-small-h100", "gemma-tpu"}  # disabled entries and OLlama are not vLLM's
+    tpu = models["gemma-tpu"]
+    assert tpu.gpu_resource == "google.com/tpu" and tpu.gpus.value == 1
+    assert tpu.node_selector["cloud.google.com/gke-tpu-accelerator"] == "tpu-v5-lite-podslice"  # the GKE values
     mistral = models["mistral-small-h100"]
     assert mistral.value("tensor_parallel_size") == 2 and mistral.gpus.value == 2
     assert mistral.gpus.source.startswith("catalog.mistral-small-h100.resourceProfile")
