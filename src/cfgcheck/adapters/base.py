@@ -40,8 +40,6 @@ class Workspace:
     device_claims: dict[str, Any] = field(default_factory=dict)
     device_classes: dict[str, list[str]] = field(default_factory=dict)
     files: dict = field(default_factory=dict)  # repository files read for context (repofiles), by path
-    # documents other formats refer to by name, per adapter: {"kaito-configmaps": {name: (file, root)}}
-    indexed: dict[str, dict] = field(default_factory=dict)
 
 
 @dataclass

@@ -26,14 +26,13 @@ from __future__ import annotations
 from ..capacity.architecture import lookup_architecture
 from ..capacity.tables import bundled_table
 from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import LoadedFile, YNode
+from ..yamlio import YNode
 from .base import DocContext, Workspace, apply_launch, finish, string_map, to_int
 from .embedded import embedded_document
 
 API_GROUP = "kaito.sh/"
 MARKERS = ("kaito.sh", "inference_config")
 CONFIG_KEY = "inference_config.yaml"
-INDEX = "kaito-configmaps"
 INSTANCE_LABEL = "node.kubernetes.io/instance-type"
 NOT_VLLM_RUNTIMES = ("transformers",)
 KINDS = ("Workspace", "InferenceSet", "MultiRoleInference")
@@ -44,24 +43,11 @@ def _is_kaito(root: YNode) -> bool:
     return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") in KINDS
 
 
-def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """Protocol hook: ConfigMaps holding an ``inference_config.yaml`` key, by name."""
-    for document in loaded.documents:
-        root = document.root
-        if root is None or root.kind != "map" or root.scalar("kind") != "ConfigMap" or \
-                root.path("data", CONFIG_KEY) is None:
-            continue
-        name = root.scalar("metadata", "name")
-        if isinstance(name, str):
-            workspace.indexed.setdefault(INDEX, {})[name] = (loaded, document)
-
-
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """Protocol hook: a workspace naming an inference ConfigMap not indexed yet."""
     if not _is_kaito(root):
         return False
-    known = workspace.indexed.get(INDEX, {})
-    return any(config.value not in known for config in _config_refs(root))
+    return any(config.value not in workspace.configmaps for config in _config_refs(root))
 
 
 def _config_refs(root: YNode) -> list[YNode]:
@@ -190,12 +176,13 @@ def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) -> list[ArgToken]:
     """``--key str(value)`` for each ``vllm:`` entry of the named ConfigMap, located in its file."""
-    found = ctx.workspace.indexed.get(INDEX, {}).get(config.value) if config is not None else None
+    # ConfigMaps are indexed by name for every format (adapters/envlaunch)
+    found = ctx.workspace.configmaps.get(config.value) if config is not None else None
     if found is None:
         return []
-    loaded, document = found
+    loaded, document, data = found
     cm_ctx = DocContext(loaded, document, ctx.workspace)
-    inner = embedded_document(cm_ctx, document.root.path("data", CONFIG_KEY))
+    inner = embedded_document(cm_ctx, data.get(CONFIG_KEY))
     if inner is None:
         return []
     inner_ctx, settings_root = inner

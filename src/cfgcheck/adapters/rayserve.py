@@ -25,7 +25,7 @@ from ..engines.catalog import KEYWORD_ORIGIN
 from ..engines.images import parse_image
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
-from .base import DocContext, apply_launch, finish, set_image, string_map, to_int
+from .base import DocContext, apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
 from .embedded import embedded_document
 from .workloads import find_key, ray_cluster_gpus
 
@@ -189,8 +189,8 @@ def _engine_of_app(ctx: DocContext, outer: DocContext, model: ServedModel, app: 
 
 
 def _cluster(ctx: DocContext, model: ServedModel, cluster: YNode | None) -> None:
-    """The cluster's GPUs (head + worker groups) and, when no accelerator_type says it, the GPU labels
-    of the first worker group that requests GPUs."""
+    """The cluster's GPUs (head + worker groups) and what its worker groups' labels and affinity say
+    about the accelerator (``accelerator_type`` in the config comes first)."""
     head = find_key(cluster, "headGroupSpec") if cluster is not None else None
     if head is None:
         return
@@ -198,9 +198,4 @@ def _cluster(ctx: DocContext, model: ServedModel, cluster: YNode | None) -> None
     if total:
         model.gpus = Setting("gpus", total, ctx.location(head), f"rayClusterConfig ({how})")
         model.gpus_span = "unknown"
-    groups = head.get("workerGroupSpecs")
-    for group in groups.value if groups is not None and groups.kind == "seq" else []:
-        selector = string_map(group.path("template", "spec", "nodeSelector")) if group.kind == "map" else {}
-        if selector:
-            model.node_selector = {**selector, **model.node_selector}
-            break
+    model.accelerator_claims += ray_worker_claims(head)

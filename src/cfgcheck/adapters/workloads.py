@@ -70,7 +70,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
-                model.accelerator_claims += ray_worker_claims(_find(root, "headGroupSpec"))
+                model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
             if not any(part.startswith(PARTIAL_TEMPLATES) for part in trail):
                 labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
                 kubernetes_pod(ctx, model, container, pod_spec, root, labels)
