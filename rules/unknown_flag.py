@@ -7,7 +7,10 @@ The closest real flag is suggested. A flag that only later versions have is repo
 version that added it: an error on an exact engine version, a warning on an assumed one. On a
 variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repository or an unexpanded
 image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
-`--omni`), unless it is a near-miss of a real flag.
+`--omni`), unless it is a near-miss of a real flag. Ray Serve LLM `engine_kwargs` are keyword arguments
+of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names an argument exactly, with
+underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
+`serveConfigV2`.
 
 ## Why it matters
 argparse refuses unknown options: the engine exits at start-up with `unrecognized arguments`.
@@ -52,8 +55,10 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
+from cfgcheck.engines.argv import KEYWORD_ORIGIN
+from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.history import flag_history
-from cfgcheck.engines.versions import DISPLAY
+from cfgcheck.engines.versions import DISPLAY, versions
 from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
@@ -104,9 +109,25 @@ def check(model, ctx):
                       f"{model.image.value if model.image else ''} may add it ({stated(model)[1]})"
             remediation = "if the image does not accept it, remove it; else add it to this rule's `ignore`"
             level = "note"
+        elif flag.token.origin.startswith(KEYWORD_ORIGIN):  # Ray Serve LLM engine_kwargs: EngineArgs(**kwargs)
+            message, remediation, level = _keyword_finding(catalog, res.written.lstrip("-"), label)
         else:
             message = f"unknown flag '{res.written}' in {label}"
             close = catalog.suggest(res.written)
             remediation = f"did you mean {close[0]}?" if close else "remove the flag or check its spelling"
             level = SEVERITY  # no catalogued version accepts it
         yield Finding(message, flag.token.location, remediation=remediation, setting=res.written, severity=level)
+
+
+def _keyword_finding(catalog, key: str, label: str) -> tuple[str, str, str]:
+    """An ``engine_kwargs`` key (``EngineArgs(**kwargs)``): matched exactly, underscores only. A key that
+    is a field of other catalogued versions depends on the version: a warning."""
+    option = "--" + key.replace("_", "-")
+    elsewhere = [v for v in versions(catalog.engine) if "-" not in key and catalog_for(catalog.engine, v).option(option)]
+    close = catalog.suggest("--" + key)
+    remediation = f"write {close[0].lstrip('-').replace('-', '_')}" if close else "remove the key"
+    if elsewhere:
+        return (f"engine_kwargs key '{key}' is not an engine argument of {label} (vLLM {elsewhere[0]}-"
+                f"{elsewhere[-1]} have it)", "remove the key or pin the image to a version that has it", "warning")
+    return (f"engine_kwargs key '{key}' is not an engine argument of {label}: keyword names match exactly "
+            f"(underscores, no prefix), so the engine fails at start-up", remediation, SEVERITY)

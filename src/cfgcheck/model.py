@@ -231,6 +231,9 @@ class ServedModel:
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
+    # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
+    # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
+    disaggregation: tuple[str, str] | None = None
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:

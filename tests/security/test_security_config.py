@@ -315,7 +315,7 @@ def test_config_changes_in_words() -> None:
         "severity lowered: CFG201 seq-limit-without-context-cap error → warning, CFG202 context-exceeds-kv-pool error → warning, CFG204 memory-above-ceiling error → "
         "warning, CFG207 context-exceeds-model-max error → warning, CFG208 parallel-size-gpu-mismatch error → warning, "
         "CFG209 gpu-oversubscribed error → warning, CFG210 parallel-split-mismatch error → warning, "
-        "CFG211 precision-unsupported-on-gpu error → warning",
+        "CFG211 precision-unsupported-on-gpu error → warning, CFG215 disaggregated-model-mismatch error → warning",
         "rule options changed: CFG205 min-reason-words 2 → 0",
         "paths excluded: 'charts/**'",
         "other settings changed: ceilings",

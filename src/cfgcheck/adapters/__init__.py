@@ -10,8 +10,8 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import (chart, compose, dra, engine_config, envlaunch, kserve, kustomize, llmkube, mapped, ome,
-               production_stack, pyspec, scripts, vllm_runtime, workflows, workloads)
+from . import (chart, compose, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
+               llmkube, mapped, ome, production_stack, pyspec, rayserve, scripts, vllm_runtime, workflows, workloads)
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, document_adapters, file_format, register
 
@@ -24,6 +24,11 @@ register(production_stack)
 register(vllm_runtime)
 register(kserve)
 register(ome)
+register(kubeai)
+register(rayserve)
+register(dynamo)
+register(kaito)
+register(llmd)
 register(chart)
 register(compose)
 register(dra)

@@ -70,7 +70,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
-                model.accelerator_claims += ray_worker_claims(_find(root, "headGroupSpec"))
+                model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
             if not any(part.startswith(PARTIAL_TEMPLATES) for part in trail):
                 labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
                 kubernetes_pod(ctx, model, container, pod_spec, root, labels)
@@ -100,18 +100,20 @@ def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode 
 
 
 def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], container: YNode) -> list | None:
-    """A Ray worker container without command/args runs what KubeRay generates (``ray start``), not
-    the image's entrypoint: no engine. On the head, a RayJob's ``spec.entrypoint`` is the engine's
-    argv. None: use the container's own argv (a head whose engine Ray Serve starts keeps its image)."""
+    """A Ray head or worker container without command/args runs what KubeRay generates (``ray start``),
+    not the image's entrypoint: no engine, whatever the image is called. On the head, a RayJob's
+    ``spec.entrypoint`` is the engine's argv; a RayService's engines are in its ``serveConfigV2``
+    (adapters/rayserve). None: use the container's own argv (a head running a script of its own)."""
     if container.get("command") is not None or container.get("args") is not None:
         return None
     if any(part.startswith("workerGroupSpecs") for part in trail):
         return []
+    if "headGroupSpec" not in trail:
+        return None
     entrypoint = root.path("spec", "entrypoint")
-    if "headGroupSpec" in trail and entrypoint is not None and entrypoint.kind == "scalar" \
-            and isinstance(entrypoint.value, str):
+    if entrypoint is not None and entrypoint.kind == "scalar" and isinstance(entrypoint.value, str):
         return ctx.shell_tokens(entrypoint, "entrypoint")
-    return None
+    return []
 
 
 def _pod_gpus(pod_spec: YNode | None) -> int | None:
@@ -129,19 +131,19 @@ def _pod_gpus(pod_spec: YNode | None) -> int | None:
     return total
 
 
-def _find(node: YNode, key: str, depth: int = 0) -> YNode | None:
+def find_key(node: YNode, key: str, depth: int = 0) -> YNode | None:
     if depth > MAX_SEARCH_DEPTH or node.kind != "map":
         return None
     if node.get(key) is not None:
         return node
     for _, value in node.items():
-        found = _find(value, key, depth + 1) if value.kind == "map" else None
+        found = find_key(value, key, depth + 1) if value.kind == "map" else None
         if found is not None:
             return found
     return None
 
 
-def _ray_gpus(cluster: YNode) -> tuple[int | None, str]:
+def ray_cluster_gpus(cluster: YNode) -> tuple[int | None, str]:
     """GPUs of a KubeRay cluster spec: the head pod plus replicas x GPUs of every worker group."""
     head = _pod_gpus(cluster.path("headGroupSpec", "template", "spec"))
     if head is None:
@@ -176,19 +178,22 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
     """The GPUs an engine started on a Ray head or an LWS leader spans: every pod of its group.
 
     Only the head/leader runs the engine; the other pods join it (``ray start``, ``--node-rank``)."""
-    if model.gpus is None:
+    if model.gpus is None and "headGroupSpec" not in trail:
         return
     if "headGroupSpec" in trail and not model.argv:
         model.gpus = None  # Ray Serve starts the engine from its own config: its parallel sizes are not here
         return
     if "headGroupSpec" in trail:
-        total, how = _ray_gpus(_find(root, "headGroupSpec"))
+        total, how = ray_cluster_gpus(find_key(root, "headGroupSpec"))
     elif "leaderTemplate" in trail or (root.scalar("kind") == "LeaderWorkerSet" and "workerTemplate" in trail):
         total, how = _lws_gpus(root)
     else:
         return
     model.gpus_span = "group"
+    # an engine started on a head that requests no GPU itself still spans the workers' GPUs
+    location, source = (model.gpus.location, model.gpus.source) if model.gpus is not None else \
+        (model.location, "rayClusterSpec")
     if total is None:
-        model.gpus = Setting("gpus", None, model.gpus.location, f"{model.gpus.source} (topology: not literal)")
+        model.gpus = Setting("gpus", None, location, f"{source} (topology: not literal)")
     else:
-        model.gpus = Setting("gpus", total, model.gpus.location, f"{model.gpus.source} (topology: {how})")
+        model.gpus = Setting("gpus", total, location, f"{source} (topology: {how})")

@@ -353,6 +353,11 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         est.reasons.append("model size unknown")
         return
     est.weight_bytes_per_gpu = weights // (run.tp * run.pp)
+    # vLLM --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vLLM EngineArgs help: "the space in
+    # GiB to offload to CPU, per GPU"); GH200-class hosts use it to serve models larger than the GPU
+    offload = float_value(model.value("cpu_offload_gb")) if run.engine != "sglang" else None
+    if offload and offload > 0:
+        est.weight_bytes_per_gpu = max(0, est.weight_bytes_per_gpu - int(offload * GiB))
     if run.engine == "sglang":
         _sglang_pool(model, run, est)
     else:

@@ -8,7 +8,7 @@ Without a catalog for the engine, a flag means the option whose argparse destina
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
@@ -195,6 +195,19 @@ def _looks_like_flag(text: str) -> bool:
         and " " not in text.split("=", 1)[0]
 
 
+# Tokens an adapter made from keyword arguments (Ray Serve LLM ``engine_kwargs`` -> ``EngineArgs(**kwargs)``)
+# carry this origin prefix: a keyword names a field exactly, with no prefix matching and no dashes.
+KEYWORD_ORIGIN = "kwargs:"
+
+
+def _exact_keyword(resolution: Resolution) -> Resolution:
+    if resolution.kind == "exact" and "-" not in resolution.written.lstrip("-"):
+        return resolution
+    # no history either: other versions' argv parsers would match it by prefix, EngineArgs never does
+    return replace(resolution, kind="unknown", option=None, spec=None, candidates=(),
+                   normalized=KEYWORD_ORIGIN + resolution.written.lstrip("-"))
+
+
 def walk(catalog: Catalog | _Uncatalogued, tokens: list) -> list[ParsedFlag]:
     """Walk argv as the engine's parser would: each flag with its resolution and consumed value(s).
 
@@ -215,6 +228,8 @@ def walk(catalog: Catalog | _Uncatalogued, tokens: list) -> list[ParsedFlag]:
             index += 1
             continue
         resolution = catalog.resolve(text)
+        if str(getattr(token, "origin", "")).startswith(KEYWORD_ORIGIN):
+            resolution = _exact_keyword(resolution)
         inline = resolution.explicit_value
         index += 1
         consumed: list = []

@@ -7,6 +7,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .argv import KEYWORD_ORIGIN
 from .catalog import Catalog, Resolution, catalog_for
 from .versions import catalog_data, version_key, versions
 
@@ -107,6 +108,8 @@ def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
 
 def _flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     engine = catalog.engine
+    if resolution.normalized.startswith(KEYWORD_ORIGIN):
+        return FlagHistory(None, (), (), None)
     option = resolution.normalized or resolution.written
     had = history(engine, option)
     if not had:
