@@ -65,18 +65,26 @@ def kv_layout(
     prefix_caching: bool = False,
     max_num_batched_tokens: int = 2048,
     hybrid_allocator: bool = True,
+    mla_latent: bool = True,
+    extra_layers: int = 0,
 ) -> KvLayout:
+    """The block arithmetic on one GPU. ``mla_latent=False`` stores MLA K/V expanded per head (engines
+    before the latent cache, see engines.defaults.mla_latent); ``extra_layers`` full-attention layers of the
+    same shape join the pool (MTP speculative layers)."""
     tp, pp = max(1, int(tp or 1)), max(1, int(pp or 1))
     model_dtype = dtype if dtype and str(dtype).lower() != "auto" else arch.dtype
     b = kv_cache_dtype_bytes(kv_cache_dtype, model_dtype)
-    if arch.is_mla:
+    if arch.is_mla and not mla_latent:
+        # K and V per local head, V padded to the qk head size (nope + rope), as DeepseekV2Attention did
+        per_layer = 2 * max(1, arch.num_attention_heads // tp) * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)) * b
+    elif arch.is_mla:
         per_layer = (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
         if str(kv_cache_dtype or "").lower() == "fp8_ds_mla":
             per_layer = 656
     else:
         kvh = max(1, arch.num_kv_heads // tp)
         per_layer = kvh * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * b
-    full = arch.full_layers
+    full = arch.full_layers + extra_layers
     sliding = arch.sliding_layers
     linear = arch.linear_layers
     if not hybrid_allocator:
@@ -105,7 +113,7 @@ def kv_layout(
     align = 16
     if block_size:
         bs = int(block_size)
-    elif arch.is_mla:
+    elif arch.is_mla and mla_latent:
         bs = 64
     else:
         bs = 16

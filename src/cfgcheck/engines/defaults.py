@@ -23,6 +23,22 @@ VLLM_UTIL_092_SINCE = (0, 21, 0)
 VLLM_CUDAGRAPH_PROFILE_SINCE = (0, 21, 0)
 VLLM_HYBRID_ALLOCATOR_SINCE = (0, 10, 0)  # sliding-window layers stop growing with L (V1 hybrid manager)
 VLLM_USAGE_DEFAULTS_SINCE = (0, 8, 0)  # max_num_seqs 1024 / batched tokens 8192 on big GPUs
+# The V1 engine is the default from 0.8.0 (vllm/envs.py VLLM_USE_V1); before it the V0 worker profiles
+# (vllm/worker/worker.py determine_num_available_blocks) a prefill of max_num_batched_tokens tokens.
+VLLM_V1_DEFAULT_SINCE = (0, 8, 0)
+# V0 (vllm/engine/arg_utils.py 0.5.1-0.7.3 create_engine_config): chunked prefill is switched on by default
+# only for max_model_len > 32K on the OpenAI server (and not for sliding-window, speculative, LoRA or
+# pooling models); SchedulerConfig (vllm/config.py 0.5-0.7) then defaults max_num_batched_tokens to 512,
+# else to max(max_model_len, _DEFAULT_MAX_NUM_BATCHED_TOKENS=2048): the profile prefills the whole context.
+VLLM_V0_LONG_CONTEXT = 32 * 1024
+VLLM_V0_CHUNKED_BATCHED_TOKENS = 512
+VLLM_V0_MIN_BATCHED_TOKENS = 2048
+# vLLM stores DeepSeek-V2/V3 MLA as the compressed latent from 0.7.1 (vllm/attention/backends/mla,
+# "MLA for DeepSeek" in the 0.7.1 release); before, K and V were stored expanded per head (V padded to
+# the qk head size), 10-12x the bytes per token at TP 8. SGLang stores the latent from 0.3.0 (--enable-mla
+# default, sglang/srt/server_args.py).
+VLLM_MLA_LATENT_SINCE = (0, 7, 1)
+SGLANG_MLA_LATENT_SINCE = (0, 3, 0)
 VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 0.26 leaves it off for hybrids, 0.33 on where supported
 VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # ENGINE-FACTS §2: 16384 batched tokens on >=160 GiB GPUs
 VLLM_GPU_MEMORY_UTILIZATION = 0.92  # ENGINE-FACTS §2: vLLM 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
@@ -79,13 +95,36 @@ def min_default_max_num_seqs(engine: str | None, version: str | None) -> int | N
     return VLLM_MAX_NUM_SEQS_ANY_GPU
 
 
-def default_max_num_batched_tokens(engine: str | None, version: str | None, gpu: Gpu | None) -> int:
+def v0_chunked_prefill(version: str | None, max_model_len: int | None, explicit: bool | None) -> bool | None:
+    """Whether a V0 vLLM (before 0.8) chunks prefills: as written, else on above 32K tokens of context;
+    None for V1, which always chunks."""
     v = parse_version(version)
-    if v is not None and v < VLLM_USAGE_DEFAULTS_SINCE:
-        return 2048
+    if v is None or v >= VLLM_V1_DEFAULT_SINCE:
+        return None
+    if explicit is not None:
+        return explicit
+    return bool(max_model_len and max_model_len > VLLM_V0_LONG_CONTEXT)
+
+
+def default_max_num_batched_tokens(engine: str | None, version: str | None, gpu: Gpu | None,
+                                   max_model_len: int | None = None, chunked_prefill: bool | None = None) -> int:
+    """vLLM's token budget of one step when unset: V0 by chunked prefill (whole context without it),
+    V1 by the usage-context tier of the GPU."""
+    v = parse_version(version)
+    if v is not None and v < VLLM_V1_DEFAULT_SINCE:
+        if v0_chunked_prefill(version, max_model_len, chunked_prefill):
+            return VLLM_V0_CHUNKED_BATCHED_TOKENS
+        return max(max_model_len or 0, VLLM_V0_MIN_BATCHED_TOKENS)
     if gpu is not None and v is not None and v >= VLLM_B200_BATCHED_TOKENS_SINCE and gpu.memory_bytes >= 160 * _GiB:
         return 16384
     return 8192 if _big_gpu(gpu) else 2048
+
+
+def mla_latent(engine: str | None, version: str | None) -> bool:
+    """Whether the engine version stores the MLA latent (else K/V expanded per head); newest assumed."""
+    v = parse_version(version)
+    since = SGLANG_MLA_LATENT_SINCE if (engine or "").lower() == "sglang" else VLLM_MLA_LATENT_SINCE
+    return v is None or v >= since
 
 
 def default_prefix_caching(version: tuple[int, ...] | None) -> bool:
