@@ -232,7 +232,7 @@ def bundled_models() -> list[dict]:
 
 
 def _arch_from_entry(entry: dict, name: str) -> Architecture:
-    kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS}
+    kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS and k != "source"}  # the entry's source is a citation
     kw.setdefault("name", entry["ids"][0])
     kw["name"] = entry["ids"][0]
     return Architecture(**kw)

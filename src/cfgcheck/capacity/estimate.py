@@ -20,7 +20,8 @@ from typing import Any
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
-from .architecture import Architecture, lookup_architecture, quant_bits_from_text
+from . import hub
+from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, quant_bits_from_text
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
 from . import overheads
@@ -238,6 +239,8 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
     run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if est.model else None
+    if est.model and hub.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
+        run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
         est.reasons.append("model not stated")
@@ -253,6 +256,27 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
         est.gpu_memory_bytes = run.gpu.memory_bytes
     if run.version is None and run.engine in ("vllm", "sglang"):
         est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")
+
+
+def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEstimate) -> Architecture | None:
+    """The architecture from the Hub's config.json at the pinned revision (opt-in), None with a note."""
+    raw = str(model_id)
+    revision = model.value("model_revision") or (raw.split("@", 1)[1] if "@" in raw else None)
+    repo_id = normalize_model_id(raw)
+    answer = hub.client(config).lookup(repo_id, str(revision) if revision else None)
+    if answer.config is None:
+        est.reasons.append(answer.note or f"hub lookup of {repo_id} gave nothing")
+        return None
+    try:
+        arch = architecture_from_config(answer.config, repo_id, answer.total_size)
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        est.reasons.append(f"the Hub's config.json of {repo_id} has a field of the wrong type ({type(exc).__name__}): bundled table used")
+        return None
+    arch.source = "hub"
+    arch.note = f"config.json from the Hub at {revision or 'main'}" + \
+        ("; checkpoint size from its safetensors index" if answer.total_size else "")
+    est.reasons.append(arch.note)
+    return arch
 
 
 def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
