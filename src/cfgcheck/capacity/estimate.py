@@ -238,12 +238,15 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
-    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if est.model else None
-    if est.model and hub.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
+    known = est.model and not unresolved(est.model)
+    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if known else None
+    if known and hub.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
         run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
         est.reasons.append("model not stated")
+    elif unresolved(est.model):
+        est.reasons.append(f"model set from a variable ({est.model}): architecture not known")
     elif run.arch is None:
         why = unreadable[0] if unreadable else \
             "not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json"
