@@ -4,7 +4,6 @@ LoRA, KV connectors, SGLang's --max-total-tokens, and 'unknown' with a reason fo
 from __future__ import annotations
 
 import json
-import sys
 from pathlib import Path
 
 import pytest

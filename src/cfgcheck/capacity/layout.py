@@ -93,23 +93,7 @@ def kv_layout(
     full_r = math.ceil(full / pp) if full else 0
     sliding_r = math.ceil(sliding / pp) if sliding else 0
     linear_r = math.ceil(linear / pp) if linear else 0
-    mamba_page = 0
-    if linear_r:
-        def _b(explicit: str | None, fallback: str | None) -> int:
-            if explicit and str(explicit).lower() != "auto":
-                return DTYPE_BYTES.get(str(explicit).lower(), 2)
-            return DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
-
-        sb = _b(mamba_ssm_dtype, arch.mamba_ssm_dtype)
-        cb = _b(mamba_dtype, None)
-        kh = arch.linear_num_key_heads or 16
-        vh = arch.linear_num_value_heads or 32
-        kd = arch.linear_key_head_dim or 128
-        vd = arch.linear_value_head_dim or 128
-        ck = arch.linear_conv_kernel_dim or 4
-        conv = (ck - 1) * (2 * kh * kd + vh * vd) // tp * cb
-        ssm = (vh // tp) * vd * kd * sb
-        mamba_page = conv + ssm
+    mamba_page = _mamba_page(arch, tp, mamba_ssm_dtype, mamba_dtype, model_dtype) if linear_r else 0
     align = 16
     if block_size:
         bs = int(block_size)
@@ -138,6 +122,25 @@ def kv_layout(
         sliding_bytes_per_token=sliding_r * per_layer,
         mamba_state_bytes=linear_r * mamba_page,
     )
+
+
+def _mamba_page(arch: Architecture, tp: int, ssm_dtype: str | None, conv_dtype: str | None, model_dtype: str | None) -> int:
+    """Bytes of one request's Mamba/GDN state in one layer on one GPU (conv state + SSM state)."""
+    def _b(explicit: str | None, fallback: str | None) -> int:
+        if explicit and str(explicit).lower() != "auto":
+            return DTYPE_BYTES.get(str(explicit).lower(), 2)
+        return DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
+
+    sb = _b(ssm_dtype, arch.mamba_ssm_dtype)
+    cb = _b(conv_dtype, None)
+    kh = arch.linear_num_key_heads or 16
+    vh = arch.linear_num_value_heads or 32
+    kd = arch.linear_key_head_dim or 128
+    vd = arch.linear_value_head_dim or 128
+    ck = arch.linear_conv_kernel_dim or 4
+    conv = (ck - 1) * (2 * kh * kd + vh * vd) // tp * cb
+    ssm = (vh // tp) * vd * kd * sb
+    return conv + ssm
 
 
 def kv_bytes_per_token(arch: Architecture, tp: int = 1, kv_cache_dtype: str | None = "auto", dtype: str | None = None, pp: int = 1) -> int:
