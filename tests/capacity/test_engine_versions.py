@@ -150,3 +150,14 @@ def test_every_estimate_lists_its_assumptions():
 ])
 def test_hf_cache_folder_names_the_model(raw, expected):
     assert normalize_model_id(raw) == expected
+
+
+def test_tokenspeed_pool_follows_its_memory_profile():
+    est = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="tokenspeed", version="0.1.1", max_model_len=8192))
+    assert est.kv_pool_source == "estimated" and est.gpu_memory_utilization == 0.95
+    assert any("CUDA-graph reserve" in r for r in est.reasons)
+    capped = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="tokenspeed", version="0.1.1",
+                                 max_model_len=8192, max_total_tokens=50000))
+    assert capped.kv_pool_tokens == 50000
+    vlm = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", engine="tokenspeed", version="0.1.1", max_model_len=8192))
+    assert vlm.gpu_memory_utilization == 0.9

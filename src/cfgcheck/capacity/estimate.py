@@ -31,6 +31,7 @@ from .tables import GiB
 from .values import argv_value, float_value, human_int, int_value, truthy
 
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
+_ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled
 
 # Calibration of the vLLM profile estimate (see bench/accuracy.py; tests/data/startup_logs.json).
 # Activation peak of the profile run, per batched token: the MLP's gate/up/down intermediates and a
@@ -219,7 +220,7 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     if variables:  # a variable is not a value: no arithmetic on a default in its place
         est.reasons.append(f"{', '.join(variables)} set from a variable: not known")
         return est
-    if run.engine not in ("vllm", "sglang", "unknown"):
+    if run.engine not in _ENGINES:
         est.reasons.append(f"capacity arithmetic is not modelled for engine {run.engine}")
     _read_model_and_gpu(model, config, run, est)
     _read_limits(model, run, est)
@@ -303,6 +304,10 @@ def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
         if util is None and run.gpu is not None:
             util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp)
         est.gpu_memory_utilization = util
+    elif run.engine == "tokenspeed":
+        util = float_value(model.value("gpu_memory_utilization"))
+        vlm = run.arch is not None and run.arch.vision
+        est.gpu_memory_utilization = util if util is not None else defaults.tokenspeed_default_gpu_memory_utilization(vlm)
     else:
         util = float_value(model.value("gpu_memory_utilization"))
         est.gpu_memory_utilization = util if util is not None else defaults.default_gpu_memory_utilization(run.engine, run.version)
@@ -408,7 +413,7 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         if est.layout is None and run.arch is not None and not any("MLA" in r for r in est.reasons):
             est.reasons.append("architecture lacks layer facts")
         return
-    if run.engine not in ("vllm", "sglang", "unknown"):
+    if run.engine not in _ENGINES:
         return
     if run.extra.unknown:
         est.reasons.append(f"{run.extra.unknown}: pool unknown")
@@ -422,7 +427,13 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     est.reasons.append(f"weights {weights / GiB:.1f} GiB ({_weights_origin(run.arch)}) over {run.tp * run.pp} GPU(s)")
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
-        _sglang_pool(model, run, est)
+        frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
+        _token_pool(model, run, est, frac, SGLANG_OVERHEAD, "mem_fraction_static")
+    elif run.engine == "tokenspeed":
+        est.reasons.append("TokenSpeed probes its CUDA-graph reserve at start; "
+                           f"~{CUDAGRAPH_ESTIMATE / GiB:.2f} GiB assumed")
+        _token_pool(model, run, est, est.gpu_memory_utilization, NON_TORCH_BASE + CUDAGRAPH_ESTIMATE,
+                    "gpu_memory_utilization")
     else:
         _vllm_pool(model, run, est)
 
@@ -455,16 +466,17 @@ def _no_room(est: CapacityEstimate, budget: float, used: float, what: str) -> No
     est.reasons.append(f"{what} take {used / GiB:.1f} GiB of a {budget / GiB:.1f} GiB budget: no room for the KV cache")
 
 
-def _sglang_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
-    """SGLang: ``mem_fraction_static x memory - weights - overhead`` in tokens, less the Mamba states,
-    capped by ``--max-total-tokens`` (which can only lower it, ENGINE-FACTS §5)."""
+def _token_pool(model: Any, run: _Run, est: CapacityEstimate, frac: float, overhead: int, knob: str) -> None:
+    """SGLang and TokenSpeed: ``fraction x memory - weights - overhead`` in tokens, less the Mamba states,
+    capped by ``--max-total-tokens`` (which can only lower it). SGLang: ENGINE-FACTS §5; TokenSpeed 0.1.1:
+    ``runtime/layers/attention/utils.py`` (free memory less ``total x (1 - gpu_memory_utilization)`` less
+    the CUDA-graph reserve) and ``runtime/execution/model_executor.py`` (the max_total_tokens cap)."""
     layout = est.layout
-    frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
     budget = run.gpu.memory_bytes * frac
-    est.reasons.append(f"budget mem_fraction_static {frac:g} x {run.gpu.memory_bytes / GiB:.1f} GiB")
-    available = int(budget - est.weight_bytes_per_gpu - SGLANG_OVERHEAD)
+    est.reasons.append(f"budget {knob} {frac:g} x {run.gpu.memory_bytes / GiB:.1f} GiB")
+    available = int(budget - est.weight_bytes_per_gpu - overhead)
     if available <= 0:
-        _no_room(est, budget, est.weight_bytes_per_gpu + SGLANG_OVERHEAD, "weights and runtime overhead")
+        _no_room(est, budget, est.weight_bytes_per_gpu + overhead, "weights and runtime overhead")
         return
     per_token = layout.full_bytes_per_token + layout.sliding_bytes_per_token
     if layout.mamba_state_bytes:

@@ -49,6 +49,16 @@ SGLANG_MEM_FRACTION_FALLBACK = 0.88  # cfgcheck's assumption when mem_fraction_s
 SGLANG_MAMBA_SLOTS = 48
 
 
+# TokenSpeed 0.1.1 (runtime/utils/server_args.py): gpu_memory_utilization None -> 0.95; a VLM serving images
+# is clamped to 0.9 when the value was defaulted (runtime/configs/model_config.py).
+TOKENSPEED_GPU_MEMORY_UTILIZATION = 0.95
+TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION = 0.9
+
+
+def tokenspeed_default_gpu_memory_utilization(vision: bool) -> float:
+    return TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION if vision else TOKENSPEED_GPU_MEMORY_UTILIZATION
+
+
 def parse_version(text: str | None) -> tuple[int, ...] | None:
     """``"v0.26.0"`` / ``"0.10.2rc1"`` -> ``(0, 26, 0)``; None when there is no version."""
     if not text:
