@@ -11,11 +11,17 @@ from cfgcheck.capacity import lookup_architecture
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _builder():
-    spec = importlib.util.spec_from_file_location("build_models", ROOT / "scripts" / "build_models.py")
+def load_module(relpath: str):
+    """A script of the repository (scripts/, bench/) imported from its path."""
+    path = ROOT / relpath
+    spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     return module
+
+
+def _builder():
+    return load_module("scripts/build_models.py")
 
 
 def test_committed_table_is_what_the_generator_builds():
