@@ -1,24 +1,31 @@
 """Accuracy of cfgcheck's KV-pool estimate against real startup logs (tests/data/startup_logs.json).
 
-Run: ``PYTHONPATH=src:. python bench/accuracy.py`` -- prints each case's estimate and error, the median
-absolute error, and the worst cases. The estimate is what ``cfgcheck capacity`` reports as
-``kv_pool_source: estimated`` (no measurement, no explicit KV bytes in the config).
+Run: ``PYTHONPATH=src:. python bench/accuracy.py`` -- prints each case's estimate and error, then the
+median and worst absolute error overall and per class (dense, MoE, MLA, hybrid, quantized, multimodal,
+multi-GPU; a case belongs to every class its model and settings put it in). The estimate is what
+``cfgcheck capacity`` reports as ``kv_pool_source: estimated`` (no measurement, no explicit KV bytes).
+
+Every case names its source (a public issue or pull request), quotes the log lines it is measured
+from, and says what the log did not state (``assumed``). ``flags`` carries any other engine setting
+(``kv_transfer_config``, ``speculative_config``, ``enable_lora`` ...), by its canonical name.
+
+``--before PATH`` evaluates the same cases with another checkout's ``src`` (``/work/main/src``) to
+report an error before and after a change.
 """
 
 from __future__ import annotations
 
 import json
 import statistics
+import subprocess
 import sys
 from pathlib import Path
-
-from cfgcheck.capacity import GiB, estimate
-from cfgcheck.model import Location, ServedModel, Setting
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "data" / "startup_logs.json"
 
 # The median absolute error the estimate achieves on the cases; tests/capacity/test_capacity.py guards it.
-MEDIAN_GUARD = 0.06  # achieved: 4.6% over 12 cases
+MEDIAN_GUARD = 0.06
+CLASSES = ("dense", "MoE", "MLA", "hybrid", "quantized", "multimodal", "multi-GPU")
 
 _SETTINGS = {
     "tp": "tensor_parallel_size",
@@ -32,19 +39,46 @@ _SETTINGS = {
 }
 
 
-def served_model(case: dict) -> ServedModel:
+def served_model(case: dict):
+    from cfgcheck.model import Location, ServedModel, Setting
+
     loc = Location("startup_logs.json", 1, 1)
     m = ServedModel(name=case["id"], kind="Deployment", path="startup_logs.json", document=0, location=loc,
                     engine=case["engine"], engine_version=case.get("version"))
     m.model = Setting("model", case["model"], loc, "model")
-    for key, name in _SETTINGS.items():
-        if key in case:
-            m.add(Setting(name, case[key], loc, name))
+    settings = {name: case[key] for key, name in _SETTINGS.items() if key in case}
+    settings.update(case.get("flags") or {})
+    for name, value in settings.items():
+        m.add(Setting(name, value, loc, name))
     m.gpu_product = case["gpu"]
     return m
 
 
+def classes_of(case: dict, est) -> list[str]:
+    """The classes a case belongs to, from its architecture and settings (never typed per case)."""
+    arch = est.architecture
+    out = []
+    if arch is not None:
+        if arch.num_experts:
+            out.append("MoE")
+        if arch.is_mla:
+            out.append("MLA")
+        if arch.linear_layers or arch.sliding_layers:
+            out.append("hybrid")
+        if arch.weight_bits < 16 or arch.quantization or str(case.get("kv_cache_dtype", "")).startswith("fp8"):
+            out.append("quantized")
+        if getattr(arch, "vision", False):
+            out.append("multimodal")
+        if not (arch.num_experts or arch.is_mla or arch.linear_layers or arch.sliding_layers):
+            out.append("dense")
+    if int(case.get("tp", 1)) > 1:
+        out.append("multi-GPU")
+    return out
+
+
 def evaluate(cases: list[dict]) -> list[dict]:
+    from cfgcheck.capacity import GiB, estimate
+
     out = []
     for case in cases:
         est = estimate(served_model(case))
@@ -56,32 +90,75 @@ def evaluate(cases: list[dict]) -> list[dict]:
             predicted, unit = est.pool_bytes, "bytes"
         error = None if predicted is None or not actual else (float(predicted) - actual) / actual
         out.append({"id": case["id"], "family": case.get("family", ""), "unit": unit, "actual": actual,
-                    "predicted": predicted, "error": error, "source": est.kv_pool_source})
+                    "predicted": predicted, "error": error, "source": est.kv_pool_source,
+                    "classes": classes_of(case, est)})
+    return out
+
+
+def summary(results: list[dict]) -> dict:
+    """Median and worst absolute error, overall and per class."""
+    def stats(rows):
+        errors = [abs(r["error"]) for r in rows if r["error"] is not None]
+        if not errors:
+            return {"cases": len(rows), "estimated": 0, "median": None, "worst": None}
+        worst = max((r for r in rows if r["error"] is not None), key=lambda r: abs(r["error"]))
+        return {"cases": len(rows), "estimated": len(errors), "median": statistics.median(errors),
+                "worst": abs(worst["error"]), "worst_case": worst["id"]}
+
+    out = {"all": stats(results)}
+    for name in CLASSES:
+        out[name] = stats([r for r in results if name in r["classes"]])
     return out
 
 
 def _fmt(value, unit):
+    from cfgcheck.capacity import GiB
+
     if value is None:
         return "-"
     return f"{value / GiB:.2f} GiB" if unit == "bytes" else f"{int(value):,} tok"
 
 
-def main() -> int:
-    cases = json.loads(DATA.read_text())["cases"]
-    results = evaluate(cases)
-    print(f"{'case':38} {'family':20} {'logged':>16} {'estimated':>16} {'error':>8}")
+def _pct(value) -> str:
+    return "-" if value is None else f"{value:.1%}"
+
+
+def report(results: list[dict], before: dict | None = None) -> str:
+    lines = [f"{'case':40} {'classes':28} {'logged':>14} {'estimated':>14} {'error':>8}"]
     for r in results:
         err = "-" if r["error"] is None else f"{r['error']:+.1%}"
-        print(f"{r['id']:38} {r['family']:20} {_fmt(r['actual'], r['unit']):>16} {_fmt(r['predicted'], r['unit']):>16} {err:>8}")
-    errors = [abs(r["error"]) for r in results if r["error"] is not None]
-    print()
-    print(f"cases: {len(results)}, estimated: {len(errors)}")
-    print(f"median absolute error: {statistics.median(errors):.1%}  (guard {MEDIAN_GUARD:.0%})")
-    print(f"mean absolute error:   {statistics.mean(errors):.1%}")
-    worst = sorted((r for r in results if r["error"] is not None), key=lambda r: -abs(r["error"]))[:3]
-    print("worst: " + ", ".join(f"{r['id']} {r['error']:+.1%}" for r in worst))
+        lines.append(f"{r['id']:40} {','.join(r['classes']):28} {_fmt(r['actual'], r['unit']):>14} "
+                     f"{_fmt(r['predicted'], r['unit']):>14} {err:>8}")
+    lines.append("")
+    head = f"{'class':11} {'cases':>5} {'median':>8} {'worst':>8}"
+    lines.append(head + ("   before: median / worst" if before else ""))
+    for name, s in summary(results).items():
+        line = f"{name:11} {s['cases']:>5} {_pct(s['median']):>8} {_pct(s['worst']):>8}"
+        if before:
+            b = before.get(name, {})
+            line += f"   {_pct(b.get('median')):>8} / {_pct(b.get('worst'))}"
+        lines.append(line + (f"  ({s['worst_case']})" if s.get("worst_case") else ""))
+    return "\n".join(lines)
+
+
+def _before(src: str) -> dict:
+    """The per-class summary another checkout's cfgcheck gives on these cases (classes from this one)."""
+    code = ("import json,sys; sys.path.insert(0, sys.argv[2]); import accuracy; "
+            "cases=json.load(open(sys.argv[3]))['cases']; "
+            "print(json.dumps([[r['id'], r['error']] for r in accuracy.evaluate(cases)]))")
+    out = subprocess.run([sys.executable, "-c", code, src, str(Path(__file__).parent), str(DATA)],
+                         capture_output=True, text=True, check=True, env={"PYTHONPATH": src})
+    errors = dict(json.loads(out.stdout))
+    now = evaluate(json.loads(DATA.read_text())["cases"])
+    return summary([{**r, "error": errors.get(r["id"])} for r in now])
+
+
+def main(argv: list[str]) -> int:
+    cases = json.loads(DATA.read_text())["cases"]
+    before = _before(argv[argv.index("--before") + 1]) if "--before" in argv else None
+    print(report(evaluate(cases), before))
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main(sys.argv[1:]))

@@ -20,6 +20,7 @@ class Side:
     concurrency: float | None  # pool-limited full-length requests at max_model_len
     max_num_seqs: int | None
     max_model_len: int | None
+    estimate: capacity.CapacityEstimate | None = field(default=None, repr=False, compare=False)  # for the curve
 
     @property
     def overcommitted(self) -> bool:
@@ -49,7 +50,8 @@ def side(model: ServedModel, config: dict) -> Side:
     values["max_num_seqs"] = estimate.max_num_seqs if values["max_num_seqs"] is None else values["max_num_seqs"]
     values["max_model_len"] = estimate.max_model_len if values["max_model_len"] is None else values["max_model_len"]
     return Side(values, estimate.kv_pool_tokens, estimate.kv_pool_source,
-                capacity.concurrency_at(estimate, estimate.max_model_len), estimate.max_num_seqs, estimate.max_model_len)
+                capacity.concurrency_at(estimate, estimate.max_model_len), estimate.max_num_seqs, estimate.max_model_len,
+                estimate)
 
 
 def model_changes(head: list[ServedModel], base: list[ServedModel], config: dict) -> list[ModelChange]:

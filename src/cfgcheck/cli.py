@@ -113,6 +113,10 @@ def render_lint(result, fmt: str, output: Optional[Path], root: Path, quiet: boo
                          where=display_paths(root))
 
 
+ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
+               "cached); --offline never does (default: hub in the configuration, else CFGCHECK_HUB).")
+
+
 @app.command()
 def lint(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .); '-' reads standard input."),
@@ -127,6 +131,7 @@ def lint(
         None, "--stdin-filename", help="The path standard input ('-') stands for: reported, and where the configuration is looked up."),
     render_helm: Optional[bool] = typer.Option(
         None, "--render-helm/--no-render-helm", help="Render Helm charts with helm template (default: when helm is installed)."),
+    online: Optional[bool] = typer.Option(None, "--online/--offline", help=ONLINE_HELP),
     baseline_file: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
     write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record today's findings in FILE (then they pass)."),
     quiet: bool = typer.Option(False, "--quiet", "-q", help="Findings only: no summary line, no progress."),
@@ -140,6 +145,8 @@ def lint(
     config = _load_config(_config_paths(paths, stdin_filename), config_file)
     if render_helm is not None:
         config.data["render-helm"] = render_helm
+    if online is not None:
+        config.data["hub"] = online
     if config.get("render-helm") is True:
         import shutil
 
@@ -207,6 +214,8 @@ def capacity(
     paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
     fmt: str = typer.Option("text", "--format", "-f", help="text or json"),
     config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
+    online: Optional[bool] = typer.Option(None, "--online/--offline", help=ONLINE_HELP),
+    chart: Optional[Path] = typer.Option(None, "--chart", help="Also write a chart of concurrency against max_model_len (.svg or .html)."),
 ) -> None:
     """Per served model: KV bytes per token, KV pool, pool-limited concurrency."""
     from .capacity import render_capacity
@@ -216,8 +225,16 @@ def capacity(
         raise UsageError(f"unknown format '{fmt}' (text or json)")
     paths = paths or [Path(".")]
     config = _load_config(paths, config_file)
+    if chart is not None and chart.suffix.lower() not in (".svg", ".html", ".htm"):
+        raise UsageError(f"--chart {chart}: the file must end in .svg or .html")
+    if online is not None:
+        config.data["hub"] = online
     _, models = collect(paths, config)
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
+    if chart is not None:
+        from .capacity.chart import write_chart
+
+        write_chart(chart, models, config.as_dict())
 
 
 @app.command()
@@ -290,9 +307,13 @@ def review_command(
     mode: Mode = typer.Option(Mode.auto, "--mode", envvar="CFGCHECK_MODE",
                               help="review (a pull request against its base), lint (the whole repository: push, "
                                    "schedule) or auto (review on pull_request events or with --pr/--base)."),
+    online: Optional[bool] = typer.Option(None, "--online/--offline", help=ONLINE_HELP),
 ) -> None:
     """Lint a pull request against its base and post a review, a summary comment, annotations and SARIF."""
     from .github.review import Options, run
+
+    if online is not None:  # the configuration is read from the base commit inside run(): pass it on by the environment
+        os.environ["CFGCHECK_HUB"] = "1" if online else "0"
 
     code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
                        token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,

@@ -537,7 +537,7 @@ def test_action_yml_is_valid() -> None:
     action = loaded.documents[0].root.to_python()
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"paths", "config", "fail-on", "github-token", "sarif-file", "comment",
-                                     "bot-login", "mode"}
+                                     "bot-login", "mode", "hub"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["bot-login"]["default"] == "github-actions[bot]"
     assert action["inputs"]["mode"]["default"] == "auto"
@@ -552,6 +552,10 @@ def test_action_yml_is_valid() -> None:
     assert review["id"] and "GITHUB_TOKEN" in review["env"]
     assert review["env"]["CFGCHECK_BOT_LOGIN"] == "${{ inputs.bot-login }}"
     assert review["env"]["CFGCHECK_MODE"] == "${{ inputs.mode }}"
+    # the Hub lookup is on by default and its answers are cached between runs in the folder cfgcheck uses
+    assert action["inputs"]["hub"]["default"] == "true" and review["env"]["CFGCHECK_HUB"] == "${{ inputs.hub }}"
+    hub_cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@") and "hub" in s["with"]["key"])
+    assert hub_cache["with"]["path"] == review["env"]["CFGCHECK_CACHE_DIR"]
     for name, output in action["outputs"].items():
         assert output["value"] == f"${{{{ steps.{review['id']}.outputs.{name} }}}}"
 

@@ -52,6 +52,9 @@ class Architecture:
     # MLA (DeepSeek V2/V3/R1, Kimi K2)
     kv_lora_rank: int | None = None
     qk_rope_head_dim: int | None = None
+    qk_nope_head_dim: int | None = None  # K/V head of the expanded (pre-latent) cache: nope + rope
+    mtp_layers: int = 0  # multi-token-prediction layers (num_nextn_predict_layers) a speculative MTP run adds
+    vision: bool = False  # a vision encoder (vision_config) ships with the checkpoint
     # sliding window
     sliding_window: int | None = None
     sliding_layers: int = 0
@@ -114,15 +117,24 @@ class Architecture:
             return 0.0
         return float(self.vocab_size * self.hidden_size * (1 if self.tie_word_embeddings else 2))
 
+    def missing_size_facts(self) -> list[str]:
+        """config.json fields the parameter count needs and this model lacks (empty when it can be computed)."""
+        if self.params:
+            return []
+        wanted = {"num_hidden_layers": self.num_layers, "hidden_size": self.hidden_size,
+                  "intermediate_size": self.intermediate_size, "vocab_size": self.vocab_size}
+        return [name for name, value in wanted.items() if not value]
+
     def estimated_params(self) -> float | None:
+        """The parameter count: the table's, else from the layer shapes; None when a shape is missing
+        (a default in its place would give a weight size, and a pool, that nothing supports)."""
         if self.params:
             return self.params
-        if not (self.num_layers and self.hidden_size):
+        if self.missing_size_facts():
             return None
         h = self.hidden_size
         attn = h * self.head_dim * (self.num_attention_heads + 2 * self.num_kv_heads) + self.num_attention_heads * self.head_dim * h
-        inter = self.intermediate_size or 4 * h
-        mlp = 3 * h * inter * (self.num_experts or 1)
+        mlp = 3 * h * self.intermediate_size * (self.num_experts or 1)
         return float(self.num_layers * (attn + mlp) + self.embedding_params())
 
     def weight_bytes_for(self, bits: float | None = None) -> int | None:
@@ -173,6 +185,10 @@ def normalize_model_id(model_id: str) -> str:
     text = re.sub(r"^(hf|huggingface|hub|s3|gs|pvc|oci|file)://", "", text, flags=re.I)
     text = re.sub(r"^https?://(www\.)?huggingface\.co/", "", text, flags=re.I)
     text = text.split("@", 1)[0].split("?", 1)[0].rstrip("/")
+    # the Hugging Face cache's folder name: .../hub/models--org--name/snapshots/<sha>
+    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)", text)
+    if cached:
+        return f"{cached.group(1)}/{cached.group(2)}"
     if text.startswith(("/", ".", "~")) or text.count("/") > 1:
         text = text.rsplit("/", 1)[-1]
     return text
@@ -216,7 +232,7 @@ def bundled_models() -> list[dict]:
 
 
 def _arch_from_entry(entry: dict, name: str) -> Architecture:
-    kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS}
+    kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS and k != "source"}  # the entry's source is a citation
     kw.setdefault("name", entry["ids"][0])
     kw["name"] = entry["ids"][0]
     return Architecture(**kw)
@@ -252,7 +268,8 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         hidden_size=int(hidden) if hidden else None,
         intermediate_size=g("moe_intermediate_size") or g("intermediate_size"),
         vocab_size=g("vocab_size"),
-        tie_word_embeddings=bool(g("tie_word_embeddings", False)),
+        # absent means transformers' PretrainedConfig default (True): config.json is saved as a diff from it
+        tie_word_embeddings=bool(g("tie_word_embeddings", True)),
         max_position_embeddings=g("max_position_embeddings") or g("max_sequence_length") or g("seq_length"),
         rope_scaling=g("rope_scaling") or (g("rope_parameters") if isinstance(g("rope_parameters"), dict) and g("rope_parameters").get("factor") else None),
         num_experts=experts,
@@ -263,6 +280,9 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         quantization=quant,
         kv_lora_rank=g("kv_lora_rank"),
         qk_rope_head_dim=g("qk_rope_head_dim"),
+        qk_nope_head_dim=g("qk_nope_head_dim"),
+        mtp_layers=int(g("num_nextn_predict_layers") or g("mtp_num_hidden_layers") or 0),
+        vision=any(isinstance(cfg.get(k), dict) for k in ("vision_config", "img_processor", "vision_tower")),
         sliding_window=int(window) if window else None,
         sliding_layers=sliding,
         linear_layers=linear,

@@ -22,14 +22,18 @@ from typing import Any
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
-from .architecture import Architecture, lookup_architecture, quant_bits_from_text
+from . import hub
+from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, quant_bits_from_text
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
+from . import overheads
 from .measured import find_measured_pool
+from .overheads import Deductions
 from .tables import GiB
 from .values import argv_value, float_value, human_int, int_value, truthy
 
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
+_ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled
 
 # Calibration of the vLLM profile estimate (see bench/accuracy.py; tests/data/startup_logs.json).
 # Activation peak of the profile run, per batched token: the MLP's gate/up/down intermediates and a
@@ -152,16 +156,19 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
 
 
 
-def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int, v1: bool = True) -> int:
+def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int,
+                          v1: bool = True) -> int | None:
     """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
-    sampler warm-up over ``max_num_seqs`` requests."""
+    sampler warm-up over ``max_num_seqs`` requests; None when the layer shapes are unknown."""
     hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
-    inter = arch.intermediate_size or 4 * hidden
+    if not (hidden and arch.intermediate_size and arch.vocab_size):
+        return None
+    inter = arch.intermediate_size
     if arch.num_experts and arch.experts_per_token:
         inter = inter * arch.experts_per_token
     per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * 2
     copies = SAMPLER_LOGIT_COPIES_V1 if v1 else SAMPLER_LOGIT_COPIES
-    logits = (arch.vocab_size or 32000) * 4 * max_num_seqs * copies / max(1, tp)
+    logits = arch.vocab_size * 4 * max_num_seqs * copies / max(1, tp)
     return int(per_token * max_num_batched_tokens + logits + ACT_CONSTANT)
 
 
@@ -195,6 +202,9 @@ class _Run:
     gpu_origin: str | None = None
     explicit_seqs: int | None = None  # max_num_seqs as written, None when left to the engine
     batched_tokens: int = 2048
+    batched_tokens_why: str = ""
+    config: dict = field(default_factory=dict)
+    extra: Deductions = field(default_factory=Deductions)
 
     @property
     def parsed_version(self) -> tuple[int, ...] | None:
@@ -203,7 +213,8 @@ class _Run:
 
 def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     config = config or {}
-    run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None))
+    run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
+               config=config)
     est = CapacityEstimate(engine=run.engine, engine_version=run.version)
     est.model = model.model.value if getattr(model, "model", None) is not None else None
     variables = [n for n in _SIZING if unresolved(model.value(n))] + \
@@ -211,7 +222,7 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     if variables:  # a variable is not a value: no arithmetic on a default in its place
         est.reasons.append(f"{', '.join(variables)} set from a variable: not known")
         return est
-    if run.engine not in ("vllm", "sglang", "unknown"):
+    if run.engine not in _ENGINES:
         est.reasons.append(f"capacity arithmetic is not modelled for engine {run.engine}")
     _read_model_and_gpu(model, config, run, est)
     _read_limits(model, run, est)
@@ -230,10 +241,15 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
-    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if est.model else None
+    known = est.model and not unresolved(est.model)
+    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if known else None
+    if known and hub.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
+        run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
         est.reasons.append("model not stated")
+    elif unresolved(est.model):
+        est.reasons.append(f"model set from a variable ({est.model}): architecture not known")
     elif run.arch is None:
         why = unreadable[0] if unreadable else \
             "not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json"
@@ -246,6 +262,27 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
         est.gpu_memory_bytes = run.gpu.memory_bytes
     if run.version is None and run.engine in ("vllm", "sglang"):
         est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")
+
+
+def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEstimate) -> Architecture | None:
+    """The architecture from the Hub's config.json at the pinned revision (opt-in), None with a note."""
+    raw = str(model_id)
+    revision = model.value("model_revision") or (raw.split("@", 1)[1] if "@" in raw else None)
+    repo_id = normalize_model_id(raw)
+    answer = hub.client(config).lookup(repo_id, str(revision) if revision else None)
+    if answer.config is None:
+        est.reasons.append(answer.note or f"hub lookup of {repo_id} gave nothing")
+        return None
+    try:
+        arch = architecture_from_config(answer.config, repo_id, answer.total_size)
+    except (TypeError, ValueError, AttributeError, OverflowError) as exc:
+        est.reasons.append(f"the Hub's config.json of {repo_id} has a field of the wrong type ({type(exc).__name__}): bundled table used")
+        return None
+    arch.source = "hub"
+    arch.note = f"config.json from the Hub at {revision or 'main'}" + \
+        ("; checkpoint size from its safetensors index" if answer.total_size else "")
+    est.reasons.append(arch.note)
+    return arch
 
 
 def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
@@ -269,22 +306,49 @@ def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
         if util is None and run.gpu is not None:
             util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp)
         est.gpu_memory_utilization = util
+    elif run.engine == "tokenspeed":
+        util = float_value(model.value("gpu_memory_utilization"))
+        vlm = run.arch is not None and run.arch.vision
+        est.gpu_memory_utilization = util if util is not None else defaults.tokenspeed_default_gpu_memory_utilization(vlm)
     else:
         util = float_value(model.value("gpu_memory_utilization"))
         est.gpu_memory_utilization = util if util is not None else defaults.default_gpu_memory_utilization(run.engine, run.version)
 
 
+def _batched_tokens(model: Any, run: _Run, est: CapacityEstimate) -> None:
+    """The profile run's token count: as written, else the engine's default for this version."""
+    written = int_value(model.value("max_num_batched_tokens"))
+    if written:
+        run.batched_tokens, run.batched_tokens_why = written, "as configured"
+        return
+    chunked = defaults.v0_chunked_prefill(run.version, est.max_model_len, truthy(model.value("enable_chunked_prefill")))
+    run.batched_tokens = defaults.default_max_num_batched_tokens(run.engine, run.version, run.gpu, est.max_model_len, chunked)
+    if chunked is False:
+        run.batched_tokens_why = "V0 engine without chunked prefill: the profile prefills the whole max_model_len"
+    elif chunked:
+        run.batched_tokens_why = "V0 engine with chunked prefill (max_model_len > 32K)"
+    else:
+        run.batched_tokens_why = "the engine's default for this GPU"
+
+
 def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     """The KV layout on one GPU and the bytes one more token of context costs."""
     v = run.parsed_version
-    run.batched_tokens = int_value(model.value("max_num_batched_tokens")) or \
-        defaults.default_max_num_batched_tokens(run.engine, run.version, run.gpu)
+    _batched_tokens(model, run, est)
     prefix = truthy(model.value("enable_prefix_caching"))
     if prefix is None:
         prefix = defaults.default_prefix_caching(v)
     arch = run.arch
     if arch is None or not arch.num_layers:
         return
+    run.extra = overheads.deductions(model, arch, run.tp, run.config)
+    latent = defaults.mla_latent(run.engine, run.version)
+    if arch.is_mla and not latent:
+        if not arch.qk_nope_head_dim:
+            est.reasons.append(f"{run.engine} {run.version} stores MLA K/V expanded per head, but the model's "
+                               "qk_nope_head_dim is unknown")
+            return
+        est.reasons.append(f"{run.engine} {run.version} stores MLA K/V expanded per head (the latent cache came later)")
     est.layout = kv_layout(
         arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
         block_size=int_value(model.value("block_size")),
@@ -292,7 +356,12 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
         mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
         prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
         hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
+        mla_latent=latent, extra_layers=run.extra.extra_kv_layers,
     )
+    if run.extra.draft is not None:
+        draft = kv_layout(run.extra.draft, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto")
+        est.layout.full_bytes_per_token += draft.full_bytes_per_token
+        est.layout.page_bytes += -(-draft.full_bytes_per_token * est.layout.block_size // max(1, est.layout.group_size))
     est.kv_bytes_per_token = est.layout.full_bytes_per_token or est.layout.sliding_bytes_per_token
     if run.engine == "sglang" and arch.is_hybrid:
         est.reasons.append("SGLang hybrid pools (Mamba/GDN) are modelled like vLLM's")
@@ -343,25 +412,39 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if est.layout is None or run.gpu is None:
         if run.gpu is None and run.gpu_origin:
             est.reasons.append(run.gpu_origin)
-        if est.layout is None and run.arch is not None:
+        if est.layout is None and run.arch is not None and not any("MLA" in r for r in est.reasons):
             est.reasons.append("architecture lacks layer facts")
         return
-    if run.engine not in ("vllm", "sglang", "unknown"):
+    if run.engine not in _ENGINES:
+        return
+    if run.extra.unknown:
+        est.reasons.append(f"{run.extra.unknown}: pool unknown")
         return
     weights = run.arch.weight_bytes_for(_quantized_bits(model, run.arch))
     if weights is None:
-        est.reasons.append("model size unknown")
+        missing = ", ".join(run.arch.missing_size_facts()) or "parameter count"
+        est.reasons.append(f"model size unknown: {run.arch.name} has no {missing} (config.json) and no checkpoint size")
         return
-    est.weight_bytes_per_gpu = weights // (run.tp * run.pp)
-    # vLLM --cpu-offload-gb: GiB of weights per GPU kept in CPU memory (vLLM EngineArgs help: "the space in
-    # GiB to offload to CPU, per GPU"); GH200-class hosts use it to serve models larger than the GPU
-    offload = float_value(model.value("cpu_offload_gb")) if run.engine != "sglang" else None
-    if offload and offload > 0:
-        est.weight_bytes_per_gpu = max(0, est.weight_bytes_per_gpu - int(offload * GiB))
+    est.weight_bytes_per_gpu = weights // (run.tp * run.pp) + run.extra.weight_bytes
+    est.reasons.append(f"weights {weights / GiB:.1f} GiB ({_weights_origin(run.arch)}) over {run.tp * run.pp} GPU(s)")
+    est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
-        _sglang_pool(model, run, est)
+        frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
+        _token_pool(model, run, est, frac, SGLANG_OVERHEAD, "mem_fraction_static")
+    elif run.engine == "tokenspeed":
+        est.reasons.append("TokenSpeed probes its CUDA-graph reserve at start; "
+                           f"~{CUDAGRAPH_ESTIMATE / GiB:.2f} GiB assumed")
+        _token_pool(model, run, est, est.gpu_memory_utilization, NON_TORCH_BASE + CUDAGRAPH_ESTIMATE,
+                    "gpu_memory_utilization")
     else:
         _vllm_pool(model, run, est)
+
+
+def _weights_origin(arch: Architecture) -> str:
+    if arch.weight_bytes:
+        return "checkpoint size"
+    bits = f"{arch.weight_bits:g}-bit" + (f" {arch.quantization}" if arch.quantization else "")
+    return f"{arch.estimated_params() / 1e9:.1f}B parameters at {bits}"
 
 
 def _quantized_bits(model: Any, arch: Architecture) -> float | None:
@@ -375,16 +458,27 @@ def _quantized_bits(model: Any, arch: Architecture) -> float | None:
     return qb
 
 
-def _sglang_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
-    """SGLang: ``mem_fraction_static x memory - weights - overhead`` in tokens, less the Mamba states."""
+def _no_room(est: CapacityEstimate, budget: float, used: float, what: str) -> None:
+    """The budget does not cover what must load before the KV cache: a 0-token pool, with the numbers."""
+    est.pool_bytes = 0
+    est.kv_pool_tokens = 0
+    est.num_blocks = 0
+    est.max_concurrency = 0.0
+    est.kv_pool_source = "estimated"
+    est.reasons.append(f"{what} take {used / GiB:.1f} GiB of a {budget / GiB:.1f} GiB budget: no room for the KV cache")
+
+
+def _token_pool(model: Any, run: _Run, est: CapacityEstimate, frac: float, overhead: int, knob: str) -> None:
+    """SGLang and TokenSpeed: ``fraction x memory - weights - overhead`` in tokens, less the Mamba states,
+    capped by ``--max-total-tokens`` (which can only lower it). SGLang: ``sglang/srt/model_executor/model_runner.py`` (``profile_max_num_token``); TokenSpeed 0.1.1:
+    ``runtime/layers/attention/utils.py`` (free memory less ``total x (1 - gpu_memory_utilization)`` less
+    the CUDA-graph reserve) and ``runtime/execution/model_executor.py`` (the max_total_tokens cap)."""
     layout = est.layout
-    frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
-    available = int(run.gpu.memory_bytes * frac - est.weight_bytes_per_gpu - SGLANG_OVERHEAD)
+    budget = run.gpu.memory_bytes * frac
+    est.reasons.append(f"budget {knob} {frac:g} x {run.gpu.memory_bytes / GiB:.1f} GiB")
+    available = int(budget - est.weight_bytes_per_gpu - overhead)
     if available <= 0:
-        est.pool_bytes = 0
-        est.kv_pool_tokens = 0
-        est.kv_pool_source = "estimated"
-        _finish(est)
+        _no_room(est, budget, est.weight_bytes_per_gpu + overhead, "weights and runtime overhead")
         return
     per_token = layout.full_bytes_per_token + layout.sliding_bytes_per_token
     if layout.mamba_state_bytes:
@@ -394,6 +488,10 @@ def _sglang_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     tokens = max(0, available // max(1, per_token))
     page = int_value(model.value("block_size")) or 1
     tokens = tokens // page * page
+    cap = human_int(model.value("max_total_tokens"))
+    if cap and cap < tokens:
+        tokens = cap
+        est.reasons.append(f"--max-total-tokens {cap:,} caps the pool")
     est.pool_bytes = available
     est.kv_pool_tokens = int(tokens)
     est.kv_pool_source = "estimated"
@@ -408,17 +506,30 @@ def _sglang_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
 def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     """vLLM: ``utilization x memory - weights - activation peak - non-torch - CUDA graphs`` in blocks."""
     v = run.parsed_version
-    requested = math.ceil(run.gpu.memory_bytes * (est.gpu_memory_utilization or defaults.VLLM_GPU_MEMORY_UTILIZATION))
+    util = est.gpu_memory_utilization or defaults.VLLM_GPU_MEMORY_UTILIZATION
+    requested = math.ceil(run.gpu.memory_bytes * util)
     seqs = est.max_num_seqs or (run.explicit_seqs or defaults.VLLM_MAX_NUM_SEQS_ANY_GPU)
-    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v is None or v >= defaults.VLLM_USAGE_DEFAULTS_SINCE)
+    v1 = v is None or v >= defaults.VLLM_V1_DEFAULT_SINCE
+    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v1)
+    if act is None:
+        missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
+        est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
+        return
     non_torch = NON_TORCH_BASE + (NON_TORCH_TP if run.tp * run.pp > 1 else 0)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
-    available = requested - est.weight_bytes_per_gpu - act - non_torch - graphs
-    est.pool_bytes = max(0, int(available))
+    est.reasons.append(
+        f"budget {util:g} x {run.gpu.memory_bytes / GiB:.1f} GiB; {'V1' if v1 else 'V0'} profile of "
+        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) peaks ~{act / GiB:.2f} GiB; non-torch "
+        f"~{non_torch / GiB:.2f} GiB; CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
+    used = est.weight_bytes_per_gpu + act + non_torch + graphs
+    if requested - used <= 0:
+        _no_room(est, requested, used, "weights, profile activations and runtime overhead")
+        return
+    est.pool_bytes = int(requested - used)
     est.kv_pool_source = "estimated"
-    est.num_blocks = max(0, int(available) // est.layout.block_bytes)
+    est.num_blocks = est.pool_bytes // est.layout.block_bytes
     _finish(est)
 
 

@@ -66,18 +66,26 @@ def kv_layout(
     prefix_caching: bool = False,
     max_num_batched_tokens: int = 2048,
     hybrid_allocator: bool = True,
+    mla_latent: bool = True,
+    extra_layers: int = 0,
 ) -> KvLayout:
+    """The block arithmetic on one GPU. ``mla_latent=False`` stores MLA K/V expanded per head (engines
+    before the latent cache, see engines.defaults.mla_latent); ``extra_layers`` full-attention layers of the
+    same shape join the pool (MTP speculative layers)."""
     tp, pp = max(1, int(tp or 1)), max(1, int(pp or 1))
     model_dtype = dtype if dtype and str(dtype).lower() != "auto" else arch.dtype
     b = kv_cache_dtype_bytes(kv_cache_dtype, model_dtype)
-    if arch.is_mla:
+    if arch.is_mla and not mla_latent:
+        # K and V per local head, V padded to the qk head size (nope + rope), as DeepseekV2Attention did
+        per_layer = 2 * max(1, arch.num_attention_heads // tp) * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)) * b
+    elif arch.is_mla:
         per_layer = (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
         if str(kv_cache_dtype or "").lower() == "fp8_ds_mla":
             per_layer = 656
     else:
         kvh = max(1, arch.num_kv_heads // tp)
         per_layer = kvh * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * b
-    full = arch.full_layers
+    full = arch.full_layers + extra_layers
     sliding = arch.sliding_layers
     linear = arch.linear_layers
     if not hybrid_allocator:
@@ -86,27 +94,11 @@ def kv_layout(
     full_r = math.ceil(full / pp) if full else 0
     sliding_r = math.ceil(sliding / pp) if sliding else 0
     linear_r = math.ceil(linear / pp) if linear else 0
-    mamba_page = 0
-    if linear_r:
-        def _b(explicit: str | None, fallback: str | None) -> int:
-            if explicit and str(explicit).lower() != "auto":
-                return DTYPE_BYTES.get(str(explicit).lower(), 2)
-            return DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
-
-        sb = _b(mamba_ssm_dtype, arch.mamba_ssm_dtype)
-        cb = _b(mamba_dtype, None)
-        kh = arch.linear_num_key_heads or 16
-        vh = arch.linear_num_value_heads or 32
-        kd = arch.linear_key_head_dim or 128
-        vd = arch.linear_value_head_dim or 128
-        ck = arch.linear_conv_kernel_dim or 4
-        conv = (ck - 1) * (2 * kh * kd + vh * vd) // tp * cb
-        ssm = (vh // tp) * vd * kd * sb
-        mamba_page = conv + ssm
+    mamba_page = _mamba_page(arch, tp, mamba_ssm_dtype, mamba_dtype, model_dtype) if linear_r else 0
     align = 16
     if block_size:
         bs = int(block_size)
-    elif arch.is_mla:
+    elif arch.is_mla and mla_latent:
         bs = 64
     else:
         bs = 16
@@ -131,6 +123,25 @@ def kv_layout(
         sliding_bytes_per_token=sliding_r * per_layer,
         mamba_state_bytes=linear_r * mamba_page,
     )
+
+
+def _mamba_page(arch: Architecture, tp: int, ssm_dtype: str | None, conv_dtype: str | None, model_dtype: str | None) -> int:
+    """Bytes of one request's Mamba/GDN state in one layer on one GPU (conv state + SSM state)."""
+    def _b(explicit: str | None, fallback: str | None) -> int:
+        if explicit and str(explicit).lower() != "auto":
+            return DTYPE_BYTES.get(str(explicit).lower(), 2)
+        return DTYPE_BYTES.get(str(fallback or model_dtype).lower(), 2)
+
+    sb = _b(ssm_dtype, arch.mamba_ssm_dtype)
+    cb = _b(conv_dtype, None)
+    kh = arch.linear_num_key_heads or 16
+    vh = arch.linear_num_value_heads or 32
+    kd = arch.linear_key_head_dim or 128
+    vd = arch.linear_value_head_dim or 128
+    ck = arch.linear_conv_kernel_dim or 4
+    conv = (ck - 1) * (2 * kh * kd + vh * vd) // tp * cb
+    ssm = (vh // tp) * vd * kd * sb
+    return conv + ssm
 
 
 def kv_bytes_per_token(arch: Architecture, tp: int = 1, kv_cache_dtype: str | None = "auto", dtype: str | None = None, pp: int = 1) -> int:

@@ -24,10 +24,25 @@ VLLM_HYBRID_ALLOCATOR_SINCE = (0, 10, 0)  # sliding-window layers stop growing w
 VLLM_USAGE_DEFAULTS_SINCE = (0, 8, 0)  # max_num_seqs 1024 / batched tokens 8192 on big GPUs
 VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # arg_utils.py: 0.26 leaves it off for hybrids, 0.33 on where supported
 VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # arg_utils.py 0.33.0: 16384 batched tokens on >=160 GiB GPUs
-# The V1 engine core is the default from v0.8.0 (release notes: "V1 is now enabled by default"); V0
-# (VLLM_USE_V1=0) is gone from v0.11.0 ("V0 engine removed"). V1 always chunks prefills; V0 chunked
-# them by default only above a 32K max_model_len (vllm/engine/arg_utils.py, use_long_context).
+# The V1 engine core is the default from v0.8.0 (release notes: "V1 is now enabled by default"; vllm/envs.py
+# VLLM_USE_V1); V0 (VLLM_USE_V1=0) is gone from v0.11.0 ("V0 engine removed"). V1 always chunks prefills;
+# V0 chunked them by default only above a 32K max_model_len (vllm/engine/arg_utils.py, use_long_context),
+# and the V0 worker profiles (vllm/worker/worker.py determine_num_available_blocks) a prefill of
+# max_num_batched_tokens tokens.
 VLLM_V1_DEFAULT_SINCE = (0, 8, 0)
+# V0 (vllm/engine/arg_utils.py 0.5.1-0.7.3 create_engine_config): chunked prefill is switched on by default
+# only for max_model_len > 32K on the OpenAI server (and not for sliding-window, speculative, LoRA or
+# pooling models); SchedulerConfig (vllm/config.py 0.5-0.7) then defaults max_num_batched_tokens to 512,
+# else to max(max_model_len, _DEFAULT_MAX_NUM_BATCHED_TOKENS=2048): the profile prefills the whole context.
+VLLM_V0_LONG_CONTEXT = 32 * 1024
+VLLM_V0_CHUNKED_BATCHED_TOKENS = 512
+VLLM_V0_MIN_BATCHED_TOKENS = 2048
+# vLLM stores DeepSeek-V2/V3 MLA as the compressed latent from 0.7.1 (vllm/attention/backends/mla,
+# "MLA for DeepSeek" in the 0.7.1 release); before, K and V were stored expanded per head (V padded to
+# the qk head size), 10-12x the bytes per token at TP 8. SGLang stores the latent from 0.3.0 (--enable-mla
+# default, sglang/srt/server_args.py).
+VLLM_MLA_LATENT_SINCE = (0, 7, 1)
+SGLANG_MLA_LATENT_SINCE = (0, 3, 0)
 VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
 VLLM_MAX_NUM_SEQS_ANY_GPU = 256  # arg_utils.py: the API-server default below the big-GPU tier, every version
 # TokenSpeed 0.1.0 / 0.1.1 wheels, tokenspeed/runtime/utils/server_args.py (ServerArgs, "Set max number
@@ -38,6 +53,16 @@ SGLANG_MEM_FRACTION_FALLBACK = 0.88  # cfgcheck's assumption when mem_fraction_s
 # Mamba/GDN states SGLang sizes out of the KV budget: cfgcheck's assumption (its decode CUDA-graph batch of
 # 48 in the <35 GiB tier, sglang/srt/arg_groups/memory_hook.py 0.5.23), not a traced upstream value.
 SGLANG_MAMBA_SLOTS = 48
+
+
+# TokenSpeed 0.1.1 (runtime/utils/server_args.py): gpu_memory_utilization None -> 0.95; a VLM serving images
+# is clamped to 0.9 when the value was defaulted (runtime/configs/model_config.py).
+TOKENSPEED_GPU_MEMORY_UTILIZATION = 0.95
+TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION = 0.9
+
+
+def tokenspeed_default_gpu_memory_utilization(vision: bool) -> float:
+    return TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION if vision else TOKENSPEED_GPU_MEMORY_UTILIZATION
 
 
 def parse_version(text: str | None) -> tuple[int, ...] | None:
@@ -110,13 +135,36 @@ def min_default_max_num_seqs(engine: str | None, version: str | None) -> int | N
     return VLLM_MAX_NUM_SEQS_ANY_GPU
 
 
-def default_max_num_batched_tokens(engine: str | None, version: str | None, gpu: Gpu | None) -> int:
+def v0_chunked_prefill(version: str | None, max_model_len: int | None, explicit: bool | None) -> bool | None:
+    """Whether a V0 vLLM (before 0.8) chunks prefills: as written, else on above 32K tokens of context;
+    None for V1, which always chunks."""
     v = parse_version(version)
-    if v is not None and v < VLLM_USAGE_DEFAULTS_SINCE:
-        return 2048
+    if v is None or v >= VLLM_V1_DEFAULT_SINCE:
+        return None
+    if explicit is not None:
+        return explicit
+    return bool(max_model_len and max_model_len > VLLM_V0_LONG_CONTEXT)
+
+
+def default_max_num_batched_tokens(engine: str | None, version: str | None, gpu: Gpu | None,
+                                   max_model_len: int | None = None, chunked_prefill: bool | None = None) -> int:
+    """vLLM's token budget of one step when unset: V0 by chunked prefill (whole context without it),
+    V1 by the usage-context tier of the GPU."""
+    v = parse_version(version)
+    if v is not None and v < VLLM_V1_DEFAULT_SINCE:
+        if v0_chunked_prefill(version, max_model_len, chunked_prefill):
+            return VLLM_V0_CHUNKED_BATCHED_TOKENS
+        return max(max_model_len or 0, VLLM_V0_MIN_BATCHED_TOKENS)
     if gpu is not None and v is not None and v >= VLLM_B200_BATCHED_TOKENS_SINCE and gpu.memory_bytes >= 160 * _GiB:
         return 16384
     return 8192 if _big_gpu(gpu) else 2048
+
+
+def mla_latent(engine: str | None, version: str | None) -> bool:
+    """Whether the engine version stores the MLA latent (else K/V expanded per head); newest assumed."""
+    v = parse_version(version)
+    since = SGLANG_MLA_LATENT_SINCE if (engine or "").lower() == "sglang" else VLLM_MLA_LATENT_SINCE
+    return v is None or v >= since
 
 
 def default_prefix_caching(version: tuple[int, ...] | None) -> bool:

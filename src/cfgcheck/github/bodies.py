@@ -129,17 +129,23 @@ def _rounded(value: float | None) -> float | None:
 
 
 def chart(change) -> dict | None:
-    """A mermaid xychart of pool-limited concurrency before/after against max_num_seqs, when either moved."""
+    """The before/after curves of pool-limited concurrency against max_model_len (a Mermaid xychart,
+    which GitHub renders in comments), when the change moves the concurrency or max_num_seqs."""
+    from ..capacity.chart import mermaid_points
+
     before, after = _sides(change)
     if before is None or after is None or before.concurrency is None or after.concurrency is None:
         return None
     if _rounded(before.concurrency) == _rounded(after.concurrency) and before.max_num_seqs == after.max_num_seqs:
         return None
-    bars = [round(before.concurrency, 2), round(after.concurrency, 2)]
-    seqs = [before.max_num_seqs, after.max_num_seqs]
-    line = seqs if None not in seqs else None
-    top = max(bars + (line or []))
-    return {"title": chart_label(change.name), "bars": bars, "line": line,
+    points = mermaid_points(before.estimate, after.estimate)
+    if points is None:
+        return None
+    seqs = after.max_num_seqs
+    line = [seqs] * len(points["labels"]) if seqs else None
+    top = max(points["before"] + points["after"] + ([seqs] if seqs else []))
+    return {"title": chart_label(change.name), "labels": [re.sub(r"[^0-9Kk.*]", "", x) for x in points["labels"]],
+            "before": points["before"], "after": points["after"], "line": line,
             "top": max(1, math.ceil(top * 1.1))}
 
 

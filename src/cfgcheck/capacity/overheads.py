@@ -1,0 +1,157 @@
+"""Memory the configuration takes out of the KV budget besides the served model's own weights:
+speculative decoding (a draft model or MTP heads), LoRA slots, vision encoders, KV connectors and
+weight offloading. Each deduction carries the sentence ``cfgcheck capacity`` shows as a reason; an
+enabled feature whose size cannot be known makes the pool unknown instead of counting it as zero.
+
+Upstream sources (vLLM unless stated): ``vllm/config/speculative.py`` (``method``/``model``,
+``num_speculative_tokens``; MTP methods reuse the target's ``num_nextn_predict_layers``),
+``vllm/lora/punica_wrapper`` + ``vllm/lora/layers`` (``max_loras`` slots of rank ``max_lora_rank`` per
+target module, preallocated on the GPU), ``vllm/config/kv_transfer.py`` (``kv_buffer_size`` 1e9 bytes on
+``kv_buffer_device`` "cuda" for the NCCL connectors), ``vllm/config/cache.py`` (``cpu_offload_gb``
+per GPU, taken from the weights), SGLang ``server_args.py`` (``speculative_algorithm``,
+``speculative_draft_model_path``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from .architecture import Architecture, lookup_architecture
+from .tables import GiB
+from .values import float_value, int_value, truthy
+
+# vLLM LoRAConfig defaults (vllm/config/lora.py): max_loras 1, max_lora_rank 16.
+LORA_MAX_LORAS_DEFAULT = 1
+LORA_RANK_DEFAULT = 16
+# KVTransferConfig.kv_buffer_size default (vllm/config/kv_transfer.py): 1e9 bytes.
+KV_BUFFER_SIZE_DEFAULT = int(1e9)
+# Connectors that stage transfers in a kv_buffer_size buffer on the GPU (vllm/distributed/kv_transfer).
+_DEVICE_BUFFER_CONNECTORS = ("p2pncclconnector", "pyncclconnector")
+# Connectors that move KV to CPU/disk/remote tiers: their GPU staging is chunk-sized (LMCache's
+# VLLMPagedMemGPUConnectorV2 buffer, vLLM's OffloadingConnector) and not modelled further.
+_HOST_TIER_CONNECTORS = ("lmcache", "offloading", "mooncake", "nixl", "sharedstorage", "flexkv", "hicache")
+# Speculative methods that need no extra weights on the GPU.
+_FREE_METHODS = ("ngram", "suffix", "prompt_lookup")
+_MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_mtp", "mimo_mtp", "longcat_flash_mtp",
+                "nextn")
+
+
+@dataclass
+class Deductions:
+    """Bytes per GPU taken from the budget, extra KV layers per token, and why."""
+
+    weight_bytes: int = 0
+    extra_kv_layers: int = 0  # draft / MTP layers whose KV shares the pool (same shape as the target's)
+    draft: Architecture | None = None  # a separate draft model whose KV shares the pool
+    reasons: list[str] = field(default_factory=list)
+    unknown: str | None = None  # set when an enabled feature cannot be sized
+
+    def add(self, nbytes: int, reason: str) -> None:
+        self.weight_bytes += int(nbytes)
+        self.reasons.append(reason)
+
+
+def _json_value(value: Any) -> dict:
+    if isinstance(value, dict):
+        return value
+    if isinstance(value, str) and value.strip().startswith("{"):
+        try:
+            data = json.loads(value)
+        except ValueError:
+            return {}
+        return data if isinstance(data, dict) else {}
+    return {}
+
+
+def _gib(n: float) -> str:
+    return f"{n / GiB:.2f} GiB"
+
+
+def speculative(model: Any, arch: Architecture, tp: int, config: dict | None, out: Deductions) -> None:
+    """Draft model weights (and its KV in the pool) or MTP layers, when speculative decoding is on."""
+    spec = _json_value(model.value("speculative_config"))
+    method = str(spec.get("method") or model.value("speculative_algorithm") or "").lower()
+    draft_id = spec.get("model") or model.value("speculative_model") or model.value("speculative_draft_model_path")
+    if not (spec or method or draft_id):
+        return
+    if method in _FREE_METHODS or str(draft_id or "").startswith("[ngram"):
+        out.reasons.append(f"speculative decoding ({method or 'ngram'}): no draft weights on the GPU")
+        return
+    if method in _MTP_METHODS or (method and "mtp" in method) or (draft_id is None and method in ("eagle", "")):
+        layers = arch.mtp_layers
+        if not layers:
+            out.unknown = f"speculative method {method or 'MTP'} but {arch.name} declares no MTP layers (num_nextn_predict_layers)"
+            return
+        per_layer = (arch.weight_bytes_for() or 0) / max(1, arch.num_layers + layers)
+        out.add(per_layer * layers / max(1, tp), f"MTP speculative decoding: {layers} extra layer(s), "
+                f"~{_gib(per_layer * layers / max(1, tp))} of weights per GPU and their KV in the pool")
+        out.extra_kv_layers += layers
+        return
+    draft = lookup_architecture(str(draft_id), (config or {}).get("model_configs")) if draft_id else None
+    if draft is None or draft.weight_bytes_for() is None:
+        out.unknown = f"speculative draft model {draft_id or '(unnamed)'} not known: its weights and KV cannot be sized"
+        return
+    draft_tp = int_value(spec.get("draft_tensor_parallel_size")) or tp
+    nbytes = draft.weight_bytes_for() // max(1, draft_tp)
+    out.add(nbytes, f"draft model {draft.name}: {_gib(nbytes)} of weights per GPU, its KV shares the pool")
+    out.draft = draft
+
+
+def lora(model: Any, arch: Architecture, tp: int, out: Deductions) -> None:
+    """``max_loras`` preallocated adapter slots of rank ``max_lora_rank`` on every attention/MLP projection."""
+    if not truthy(model.value("enable_lora")):
+        return
+    slots = int_value(model.value("max_loras")) or LORA_MAX_LORAS_DEFAULT
+    rank = int_value(model.value("max_lora_rank")) or LORA_RANK_DEFAULT
+    h, d = arch.hidden_size, arch.head_dim
+    if not (h and d and arch.intermediate_size and arch.num_layers):
+        out.unknown = "LoRA enabled but the model's layer shapes are unknown: its adapter slots cannot be sized"
+        return
+    qkv_out = (arch.num_attention_heads + 2 * arch.num_kv_heads) * d
+    # A is rank x in, B is out x rank; column-parallel layers shard out, row-parallel ones shard in
+    per_layer = (h + qkv_out / tp) + (arch.num_attention_heads * d / tp + h) + \
+        (h + 2 * arch.intermediate_size / tp) + (arch.intermediate_size / tp + h)
+    nbytes = int(slots * rank * per_layer * arch.num_layers * arch.dtype_bytes)
+    out.add(nbytes, f"LoRA: {slots} slot(s) of rank {rank} preallocated, {_gib(nbytes)} per GPU")
+
+
+def connectors(model: Any, out: Deductions) -> None:
+    """KV connectors and weight offloading (``--kv-transfer-config``, ``--cpu-offload-gb``)."""
+    offload = float_value(model.value("cpu_offload_gb"))
+    if offload:
+        out.add(-int(offload * GiB), f"--cpu-offload-gb {offload:g}: that much of the weights stays in CPU memory")
+    kv = _json_value(model.value("kv_transfer_config"))
+    name = str(kv.get("kv_connector") or "").lower()
+    if not name:
+        return
+    if any(c in name for c in _DEVICE_BUFFER_CONNECTORS) and str(kv.get("kv_buffer_device") or "cuda") == "cuda":
+        size = int(float_value(kv.get("kv_buffer_size")) or KV_BUFFER_SIZE_DEFAULT)
+        out.add(size, f"KV connector {kv['kv_connector']}: a {_gib(size)} transfer buffer on the GPU (kv_buffer_size)")
+    elif any(c in name for c in _HOST_TIER_CONNECTORS):
+        out.reasons.append(f"KV connector {kv['kv_connector']}: offloaded KV lives in CPU/remote memory; its GPU staging "
+                           "buffers are not modelled (vllm#21348 logged a pool 44% below this arithmetic with LMCache)")
+    else:
+        out.reasons.append(f"KV connector {kv['kv_connector']}: GPU memory it reserves not modelled")
+
+
+def vision(model: Any, arch: Architecture, out: Deductions) -> None:
+    """A vision encoder's weights are in the checkpoint size; the profile run also encodes a dummy image."""
+    if not arch.vision:
+        return
+    limits = _json_value(model.value("limit_mm_per_prompt"))
+    if limits and all(int_value(v) == 0 for v in limits.values()) or truthy(model.value("language_model_only")):
+        out.reasons.append("multimodal model served text-only: the vision encoder is not profiled")
+        return
+    out.reasons.append("vision encoder: its weights are counted in the checkpoint; its profile activations are "
+                       "assumed inside the text profile peak")
+
+
+def deductions(model: Any, arch: Architecture, tp: int, config: dict | None) -> Deductions:
+    out = Deductions()
+    speculative(model, arch, tp, config, out)
+    lora(model, arch, tp, out)
+    connectors(model, out)
+    vision(model, arch, out)
+    return out
