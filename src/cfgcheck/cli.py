@@ -234,7 +234,10 @@ def capacity(
     if chart is not None:
         from .capacity.chart import write_chart
 
-        write_chart(chart, models, config.as_dict())
+        try:
+            write_chart(chart, models, config.as_dict())
+        except OSError as exc:
+            raise UsageError(f"cannot write {chart}: {exc.strerror or exc}") from None
 
 
 @app.command()

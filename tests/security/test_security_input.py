@@ -467,7 +467,7 @@ def test_the_comment_scan_skips_lines_without_a_hash_and_finds_the_same(monkeypa
     """The fast scan (LF-only text: only the lines holding a '#') finds what the line-by-line scan finds."""
     import random
 
-    from cfgcheck import yamlio
+    from cfgcheck import yamlcomments, yamlio
 
     rnd = random.Random(13)
     pieces = ["#", " ", "\n", "a", ":", "'", "- ", "x#y", " # c", "|\n  #", "\t#", "é"]
@@ -477,7 +477,7 @@ def test_the_comment_scan_skips_lines_without_a_hash_and_finds_the_same(monkeypa
         spans = list(zip(cuts[::2], cuts[1::2]))
         fast = yamlio.scan_comments(text, spans)
         with monkeypatch.context() as patch:
-            patch.setattr(yamlio, "_OTHER_BREAKS", re.compile(""))  # matches: every line is walked
+            patch.setattr(yamlcomments, "_OTHER_BREAKS", re.compile(""))  # matches: every line is walked
             assert yamlio.scan_comments(text, spans) == fast, (text, spans)
 
 

@@ -149,14 +149,9 @@ def render_html(plotted: list[dict], skipped: list[str]) -> str:
 
 def write_chart(path: Path, models: list[Any], config: dict | None) -> None:
     """Write the chart as SVG (``.svg``) or a self-contained HTML page (``.html``/``.htm``)."""
-    from ..cli import UsageError
-
     plotted, skipped = series(models, config)
     text = render_svg(plotted) if path.suffix.lower() == ".svg" else render_html(plotted, skipped)
-    try:
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {path}: {exc.strerror or exc}") from None
+    path.write_text(text, encoding="utf-8")  # OSError: the CLI reports it in one line
 
 
 def mermaid_points(before: CapacityEstimate | None, after: CapacityEstimate | None) -> dict | None:
