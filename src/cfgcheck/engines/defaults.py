@@ -98,7 +98,7 @@ def vllm_chunked_prefill(version: str | None) -> object:
     generation = vllm_engine_generation(version)
     if generation is None:
         return None
-    return True if generation == "V1" else "on only above a 32K max_model_len"
+    return True if generation == "V1" else f"on only above a {VLLM_V0_LONG_CONTEXT // 1024}K max_model_len"
 
 
 def _big_gpu(gpu: Gpu | None) -> bool | None:
@@ -138,8 +138,7 @@ def min_default_max_num_seqs(engine: str | None, version: str | None) -> int | N
 def v0_chunked_prefill(version: str | None, max_model_len: int | None, explicit: bool | None) -> bool | None:
     """Whether a V0 vLLM (before 0.8) chunks prefills: as written, else on above 32K tokens of context;
     None for V1, which always chunks."""
-    v = parse_version(version)
-    if v is None or v >= VLLM_V1_DEFAULT_SINCE:
+    if vllm_engine_generation(version) != "V0":
         return None
     if explicit is not None:
         return explicit
