@@ -55,7 +55,9 @@ def served_model(case: dict):
 
 
 def classes_of(case: dict, est) -> list[str]:
-    """The classes a case belongs to, from its architecture and settings (never typed per case)."""
+    """The classes a case belongs to, from its architecture and settings (never typed per case); a model the
+    bundled table does not know as multimodal counts as one when its log shows the engine loaded or profiled
+    a vision encoder (``multimodal_evidence`` quotes that line)."""
     arch = est.architecture
     out = []
     if arch is not None:
@@ -67,7 +69,7 @@ def classes_of(case: dict, est) -> list[str]:
             out.append("hybrid")
         if arch.weight_bits < 16 or arch.quantization or str(case.get("kv_cache_dtype", "")).startswith("fp8"):
             out.append("quantized")
-        if getattr(arch, "vision", False):
+        if getattr(arch, "vision", False) or case.get("multimodal_evidence"):
             out.append("multimodal")
         if not (arch.num_experts or arch.is_mla or arch.linear_layers or arch.sliding_layers):
             out.append("dense")
