@@ -42,7 +42,11 @@ ACT_INTERMEDIATE_FACTOR = 3.0
 ACT_HIDDEN_FACTOR = 2.0
 ACT_CONSTANT = int(0.10 * GiB)
 SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests (V0)
-SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities
+SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities (FlashInfer/Triton path)
+# V1's PyTorch sort path: ~38.5 bytes per (dummy request x vocabulary entry). vllm#32558 measured 1.25 GB for
+# 256 x 131,072 logits; llm-d-benchmark's H100 breakdown (config_explorer/empirical-vllm-memory-results.md)
+# logs 5.56 / 4.76 / 7.38 GiB peaks for 1024 requests over 151,936 / 128,256 / 201,088 tokens.
+SORT_SAMPLER_BYTES_PER_LOGIT = 38.5
 NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (beyond what torch accounts)
 NON_TORCH_TP = int(0.90 * GiB)  # NCCL / custom all-reduce buffers when TP > 1
 CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default since v0.21)
@@ -157,9 +161,14 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
 
 
 def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int,
-                          v1: bool = True) -> int | None:
+                          v1: bool = True, sort_sampler: bool = False) -> int | None:
     """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
-    sampler warm-up over ``max_num_seqs`` requests; None when the layer shapes are unknown."""
+    sampler warm-up over ``max_num_seqs`` requests; None when the layer shapes are unknown.
+
+    Every rank samples from the whole vocabulary (V1 all-gathers the logits; V0 gathers them on the driver,
+    whose free memory is the minimum), so the sampler term does not shrink with TP. V1 frees the forward's
+    intermediates before the warm-up: its peak is the larger of the two (vllm/v1/worker/gpu_model_runner.py
+    profile_run, 0.10-0.26); V0's calibration keeps their sum."""
     hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
     if not (hidden and arch.intermediate_size and arch.vocab_size):
         return None
@@ -167,9 +176,11 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     if arch.num_experts and arch.experts_per_token:
         inter = inter * arch.experts_per_token
     per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * 2
-    copies = SAMPLER_LOGIT_COPIES_V1 if v1 else SAMPLER_LOGIT_COPIES
-    logits = arch.vocab_size * 4 * max_num_seqs * copies / max(1, tp)
-    return int(per_token * max_num_batched_tokens + logits + ACT_CONSTANT)
+    forward = per_token * max_num_batched_tokens
+    if not v1:
+        return int(forward + arch.vocab_size * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES + ACT_CONSTANT)
+    per_logit = SORT_SAMPLER_BYTES_PER_LOGIT if sort_sampler else 4 * SAMPLER_LOGIT_COPIES_V1
+    return int(max(forward, arch.vocab_size * max_num_seqs * per_logit) + ACT_CONSTANT)
 
 
 def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
@@ -510,7 +521,8 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     requested = math.ceil(run.gpu.memory_bytes * util)
     seqs = est.max_num_seqs or (run.explicit_seqs or defaults.VLLM_MAX_NUM_SEQS_ANY_GPU)
     v1 = v is None or v >= defaults.VLLM_V1_DEFAULT_SINCE
-    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v1)
+    sort_sampler = v1 and defaults.vllm_sort_sampler(run.version)
+    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v1, sort_sampler=sort_sampler)
     if act is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
@@ -519,9 +531,14 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
+    if v1 and defaults.vllm_sampler_needs_flashinfer(run.version):
+        est.reasons.append("sampler warm-up sized for FlashInfer, which the vllm/vllm-openai image ships; a pip "
+                           "install without it takes the PyTorch sort path and leaves "
+                           f"~{run.arch.vocab_size * seqs * (SORT_SAMPLER_BYTES_PER_LOGIT - 4 * SAMPLER_LOGIT_COPIES_V1) / GiB:.1f} GiB less for the KV cache")
     est.reasons.append(
         f"budget {util:g} x {run.gpu.memory_bytes / GiB:.1f} GiB; {'V1' if v1 else 'V0'} profile of "
-        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) peaks ~{act / GiB:.2f} GiB; non-torch "
+        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) and a sampler warm-up over {seqs:,} requests"
+        f"{' (PyTorch sort path)' if sort_sampler else ''} peaks ~{act / GiB:.2f} GiB; non-torch "
         f"~{non_torch / GiB:.2f} GiB; CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
     used = est.weight_bytes_per_gpu + act + non_torch + graphs
     if requested - used <= 0:

@@ -42,6 +42,17 @@ VLLM_V0_MIN_BATCHED_TOKENS = 2048
 # the qk head size), 10-12x the bytes per token at TP 8. SGLang stores the latent from 0.3.0 (--enable-mla
 # default, sglang/srt/server_args.py).
 VLLM_MLA_LATENT_SINCE = (0, 7, 1)
+# Which top-k/top-p sampler the V1 profile's sampler warm-up runs (vllm/v1/sample/ops/topk_topp_sampler.py):
+# the PyTorch sort path materialises sorted values, int64 indices, probabilities and masks over the whole
+# vocabulary of every dummy request; FlashInfer's and the Triton kernels do not. vllm#14815 (0.8.0) turned
+# FlashInfer off for FlashInfer >= 0.2.3; a 0.10.1.1 server logs "Using FlashInfer for top-p & top-k
+# sampling" again (dennislee22/vLLM-benchmarking log/); vllm#26859 (merged 2025-10-15, after 0.11.0) turned it
+# off by default; vllm#33538 (2026-02) made the Triton kernels the default ("Triton's implementation used by
+# default now", vllm#40376). The release that first shipped the Triton default is cfgcheck's assumption.
+# Between the windows FlashInfer samples only where it is installed: the vllm/vllm-openai image always ships
+# it (vllm#21389), pip installs only from vllm#26443 (0.11.1) on (vllm#21959 made it an extra).
+VLLM_SORT_SAMPLER_WINDOWS = (((0, 8, 0), (0, 10, 1)), ((0, 11, 1), (0, 16, 0)))
+VLLM_FLASHINFER_IF_INSTALLED = ((0, 10, 1), (0, 11, 1))
 SGLANG_MLA_LATENT_SINCE = (0, 3, 0)
 VLLM_GPU_MEMORY_UTILIZATION = 0.92  # vllm/config/cache.py 0.26.0 / 0.33.0 (0.9 before VLLM_UTIL_092_SINCE)
 VLLM_MAX_NUM_SEQS_ANY_GPU = 256  # arg_utils.py: the API-server default below the big-GPU tier, every version
@@ -164,6 +175,19 @@ def mla_latent(engine: str | None, version: str | None) -> bool:
     v = parse_version(version)
     since = SGLANG_MLA_LATENT_SINCE if (engine or "").lower() == "sglang" else VLLM_MLA_LATENT_SINCE
     return v is None or v >= since
+
+
+def vllm_sort_sampler(version: str | None) -> bool:
+    """Whether this V1 version's sampler warm-up takes the PyTorch sort path by default (newest: no)."""
+    v = parse_version(version)
+    return v is not None and any(lo <= v < hi for lo, hi in VLLM_SORT_SAMPLER_WINDOWS)
+
+
+def vllm_sampler_needs_flashinfer(version: str | None) -> bool:
+    """Whether this version samples with FlashInfer only when it is installed (else the sort path)."""
+    v = parse_version(version)
+    lo, hi = VLLM_FLASHINFER_IF_INSTALLED
+    return v is not None and lo <= v < hi
 
 
 def default_prefix_caching(version: tuple[int, ...] | None) -> bool:

@@ -1,0 +1,74 @@
+"""vLLM V1's sampler warm-up in the profile run, by version: the PyTorch sort path vs FlashInfer/Triton.
+
+The engine's numbers: llm-d-benchmark's H100 breakdown (config_explorer/empirical-vllm-memory-results.md at
+87ab01be, vllm/vllm-openai:latest of January 2026, --block-size 128, prefix caching, 16,000 tokens) logs
+Qwen3-0.6B 1.12 GiB weights / 5.56 GiB activation / 64.45 GiB KV, Qwen3-32B at TP 1 and TP 2 5.64 GiB
+activation both; a 0.10.1.1 server with FlashInfer installed logs "Using FlashInfer for top-p & top-k
+sampling" and 24.83 GiB of KV for Qwen2-7B at utilization 0.5 on an A100 80GB (14.25 GiB weights).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from cfgcheck import capacity as cap
+from cfgcheck.capacity.architecture import lookup_architecture
+from cfgcheck.engines import defaults
+from tests.capacity.test_engine_versions import served
+
+GiB = 1024**3
+
+
+@pytest.mark.parametrize("version,sort_path", [
+    ("0.7.3", False),     # V0: its own sampler profile, not this switch
+    ("0.9.2", True),      # vllm#14815: FlashInfer >= 0.2.3 off by default
+    ("0.10.0", True),
+    ("0.10.1.1", False),  # FlashInfer again where installed
+    ("0.11.0", False),
+    ("0.11.1", True),     # vllm#26859: FlashInfer sampler off by default
+    ("0.14.0", True),
+    ("0.16.0", False),    # Triton kernels (vllm#33538)
+    ("0.26.0", False),
+    (None, False),
+])
+def test_sort_path_windows(version, sort_path):
+    assert defaults.vllm_sort_sampler(version) is sort_path
+
+
+def test_sort_path_peak_matches_the_logged_activation():
+    """Qwen3-0.6B: 1,024 dummy requests x 151,936 logits on the sort path peak at 5.56 GiB."""
+    arch = lookup_architecture("Qwen/Qwen3-0.6B", None, [])
+    peak = cap.activation_peak_bytes(arch, 8192, 1024, 1, v1=True, sort_sampler=True)
+    assert abs(peak / GiB - 5.56) < 0.15
+    lean = cap.activation_peak_bytes(arch, 8192, 1024, 1, v1=True, sort_sampler=False)
+    assert lean < peak / 3
+
+
+def test_sampler_peak_does_not_shrink_with_tensor_parallelism():
+    """Qwen3-32B logs 5.64 GiB of activation at TP 1 and at TP 2: every rank samples the whole vocabulary."""
+    arch = lookup_architecture("Qwen/Qwen3-32B", None, [])
+    tp1 = cap.activation_peak_bytes(arch, 8192, 1024, 1, v1=True, sort_sampler=True)
+    tp2 = cap.activation_peak_bytes(arch, 8192, 1024, 2, v1=True, sort_sampler=True)
+    assert tp1 == tp2
+    assert abs(tp1 / GiB - 5.64) < 0.2
+
+
+@pytest.mark.parametrize("model,tp,logged", [("Qwen/Qwen3-0.6B", 1, 64.45), ("Qwen/Qwen3-32B", 1, 4.45),
+                                             ("Qwen/Qwen3-32B", 2, 34.49)])
+def test_pool_on_the_sort_path_matches_the_log(model, tp, logged):
+    est = cap.estimate(served(model, version="0.14.0", gpu="H100-80GB", gpu_memory_utilization=0.9, max_model_len=16000,
+                              tensor_parallel_size=tp, enable_prefix_caching=True, block_size=128))
+    assert est.kv_pool_source == "estimated"
+    assert abs(est.pool_bytes / GiB - logged) / logged < 0.10
+    assert any("PyTorch sort path" in r for r in est.reasons)
+
+
+def test_flashinfer_window_names_its_assumption():
+    """0.10.1.1 with FlashInfer: Qwen2-7B at 0.5 of an A100 80GB leaves 24.83 GiB; the reason says a pip install
+    without FlashInfer would leave less."""
+    est = cap.estimate(served("Qwen/Qwen2-7B-Instruct", version="0.10.1.1", gpu="A100-80GB", gpu_memory_utilization=0.5,
+                              max_model_len=16384))
+    assert abs(est.pool_bytes / GiB - 24.83) / 24.83 < 0.05
+    assert any("FlashInfer" in r and "pip install" in r for r in est.reasons)
+    newest = cap.estimate(served("Qwen/Qwen2-7B-Instruct", version="0.26.0", gpu="A100-80GB", max_model_len=16384))
+    assert not any("FlashInfer" in r for r in newest.reasons)
