@@ -14,6 +14,7 @@ import pytest
 from cfgcheck import capacity as cap
 from cfgcheck.capacity.architecture import lookup_architecture
 from cfgcheck.engines import defaults
+from cfgcheck.model import Setting
 from tests.capacity.test_engine_versions import served
 
 GiB = 1024**3
@@ -72,3 +73,15 @@ def test_flashinfer_window_names_its_assumption():
     assert any("FlashInfer" in r and "pip install" in r for r in est.reasons)
     newest = cap.estimate(served("Qwen/Qwen2-7B-Instruct", version="0.26.0", gpu="A100-80GB", max_model_len=16384))
     assert not any("FlashInfer" in r for r in newest.reasons)
+
+
+@pytest.mark.parametrize("env,version,sort_path", [("0", "0.11.0", True), ("1", "0.14.0", False), ("0", "0.14.0", True),
+                                                   ("0", "0.26.0", False), ("$(SAMPLER)", "0.14.0", True)])
+def test_flashinfer_sampler_env_selects_the_path(env, version, sort_path):
+    """VLLM_USE_FLASHINFER_SAMPLER in the container: 0 takes the native path (a sort before the Triton kernels),
+    1 takes FlashInfer; a variable is not a value and leaves the version's default."""
+    m = served("Qwen/Qwen3-0.6B", version=version, gpu="H100-80GB", max_model_len=16000)
+    m.env["VLLM_USE_FLASHINFER_SAMPLER"] = Setting("VLLM_USE_FLASHINFER_SAMPLER", env, m.location, "env")
+    est = cap.estimate(m)
+    assert any("PyTorch sort path" in r for r in est.reasons) is sort_path
+    assert not any("pip install" in r for r in est.reasons)

@@ -521,7 +521,9 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     requested = math.ceil(run.gpu.memory_bytes * util)
     seqs = est.max_num_seqs or (run.explicit_seqs or defaults.VLLM_MAX_NUM_SEQS_ANY_GPU)
     v1 = v is None or v >= defaults.VLLM_V1_DEFAULT_SINCE
-    sort_sampler = v1 and defaults.vllm_sort_sampler(run.version)
+    flashinfer_env = getattr(model, "env", {}).get("VLLM_USE_FLASHINFER_SAMPLER")
+    use_flashinfer = None if flashinfer_env is None or unresolved(flashinfer_env.value) else truthy(flashinfer_env.value)
+    sort_sampler = v1 and defaults.vllm_sort_sampler(run.version, use_flashinfer)
     act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v1, sort_sampler=sort_sampler)
     if act is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
@@ -531,7 +533,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
-    if v1 and defaults.vllm_sampler_needs_flashinfer(run.version):
+    if v1 and defaults.vllm_sampler_needs_flashinfer(run.version, use_flashinfer):
         est.reasons.append("sampler warm-up sized for FlashInfer, which the vllm/vllm-openai image ships; a pip "
                            "install without it takes the PyTorch sort path and leaves "
                            f"~{run.arch.vocab_size * seqs * (SORT_SAMPLER_BYTES_PER_LOGIT - 4 * SAMPLER_LOGIT_COPIES_V1) / GiB:.1f} GiB less for the KV cache")

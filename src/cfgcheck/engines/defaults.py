@@ -177,17 +177,23 @@ def mla_latent(engine: str | None, version: str | None) -> bool:
     return v is None or v >= since
 
 
-def vllm_sort_sampler(version: str | None) -> bool:
-    """Whether this V1 version's sampler warm-up takes the PyTorch sort path by default (newest: no)."""
+def vllm_sort_sampler(version: str | None, use_flashinfer: bool | None = None) -> bool:
+    """Whether this V1 version's sampler warm-up takes the PyTorch sort path (newest: no). ``use_flashinfer``
+    is ``VLLM_USE_FLASHINFER_SAMPLER`` when the container sets it: 1 selects FlashInfer, 0 the native path,
+    which sorts until the Triton kernels became the default."""
     v = parse_version(version)
-    return v is not None and any(lo <= v < hi for lo, hi in VLLM_SORT_SAMPLER_WINDOWS)
+    if v is None or v < VLLM_V1_DEFAULT_SINCE or use_flashinfer:
+        return False
+    if use_flashinfer is False:
+        return v < VLLM_SORT_SAMPLER_WINDOWS[-1][1]
+    return any(lo <= v < hi for lo, hi in VLLM_SORT_SAMPLER_WINDOWS)
 
 
-def vllm_sampler_needs_flashinfer(version: str | None) -> bool:
+def vllm_sampler_needs_flashinfer(version: str | None, use_flashinfer: bool | None = None) -> bool:
     """Whether this version samples with FlashInfer only when it is installed (else the sort path)."""
     v = parse_version(version)
     lo, hi = VLLM_FLASHINFER_IF_INSTALLED
-    return v is not None and lo <= v < hi
+    return use_flashinfer is None and v is not None and lo <= v < hi
 
 
 def default_prefix_caching(version: tuple[int, ...] | None) -> bool:
