@@ -34,3 +34,17 @@ def test_per_class_summary_and_targets():
     assert "multi-GPU" in next(r for r in results if r["id"] == "llama3-8b-h100-tp2")["classes"]
     assert "MoE" in next(r for r in results if r["id"] == "qwen3-235b-fp8-h100-tp4")["classes"]
     assert "median" in bench.report(results) and "dense" in bench.report(results)
+
+
+def test_only_explained_cases_exceed_a_quarter():
+    """Issue #18: no class above 25% except where bench/RESULTS.md explains why; every case above 25% is one it
+    names, and every named case is still an outlier (a fix removes it from the list)."""
+    bench = _bench()
+    cases = json.loads((ROOT / "tests/data/startup_logs.json").read_text())["cases"]
+    results = bench.evaluate(cases)
+    above = {r["id"] for r in results if r["error"] is not None and abs(r["error"]) > 0.25}
+    assert above == set(bench.EXPLAINED_OUTLIERS)
+    notes = (ROOT / "bench/RESULTS.md").read_text().split("Explained outliers", 1)[1].split("Cases and sources", 1)[0]
+    assert all(f"- `{case}`" in notes for case in bench.EXPLAINED_OUTLIERS)
+    for name, stats in bench.summary(results).items():
+        assert stats["median"] is None or stats["median"] <= 0.25, name
