@@ -85,3 +85,19 @@ def test_flashinfer_sampler_env_selects_the_path(env, version, sort_path):
     est = cap.estimate(m)
     assert any("PyTorch sort path" in r for r in est.reasons) is sort_path
     assert not any("pip install" in r for r in est.reasons)
+
+
+def test_sglang_lowers_a_vision_models_default_fraction():
+    """SGLang memory_hook.py adjust_mem_fraction_for_vlm: x0.95 for a ViT-L/14; Qwen2.5-VL's 1280-wide encoder
+    (no num_hidden_layers field: SGLang's 24 stands in) gets 0.95 x (1 - 0.1 x 0.5625); text models and a
+    written fraction are untouched."""
+    assert defaults.sglang_vlm_fraction_factor() == pytest.approx(0.95)
+    assert defaults.sglang_vlm_fraction_factor(24, 1280) == pytest.approx(0.95 * 0.94375)
+    assert defaults.sglang_vlm_fraction_factor(64, 4096) == pytest.approx(0.95 * 0.8)
+    vl = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", engine="sglang", version="0.5.23", gpu="H100-80GB"))
+    text = cap.estimate(served("Qwen/Qwen2.5-3B-Instruct", engine="sglang", version="0.5.23", gpu="H100-80GB"))
+    assert vl.gpu_memory_utilization == pytest.approx(text.gpu_memory_utilization * 0.95)
+    assert any("vision model" in r for r in vl.reasons)
+    written = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", engine="sglang", version="0.5.23", gpu="H100-80GB",
+                                  mem_fraction_static=0.8))
+    assert written.gpu_memory_utilization == 0.8 and not any("vision model" in r for r in written.reasons)

@@ -315,7 +315,12 @@ def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if run.engine == "sglang":
         util = float_value(model.value("mem_fraction_static"))
         if util is None and run.gpu is not None:
-            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp)
+            vlm = run.arch is not None and run.arch.vision
+            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp, vision=vlm)
+            if vlm:
+                est.reasons.append(f"SGLang lowers a vision model's default mem_fraction_static by "
+                                   f"x{defaults.sglang_vlm_fraction_factor():.2f} (a ViT-L/14-sized encoder assumed: "
+                                   "the table does not size the encoder)")
         est.gpu_memory_utilization = util
     elif run.engine == "tokenspeed":
         util = float_value(model.value("gpu_memory_utilization"))

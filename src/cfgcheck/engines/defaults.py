@@ -202,15 +202,25 @@ def default_prefix_caching(version: tuple[int, ...] | None) -> bool:
     return bool(version is not None and version >= VLLM_PREFIX_CACHING_ALWAYS_SINCE)
 
 
-def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1) -> float:
-    """``mem_fraction_static`` when unset (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``)."""
+def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1, vision: bool = False) -> float:
+    """``mem_fraction_static`` when unset (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``); a vision model's
+    is scaled by ``sglang_vlm_fraction_factor``."""
     gib = gpu.memory_bytes / _GiB
     chunk = 2048 if gib < 20 else 4096 if gib < 60 else 8192 if gib < 160 else 16384
     graph = 0.25 * _GiB if gib < 35 else 0.5 * _GiB if gib < 90 else 1.0 * _GiB
     reserved = 512 * 1e6 + 1.5e6 * max(chunk, 2048) + tp * pp / 8 * _GiB + graph
     if gib > 60:
         reserved = max(reserved, 10 * _GiB)
-    return round((gpu.memory_bytes - reserved) / gpu.memory_bytes, 3)
+    fraction = round((gpu.memory_bytes - reserved) / gpu.memory_bytes, 3)
+    return fraction * sglang_vlm_fraction_factor() if vision else fraction
+
+
+def sglang_vlm_fraction_factor(vit_layers: int = 24, vit_hidden: int = 1024) -> float:
+    """SGLang's ``adjust_mem_fraction_for_vlm`` (``memory_hook.py``): 0.95 for a ViT-L/14-sized encoder (24 layers,
+    1024 wide, also its stand-in for a config without those fields), 10% less per doubling of layers x width^2,
+    the adjustment clamped to [0.8, 1.05]."""
+    ratio = vit_layers * vit_hidden ** 2 / (24 * 1024 ** 2)
+    return 0.95 * max(0.8, min(1.05, 1.0 - 0.1 * (ratio - 1.0)))
 
 
 def sglang_default_max_running_requests(pool_tokens: int, context_len: int) -> int:
