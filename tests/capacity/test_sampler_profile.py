@@ -101,3 +101,34 @@ def test_sglang_lowers_a_vision_models_default_fraction():
     written = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", engine="sglang", version="0.5.23", gpu="H100-80GB",
                                   mem_fraction_static=0.8))
     assert written.gpu_memory_utilization == 0.8 and not any("vision model" in r for r in written.reasons)
+
+
+def _v2_lite_on_l4(pp: int):
+    return cap.estimate(served("deepseek-ai/DeepSeek-V2-Lite", version="0.9.2", gpu="L4", gpu_memory_utilization=0.9,
+                               max_model_len=1024, tensor_parallel_size=2, pipeline_parallel_size=pp))
+
+
+def test_pipeline_stages_keep_the_first_stages_pool():
+    """vllm#20665 (DeepSeek-V2-Lite, 4 x L4, TP 2 x PP 2, 0.9.2): the first stage (14 of 27 layers, no sampler
+    warm-up) logs 12.13 GiB, the last (13 layers and the warm-up) 11.33 GiB; the engine keeps the smaller pool in
+    tokens, the first stage's: 807,792 tokens."""
+    est = _v2_lite_on_l4(2)
+    assert est.layout.full_bytes_per_token == 14 * 576 * 2  # the latent (512 + 64) of 14 layers, bf16
+    assert abs(est.kv_pool_tokens - 807_792) / 807_792 < 0.12
+    assert any("pipeline stages" in r for r in est.reasons)
+    # the sampler warm-up is counted on the last stage only: with it on the first, the pool was 674,112 tokens
+    sampler = cap.activation_peak_bytes(est.architecture, 2048, 256, 2, v1=True, sort_sampler=True)
+    forward = cap.activation_peak_bytes(est.architecture, 2048, 0, 2)
+    assert sampler > forward
+    assert est.kv_pool_tokens > 674_112 + 0.8 * (sampler - forward) / est.kv_bytes_per_token
+
+
+def test_pipeline_last_stage_binds_when_its_layers_are_as_many():
+    """An even split (Llama-3-8B, 32 layers over 2 stages): the last stage has as many layers plus the warm-up,
+    so its pool is the smaller one and the estimate is the single-stage arithmetic."""
+    kw = dict(version="0.9.2", gpu="L4", gpu_memory_utilization=0.9, max_model_len=1024, tensor_parallel_size=2)
+    two = cap.estimate(served("meta-llama/Meta-Llama-3-8B", pipeline_parallel_size=2, **kw))
+    assert two.layout.full_bytes_per_token == 16 * 4 * 128 * 2 * 2
+    assert any("pipeline stages" in r for r in two.reasons)
+    one_stage = cap.activation_peak_bytes(two.architecture, 2048, 256, 2, v1=True, sort_sampler=True)
+    assert two.pool_bytes < two.gpu_memory_bytes * 0.9 - two.weight_bytes_per_gpu - one_stage

@@ -552,9 +552,26 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         _no_room(est, requested, used, "weights, profile activations and runtime overhead")
         return
     est.pool_bytes = int(requested - used)
+    if v1 and run.pp > 1:
+        forward = activation_peak_bytes(run.arch, run.batched_tokens, 0, run.tp)
+        est.pool_bytes = _pipeline_pool(run, est, int(requested - used + act - forward))
     est.kv_pool_source = "estimated"
     est.num_blocks = est.pool_bytes // est.layout.block_bytes
     _finish(est)
+
+
+def _pipeline_pool(run: _Run, est: CapacityEstimate, first_stage_pool: int) -> int:
+    """V1 with pipeline stages: only the last stage warms the sampler up (vllm/v1/worker/gpu_model_runner.py
+    profile_run, ``get_pp_group().is_last_rank``), an uneven split gives the extra layers to the stages before
+    the last (vllm/distributed/utils.py get_pp_indices), and the engine keeps the smallest pool of all workers
+    (vllm/v1/core/kv_cache_utils.py unify_kv_cache_configs). The layout's page holds the larger stage's
+    layers, so the last stage's bytes are scaled to that page."""
+    layers = run.arch.num_layers + run.extra.extra_kv_layers
+    most, last = -(-layers // run.pp), max(1, layers // run.pp)
+    last_stage_pool = est.pool_bytes * most // last
+    est.reasons.append(f"pipeline stages: the last holds {last} layer(s) and the sampler warm-up, the others up to "
+                       f"{most} layers without it; the smallest pool of the stages is kept")
+    return min(first_stage_pool, last_stage_pool)
 
 
 def _finish(est: CapacityEstimate) -> None:
