@@ -67,6 +67,7 @@ from cfgcheck.model import Edit, Finding, Fix
 from cfgcheck.registry import Option
 
 CODE, NAME, SEVERITY = "CFG101", "abbreviated-flag", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS = {"allow": Option(list, [], "abbreviations to accept as written, e.g. `[\"--max-model\"]`.")}
 
 

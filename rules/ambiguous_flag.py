@@ -59,6 +59,7 @@ from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 

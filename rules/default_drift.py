@@ -10,6 +10,8 @@ the engine derives at start-up where they are known: vLLM's usage-context `max_n
 V0 -> V1 engine core. Env variables the configuration sets that the new version stops reading are
 reported too (when the engine's env catalog is present); flags it removes are CFG104 findings that
 the change introduces.
+The drifted defaults of one version change are named in one finding (served models that share the
+changed image line share it too): a bump is one decision for the reviewer, not one per default.
 Defaults that were or become derived at start-up (the parser leaves them unset) are named together
 in one note per served model: their effective value may not change. The finding is an error when the new default crosses a documented ceiling (as CFG204 reads them: a
 `# cfgcheck: ceiling=` directive, `ceilings:` in `.cfgcheck.yaml`, or a ceiling documented on another
@@ -100,12 +102,24 @@ def _ceiling_crossed(model, ctx, drift: DefaultDrift, where):
     return limit, ceiling
 
 
-def _remediation(model, drift: DefaultDrift) -> str:
-    pin = f"`cfgcheck propose --set {model.name}.arg:{drift.flag}={drift.old}`" if drift.flag and \
-        isinstance(drift.old, (int, float, str)) and not isinstance(drift.old, bool) else None
-    keep = f"pin the old value ({pin})" if pin else f"pin the old behaviour with {drift.flag}" if drift.flag \
-        else "pin the old behaviour"
-    return f"{keep}, or accept {show(drift.new)} and say so in the change description"
+def _pin(drift: DefaultDrift) -> str:
+    """How to keep the old default: the flag and its old value where it has one."""
+    if drift.flag and isinstance(drift.old, (int, float, str)) and not isinstance(drift.old, bool):
+        return f"{drift.flag} {drift.old}"
+    return drift.flag or drift.dest
+
+
+def _remediation(drifts: list[DefaultDrift]) -> str:
+    # names no served model: models sharing one image line fold into one finding (lint.distinct)
+    pins = ", ".join(_pin(d) for d in drifts)
+    accept = f"accept {show(drifts[0].new)}" if len(drifts) == 1 else "accept the new defaults"
+    return f"pin the old {'value' if len(drifts) == 1 else 'values'} ({pins}), or {accept} and say so in the " \
+           f"change description"
+
+
+def _change(drift: DefaultDrift) -> str:
+    how = f" ({drift.derived})" if drift.derived else ""
+    return f"{drift.dest}{how} from {show(drift.old)} to {show(drift.new)}"
 
 
 def check(model, ctx):
@@ -119,9 +133,18 @@ def check(model, ctx):
     drifts = [d for d in change.drifts if d.dest not in ignored]
     # a default that becomes (or was) derived at start-up may keep its effective value: one note names them
     derived = [d for d in drifts if d.old is None or d.new is None]
+    plain = []
     for drift in drifts:
-        if drift not in derived:
-            yield _finding(model, ctx, change, drift, where)
+        if drift in derived:
+            continue
+        crossed = _ceiling_crossed(model, ctx, drift, where)
+        if crossed is None:
+            plain.append(drift)
+        else:
+            yield _above_ceiling(change, drift, crossed, where)
+    # one version change is one decision for the reviewer: its drifted defaults in one finding
+    if plain:
+        yield _drifted(change, plain, where)
     if derived:
         names = ", ".join(f"{d.dest} ({show(d.old)} → {show(d.new)})" for d in derived)
         yield Finding(f"{change.label} also changes {len(derived)} default{'s' if len(derived) != 1 else ''} to or "
@@ -134,16 +157,20 @@ def check(model, ctx):
                       setting=f"env:{env.name}")
 
 
-def _finding(model, ctx, change: VersionChange, drift: DefaultDrift, where) -> Finding:
-    how = f" ({drift.derived})" if drift.derived else ""
-    message = f"{change.label} changes the default of {drift.dest}{how} from " \
-              f"{show(drift.old)} to {show(drift.new)}; this configuration does not set it"
-    crossed = _ceiling_crossed(model, ctx, drift, where)
-    severity, related = "", ()
-    if crossed is not None:
-        limit, ceiling = crossed
-        on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
-        message += f", and {show(drift.new)} is above the ceiling {limit:g}{on}"
-        severity, related = "error", (ceiling.location,)
-    return Finding(message, where, remediation=_remediation(model, drift), setting=f"default:{drift.dest}",
-                   related=related, severity=severity)
+def _drifted(change: VersionChange, drifts: list[DefaultDrift], where) -> Finding:
+    if len(drifts) == 1:
+        message = f"{change.label} changes the default of {_change(drifts[0])}; this configuration does not set it"
+    else:
+        message = f"{change.label} changes {len(drifts)} defaults this configuration does not set: " + \
+                  "; ".join(_change(d) for d in drifts)
+    setting = f"default:{drifts[0].dest}" if len(drifts) == 1 else "default:" + ",".join(d.dest for d in drifts)
+    return Finding(message, where, remediation=_remediation(drifts), setting=setting)
+
+
+def _above_ceiling(change: VersionChange, drift: DefaultDrift, crossed, where) -> Finding:
+    limit, ceiling = crossed
+    on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
+    message = f"{change.label} changes the default of {_change(drift)}; this configuration does not set it, " \
+              f"and {show(drift.new)} is above the ceiling {limit:g}{on}"
+    return Finding(message, where, remediation=_remediation([drift]), setting=f"default:{drift.dest}",
+                   related=(ceiling.location,), severity="error")

@@ -63,6 +63,7 @@ from cfgcheck.engines.confidence import in_every_version, severity
 from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 _SECRET = re.compile(r"key|token|secret|passw|credential|auth", re.I)

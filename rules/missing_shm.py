@@ -15,7 +15,7 @@ controller adds no `/dev/shm` (none in internal/controller), so only `extraVolum
 `extraVolumeMounts` count there. A KServe `InferenceService` whose pod comes from a ServingRuntime is
 not judged here (the runtime's own pod is: KServe's huggingfaceserver runtime has `devShm.enabled:
 false` by default). Ascend, Gaudi, Neuron and TPU builds (collectives other than NCCL/RCCL) are
-skipped; the CPU backend is not (its tensor-parallel all-reduce goes through shared memory too).
+skipped (and Intel XPU builds, oneCCL); the CPU backend is not (its tensor-parallel all-reduce goes through shared memory too).
 
 ## Why it matters
 The ranks exchange tensors through shared memory (NCCL's SHM transport and vLLM's shared-memory
@@ -93,9 +93,9 @@ REMEDIATION = {
     "llmkube": "add an emptyDir {medium: Memory} to spec.extraVolumes and mount it at /dev/shm in "
                "spec.extraVolumeMounts",
 }
-# Builds whose collectives are not NCCL/RCCL (Ascend and Gaudi use HCCL, Neuron and TPU their own
+# Builds whose collectives are not NCCL/RCCL (Ascend and Gaudi use HCCL, Intel XPU oneCCL, Neuron and TPU their own
 # runtimes): what they need from /dev/shm is not established here.
-NON_NCCL_IMAGES = ("ascend", "neuron", "tpu", "hpu", "gaudi")
+NON_NCCL_IMAGES = ("ascend", "neuron", "tpu", "hpu", "gaudi", "xpu")
 KUBERNETES_REMEDIATION = "mount an emptyDir {medium: Memory, sizeLimit: 16Gi} at /dev/shm (or set hostIPC: true)"
 
 

@@ -5,11 +5,15 @@ The port the engine listens on (`--port`, else its default from the generated fl
 engine version: vLLM 8000, SGLang 30000, TokenSpeed 8000) compared with:
 - the container's `containerPort`s, when it declares some and none is the engine's port (ports
   whose number the container passes elsewhere, in an env value or another flag, are not counted);
+  a warning in Kubernetes, where a containerPort is informational until a probe or Service uses it;
 - a liveness, readiness or startup probe (`httpGet`, `tcpSocket`, `grpc`) whose port, resolved
   through the container's named ports, is another number;
 - a Service of the run (same namespace, selector matching the pod's labels) none of whose target
   ports (numbers or resolved names) reaches the engine;
 - in docker-compose, published `ports`/`expose` none of whose container side is the engine's port.
+
+When the port is the engine's default and the image is no known engine image (a team's own build or
+wrapper, whose entrypoint may pass another `--port`), the findings are warnings that say so.
 
 And the address: an engine bound to loopback (`--host 127.0.0.1`, `localhost`, or SGLang's and
 TokenSpeed's default 127.0.0.1) while a probe, a Service or a published compose port reaches it
@@ -74,6 +78,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.images import image_engine, parse_image
 from cfgcheck.model import Finding, Location
 
 from ._runtime import as_int, serves
@@ -125,15 +130,28 @@ def check(model, ctx) -> Iterator[Finding]:
     sibling_numbers = {as_int(p.number) for p in pod.sibling_ports}
     sibling_names = {p.name for p in pod.sibling_ports if p.name}
     reached: list[tuple[str, Location]] = []  # what reaches the engine from outside: for the loopback check
-    yield from _container_ports(model, pod, port, listen, reached)
-    yield from _probes(model, pod, port, listen, reached, sibling_numbers)
-    yield from _services(model, pod, port, listen, reached, sibling_numbers, sibling_names)
+    assumed = port_at is None and _unknown_image(model)
+    for finding in [*_container_ports(model, pod, port, listen, reached),
+                    *_probes(model, pod, port, listen, reached, sibling_numbers),
+                    *_services(model, pod, port, listen, reached, sibling_numbers, sibling_names)]:
+        if assumed:  # the image's own entrypoint may pass another --port: the default is an assumption
+            finding.message += f" (assumed: {model.image.value} is no known engine image; its entrypoint may " \
+                               f"choose the port)"
+            finding.severity = "warning"
+        yield finding
     if host in LOOPBACK and reached:
         what, where = reached[0]
         yield Finding(f"the engine listens on {listen}, loopback only, but {what} reaches it from outside "
                       f"the container: connection refused", where,
                       remediation="pass --host 0.0.0.0 (or the pod IP) to the engine", setting="host",
                       related=(model.setting("host").location,) if model.setting("host") else (), model=model.name)
+
+
+def _unknown_image(model) -> bool:
+    """An image that data/images.json does not list (a team's own build, a wrapper): what it runs is read
+    from its name, and its entrypoint's flags are not seen."""
+    image = model.image.value if model.image is not None else None
+    return isinstance(image, str) and not image_engine(parse_image(image)).known
 
 
 def _other_uses(model) -> set[str]:
@@ -163,9 +181,13 @@ def _container_ports(model, pod, port, listen, reached) -> Iterator[Finding]:
     declared = ", ".join(str(n) for n in numbers)
     side = "published container port" if pod.format == "compose" else "containerPort"
     plural = "s are" if len(numbers) > 1 else " is"
-    yield Finding(f"the engine listens on {listen} but the {side}{plural} {declared}",
+    # a containerPort is informational (Kubernetes API reference, Container.ports): nothing fails until a
+    # probe or a Service uses it (those are checked below); a compose port publishes nothing the engine serves
+    informational = pod.format == "kubernetes"
+    yield Finding(f"the engine listens on {listen} but the {side}{plural} {declared}"
+                  + (" (informational: probes and Services that use it miss the engine)" if informational else ""),
                   first.location, remediation=f"pass --port {numbers[0]} to the engine, or declare port {port}",
-                  setting="port", model=model.name)
+                  setting="port", model=model.name, severity="warning" if informational else "")
 
 
 def _probes(model, pod, port, listen, reached, sibling_numbers) -> Iterator[Finding]:

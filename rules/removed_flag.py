@@ -60,6 +60,7 @@ from cfgcheck.engines.confidence import severity
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 

@@ -3,7 +3,9 @@
 ## What it flags
 A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference), and Hugging Face tokens
 (`hf_...`) or OpenAI-style keys (`sk-...`) anywhere in the argv or a literal env value. The message
-names the flag or variable, never the value.
+names the flag or variable, never the value. Placeholders are no secret and are not flagged: `EMPTY`,
+vLLM's documented `token-abc123`, and values that say they are one (`dummy`, `fake`, `test`,
+`changeme`, `your-key`).
 
 ## Why it matters
 Anything in a manifest is readable by everyone who can read the repository, its history, its CI logs
@@ -52,15 +54,21 @@ import re
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG305", "secret-in-args", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 _TOKEN = re.compile(r"\b(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})\b")
 _REFERENCE = re.compile(r"^\$[({]?[A-Za-z_][A-Za-z0-9_]*[)}]?$|^<.*>$|^\{\{.*\}\}$")
+# values that stand for "any key" in tutorials and tests, not a secret: vLLM's docs use `token-abc123`,
+# OpenAI-compatible clients `EMPTY`; words such as dummy, fake, test or changeme name a placeholder
+_PLACEHOLDER = re.compile(r"^(?:empty|none|null|token-abc123)$|dummy|fake|test|example|placeholder|changeme|"
+                          r"your[-_]|secret[-_]?key$|^x+$", re.I)
 
 
 def check(model, ctx):
     reported = set()
     key = model.setting("api_key")
-    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()):
+    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()) \
+            and not _PLACEHOLDER.search(key.value.strip()):
         reported.add((key.location.line, key.location.column))
         yield Finding(f"literal value for {key.source}", key.location,
                       remediation="read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)",
@@ -68,7 +76,7 @@ def check(model, ctx):
     for token in model.argv:
         if token.synthetic or (token.location.line, token.location.column) in reported:
             continue
-        if _TOKEN.search(token.text):
+        if _TOKEN.search(token.text) and not _PLACEHOLDER.search(token.text):
             reported.add((token.location.line, token.location.column))
             yield Finding("literal access token in the engine arguments", token.location,
                           remediation="move the token to a Secret and reference it", setting="argv-token")

@@ -7,7 +7,8 @@ The closest real flag is suggested. A flag that only later versions have is repo
 version that added it: an error on an exact engine version, a warning on an assumed one. On a
 variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repository or an unexpanded
 image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
-`--omni`), unless it is a near-miss of a real flag. Ray Serve LLM `engine_kwargs` are keyword arguments
+`--omni`), unless it is a near-miss of a real flag; in a Dynamo graph it is a note that names it a
+Dynamo flag (`dynamo.vllm` parses its own, such as `--is-prefill-worker`). Ray Serve LLM `engine_kwargs` are keyword arguments
 of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names an argument exactly, with
 underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
 `serveConfigV2`.
@@ -64,6 +65,7 @@ from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS = {
     "ignore": Option(list, [],
         "flags to accept although the catalog does not know them (for example flags added by a "
@@ -104,6 +106,12 @@ def check(model, ctx):
             message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
             remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"
             level = severity(model, catalog, lambda: False)
+        elif model.kind.startswith("Dynamo") and not is_typo(catalog, res.written):
+            # dynamo.vllm / dynamo.sglang parse their own flags before the engine's (no Dynamo catalog here)
+            message = f"flag '{res.written}' is no {name} flag: read as a Dynamo flag (dynamo.{model.engine} adds " \
+                      f"its own; cfgcheck has no Dynamo catalog)"
+            remediation = "if Dynamo does not accept it either, remove it; else add it to this rule's `ignore`"
+            level = "note"
         elif unfamiliar_image(model) and not is_typo(catalog, res.written):
             message = f"flag '{res.written}' is in no catalogued {name} version; the image " \
                       f"{model.image.value if model.image else ''} may add it ({stated(model)[1]})"

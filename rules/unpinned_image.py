@@ -4,7 +4,8 @@
 The image of a served model (`spec.image`, a container `image`, production-stack
 `repository`/`tag`) without an `@sha256:` digest. Local builds (a compose service with `build:`, a
 bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
-as are references still holding a variable or template.
+as are references still holding a variable or template. A rolling tag (`latest`, `nightly`, no tag)
+is reported once, by CFG302 (rolling-tag), whose fix (a versioned tag pinned by digest) covers this one.
 
 ## Why it matters
 Tags move. The same `v0.26.0` tag can be rebuilt, and rolling tags change every day; a restart then
@@ -41,6 +42,7 @@ from cfgcheck.engines.images import parse_image
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG301", "unpinned-image", "warning"
+TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 
@@ -49,6 +51,7 @@ def check(model, ctx):
     if image is None or not isinstance(image.value, str) or image.origin == "build":
         return
     ref = parse_image(image.value)
-    if ref.digest is None and not ref.local and not ref.templated:  # a local build has no digest to pin
+    # a local build has no digest to pin; a rolling tag is CFG302's finding (one per line, same fix)
+    if ref.digest is None and not ref.local and not ref.templated and not ref.rolling:
         yield Finding(f"image {image.value} is not pinned by digest", image.location,
                       remediation="append @sha256:<digest> to the versioned tag", setting="image")

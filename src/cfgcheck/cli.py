@@ -229,7 +229,8 @@ def capacity(
         raise UsageError(f"--chart {chart}: the file must end in .svg or .html")
     if online is not None:
         config.data["hub"] = online
-    _, models = collect(paths, config)
+    _, collected = collect(paths, config)
+    models = [model for model in collected if not model.template]  # a runtime template serves nothing
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
     if chart is not None:
         from .capacity.chart import write_chart

@@ -288,18 +288,19 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings)."""
     findings: list[Finding] = []
     settings = config.as_dict()
-    everything = context if context is not None else models
+    everything = [m for m in (context if context is not None else models) if not m.template]
     cache: dict = {}
     crashed = _CrashReport(rules, config)
     for rule in rules:
         if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
+        checked = models if rule.templates else [m for m in models if not m.template]
         if rule.scope == "run":
             ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
-            findings.extend(_run_scope(rule, severity, models, ctx, crashed))
+            findings.extend(_run_scope(rule, severity, checked, ctx, crashed))
             continue
-        for model in models:
+        for model in checked:
             base = base_of.get(model.identity) if base_of else None
             ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
             try:

@@ -234,6 +234,9 @@ class ServedModel:
     # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
     # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
     disaggregation: tuple[str, str] | None = None
+    # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
+    # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
+    template: bool = False
     cache: dict = field(default_factory=dict, repr=False, compare=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:

@@ -80,6 +80,7 @@ class Rule:
     scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
     module: str
     diff_only: bool = False  # compares base and head: runs only in diff mode
+    templates: bool = False  # also checks runtime templates (ServedModel.template): true of their own text
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -129,7 +130,8 @@ def _from_module(module: ModuleType) -> Rule | None:
     check = getattr(module, "check", None)
     scope = getattr(module, "SCOPE", "model" if check else "engine")
     return Rule(code, module.NAME, module.SEVERITY, options, summary, sections,
-                check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)))
+                check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)),
+                bool(getattr(module, "TEMPLATES", False)))
 
 
 @lru_cache(maxsize=1)

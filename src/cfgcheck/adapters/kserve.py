@@ -36,13 +36,23 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if spec is None or spec.kind != "map":
         return []
     name = str(root.scalar("metadata", "name", default=str(kind).lower()))
-    if kind in ("LLMInferenceService", "LLMInferenceServiceConfig"):
+    if kind == "LLMInferenceServiceConfig":
+        return _as_templates(_llm_inference_service(ctx, root, kind, name, spec))
+    if kind == "LLMInferenceService":
         return _llm_inference_service(ctx, root, kind, name, spec)
     if kind == "InferenceService":
         return _inference_service(ctx, root, name, spec)
     if kind in ("ServingRuntime", "ClusterServingRuntime"):
-        return _containers(ctx, root, kind, name, spec, "spec", None)
+        return _as_templates(_containers(ctx, root, kind, name, spec, "spec", None))
     return []
+
+
+def _as_templates(models: list[ServedModel]) -> list[ServedModel]:
+    """A runtime (or LLMInferenceServiceConfig) is what an InferenceService that names it runs, not a
+    served model by itself: its model is a placeholder and its GPUs are the service's."""
+    for model in models:
+        model.template = True
+    return models
 
 
 def _is_hf_server(container: YNode, image: object) -> bool:

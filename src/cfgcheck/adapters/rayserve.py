@@ -10,7 +10,11 @@ string whose lines are the file's) or a Serve config file (``applications:``, fo
   ``deployment_config`` holds ``num_replicas`` or ``autoscaling_config``.
 - any other application whose ``runtime_env.env_vars`` name models (``MODEL_ID``, ``MODEL_1_ID`` ...,
   one served model each) and that installs an engine (``pip: [vllm==X]``) or runs on an engine image:
-  served models whose engine the application's own code starts (its settings are not visible here).
+  served models whose engine the application's own code starts. Its settings are read from the env
+  variables named after the engine setting they carry, as such applications pass them on
+  (``MAX_MODEL_LEN``, ``GPU_MEMORY_UTILIZATION``, ``TENSOR_PARALLEL_SIZE`` or ``TENSOR_PARALLELISM``;
+  ``MODEL_1_MAX_MODEL_LEN`` for the model of ``MODEL_1_ID``); what the code does not pass on is not
+  visible here.
 
 The cluster's GPUs are counted over the head and every worker group (replicas x GPUs per pod); Ray places
 the engine replicas on them, so the count is the cluster's, not one engine's (``gpus_span`` unknown).
@@ -24,6 +28,7 @@ import re
 from ..engines.argv import KEYWORD_ORIGIN
 from ..engines.images import parse_image
 from ..model import ArgToken, ServedModel, Setting
+from ..settings import FLOAT_SETTINGS, INT_SETTINGS, parse
 from ..yamlio import YNode
 from .base import DocContext, apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
 from .embedded import embedded_document
@@ -35,6 +40,10 @@ LLM_BUILDERS = ("ray.serve.llm:build_openai_app", "ray.serve.llm:build_llm_deplo
 # ASSIST_MODEL_ID, MODEL_1_ID (one model per variable)
 _MODEL_ENV = re.compile(r"^(?!SERVED_)(?:[A-Z0-9]+_)?MODEL(?:_[0-9]+)?_(?:ID|NAME)$|^MODEL$")
 ENGINE_PACKAGES = ("vllm", "sglang")
+# numeric engine settings such an application passes on from its env, by the variable's name (the GKE
+# Ray Serve samples read TENSOR_PARALLELISM, ai-on-eks's vllm_serve.py MAX_MODEL_LEN, TENSOR_PARALLEL_SIZE)
+_ENV_SETTINGS = {name.upper(): name for name in INT_SETTINGS | FLOAT_SETTINGS} | \
+    {"TENSOR_PARALLELISM": "tensor_parallel_size"}
 _REQUIREMENT = re.compile(r"^\s*([A-Za-z0-9_.-]*)(?:\[[^\]]*\])?\s*([=<>!~]*)\s*(.*)$")  # name[extras] op version
 
 
@@ -163,10 +172,26 @@ def _custom_app_models(ctx: DocContext, outer: DocContext, app: YNode, name: str
         if model.engine == "unknown":
             return []
         model.model = ctx.setting("model", key, value, f"runtime_env.env_vars.{key.value}")
+        prefix = re.sub(r"(ID|NAME)$", "", str(key.value))
+        _env_settings(ctx, model, env, (prefix,) if len(keys) > 1 else (prefix, ""))
         model.replicas = _replicas(ctx, first)
         model.strategy = Setting("strategy", "RollingUpdate", model.location, "Ray Serve")
         found.append(model)
     return found
+
+
+def _env_settings(ctx: DocContext, model: ServedModel, env: YNode, prefixes: tuple[str, ...]) -> None:
+    """The engine settings the application passes on from env variables named after them (the model's
+    own prefix first: MODEL_1_TENSOR_PARALLELISM before TENSOR_PARALLELISM)."""
+    for prefix in prefixes:
+        for key, value in env.items():
+            name = str(key.value)
+            if key.kind != "scalar" or value.kind != "scalar" or not name.startswith(prefix):
+                continue
+            setting = _ENV_SETTINGS.get(name[len(prefix):])
+            if setting is not None and setting not in model.settings:
+                model.add(ctx.setting(setting, key, value, f"runtime_env.env_vars.{name}",
+                                      lambda raw, dest=setting: parse(dest, str(raw), model.engine)))
 
 
 def _engine_of_app(ctx: DocContext, outer: DocContext, model: ServedModel, app: YNode, cluster: YNode | None) -> None:
