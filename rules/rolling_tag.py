@@ -50,7 +50,6 @@ from cfgcheck.engines.images import parse_image
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG302", "rolling-tag", "warning"
-TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 

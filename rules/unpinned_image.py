@@ -42,7 +42,6 @@ from cfgcheck.engines.images import parse_image
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG301", "unpinned-image", "warning"
-TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 

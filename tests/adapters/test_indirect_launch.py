@@ -149,7 +149,8 @@ def test_placeholder_images_get_no_pin_findings(tmp_path: Path, image: str) -> N
 def test_a_real_image_next_to_them_is_still_checked(tmp_path: Path) -> None:
     text = (INDIRECT / "placeholders.yaml").read_text().replace("<your-image>", "vllm/vllm-openai:latest")
     (tmp_path / "p.yaml").write_text(text)
-    assert {"CFG301", "CFG302"} <= codes(lint([tmp_path / "p.yaml"], Config(tmp_path)), "sample/engine")
+    found = codes(lint([tmp_path / "p.yaml"], Config(tmp_path)), "sample/engine")
+    assert "CFG302" in found and "CFG301" not in found  # a rolling tag is one finding: rolling-tag's
 
 
 # ---------------------------------------------------------------- umbrella charts

@@ -43,12 +43,13 @@ spec:
 
 def test_a_runtime_template_gets_only_findings_true_of_its_own_text(tmp_path) -> None:
     """A ClusterServingRuntime is what an InferenceService runs, with its own model and GPUs: the TP 4 on
-    the template's placeholder GPU count, the missing /dev/shm and the seq pin are not the template's
-    problems. A flag the engine refuses (--swap-space, removed in vLLM 0.18) is, wherever it is used."""
+    the template's placeholder GPU count, the missing /dev/shm, the seq pin and the image pin are not
+    the template's problems. A flag the engine refuses (--swap-space, removed in vLLM 0.18) is, wherever it is used."""
     result = lint_text(tmp_path, RUNTIME)
     codes = {f.code for f in found(result)}
-    assert "CFG104" in codes and "CFG301" in codes
-    assert not codes & {"CFG208", "CFG501", "CFG205", "CFG303", "CFG504"}, codes
+    assert "CFG104" in codes
+    # the image is pinned (or not) by the services that use the template: reported on them
+    assert not codes & {"CFG208", "CFG501", "CFG205", "CFG303", "CFG504", "CFG301"}, codes
 
 
 def test_a_runtime_template_is_not_listed_by_capacity(tmp_path) -> None:
@@ -197,3 +198,35 @@ spec:
 """
     notes = found(lint_text(tmp_path, text), "CFG103")
     assert [f.severity for f in notes] == ["note"] and "Dynamo flag" in notes[0].message, notes
+
+
+def test_an_inference_service_runs_its_runtime_merged(tmp_path) -> None:
+    """The served model is the InferenceService, read with the runtime's container: the runtime's
+    args then the service's, the model from storageUri, GPUs from the service's resources. A finding on
+    the runtime's text is reported once, where it is written."""
+    (tmp_path / "runtime.yaml").write_text(RUNTIME, encoding="utf-8")
+    (tmp_path / "isvc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: chat}\nspec:\n"
+        "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      storageUri: hf://Qwen/Qwen3-8B\n"
+        "      args: [--max-model-len=8192]\n      resources: {limits: {nvidia.com/gpu: 4}}\n", encoding="utf-8")
+    from helpers import lint_paths
+
+    result = lint_paths(tmp_path, root=tmp_path)
+    (chat,) = [m for m in result.models if not m.template]
+    assert chat.model.value == "hf://Qwen/Qwen3-8B" and chat.gpus.value == 4
+    assert chat.setting("tensor_parallel_size").value == 4 and chat.setting("max_model_len").value == 8192
+    assert chat.setting("tensor_parallel_size").location.path == "runtime.yaml"
+    removed = found(result, "CFG104")
+    assert [(f.location.path, f.location.line) for f in removed] == [("runtime.yaml", 18)]
+
+
+def test_the_image_of_a_used_runtime_is_checked_on_the_service(tmp_path) -> None:
+    (tmp_path / "runtime.yaml").write_text(RUNTIME, encoding="utf-8")
+    (tmp_path / "isvc.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: chat}\nspec:\n"
+        "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      runtime: team-vllm-runtime\n"
+        "      storageUri: hf://Qwen/Qwen3-8B\n      resources: {limits: {nvidia.com/gpu: 4}}\n", encoding="utf-8")
+    from helpers import lint_paths
+
+    pins = found(lint_paths(tmp_path, root=tmp_path), "CFG301")
+    assert [(f.location.path, f.location.line, f.model) for f in pins] == [("runtime.yaml", 11, "chat/model")]

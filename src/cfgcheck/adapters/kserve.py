@@ -5,7 +5,12 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
   ``spec.predictor.huggingface``). A ``model`` with the Hugging Face format or runtime runs KServe's
   huggingfaceserver, whose default backend is vLLM: its ``args`` are vLLM engine args.
 * ``ServingRuntime`` / ``ClusterServingRuntime``: ``spec.containers[]`` (the huggingfaceserver image
-  is vLLM too, unless ``--backend=huggingface``).
+  is vLLM too, unless ``--backend=huggingface``). A runtime is a template, not a served model: only
+  what is wrong in its own text is checked on it. An InferenceService's ``model`` that names a
+  runtime of the run (``runtime:``, else the one runtime that auto-selects its ``modelFormat``) runs
+  that runtime's container with its own ``args`` appended and its ``resources`` and ``env`` over the
+  runtime's, as KServe's controller merges them (pkg/controller/v1beta1/inferenceservice/utils/utils.go,
+  MergeRuntimeContainers).
 * ``LLMInferenceService`` / ``LLMInferenceServiceConfig``: the pod templates ``spec.template``
   (decode when there is a prefill), ``spec.worker``, ``spec.prefill.template``, ``spec.prefill.worker``.
   The runtime is vLLM (the ``main`` container; ``VLLM_ADDITIONAL_ARGS`` is appended by the launch
@@ -17,7 +22,7 @@ from __future__ import annotations
 from ..model import ServedModel, Setting
 from ..settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ..yamlio import YNode
-from .base import DocContext, finish, to_int
+from .base import DocContext, Workspace, finish, gpu_count, to_int
 from .containers import container_model, container_tokens, typed_setting
 from .pods import kserve_llm_pod, kubernetes_pod
 
@@ -53,6 +58,56 @@ def _as_templates(models: list[ServedModel]) -> list[ServedModel]:
     for model in models:
         model.template = True
     return models
+
+
+RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
+
+
+def index(workspace: Workspace, loaded) -> None:
+    """Protocol hook: every (Cluster)ServingRuntime by name, for the InferenceServices that use it."""
+    for document in loaded.documents:
+        root = document.root
+        if root is None or root.kind != "map" or root.scalar("kind") not in RUNTIME_KINDS:
+            continue
+        api, name = root.scalar("apiVersion", default=""), root.scalar("metadata", "name")
+        if isinstance(api, str) and api.startswith(API_GROUP) and isinstance(name, str):
+            workspace.serving_runtimes.setdefault(name, (loaded, document, root))
+
+
+def refers_forward(workspace: Workspace, root: YNode) -> bool:
+    """Protocol hook: an InferenceService naming a runtime not indexed yet, or leaving KServe to pick one
+    by model format (any runtime of the run may be the one): read once every file is indexed."""
+    if root.scalar("kind") != "InferenceService" or root.path("spec", "predictor", "model") is None:
+        return False
+    runtime = root.scalar("spec", "predictor", "model", "runtime")
+    return runtime not in workspace.serving_runtimes if isinstance(runtime, str) else True
+
+
+def _runtime_for(workspace: Workspace, block: YNode):
+    """The runtime an InferenceService's ``model`` runs: the one it names, else the only runtime of the
+    run that auto-selects its model format (KServe picks among several by priority: not guessed here)."""
+    named = block.scalar("runtime")
+    if isinstance(named, str):
+        return workspace.serving_runtimes.get(named)
+    wanted = str(block.scalar("modelFormat", "name", default="") or "").lower()
+    matches = []
+    for entry in workspace.serving_runtimes.values():
+        formats = entry[2].path("spec", "supportedModelFormats")
+        if formats is not None and formats.kind == "seq" and any(
+                f.kind == "map" and str(f.scalar("name", default="")).lower() == wanted and f.scalar("autoSelect") is True
+                for f in formats.value):
+            matches.append(entry)
+    return matches[0] if wanted and len(matches) == 1 else None
+
+
+def _runtime_container(workspace: Workspace, entry) -> tuple[DocContext, YNode] | None:
+    loaded, document, root = entry
+    containers = root.path("spec", "containers")
+    found = [c for c in containers.value if c.kind == "map"] if containers is not None and containers.kind == "seq" else []
+    if not found:
+        return None
+    main = next((c for c in found if c.scalar("name") == "kserve-container"), found[0])
+    return DocContext(loaded, document, workspace), main
 
 
 def _is_hf_server(container: YNode, image: object) -> bool:
@@ -117,19 +172,61 @@ def _inference_service(ctx, root, name, spec) -> list[ServedModel]:
         elif "vllm" in lowered or "huggingface" in lowered:
             engine = "vllm"
         where = f"predictor/{key}"
+        runtime = _runtime_container(ctx.workspace, entry) if key == "model" and \
+            (entry := _runtime_for(ctx.workspace, block)) is not None else None
+        merged = _with_runtime(ctx, block, runtime) if runtime is not None else {}
         model = container_model(ctx, root=root, kind="InferenceService", name=f"{name}/{key}",
                                 identity=f"InferenceService/{name}/{where}", container=block,
-                                at=root.path("metadata", "name") or block, default_engine=engine,
-                                prefix=f"spec.predictor.{key}.", pod_spec=predictor)
+                                at=root.path("metadata", "name") or block, default_engine=merged.get("engine", engine),
+                                prefix=f"spec.predictor.{key}.", pod_spec=predictor, image=merged.get("image"),
+                                tokens=merged.get("tokens"))
         if model is None:
             continue
+        if runtime is not None:
+            _runtime_resources(model, *runtime)
         _hf_backend_engine(model)
         uri = ctx.field_setting(block, "storageUri", "model", f"spec.predictor.{key}.storageUri")
-        if uri is not None and "model" not in model.settings:
+        served = model.settings.get("model")
+        # the runtime's model argument is a placeholder ({{.Name}}) or where KServe mounts storageUri
+        if uri is not None and (served is None or _mount_or_placeholder(served.value)):
             model.add(uri)
+            model.model = uri
         model.replicas = ctx.field_setting(predictor, "minReplicas", "replicas", "spec.predictor.minReplicas", to_int)
         found.append(finish(model))
     return found
+
+
+def _with_runtime(ctx: DocContext, block: YNode, runtime: tuple[DocContext, YNode]) -> dict:
+    """The merged launch: the runtime container's command and args, then the InferenceService's args
+    (KServe appends them); the image is the runtime's unless the service gives one."""
+    rctx, container = runtime
+    image_node = container.get("image")
+    merged: dict = {}
+    if block.get("image") is None and image_node is not None and image_node.kind == "scalar":
+        merged["image"] = rctx.setting("image", container.key_node("image"), image_node, "runtime image")
+    tokens = container_tokens(rctx, container)
+    if _is_hf_server(container, container.scalar("image")):
+        tokens = [t for t in tokens if t.text not in ("python", "python3", "-m", HF_SERVER)]
+        merged["engine"] = "vllm"
+    block_args = block.get("args")
+    merged["tokens"] = tokens + (ctx.tokens(block_args, "args") if block_args is not None else [])
+    return merged
+
+
+def _runtime_resources(model: ServedModel, rctx: DocContext, container: YNode) -> None:
+    """GPUs from the runtime container when the InferenceService requests none of its own."""
+    if model.gpus is None:
+        key, value = gpu_count(container.get("resources"))
+        if value is not None:
+            model.gpus = rctx.setting("gpus", key, value, f"runtime resources.{key.value}", to_int)
+            model.gpu_resource = str(key.value)
+    if model.image is not None and HF_SERVER in str(model.image.value):
+        model.engine_version = None  # the image tag is KServe's version, not vLLM's
+
+
+def _mount_or_placeholder(value: object) -> bool:
+    text = str(value)
+    return text.startswith("/mnt/models") or "{{" in text
 
 
 ROLES = (  # (path under spec, role label)

@@ -55,7 +55,11 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             continue
         for index, entry in enumerate(specs.value):
             if entry.kind == "map":
-                found.append(_model(ctx, values, entry, f"{prefix}servingEngineSpec.modelSpec[{index}]", release))
+                model = _model(ctx, values, entry, f"{prefix}servingEngineSpec.modelSpec[{index}]", release)
+                # the chart renders nothing for `enabled: false` (deployment-vllm-multi.yaml: `if ne
+                # $modelSpec.enabled false`): an example, checked only for what its own text gets wrong
+                model.template = entry.scalar("enabled") is False
+                found.append(model)
     return found
 
 
