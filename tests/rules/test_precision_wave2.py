@@ -11,6 +11,20 @@ from cfgcheck.cli import app
 from helpers import lint_text
 
 
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: chat}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: {image}
+          args: {args}
+{ports}          resources: {{limits: {{nvidia.com/gpu: 1}}}}
+{probe}"""
+
+
 def found(result, code: str | None = None) -> list:
     return [f for f in result.findings if f.suppressed is None and (code is None or f.code == code)]
 
@@ -66,18 +80,7 @@ def test_a_runtime_template_is_not_listed_by_capacity(tmp_path) -> None:
 # -- a rolling tag is one finding ------------------------------------------------------------------
 
 def test_a_rolling_tag_is_reported_once_by_rolling_tag(tmp_path) -> None:
-    text = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:latest
-          args: ["--model", "Qwen/Qwen3-8B"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-"""
+    text = DEPLOYMENT.format(image="vllm/vllm-openai:latest", args='["--model", "Qwen/Qwen3-8B"]', ports="", probe="")
     result = lint_text(tmp_path, text)
     assert [f.code for f in found(result) if f.location.line == 9] == ["CFG302"]
     fixed = lint_text(tmp_path, text.replace(":latest", ":v0.26.0"), name="fixed.yaml")
@@ -126,35 +129,23 @@ spec:
 
 # -- ports: containerPort is informational, an unknown image may choose its port -------------------
 
-PORTS = """apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: chat}}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: {image}
-          args: {args}
-          ports:
-            - containerPort: 8200
-          resources: {{limits: {{nvidia.com/gpu: 1}}}}
-{probe}"""
+PORTS = "          ports:\n            - containerPort: 8200\n"
 PROBE = "          readinessProbe:\n            httpGet: {path: /health, port: 8200}\n"
 
 
 def test_container_port_alone_is_a_warning(tmp_path) -> None:
     args = '["--model", "Qwen/Qwen3-8B", "--port", "8000"]'
-    alone = found(lint_text(tmp_path, PORTS.format(image="vllm/vllm-openai:v0.26.0", args=args, probe="")), "CFG503")
+    alone = found(lint_text(tmp_path, DEPLOYMENT.format(image="vllm/vllm-openai:v0.26.0", args=args, ports=PORTS, probe="")), "CFG503")
     assert [f.severity for f in alone] == ["warning"] and "informational" in alone[0].message
-    probed = found(lint_text(tmp_path, PORTS.format(image="vllm/vllm-openai:v0.26.0", args=args, probe=PROBE),
+    probed = found(lint_text(tmp_path, DEPLOYMENT.format(image="vllm/vllm-openai:v0.26.0", args=args, ports=PORTS, probe=PROBE),
                              name="probed.yaml"), "CFG503")
     assert "error" in {f.severity for f in probed}
 
 
 def test_default_port_of_an_unknown_image_is_assumed(tmp_path) -> None:
     """A team's own vLLM build run without --port: its entrypoint may pass one."""
-    text = PORTS.format(image="ghcr.io/team/vllm:latest", args='["--model", "Qwen/Qwen3-8B"]', probe=PROBE)
+    text = DEPLOYMENT.format(image="ghcr.io/team/vllm:latest", args='["--model", "Qwen/Qwen3-8B"]', ports=PORTS,
+                             probe=PROBE)
     probe = [f for f in found(lint_text(tmp_path, text), "CFG503") if "probe" in f.message]
     assert probe and probe[0].severity == "warning" and "assumed" in probe[0].message
 
@@ -162,22 +153,14 @@ def test_default_port_of_an_unknown_image_is_assumed(tmp_path) -> None:
 # -- a placeholder API key is no secret ------------------------------------------------------------
 
 def test_placeholder_api_keys_are_open_doors_not_leaked_secrets(tmp_path) -> None:
-    base = """apiVersion: apps/v1
-kind: Deployment
-metadata: {{name: chat}}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.26.0
-          args: ["--model", "Qwen/Qwen3-8B", "--api-key", "{key}"]
-          resources: {{limits: {{nvidia.com/gpu: 1}}}}
-"""
+    def base(key: str) -> str:
+        return DEPLOYMENT.format(image="vllm/vllm-openai:v0.26.0", args=f'["--model", "Qwen/Qwen3-8B", "--api-key", "{key}"]',
+                                 ports="", probe="")
+
     for i, key in enumerate(("EMPTY", "token-abc123", "test_api_key", "sk-fake-0123456789abcdefghij")):
-        (placeholder,) = found(lint_text(tmp_path, base.format(key=key), name=f"p{i}.yaml"), "CFG305")
+        (placeholder,) = found(lint_text(tmp_path, base(key), name=f"p{i}.yaml"), "CFG305")
         assert placeholder.severity == "warning" and "placeholder" in placeholder.message, key
-    (real,) = found(lint_text(tmp_path, base.format(key="sk-Zq81LmP0x7Yt5Wv3Ks2Nd9Rf4Hb6Jc1G"), name="real.yaml"), "CFG305")
+    (real,) = found(lint_text(tmp_path, base("sk-Zq81LmP0x7Yt5Wv3Ks2Nd9Rf4Hb6Jc1G"), name="real.yaml"), "CFG305")
     assert real.severity == "error"
 
 
