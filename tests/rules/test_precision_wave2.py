@@ -233,3 +233,20 @@ inference:
     out = CliRunner().invoke(app, ["capacity", "--format", "json", str(tmp_path)])
     (row,) = json.loads(out.stdout)["models"]
     assert row["gpu"] == "H100-NVL", row
+
+
+def test_the_nearest_runtime_of_a_name_is_merged(tmp_path) -> None:
+    """Examples repeat one runtime name per folder (one namespace each): the service runs the one beside
+    it, not the first indexed."""
+    isvc = ("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: chat}\nspec:\n"
+            "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      runtime: team-vllm-runtime\n")
+    other = RUNTIME.replace("--tensor-parallel-size=4", "--tensor-parallel-size=2")
+    for folder, runtime in (("a", other), ("b", RUNTIME)):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "runtime.yaml").write_text(runtime, encoding="utf-8")
+    (tmp_path / "b" / "service.yaml").write_text(isvc, encoding="utf-8")
+    from helpers import lint_paths
+
+    (chat,) = [m for m in lint_paths(tmp_path, root=tmp_path).models if not m.template]
+    assert chat.setting("tensor_parallel_size").value == 4
+    assert chat.setting("tensor_parallel_size").location.path == "b/runtime.yaml"

@@ -40,7 +40,7 @@ class Workspace:
     device_claims: dict[str, Any] = field(default_factory=dict)
     device_classes: dict[str, list[str]] = field(default_factory=dict)
     files: dict = field(default_factory=dict)  # repository files read for context (repofiles), by path
-    serving_runtimes: dict = field(default_factory=dict)  # KServe (Cluster)ServingRuntime name -> (file, document, root)
+    serving_runtimes: dict = field(default_factory=dict)  # KServe (Cluster)ServingRuntime name -> [(file, document, root)]
 
 
 @dataclass

@@ -71,7 +71,7 @@ def index(workspace: Workspace, loaded) -> None:
             continue
         api, name = root.scalar("apiVersion", default=""), root.scalar("metadata", "name")
         if isinstance(api, str) and api.startswith(API_GROUP) and isinstance(name, str):
-            workspace.serving_runtimes.setdefault(name, (loaded, document, root))
+            workspace.serving_runtimes.setdefault(name, []).append((loaded, document, root))
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
@@ -83,21 +83,35 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     return runtime not in workspace.serving_runtimes if isinstance(runtime, str) else True
 
 
-def _runtime_for(workspace: Workspace, block: YNode):
-    """The runtime an InferenceService's ``model`` runs: the one it names, else the only runtime of the
-    run that auto-selects its model format (KServe picks among several by priority: not guessed here)."""
+def _runtime_for(ctx: DocContext, block: YNode):
+    """The runtime an InferenceService's ``model`` runs: the one it names, else a runtime that
+    auto-selects its model format. A repository of examples holds one runtime name (or format) many
+    times, one per namespace: the nearest is taken (same file, then same folder), and none when that
+    leaves several (KServe picks by namespace and priority: not guessed here)."""
     named = block.scalar("runtime")
     if isinstance(named, str):
-        return workspace.serving_runtimes.get(named)
+        return _nearest(ctx, ctx.workspace.serving_runtimes.get(named, []))
     wanted = str(block.scalar("modelFormat", "name", default="") or "").lower()
-    matches = []
-    for entry in workspace.serving_runtimes.values():
-        formats = entry[2].path("spec", "supportedModelFormats")
-        if formats is not None and formats.kind == "seq" and any(
-                f.kind == "map" and str(f.scalar("name", default="")).lower() == wanted and f.scalar("autoSelect") is True
-                for f in formats.value):
-            matches.append(entry)
-    return matches[0] if wanted and len(matches) == 1 else None
+    matches = [entry for entries in ctx.workspace.serving_runtimes.values() for entry in entries
+               if wanted and _selects(entry[2], wanted)]
+    return _nearest(ctx, matches)
+
+
+def _selects(runtime: YNode, model_format: str) -> bool:
+    formats = runtime.path("spec", "supportedModelFormats")
+    return formats is not None and formats.kind == "seq" and any(
+        f.kind == "map" and str(f.scalar("name", default="")).lower() == model_format and f.scalar("autoSelect") is True
+        for f in formats.value)
+
+
+def _nearest(ctx: DocContext, entries: list):
+    folder = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else ""
+    for near in ([e for e in entries if e[0].path == ctx.path],
+                 [e for e in entries if (e[0].path.rsplit("/", 1)[0] if "/" in e[0].path else "") == folder],
+                 entries):
+        if near:
+            return near[0] if len(near) == 1 else None
+    return None
 
 
 def _runtime_container(workspace: Workspace, entry) -> tuple[DocContext, YNode] | None:
@@ -173,7 +187,7 @@ def _inference_service(ctx, root, name, spec) -> list[ServedModel]:
             engine = "vllm"
         where = f"predictor/{key}"
         runtime = _runtime_container(ctx.workspace, entry) if key == "model" and \
-            (entry := _runtime_for(ctx.workspace, block)) is not None else None
+            (entry := _runtime_for(ctx, block)) is not None else None
         merged = _with_runtime(ctx, block, runtime) if runtime is not None else {}
         model = container_model(ctx, root=root, kind="InferenceService", name=f"{name}/{key}",
                                 identity=f"InferenceService/{name}/{where}", container=block,
@@ -225,8 +239,10 @@ def _runtime_resources(model: ServedModel, rctx: DocContext, container: YNode) -
 
 
 def _mount_or_placeholder(value: object) -> bool:
+    """The runtime's model argument stands for storageUri: KServe's mount point itself (a path under it
+    names a model inside the storage, and stays) or a template such as ``{{.Name}}``."""
     text = str(value)
-    return text.startswith("/mnt/models") or "{{" in text
+    return text.rstrip("/") == "/mnt/models" or "{{" in text
 
 
 ROLES = (  # (path under spec, role label)
