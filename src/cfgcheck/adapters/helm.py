@@ -46,6 +46,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     folder = repo / folder_rel
+    if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILES[0]).is_file():
+        return []  # a subchart vendored in another chart: rendered through that chart only
     templates = _templates(repo, folder)
     values = values_files(folder)
     if len(values) > MAX_VALUES_FILES:

@@ -82,6 +82,11 @@ def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, 
         name, alias = entry["name"], entry.get("alias")
         source = str(entry.get("repository") or "")
         if _vendored(target / "charts", name):
+            unpacked = folder / "charts" / name
+            if (unpacked / "values.yaml").is_file() and not (unpacked / "values.yaml").is_symlink():
+                staged.dependency_values.insert(0, unpacked.resolve() / "values.yaml")
+                staged.keys[unpacked.resolve() / "values.yaml"] = top or (alias if isinstance(alias, str) and alias
+                                                                          else name)
             kept.append(entry)
         elif source.startswith("file://") or _published_here(repo, name, chain):
             if source.startswith("file://"):
