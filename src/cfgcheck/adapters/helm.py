@@ -91,6 +91,7 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
     home.mkdir()
     default, extras = values[0], values[1:]
     found: list[ServedModel] = []
+    seen: set[tuple] = set()
     for extra in [None, *extras]:
         label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
         rendered, failure = run_template(helm, str(root.scalar("name")), staged.path, extra, home, limit,
@@ -105,8 +106,36 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
         models = render_models(ctx, rendered, index, fallback, f"{ctx.path}#helm[{label}]", keep_unchanged=True)
         own = [p for p in (extra, default) if p is not None and p.is_file()]
         places = _places(repo, own, staged.keys, ctx.workspace)
-        found.extend(_anchored(models, places, _read_directly(repo, files, ctx.workspace)))
+        for model in _anchored(models, places, _read_directly(repo, files, ctx.workspace)):
+            signature = _signature(model)
+            if signature in seen:
+                continue  # a values file that changes nothing this served model runs with: one report
+            seen.add(signature)
+            if extra is not None:
+                _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
+            found.append(model)
     return found
+
+
+def _signature(model: ServedModel) -> tuple:
+    """What a rendered served model runs: its object, argv, image, env, GPUs (not where it is reported)."""
+    return (model.identity.split("]", 1)[-1], tuple(token.text for token in model.argv),
+            *(str(s.value) if s is not None else None for s in (model.image, model.model, model.gpus, model.replicas)),
+            tuple(sorted((name, str(setting.value)) for name, setting in model.env.items())))
+
+
+def _place_in(model: ServedModel, values: str) -> None:
+    """A served model of a rendering with an extra values file whose model that file does not set: placed
+    at the first line of that file that sets one of its settings (what makes this rendering differ)."""
+    if model.location.path == values:
+        return
+    settings = [s for group in model.occurrences.values() for s in group]
+    settings += [s for s in (model.image, model.gpus, model.replicas) if s is not None] + list(model.env.values())
+    lines = [s.location for s in settings if s.location.path == values]
+    if lines:
+        first = min(lines, key=lambda location: (location.line, location.column))
+        model.location = Location(first.path, first.line, first.column)
+        model.path = first.path
 
 
 def _anchored(models: list[ServedModel], places: dict[str, Location | None],
@@ -163,10 +192,10 @@ def _read_directly(repo: Path, files: list[Path], workspace) -> set[tuple[str, i
 
 
 def values_files(folder: Path) -> list[Path]:
-    """The values files a user would apply to the chart besides its ``values.yaml``: ``values-*.yaml``
-    beside it and the chart-testing ``ci/*-values.yaml`` (helm/chart-testing: every file of ``ci/`` is
-    one install), in name order."""
-    found = [p for p in folder.glob("values*.y*ml") if p.name != "values.yaml"]
+    """The values files a user would apply to the chart besides its ``values.yaml``: those beside it
+    (``values-prod.yaml``, ``gaudi-values.yaml``) and the chart-testing ``ci/*-values.yaml``
+    (helm/chart-testing: every file of ``ci/`` is one install), in name order."""
+    found = [p for p in folder.glob("*values*.y*ml") if p.name != "values.yaml"]
     found += folder.glob("ci/*.y*ml")
     return sorted((p for p in found if p.is_file() and not p.is_symlink()), key=lambda p: p.relative_to(folder))
 
