@@ -64,6 +64,13 @@ def write(root: Path, files: dict[str, str]) -> None:
         path.write_text(text)
 
 
+def umbrella(name: str, dependency: str, values: str) -> dict[str, str]:
+    """A chart that depends on the engine chart (``dependency``: the entry's other fields) and its values."""
+    return {"Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: 0.1.0\ndependencies:\n"
+                          f"  - name: engine\n    version: 1.2.0\n    {dependency}\n",
+            "values.yaml": values}
+
+
 def models(result) -> list[tuple[str, int, str | None]]:
     return sorted((m.location.path, m.location.line, m.model.value if m.model is not None else None)
                   for m in result.models)
@@ -109,11 +116,9 @@ dependencies:
 @needs_helm
 def test_a_file_dependency_under_an_alias_maps_to_its_own_folder(tmp_path: Path) -> None:
     write(tmp_path / "lib/engine", ENGINE_CHART)
-    write(tmp_path / "apps/chat", {
-        "Chart.yaml": "apiVersion: v2\nname: chat\nversion: 0.1.0\ndependencies:\n"
-                      "  - name: engine\n    alias: llm\n    version: 1.2.0\n    repository: file://../../lib/engine\n",
-        "values.yaml": "# the engine's defaults, one flag more\nllm:\n  served:\n    extraArgs: [--enforce-eager]\n",
-    })
+    write(tmp_path / "apps/chat", umbrella("chat", "alias: llm\n    repository: file://../../lib/engine",
+                                           "# the engine's defaults, one flag more\nllm:\n  served:\n"
+                                           "    extraArgs: [--enforce-eager]\n"))
     result = lint([tmp_path], Config(tmp_path.resolve()))
     chat = [m for m in result.models if m.identity.startswith("apps/chat/Chart.yaml#helm[")]
     assert len(chat) == 1
@@ -183,11 +188,8 @@ spec:
 @needs_helm
 def test_a_remote_dependency_the_repository_publishes_is_taken_from_it(tmp_path: Path, capsys) -> None:
     write(tmp_path / "charts/engine", ENGINE_CHART)
-    write(tmp_path / "charts/monitored", {
-        "Chart.yaml": "apiVersion: v2\nname: monitored\nversion: 0.1.0\ndependencies:\n"
-                      "  - name: engine\n    version: 1.2.0\n    repository: https://charts.example.invalid\n",
-        "values.yaml": "engine:\n  image: vllm/vllm-openai:v0.10.2\n",
-    })
+    write(tmp_path / "charts/monitored", umbrella("monitored", "repository: https://charts.example.invalid",
+                                                  "engine:\n  image: vllm/vllm-openai:v0.10.2\n"))
     result = lint([tmp_path], Config(tmp_path.resolve()))
     assert "remote dependencies rendered with the repository's own chart of that name: engine " \
            "(https://charts.example.invalid) with charts/engine" in capsys.readouterr().err
@@ -204,12 +206,8 @@ def test_dependencies_outside_the_repository_or_in_a_loop_are_refused(tmp_path: 
                                                                        why: str) -> None:
     repo = tmp_path / "repo"
     write(tmp_path / "outside", ENGINE_CHART)
-    write(repo / "loop", {
-        "Chart.yaml": f"apiVersion: v2\nname: loop\nversion: 0.1.0\ndependencies:\n"
-                      f"  - name: engine\n    version: 1.2.0\n    repository: {repository}\n",
-        "values.yaml": "engine:\n  served: {model: facebook/opt-125m}\n",
-        "templates/vllm.yaml": "# vllm\n",
-    })
+    write(repo / "loop", {**umbrella("loop", f"repository: {repository}", "engine:\n  served: {model: facebook/opt-125m}\n"),
+                          "templates/vllm.yaml": "# vllm\n"})
     result = lint([repo], Config(repo.resolve()))
     err = capsys.readouterr().err
     assert result.models == [] and re.search(rf"loop: chart not rendered: .*({why})", err), err
