@@ -81,8 +81,9 @@ def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, 
             continue
         name, alias = entry["name"], entry.get("alias")
         source = str(entry.get("repository") or "")
-        if _vendored(target / "charts", name):
-            unpacked = folder / "charts" / name
+        vendored = _vendored(folder / "charts", name)
+        if vendored is not None:
+            unpacked = vendored
             if (unpacked / "values.yaml").is_file() and not (unpacked / "values.yaml").is_symlink():
                 staged.dependency_values.insert(0, unpacked.resolve() / "values.yaml")
                 staged.keys[unpacked.resolve() / "values.yaml"] = top or (alias if isinstance(alias, str) and alias
@@ -125,9 +126,23 @@ def _chart_data(folder: Path) -> dict:
     return data if isinstance(data, dict) else {}
 
 
-def _vendored(charts: Path, name: str) -> bool:
-    """Whether ``charts/`` holds the dependency already, unpacked or as the archive helm packages."""
-    return (charts / name / CHART_FILE).is_file() or any(charts.glob(f"{name}-*.tgz"))
+def _vendored(charts: Path, name: str) -> Path | None:
+    """Where ``charts/`` holds the dependency already: the folder whose ``Chart.yaml`` is named so (helm
+    matches by that name, not the folder's), or the archive helm packages (``NAME-VERSION.tgz``)."""
+    if (charts / name / CHART_FILE).is_file() and _chart_name(charts / name) == name:
+        return charts / name
+    for chart in sorted(charts.glob(f"*/{CHART_FILE}")) if charts.is_dir() else []:
+        if not chart.is_symlink() and _chart_name(chart.parent) == name:
+            return chart.parent
+    return next(iter(sorted(charts.glob(f"{name}-*.tgz"))), None) if charts.is_dir() else None
+
+
+def _chart_name(folder: Path) -> object:
+    try:
+        data = load_data(folder / CHART_FILE)
+    except YamlError:
+        return None
+    return data.get("name") if isinstance(data, dict) else None
 
 
 def _published_here(repo: Path, name: str, chain: list[Path]) -> Path | None:
@@ -145,10 +160,7 @@ def repository_charts(repo: Path) -> dict[str, list[Path]]:
             break
         if ".git" in chart.relative_to(repo).parts or chart.is_symlink() or not chart.is_file():
             continue
-        try:
-            name = load_data(chart).get("name")
-        except (YamlError, AttributeError):
-            continue
+        name = _chart_name(chart.parent)
         if isinstance(name, str):
             found.setdefault(name, []).append(chart.parent)
     return found
