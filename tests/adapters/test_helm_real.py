@@ -133,6 +133,23 @@ def test_a_file_dependency_under_an_alias_maps_to_its_own_folder(tmp_path: Path)
 
 
 @needs_helm
+def test_an_image_tag_is_placed_beside_its_repository_not_at_the_umbrellas_own_tag(tmp_path: Path) -> None:
+    child = dict(ENGINE_CHART)
+    child["values.yaml"] = child["values.yaml"].replace(
+        "image: vllm/vllm-openai:v0.10.1\n", "image:\n  repository: vllm/vllm-openai\n  # pinned below\n  tag: latest\n")
+    child["templates/deployment.yaml"] = child["templates/deployment.yaml"].replace(
+        '{{ .Values.image | quote }}', '"{{ .Values.image.repository }}:{{ .Values.image.tag }}"')
+    write(tmp_path / "app/charts/engine", child)
+    # the umbrella's own app image is tagged latest too, and its values come last in the index
+    write(tmp_path / "app", umbrella("app", "repository: file://charts/engine",
+                                     "image:\n  repository: acme/chat-ui\n  tag: latest\n"))
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    (app,) = [m for m in result.models if m.identity.startswith("app/Chart.yaml#helm[")]
+    assert app.image.value == "vllm/vllm-openai:latest"
+    assert (app.image.location.path, app.image.location.line) == ("app/charts/engine/values.yaml", 4)
+
+
+@needs_helm
 def test_required_values_render_with_the_charts_ci_values(tmp_path: Path, capsys) -> None:
     chart = dict(ENGINE_CHART)
     chart["templates/deployment.yaml"] = chart["templates/deployment.yaml"].replace(

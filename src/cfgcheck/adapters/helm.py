@@ -30,6 +30,7 @@ from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
 CHART_FILES = ("Chart.yaml",)
 MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
+_IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
 
@@ -104,6 +105,8 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
         index = SourceIndex(repo, files, ctx.workspace, raw=templates)
         fallback = _fallback(folder_rel, staged.origins, rendered, templates)
         models = render_models(ctx, rendered, index, fallback, f"{ctx.path}#helm[{label}]", keep_unchanged=True)
+        for model in models:
+            _image_beside_its_repository(model, index)
         own = [p for p in (extra, default) if p is not None and p.is_file()]
         places = _places(repo, own, staged.keys, ctx.workspace)
         for model in _anchored(models, places, _read_directly(repo, files, ctx.workspace)):
@@ -115,6 +118,24 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
                 _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
             found.append(model)
     return found
+
+
+def _image_beside_its_repository(model: ServedModel, index: SourceIndex) -> None:
+    """Helm values split an image into ``repository`` and ``tag``; a tag such as ``latest`` is written in
+    many values files (an umbrella's own app image), so the image is placed at the tag written within a
+    few lines after its repository, else at the repository, when the tag line found first is not there."""
+    image = model.image
+    if image is None or not isinstance(image.value, str) or "@" in image.value or ":" not in image.value:
+        return
+    repository, tag = image.value.rsplit(":", 1)
+    if "/" in tag:
+        return  # a registry port, no tag
+    at = index.find(repository, None)
+    if at is None or (at.path == image.location.path and 0 <= image.location.line - at.line <= _IMAGE_SPAN):
+        return
+    near = [location for location, _ in index.by_text.get(tag, [])
+            if location.path == at.path and 0 <= location.line - at.line <= _IMAGE_SPAN]
+    image.location = near[0] if near else at
 
 
 def _signature(model: ServedModel) -> tuple:
