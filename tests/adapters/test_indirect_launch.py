@@ -154,7 +154,7 @@ def test_a_tag_naming_no_release_assumes_the_newest_wrapper_and_says_so(tmp_path
     (found,) = collect([tmp_path], Config(tmp_path))[1]
     assert found.model is None and found.engine_variant == "substratus"
     assert "ghcr.io/substratusai/vllm:latest: the tag names no Substratus vLLM image (KubeAI's predecessor) " \
-           "release; its newest behaviour is assumed (env read as from 0.6.3 on)" in capsys.readouterr().err
+           "release; read as the newest (0.6.3 and later)" in capsys.readouterr().err
 
 
 def test_unknown_image_naming_the_engine_reads_the_usual_model_env(tmp_path: Path) -> None:

@@ -235,8 +235,8 @@ def _at_version(entry: dict, tag: str | None, image: str) -> dict:
     if version is None:
         from .kustomize import note  # at call time: kustomize imports this module
 
-        note(f"{image}: the tag names no {entry['name']} release; its newest behaviour is assumed "
-             f"(env read as from {max(e['before'] for e in earlier)} on)")
+        newest = max((e["before"] for e in earlier), key=_version)
+        note(f"{image}: the tag names no {entry['name']} release; read as the newest ({newest} and later)")
         return entry
     for older in sorted(earlier, key=lambda e: _version(e["before"])):
         if version < _version(older["before"]):

@@ -1,12 +1,15 @@
 """A local Helm chart (a folder with ``Chart.yaml``), linted as ``helm template`` renders it.
 
-The chart is rendered once with its default ``values.yaml`` and once more for each other values file
-beside it (``values-prod.yaml``, ...), as ``helm template NAME CHART --values FILE`` would install it.
-The rendered objects go through the other adapters; each value is then mapped back to the values
-file and line that set it where the value can be traced there (the environment's file first, then
-``values.yaml``), else to the word in a template that holds it literally, else to the template that
-produced the object (helm's ``# Source:`` comment). The files under ``templates/`` are not linted
-one by one (they are not YAML until rendered); discovery sets them aside and one note says so.
+The chart is staged with its local dependencies (``helmstage.py``) and rendered once with its default
+``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
+``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
+would install it. The rendered objects go through the other adapters; each value is then mapped back
+to the values file and line that set it where the value can be traced there (the environment's file
+first, then ``values.yaml``, then the dependencies' defaults), else to the word in a template that
+holds it literally, else to the template that produced the object (helm's ``# Source:`` comment). A
+served model is placed where its model is set; one a values adapter already reads from that line, or
+one a rendering repeats unchanged, is reported once. The files under ``templates/`` are not linted one
+by one (they are not YAML until rendered); discovery sets them aside and one note says so.
 
 ``render-helm`` in the configuration or ``--render-helm/--no-render-helm``: unset renders when
 ``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders.
