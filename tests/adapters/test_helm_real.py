@@ -260,7 +260,7 @@ def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_setti
     lint([tmp_path / "repo"], Config((tmp_path / "repo").resolve()))
     seen = record.read_text()
     args, env = seen.splitlines()[0], dict(line.split("=", 1) for line in seen.splitlines()[1:] if "=" in line)
-    assert args.startswith("template engine ") and args.endswith(" --skip-tests")
+    assert args.startswith("template engine ") and args.endswith(" --skip-tests --skip-schema-validation")
     assert "--post-renderer" not in args and "--dependency-update" not in args
     assert "ghs_secret" not in seen and "/home/u" not in seen and "/bin/evil" not in seen
     assert env["HELM_NO_PLUGINS"] == "1"
@@ -313,3 +313,33 @@ def test_diff_mode_renders_the_base_with_its_file_dependencies(tmp_path: Path) -
     assert [(f.code, f.location.path, f.location.line) for f in result.findings] == [
         ("CFG207", "apps/chat/values.yaml", 3), ("CFG401", "apps/chat/values.yaml", 3)], \
         [(f.code, f.message) for f in result.findings]
+
+
+@needs_helm
+def test_a_schema_referring_to_the_network_is_not_fetched(tmp_path: Path) -> None:
+    """values.schema.json may $ref a URL; helm's schema loader would fetch it. Rendering skips schema
+    validation: a listener on 127.0.0.1 sees no request, and the chart still renders."""
+    import http.server
+    import threading
+
+    requests: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            requests.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "object"}')
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        schema = '{"$ref": "http://127.0.0.1:%d/schema.json"}' % server.server_address[1]
+        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": schema})
+        result = lint([tmp_path], Config(tmp_path.resolve()))
+    finally:
+        server.shutdown()
+    assert requests == [] and len(result.models) == 1

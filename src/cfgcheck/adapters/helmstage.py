@@ -10,7 +10,8 @@ without the network, so it is left out of the staged ``Chart.yaml`` and the call
 
 helm runs with ``HELM_NO_PLUGINS`` and its cache, configuration and data folders inside the staging
 folder (no plugin, repository list, registry credential or kubeconfig of the machine is read), no
-``--dependency-update`` and no post-renderer, under a timeout and an output bound.
+``--dependency-update``, no post-renderer and no schema validation (a schema's remote ``$ref`` would be
+fetched), under a timeout and an output bound.
 """
 
 from __future__ import annotations
@@ -273,6 +274,8 @@ def run_template(helm: str, release: str, chart: Path, values: Path | None, home
     if values is not None:
         args += ["--values", str(values)]
     args.append("--skip-tests")  # test hooks (templates/tests/) are pods that probe a release, not servers
+    # a values.schema.json may $ref an http(s) URL, which the schema loader would fetch
+    args.append("--skip-schema-validation")
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
