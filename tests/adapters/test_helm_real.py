@@ -343,3 +343,18 @@ def test_a_schema_referring_to_the_network_is_not_fetched(tmp_path: Path) -> Non
     finally:
         server.shutdown()
     assert requests == [] and len(result.models) == 1
+
+
+@needs_helm
+def test_a_chart_requiring_a_newer_kubernetes_renders_as_that_version(tmp_path: Path, capsys) -> None:
+    chart = {**ENGINE_CHART, "Chart.yaml": ENGINE_CHART["Chart.yaml"] + 'kubeVersion: ">=1.40.0-0"\n'}
+    write(tmp_path / "engine", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert len(result.models) == 1 and "incompatible" not in capsys.readouterr().err
+
+
+def test_the_kube_version_a_constraint_starts_at() -> None:
+    from cfgcheck.adapters.helmstage import lowest_kube_version
+
+    assert [lowest_kube_version(c) for c in (">=1.33.0-0", "^1.30", ">= 1.25 < 1.35", "1.29.x", "<1.30", None)] == [
+        "1.33.0", "1.30", "1.25", "1.29", None, None]

@@ -99,7 +99,7 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
     for extra in [None, *extras]:
         label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
         rendered, failure = run_template(helm, str(root.scalar("name")), staged.path, extra, home, limit,
-                                         TIMEOUT)
+                                         TIMEOUT, staged.kube_version)
         if rendered is None:
             note(f"{folder_rel}{'' if extra is None else ' with ' + label}: "
                  f"{failure.replace(str(scratch), '…')}; chart not rendered")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,6 +35,7 @@ from ..yamlio import YamlError, data_of, load_data
 
 CHART_FILE = "Chart.yaml"
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger ones are not rendered
+_LOWER_BOUND = re.compile(r"(?:^|>=?|\^|~|=)\s*v?(\d+\.\d+(?:\.\d+)?)")
 MAX_CHARTS = 2000  # Chart.yaml files read to find a chart the repository publishes itself
 MAX_DEPTH = 8  # dependencies of dependencies: deeper nesting is a loop or a hostile chart
 # what helm may see of the caller's environment: the rest (HELM_*, KUBECONFIG, proxies, tokens) is dropped
@@ -60,6 +62,7 @@ class Staged:
     dropped: list[str] = field(default_factory=list)
     substituted: list[str] = field(default_factory=list)
     keys: dict[Path, str] = field(default_factory=dict)
+    kube_version: str | None = None
 
 
 def stage(repo: Path, folder: Path, into: Path) -> Staged:
@@ -67,7 +70,18 @@ def stage(repo: Path, folder: Path, into: Path) -> Staged:
     staged = Staged(into / folder.name)
     budget = [MAX_STAGED_BYTES]
     _stage(repo, folder, staged.path, "", staged, budget, [folder.resolve()], None)
+    staged.kube_version = lowest_kube_version(_chart_data(folder).get("kubeVersion"))
     return staged
+
+
+def lowest_kube_version(constraint: object) -> str | None:
+    """The version a chart's ``kubeVersion`` constraint starts at (``>=1.33.0-0`` -> ``1.33.0``), to render
+    it as such a cluster would (helm's own default, its client library's version, may be older); None when
+    the chart sets none or it has no lower bound."""
+    if not isinstance(constraint, str):
+        return None
+    match = _LOWER_BOUND.search(constraint)
+    return match.group(1) if match else None
 
 
 def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, budget: list[int],
@@ -267,7 +281,7 @@ def helm_env(home: Path) -> dict[str, str]:
 
 
 def run_template(helm: str, release: str, chart: Path, values: Path | None, home: Path, limit: int,
-                 timeout: float) -> tuple[str | None, str]:
+                 timeout: float, kube_version: str | None = None) -> tuple[str | None, str]:
     """``helm template RELEASE CHART [--values FILE]``: (output, "") or (None, why it failed). At most
     ``limit`` bytes and ``timeout`` seconds: a chart from a pull request can loop or print without end."""
     args = [helm, "template", release, str(chart)]
@@ -276,6 +290,8 @@ def run_template(helm: str, release: str, chart: Path, values: Path | None, home
     args.append("--skip-tests")  # test hooks (templates/tests/) are pods that probe a release, not servers
     # a values.schema.json may $ref an http(s) URL, which the schema loader would fetch
     args.append("--skip-schema-validation")
+    if kube_version is not None:
+        args += ["--kube-version", kube_version]
     with tempfile.TemporaryFile() as errors:
         try:
             process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
