@@ -358,3 +358,22 @@ def test_the_kube_version_a_constraint_starts_at() -> None:
 
     assert [lowest_kube_version(c) for c in (">=1.33.0-0", "^1.30", ">= 1.25 < 1.35", "1.29.x", "<1.30", None)] == [
         "1.33.0", "1.30", "1.25", "1.29", None, None]
+
+
+@needs_helm
+def test_a_value_repeated_for_several_subcharts_is_traced_under_the_right_key(tmp_path: Path) -> None:
+    """OPEA-style umbrella: the same model id written for the engine and for another service; the
+    engine's served model points at the engine's key, whatever order the keys come in."""
+    write(tmp_path / "lib/engine", ENGINE_CHART)
+    write(tmp_path / "qna", {
+        "Chart.yaml": "apiVersion: v2\nname: qna\nversion: 0.1.0\ndependencies:\n"
+                      "  - {name: engine, alias: llm, version: 1.2.0, repository: file://../lib/engine}\n"
+                      "  - {name: engine, alias: guard, version: 1.2.0, repository: file://../lib/engine}\n",
+        "values.yaml": "llm:\n  served:\n    model: Qwen/Qwen3-8B\n"
+                       "guard:\n  served:\n    model: meta-llama/Llama-Guard-3-8B\n"
+                       "tgi:\n  MODEL_ID: Qwen/Qwen3-8B\n",
+    })
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    rendered = sorted((m.model.value, m.model.location.path, m.model.location.line) for m in result.models
+                      if m.identity.startswith("qna/"))
+    assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 3), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 6)]

@@ -25,8 +25,9 @@ from typing import Any
 
 from ..discover import escapes
 from ..model import Location, ServedModel
-from ..yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file
+from ..yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
 from .base import DocContext
+from .envlaunch import index as index_configmaps
 from .protocol import document_adapters, has_serving_marker
 from .helmstage import Staged, StageError, run_template, stage
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
@@ -104,13 +105,21 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
             note(f"{folder_rel}{'' if extra is None else ' with ' + label}: "
                  f"{failure.replace(str(scratch), '…')}; chart not rendered")
             continue
-        files = [*staged.dependency_values, *(p for p in (default, extra) if p is not None and p.is_file())]
-        index = SourceIndex(repo, files, ctx.workspace, raw=templates)
-        fallback = _fallback(folder_rel, staged.origins, rendered, templates)
-        models = render_models(ctx, rendered, index, fallback, f"{ctx.path}#helm[{label}]", keep_unchanged=True)
-        for model in models:
-            _image_beside_its_repository(model, index)
         own = [p for p in (extra, default) if p is not None and p.is_file()]
+        files = [*staged.dependency_values, *reversed(own)]
+        index_configmaps(ctx.workspace, parse_text(ctx.path, rendered))  # envFrom across subcharts
+        models = []
+        for key, part in _by_subchart(rendered).items():
+            # a subchart's values: its own defaults, then the chart's values under its key (the same model
+            # id written for several subcharts of an umbrella is traced to the right one)
+            scoped = [(p, None) for p in staged.dependency_values if staged.keys.get(p) == key] if key else []
+            index = ScopedIndex(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
+            fallback = _fallback(folder_rel, staged.origins, part, templates)
+            rendered_models = render_models(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]",
+                                            keep_unchanged=True)
+            for model in rendered_models:
+                _image_beside_its_repository(model, index)
+            models += rendered_models
         places = _places(repo, own, staged.keys, ctx.workspace)
         for model in _anchored(models, places, _read_directly(repo, files, ctx.workspace)):
             signature = _signature(model)
@@ -121,6 +130,34 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
                 _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
             found.append(model)
     return found
+
+
+def _by_subchart(rendered: str) -> dict[str, str]:
+    """The rendered documents by the subchart whose template made them (helm's ``# Source:
+    CHART/charts/SUB/templates/...``; "" for the chart's own), in order, each group one YAML stream."""
+    groups: dict[str, list[str]] = {}
+    for chunk in re.split(r"(?m)^---[ \t]*\n", rendered):
+        if not chunk.strip():
+            continue
+        source = _SOURCE.search(chunk)
+        parts = source.group(1).split("/") if source else []
+        groups.setdefault(parts[2] if len(parts) > 3 and parts[1] == "charts" else "", []).append(chunk)
+    return {key: "".join(f"---\n{chunk}" for chunk in chunks) for key, chunks in groups.items()}
+
+
+class ScopedIndex(SourceIndex):
+    """A :class:`SourceIndex` over values files, each whole (key None) or only under one top-level key."""
+
+    def __init__(self, repo: Path, files: list[tuple[Path, str | None]], workspace, raw: list[tuple[str, str]]):
+        super().__init__(repo, [], workspace, raw)
+        for file, key in files:
+            loaded = load_file(repo, file)
+            for document in loaded.documents:
+                node = document.root
+                if node is not None and key is not None:
+                    node = node.get(key) if node.kind == "map" else None
+                if node is not None:
+                    self._walk(DocContext(loaded, document, workspace), node)
 
 
 def _image_beside_its_repository(model: ServedModel, index: SourceIndex) -> None:
