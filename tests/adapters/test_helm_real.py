@@ -369,11 +369,11 @@ def test_a_value_repeated_for_several_subcharts_is_traced_under_the_right_key(tm
         "Chart.yaml": "apiVersion: v2\nname: qna\nversion: 0.1.0\ndependencies:\n"
                       "  - {name: engine, alias: llm, version: 1.2.0, repository: file://../lib/engine}\n"
                       "  - {name: engine, alias: guard, version: 1.2.0, repository: file://../lib/engine}\n",
-        "values.yaml": "llm:\n  served:\n    model: Qwen/Qwen3-8B\n"
-                       "guard:\n  served:\n    model: meta-llama/Llama-Guard-3-8B\n"
-                       "tgi:\n  MODEL_ID: Qwen/Qwen3-8B\n",
+        "values.yaml": "tgi:\n  MODEL_ID: Qwen/Qwen3-8B\n"
+                       "llm:\n  served:\n    model: Qwen/Qwen3-8B\n"
+                       "guard:\n  served:\n    model: meta-llama/Llama-Guard-3-8B\n",
     })
     result = lint([tmp_path], Config(tmp_path.resolve()))
     rendered = sorted((m.model.value, m.model.location.path, m.model.location.line) for m in result.models
                       if m.identity.startswith("qna/"))
-    assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 3), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 6)]
+    assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 5), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 8)]
