@@ -46,7 +46,7 @@ sys.path.insert(0, str(ROOT / "src"))
 from cfgcheck.settings import DESTS  # noqa: E402  (the vocabulary the table is filtered by)
 
 RUNPOD, DJL, SUBSTRATUS = "runpod", "djl", "substratus"
-_COMMENT = {".py": "# {}", ".sh": "# {}", ".java": "// {}", ".md": "<!-- {} -->"}
+_COMMENT = {".py": "# {}", ".sh": "# {}", ".java": "// {}", ".md": "<!-- {} -->", ".gpu": "# {}"}
 
 
 @dataclass(frozen=True)
@@ -76,10 +76,15 @@ class Source:
 
 
 _RUNPOD_AT = ("runpod-workers/worker-vllm", "7a925039a53a10eab38d1764eb717a2ea5bdee07")
+# The last release before src/args_builder.py (tag v2.23.0): every AsyncEngineArgs field was read from its
+# upper-cased name (MODEL, MAX_MODEL_LEN, ...). Tag v2.24.0 (f1a490b) is the first with args_builder.py.
+_RUNPOD_OLD_AT = ("runpod-workers/worker-vllm", "76f345be0895c9747047a0ad58cf2c646b459a23")
+RUNPOD_ARGS_BUILDER_FROM = "2.24.0"
 _DJL_AT = ("deepjavalibrary/djl-serving", "d21927c4a692335fba62a87cc430a5fc00c5f790")
 # The entrypoint the table's Substratus entry has always described (images of late 2023); the custom
 # entrypoint was removed with the vLLM v0.6.3 image (ffabc27: images tagged v0.6.3 on run `vllm serve`).
 _SUBSTRATUS_AT = ("substratusai/vllm-docker", "2dfb53fbf8f0b7d1ba035fe687edb0cf43d9cda7")
+_SUBSTRATUS_NEW_AT = ("substratusai/vllm-docker", "ffabc27979ba6c4d08423ddcb13b69e4224be300")
 _PROPS = "engines/python/setup/djl_python/properties_manager/"
 PINS = (
     Source(RUNPOD, *_RUNPOD_AT, "src/args_builder.py", "MIT License, Copyright (c) 2025 Runpod",
@@ -100,6 +105,14 @@ PINS = (
            lines=r'^\s*translateTGIToLMI "'),
     Source(SUBSTRATUS, *_SUBSTRATUS_AT, "entrypoint.sh", "Apache License 2.0",
            lines=r"^export \w+=|^\s*--?[a-z][\w-]*\b.*\$"),
+)
+# Older behaviours of a wrapper, for image tags before a version (``before``): read by the build, listed
+# apart so that each entry's ``source`` stays its newest files.
+EARLIER = (
+    Source(RUNPOD, *_RUNPOD_OLD_AT, "src/engine_args.py", "MIT License, Copyright (c) 2025 Runpod",
+           keep=("ENV_ALIASES", "_get_args_from_env_auto_discover")),
+    Source(SUBSTRATUS, *_SUBSTRATUS_NEW_AT, "Dockerfile.gpu", "Apache License 2.0",
+           lines=r"^ENV VERSION=|^ENTRYPOINT"),
 )
 
 # Which images are the wrapper (cfgcheck's image matching, data/images.json conventions), and notes.
@@ -124,6 +137,9 @@ ABOUT = (
     "'values' maps a destination's written values to the engine's (null: decided by the wrapper at start, not "
     "recorded). 'match' are fnmatch patterns over registry/repository (as data/images.json); 'tag' an fnmatch "
     "pattern over the tag; 'when' env values (fnmatch, lower-case), any of which must hold. "
+    "'versions': the wrapper's earlier behaviours, each for image tags whose version is before 'before' (its "
+    "own prefix, rename, values, notes and source replace the entry's); a tag that names no version is read "
+    "with the entry's own (newest) behaviour, and cfgcheck says it assumed so. "
     "'generic.model_env': env names read as the model by an image that names an engine but is not a known "
     "image and runs without an argv (HF Inference DLCs, SageMaker and Vertex samples, in-house wrappers).")
 
@@ -193,7 +209,7 @@ def excerpt(source: Source, text: str) -> str:
 
 
 def snapshot(git_dirs: dict[str, Path]) -> int:
-    for source in PINS:
+    for source in PINS + EARLIER:
         if source.key not in git_dirs:
             continue
         git_dir = git_dirs[source.key]
@@ -252,7 +268,25 @@ def runpod() -> dict:
     values = {_dest(flag, flag_dests): {"0": None} for flag in sorted(names["ZERO_MEANS_UNSET"])}
     return {"prefix": None,
             "rename": {env: dest for env, dest in sorted(rename.items()) if dest in vocabulary},
-            "values": {dest: mapping for dest, mapping in values.items() if dest in vocabulary}}
+            "values": {dest: mapping for dest, mapping in values.items() if dest in vocabulary},
+            "versions": [runpod_before_args_builder()]}
+
+
+def _earlier(key: str) -> Source:
+    return next(source for source in EARLIER if source.key == key)
+
+
+def runpod_before_args_builder() -> dict:
+    """Releases before ``args_builder.py``: every engine argument from its upper-cased name (prefix "",
+    the rest lower-cased: ``MODEL`` is ``model``), and ``ENV_ALIASES``."""
+    source = _earlier(RUNPOD)
+    text = _text(RUNPOD, source.excerpt.name)
+    if "env_key = field_name.upper()" not in text:
+        raise ValueError(f"{source.cite}: no upper-cased field-name lookup")
+    aliases = _literals(text)["ENV_ALIASES"]
+    return {"before": RUNPOD_ARGS_BUILDER_FROM, "prefix": "",
+            "rename": {env: dest for env, dest in sorted(aliases.items()) if dest in DESTS["vllm"]},
+            "source": source.url}
 
 
 def _self_attribute(node: ast.AST) -> str | None:
@@ -344,17 +378,35 @@ def substratus() -> dict:
             notes.append(f"{flag} is computed by the entrypoint ({env}={computed[env]}).")
         elif _dest(flag, flag_dests) in DESTS["vllm"]:
             rename[env] = _dest(flag, flag_dests)
-    return {"prefix": None, "rename": dict(sorted(rename.items())), "notes": " ".join(notes)}
+    earlier = {"prefix": None, "rename": dict(sorted(rename.items())), "notes": " ".join(notes),
+               "source": "; ".join(source.url for source in _sources(SUBSTRATUS))}
+    return {**substratus_upstream_entrypoint(), "versions": [earlier]}
+
+
+def substratus_upstream_entrypoint() -> dict:
+    """From the image built for vLLM ``VERSION`` on, the entrypoint is vLLM's own OpenAI server: the
+    container's args are its argv and no env name is read; the custom entrypoint is for tags before it."""
+    source = _earlier(SUBSTRATUS)
+    text = _text(SUBSTRATUS, source.excerpt.name)
+    version = re.search(r"^ENV VERSION=(\S+)", text, re.M)
+    if version is None or "vllm.entrypoints.openai.api_server" not in text:
+        raise ValueError(f"{source.cite}: no vLLM version or upstream entrypoint")
+    return {"prefix": None, "rename": {}, "before_version": version[1], "source": source.url,
+            "notes": f"From {version[1]} the image runs vLLM's OpenAI server with the container's args; "
+                     "no env is read."}
 
 
 def build() -> dict:
     wrappers = []
     for key, read in ((RUNPOD, runpod), (DJL, djl), (SUBSTRATUS, substratus)):
         entry = {**IDENTITY[key], **read()}
-        entry["source"] = "; ".join(source.url for source in _sources(key))
-        wrappers.append({k: v for k, v in entry.items() if v not in ({}, "")})
+        entry.setdefault("source", "; ".join(source.url for source in _sources(key)))
+        since = entry.pop("before_version", None)
+        for earlier in entry.get("versions", []):
+            earlier.setdefault("before", since)
+        wrappers.append({k: v for k, v in entry.items() if v not in ({}, "") or k == "rename"})
     return {"about": ABOUT, "generated_by": "scripts/build_wrappers.py",
-            "sources": [f"{source.cite} ({source.license})" for source in PINS],
+            "sources": [f"{source.cite} ({source.license})" for source in PINS + EARLIER],
             "wrappers": wrappers, "generic": {"model_env": GENERIC_MODEL_ENV}}
 
 

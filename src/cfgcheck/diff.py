@@ -18,6 +18,7 @@ from pathlib import Path
 from . import stale
 from .config import Config, ConfigError
 from .adapters.helm import charts_holding, note_templates, rendering
+from .adapters.helmstage import CHART_FILE, charts_by_name, dependency_folders
 from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
 from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
@@ -119,10 +120,8 @@ def _yaml(change: Change) -> bool:
 
 
 def _base_text(root: Path, base: str, path: str) -> str | None:
-    shown = git(root, "show", f"{base}:{path}", check=False)
-    if shown.returncode != 0:
-        return None
-    return decode(shown.stdout)
+    raw = _base_blob(root, base, path)
+    return decode(raw) if raw is not None else None
 
 
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
@@ -216,7 +215,10 @@ def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> lis
     folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
     if _base_text(root, base, chart) is None:
         return []
-    listing = git(root, "ls-tree", "-r", "-z", base, "--", folder).stdout.decode("utf-8", "surrogateescape")
+    # with the local charts it renders with (file:// dependencies), as the base has them
+    folders = [folder, *dependency_folders(folder, lambda path: _base_blob(root, base, path),
+                                           lambda: _base_charts(root, base))]
+    listing = git(root, "ls-tree", "-r", "-z", base, "--", *folders).stdout.decode("utf-8", "surrogateescape")
     with tempfile.TemporaryDirectory(prefix="cfgcheck-chart-") as tmp:
         copy = Path(tmp)
         for entry in filter(None, listing.split("\0")):
@@ -229,6 +231,18 @@ def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> lis
             target.write_bytes(git(root, "cat-file", "blob", sha).stdout)
         base_config = Config(copy, config.data, config.source)
         return served_models([load_file(copy, copy / chart, config.limits)], base_config)
+
+
+def _base_blob(root: Path, base: str, path: str) -> bytes | None:
+    shown = git(root, "show", f"{base}:{path}", check=False)
+    return shown.stdout if shown.returncode == 0 else None
+
+
+def _base_charts(root: Path, base: str) -> dict[str, list[str]]:
+    """The base commit's chart folders by chart name (for a remote dependency the repository publishes)."""
+    listing = git(root, "ls-tree", "-r", "-z", "--name-only", base).stdout.decode("utf-8", "surrogateescape")
+    paths = [p for p in listing.split("\0") if p.rsplit("/", 1)[-1] == CHART_FILE]
+    return charts_by_name(paths, lambda path: _base_blob(root, base, path))
 
 
 def _relative(root: Path, path: Path) -> str:

@@ -11,6 +11,7 @@ from helpers import FIXTURES
 
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
+from cfgcheck.adapters import kustomize
 
 INDIRECT = FIXTURES / "formats" / "indirect"
 
@@ -117,6 +118,43 @@ def test_a_wrapper_reads_only_the_env_its_entrypoint_reads(tmp_path: Path) -> No
     assert model.engine_variant == "substratus" and model.model.value == "mistralai/Mistral-7B-Instruct-v0.3"
     assert model.value("gpu_memory_utilization") == 0.8
     assert "max_model_len" not in model.settings  # its entrypoint.sh passes no --max-model-len
+
+
+WRAPPER_TAGS = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: w}
+spec:
+  template:
+    spec:
+      containers:
+        - name: engine
+          image: IMAGE
+          env:
+            - {name: MODEL, value: Qwen/Qwen3-8B}
+            - {name: MAX_MODEL_LEN, value: "8192"}
+"""
+
+
+@pytest.mark.parametrize("image, model, length", [
+    ("runpod/worker-v1-vllm:v2.23.0stable-cuda12.1.0", "Qwen/Qwen3-8B", 8192),  # every field upper-cased
+    ("runpod/worker-v1-vllm:v2.25.1", None, 8192),  # args_builder: MODEL is reserved, MODEL_NAME is the model
+    ("ghcr.io/substratusai/vllm:v0.6.2", "Qwen/Qwen3-8B", None),  # entrypoint.sh passes MODEL, not the length
+    ("ghcr.io/substratusai/vllm:v0.6.4.post1", None, None),  # vLLM's own server: env is not read
+])
+def test_a_wrapper_is_read_as_its_image_tag_s_release_reads_env(tmp_path: Path, image: str, model, length) -> None:
+    (tmp_path / "w.yaml").write_text(WRAPPER_TAGS.replace("IMAGE", image))
+    (found,) = collect([tmp_path], Config(tmp_path))[1]
+    assert (found.model.value if found.model else None, found.value("max_model_len")) == (model, length)
+
+
+def test_a_tag_naming_no_release_assumes_the_newest_wrapper_and_says_so(tmp_path: Path, capsys) -> None:
+    kustomize._noted.clear()
+    (tmp_path / "w.yaml").write_text(WRAPPER_TAGS.replace("IMAGE", "ghcr.io/substratusai/vllm:latest"))
+    (found,) = collect([tmp_path], Config(tmp_path))[1]
+    assert found.model is None and found.engine_variant == "substratus"
+    assert "ghcr.io/substratusai/vllm:latest: the tag names no Substratus vLLM image (KubeAI's predecessor) " \
+           "release; read as the newest (0.6.3 and later)" in capsys.readouterr().err
 
 
 def test_unknown_image_naming_the_engine_reads_the_usual_model_env(tmp_path: Path) -> None:

@@ -29,12 +29,13 @@ def test_the_committed_table_is_current() -> None:
 
 
 def test_every_excerpt_is_headed_by_its_pin_and_license() -> None:
-    for source in script.PINS:
+    for source in script.PINS + script.EARLIER:
         header = source.excerpt.read_text(encoding="utf-8").splitlines()[0]
         assert source.cite in header and source.license in header
         assert len(source.commit) == 40
     table = script.build()
-    assert table["generated_by"] == "scripts/build_wrappers.py" and len(table["sources"]) == len(script.PINS)
+    assert table["generated_by"] == "scripts/build_wrappers.py"
+    assert len(table["sources"]) == len(script.PINS) + len(script.EARLIER)
 
 
 def test_runpod_reads_the_flags_it_scans_its_aliases_and_not_its_reserved_names() -> None:
@@ -64,8 +65,19 @@ def test_djl_chains_env_to_option_to_vllm_destination() -> None:
 
 def test_substratus_reads_only_the_variables_its_command_passes() -> None:
     substratus = _entry("substratus")
-    assert substratus["rename"] == {"GPU_MEMORY_UTILIZATION": "gpu_memory_utilization", "MODEL": "model"}
-    assert "NUM_GPU" in substratus["notes"]  # computed by the script, no user setting
+    # from the v0.6.3 image on the entrypoint is vLLM's server (Dockerfile.gpu at ffabc27): no env read
+    assert substratus["rename"] == {} and substratus["prefix"] is None and "ffabc27" in substratus["source"]
+    (entrypoint,) = substratus["versions"]
+    assert entrypoint["before"] == "0.6.3" and "entrypoint.sh" in entrypoint["source"]
+    assert entrypoint["rename"] == {"GPU_MEMORY_UTILIZATION": "gpu_memory_utilization", "MODEL": "model"}
+    assert "NUM_GPU" in entrypoint["notes"]  # computed by the script, no user setting
+
+
+def test_runpod_before_its_args_builder_read_every_engine_argument_upper_cased() -> None:
+    (before,) = _entry("runpod-worker-vllm")["versions"]
+    assert before["before"] == "2.24.0" and "76f345be" in before["source"]
+    assert before["prefix"] == ""  # MODEL -> model, MAX_MODEL_LEN -> max_model_len
+    assert before["rename"] == {"MODEL_NAME": "model", "MODEL_REVISION": "revision"}  # ENV_ALIASES in the vocabulary
 
 
 LMI_TGI_STYLE = """\

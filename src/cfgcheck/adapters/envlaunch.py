@@ -213,8 +213,35 @@ def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict |
         when = entry.get("when")
         if when and not any(_env_matches(values.get(name), patterns) for name, patterns in when.items()):
             continue
-        return entry
+        return _at_version(entry, ref.tag, image)
     return None
+
+
+_TAG_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")  # v2.23.0stable-cuda12.1.0, 0.6.2, v0.6.4.post1
+
+
+def _version(text: str | None) -> tuple[int, ...] | None:
+    match = _TAG_VERSION.match(text or "")
+    return tuple(int(part or 0) for part in match.groups()) if match else None
+
+
+def _at_version(entry: dict, tag: str | None, image: str) -> dict:
+    """The wrapper's behaviour for the image's tag: an earlier one (``versions``) when the tag's version
+    is before its ``before``, else the newest; a tag that names no version gets the newest, with a note."""
+    earlier = entry.get("versions")
+    if not earlier:
+        return entry
+    version = _version(tag)
+    if version is None:
+        from .kustomize import note  # at call time: kustomize imports this module
+
+        newest = max((e["before"] for e in earlier), key=_version)
+        note(f"{image}: the tag names no {entry['name']} release; read as the newest ({newest} and later)")
+        return entry
+    for older in sorted(earlier, key=lambda e: _version(e["before"])):
+        if version < _version(older["before"]):
+            return {**entry, **older}
+    return entry
 
 
 def _env_matches(value: EnvValue | None, patterns: list[str]) -> bool:

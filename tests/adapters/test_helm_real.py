@@ -1,0 +1,379 @@
+"""Helm charts rendered by the real ``helm`` (the ``helm`` extra, part of ``test``): umbrella charts with
+vendored, ``file://`` and remote dependencies, values mapped through templates, ``required`` values
+rendered with the chart's ``ci/`` values, a ConfigMap read with ``envFrom``; and how helm is run
+(no plugins, none of the caller's helm or kube settings, nothing outside the repository)."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import stat
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.adapters import kustomize
+from cfgcheck.adapters.helmstage import helm_env
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+
+REPO = Path(__file__).resolve().parents[2]
+needs_helm = pytest.mark.skipif(shutil.which("helm") is None,
+                                reason="helm not installed: pip install -e '.[helm]' (part of the test extra)")
+
+ENGINE_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: engine\nversion: 1.2.0\n",
+    "values.yaml": """\
+image: vllm/vllm-openai:v0.10.1
+served:
+  model: facebook/opt-125m
+  maxModelLen: 2048
+  extraArgs: []
+""",
+    "templates/deployment.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-{{ .Chart.Name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: engine
+          image: {{ .Values.image | quote }}
+          args:
+            - --model
+            - {{ .Values.served.model | quote }}
+            - --max-model-len
+            - {{ .Values.served.maxModelLen | quote }}
+            {{- range .Values.served.extraArgs }}
+            - {{ . | quote }}
+            {{- end }}
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+""",
+}
+
+
+def write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def umbrella(name: str, dependency: str, values: str) -> dict[str, str]:
+    """A chart that depends on the engine chart (``dependency``: the entry's other fields) and its values."""
+    return {"Chart.yaml": f"apiVersion: v2\nname: {name}\nversion: 0.1.0\ndependencies:\n"
+                          f"  - name: engine\n    version: 1.2.0\n    {dependency}\n",
+            "values.yaml": values}
+
+
+def models(result) -> list[tuple[str, int, str | None]]:
+    return sorted((m.location.path, m.location.line, m.model.value if m.model is not None else None)
+                  for m in result.models)
+
+
+@pytest.fixture(autouse=True)
+def fresh_notes():
+    kustomize._noted.clear()
+
+
+@needs_helm
+def test_umbrella_with_a_vendored_child_and_a_remote_dependency(tmp_path: Path, capsys) -> None:
+    write(tmp_path / "stack/charts/engine", ENGINE_CHART)
+    write(tmp_path / "stack", {
+        "Chart.yaml": """\
+apiVersion: v2
+name: stack
+version: 0.1.0
+dependencies:
+  - name: engine
+    version: 1.2.0
+  - name: redis
+    version: 19.0.0
+    repository: https://charts.example.invalid
+    condition: redis.enabled
+""",
+        "values.yaml": "engine:\n  served:\n    model: Qwen/Qwen3-8B\n    maxModelLen: 32768\nredis:\n  enabled: true\n",
+    })
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    err = capsys.readouterr().err
+    assert "stack: rendered without its remote dependencies redis (https://charts.example.invalid)" in err
+    rendered = [m for m in result.models if "#helm[" in m.identity]
+    # the umbrella sets the model: the served model sits on that line; the vendored child alone is not a
+    # chart of the repository's own (it is rendered through the umbrella only)
+    assert models(result).count(("stack/values.yaml", 3, "Qwen/Qwen3-8B")) == 1
+    umbrella = next(m for m in rendered if m.location.path == "stack/values.yaml")
+    length = umbrella.occurrences["max_model_len"][-1]
+    assert (length.location.path, length.location.line) == ("stack/values.yaml", 4)
+    image = umbrella.image
+    assert (image.location.path, image.location.line) == ("stack/charts/engine/values.yaml", 1)
+
+
+@needs_helm
+def test_a_file_dependency_under_an_alias_maps_to_its_own_folder(tmp_path: Path) -> None:
+    write(tmp_path / "lib/engine", ENGINE_CHART)
+    write(tmp_path / "apps/chat", umbrella("chat", "alias: llm\n    repository: file://../../lib/engine",
+                                           "# the engine's defaults, one flag more\nllm:\n  served:\n"
+                                           "    extraArgs: [--enforce-eager]\n"))
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    chat = [m for m in result.models if m.identity.startswith("apps/chat/Chart.yaml#helm[")]
+    assert len(chat) == 1
+    # the model comes from the dependency's defaults: the served model sits at the umbrella's key of it,
+    # the setting itself at the dependency's values line; the template's Deployment is in lib/engine
+    assert (chat[0].location.path, chat[0].location.line) == ("apps/chat/values.yaml", 2)
+    assert (chat[0].model.location.path, chat[0].model.location.line) == ("lib/engine/values.yaml", 3)
+    eager = chat[0].occurrences["enforce_eager"][-1]
+    assert (eager.location.path, eager.location.line) == ("apps/chat/values.yaml", 4)
+    # lib/engine is a chart of its own too: rendered once with its defaults, at its model line
+    assert ("lib/engine/values.yaml", 3, "facebook/opt-125m") in models(result)
+
+
+@needs_helm
+def test_an_image_tag_is_placed_beside_its_repository_not_at_the_umbrellas_own_tag(tmp_path: Path) -> None:
+    child = dict(ENGINE_CHART)
+    child["values.yaml"] = child["values.yaml"].replace(
+        "image: vllm/vllm-openai:v0.10.1\n", "image:\n  repository: vllm/vllm-openai\n  # pinned below\n  tag: latest\n")
+    child["templates/deployment.yaml"] = child["templates/deployment.yaml"].replace(
+        '{{ .Values.image | quote }}', '"{{ .Values.image.repository }}:{{ .Values.image.tag }}"')
+    write(tmp_path / "app/charts/engine", child)
+    # the umbrella's own app image is tagged latest too, and its values come last in the index
+    write(tmp_path / "app", umbrella("app", "repository: file://charts/engine",
+                                     "image:\n  repository: acme/chat-ui\n  tag: latest\n"))
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    (app,) = [m for m in result.models if m.identity.startswith("app/Chart.yaml#helm[")]
+    assert app.image.value == "vllm/vllm-openai:latest"
+    assert (app.image.location.path, app.image.location.line) == ("app/charts/engine/values.yaml", 4)
+
+
+@needs_helm
+def test_required_values_render_with_the_charts_ci_values(tmp_path: Path, capsys) -> None:
+    chart = dict(ENGINE_CHART)
+    chart["templates/deployment.yaml"] = chart["templates/deployment.yaml"].replace(
+        "{{ .Values.served.model | quote }}", '{{ required "served.model is required" .Values.served.model | quote }}')
+    chart["values.yaml"] = chart["values.yaml"].replace("facebook/opt-125m", '""')
+    chart["ci/gpu-values.yaml"] = "served:\n  model: meta-llama/Llama-3.1-8B-Instruct\n"
+    write(tmp_path / "engine", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    err = capsys.readouterr().err
+    assert re.search(r"engine: helm template failed: Error: execution error at \(engine/templates/deployment"
+                     r"\.yaml:\d+:\d+\): served\.model is required; chart not rendered", err)
+    assert models(result) == [("engine/ci/gpu-values.yaml", 2, "meta-llama/Llama-3.1-8B-Instruct")]
+    assert result.models[0].identity.startswith("engine/Chart.yaml#helm[ci/gpu-values.yaml]/Deployment/")
+
+
+@needs_helm
+def test_model_from_a_rendered_configmap_through_env_from(tmp_path: Path) -> None:
+    write(tmp_path / "chart", {
+        "Chart.yaml": "apiVersion: v2\nname: rag\nversion: 0.1.0\n",
+        "values.yaml": "llm:\n  modelId: mistralai/Mistral-7B-Instruct-v0.3\n  maxLen: 16384\n",
+        "templates/configmap.yaml": """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: {{ .Release.Name }}-llm
+data:
+  LLM_MODEL_ID: {{ .Values.llm.modelId | quote }}
+  MAX_LEN: {{ .Values.llm.maxLen | quote }}
+""",
+        "templates/deployment.yaml": """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .Release.Name }}-llm
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          envFrom:
+            - configMapRef:
+                name: {{ .Release.Name }}-llm
+          args: ["--model", "$(LLM_MODEL_ID)", "--max-model-len", "$(MAX_LEN)"]
+""",
+    })
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert models(result) == [("chart/values.yaml", 2, "mistralai/Mistral-7B-Instruct-v0.3")]
+    length = result.models[0].occurrences["max_model_len"][-1]
+    assert (length.value, length.location.path, length.location.line) == (16384, "chart/values.yaml", 3)
+
+
+@needs_helm
+def test_a_remote_dependency_the_repository_publishes_is_taken_from_it(tmp_path: Path, capsys) -> None:
+    write(tmp_path / "charts/engine", ENGINE_CHART)
+    write(tmp_path / "charts/monitored", umbrella("monitored", "repository: https://charts.example.invalid",
+                                                  "engine:\n  image: vllm/vllm-openai:v0.10.2\n"))
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert "remote dependencies rendered with the repository's own chart of that name: engine " \
+           "(https://charts.example.invalid) with charts/engine" in capsys.readouterr().err
+    assert models(result) == [("charts/engine/values.yaml", 3, "facebook/opt-125m"),
+                              ("charts/monitored/values.yaml", 1, "facebook/opt-125m")]
+
+
+@needs_helm
+@pytest.mark.parametrize("repository, why", [
+    ("file://../../outside", "is a symlink to outside the repository|outside"),
+    ("file://../loop", "depends on itself"),
+])
+def test_dependencies_outside_the_repository_or_in_a_loop_are_refused(tmp_path: Path, capsys, repository: str,
+                                                                       why: str) -> None:
+    repo = tmp_path / "repo"
+    write(tmp_path / "outside", ENGINE_CHART)
+    write(repo / "loop", {**umbrella("loop", f"repository: {repository}", "engine:\n  served: {model: facebook/opt-125m}\n"),
+                          "templates/vllm.yaml": "# vllm\n"})
+    result = lint([repo], Config(repo.resolve()))
+    err = capsys.readouterr().err
+    assert result.models == [] and re.search(rf"loop: chart not rendered: .*({why})", err), err
+    assert "Traceback" not in err
+
+
+@needs_helm
+def test_without_helm_the_same_charts_are_read_from_values_only(tmp_path: Path, monkeypatch, capsys) -> None:
+    write(tmp_path / "engine", ENGINE_CHART)
+    assert len(lint([tmp_path], Config(tmp_path.resolve())).models) == 1
+    off = lint([tmp_path], Config(tmp_path.resolve(), {"render-helm": False}))
+    assert off.models == [] and "rendering is off" in capsys.readouterr().err
+    monkeypatch.setenv("PATH", "/nonexistent")
+    assert lint([tmp_path], Config(tmp_path.resolve())).models == []
+    assert "helm not found" in capsys.readouterr().err
+
+
+def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_settings(tmp_path: Path,
+                                                                                     monkeypatch) -> None:
+    """A stand-in helm records its environment and arguments: the caller's HELM_* (a post-renderer, a
+    plugin folder, registry credentials), KUBECONFIG and tokens never reach it."""
+    for name, value in {"HELM_PLUGINS": "/home/u/.local/share/helm/plugins", "HELM_POST_RENDERER": "/bin/evil",
+                        "KUBECONFIG": "/home/u/.kube/config", "GITHUB_TOKEN": "ghs_secret",
+                        "HELM_REGISTRY_CONFIG": "/home/u/.config/helm/registry/config.json"}.items():
+        monkeypatch.setenv(name, value)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    record = tmp_path / "record.txt"
+    (bin_dir / "helm").write_text(f"#!/bin/sh\n{{ echo \"$@\"; env; }} > {record}\n")
+    (bin_dir / "helm").chmod(stat.S_IRWXU)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    write(tmp_path / "repo/engine", ENGINE_CHART)
+    lint([tmp_path / "repo"], Config((tmp_path / "repo").resolve()))
+    seen = record.read_text()
+    args, env = seen.splitlines()[0], dict(line.split("=", 1) for line in seen.splitlines()[1:] if "=" in line)
+    assert args.startswith("template engine ") and args.endswith(" --skip-tests --skip-schema-validation")
+    assert "--post-renderer" not in args and "--dependency-update" not in args
+    assert "ghs_secret" not in seen and "/home/u" not in seen and "/bin/evil" not in seen
+    assert env["HELM_NO_PLUGINS"] == "1"
+    scratch = Path(env["HOME"])
+    for name in ("HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_PLUGINS", "KUBECONFIG"):
+        assert Path(env[name]).is_relative_to(scratch), name
+    assert not scratch.exists(), "the scratch folder is removed after the run"
+    assert str(tmp_path / "repo") not in args, "helm renders a private copy, never the work tree itself"
+    assert set(helm_env(scratch)) - {"PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL"} == {
+        "HOME", "HELM_NO_PLUGINS", "HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_PLUGINS",
+        "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE", "KUBECONFIG"}
+
+
+def test_the_action_installs_the_locked_helm_of_the_helm_extra() -> None:
+    try:
+        import tomllib
+    except ModuleNotFoundError:  # Python 3.10
+        tomllib = pytest.importorskip("tomli")
+    from packaging.requirements import Requirement
+
+    extras = tomllib.loads((REPO / "pyproject.toml").read_text("utf-8"))["project"]["optional-dependencies"]
+    wanted = Requirement(extras["helm"][0])
+    assert "cfgcheck[helm]" in extras["test"], "CI exercises the real helm"
+    lock = (REPO / "requirements" / "helm.txt").read_text("utf-8")
+    version = re.search(r"(?m)^helm-binary==(\S+)", lock).group(1)
+    assert wanted.specifier.contains(version) and re.search(r"--hash=sha256:[0-9a-f]{64}", lock)
+    action = (REPO / "action.yml").read_text("utf-8")
+    assert '--require-hashes --no-deps -r "$GITHUB_ACTION_PATH/requirements/helm.txt"' in action
+
+
+@needs_helm
+def test_diff_mode_renders_the_base_with_its_file_dependencies(tmp_path: Path) -> None:
+    """A pull request that raises the context in an umbrella's values: the base is rendered with the
+    dependency (outside the chart folder) as the base has it, so only the raised context is new."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo
+    from helpers import write as write_files
+
+    engine = {f"lib/engine/{name}": text.replace("facebook/opt-125m", "Qwen/Qwen3-8B")
+              for name, text in ENGINE_CHART.items()}
+    chat = {f"apps/chat/{name}": text for name, text in umbrella(
+        "chat", "alias: llm\n    repository: file://../../lib/engine", "llm:\n  served:\n    maxModelLen: 32768\n").items()}
+    repo = make_repo(tmp_path, {**engine, **chat})
+    git(repo, "checkout", "-qb", "raise")
+    write_files(repo, {"apps/chat/values.yaml": "llm:\n  served:\n    maxModelLen: 64000\n"})
+    git(repo, "commit", "-qam", "raise the context")
+    result = lint_diff([repo], Config(repo.resolve()), "main")
+    assert any(m.identity.startswith("apps/chat/Chart.yaml#helm[") for m in result.base_models)
+    # the raised context, and the rollout the change starts (a change rule): nothing of the base's
+    assert [(f.code, f.location.path, f.location.line) for f in result.findings] == [
+        ("CFG207", "apps/chat/values.yaml", 3), ("CFG401", "apps/chat/values.yaml", 3)], \
+        [(f.code, f.message) for f in result.findings]
+
+
+@needs_helm
+def test_a_schema_referring_to_the_network_is_not_fetched(tmp_path: Path) -> None:
+    """values.schema.json may $ref a URL; helm's schema loader would fetch it. Rendering skips schema
+    validation: a listener on 127.0.0.1 sees no request, and the chart still renders."""
+    import http.server
+    import threading
+
+    requests: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            requests.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(b'{"type": "object"}')
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        schema = '{"$ref": "http://127.0.0.1:%d/schema.json"}' % server.server_address[1]
+        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": schema})
+        result = lint([tmp_path], Config(tmp_path.resolve()))
+    finally:
+        server.shutdown()
+    assert requests == [] and len(result.models) == 1
+
+
+@needs_helm
+def test_a_chart_requiring_a_newer_kubernetes_renders_as_that_version(tmp_path: Path, capsys) -> None:
+    chart = {**ENGINE_CHART, "Chart.yaml": ENGINE_CHART["Chart.yaml"] + 'kubeVersion: ">=1.40.0-0"\n'}
+    write(tmp_path / "engine", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert len(result.models) == 1 and "incompatible" not in capsys.readouterr().err
+
+
+def test_the_kube_version_a_constraint_starts_at() -> None:
+    from cfgcheck.adapters.helmstage import lowest_kube_version
+
+    assert [lowest_kube_version(c) for c in (">=1.33.0-0", "^1.30", ">= 1.25 < 1.35", "1.29.x", "<1.30", None)] == [
+        "1.33.0", "1.30", "1.25", "1.29", None, None]
+
+
+@needs_helm
+def test_a_value_repeated_for_several_subcharts_is_traced_under_the_right_key(tmp_path: Path) -> None:
+    """OPEA-style umbrella: the same model id written for the engine and for another service; the
+    engine's served model points at the engine's key, whatever order the keys come in."""
+    write(tmp_path / "lib/engine", ENGINE_CHART)
+    write(tmp_path / "qna", {
+        "Chart.yaml": "apiVersion: v2\nname: qna\nversion: 0.1.0\ndependencies:\n"
+                      "  - {name: engine, alias: llm, version: 1.2.0, repository: file://../lib/engine}\n"
+                      "  - {name: engine, alias: guard, version: 1.2.0, repository: file://../lib/engine}\n",
+        "values.yaml": "tgi:\n  MODEL_ID: Qwen/Qwen3-8B\n"
+                       "llm:\n  served:\n    model: Qwen/Qwen3-8B\n"
+                       "guard:\n  served:\n    model: meta-llama/Llama-Guard-3-8B\n",
+    })
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    rendered = sorted((m.model.value, m.model.location.path, m.model.location.line) for m in result.models
+                      if m.identity.startswith("qna/"))
+    assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 5), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 8)]
