@@ -4,9 +4,16 @@ git mirrors of the repositories that vendor them, into scripts/model_configs/<sl
     python scripts/vendor_model_configs.py --mirror mlc-ai/mlc-llm=/path/to/mlc-llm.git \
         --mirror NVIDIA-NeMo/Megatron-Bridge=/path/to/Megatron-Bridge.git
 
-A source names ``repo``, ``commit``, ``path`` and ``symbol``: a module-level ``NAME = {...}``, a key of one
-(``NAME.key``), or a function/fixture whose ``return {...}`` is the config. Values are read with
-``ast.literal_eval`` (never executed); entries that are not literals (``torch.bfloat16``) are dropped.
+A source names ``repo``, ``commit`` and ``path``, and one of:
+
+- ``symbol``: in a Python file, a module-level ``NAME = {...}``, a key of one (``NAME.key``), or a
+  function/fixture whose ``return {...}`` is the config. Values are read with ``ast.literal_eval`` (never
+  executed); entries that are not literals (``torch.bfloat16``) are dropped.
+- ``json_after``: the config is JSON text (a config.json, or one quoted in a Go/Rust/Swift test): the first
+  balanced ``{...}`` after the first occurrence of that anchor text (``""``: the file's first object);
+  ``json_key`` then picks a key of it.
+- ``base`` with ``evidence``: a full fine-tune of a model of the table (same architecture); ``evidence`` is a
+  line of the file (a training recipe naming the base model) that must be present at that commit.
 """
 
 from __future__ import annotations
@@ -57,28 +64,63 @@ def _find(tree: ast.AST, symbol: str) -> dict | None:
     return None
 
 
+def _json_after(text: str, anchor: str) -> dict | None:
+    """The first balanced JSON object after ``anchor`` (Go raw strings and Rust ``r#"`` quote it verbatim)."""
+    at = text.find(anchor)
+    if at < 0:
+        return None
+    start = text.find("{", at + len(anchor))
+    if start < 0:
+        return None
+    try:
+        value, _ = json.JSONDecoder().raw_decode(text[start:])
+    except ValueError:
+        return None
+    return value if isinstance(value, dict) else None
+
+
+def _extract(source: dict, text: str) -> tuple[dict, str]:
+    """(what the file gives, the symbol part of the citation)."""
+    if "base" in source:
+        if source["evidence"] not in (line.strip() for line in text.splitlines()):
+            return {}, ""
+        return {"base": source["base"], "evidence": source["evidence"]}, f"evidence={source['evidence']!r}"
+    if "json_after" in source:
+        config = _json_after(text, source["json_after"]) or {}
+        if source.get("json_key"):
+            config = config.get(source["json_key"]) or {}
+        where = f"json after {source['json_after']!r}" + (f" [{source['json_key']}]" if source.get("json_key") else "")
+        return config, where
+    return _find(ast.parse(text), source["symbol"]) or {}, source["symbol"]
+
+
 def vendor(source: dict, mirrors: dict[str, str]) -> Path:
     gitdir = mirrors.get(source["repo"])
     if gitdir is None:
         raise SystemExit(f"no --mirror for {source['repo']}")
     text = subprocess.run(["git", "--git-dir", gitdir, "show", f"{source['commit']}:{source['path']}"],
                           check=True, capture_output=True, text=True).stdout
-    config = _find(ast.parse(text), source["symbol"])
-    if not config:
-        raise SystemExit(f"{source['symbol']} not found in {source['repo']}@{source['commit']}:{source['path']}")
-    cite = f"{source['repo']}@{source['commit']}:{source['path']}#{source['symbol']}"
+    found, symbol = _extract(source, text)
+    where = f"{source['repo']}@{source['commit']}:{source['path']}"
+    if not found:
+        raise SystemExit(f"nothing found for {source['ids'][0]} in {where}")
+    body = {"source": f"{where}#{symbol}"}
+    body.update(found if "base" in source else {"config": found})
     out = OUT / f"{slug(source['ids'][0])}.json"
-    out.write_text(json.dumps({"source": cite, "config": config}, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return out
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--mirror", action="append", default=[], help="owner/name=GIT_DIR")
+    parser.add_argument("--only", nargs="*", help="vendor only these sources (their first id)")
     args = parser.parse_args(argv)
     mirrors = dict(m.split("=", 1) for m in args.mirror)
     OUT.mkdir(exist_ok=True)
     for source in json.loads(SOURCES.read_text(encoding="utf-8"))["sources"]:
+        if args.only and source["ids"][0] not in args.only:
+            continue
         print(vendor(source, mirrors).relative_to(HERE.parent))
     return 0
 
