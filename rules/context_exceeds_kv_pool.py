@@ -12,6 +12,8 @@ On a TPU or Gaudi card an estimated pool is a warning: the estimate's runtime ov
 on CUDA GPUs. On AWS Neuron an estimated pool is not checked: the KV cache is allocated for the
 compiled batch and sequence buckets, not carved from a memory fraction
 (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
+An estimated or explicit pool is also a warning, saying so, when the model is known only by its name (a
+local path, or the same name under another organisation).
 
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
@@ -113,6 +115,11 @@ def check(model, ctx) -> Iterator[Finding]:
     assumed = est.kv_pool_source == "estimated" and kind != "gpu"
     if assumed:
         stops += f"; estimated with GPU overheads, which a {DEVICE[kind]} does not share exactly"
+    arch = est.architecture
+    if est.kv_pool_source != "measured" and arch is not None and arch.assumed:
+        # a model matched by its name alone (a local path, another organisation) may not be that model
+        assumed = True
+        stops += f"; assumed: {arch.resolution}"
     yield Finding(
         message=f"{given} does not fit one request into the KV pool ({_pool_text(est)}): {fit_text}{stops}",
         location=where,

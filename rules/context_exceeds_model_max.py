@@ -6,6 +6,8 @@
 `max_position_embeddings`, times the rope-scaling factor where its config declares YaRN-style scaling.
 Not flagged when the configuration extends the context itself (`--hf-overrides` with `rope_scaling` /
 `max_position_embeddings`, SGLang `--json-model-override-args`, `VLLM_ALLOW_LONG_MAX_MODEL_LEN`).
+A warning, saying so, when the model is known only by its name (a local path such as
+`/models/Qwen2.5-7B-Instruct`, or the same name under another organisation).
 
 ## Why it matters
 vLLM refuses to start (`User-specified max_model_len ... is greater than the derived max_model_len`);
@@ -120,8 +122,10 @@ def check(model, ctx) -> Iterator[Finding]:
     if not limit or length <= limit or _extended(model):
         return
     scaled = " (with its rope scaling)" if limit != arch.max_position_embeddings else ""
+    # a model matched by its name alone (a local path, another organisation) may not be that model
+    assumed = f"; assumed: {arch.resolution}" if arch.assumed else ""
     yield Finding(
-        message=f"max_model_len {length:,} is above {arch.name}'s maximum of {limit:,} tokens{scaled}",
+        message=f"max_model_len {length:,} is above {arch.name}'s maximum of {limit:,} tokens{scaled}{assumed}",
         location=setting.location,
         remediation=(
             f"set max_model_len to {limit:,} or less, or extend the context deliberately with rope scaling "
@@ -129,4 +133,5 @@ def check(model, ctx) -> Iterator[Finding]:
         ),
         setting="max_model_len",
         model=model.name,
+        severity="warning" if arch.assumed else "",
     )

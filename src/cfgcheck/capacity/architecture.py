@@ -67,9 +67,12 @@ class Architecture:
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
     mamba_ssm_dtype: str | None = None  # the SSM state dtype the model's config asks for (else model dtype)
+    per_layer_kv_shapes: str | None = None  # why the KV layout is not one shape per token (Gemma 4), else None
     task: str = "generate"
     source: str = "bundled"  # bundled | config.json
     note: str | None = None
+    resolution: str | None = None  # how the served id was matched to the table when it is not one of its ids
+    assumed: bool = False  # the match rests on a name (a local path, another organisation): an assumption
 
     def __post_init__(self) -> None:
         if self.full_attention_interval and not self.linear_layers and self.num_layers:
@@ -168,10 +171,18 @@ _QUANT_TOKEN = re.compile(
 _NAME_NOISE = re.compile(r"[-_.](instruct|chat|it|hf|base|thinking|pt)(?=$|[-_.])")
 
 
+# a GGUF type in a file name: ggml stores blocks of 32 weights with a 16-bit scale, e.g. block_q4_0 is
+# 18 bytes (4.5 bits per weight) and block_q8_0 34 bytes (8.5) (ggml-org/llama.cpp ggml/src/ggml-common.h)
+_GGUF_BITS = re.compile(r"[-_.]i?q([2-8])_[0-9a-z_]*\.gguf$")
+
+
 def quant_bits_from_text(text: str | None) -> tuple[float | None, str | None]:
     if not text:
         return None, None
     low = str(text).lower()
+    gguf = _GGUF_BITS.search(low)
+    if gguf:
+        return int(gguf.group(1)) + 0.5, "gguf"
     for pattern, bits in _QUANT_BITS:
         m = pattern.search(low)
         if m:
@@ -194,25 +205,79 @@ def normalize_model_id(model_id: str) -> str:
     return text
 
 
-def _name_keys(model_id: str) -> list[str]:
-    """Lookup keys from most to least specific: full id, name, name without quant/noise suffixes."""
-    norm = normalize_model_id(model_id).lower()
-    name = norm.rsplit("/", 1)[-1]
-    keys = [norm, name]
-    base = name
-    m = _QUANT_TOKEN.search(name)
-    if m:
-        base = name[: m.start()]
-    keys.append(base)
-    for k in list(keys):
-        stripped = _NAME_NOISE.sub("", k.rsplit("/", 1)[-1])
-        stripped = re.sub(r"^meta-(?=llama)", "", stripped)
-        keys.append(stripped)
-    seen: list[str] = []
-    for k in keys:
-        if k and k not in seen:
-            seen.append(k)
-    return seen
+_PATH_ID = re.compile(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
+# llama.cpp's GGUF quantization types in file names (Q4_K_M, IQ3_XXS, Q8_0, F16 ...)
+_GGUF_TYPE = re.compile(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
+
+
+@dataclass(frozen=True)
+class _Key:
+    """A table key standing for a served model id, and why when it is not the id itself."""
+
+    text: str
+    how: str | None = None  # None: the id itself
+    assumed: bool = False  # the architecture is inferred from the name, not known to be the model's
+
+
+def _path_names(raw: str) -> list[str]:
+    """The ids a local path or volume URL may name: ``org/name`` from its last two segments, then ``name``."""
+    parts = [p for p in re.sub(r"^[a-z0-9]+://", "", raw, flags=re.I).split("/") if p and p not in (".", "~")]
+    names = [f"{parts[-2]}/{parts[-1]}"] if len(parts) >= 2 else []
+    return names + parts[-1:]
+
+
+def _gguf_base(name: str) -> str:
+    """``Qwen2.5-7B-Instruct-Q4_K_M.gguf`` -> ``Qwen2.5-7B-Instruct``."""
+    if not name.lower().endswith(".gguf"):
+        return name
+    stem = name[: -len(".gguf")]
+    return _GGUF_TYPE.sub("", stem) or stem
+
+
+def _is_local(raw: str) -> bool:
+    """A path or volume URL (not a Hub id, an ``hf://`` reference or the Hugging Face cache's folder)."""
+    if re.search(r"(?:^|/)models--", raw) or re.match(r"^(hf|huggingface|hub)://|^https?://", raw, re.I):
+        return False
+    return bool(_PATH_ID.match(raw) or raw.split("@", 1)[0].count("/") > 1)
+
+
+def _name_keys(model_id: str) -> list[_Key]:
+    """Lookup keys from most to least specific, each with how it relates to ``model_id`` when it is not
+    the id itself: a local path's last segments, a GGUF file's model, the same name under another
+    organisation, the base of a quantized repository, the name without -Instruct/-chat suffixes."""
+    raw = str(model_id).strip().strip("\"'")
+    local = _is_local(raw)
+    starts = _path_names(raw.split("@", 1)[0].rstrip("/")) if local else [normalize_model_id(raw)]
+    levels: list[list[_Key]] = [[], [], [], []]  # the id, its name, its unquantized base, without suffixes
+    for start in starts:
+        ident = _gguf_base(start)
+        if local:
+            why = f"the local path {raw} is read as {{match}} (its last {'segments name' if '/' in start else 'segment names'} it)"
+        elif ident != start:
+            why = f"the GGUF file {start} is read as {{match}}"
+        else:
+            why = None
+        levels[0].append(_Key(ident.lower(), why, why is not None))
+        name = ident.lower().rsplit("/", 1)[-1]
+        if "/" in ident and not local:
+            levels[1].append(_Key(name, f"{raw}: no entry for that organisation, {{match}} has the same name", True))
+        prefix = why.split(" is read as")[0] if why else raw
+        base = name
+        m = _QUANT_TOKEN.search(name)
+        if m:
+            base = name[: m.start()]
+            # a quantized repository keeps its base's architecture; only its weight size is estimated
+            levels[2].append(_Key(base, f"{prefix}: a quantized build of {{match}}", local))
+        for k in (name, base):
+            stripped = re.sub(r"^meta-(?=llama)", "", _NAME_NOISE.sub("", k))
+            levels[3].append(_Key(stripped, f"{prefix}: read as {{match}} (the same name without its suffix)", True))
+    seen: set[str] = set()
+    unique = []
+    for k in (k for level in levels for k in level):
+        if k.text and k.text not in seen:
+            seen.add(k.text)
+            unique.append(k)
+    return unique
 
 
 @lru_cache(maxsize=None)
@@ -407,16 +472,54 @@ def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | No
                     if problems is not None:
                         problems.append(str(exc))
                     return None
+    return bundled_architecture(model_id)
+
+
+def bundled_architecture(model_id: str) -> Architecture | None:
+    """The table's architecture for ``model_id``; ``resolution`` says how the id was matched when it is
+    not one of the entry's ids (and ``assumed`` when the match rests on the name alone)."""
+    raw = str(model_id).strip().strip("\"'")
+    norm = normalize_model_id(raw)
+    qbits, qname = quant_bits_from_text(norm.rsplit("/", 1)[-1])
     index = _bundled_index()
-    for key in _name_keys(norm):
-        entry = index.get(key)
-        if entry is not None:
-            arch = _arch_from_entry(entry, norm)
-            if qbits and (qbits < arch.weight_bits or arch.weight_bytes is None and qbits != arch.weight_bits):
-                arch.weight_bits, arch.quantization, arch.weight_bytes = qbits, qname, None
-            if norm.lower() != arch.name.lower():
-                arch.note = ((arch.note + "; ") if arch.note else "") + f"{norm} mapped to {arch.name}"
-                arch.name = norm
-            return arch
+    for key in _name_keys(raw):
+        entry = index.get(key.text)
+        if entry is None:
+            continue
+        arch = _arch_from_entry(entry, norm)
+        if qbits and (qbits < arch.weight_bits or arch.weight_bytes is None and qbits != arch.weight_bits):
+            arch.weight_bits, arch.quantization, arch.weight_bytes = qbits, qname, None
+        arch.resolution, arch.assumed = _resolution(raw, norm, key, entry)
+        arch.name = norm
+        return arch
     return None
+
+
+def unknown_model_reason(model_id: str, served_name: str | None = None) -> str:
+    """Why a served model has no architecture, for ``cfgcheck capacity``: a path that names no model of
+    the table, or an id the table lacks; a served name is a name for clients, never read as the model."""
+    raw = str(model_id).strip()
+    local = _is_local(raw)
+    hint = f"; it is served as {served_name}, a name for clients that cfgcheck does not read as the model" \
+        if served_name and str(served_name) != raw else ""
+    if local:
+        return (f"architecture of {raw} unknown: a local path whose last segments name no model in the bundled "
+                f"table; put the model's config.json under model_configs/{_path_names(raw)[-1]}/ "
+                f"(model_configs in .cfgcheck.yaml){hint}")
+    return (f"architecture of {raw} unknown: not in the bundled table; put its config.json under "
+            f"model_configs/{normalize_model_id(raw)}/ (model_configs in .cfgcheck.yaml) or run with --online "
+            f"to read it from the Hub{hint}")
+
+
+def _resolution(raw: str, norm: str, key: _Key, entry: dict) -> tuple[str | None, bool]:
+    """(how ``raw`` was matched to ``entry``, whether that is an assumption); (None, False) when exact."""
+    match = next((i for i in entry["ids"] if key.text in (i.lower(), i.lower().rsplit("/", 1)[-1])), entry["ids"][0])
+    same = next((i for i in entry["ids"] if i.lower() == norm.lower()), None)
+    if same is not None and key.how is None:
+        if same == norm:
+            return None, False
+        return f"{norm} matched {same} without regard to case (as the Hub resolves ids)", False
+    if key.how is None:
+        return f"{raw} names no organisation: read as {match}", True
+    return key.how.replace("{match}", match), key.assumed
 

@@ -23,7 +23,8 @@ from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
 from . import hub
-from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, quant_bits_from_text
+from .architecture import (Architecture, architecture_from_config, lookup_architecture, normalize_model_id,
+                           quant_bits_from_text, unknown_model_reason)
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
 from . import overheads
@@ -262,10 +263,11 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     elif unresolved(est.model):
         est.reasons.append(f"model set from a variable ({est.model}): architecture not known")
     elif run.arch is None:
-        why = unreadable[0] if unreadable else \
-            "not bundled; set model_configs in .cfgcheck.yaml to a folder with <org>/<name>/config.json"
-        est.reasons.append(f"architecture of {est.model} unknown ({why})")
-    elif run.arch.task != "generate":
+        est.reasons.append(f"architecture of {est.model} unknown ({unreadable[0]})" if unreadable else
+                           unknown_model_reason(est.model, model.value("served_model_name")))
+    elif run.arch.source == "bundled":
+        est.reasons.extend(r for r in (run.arch.resolution, run.arch.note) if r)
+    if run.arch is not None and run.arch.task != "generate":
         est.reasons.append(f"{run.arch.name} is an {run.arch.task} model: no decode concurrency")
     run.gpu, run.gpu_origin = resolve_gpu(model, config)
     if run.gpu is not None:
