@@ -67,6 +67,7 @@ class Architecture:
     linear_value_head_dim: int | None = None
     linear_conv_kernel_dim: int | None = None
     mamba_ssm_dtype: str | None = None  # the SSM state dtype the model's config asks for (else model dtype)
+    mlp_matrices: int = 3  # gated MLPs (gate, up, down); GPT-style ones have two (fc1, fc2)
     per_layer_kv_shapes: str | None = None  # why the KV layout is not one shape per token (Gemma 4), else None
     task: str = "generate"
     source: str = "bundled"  # bundled | config.json
@@ -137,7 +138,7 @@ class Architecture:
             return None
         h = self.hidden_size
         attn = h * self.head_dim * (self.num_attention_heads + 2 * self.num_kv_heads) + self.num_attention_heads * self.head_dim * h
-        mlp = 3 * h * self.intermediate_size * (self.num_experts or 1)
+        mlp = self.mlp_matrices * h * self.intermediate_size * (self.num_experts or 1)
         return float(self.num_layers * (attn + mlp) + self.embedding_params())
 
     def weight_bytes_for(self, bits: float | None = None) -> int | None:
@@ -310,10 +311,11 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         if isinstance(cfg.get(nested), dict):
             merged.update(cfg[nested])
     g = merged.get
-    layers = int(g("num_hidden_layers") or g("n_layers") or g("num_layers") or 0)
-    heads = int(g("num_attention_heads") or g("n_heads") or 0)
-    kv = int(g("num_key_value_heads") or g("n_kv_heads") or g("multi_query_group_num") or heads or 0)
-    hidden = g("hidden_size") or g("d_model")
+    # GPT-2-style keys (n_embd, n_layer, n_head, n_positions) are those of phi-msft, gpt2, gpt_bigcode
+    layers = int(g("num_hidden_layers") or g("n_layers") or g("num_layers") or g("n_layer") or 0)
+    heads = int(g("num_attention_heads") or g("n_heads") or g("n_head") or 0)
+    kv = int(g("num_key_value_heads") or g("n_kv_heads") or g("multi_query_group_num") or g("n_head_kv") or heads or 0)
+    hidden = g("hidden_size") or g("d_model") or g("n_embd")
     head_dim = g("head_dim") or (int(hidden) // heads if hidden and heads else 0)
     model_type = str(g("model_type") or cfg.get("model_type") or "")
     window, sliding, linear = _layer_kinds(g, layers, model_type)
@@ -331,11 +333,13 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         head_dim=int(head_dim or 0),
         v_head_dim=g("v_head_dim") if not g("kv_lora_rank") else None,
         hidden_size=int(hidden) if hidden else None,
-        intermediate_size=g("moe_intermediate_size") or g("intermediate_size"),
+        intermediate_size=g("moe_intermediate_size") or g("intermediate_size") or _gpt_inner(g, model_type),
+        mlp_matrices=2 if model_type in _UNGATED_MLP else 3,
         vocab_size=g("vocab_size"),
         # absent means transformers' PretrainedConfig default (True): config.json is saved as a diff from it
         tie_word_embeddings=bool(g("tie_word_embeddings", True)),
-        max_position_embeddings=g("max_position_embeddings") or g("max_sequence_length") or g("seq_length"),
+        max_position_embeddings=g("max_position_embeddings") or g("max_sequence_length") or g("seq_length")
+        or g("n_positions"),
         rope_scaling=g("rope_scaling") or (g("rope_parameters") if isinstance(g("rope_parameters"), dict) and g("rope_parameters").get("factor") else None),
         num_experts=experts,
         experts_per_token=g("num_experts_per_tok") or g("moe_topk") or g("num_experts_per_token"),
@@ -357,8 +361,35 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         linear_key_head_dim=g("linear_key_head_dim"),
         linear_value_head_dim=g("linear_value_head_dim"),
         linear_conv_kernel_dim=g("linear_conv_kernel_dim"),
+        per_layer_kv_shapes=_mixed_kv_shapes(g, heads and kv, head_dim),
         source="config.json",
     )
+
+
+# model types whose MLP is two matrices, not gated (transformers: GPT2MLP c_fc/c_proj, PhiMLP fc1/fc2,
+# GPTBigCodeMLP, OPT fc1/fc2, FalconMLP, GPTNeoXMLP, Starcoder2MLP)
+_UNGATED_MLP = {"gpt2", "phi", "phi-msft", "gpt_bigcode", "opt", "falcon", "gpt_neox", "starcoder2", "gptj", "bloom"}
+
+
+def _gpt_inner(g, model_type: str) -> int | None:
+    """GPT-2-style configs leave ``n_inner`` empty for 4 x n_embd (transformers GPT2Config, phi-msft)."""
+    if g("n_inner"):
+        return int(g("n_inner"))
+    return 4 * int(g("n_embd")) if g("n_embd") and model_type in _UNGATED_MLP else None
+
+
+def _mixed_kv_shapes(g, kv_heads: int, head_dim) -> str | None:
+    """Why one KV shape per token does not describe the model: full-attention layers with their own head
+    size or KV head count (Gemma 4 ``global_head_dim`` / ``num_global_key_value_heads``), or layers that
+    reuse another layer's KV (``num_kv_shared_layers``); None when the layout is uniform."""
+    parts = []
+    global_dim, global_kv = g("global_head_dim"), g("num_global_key_value_heads")
+    if (global_dim and global_dim != head_dim) or (global_kv and global_kv != kv_heads):
+        parts.append(f"full-attention layers cache {global_kv or kv_heads} KV heads x {global_dim or head_dim}, "
+                     f"sliding ones {kv_heads} x {head_dim}")
+    if g("num_kv_shared_layers"):
+        parts.append(f"{g('num_kv_shared_layers')} layers reuse another layer's KV")
+    return "; ".join(parts) or None
 
 
 def _layer_kinds(g, layers: int, model_type: str) -> tuple[int | None, int, int]:
@@ -499,6 +530,9 @@ def unknown_model_reason(model_id: str, served_name: str | None = None) -> str:
     """Why a served model has no architecture, for ``cfgcheck capacity``: a path that names no model of
     the table, or an id the table lacks; a served name is a name for clients, never read as the model."""
     raw = str(model_id).strip()
+    for family in bundled_table("models.json").get("not_bundled", []):
+        if family["match"] in raw.lower():
+            return f"architecture of {raw} unknown: {family['reason']}"
     local = _is_local(raw)
     hint = f"; it is served as {served_name}, a name for clients that cfgcheck does not read as the model" \
         if served_name and str(served_name) != raw else ""

@@ -359,6 +359,9 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     arch = run.arch
     if arch is None or not arch.num_layers:
         return
+    if arch.per_layer_kv_shapes:
+        est.reasons.append(f"KV layout of {arch.name} not modelled ({arch.per_layer_kv_shapes}): pool unknown")
+        return
     run.extra = overheads.deductions(model, arch, run.tp, run.config)
     latent = defaults.mla_latent(run.engine, run.version)
     if arch.is_mla and not latent:
@@ -430,7 +433,8 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if est.layout is None or run.gpu is None:
         if run.gpu is None and run.gpu_origin:
             est.reasons.append(run.gpu_origin)
-        if est.layout is None and run.arch is not None and not any("MLA" in r for r in est.reasons):
+        if est.layout is None and run.arch is not None and not run.arch.per_layer_kv_shapes \
+                and not any("MLA" in r for r in est.reasons):
             est.reasons.append("architecture lacks layer facts")
         return
     if run.engine not in _ENGINES:
