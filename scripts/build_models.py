@@ -82,11 +82,60 @@ def fine_tune_entry(source: dict, models: list[dict]) -> dict:
     return entry
 
 
+# KAITO catalog field -> the table's field (the catalog copies them from config.json)
+_CATALOG_SHAPES = {"hiddenSize": "hidden_size", "numHiddenLayers": "num_layers", "numAttentionHeads": "num_attention_heads",
+                   "numKeyValueHeads": "num_kv_heads"}
+
+
+def _catalog_bytes(size: str) -> int:
+    """KAITO's ``modelFileSize`` ("26.00Gi": the weight files' total, to 0.01 GiB) in bytes."""
+    return int(round(float(size.removesuffix("Gi")) * 2**30))
+
+
+def _agrees(entry: dict, item: dict) -> bool:
+    return all(item.get(k) is None or entry.get(f) in (None, item[k]) for k, f in _CATALOG_SHAPES.items())
+
+
+def apply_catalog(models: list[dict], catalog: dict, cite: str) -> None:
+    """Checkpoint sizes from KAITO's catalog for entries without a checkpoint size, when the catalog's copy
+    of the config agrees with the entry's shapes. A size the table already has is kept: the catalog sums
+    every weight file, and some repositories ship a second copy (gpt-oss's original/ folder)."""
+    by_name = {name.lower(): item for name, item in catalog.items()}
+    for entry in models:
+        if entry.get("weight_bytes") or entry.get("weights_source") or entry.get("note", "").startswith("full fine-tune"):
+            continue
+        item = next((by_name[i.lower()] for i in entry["ids"] if i.lower() in by_name), None)
+        if item is None or not item.get("modelFileSize") or not _agrees(entry, item):
+            continue
+        entry["weight_bytes"] = _catalog_bytes(item["modelFileSize"])
+        entry["weights_source"] = f"KAITO model catalog modelFileSize of {item['name']} (the weight files' total) at {cite}"
+
+
+def catalog_variant(source: dict, models: list[dict], catalog: dict, cite: str) -> dict:
+    """A model KAITO's catalog describes with the same shapes as an entry of the table (a long-context
+    release of the same weights layout): that entry's architecture, the catalog's context and size."""
+    item = catalog[source["catalog_entry"]]
+    base = next(m for m in models if source["same_shapes_as"].lower() in (i.lower() for i in m["ids"]))
+    if not _agrees(base, item):
+        raise SystemExit(f"{item['name']}: KAITO's shapes differ from {source['same_shapes_as']}")
+    entry = {k: v for k, v in base.items() if k not in ("ids", "source", "note", "rope_scaling", "params", "weights_source")}
+    entry.update(ids=list(source["ids"]), max_position_embeddings=item["modelTokenLimit"],
+                 weight_bytes=_catalog_bytes(item["modelFileSize"]),
+                 note=f"MLP and vocabulary sizes of {source['same_shapes_as']}, whose hidden size, layers and heads "
+                      "KAITO's catalog gives as the same", source=f"{cite}#{item['name']}",
+                 weights_source=f"KAITO model catalog modelFileSize (the weight files' total) at {cite}")
+    return entry
+
+
 def build() -> dict:
     legacy = json.loads((HERE / "models_legacy.json").read_text(encoding="utf-8"))
-    sources = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8"))["sources"]
+    all_sources = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8"))["sources"]
+    catalog_source = next(s for s in all_sources if s.get("catalog"))
+    catalog_file = _vendored(catalog_source)
+    sources = [s for s in all_sources if not s.get("catalog")]
     fine_tunes = [s for s in sources if "base" in s]
-    generated = [generated_entry(s) for s in sources if "base" not in s]
+    variants = [s for s in sources if "catalog_entry" in s]
+    generated = [generated_entry(s) for s in sources if "base" not in s and "catalog_entry" not in s]
     by_id = {i.lower(): g for g in generated for i in g["ids"]}
     models = []
     for entry in legacy["models"]:
@@ -101,6 +150,8 @@ def build() -> dict:
         match["ids"] += [i for i in entry["ids"] if i.lower() not in {x.lower() for x in match["ids"]}]
     models.extend(generated)
     models.extend(fine_tune_entry(s, models) for s in fine_tunes)
+    models.extend(catalog_variant(s, models, catalog_file["catalog"], catalog_file["source"]) for s in variants)
+    apply_catalog(models, catalog_file["catalog"], catalog_file["source"])
     for entry in models:
         entry.setdefault("weights_source", _weights_source(entry))
     not_bundled = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8")).get("not_bundled", [])

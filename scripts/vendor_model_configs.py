@@ -14,6 +14,8 @@ A source names ``repo``, ``commit`` and ``path``, and one of:
   ``json_key`` then picks a key of it.
 - ``base`` with ``evidence``: a full fine-tune of a model of the table (same architecture); ``evidence`` is a
   line of the file (a training recipe naming the base model) that must be present at that commit.
+- ``catalog``: KAITO's generated model catalog (YAML read from Hugging Face config.json files and the weight
+  files' sizes); the whole catalog is vendored as ``<slug of the first id>.json``.
 """
 
 from __future__ import annotations
@@ -65,22 +67,29 @@ def _find(tree: ast.AST, symbol: str) -> dict | None:
 
 
 def _json_after(text: str, anchor: str) -> dict | None:
-    """The first balanced JSON object after ``anchor`` (Go raw strings and Rust ``r#"`` quote it verbatim)."""
+    """The first JSON object after ``anchor`` (Go raw strings and Rust ``r#"`` quote it verbatim); braces
+    that open no JSON (a function body) are skipped."""
     at = text.find(anchor)
     if at < 0:
         return None
     start = text.find("{", at + len(anchor))
-    if start < 0:
-        return None
-    try:
-        value, _ = json.JSONDecoder().raw_decode(text[start:])
-    except ValueError:
-        return None
-    return value if isinstance(value, dict) else None
+    while start >= 0:
+        try:
+            value, _ = json.JSONDecoder().raw_decode(text[start:])
+        except ValueError:
+            start = text.find("{", start + 1)
+            continue
+        return value if isinstance(value, dict) else None
+    return None
 
 
 def _extract(source: dict, text: str) -> tuple[dict, str]:
     """(what the file gives, the symbol part of the citation)."""
+    if source.get("catalog"):
+        from ruamel.yaml import YAML  # cfgcheck's own YAML reader
+
+        models = (YAML(typ="safe").load(text) or {}).get("models") or []
+        return {"catalog": {m["name"]: m for m in models if isinstance(m, dict) and m.get("name")}}, "models"
     if "base" in source:
         if source["evidence"] not in (line.strip() for line in text.splitlines()):
             return {}, ""
@@ -105,7 +114,7 @@ def vendor(source: dict, mirrors: dict[str, str]) -> Path:
     if not found:
         raise SystemExit(f"nothing found for {source['ids'][0]} in {where}")
     body = {"source": f"{where}#{symbol}"}
-    body.update(found if "base" in source else {"config": found})
+    body.update(found if "base" in source or source.get("catalog") else {"config": found})
     out = OUT / f"{slug(source['ids'][0])}.json"
     out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return out
@@ -119,8 +128,8 @@ def main(argv: list[str] | None = None) -> int:
     mirrors = dict(m.split("=", 1) for m in args.mirror)
     OUT.mkdir(exist_ok=True)
     for source in json.loads(SOURCES.read_text(encoding="utf-8"))["sources"]:
-        if args.only and source["ids"][0] not in args.only:
-            continue
+        if args.only and source["ids"][0] not in args.only or "catalog_entry" in source:
+            continue  # a catalog_entry source is derived from the vendored catalog by scripts/build_models.py
         print(vendor(source, mirrors).relative_to(HERE.parent))
     return 0
 

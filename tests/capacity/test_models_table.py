@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+
+import pytest
 from pathlib import Path
 
 from cfgcheck.capacity import lookup_architecture
@@ -35,7 +37,7 @@ def test_every_entry_names_its_source_and_weight_origin():
     for entry in table["models"]:
         assert entry.get("source") and entry.get("weights_source"), entry["ids"][0]
     sources = json.loads((ROOT / "scripts/model_sources.json").read_text(encoding="utf-8"))["sources"]
-    for source in sources:
+    for source in (s for s in sources if "catalog_entry" not in s):  # those are read from the vendored catalog
         vendored = json.loads((ROOT / "scripts/model_configs" / f"{_builder()._slug(source['ids'][0])}.json").read_text())
         assert vendored["source"].startswith(f"{source['repo']}@{source['commit']}:{source['path']}")
 
@@ -48,3 +50,106 @@ def test_models_served_in_real_repositories_are_known():
     assert lookup_architecture("deepseek-ai/DeepSeek-V3").qk_nope_head_dim == 128
     assert lookup_architecture("deepseek-ai/DeepSeek-V3").mtp_layers == 1
     assert lookup_architecture("microsoft/Phi-3.5-vision-instruct").vision
+
+
+def _vendor_from(tmp_path, files: dict, source: dict, monkeypatch):
+    """Run scripts/vendor_model_configs.py on ``source`` against a local git repository holding ``files``."""
+    from helpers import git, make_repo
+
+    repo = make_repo(tmp_path, files)
+    vendor = load_module("scripts/vendor_model_configs.py")
+    monkeypatch.setattr(vendor, "OUT", tmp_path / "out")
+    (tmp_path / "out").mkdir()
+    source = {"repo": "acme/fixtures", "commit": git(repo, "rev-parse", "HEAD").strip(), **source}
+    out = vendor.vendor(source, {"acme/fixtures": str(repo / ".git")})
+    return json.loads(out.read_text(encoding="utf-8"))
+
+
+def test_vendor_reads_a_config_json_quoted_in_a_go_test(tmp_path, monkeypatch):
+    go = 'func TestA(t *testing.T) {\n\tdata := []byte(`{\n\t\t"num_hidden_layers": 60,\n\t\t"text_config": {"head_dim": 256}\n\t}`)\n}\n'
+    got = _vendor_from(tmp_path, {"x_test.go": go}, {"path": "x_test.go", "json_after": "func TestA", "ids": ["acme/m"]},
+                       monkeypatch)
+    assert got["config"] == {"num_hidden_layers": 60, "text_config": {"head_dim": 256}}
+    assert got["source"].endswith(":x_test.go#json after 'func TestA'")
+
+
+def test_vendor_cites_a_fine_tune_only_when_the_recipe_names_its_base(tmp_path, monkeypatch):
+    recipe = "# Model arguments\nmodel_name_or_path: mistralai/Mistral-7B-v0.1\n"
+    source = {"path": "recipe.yaml", "base": "mistralai/Mistral-7B-v0.1",
+              "evidence": "model_name_or_path: mistralai/Mistral-7B-v0.1", "ids": ["acme/tuned-7b"]}
+    got = _vendor_from(tmp_path, {"recipe.yaml": recipe}, source, monkeypatch)
+    assert got["base"] == "mistralai/Mistral-7B-v0.1" and "recipe.yaml#evidence=" in got["source"]
+    with pytest.raises(SystemExit, match="nothing found for acme/other"):
+        (tmp_path / "b").mkdir()
+        _vendor_from(tmp_path / "b", {"recipe.yaml": "model_name_or_path: other/base\n"},
+                     {**source, "ids": ["acme/other"]}, monkeypatch)
+
+
+def test_a_fine_tune_entry_carries_its_base_architecture_and_its_citation():
+    arch = lookup_architecture("HuggingFaceH4/zephyr-7b-beta")
+    base = lookup_architecture("mistralai/Mistral-7B-v0.1")
+    assert (arch.num_layers, arch.num_kv_heads, arch.head_dim) == (base.num_layers, base.num_kv_heads, base.head_dim)
+    assert arch.note == "full fine-tune of mistralai/Mistral-7B-v0.1: its architecture" and arch.resolution is None
+    table = json.loads((ROOT / "src/cfgcheck/data/models.json").read_text(encoding="utf-8"))
+    (entry,) = [e for e in table["models"] if "HuggingFaceH4/zephyr-7b-beta" in e["ids"]]
+    assert entry["source"].startswith("huggingface/alignment-handbook@")
+
+
+def test_gpt_style_configs_and_ungated_mlps_size_phi_2():
+    arch = lookup_architecture("microsoft/phi-2")
+    assert (arch.num_layers, arch.hidden_size, arch.intermediate_size, arch.mlp_matrices) == (32, 2560, 10240, 2)
+    assert abs(arch.estimated_params() - 2.78e9) < 0.02e9  # microsoft/phi-2's model card: 2.7B parameters
+
+
+def test_mixed_kv_shapes_are_not_estimated_and_say_why(tmp_path):
+    from cfgcheck import capacity as cap
+    from tests.capacity.test_capacity import served
+
+    cfg = {"model_type": "gemma4", "text_config": {
+        "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
+        "global_head_dim": 512, "num_global_key_value_heads": 1, "hidden_size": 2048, "intermediate_size": 8192,
+        "vocab_size": 262144, "sliding_window": 512, "max_position_embeddings": 131072,
+        "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}}
+    arch = cap.architecture_from_config(cfg, "acme/g4")
+    assert arch.per_layer_kv_shapes == "full-attention layers cache 1 KV heads x 512, sliding ones 4 x 256"
+    folder = tmp_path / "acme" / "g4"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
+    est = cap.estimate(served("acme/g4", gpu_product="NVIDIA-H100-80GB-HBM3"), {"model_configs": str(tmp_path)})
+    assert est.kv_pool_tokens is None
+    assert "KV layout of acme/g4 not modelled (full-attention layers cache 1 KV heads x 512" in " ".join(est.reasons)
+    assert not any("lacks layer facts" in r for r in est.reasons)
+    unknown = cap.estimate(served("nvidia/Gemma-4-31B-IT-NVFP4", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
+    assert any("Gemma 4 is not bundled: cfgcheck does not model its KV layout" in r for r in unknown.reasons)
+
+
+def test_checkpoint_sizes_come_from_kaito_catalog_when_its_shapes_agree():
+    table = json.loads((ROOT / "src/cfgcheck/data/models.json").read_text(encoding="utf-8"))
+    by_id = {e["ids"][0]: e for e in table["models"]}
+    llama = by_id["meta-llama/Llama-3.1-8B-Instruct"]
+    assert llama["weights_source"].startswith("KAITO model catalog modelFileSize of meta-llama/Llama-3.1-8B-Instruct")
+    assert llama["weight_bytes"] == round(14.96 * 2**30)
+    # gpt-oss's catalog size counts its original/ copy twice: the size the table had is kept
+    assert by_id["openai/gpt-oss-120b"]["weights_source"].startswith("checkpoint size carried")
+    builder = _builder()
+    entry = {"ids": ["acme/m"], "hidden_size": 4096, "num_layers": 32}
+    builder.apply_catalog([entry], {"acme/m": {"name": "acme/m", "modelFileSize": "1.00Gi", "hiddenSize": 5120}}, "c")
+    assert "weight_bytes" not in entry  # the catalog describes another shape: not this model's size
+
+
+def test_a_catalog_variant_takes_its_base_shapes_and_the_catalog_context_and_size():
+    arch = lookup_architecture("microsoft/Phi-3-medium-128k-instruct")
+    base = lookup_architecture("microsoft/Phi-3-medium-4k-instruct")
+    assert (arch.num_layers, arch.num_kv_heads, arch.intermediate_size) == (base.num_layers, base.num_kv_heads, base.intermediate_size)
+    assert arch.max_position_embeddings == 131072 and base.max_position_embeddings == 4096
+    assert arch.weight_bytes == 26 * 2**30 and "MLP and vocabulary sizes of microsoft/Phi-3-medium-4k-instruct" in arch.note
+
+
+def test_online_quantization_of_a_checkpoint_with_a_known_size():
+    from cfgcheck import capacity as cap
+    from tests.capacity.test_capacity import served, setting
+
+    plain = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", gpu_product="Tesla-V100-SXM2-32GB"), {})
+    fp8 = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", gpu_product="Tesla-V100-SXM2-32GB",
+                              settings=[setting("quantization", "fp8", 9)]), {})
+    assert fp8.weight_bytes_per_gpu < 0.6 * plain.weight_bytes_per_gpu  # 8-bit weights, not the bf16 checkpoint

@@ -472,11 +472,13 @@ def _weights_origin(arch: Architecture) -> str:
 def _quantized_bits(model: Any, arch: Architecture) -> float | None:
     """Bits per weight a ``--quantization`` setting implies for an unquantized checkpoint, else None."""
     qsetting = model.value("quantization")
-    if not (qsetting and arch.weight_bits >= 16 and not arch.weight_bytes):
+    if not (qsetting and arch.weight_bits >= 16):
         return None
     qb, _ = quant_bits_from_text(str(qsetting))
     if str(qsetting).lower() in ("bitsandbytes",):
         qb = 4.25
+    if qb and arch.weight_bytes and (arch.weight_bytes_for(qb) or 0) >= arch.weight_bytes:
+        return None  # the checkpoint's known size is already that small (a pre-quantized checkpoint)
     return qb
 
 
