@@ -534,7 +534,8 @@ def unknown_model_reason(model_id: str, served_name: str | None = None) -> str:
         if family["match"] in raw.lower():
             return f"architecture of {raw} unknown: {family['reason']}"
     local = _is_local(raw)
-    hint = f"; it is served as {served_name}, a name for clients that cfgcheck does not read as the model" \
+    # the served name is not echoed: a hostile file may put a secret there (docs/SECURITY.md)
+    hint = "; its --served-model-name is a name for clients, which cfgcheck does not read as the model" \
         if served_name and str(served_name) != raw else ""
     if local:
         return (f"architecture of {raw} unknown: a local path whose last segments name no model in the bundled "
