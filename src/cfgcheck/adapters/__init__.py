@@ -11,7 +11,8 @@ import os
 from ..model import ServedModel
 from ..yamlio import LoadedFile
 from . import (chart, compose, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
-               llmkube, mapped, ome, production_stack, pyspec, rayserve, scripts, vllm_runtime, workflows, workloads)
+               llmkube, makefile, mapped, ome, production_stack, pyspec, rayserve, scripts, skypilot, vllm_runtime, workflows,
+               workloads)
 from .base import DocContext, Workspace
 from .protocol import REGISTRY, document_adapters, file_format, register
 
@@ -34,8 +35,10 @@ register(compose)
 register(dra)
 register(engine_config)
 register(scripts)
+register(makefile)
 register(pyspec)
 register(workflows)
+register(skypilot)
 register(workloads)
 register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
 

@@ -11,7 +11,8 @@ An adapter is usually a module; it declares
 
 A format that is not YAML (a shell script, a Python spec file) declares instead
 
-- ``SUFFIXES``: the file name endings it reads (``.sh``); discovery lists them beside YAML files;
+- ``SUFFIXES``: the file name endings it reads (``.sh``), or whole names (``Makefile``); discovery lists
+  them beside YAML files;
 - ``scan_comments(text)``: the file's comments by line, for directives, suppressions and the rules that
   want a reason written beside a value;
 - ``file_models(workspace, loaded)``: the located served models of one such file.
@@ -113,8 +114,9 @@ def document_adapters() -> list[Adapter]:
 def file_format(path: str) -> FileAdapter | None:
     """The registered adapter that reads files named like ``path`` when they are not YAML (looked up
     once per file read: a dictionary, not a walk over the registry)."""
-    dot = path.rfind(".")
-    return _file_formats.get(path[dot:]) if dot > path.rfind("/") else None
+    name = path[path.rfind("/") + 1:]
+    dot = name.rfind(".")
+    return _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
 
 
 def file_suffixes() -> tuple[str, ...]:

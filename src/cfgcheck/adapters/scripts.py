@@ -24,8 +24,8 @@ from ..engines.images import parse_image
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import Comment, LoadedFile
 from . import engine_config
-from .base import ENGINE_MARKERS, Workspace, apply_launch, directives_of, finish, set_image, to_int
-from .shell import OPERATORS, expand, lex, segments
+from .base import ENGINE_MARKERS, DocContext, Workspace, apply_launch, directives_of, finish, set_image, to_int
+from .shell import OPERATORS, SourceMap, expand, lex, segments
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = (".sh", ".bash")
@@ -83,6 +83,14 @@ def scan_comments(text: str) -> dict[int, Comment]:
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if not any(marker in loaded.text for marker in MARKERS):
         return []
+    heredocs = _heredocs(loaded.text)
+    return text_models(workspace, loaded, _without(loaded.text, heredocs), "shell script", "script", heredocs=heredocs)
+
+
+def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, prefix: str,
+                env: dict[str, str | None] | None = None, name_of=None, heredocs: list[Heredoc] = ()) -> list[ServedModel]:
+    """The served models of shell commands in ``text``, which has the file's offsets (what is not a
+    command blanked): one per engine start; ``name_of(line)`` names the model started on ``line``."""
     starts = _line_starts(loaded.text)
 
     def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
@@ -92,14 +100,14 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         width = end - start if end_line == line else len(word)
         return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
 
-    heredocs = _heredocs(loaded.text)
-    words = lex(_without(loaded.text, heredocs), shell=True)
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
-    for index, launched in enumerate(launches(expand(words), locate)):
+    for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
-        model = script_model(workspace, loaded, launched, "shell script", f"script/{index}", index, (after, last),
-                             heredocs=heredocs)
+        first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+        name = name_of(first.location.line) if name_of is not None and first is not None else None
+        model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
+                             name, heredocs=heredocs)
         after = last
         if model is not None:
             found.append(model)
@@ -194,6 +202,18 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
         elif _starts(tokens):
             found.append(Launched(tokens, env=_assignments(tokens)))
     return found
+
+
+def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
+    """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
+    task's ``run:``), each word located where it is written in the file."""
+    mapping = SourceMap(ctx.loaded.text, node)
+
+    def locate(start: int, end: int, word: str):
+        line, column, end_column = mapping.span(start, end, word)
+        return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
+
+    return launches(expand(lex(mapping.value, shell=True), env), locate)
 
 
 def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:

@@ -7,12 +7,11 @@ options: ``--gpus``, ``-e``, ``--entrypoint``). ``${{ ... }}`` expressions are u
 
 from __future__ import annotations
 
-from ..model import ArgToken, Location, ServedModel
+from ..model import ArgToken, ServedModel
 from ..yamlio import YNode
 from .base import ENGINE_MARKERS, DocContext
 from .containers import env_value_nodes
-from .scripts import Launched, docker_run, launches, script_model
-from .shell import SourceMap, expand, lex
+from .scripts import docker_run, scalar_launches, script_model
 
 MARKERS = ENGINE_MARKERS
 
@@ -28,20 +27,20 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_workflow(root):
         return []
     found: list[ServedModel] = []
-    base_env = _literal_env(root.get("env"), {})
+    base_env = literal_env(root.get("env"), {})
     for key, job in root.get("jobs").items():
         if key.kind != "scalar" or job.kind != "map":
             continue
-        job_env = _literal_env(job.get("env"), base_env)
+        job_env = literal_env(job.get("env"), base_env)
         found.extend(_service_models(ctx, str(key.value), job))
         steps = job.get("steps")
         for index, step in enumerate(steps.value if steps is not None and steps.kind == "seq" else []):
             run = step.get("run") if step.kind == "map" else None
             if run is None or run.kind != "scalar" or not isinstance(run.value, str):
                 continue
-            env = _literal_env(step.get("env"), job_env)
+            env = literal_env(step.get("env"), job_env)
             label = str(step.scalar("name") or step.scalar("id") or f"step {index + 1}")
-            for number, launched in enumerate(_run_launches(ctx, run, env)):
+            for number, launched in enumerate(scalar_launches(ctx, run, env)):
                 name = f"{key.value}/{label}" + (f"#{number + 1}" if number else "")
                 model = script_model(ctx.workspace, ctx.loaded, launched, "workflow step",
                                      f"workflow/{key.value}/{index}/{number}", number,
@@ -51,22 +50,12 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     return found
 
 
-def _literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[str, str | None]:
+def literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[str, str | None]:
     env = dict(inherited)
     for name, value in env_value_nodes(node):
         text = value.value
         env[name] = None if text is None or "${{" in str(text) else str(text)
     return env
-
-
-def _run_launches(ctx: DocContext, run: YNode, env: dict[str, str | None]) -> list[Launched]:
-    mapping = SourceMap(ctx.loaded.text, run)
-
-    def locate(start: int, end: int, word: str):
-        line, column, end_column = mapping.span(start, end, word)
-        return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
-
-    return launches(expand(lex(mapping.value, shell=True), env), locate)
 
 
 def _service_models(ctx: DocContext, job: str, node: YNode) -> list[ServedModel]:

@@ -92,11 +92,34 @@ def launch_offset(tokens: list) -> int:
 def _python_module(texts: list[str], index: int) -> tuple[str, int] | None:
     """``python -m MODULE`` at ``index``, or ``-m MODULE`` opening the argv (the image's entrypoint is
     python): the module and where its own argv begins."""
-    if _PYTHON.match(_base(texts[index])) and index + 2 < len(texts) and texts[index + 1] == "-m":
-        return texts[index + 2], index + 3
+    if _PYTHON.match(_base(texts[index])):
+        at = _after_interpreter_options(texts, index + 1)
+        if at + 1 < len(texts) and texts[at] == "-m":
+            return texts[at + 1], at + 2
+        return None
     if index == 0 and len(texts) > 1 and texts[0] == "-m" and texts[1]:
         return texts[1], 2
     return None
+
+
+# The interpreter's own options before ``-m`` (``python -u -m vllm...``; docs.python.org, "Command line and
+# environment"): switches, and the two that take a value.
+_PYTHON_SWITCHES = frozenset("-b -bb -B -d -E -i -I -O -OO -P -q -s -S -u -v -x".split())
+_PYTHON_VALUED = ("-W", "-X")
+
+
+def _after_interpreter_options(texts: list[str], index: int) -> int:
+    while index < len(texts):
+        text = texts[index]
+        if text in _PYTHON_SWITCHES:
+            index += 1
+        elif text in _PYTHON_VALUED:
+            index += 2
+        elif text.startswith(_PYTHON_VALUED) and len(text) > 2:
+            index += 1
+        else:
+            break
+    return index
 
 
 def _engine_of_module(module: str) -> str | None:
