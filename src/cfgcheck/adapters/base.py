@@ -100,18 +100,22 @@ class DocContext:
         return []
 
     def shell_tokens(self, node: YNode, origin: str, segment: bool = True,
-                     env: dict[str, str | None] | None = None) -> list[ArgToken]:
+                     env: dict[str, str | None] | None = None, script_word: int | None = None) -> list[ArgToken]:
         """Tokens of a shell (or env) string, each located at its line and column in the file.
 
         The string's value is split as a shell would (see ``adapters.shell``); with ``segment`` only the
         command that starts the engine is kept, after the script's literal variables (and ``env``, the
         container's environment) are expanded. Locations point into the source text, inside quotes,
-        escapes and block scalars.
+        escapes and block scalars. With ``script_word`` the string is a command line (``bash -c "..."``)
+        and that word of it is the script read.
         """
         from .shell import SourceMap, expand, lex, segments
 
         mapping = SourceMap(self.loaded.text, node)
         words = lex(mapping.value, shell=segment)
+        if script_word is not None and script_word < len(words):
+            text, start, _ = words[script_word]  # offsets hold while the quoted script has no escapes
+            words = lex(text, shell=segment, base=start)
         if segment:
             words = _engine_command(segments(expand(words, env)))
         tokens = []

@@ -59,9 +59,13 @@ def _tokens(ctx: DocContext, service: YNode, built: dockerfile.Built | None) -> 
     texts = [t.text for t in tokens]
     if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec"):
         node = command if command is not None else entrypoint
-        script = node.value[-1] if node.kind == "seq" else node if node.kind == "scalar" and entrypoint is not node else None
-        if script is not None and script.kind == "scalar":
-            tokens = ctx.shell_tokens(script, "shell")
+        own = ctx.tokens(node, "shell") if node.kind == "scalar" else []
+        if own and own[0].text in SHELLS:  # one string, ``/bin/bash -c "pip install ... && vllm serve ..."``
+            tokens = ctx.shell_tokens(node, "shell", script_word=2) or tokens
+        else:
+            script = node.value[-1] if node.kind == "seq" else node if node.kind == "scalar" and entrypoint is not node else None
+            if script is not None and script.kind == "scalar":
+                tokens = ctx.shell_tokens(script, "shell")
     return tokens
 
 
