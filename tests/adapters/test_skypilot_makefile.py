@@ -74,6 +74,7 @@ def test_file_format_matches_whole_names_and_suffixes():
     assert file_format("deploy/Makefile") is file_format("GNUmakefile") is file_format("x/serving.mk")
     assert file_format("run.sh") is not None and file_format("README") is None
     assert file_format("Makefile.bak") is None
+    assert file_format("app/Dockerfile") is file_format("Containerfile") is file_format("gpu.dockerfile") is not None
 
 
 def test_python_interpreter_options_before_dash_m_still_start_the_engine():
@@ -98,3 +99,23 @@ def test_compose_entrypoint_as_one_shell_string():
     assert vllm.value("max_model_len") == 262144 and _at(vllm.setting("max_model_len")) == (8, 99)
     assert sglang.engine == "sglang" and sglang.model.value == "Qwen/Qwen3-8B" and _at(sglang.model) == (19, 68)
     assert ("CFG207", "docker-compose.yml", 8, 99) in _errors(FORMATS / "compose-shell-string")
+
+
+def test_dockerfile_entrypoint_and_cmd_as_the_container_runs_them():
+    models = {m.path: m for m in _models(FORMATS / "dockerfiles").values()}
+    assert set(models) == {"exec/Dockerfile", "shell/Containerfile", "composed/compose.yaml"}  # base-only: no CMD
+    exec_form = models["exec/Dockerfile"]  # final stage only; CMD continued over three lines
+    assert exec_form.kind == "Dockerfile" and exec_form.engine_version == "0.9.2"
+    assert exec_form.model.value == "Qwen/Qwen3-8B" and _at(exec_form.model) == (8, 7)
+    assert _at(exec_form.setting("max_model_len")) == (9, 26) and exec_form.value("max_num_seqs") == 128
+    shell = models["shell/Containerfile"]  # /bin/sh -c: ENV and ARG defaults, ${MODEL_ID:-default}; CMD ignored
+    assert shell.engine == "sglang" and shell.engine_version == "0.5.2"
+    assert shell.model.value == "Qwen/Qwen3-1.7B" and _at(shell.model) == (6, 30)
+    assert shell.value("mem_fraction_static") == 0.85 and shell.setting("port").value == "30000"
+    assert ("CFG207", "exec/Dockerfile", 9, 26) in _errors(FORMATS / "dockerfiles")
+
+
+def test_a_dockerfile_a_compose_file_builds_is_the_compose_service():
+    composed = [m for m in _models(FORMATS / "dockerfiles").values() if m.path.startswith("composed/")]
+    assert [m.kind for m in composed] == ["docker-compose"]
+    assert composed[0].model.value == "meta-llama/Llama-3.1-8B-Instruct"

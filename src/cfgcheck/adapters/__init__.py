@@ -10,7 +10,7 @@ import os
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import (chart, compose, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
+from . import (chart, compose, containerfile, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
                llmkube, makefile, mapped, ome, production_stack, pyspec, rayserve, scripts, skypilot, vllm_runtime, workflows,
                workloads)
 from .base import DocContext, Workspace
@@ -36,6 +36,7 @@ register(dra)
 register(engine_config)
 register(scripts)
 register(makefile)
+register(containerfile)
 register(pyspec)
 register(workflows)
 register(skypilot)

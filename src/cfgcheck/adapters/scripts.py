@@ -91,15 +91,7 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
                 env: dict[str, str | None] | None = None, name_of=None, heredocs: list[Heredoc] = ()) -> list[ServedModel]:
     """The served models of shell commands in ``text``, which has the file's offsets (what is not a
     command blanked): one per engine start; ``name_of(line)`` names the model started on ``line``."""
-    starts = _line_starts(loaded.text)
-
-    def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
-        line = bisect.bisect_right(starts, start)
-        column = start - starts[line - 1] + 1
-        end_line = bisect.bisect_right(starts, max(start, end - 1))
-        width = end - start if end_line == line else len(word)
-        return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
-
+    locate = locator(loaded)
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
     for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
@@ -112,6 +104,20 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         if model is not None:
             found.append(model)
     return found
+
+
+def locator(loaded: LoadedFile):
+    """``locate(start, end, word)`` for words at offsets of the file's text: location and comments."""
+    starts = _line_starts(loaded.text)
+
+    def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
+        line = bisect.bisect_right(starts, start)
+        column = start - starts[line - 1] + 1
+        end_line = bisect.bisect_right(starts, max(start, end - 1))
+        width = end - start if end_line == line else len(word)
+        return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
+
+    return locate
 
 
 def _line_starts(text: str) -> list[int]:
