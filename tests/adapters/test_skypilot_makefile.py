@@ -1,24 +1,13 @@
-"""SkyPilot task/service YAML and Makefile recipes: each engine start is a served model with its
-settings located where they are written, and the accelerator SkyPilot is told to provision."""
+"""SkyPilot task/service YAML, Makefile recipes, Dockerfiles and compose ``bash -c`` strings: each engine
+start is a served model with its settings located where they are written, and the accelerator SkyPilot
+is told to provision."""
 
 from __future__ import annotations
 
-from helpers import FIXTURES, lint_paths
+from helpers import lint_paths
 
 from cfgcheck.adapters.protocol import file_format
-from cfgcheck.config import load as load_config
-from cfgcheck.lint import collect
-
-FORMATS = FIXTURES / "formats"
-
-
-def _models(root):
-    _, models = collect([root], load_config(root))
-    return {m.name: m for m in models}
-
-
-def _at(setting):
-    return setting.location.line, setting.location.column
+from tests.adapters.test_scripts_workflows_pyspec import FORMATS, _at, _models
 
 
 def _errors(root):
