@@ -62,7 +62,7 @@ def test_makefile_errors_are_located_and_mk_files_are_read():
 def test_file_format_matches_whole_names_and_suffixes():
     assert file_format("deploy/Makefile") is file_format("GNUmakefile") is file_format("x/serving.mk")
     assert file_format("run.sh") is not None and file_format("README") is None
-    assert file_format("Makefile.bak") is None
+    assert file_format("Makefile.bak") is None and file_format("gpu.Dockerfile") is file_format("Dockerfile")
     assert file_format("app/Dockerfile") is file_format("Containerfile") is file_format("gpu.dockerfile") is not None
 
 

@@ -116,7 +116,9 @@ def file_format(path: str) -> FileAdapter | None:
     once per file read: a dictionary, not a walk over the registry)."""
     name = path[path.rfind("/") + 1:]
     dot = name.rfind(".")
-    return _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
+    found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
+    # as discovery lists them (``listed_file``): by ending, so ``gpu.Dockerfile`` is a Dockerfile
+    return found or next((adapter for suffix, adapter in _file_formats.items() if name.endswith(suffix)), None)
 
 
 def file_suffixes() -> tuple[str, ...]:
