@@ -108,3 +108,10 @@ def test_a_dockerfile_a_compose_file_builds_is_the_compose_service():
     composed = [m for m in _models(FORMATS / "dockerfiles").values() if m.path.startswith("composed/")]
     assert [m.kind for m in composed] == ["docker-compose"]
     assert composed[0].model.value == "meta-llama/Llama-3.1-8B-Instruct"
+
+
+def test_slurm_gpu_requests_of_a_script():
+    models = _models(FORMATS / "slurm")
+    batch, step = models["sbatch_serve"], models["srun_serve"]
+    assert batch.gpus.value == 4 and _at(batch.gpus) == (4, 26) and batch.gpu_product == "a6000"  # #SBATCH --gres
+    assert step.gpus.value == 2 and _at(step.gpus) == (1, 13) and step.gpu_product is None  # srun's own option

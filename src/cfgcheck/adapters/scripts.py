@@ -303,6 +303,37 @@ def _tail(token: ArgToken, offset: int) -> ArgToken:
                     token.comments, token.origin)
 
 
+# Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
+# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...).
+_SLURM_GPUS = re.compile(r"(?:--gres[= ]gpu(?::(?P<gres>[\w.-]+))?:|--gpus(?:-per-node|-per-task)?[= ](?:(?P<gpus>[\w.-]+):)?"
+                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b")
+
+
+def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | None, str | None]:
+    """The GPUs Slurm gives the engine, and their type when named: ``srun --gres=gpu:2 vllm serve ...``
+    (the command's own options), else the script's ``#SBATCH`` lines."""
+    for index, token in enumerate(tokens):
+        if token.text.startswith(("--gres", "--gpus", "-G")):
+            joined = token.text if "=" in token.text or index + 1 >= len(tokens) else f"{token.text}={tokens[index + 1].text}"
+            match = _SLURM_GPUS.fullmatch(joined.replace("-G=", "-G "))
+            if match is not None:
+                where = token if "=" in token.text else tokens[index + 1]
+                return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
+                               where.location, where.text, "shell"), _slurm_type(match)
+    for number, line in enumerate(loaded.text.split("\n"), start=1):
+        match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
+        if match is not None:
+            column = match.start("count") + 1
+            location = Location(loaded.path, number, column, number, column + len(match.group("count")))
+            return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
+                           location, match.group("count"), "shell"), _slurm_type(match)
+    return None, None
+
+
+def _slurm_type(match: re.Match) -> str | None:
+    return match.group("gres") or match.group("gpus") or match.group("short")
+
+
 def gpu_count(text: str) -> int | str:
     """``--gpus``: ``2``, ``all`` (unknown here), ``device=0,1`` (quoted or not) -> 2."""
     value = text.strip("'\"")
@@ -348,6 +379,9 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if model.gpus is None and visible is not None and re.fullmatch(r"\d+(,\d+)*", visible.text):
         model.gpus = Setting("gpus", len(visible.text.split(",")), visible.location, "CUDA_VISIBLE_DEVICES",
                              visible.comments, visible.location, visible.text, "env")
+    if model.gpus is None:
+        model.gpus, product = slurm_gpus(loaded, launched.tokens)
+        model.gpu_product = model.gpu_product or product
     argument = engine_config.config_argument(model)
     if argument is not None:
         found = _heredoc_config(loaded, heredocs, argument.text) or \
