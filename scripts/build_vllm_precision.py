@@ -5,12 +5,14 @@ For each catalogued vLLM version (the versions of ``src/cfgcheck/engines/catalog
 the release's source distribution from PyPI (or, for a release published as wheels only, its wheel;
 see ``build_env_catalog.source_tree``), with ``ast`` (nothing is imported or run), and records:
 
-- ``quantization``: every ``QuantizationConfig`` subclass under ``vllm/model_executor/layers/quantization``
-  whose ``get_name()`` and ``get_min_capability()`` return constants (inherited ones followed): the
-  method name, its minimum compute capability (``80`` = 8.0), the class and file. vLLM compares it with
-  the GPU when it builds the quantization config and stops: "The quantization method fp8 is not supported
-  for the current GPU. Minimum capability: 80. Current capability: 75." (``check`` names the file that
-  raises it);
+- ``quantization``: for each ``--quantization`` value of the ``method_to_config`` table of
+  ``vllm/model_executor/layers/quantization/__init__.py`` (and each ``QuantizationConfig`` subclass by its
+  ``get_name()``), the class it loads, that class's ``get_min_capability()`` (``80`` = 8.0) and
+  ``get_supported_act_dtypes()`` when they return constants (inherited ones followed), and its file. vLLM
+  compares both with the GPU and ``--dtype`` when it builds the quantization config and stops: "The
+  quantization method fp8 is not supported for the current GPU. Minimum capability: 80. Current capability:
+  75." / "torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"
+  (``capability_check`` and ``act_dtype_check`` name the file that raises them);
 - ``float16_refused``: the ``_FLOAT16_NOT_SUPPORTED_MODELS`` table (model_type -> reason), its file, and
   whether a function of that file raises on it ("The model type 'gemma2' does not support float16.
   Reason: ...") rather than only steering the ``auto`` dtype away from float16.
@@ -37,6 +39,7 @@ from build_env_catalog import CATALOGS, provenance, source_tree  # noqa: E402 - 
 DATA = CATALOGS.parent.parent / "data"
 QUANTIZATION_DIR = "vllm/model_executor/layers/quantization"
 CAPABILITY_ERROR = "is not supported for the current GPU"
+ACT_DTYPE_ERROR = "is not supported for quantization"
 FLOAT16_TABLE = "_FLOAT16_NOT_SUPPORTED_MODELS"
 
 
@@ -52,8 +55,24 @@ def _returned(method: ast.FunctionDef, kind: type) -> object | None:
     return None
 
 
+# torch dtype attribute -> the --dtype name vLLM's _STR_DTYPE_TO_TORCH_DTYPE maps to it
+_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32"}
+
+
+def _returned_dtypes(method: ast.FunctionDef) -> list[str] | None:
+    """The dtypes ``get_supported_act_dtypes`` returns as a literal list of ``torch.<dtype>``."""
+    returns = [n for n in ast.walk(method) if isinstance(n, ast.Return) and n.value is not None]
+    if len(returns) != 1 or not isinstance(returns[0].value, (ast.List, ast.Tuple)):
+        return None
+    names = [e.attr for e in returns[0].value.elts if isinstance(e, ast.Attribute)]
+    if len(names) != len(returns[0].value.elts):
+        return None
+    return sorted({_DTYPES.get(name, name) for name in names})
+
+
 def _classes(path: str, source: str) -> dict[str, dict]:
-    """Each class of a module: its base names and the constants its own get_name/get_min_capability return."""
+    """Each class of a module: its base names and the constants its own get_name, get_min_capability and
+    get_supported_act_dtypes return."""
     found: dict[str, dict] = {}
     for node in ast.walk(ast.parse(source)):
         if not isinstance(node, ast.ClassDef):
@@ -64,8 +83,25 @@ def _classes(path: str, source: str) -> dict[str, dict]:
             entry["name"] = _returned(methods["get_name"], str)
         if "get_min_capability" in methods:
             entry["min_capability"] = _returned(methods["get_min_capability"], int)
+        if "get_supported_act_dtypes" in methods:
+            entry["act_dtypes"] = _returned_dtypes(methods["get_supported_act_dtypes"])
         found[node.name] = entry
     return found
+
+
+def method_classes(sources: list[tuple[str, str]]) -> dict[str, str]:
+    """``--quantization`` value -> the class it loads: the ``method_to_config`` dict of
+    ``get_quantization_config`` (``quantization/__init__.py``); aliases such as ``awq`` -> ``AutoAWQConfig``."""
+    for path, source in sources:
+        if path != f"{QUANTIZATION_DIR}/__init__.py":
+            continue
+        for node in ast.walk(ast.parse(source)):
+            target = node.target if isinstance(node, ast.AnnAssign) else (
+                node.targets[0] if isinstance(node, ast.Assign) and len(node.targets) == 1 else None)
+            if isinstance(target, ast.Name) and target.id == "method_to_config" and isinstance(node.value, ast.Dict):
+                return {k.value: v.id for k, v in zip(node.value.keys, node.value.values)
+                        if isinstance(k, ast.Constant) and isinstance(k.value, str) and isinstance(v, ast.Name)}
+    return {}
 
 
 def _inherited(classes: dict[str, dict], name: str, key: str, seen: frozenset = frozenset()) -> object | None:
@@ -90,21 +126,25 @@ def _is_quantization_config(classes: dict[str, dict], name: str, seen: frozenset
 
 
 def quantization_methods(sources: list[tuple[str, str]]) -> dict[str, dict]:
-    """method name -> minimum capability, class and file, for the QuantizationConfig subclasses."""
+    """method -> minimum capability, supported activation dtypes, class and file: each ``--quantization``
+    value of ``method_to_config``, and each QuantizationConfig subclass by its ``get_name()``."""
     classes: dict[str, dict] = {}
     for path, source in sources:
-        if path.startswith(QUANTIZATION_DIR + "/"):
+        if path.startswith(QUANTIZATION_DIR + "/") or "QuantizationConfig" in source:  # models define some
             classes.update(_classes(path, source))
+    named = {cls: _inherited(classes, cls, "name") for cls in sorted(classes)}
+    candidates = [(name, cls) for cls, name in named.items() if isinstance(name, str)]
+    table = method_classes(sources)
     methods: dict[str, dict] = {}
-    for cls in sorted(classes):
-        name = _inherited(classes, cls, "name")
+    for name, cls in [*candidates, *table.items()]:  # the table, what --quantization loads, last: it wins
         minimum = _inherited(classes, cls, "min_capability")
-        if cls == "QuantizationConfig" or not _is_quantization_config(classes, cls) or \
-                not isinstance(name, str) or not isinstance(minimum, int):
+        if cls == "QuantizationConfig" or not _is_quantization_config(classes, cls) or not isinstance(minimum, int):
             continue
-        known = methods.get(name)
-        if known is None or minimum < known["min_capability"]:  # two classes, one name: the lenient one
-            methods[name] = {"min_capability": minimum, "class": cls, "file": classes[cls]["file"]}
+        entry = {"min_capability": minimum, "class": cls, "file": classes[cls]["file"]}
+        dtypes = _inherited(classes, cls, "act_dtypes")
+        if dtypes:
+            entry["act_dtypes"] = dtypes
+        methods[name] = entry
     return methods
 
 
@@ -134,12 +174,17 @@ def float16_refused(sources: list[tuple[str, str]]) -> dict | None:
     return None
 
 
+def _raising_file(sources: list[tuple[str, str]], message: str, call: str) -> str | None:
+    """The configuration module (outside the quantization package) that raises ``message`` after ``call``."""
+    return next((path for path, source in sources if message in source and call in source
+                 and not path.startswith(QUANTIZATION_DIR + "/")), None)
+
+
 def facts(sources: list[tuple[str, str]]) -> dict:
     """The precision facts of one release's ``vllm/`` sources, given as (path, text)."""
-    check = next((path for path, source in sources
-                  if CAPABILITY_ERROR in source and "get_min_capability()" in source
-                  and not path.startswith(QUANTIZATION_DIR + "/")), None)
-    return {"quantization": quantization_methods(sources), "capability_check": check,
+    return {"quantization": quantization_methods(sources),
+            "capability_check": _raising_file(sources, CAPABILITY_ERROR, "get_min_capability()"),
+            "act_dtype_check": _raising_file(sources, ACT_DTYPE_ERROR, "get_supported_act_dtypes()"),
             "float16_refused": float16_refused(sources)}
 
 

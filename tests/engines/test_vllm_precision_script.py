@@ -42,14 +42,20 @@ class AWQConfig(QuantizationConfig):
     def get_name(self) -> str:
         return "awq"
 
+    def get_supported_act_dtypes(self):
+        return [torch.half]
+
     @classmethod
     def get_min_capability(cls) -> int:
         # The AWQ kernel only supports Turing or newer GPUs.
         return 75
 
-class AWQMarlinConfig(AWQConfig):  # inherits the minimum, has its own name
+class AWQMarlinConfig(AWQConfig):  # inherits the minimum, has its own name and dtypes
     def get_name(self):
         return "awq_marlin"
+
+    def get_supported_act_dtypes(self):
+        return [torch.half, torch.bfloat16]
 
 class Platformish(QuantizationConfig):  # not a constant: not recorded
     def get_name(self):
@@ -68,9 +74,11 @@ def _check_valid_dtype(model_type, dtype):
     if model_type in _FLOAT16_NOT_SUPPORTED_MODELS and dtype == "float16":
         raise ValueError("does not support float16")
 
-def _get_quantization_config(quant_config, capability):
+def _get_quantization_config(quant_config, capability, dtype):
     if capability < quant_config.get_min_capability():
         raise ValueError("The quantization method is not supported for the current GPU.")
+    if dtype not in quant_config.get_supported_act_dtypes():
+        raise ValueError(f"{dtype} is not supported for quantization method")
 '''
 WARN_ONLY = '''
 _FLOAT16_NOT_SUPPORTED_MODELS = {"plamo2": "unstable"}
@@ -90,33 +98,47 @@ def _tree(cache: Path, version: str, files: dict[str, str]) -> Path:
     return tree
 
 
-def _release(cache: Path, version: str, fp8_minimum: int, config: str) -> None:
+METHOD_TABLE = '''
+def get_quantization_config(quantization):
+    from .awq import AWQConfig
+    method_to_config: dict[str, type[QuantizationConfig]] = {
+        "awq": AWQMarlinConfig,  # an alias: --quantization awq loads the Marlin class
+        "fp8": Fp8Config,
+        "not_a_class": some_function(),
+    }
+    return method_to_config[quantization]
+'''
+
+
+def _release(cache: Path, version: str, fp8_minimum: int, config: str, table: str = "") -> None:
     quant = "vllm/model_executor/layers/quantization"
     _tree(cache, version, {f"{quant}/base_config.py": BASE, f"{quant}/fp8.py": FP8.format(minimum=fp8_minimum),
-                           f"{quant}/awq.py": AWQ, "vllm/config/__init__.py": config,
+                           f"{quant}/awq.py": AWQ, f"{quant}/__init__.py": table, "vllm/config/__init__.py": config,
                            "vllm/broken.py": "def (:\n"})
 
 
 def test_minimum_capabilities_and_float16_refusals_per_release(tmp_path: Path) -> None:
     _release(tmp_path, "0.9.2", 80, CONFIG)
-    _release(tmp_path, "0.22.0", 75, WARN_ONLY)
+    _release(tmp_path, "0.22.0", 75, WARN_ONLY, METHOD_TABLE)
     data = script.build(["0.9.2", "0.22.0", "0.99.0"], tmp_path,
                         unpack=lambda engine, version, cache: cache / f"vllm-{version}"
                         if (cache / f"vllm-{version}").is_dir() else None)
     old, new = data["versions"]["0.9.2"], data["versions"]["0.22.0"]
     assert old["sdist"] == "vllm-0.9.2.tar.gz"
+    awq_file = "vllm/model_executor/layers/quantization/awq.py"
     assert old["quantization"] == {
-        "awq": {"min_capability": 75, "class": "AWQConfig", "file": "vllm/model_executor/layers/quantization/awq.py"},
-        "awq_marlin": {"min_capability": 75, "class": "AWQMarlinConfig",
-                       "file": "vllm/model_executor/layers/quantization/awq.py"},
+        "awq": {"min_capability": 75, "class": "AWQConfig", "file": awq_file, "act_dtypes": ["float16"]},
+        "awq_marlin": {"min_capability": 75, "class": "AWQMarlinConfig", "file": awq_file,
+                       "act_dtypes": ["bfloat16", "float16"]},
         "fp8": {"min_capability": 80, "class": "Fp8Config", "file": "vllm/model_executor/layers/quantization/fp8.py"}}
     assert new["quantization"]["fp8"]["min_capability"] == 75
-    assert old["capability_check"] == "vllm/config/__init__.py"
+    assert new["quantization"]["awq"]["class"] == "AWQMarlinConfig"  # the method table decides
+    assert old["capability_check"] == old["act_dtype_check"] == "vllm/config/__init__.py"
     assert old["float16_refused"] == {"file": "vllm/config/__init__.py", "raises": True, "model_types": {
         "gemma2": "Numerical instability. Please use bfloat16 or float32 instead.",
         "plamo2": "Numerical instability. Please use bfloat16 or float32 instead."}}
     assert new["float16_refused"]["raises"] is False  # only a warning there: CFG304 stays quiet
-    assert new["capability_check"] is None
+    assert new["capability_check"] is None and new["act_dtype_check"] is None
     assert data["unavailable"] == {"0.99.0": "no sdist or wheel on PyPI"}
 
 
