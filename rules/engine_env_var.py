@@ -15,6 +15,10 @@ module of the package, not only `vllm/envs.py` (vLLM reads some variables elsewh
 connectors), through `os.getenv`, `os.environ.get`, `os.environ[...]` and `"NAME" in os.environ`; SGLang's
 `Envs` class and environment getters too. The data cites each release's sdist (or wheel and sha256).
 
+vLLM on Gaudi or Neuron is not judged: since vLLM dropped its in-tree HPU (0.10.0) and Neuron (0.10.2)
+platforms it runs there through out-of-tree plugins (vllm-gaudi, vllm-neuron) whose own `VLLM_`
+variables (`VLLM_SKIP_WARMUP`) no upstream release reads.
+
 ## Why it matters
 The engine reads its settings from environment variables by exact name and ignores every other
 one without a word. A removed or misspelled variable leaves the engine on its default: the V1 engine
@@ -76,6 +80,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
+from cfgcheck.capacity.gpus import accelerator_kind
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.versions import DISPLAY, version_key, version_ranges
 from cfgcheck.engines.confidence import confidence, label
@@ -86,10 +91,17 @@ from cfgcheck.model import Finding
 CODE, NAME, SEVERITY = "CFG108", "engine-env-var", "warning"
 OPTIONS: dict = {}
 
+# vLLM dropped its in-tree HPU platform in 0.10.0 and its Neuron one in 0.10.2 (vllm/platforms/hpu.py,
+# neuron.py): Gaudi and Neuron run it through out-of-tree plugins (vllm-gaudi, vllm-neuron) that read VLLM_
+# variables of their own, such as VLLM_SKIP_WARMUP.
+_PLUGIN_PLATFORMS = frozenset({"gaudi", "neuron"})
+
 
 def check(model, ctx) -> Iterator[Finding]:
     engine_prefixes = prefixes(model.engine)
     ours = [name for name in model.env if name.startswith(engine_prefixes)] if engine_prefixes else []
+    if ours and model.engine == "vllm" and accelerator_kind(model) in _PLUGIN_PLATFORMS:
+        return  # a platform plugin's variables: no upstream release lists them
     catalog = catalog_for(model.engine, model.engine_version) if ours else None
     names = names_read(model.engine, catalog.version) if catalog is not None else None
     if names is None:
