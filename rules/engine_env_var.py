@@ -15,7 +15,8 @@ module of the package, not only `vllm/envs.py` (vLLM reads some variables elsewh
 connectors), through `os.getenv`, `os.environ.get`, `os.environ[...]` and `"NAME" in os.environ`; SGLang's
 `Envs` class and environment getters too. The data cites each release's sdist (or wheel and sha256).
 
-vLLM on Gaudi or Neuron is not judged: since vLLM dropped its in-tree HPU (0.10.0) and Neuron (0.10.2)
+vLLM on Gaudi or Neuron (the accelerator, or their runtimes' `PT_HPU_`/`HABANA_`/`NEURON_RT_` settings in
+the container) is not judged: since vLLM dropped its in-tree HPU (0.10.0) and Neuron (0.10.2)
 platforms it runs there through out-of-tree plugins (vllm-gaudi, vllm-neuron) whose own `VLLM_`
 variables (`VLLM_SKIP_WARMUP`) no upstream release reads.
 
@@ -95,12 +96,15 @@ OPTIONS: dict = {}
 # neuron.py): Gaudi and Neuron run it through out-of-tree plugins (vllm-gaudi, vllm-neuron) that read VLLM_
 # variables of their own, such as VLLM_SKIP_WARMUP.
 _PLUGIN_PLATFORMS = frozenset({"gaudi", "neuron"})
+# Settings only those platforms' runtimes read: Intel Gaudi's PyTorch bridge (PT_HPU_*, HABANA_*) and the
+# AWS Neuron runtime and compiler (NEURON_RT_*, NEURON_CC_FLAGS); a chart may name the device elsewhere.
+_PLUGIN_PLATFORM_ENV = ("PT_HPU_", "HABANA_", "NEURON_RT_", "NEURON_CC_FLAGS")
 
 
 def check(model, ctx) -> Iterator[Finding]:
     engine_prefixes = prefixes(model.engine)
     ours = [name for name in model.env if name.startswith(engine_prefixes)] if engine_prefixes else []
-    if ours and model.engine == "vllm" and accelerator_kind(model) in _PLUGIN_PLATFORMS:
+    if ours and model.engine == "vllm" and _plugin_platform(model):
         return  # a platform plugin's variables: no upstream release lists them
     catalog = catalog_for(model.engine, model.engine_version) if ours else None
     names = names_read(model.engine, catalog.version) if catalog is not None else None
@@ -129,6 +133,11 @@ def check(model, ctx) -> Iterator[Finding]:
             remediation = f"rename it to {real}"
         yield Finding(message, setting.location, remediation=remediation, setting=f"env:{name}",
                       severity=severity, model=model.name)
+
+
+def _plugin_platform(model) -> bool:
+    """vLLM runs on Gaudi or Neuron: the accelerator says so, or the container sets their runtimes' settings."""
+    return accelerator_kind(model) in _PLUGIN_PLATFORMS or any(name.startswith(_PLUGIN_PLATFORM_ENV) for name in model.env)
 
 
 def _latest(model) -> bool:
