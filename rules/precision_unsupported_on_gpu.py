@@ -1,4 +1,4 @@
-"""Flags a vLLM precision that the model's known GPU cannot run: bfloat16 or FP8 below compute capability 8.0.
+"""Flags a vLLM precision that the model's known GPU cannot run: bfloat16, or a quantization method below its minimum capability.
 
 ## What it flags
 A vLLM served model whose GPU is known (a `nvidia.com/gpu.product` or GKE accelerator node label,
@@ -6,17 +6,31 @@ a `# cfgcheck: gpu=NAME` directive, or `gpu:` in `.cfgcheck.yaml`) and whose com
 from NVIDIA's CUDA GPUs table, is below what vLLM requires for
 
 - an explicit `--dtype bfloat16`: compute capability 8.0 (Ampere); T4 (7.5) and V100 (7.0) have none;
-- `--quantization fp8`: compute capability 8.0 (vLLM's `Fp8Config.get_min_capability()`; Ampere
-  runs FP8 weights through its weight-only Marlin kernel, Ada/Hopper natively).
+- a quantization method, the `--quantization` given or, without it, the `quant_method` of the
+  checkpoint's `config.json` (from the bundled model table or a local copy under `model_configs`; vLLM
+  then uses the checkpoint's), whose `get_min_capability()` in that vLLM release is above the GPU's:
+  `fp8` needs 8.0 up to vLLM 0.13 and 7.5 from 0.14, `awq` 7.5, `gptq_marlin`/`awq_marlin` 8.0 up
+  to 0.13, `mxfp4` (gpt-oss) 8.0, `modelopt` (FP8) 8.9 up to 0.26. The minimums are read per release from vLLM's source
+  by `scripts/build_vllm_precision.py` (`data/vllm_precision.json` cites the sdist and file).
 
-`--dtype auto` is not flagged (vLLM casts a bfloat16 checkpoint to float16 on such GPUs and warns);
-an unknown GPU, an AMD GPU, and other engines are not judged.
+`--dtype auto` is not flagged (vLLM casts a bfloat16 checkpoint to float16 on such GPUs and warns), nor
+a checkpoint whose method is only guessed from its name (`-AWQ`), nor a method the release does not
+name. An unknown GPU, an AMD GPU, and other engines are not judged. When the vLLM version is assumed
+(the `latest` tag, an uncatalogued version) and other releases would accept the GPU, the finding is a
+warning that says which version was assumed.
+
+FP8 KV cache (`--kv-cache-dtype fp8`) is not judged: vLLM's source shows no GPU refusing it. Below
+compute capability 8.0, vLLM 0.11.0 and earlier fall back from the V1 engine to V0
+(`_is_v1_supported_oracle`, `vllm/engine/arg_utils.py`), whose paged-attention kernels read an FP8 KV
+cache; from 0.11.1 the attention selector (`get_valid_backends`, `vllm/platforms/cuda.py`) skips the
+backends that cannot hold it and picks Triton attention, which lists `fp8` among its
+`supported_kv_cache_dtypes` on every compute capability (`vllm/v1/attention/backends/triton_attn.py`).
 
 ## Why it matters
 vLLM refuses to start: "Bfloat16 is only supported on GPUs with compute capability of at least
 8.0" (`vllm/platforms/cuda.py`, `check_if_supports_dtype`; earlier `vllm/worker/worker.py`), and
 "The quantization method fp8 is not supported for the current GPU. Minimum capability: 80"
-(`vllm/config`, quantization verification). The pod crash-loops after the image pull and weight
+(`VllmConfig._get_quantization_config`, `vllm/config`). The pod crash-loops after the image pull and weight
 download, on every replica of the node pool.
 
 ## Example
@@ -67,22 +81,19 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import resolve_gpu
+from cfgcheck.capacity import lookup_architecture, resolve_gpu
+from cfgcheck.capacity.architecture import normalize_model_id, quant_bits_from_text
+from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.confidence import label, severity
+from cfgcheck.engines.precision import facts_version, needs_more_everywhere, quantization_requirement
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG211", "precision-unsupported-on-gpu", "error"
 OPTIONS: dict = {}
 
-# (setting, value, minimum compute capability, what to use instead). Both minimums
-# hold in every catalogued vLLM version (0.6.6 onwards): bfloat16 in check_if_supports_dtype
-# (vllm/platforms/cuda.py), FP8 in Fp8Config.get_min_capability() == 80
-# (vllm/model_executor/layers/quantization/fp8.py).
-_REQUIREMENTS = (
-    ("dtype", "bfloat16", (8, 0), "--dtype float16 (or a GPU of compute capability 8.0 or newer)"),
-    ("quantization", "fp8", (8, 0),
-     "an unquantized or GPTQ checkpoint (vLLM runs GPTQ from compute capability 6.0), or a GPU of "
-     "compute capability 8.0 or newer"),
-)
+# bfloat16 needs compute capability 8.0 in every catalogued vLLM version (0.6.6 onwards):
+# check_if_supports_dtype, vllm/platforms/cuda.py (earlier vllm/worker/worker.py).
+_BFLOAT16 = (8, 0)
 
 
 def _capability(text: str) -> tuple[int, int]:
@@ -97,13 +108,48 @@ def check(model, ctx) -> Iterator[Finding]:
     if gpu is None or gpu.vendor != "nvidia" or not gpu.compute_capability:
         return
     have = _capability(gpu.compute_capability)
-    for name, wanted, minimum, instead in _REQUIREMENTS:
-        setting = model.setting(name)
-        if setting is None or not isinstance(setting.value, str) or setting.value.strip().lower() != wanted:
-            continue
-        if have >= minimum:
-            continue
-        need = f"{minimum[0]}.{minimum[1]}"
-        yield Finding(f"{setting.source} {setting.value} needs compute capability {need}; {gpu.name} ({origin}) "
-                      f"has {gpu.compute_capability}: vLLM refuses to start", setting.location,
-                      remediation=f"use {instead}", setting=name, model=model.name)
+    where = f"{gpu.name} ({origin}) has {gpu.compute_capability}"
+    dtype = model.setting("dtype")
+    if dtype is not None and isinstance(dtype.value, str) and dtype.value.strip().lower() == "bfloat16" \
+            and have < _BFLOAT16:
+        yield Finding(f"{dtype.source} {dtype.value} needs compute capability 8.0; {where}: vLLM refuses to start",
+                      dtype.location, remediation="use --dtype float16 (or a GPU of compute capability 8.0 or newer)",
+                      setting="dtype", model=model.name)
+    yield from _quantization(model, ctx, have, where)
+
+
+def _method(model, ctx) -> tuple[str, object, str] | None:
+    """(method, location, what names it): the --quantization given, else the checkpoint's quant_method."""
+    requested = model.setting("quantization")
+    if requested is not None:
+        if not isinstance(requested.value, str):
+            return None
+        return requested.value.strip().lower(), requested.location, f"{requested.source} {requested.value}"
+    if model.model is None:
+        return None
+    model_id = str(model.model.value)
+    if quant_bits_from_text(normalize_model_id(model_id).rsplit("/", 1)[-1])[1] is not None:
+        return None  # the checkpoint's method would be guessed from its name: not sure enough
+    arch = lookup_architecture(model_id, (ctx.config or {}).get("model_configs"))
+    if arch is None or not arch.quantization:
+        return None
+    method = arch.quantization.lower()
+    return method, model.model.location, f"the checkpoint of {model_id} ({method}, quant_method of its config.json)"
+
+
+def _quantization(model, ctx, have: tuple[int, int], where: str) -> Iterator[Finding]:
+    found = _method(model, ctx)
+    catalog = catalog_for("vllm", model.engine_version) if found is not None else None
+    version = facts_version(catalog.version) if catalog is not None else None
+    requirement = quantization_requirement(version, found[0]) if version is not None else None
+    if requirement is None or have >= requirement.min_capability:
+        return
+    method, location, named = found
+    need = "{}.{}".format(*requirement.min_capability)
+    checked = label(model, catalog)
+    yield Finding(f"{named} needs compute capability {need} in {checked} ({requirement.source}); {where}: "
+                  f"vLLM refuses to start (\"The quantization method {method} is not supported for the current GPU\")",
+                  location, remediation=f"serve an unquantized checkpoint or one whose method needs at most compute "
+                                        f"capability {'.'.join(map(str, have))} in this vLLM release, or use a newer GPU",
+                  severity=severity(model, catalog, lambda: needs_more_everywhere(method, have), SEVERITY),
+                  setting="quantization", model=model.name)

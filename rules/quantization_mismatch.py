@@ -1,4 +1,4 @@
-"""Flags `--quantization` that contradicts how the checkpoint is quantized.
+"""Flags `--quantization` that contradicts how the checkpoint is quantized, or a `--dtype` vLLM refuses for the model type.
 
 ## What it flags
 A vLLM or SGLang served model whose `--quantization` names a method other than the `quant_method` of
@@ -14,11 +14,27 @@ A checkpoint whose quantization is only guessed from its name (`-AWQ`, `-FP8`) i
 one the table does not know, nor a method with a conversion path (`gptq` served as `gptq_marlin`,
 `awq` as `awq_marlin` or `moe_wna16`).
 
+It also flags, for vLLM, `--dtype half` / `float16` on a model whose `model_type` (from its
+`config.json`, as above) the vLLM release refuses float16 for: its `_FLOAT16_NOT_SUPPORTED_MODELS`
+table (`gemma2`, `gemma3`, `glm4`, `plamo2` from vLLM 0.9, read per release from its source by
+`scripts/build_vllm_precision.py`). Releases before 0.9 only warned, and `--dtype auto` is steered to
+bfloat16 or float32 by vLLM itself: neither is flagged. When the vLLM version is assumed and other
+releases accept float16 for the model type, the finding is a warning naming the assumed version.
+
+And it flags, for vLLM, an explicit `--dtype` that the explicit `--quantization` method does not run
+activations in: that release's `get_supported_act_dtypes()` of the method, read from its source like the
+above: `--quantization gptq` with `--dtype bfloat16` up to vLLM 0.21, `awq` up to 0.23 (the explicit
+method forces its float16-only kernel; the Marlin variants take bfloat16), `mxfp4` with `float16`.
+
 ## Why it matters
 Both engines compare the two at start-up and stop: "Quantization method specified in the model
 config (fp8) does not match the quantization method specified in the `quantization` argument
 (awq)" (vLLM `ModelConfig._verify_quantization`, `vllm/config`; SGLang `ModelConfig._verify_quantization`,
 `python/sglang/srt/configs/model_config.py`). The pod crash-loops after downloading the weights.
+For the dtype vLLM stops with "The model type 'gemma2' does not support float16. Reason: Numerical
+instability. Please use bfloat16 or float32 instead." (`_check_valid_dtype`, `vllm/config`), or
+"torch.bfloat16 is not supported for quantization method awq. Supported dtypes: [torch.float16]"
+(`VllmConfig._get_quantization_config`, `vllm/config`).
 
 ## Example
 ```yaml
@@ -66,6 +82,10 @@ from typing import Iterator
 
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.capacity.architecture import normalize_model_id, quant_bits_from_text
+from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.confidence import label, severity
+from cfgcheck.engines.precision import (act_dtype_refused_everywhere, act_dtypes, facts_version, float16_refusal,
+                                        float16_refused_everywhere)
 from cfgcheck.engines.versions import DISPLAY
 from cfgcheck.model import Finding
 
@@ -83,7 +103,59 @@ _CONTRADICTS = {
 }
 
 
+# --dtype spellings -> the dtype vLLM makes of them (_STR_DTYPE_TO_TORCH_DTYPE, vllm/config)
+_DTYPES = {"half": "float16", "float16": "float16", "bfloat16": "bfloat16", "float": "float32", "float32": "float32"}
+
+
 def check(model, ctx) -> Iterator[Finding]:
+    yield from _quantization(model, ctx)
+    yield from _float16(model, ctx)
+    yield from _act_dtype(model)
+
+
+def _act_dtype(model) -> Iterator[Finding]:
+    """An explicit --dtype the explicit --quantization method cannot run activations in."""
+    dtype, requested = model.setting("dtype"), model.setting("quantization")
+    if model.engine != "vllm" or dtype is None or requested is None or not isinstance(dtype.value, str) \
+            or not isinstance(requested.value, str):
+        return
+    wanted, method = _DTYPES.get(dtype.value.strip().lower()), requested.value.strip().lower()
+    catalog = catalog_for("vllm", model.engine_version) if wanted is not None else None
+    version = facts_version(catalog.version) if catalog is not None else None
+    found = act_dtypes(version, method) if version is not None else None
+    if found is None or wanted in found[0]:
+        return
+    supported, source = found
+    yield Finding(f"{dtype.source} {dtype.value} with {requested.source} {method}: {label(model, catalog)} runs "
+                  f"{method} only in {', '.join(supported)} ({source}): vLLM refuses to start", dtype.location,
+                  remediation=f"use --dtype {supported[0] if len(supported) == 1 else 'auto'}"
+                              + (", or the method's Marlin variant (--quantization " + method + "_marlin)"
+                                 if method in ("awq", "gptq") else ""),
+                  severity=severity(model, catalog, lambda: act_dtype_refused_everywhere(method, wanted), SEVERITY),
+                  setting="dtype", related=(requested.location,), model=model.name)
+
+
+def _float16(model, ctx) -> Iterator[Finding]:
+    dtype = model.setting("dtype")
+    if model.engine != "vllm" or dtype is None or model.model is None or \
+            not isinstance(dtype.value, str) or _DTYPES.get(dtype.value.strip().lower()) != "float16":
+        return
+    arch = lookup_architecture(str(model.model.value), (ctx.config or {}).get("model_configs"))
+    catalog = catalog_for("vllm", model.engine_version) if arch is not None and arch.model_type else None
+    version = facts_version(catalog.version) if catalog is not None else None
+    refusal = float16_refusal(version, arch.model_type) if version is not None else None
+    if refusal is None:
+        return
+    reason, source = refusal
+    yield Finding(f"{dtype.source} {dtype.value}: {label(model, catalog)} refuses float16 for model type "
+                  f"{arch.model_type} ({model.model.value}): \"{reason}\" (_FLOAT16_NOT_SUPPORTED_MODELS, {source})",
+                  dtype.location, remediation="use --dtype bfloat16 (compute capability 8.0 or newer) or float32, "
+                                              "or leave --dtype auto",
+                  severity=severity(model, catalog, lambda: float16_refused_everywhere(arch.model_type), SEVERITY),
+                  setting="dtype", related=(model.model.location,), model=model.name)
+
+
+def _quantization(model, ctx) -> Iterator[Finding]:
     requested = model.setting("quantization")
     if model.engine not in ("vllm", "sglang") or requested is None or model.model is None:
         return

@@ -119,7 +119,8 @@ def test_released_wheels_give_names_with_file_and_sha256(tmp_path: Path) -> None
         return wheel
 
     catalog = script.build_from_wheels("vllm", ["0.9.2", "0.10.0", "0.11.0"], fetch=fetch)
-    assert catalog["versions"]["0.9.2"]["names"] == ["VLLM_HOST_IP", "VLLM_USE_V1"]  # vllm/envs.py only
+    # every module is read, not only vllm/envs.py: vLLM reads some variables elsewhere
+    assert catalog["versions"]["0.9.2"]["names"] == ["VLLM_ELSEWHERE", "VLLM_HOST_IP", "VLLM_USE_V1"]
     assert catalog["versions"]["0.10.0"] == {
         "wheel": "vllm-0.10.0-cp38-abi3-manylinux1_x86_64.whl",
         "sha256": hashlib.sha256(made["0.10.0"]).hexdigest(),
@@ -131,3 +132,45 @@ def test_released_wheels_give_names_with_file_and_sha256(tmp_path: Path) -> None
     assert sglang["versions"]["0.5.23"]["names"] == [
         "SGLANG_ENABLE_TORCH_COMPILE", "SGLANG_SET_CPU_AFFINITY", "SGLANG_TEST_RETRACT",
         "SGL_CHUNKED_PREFIX_CACHE_THRESHOLD"]
+
+
+VLLM_CONNECTOR = """
+import os
+if "VLLM_NIXL_SIDE_CHANNEL_HOST" in os.environ:
+    pass
+timeout = int(os.environ.get("VLLM_NIXL_ABORT_REQUEST_TIMEOUT", "120"))
+"""
+
+
+def test_sdists_read_every_module_and_wheel_only_releases(tmp_path: Path) -> None:
+    """``--sdist-cache``: each version's unpacked sdist; a release published as wheels only is read from
+    its wheel, with the wheel's name and sha256 (fake fetchers, no network)."""
+    import hashlib
+
+    cache = tmp_path / "cache"
+    tree = cache / "vllm-0.10.0"
+    (tree / "vllm" / "distributed").mkdir(parents=True)
+    (tree / "vllm" / "envs.py").write_text(VLLM_NEW)
+    (tree / "vllm" / "distributed" / "nixl.py").write_text(VLLM_CONNECTOR)
+    (tree / "SDIST").write_text(json.dumps({"sdist": "vllm-0.10.0.tar.gz"}))
+    made: dict[str, bytes] = {}
+
+    def wheel(engine: str, version: str, folder: Path) -> Path | None:
+        if version != "0.15.0":
+            return None
+        path = _wheel(folder, f"vllm-{version}-cp38-abi3-manylinux1_x86_64.whl", {"vllm/envs.py": VLLM_OLD})
+        made[version] = path.read_bytes()
+        return path
+
+    def unpack(engine: str, version: str, folder: Path) -> Path | None:
+        if (folder / f"{engine}-{version}" / "SDIST").is_file():
+            return folder / f"{engine}-{version}"
+        return script.source_tree(engine, version, folder, fetch_sdist=lambda *_: None, fetch_wheel=wheel) if version == "0.15.0" else None
+
+    catalog = script.build_from_sdists("vllm", ["0.10.0", "0.15.0", "0.99.0"], cache, unpack=unpack)
+    assert catalog["versions"]["0.10.0"] == {"sdist": "vllm-0.10.0.tar.gz", "names": [
+        "VLLM_HOST_IP", "VLLM_LOGGING_LEVEL", "VLLM_NIXL_ABORT_REQUEST_TIMEOUT", "VLLM_NIXL_SIDE_CHANNEL_HOST"]}
+    assert catalog["versions"]["0.15.0"] == {
+        "wheel": "vllm-0.15.0-cp38-abi3-manylinux1_x86_64.whl", "sha256": hashlib.sha256(made["0.15.0"]).hexdigest(),
+        "names": ["VLLM_HOST_IP", "VLLM_USE_V1"]}
+    assert catalog["unavailable"] == {"0.99.0": "no sdist or wheel on PyPI"}
