@@ -6,11 +6,13 @@ import os
 import sys
 from enum import Enum
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import List, Optional
 
 import typer
 
 from . import __version__
+from .lint_command import (UsageError, display_paths, exit_for, load_config, refuse_streams,
+                           run_lint_command, split_values)
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -34,10 +36,6 @@ class Mode(str, Enum):
     lint = "lint"
 
 
-class UsageError(Exception):
-    """A mistake in how cfgcheck was called; exit 2 with one line."""
-
-
 def _version(value: bool) -> None:
     if value:
         typer.echo(f"cfgcheck {__version__}")
@@ -48,69 +46,6 @@ def _version(value: bool) -> None:
 def main_options(version: bool = typer.Option(False, "--version", callback=_version, is_eager=True,
                                               help="Show the version and exit.")) -> None:
     """cfgcheck: lint LLM serving configuration kept in Git."""
-
-
-def _split(values: Optional[List[str]]) -> list[str]:
-    return [part for value in values or [] for part in value.split(",") if part.strip()]
-
-
-def write_output(text: str, output: Optional[Path]) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
-
-
-# ---------------------------------------------------------------- output options of `lint`
-
-
-def use_color(fmt: str, output: Optional[Path]) -> bool:
-    """Colour for text on a terminal; NO_COLOR (no-color.org) turns it off and wins over FORCE_COLOR
-    (force-color.org), which turns it on without a terminal, except as 0 or false (Node's
-    supports-color reading: off). Never in a file."""
-    force = os.environ.get("FORCE_COLOR", "")
-    if fmt != "text" or output is not None or os.environ.get("NO_COLOR") or force.lower() in ("0", "false"):
-        return False
-    return bool(force) or sys.stdout.isatty()
-
-
-def display_paths(root: Path) -> Callable[[str], str]:
-    """Repository paths as the user can open them from where they stand: relative to the current
-    directory when it is inside the repository (or the repository inside it), absolute otherwise."""
-    cwd, root_text = os.getcwd(), str(root)
-    if cwd == root_text:
-        return lambda path: path
-    if (root_text + os.sep).startswith(cwd + os.sep):  # the repository is below the user
-        below = os.path.relpath(root_text, cwd).replace(os.sep, "/") + "/"
-        return lambda path: below + path
-    if not (cwd + os.sep).startswith(root_text + os.sep):
-        return lambda path: os.path.join(root_text, path)
-    here = os.path.relpath(cwd, root_text).replace(os.sep, "/") + "/"  # the user is below the root
-
-    def relative(path: str) -> str:
-        if path.startswith(here):
-            return path[len(here):]  # the common case, without relpath's system calls
-        return os.path.relpath(os.path.join(root_text, path), cwd).replace(os.sep, "/")
-    return relative
-
-
-def render_lint(result, fmt: str, output: Optional[Path], root: Path, quiet: bool, statistics: bool,
-                show_fixes: bool) -> str:
-    """The report of `lint`; only text gets paths relative to the user's directory (SARIF, JSON and
-    the others are read by tools that resolve paths from the repository root, GitHub's included)."""
-    if statistics:
-        from .reporters.statistics import render as render_statistics
-
-        if fmt not in ("text", "json"):
-            raise UsageError(f"--statistics prints text or json, not {fmt}")
-        return render_statistics(result, fmt)
-    from .reporters import renderer
-
-    return renderer(fmt)(result, color=use_color(fmt, output), quiet=quiet, show_fixes=show_fixes,
-                         where=display_paths(root))
 
 
 ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
@@ -139,74 +74,9 @@ def lint(
     show_fixes: bool = typer.Option(False, "--show-fixes", help="Show the mechanical fix of each fixable [*] finding."),
 ) -> None:
     """Lint files and folders; exit 1 when findings reach --fail-on."""
-    from .lint import lint as run_lint
-
-    paths = paths or [Path(".")]
-    config = _load_config(_config_paths(paths, stdin_filename), config_file)
-    if render_helm is not None:
-        config.data["render-helm"] = render_helm
-    if online is not None:
-        config.data["hub"] = online
-    if config.get("render-helm") is True:
-        import shutil
-
-        if shutil.which("helm") is None:
-            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not on PATH")
-    if base:
-        from .diff import lint_diff
-
-        _refuse_streams(paths, "--base compares files in git")
-        result = lint_diff(paths, config, base, _split(select), _split(ignore))
-    else:
-        progress = fmt == "text" and output is None and not quiet
-        result = run_lint(paths, config, _split(select), _split(ignore), progress=progress,
-                          stdin_filename=stdin_filename)
-    _baseline(result, baseline_file, write_baseline)
-    write_output(render_lint(result, fmt.value, output, config.root, quiet, statistics, show_fixes), output)
-    threshold = (fail_on.value if fail_on else None) or config.get("fail-on", "error")
-    raise typer.Exit(result.exit_code(threshold))
-
-
-def _load_config(paths: list[Path], config_file: Optional[Path]):
-    from .config import load_for  # here, not at the top: --version and --help never load the configuration code
-    return load_for(paths, config_file)
-
-
-def _config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Path]:
-    """Where the configuration is looked up: for standard input ``--stdin-filename`` (or the nearest
-    folder of it that exists), for a pipe or FIFO the current folder, else the paths."""
-    from .discover import STDIN, is_stream
-
-    if paths[0] != STDIN and not is_stream(paths[0]):
-        return paths
-    if stdin_filename is None:
-        return [Path(".")]
-    existing = next((p for p in [stdin_filename, *stdin_filename.absolute().parents] if p.exists()), Path("."))
-    return [existing]
-
-
-def _refuse_streams(paths: list[Path], why: str) -> None:
-    from .discover import STDIN, is_stream
-
-    named = next((p for p in paths if p == STDIN or is_stream(p)), None)
-    if named is not None:
-        raise UsageError(f"{why}: it cannot use standard input or a pipe ({named})")
-
-
-def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
-    from . import baseline
-
-    if write_baseline is not None and result.base is not None:
-        raise UsageError("--write-baseline records every finding of a full lint; drop --base")
-    if baseline_file is not None:
-        stale = baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
-        if stale and result.base is None:  # in diff mode unchanged files are not linted: not stale
-            sys.stderr.write(f"cfgcheck: note: {stale} baselined finding{'s' if stale != 1 else ''} no longer "
-                             f"occur{'s' if stale == 1 else ''}; shrink {baseline_file} with --write-baseline\n")
-    if write_baseline is not None:
-        count = baseline.write(write_baseline, result.findings)
-        baseline.apply(result.findings, baseline.load(write_baseline), write_baseline.name)
-        sys.stderr.write(f"cfgcheck: recorded {count} finding{'s' if count != 1 else ''} in {write_baseline}\n")
+    raise typer.Exit(run_lint_command(paths, base, fmt.value, output, config_file, select, ignore,
+                                      fail_on.value if fail_on else None, stdin_filename, render_helm, online,
+                                      baseline_file, write_baseline, quiet, statistics, show_fixes))
 
 
 @app.command()
@@ -224,7 +94,7 @@ def capacity(
     if fmt not in ("text", "json"):
         raise UsageError(f"unknown format '{fmt}' (text or json)")
     paths = paths or [Path(".")]
-    config = _load_config(paths, config_file)
+    config = load_config(paths, config_file)
     if chart is not None and chart.suffix.lower() not in (".svg", ".html", ".htm"):
         raise UsageError(f"--chart {chart}: the file must end in .svg or .html")
     if online is not None:
@@ -321,7 +191,7 @@ def review_command(
 
     code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
                        token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,
-                       select=_split(select), ignore=_split(ignore), comment=comment, bot_login=bot_login,
+                       select=split_values(select), ignore=split_values(ignore), comment=comment, bot_login=bot_login,
                        mode=mode.value))
     raise typer.Exit(code)
 
@@ -341,9 +211,9 @@ def fix_command(
     from .propose.fix import compute, unified_diff, write
 
     paths = paths or [Path(".")]
-    _refuse_streams(paths, "fix edits files in place")
-    config = _load_config(paths, config_file)
-    outcome = compute(run_lint(paths, config, _split(select), _split(ignore)))
+    refuse_streams(paths, "fix edits files in place")
+    config = load_config(paths, config_file)
+    outcome = compute(run_lint(paths, config, split_values(select), split_values(ignore)))
     where = display_paths(config.root)
     for finding, why in outcome.skipped:
         sys.stderr.write(f"cfgcheck: skipped {finding.code} at {where(finding.location.path)}:"
@@ -429,29 +299,15 @@ def upgrade_command(
     raise typer.Exit(code)
 
 
-def _is_config_error(exc: Exception) -> bool:
-    """Whether ``exc`` is a ConfigError, without importing the configuration code for ``--version``
-    and ``--help`` (a module not imported raised nothing)."""
-    config = sys.modules.get(f"{__package__}.config")
-    return config is not None and isinstance(exc, config.ConfigError)
-
-
 def main() -> None:
-    """Console entry point: user mistakes exit 2 with one line, never a traceback."""
-    import gc
-
-    # A lint run allocates many small objects and few cycles: collecting the young generation every
-    # 700 allocations costs more than half the run. Collect rarely instead.
-    gc.set_threshold(50_000, 20, 20)
+    """The command line through typer (``__main__.main`` is the console entry point and calls this for
+    everything but its fast path): user mistakes exit 2 with one line, never a traceback."""
     try:
         code = app(standalone_mode=False, prog_name="cfgcheck")  # returns the exit code; `python -m` too
         sys.exit(code if isinstance(code, int) else 0)
     except typer.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
-        if isinstance(exc, UsageError) or _is_config_error(exc):
-            sys.stderr.write(f"cfgcheck: error: {exc}\n")
-            sys.exit(2)
         if isinstance(exc, typer.Abort):
             sys.exit(130)
         if type(exc).__name__ == "NoArgsIsHelpError":  # bare `cfgcheck`: the help, no error line
@@ -461,8 +317,4 @@ def main() -> None:
         if isinstance(exc, typer.TyperException) and hasattr(exc, "format_message"):  # click usage errors
             sys.stderr.write(f"cfgcheck: error: {exc.format_message()}\n")
             sys.exit(2)
-        if os.environ.get("CFGCHECK_DEBUG"):
-            raise
-        sys.stderr.write(f"cfgcheck: internal error: {type(exc).__name__}: {exc} "
-                         "(set CFGCHECK_DEBUG=1 for the traceback)\n")
-        sys.exit(2)
+        sys.exit(exit_for(exc))

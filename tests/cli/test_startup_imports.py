@@ -1,6 +1,7 @@
 """Issue 17 item 16: start-up imports only what the command needs. Guards the property, not a timing:
 ``cfgcheck --version`` and ``--help`` import neither the lint pipeline nor YAML nor the configuration
-code, and no command imports the heavy optional libraries before it needs them."""
+code, no command imports the heavy optional libraries before it needs them, and ``lint`` on one small
+served-model file imports neither typer (its fast path) nor the HTTP stack of the opt-in Hub lookup."""
 
 from __future__ import annotations
 
@@ -15,12 +16,14 @@ PIPELINE = ("yaml", "cfgcheck.config", "cfgcheck.yamlio", "cfgcheck.lint", "cfgc
             "cfgcheck.capacity", "cfgcheck.engines")
 
 
-def _modules_after(argv: list[str], cwd: Path) -> list[str]:
-    """Every module imported by one ``cfgcheck ARGV`` run in a fresh interpreter."""
-    probe = (f"import sys, json\nfrom cfgcheck.cli import main\nsys.argv = ['cfgcheck'] + {argv!r}\n"
+def _modules_after(argv: list[str], cwd: Path, env: dict | None = None) -> list[str]:
+    """Every module imported by one ``cfgcheck ARGV`` run in a fresh interpreter (the console entry
+    point), with its standard output first."""
+    probe = (f"import sys, json\nfrom cfgcheck.__main__ import main\nsys.argv = ['cfgcheck'] + {argv!r}\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
              "sys.stdout.write('\\n' + json.dumps(sorted(sys.modules)))")
-    env = {**os.environ, "XDG_CACHE_HOME": str(cwd / "cache")}
+    env = {**{k: v for k, v in os.environ.items() if k != "CFGCHECK_HUB"}, "XDG_CACHE_HOME": str(cwd / "cache"),
+           **(env or {})}
     out = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
@@ -42,3 +45,41 @@ def test_linting_a_trivial_file_imports_no_heavy_library(tmp_path: Path) -> None
     modules = _modules_after(["lint", "values.yaml"], tmp_path)
     assert "cfgcheck.lint" in modules  # the probe did lint
     assert _loaded(modules, HEAVY) == []
+
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1.1
+          args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "32768", --max-num-seqs, "512"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
+"""
+NETWORK = ("urllib.request", "http.client", "ssl", "email", "cfgcheck.capacity.hub")
+CLI = ("typer", "click", "cfgcheck.cli")
+
+
+def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(DEPLOYMENT)
+    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    assert _loaded(modules, HEAVY + NETWORK + CLI + ("jsonschema", "ruamel")) == []
+    # what it does need, so this cannot pass by linting nothing: the workload adapter found the served
+    # model, the rules ran and one of them sized its KV pool
+    for needed in ("yaml", "cfgcheck.lint", "cfgcheck.adapters.workloads", "cfgcheck.engines.catalog",
+                   "cfgcheck.capacity.estimate", "cfgcheck.rules.seqs_exceed_kv_concurrency", "cfgcheck.reporters.text"):
+        assert needed in modules, needed
+
+
+def test_online_lookup_brings_the_network_stack(tmp_path: Path) -> None:
+    """The opposite case: with the Hub lookup on (pointed at a closed local port, so nothing leaves the
+    machine) the HTTP stack is imported when the served model is sized."""
+    (tmp_path / "app.yaml").write_text(DEPLOYMENT)
+    env = {"HF_ENDPOINT": "http://127.0.0.1:9", "CFGCHECK_CACHE_DIR": str(tmp_path / "cache")}
+    modules = _modules_after(["lint", "--online", "app.yaml"], tmp_path, env)
+    assert _loaded(modules, ("urllib.request", "cfgcheck.capacity.hub")) == ["cfgcheck.capacity.hub", "urllib.request"]

@@ -1,6 +1,7 @@
 """Opt-in lookup of a model's ``config.json`` and safetensors index on the Hugging Face Hub.
 
-Off unless ``--online`` / ``hub: true`` (or ``CFGCHECK_HUB=1``, which the Action sets) asks for it. It
+Off unless ``--online`` / ``hub: true`` (or ``CFGCHECK_HUB=1``, which the Action sets) asks for it
+(``online.enabled``; this module and its HTTP stack are imported only then). It
 reads ``{HF_ENDPOINT}/{org}/{name}/resolve/{revision}/config.json`` and ``model.safetensors.index.json``
 (whose ``metadata.total_size`` is the checkpoint's exact size), at the revision the served model pins,
 ``main`` otherwise. ``HF_TOKEN`` is sent to the configured endpoint only (never across a redirect to
@@ -36,14 +37,6 @@ BRANCH_TTL_SECONDS = 24 * 3600
 _REPO_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,95}/[A-Za-z0-9][A-Za-z0-9_.-]{0,95}$")
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
 _FILES = ("config.json", "model.safetensors.index.json")
-
-
-def enabled(config: dict | None) -> bool:
-    """``hub: true`` in the configuration (``--online`` sets it), else ``CFGCHECK_HUB`` from the environment."""
-    value = (config or {}).get("hub")
-    if isinstance(value, bool):
-        return value
-    return os.environ.get("CFGCHECK_HUB", "").strip().lower() in ("1", "true", "yes", "on")
 
 
 def cache_dir() -> Path:

@@ -1,0 +1,245 @@
+"""The `lint` command without its parser, and the fast path to it that start-up takes.
+
+``cli.py`` declares every command and option with typer. Importing typer costs about as much CPU time
+as yamllint's whole start-up (issue 17 item 16, measured in bench/RESULTS.md), so the common call of a
+pre-commit hook or CI step, ``cfgcheck lint [PATHS...]`` with a few flag options, is recognised by
+``fast_lint_arguments`` and run here directly. Any other argument list (help, another command, an
+option with a value other than ``--format``, ``--opt=value``, ``-``, ``--``, a mistake) returns None and
+goes to typer, so help, usage errors and their exit codes are typer's own. ``tests/cli/test_fast_path.py``
+checks that both parsers give the command the same arguments.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Callable, List, Optional
+
+from .reporters import FORMATS
+
+
+class UsageError(Exception):
+    """A mistake in how cfgcheck was called; exit 2 with one line."""
+
+
+# The options of `lint` without a value that the fast path reads: option -> (parameter, value).
+FLAG_OPTIONS = {
+    "--quiet": ("quiet", True), "-q": ("quiet", True),
+    "--statistics": ("statistics", True),
+    "--show-fixes": ("show_fixes", True),
+    "--online": ("online", True), "--offline": ("online", False),
+    "--render-helm": ("render_helm", True), "--no-render-helm": ("render_helm", False),
+}
+FORMAT_OPTIONS = ("--format", "-f")
+
+
+def lint_defaults() -> dict:
+    """Every parameter of `lint` at its default: what typer passes when an option is not given."""
+    return {"paths": None, "base": None, "fmt": "text", "output": None, "config_file": None, "select": None,
+            "ignore": None, "fail_on": None, "stdin_filename": None, "render_helm": None, "online": None,
+            "baseline_file": None, "write_baseline": None, "quiet": False, "statistics": False,
+            "show_fixes": False}
+
+
+def fast_lint_arguments(argv: list[str]) -> dict | None:
+    """The arguments of ``run_lint_command`` for ``lint`` followed by paths, the options of
+    ``FLAG_OPTIONS`` and ``--format NAME`` / ``-f NAME`` in any order; None for anything else."""
+    if not argv or argv[0] != "lint":
+        return None
+    arguments = lint_defaults()
+    paths: list[Path] = []
+    tokens = iter(argv[1:])
+    for token in tokens:
+        if token in FLAG_OPTIONS:
+            name, value = FLAG_OPTIONS[token]
+            arguments[name] = value
+        elif token in FORMAT_OPTIONS:
+            value = next(tokens, None)
+            if value not in FORMATS:
+                return None
+            arguments["fmt"] = value
+        elif not token or token.startswith("-") or not token.isprintable():
+            return None
+        else:
+            paths.append(Path(token))
+    arguments["paths"] = paths or None
+    return arguments
+
+
+def split_values(values: Optional[List[str]]) -> list[str]:
+    return [part for value in values or [] for part in value.split(",") if part.strip()]
+
+
+def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str, output: Optional[Path],
+                     config_file: Optional[Path], select: Optional[List[str]], ignore: Optional[List[str]],
+                     fail_on: Optional[str], stdin_filename: Optional[Path], render_helm: Optional[bool],
+                     online: Optional[bool], baseline_file: Optional[Path], write_baseline: Optional[Path],
+                     quiet: bool, statistics: bool, show_fixes: bool) -> int:
+    """Lint files and folders; the exit code (1 when findings reach ``fail_on``)."""
+    from .lint import lint as run_lint
+
+    paths = paths or [Path(".")]
+    config = load_config(config_paths(paths, stdin_filename), config_file)
+    if render_helm is not None:
+        config.data["render-helm"] = render_helm
+    if online is not None:
+        config.data["hub"] = online
+    if config.get("render-helm") is True:
+        import shutil
+
+        if shutil.which("helm") is None:
+            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not on PATH")
+    if base:
+        from .diff import lint_diff
+
+        refuse_streams(paths, "--base compares files in git")
+        result = lint_diff(paths, config, base, split_values(select), split_values(ignore))
+    else:
+        progress = fmt == "text" and output is None and not quiet
+        result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
+                          stdin_filename=stdin_filename)
+    _baseline(result, baseline_file, write_baseline)
+    write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
+    return result.exit_code(fail_on or config.get("fail-on", "error"))
+
+
+def write_output(text: str, output: Optional[Path]) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise UsageError(f"cannot write {output}: {exc.strerror or exc}") from None
+
+
+def use_color(fmt: str, output: Optional[Path]) -> bool:
+    """Colour for text on a terminal; NO_COLOR (no-color.org) turns it off and wins over FORCE_COLOR
+    (force-color.org), which turns it on without a terminal, except as 0 or false (Node's
+    supports-color reading: off). Never in a file."""
+    force = os.environ.get("FORCE_COLOR", "")
+    if fmt != "text" or output is not None or os.environ.get("NO_COLOR") or force.lower() in ("0", "false"):
+        return False
+    return bool(force) or sys.stdout.isatty()
+
+
+def display_paths(root: Path) -> Callable[[str], str]:
+    """Repository paths as the user can open them from where they stand: relative to the current
+    directory when it is inside the repository (or the repository inside it), absolute otherwise."""
+    cwd, root_text = os.getcwd(), str(root)
+    if cwd == root_text:
+        return lambda path: path
+    if (root_text + os.sep).startswith(cwd + os.sep):  # the repository is below the user
+        below = os.path.relpath(root_text, cwd).replace(os.sep, "/") + "/"
+        return lambda path: below + path
+    if not (cwd + os.sep).startswith(root_text + os.sep):
+        return lambda path: os.path.join(root_text, path)
+    here = os.path.relpath(cwd, root_text).replace(os.sep, "/") + "/"  # the user is below the root
+
+    def relative(path: str) -> str:
+        if path.startswith(here):
+            return path[len(here):]  # the common case, without relpath's system calls
+        return os.path.relpath(os.path.join(root_text, path), cwd).replace(os.sep, "/")
+    return relative
+
+
+def render_lint(result, fmt: str, output: Optional[Path], root: Path, quiet: bool, statistics: bool,
+                show_fixes: bool) -> str:
+    """The report of `lint`; only text gets paths relative to the user's directory (SARIF, JSON and
+    the others are read by tools that resolve paths from the repository root, GitHub's included)."""
+    if statistics:
+        from .reporters.statistics import render as render_statistics
+
+        if fmt not in ("text", "json"):
+            raise UsageError(f"--statistics prints text or json, not {fmt}")
+        return render_statistics(result, fmt)
+    from .reporters import renderer
+
+    return renderer(fmt)(result, color=use_color(fmt, output), quiet=quiet, show_fixes=show_fixes,
+                         where=display_paths(root))
+
+
+def load_config(paths: list[Path], config_file: Optional[Path]):
+    from .config import load_for  # here, not at the top: --version and --help never load the configuration code
+    return load_for(paths, config_file)
+
+
+def config_paths(paths: list[Path], stdin_filename: Optional[Path]) -> list[Path]:
+    """Where the configuration is looked up: for standard input ``--stdin-filename`` (or the nearest
+    folder of it that exists), for a pipe or FIFO the current folder, else the paths."""
+    from .discover import STDIN, is_stream
+
+    if paths[0] != STDIN and not is_stream(paths[0]):
+        return paths
+    if stdin_filename is None:
+        return [Path(".")]
+    existing = next((p for p in [stdin_filename, *stdin_filename.absolute().parents] if p.exists()), Path("."))
+    return [existing]
+
+
+def refuse_streams(paths: list[Path], why: str) -> None:
+    from .discover import STDIN, is_stream
+
+    named = next((p for p in paths if p == STDIN or is_stream(p)), None)
+    if named is not None:
+        raise UsageError(f"{why}: it cannot use standard input or a pipe ({named})")
+
+
+def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
+    from . import baseline
+
+    if write_baseline is not None and result.base is not None:
+        raise UsageError("--write-baseline records every finding of a full lint; drop --base")
+    if baseline_file is not None:
+        stale = baseline.apply(result.findings, baseline.load(baseline_file), baseline_file.name)
+        if stale and result.base is None:  # in diff mode unchanged files are not linted: not stale
+            sys.stderr.write(f"cfgcheck: note: {stale} baselined finding{'s' if stale != 1 else ''} no longer "
+                             f"occur{'s' if stale == 1 else ''}; shrink {baseline_file} with --write-baseline\n")
+    if write_baseline is not None:
+        count = baseline.write(write_baseline, result.findings)
+        baseline.apply(result.findings, baseline.load(write_baseline), write_baseline.name)
+        sys.stderr.write(f"cfgcheck: recorded {count} finding{'s' if count != 1 else ''} in {write_baseline}\n")
+
+
+def _is_config_error(exc: Exception) -> bool:
+    """Whether ``exc`` is a ConfigError, without importing the configuration code for ``--version``
+    and ``--help`` (a module not imported raised nothing)."""
+    config = sys.modules.get(f"{__package__}.config")
+    return config is not None and isinstance(exc, config.ConfigError)
+
+
+def exit_for(exc: Exception) -> int:
+    """The exit code of an exception that reached the entry point, after its one line on stderr: 2 for a
+    usage or configuration error and, short of CFGCHECK_DEBUG (which re-raises), for an internal error."""
+    if isinstance(exc, UsageError) or _is_config_error(exc):
+        sys.stderr.write(f"cfgcheck: error: {exc}\n")
+        return 2
+    if os.environ.get("CFGCHECK_DEBUG"):
+        raise exc
+    sys.stderr.write(f"cfgcheck: internal error: {type(exc).__name__}: {exc} "
+                     "(set CFGCHECK_DEBUG=1 for the traceback)\n")
+    return 2
+
+
+def run_fast(arguments: dict) -> int:
+    """``run_lint_command`` as typer's ``main`` would end it (typer/core.py ``_main``): end of input is an
+    abort (130, after a new line), Ctrl-C exits 130, a closed pipe 1 with the streams silenced."""
+    try:
+        return run_lint_command(**arguments)
+    except EOFError:
+        sys.stderr.write("\n")
+        return 130
+    except KeyboardInterrupt:
+        return 130
+    except OSError as exc:
+        import errno
+
+        if exc.errno != errno.EPIPE:
+            return exit_for(exc)
+        from typer._click.utils import PacifyFlushWrapper
+
+        sys.stdout, sys.stderr = PacifyFlushWrapper(sys.stdout), PacifyFlushWrapper(sys.stderr)
+        return 1
+    except Exception as exc:  # noqa: BLE001 - the last line of defence for a CI check
+        return exit_for(exc)
