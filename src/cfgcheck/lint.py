@@ -10,14 +10,12 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
 
 from . import adapters, suppressions
-from .adapters.base import has_serving_marker
-from .adapters.helm import CHART_FILES, note_templates, note_unrendered
-from .adapters.kustomize import NAMES as KUSTOMIZATIONS
+from .adapters.protocol import always_read, has_serving_marker
 from .config import Config, ConfigError
 from .context import RuleContext
 from .discover import STDIN, Inputs, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
-from .registry import Rule, UnknownRule, all_rules, by_code
+from .registry import Rule, UnknownRule, all_rules, load, rule_index
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
 
 
@@ -67,10 +65,9 @@ def serving_filter(config: Config):
     """The prefilter for ``load_file``: serving markers, a kustomization or a Helm chart (they may
     render files that have them), or a path named by a mapped ``values:`` entry."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
-    renderers = KUSTOMIZATIONS + CHART_FILES
 
     def wanted(rel: str, text: str) -> bool:
-        return has_serving_marker(text) or rel.rsplit("/", 1)[-1] in renderers \
+        return has_serving_marker(text) or always_read(rel.rsplit("/", 1)[-1]) \
             or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted
@@ -120,8 +117,12 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if named_files:  # as pre-commit names them: a changed .env or --config file re-lints its users
         named = [relpath(config.root, file) for file in inputs.files] + inputs.related
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", [])))
-    note_templates(inputs.templates, config.as_dict())
-    workspace = adapters.Workspace(config=config.as_dict())
+    settings = config.as_dict()
+    if inputs.templates:
+        from .adapters.helm import note_templates
+
+        note_templates(inputs.templates, settings)
+    workspace = _lazy_workspace(settings)
     wanted = serving_filter(config) if prefilter else None
     reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []
@@ -131,18 +132,30 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         for current in _read(inputs, config, fast, wanted, stdin_filename):
             loaded.append(current)
             if current.serving:
-                models.extend(_isolated(current, lambda: _first_pass(workspace, current, waiting), []))
+                models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
             if reporter:
                 reporter.step()
-        context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace, f)],
+        context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
                            named_files)
         for current in waiting:
-            models.extend(_release(_models_of(workspace, current), current))
+            models.extend(_release(_models_of(workspace(), current), current))
     if reporter:
         reporter.done()
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     return Collection(loaded, models, context)
+
+
+def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
+    """The run's adapter workspace, made for the first file that holds a serving marker: a run over files
+    without one imports no adapter, nor the capacity model and catalogs they read."""
+    made: list[adapters.Workspace] = []
+
+    def workspace() -> adapters.Workspace:
+        if not made:
+            made.append(adapters.Workspace(config=settings))
+        return made[0]
+    return workspace
 
 
 def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
@@ -162,7 +175,7 @@ def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Pa
         yield load_stream(config.root, stream, config.limits, fast, stdin_filename)
 
 
-def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedFile], unresolved: list[LoadedFile],
+def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
              ceilings: bool) -> list[ServedModel]:
     """Served models of related files outside the run: Models that ``unresolved`` InferenceServices
     name, and with ``ceilings`` the files that document a ceiling for a memory fraction set here."""
@@ -174,8 +187,8 @@ def _context(config: Config, workspace: adapters.Workspace, loaded: list[LoadedF
     related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings)
     files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
     for file in files:
-        _isolated(file, lambda: adapters.index(workspace, file))
-    return [model for file in files for model in _release(_models_of(workspace, file), file)]
+        _isolated(file, lambda: adapters.index(workspace(), file))
+    return [model for file in files for model in _release(_models_of(workspace(), file), file)]
 
 
 def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
@@ -249,11 +262,25 @@ def resolve_codes(values: Iterable[str]) -> set[str]:
 
 
 def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+    codes = enabled_codes(config, select, ignore)
+    return [rule for rule in all_rules() if rule.code in codes]
+
+
+def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | None) -> set[str]:
+    """The codes of the rules this run checks (from the rule index: no rule is imported)."""
     chosen = select if select else config.get("select")
-    selected = resolve_codes(chosen) if chosen else {rule.code for rule in all_rules()}
+    selected = resolve_codes(chosen) if chosen else {rule.code for rule in rule_index()}
     ignored = resolve_codes((config.get("ignore") or []) + (ignore or []))
     resolve_codes(config.rule_settings)  # an unknown rule under `rules:` is a configuration error
-    return [rule for rule in all_rules() if rule.code in selected and rule.code not in ignored]
+    return selected - ignored
+
+
+def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
+    """The enabled rules a run must import: all of them when there is a served model to check, else
+    only those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
+    if models:
+        return [rule for rule in all_rules() if rule.code in codes]
+    return [load(entry.code) for entry in rule_index() if entry.code in codes and entry.scope != "model"]
 
 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
@@ -314,7 +341,7 @@ class _CrashReport:
     """CFG000 findings for a rule that raised on a served model (when CFG000 is enabled)."""
 
     def __init__(self, rules: list[Rule], config: Config):
-        self.rule = by_code().get("CFG000")
+        self.rule = load("CFG000")
         self.enabled = self.rule is not None and self.rule in rules
         self.severity = rule_options(self.rule, config)[0] if self.enabled else "error"
 
@@ -351,8 +378,11 @@ def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleCo
 def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> list[Finding]:
     """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
-    note_unrendered(templates)
-    rule = by_code().get("CFG000")
+    if templates:
+        from .adapters.helm import note_unrendered
+
+        note_unrendered(templates)
+    rule = load("CFG000")
     if rule is None or rule not in rules:
         return []
     severity, _ = rule_options(rule, config)
@@ -378,21 +408,24 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
     served model) change the cost, never the findings. ``-`` in ``paths`` is standard input, reported
     as ``stdin_filename``."""
-    rules = enabled_rules(config, select, ignore)
+    codes = enabled_codes(config, select, ignore)
     collection = gather(paths, config, fast, progress, prefilter, stdin_filename)
     loaded, models = collection.loaded, collection.models
+    rules = rules_needed(codes, models)
     findings = unreadable(loaded, rules, config) + run_rules(rules, config, models,
                                                              context=models + collection.context)
-    return finalize(findings, loaded, models, rules, config)
+    return finalize(findings, loaded, models, rules, config, codes)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
-             config: Config) -> LintResult:
+             config: Config, ran: set[str] | None = None) -> LintResult:
+    """Findings deduplicated, suppressed and sorted, with the suppression findings; ``ran`` are the codes
+    of the enabled rules (default: those of ``rules``)."""
     findings = distinct(findings)
     source = config.source.name if config.source is not None else ".cfgcheck.yaml"
     found = suppressions.collect(loaded, models, config.get("per-file-ignores"), source)
     suppressions.apply(findings, found.suppressions)
-    ran = {rule.code for rule in rules}
+    ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
     return LintResult(findings, loaded, models)
@@ -417,9 +450,8 @@ def distinct(findings: list[Finding]) -> list[Finding]:
 def suppression_findings(found: suppressions.Collected, rules: list[Rule], config: Config,
                          ran: set[str]) -> list[Finding]:
     """CFG001 for malformed suppressions, CFG002 for those that suppress nothing."""
-    codes = by_code()
     findings = []
-    invalid, unused = codes.get("CFG001"), codes.get("CFG002")
+    invalid, unused = load("CFG001"), load("CFG002")
     if invalid is not None and invalid in rules:
         severity, _ = rule_options(invalid, config)
         findings.extend(stamp(Finding(message, location), invalid, severity, None)

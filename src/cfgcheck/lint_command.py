@@ -44,8 +44,9 @@ def lint_defaults() -> dict:
 
 def fast_lint_arguments(argv: list[str]) -> dict | None:
     """The arguments of ``run_lint_command`` for ``lint`` followed by paths, the options of
-    ``FLAG_OPTIONS`` and ``--format NAME`` / ``-f NAME`` in any order; None for anything else."""
-    if not argv or argv[0] != "lint":
+    ``FLAG_OPTIONS`` and ``--format NAME`` / ``-f NAME`` in any order; None for anything else (and on
+    Windows, where click expands wildcards in the arguments)."""
+    if not argv or argv[0] != "lint" or sys.platform == "win32":
         return None
     arguments = lint_defaults()
     paths: list[Path] = []

@@ -19,6 +19,7 @@ import re
 import sys
 from dataclasses import dataclass
 from functools import lru_cache
+from pathlib import Path
 from types import ModuleType
 from typing import Any, Callable
 
@@ -134,6 +135,11 @@ def _from_module(module: ModuleType) -> Rule | None:
                 bool(getattr(module, "TEMPLATES", False)))
 
 
+@lru_cache(maxsize=None)
+def _module_rule(name: str) -> Rule | None:
+    return _from_module(importlib.import_module(name))
+
+
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[Rule, ...]:
     """Built-in rules, then plugins; DuplicateRule when two claim one code or name."""
@@ -142,10 +148,60 @@ def all_rules() -> tuple[Rule, ...]:
     rules: dict[str, Rule] = {}
     for info in pkgutil.iter_modules(package.__path__):
         if not info.name.startswith("_"):
-            _add(rules, _from_module(importlib.import_module(f"{package.__name__}.{info.name}")))
+            _add(rules, _module_rule(f"{package.__name__}.{info.name}"))
     for rule in _plugin_rules():
         _add(rules, rule)
     return tuple(sorted(rules.values(), key=lambda r: r.code))
+
+
+# ---------------------------------------------------------------- the index: rules without importing them
+#
+# A run whose files hold no served model needs the codes and names of every rule (--select, --ignore,
+# suppressions) but the checks of none: importing the rule modules, and the catalogs and capacity model
+# they read, would be most of its start-up. data/rule_index.json lists them; scripts/build_rule_index.py
+# writes it from the modules and tests/rules/test_rule_index.py keeps it current.
+
+INDEX = Path(__file__).parent / "data" / "rule_index.json"
+INDEX_FIELDS = ("code", "name", "severity", "scope", "module")
+
+
+@dataclass(frozen=True)
+class RuleEntry:
+    """A built-in rule as the index lists it."""
+
+    code: str
+    name: str
+    severity: str
+    scope: str
+    module: str
+
+
+def index_entries(rules: tuple[Rule, ...]) -> list[dict[str, str]]:
+    """The index of the built-in rules among ``rules``."""
+    return [{name: getattr(rule, name) for name in INDEX_FIELDS} for rule in rules
+            if rule.module.startswith(f"{__package__}.rules.")]
+
+
+@lru_cache(maxsize=1)
+def _builtin_index() -> tuple[RuleEntry, ...]:
+    return tuple(RuleEntry(**entry) for entry in json.loads(INDEX.read_text(encoding="utf-8")))
+
+
+def rule_index() -> tuple[RuleEntry | Rule, ...]:
+    """Code, name, severity, scope and module of every rule, sorted by code: from the index while no
+    rule had to be imported and no plugin is installed, else from the rules themselves."""
+    if all_rules.cache_info().currsize or _plugins_declared():
+        return all_rules()
+    return _builtin_index()
+
+
+def load(code: str) -> Rule | None:
+    """The rule ``code`` (None when there is none), importing only its module while the others are
+    not needed."""
+    entry = next((entry for entry in rule_index() if entry.code == code), None)
+    if entry is None or isinstance(entry, Rule):
+        return entry
+    return _module_rule(entry.module)
 
 
 def _add(rules: dict[str, Rule], rule: Rule | None) -> None:
@@ -180,9 +236,15 @@ def _plugins_declared() -> bool:
     """Whether any installed distribution declares the ``cfgcheck.rules`` entry-point group.
 
     A byte search of the ``entry_points.txt`` files on ``sys.path``: importing importlib.metadata to
-    ask it costs a fifth of a one-file lint, and almost no installation has a plugin.
+    ask it costs a fifth of a one-file lint, and almost no installation has a plugin. Searched once
+    per ``sys.path``.
     """
-    for folder in sys.path:
+    return _plugins_on(tuple(sys.path))
+
+
+@lru_cache(maxsize=4)
+def _plugins_on(path: tuple[str, ...]) -> bool:
+    for folder in path:
         try:
             entries = os.scandir(folder or ".")
         except OSError:
@@ -201,10 +263,15 @@ def _plugins_declared() -> bool:
 
 
 def find(code_or_name: str) -> Rule:
+    return load(find_code(code_or_name))
+
+
+def find_code(code_or_name: str) -> str:
+    """The code of the rule with this code or kebab name; UnknownRule when there is none."""
     wanted = code_or_name.strip()
-    for rule in all_rules():
+    for rule in rule_index():
         if wanted.upper() == rule.code or wanted.lower() == rule.name:
-            return rule
+            return rule.code
     raise UnknownRule(f"unknown rule '{code_or_name}' (see `cfgcheck rules`)")
 
 

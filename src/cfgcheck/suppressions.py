@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .model import Finding, Location, ServedModel
-from .registry import UnknownRule, by_code, find
+from .registry import UnknownRule, find_code, rule_index
 from .yamlio import LoadedFile
 
 ANNOTATION = "cfgcheck.io/ignore"
@@ -34,10 +34,10 @@ def codes_for(value: str) -> set[str]:
     """Rule codes for one code, code prefix (``CFG2``) or kebab name; UnknownRule when none match."""
     value = value.strip()
     if _PREFIX.fullmatch(value):
-        matching = {code for code in by_code() if code.startswith(value.upper())}
+        matching = {rule.code for rule in rule_index() if rule.code.startswith(value.upper())}
         if matching:
             return matching
-    return {find(value).code}
+    return {find_code(value)}
 
 
 @dataclass

@@ -166,3 +166,19 @@ spec:
     (model,) = _models(pod)
     assert model.gpu_labels == [("nvidia.com/gpu.product", "NVIDIA-H100-80GB-HBM3"),
                                 ("node.kubernetes.io/instance-type", "p5.48xlarge")]
+
+
+def test_the_registry_metadata_is_each_modules_own():
+    """The built-in adapters are registered lazily with their MARKERS, SUFFIXES and the file NAMES they
+    read whatever the text; what the registry says must be what each module declares."""
+    from cfgcheck.adapters import helm, kustomize
+
+    lazy = [adapter for adapter in protocol.REGISTRY if isinstance(adapter, protocol.LazyAdapter)]
+    assert len(lazy) >= 21
+    for entry in lazy:
+        module = entry.module()
+        assert (entry.MARKERS, entry.SUFFIXES) == (module.MARKERS, getattr(module, "SUFFIXES", ())), entry
+        assert entry == module and getattr(adapters, entry.__name__.rsplit(".", 1)[-1]) is module
+    names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
+    assert names == {"kustomize": kustomize.NAMES, "chart": helm.CHART_FILES}
+    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)

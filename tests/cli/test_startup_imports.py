@@ -83,3 +83,18 @@ def test_online_lookup_brings_the_network_stack(tmp_path: Path) -> None:
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "CFGCHECK_CACHE_DIR": str(tmp_path / "cache")}
     modules = _modules_after(["lint", "--online", "app.yaml"], tmp_path, env)
     assert _loaded(modules, ("urllib.request", "cfgcheck.capacity.hub")) == ["cfgcheck.capacity.hub", "urllib.request"]
+
+
+def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_path: Path) -> None:
+    """Most files a pre-commit hook names hold no serving configuration: they are parsed and checked for
+    suppressions and unreadable input, which needs neither the adapters, nor the rules that check served
+    models (their codes come from the rule index), nor the capacity model and catalogs those read."""
+    (tmp_path / "values.yaml").write_text("replicaCount: 1\nimage:\n  repository: nginx\n")
+    (tmp_path / "broken.yaml").write_text("a: [1,\n")
+    modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
+    assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
+    assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == ["cfgcheck.adapters.protocol"]
+    rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
+    assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
+                     "cfgcheck.rules.unused_suppression"]
+    assert {"yaml", "cfgcheck.lint", "cfgcheck.suppressions", "cfgcheck.reporters.json_report"} <= set(modules)

@@ -6,42 +6,60 @@ adapter that recognises a document owns it. Adding a format is one module and on
 
 from __future__ import annotations
 
+import importlib
 import os
+from typing import TYPE_CHECKING
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from . import (chart, compose, containerfile, dra, dynamo, engine_config, envlaunch, kaito, kserve, kubeai, kustomize, llmd,
-               llmkube, makefile, mapped, ome, production_stack, pyspec, rayserve, scripts, skypilot, vllm_runtime, workflows,
-               workloads)
-from .base import DocContext, Workspace
-from .protocol import REGISTRY, document_adapters, file_format, register
+from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, register
 
+if TYPE_CHECKING:
+    from .base import Workspace
+
+# Every built-in adapter is registered by module name with what the prefilter reads of it (its MARKERS,
+# its SUFFIXES, the file NAMES it reads whatever their text) and imported the first time anything else
+# of it is asked for, so that a run over files without a serving marker imports none of them
+# (tests/adapters/test_adapter_protocol.py checks this metadata against each module's own).
+YAML_WORDS = ("vllm", "sglang", "tokenspeed", "llama")
 # The user's values mappings come first (they override the built-in formats), the generic pod-spec
 # walker last.
-register(mapped)
-register(kustomize)
-register(llmkube)
-register(production_stack)
-register(vllm_runtime)
-register(kserve)
-register(ome)
-register(kubeai)
-register(rayserve)
-register(dynamo)
-register(kaito)
-register(llmd)
-register(chart)
-register(compose)
-register(dra)
-register(engine_config)
-register(scripts)
-register(makefile)
-register(containerfile)
-register(pyspec)
-register(workflows)
-register(skypilot)
-register(workloads)
-register(envlaunch)  # indexes ConfigMaps for env taken from them; reads no document itself
+register(LazyAdapter("mapped", ()))
+register(LazyAdapter("kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")))
+register(LazyAdapter("llmkube", ("llmkube",)))
+register(LazyAdapter("production_stack", ("servingenginespec",)))
+register(LazyAdapter("vllm_runtime", ("vllm",)))
+register(LazyAdapter("kserve", ("inferenceservice", "servingruntime")))
+register(LazyAdapter("ome", ("ome.io",)))
+register(LazyAdapter("kubeai", ("kubeai.org", "resourceprofile")))
+register(LazyAdapter("rayserve", ("serveconfigv2", "llm_configs", "import_path")))
+register(LazyAdapter("dynamo", ("dynamographdeployment", "dynamocomponentdeployment")))
+register(LazyAdapter("kaito", ("kaito.sh", "inference_config")))
+register(LazyAdapter("llmd", ("modelartifacts", "disaggregatedset")))
+register(LazyAdapter("chart", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)))
+register(LazyAdapter("compose", YAML_WORDS))
+register(LazyAdapter("dra", ("resourceclaim",)))
+register(LazyAdapter("engine_config", (
+    "max-model-len", "max_model_len", "gpu-memory-utilization", "gpu_memory_utilization", "tensor-parallel-size",
+    "tensor_parallel_size", "max-num-seqs", "kv-cache", "mem-fraction", "context-length", "model-path",
+    "served-model-name", "max-running-requests")))
+register(LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")))
+register(LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)))
+register(LazyAdapter("workflows", YAML_WORDS))
+register(LazyAdapter("workloads", YAML_WORDS))
+register(LazyAdapter("envlaunch", ()))  # indexes ConfigMaps for env taken from them; reads no document itself
+
+
+def __getattr__(name: str):
+    """``adapters.Workspace``, ``adapters.DocContext`` and ``adapters.<module>`` as before the registry
+    was lazy: imported when first asked for."""
+    if name in ("DocContext", "Workspace"):
+        from . import base
+
+        return getattr(base, name)
+    if any(isinstance(entry, LazyAdapter) and entry.__name__ == f"{__name__}.{name}" for entry in REGISTRY):
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
@@ -53,6 +71,9 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    from . import engine_config
+    from .base import DocContext
+
     reader = file_format(loaded.path)
     if reader is not None:
         return reader.file_models(workspace, loaded)

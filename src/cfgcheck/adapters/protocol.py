@@ -34,6 +34,8 @@ and capacity read those, never the YAML.
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
@@ -63,17 +65,48 @@ class FileAdapter(Protocol):
     def file_models(self, workspace, loaded) -> list[ServedModel]: ...
 
 
+class LazyAdapter:
+    """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
+    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml). Anything
+    else asked of it imports the module, so a run whose files hold no serving marker imports no adapter.
+    It is equal to its module, so ``register(..., before=adapters.workloads)`` finds it."""
+
+    def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
+                 names: tuple[str, ...] = ()) -> None:
+        self.__name__ = f"{__package__}.{module}"
+        self.MARKERS, self.SUFFIXES, self.NAMES = markers, suffixes, names
+
+    def module(self) -> ModuleType:
+        return importlib.import_module(self.__name__)
+
+    def __getattr__(self, name: str):  # only for what __init__ did not set
+        if name.startswith("__"):
+            raise AttributeError(name)
+        return getattr(self.module(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or isinstance(other, (ModuleType, LazyAdapter)) and other.__name__ == self.__name__
+
+    def __hash__(self) -> int:
+        return hash(self.__name__)
+
+    def __repr__(self) -> str:
+        return f"LazyAdapter({self.__name__!r})"
+
+
 # Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
-REGISTRY: list[Adapter | FileAdapter] = []
+REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
+_names: tuple[str, ...] = ()
 _file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
 def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
     """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
     prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
-    ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later."""
-    if not isinstance(adapter, (Adapter, FileAdapter)):
+    ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later (a built-in
+    ``LazyAdapter`` when a test imports it)."""
+    if not isinstance(adapter, (LazyAdapter, Adapter, FileAdapter)):
         raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
                         f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
     if adapter not in REGISTRY:
@@ -89,14 +122,20 @@ def unregister(adapter: Adapter) -> None:
 
 
 def _rebuild_markers() -> None:
-    global _markers, _file_formats
+    global _markers, _names, _file_formats
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
+    _names = tuple(name for adapter in REGISTRY if isinstance(adapter, LazyAdapter) for name in adapter.NAMES)
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
 
 
 def serving_markers() -> tuple[str, ...]:
     return _markers
+
+
+def always_read(name: str) -> bool:
+    """Whether a file called ``name`` is read whatever its text: it may render files that hold markers."""
+    return name in _names
 
 
 def has_serving_marker(text: str) -> bool:
