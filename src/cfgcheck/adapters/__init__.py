@@ -1,7 +1,7 @@
 """Adapters: the only format-aware code. Each turns one YAML document into located served models.
 
 Every adapter meets ``protocol.Adapter`` and is registered below, in the order they are tried: the first
-adapter that recognises a document owns it. Adding a format is one module and one ``register`` line.
+adapter that recognises a document owns it. Adding a format is one module and one ``BUILT_IN`` entry.
 """
 
 from __future__ import annotations
@@ -17,37 +17,42 @@ from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, reg
 if TYPE_CHECKING:
     from .base import Workspace
 
-# Every built-in adapter is registered by module name with what the prefilter reads of it (its MARKERS,
-# its SUFFIXES, the file NAMES it reads whatever their text) and imported the first time anything else
-# of it is asked for, so that a run over files without a serving marker imports none of them
+# Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
+# the file NAMES it reads whatever their text); each is imported the first time anything else of it is
+# asked for, so a run over files without a serving marker imports none of them
 # (tests/adapters/test_adapter_protocol.py checks this metadata against each module's own).
 YAML_WORDS = ("vllm", "sglang", "tokenspeed", "llama")
-# The user's values mappings come first (they override the built-in formats), the generic pod-spec
-# walker last.
-register(LazyAdapter("mapped", ()))
-register(LazyAdapter("kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")))
-register(LazyAdapter("llmkube", ("llmkube",)))
-register(LazyAdapter("production_stack", ("servingenginespec",)))
-register(LazyAdapter("vllm_runtime", ("vllm",)))
-register(LazyAdapter("kserve", ("inferenceservice", "servingruntime")))
-register(LazyAdapter("ome", ("ome.io",)))
-register(LazyAdapter("kubeai", ("kubeai.org", "resourceprofile")))
-register(LazyAdapter("rayserve", ("serveconfigv2", "llm_configs", "import_path")))
-register(LazyAdapter("dynamo", ("dynamographdeployment", "dynamocomponentdeployment")))
-register(LazyAdapter("kaito", ("kaito.sh", "inference_config")))
-register(LazyAdapter("llmd", ("modelartifacts", "disaggregatedset")))
-register(LazyAdapter("chart", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)))
-register(LazyAdapter("compose", YAML_WORDS))
-register(LazyAdapter("dra", ("resourceclaim",)))
-register(LazyAdapter("engine_config", (
+ENGINE_CONFIG_WORDS = (
     "max-model-len", "max_model_len", "gpu-memory-utilization", "gpu_memory_utilization", "tensor-parallel-size",
     "tensor_parallel_size", "max-num-seqs", "kv-cache", "mem-fraction", "context-length", "model-path",
-    "served-model-name", "max-running-requests")))
-register(LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")))
-register(LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)))
-register(LazyAdapter("workflows", YAML_WORDS))
-register(LazyAdapter("workloads", YAML_WORDS))
-register(LazyAdapter("envlaunch", ()))  # indexes ConfigMaps for env taken from them; reads no document itself
+    "served-model-name", "max-running-requests")
+# In the order they are tried: the user's values mappings first (they override the built-in formats),
+# the generic pod-spec walker last.
+BUILT_IN = (
+    LazyAdapter("mapped", ()),
+    LazyAdapter("kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
+    LazyAdapter("llmkube", ("llmkube",)),
+    LazyAdapter("production_stack", ("servingenginespec",)),
+    LazyAdapter("vllm_runtime", ("vllm",)),
+    LazyAdapter("kserve", ("inferenceservice", "servingruntime")),
+    LazyAdapter("ome", ("ome.io",)),
+    LazyAdapter("kubeai", ("kubeai.org", "resourceprofile")),
+    LazyAdapter("rayserve", ("serveconfigv2", "llm_configs", "import_path")),
+    LazyAdapter("dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
+    LazyAdapter("kaito", ("kaito.sh", "inference_config")),
+    LazyAdapter("llmd", ("modelartifacts", "disaggregatedset")),
+    LazyAdapter("chart", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
+    LazyAdapter("compose", YAML_WORDS),
+    LazyAdapter("dra", ("resourceclaim",)),
+    LazyAdapter("engine_config", ENGINE_CONFIG_WORDS),
+    LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")),
+    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)),
+    LazyAdapter("workflows", YAML_WORDS),
+    LazyAdapter("workloads", YAML_WORDS),
+    LazyAdapter("envlaunch", ()),  # indexes ConfigMaps for env taken from them; reads no document itself
+)
+for adapter in BUILT_IN:
+    register(adapter)
 
 
 def __getattr__(name: str):
@@ -57,7 +62,7 @@ def __getattr__(name: str):
         from . import base
 
         return getattr(base, name)
-    if any(isinstance(entry, LazyAdapter) and entry.__name__ == f"{__name__}.{name}" for entry in REGISTRY):
+    if any(adapter.__name__ == f"{__name__}.{name}" for adapter in BUILT_IN):
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 

@@ -68,8 +68,9 @@ class FileAdapter(Protocol):
 class LazyAdapter:
     """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
     ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml). Anything
-    else asked of it imports the module, so a run whose files hold no serving marker imports no adapter.
-    It is equal to its module, so ``register(..., before=adapters.workloads)`` finds it."""
+    else asked of it imports the module and puts it in the registry in its place (the registry is walked
+    for every document: no indirection there), so a run whose files hold no serving marker imports no
+    adapter. It is equal to its module, so ``register(..., before=adapters.workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
                  names: tuple[str, ...] = ()) -> None:
@@ -77,7 +78,13 @@ class LazyAdapter:
         self.MARKERS, self.SUFFIXES, self.NAMES = markers, suffixes, names
 
     def module(self) -> ModuleType:
-        return importlib.import_module(self.__name__)
+        module = importlib.import_module(self.__name__)
+        if self in REGISTRY:
+            REGISTRY[REGISTRY.index(self)] = module
+        for suffix, reader in _file_formats.items():
+            if reader is self:
+                _file_formats[suffix] = module
+        return module
 
     def __getattr__(self, name: str):  # only for what __init__ did not set
         if name.startswith("__"):
@@ -97,7 +104,7 @@ class LazyAdapter:
 # Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
 REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
-_names: tuple[str, ...] = ()
+_names: dict[str, tuple[str, ...]] = {}  # adapter module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
@@ -111,6 +118,8 @@ def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> A
                         f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
     if adapter not in REGISTRY:
         REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
+    if isinstance(adapter, LazyAdapter):
+        _names[adapter.__name__] = adapter.NAMES
     _rebuild_markers()
     return adapter
 
@@ -118,14 +127,14 @@ def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> A
 def unregister(adapter: Adapter) -> None:
     if adapter in REGISTRY:
         REGISTRY.remove(adapter)
+    _names.pop(getattr(adapter, "__name__", ""), None)
     _rebuild_markers()
 
 
 def _rebuild_markers() -> None:
-    global _markers, _names, _file_formats
+    global _markers, _file_formats
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
-    _names = tuple(name for adapter in REGISTRY if isinstance(adapter, LazyAdapter) for name in adapter.NAMES)
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
 
 
@@ -135,7 +144,7 @@ def serving_markers() -> tuple[str, ...]:
 
 def always_read(name: str) -> bool:
     """Whether a file called ``name`` is read whatever its text: it may render files that hold markers."""
-    return name in _names
+    return any(name in names for names in _names.values())
 
 
 def has_serving_marker(text: str) -> bool:
