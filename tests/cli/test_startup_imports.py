@@ -11,6 +11,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli.test_output_formats import SECRET_APP
+
 HEAVY = ("jsonschema", "jinja2", "github", "ruamel", "rich")
 PIPELINE = ("yaml", "cfgcheck.config", "cfgcheck.yamlio", "cfgcheck.lint", "cfgcheck.adapters", "cfgcheck.rules",
             "cfgcheck.capacity", "cfgcheck.engines")
@@ -47,30 +49,16 @@ def test_linting_a_trivial_file_imports_no_heavy_library(tmp_path: Path) -> None
     assert _loaded(modules, HEAVY) == []
 
 
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.10.1.1
-          args: [--model, Qwen/Qwen2.5-7B-Instruct, --max-model-len, "32768", --max-num-seqs, "512"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}
-"""
 NETWORK = ("urllib.request", "http.client", "ssl", "email", "cfgcheck.capacity.hub")
 CLI = ("typer", "click", "cfgcheck.cli")
 
 
 def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(tmp_path: Path) -> None:
-    (tmp_path / "app.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
     modules = _modules_after(["lint", "app.yaml"], tmp_path)
     assert _loaded(modules, HEAVY + NETWORK + CLI + ("jsonschema", "ruamel")) == []
     # what it does need, so this cannot pass by linting nothing: the workload adapter found the served
-    # model, the rules ran and one of them sized its KV pool
+    # model and the rules that check it ran (with the capacity model and the catalogs they read)
     for needed in ("yaml", "cfgcheck.lint", "cfgcheck.adapters.workloads", "cfgcheck.engines.catalog",
                    "cfgcheck.capacity.estimate", "cfgcheck.rules.seqs_exceed_kv_concurrency", "cfgcheck.reporters.text"):
         assert needed in modules, needed
@@ -79,7 +67,7 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(tmp_pa
 def test_online_lookup_brings_the_network_stack(tmp_path: Path) -> None:
     """The opposite case: with the Hub lookup on (pointed at a closed local port, so nothing leaves the
     machine) the HTTP stack is imported when the served model is sized."""
-    (tmp_path / "app.yaml").write_text(DEPLOYMENT)
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
     env = {"HF_ENDPOINT": "http://127.0.0.1:9", "CFGCHECK_CACHE_DIR": str(tmp_path / "cache")}
     modules = _modules_after(["lint", "--online", "app.yaml"], tmp_path, env)
     assert _loaded(modules, ("urllib.request", "cfgcheck.capacity.hub")) == ["cfgcheck.capacity.hub", "urllib.request"]
