@@ -9,7 +9,9 @@ configuration (what a pre-commit hook on one file costs), and prints the median 
 (user+sys of the child, from ``os.wait4``; CPU time is what other load on the machine inflates least).
 ``--config`` copies a ``.cfgcheck.yaml`` into the folder (the repository case; cfgcheck validates it on
 every run). ``--also`` adds another cfgcheck, for instance one installed from main, to compare before and after.
-The default file is the one-file case of ``bench/run.py``; yamllint comes from PATH or bench/out/venv-tools.
+The default file is the one-file case of ``bench/run.py`` (a served vLLM Deployment); pass ``--file`` with a
+file that holds no served model for the other common case (most files a pre-commit hook names). yamllint
+comes from PATH or bench/out/venv-tools.
 
 Measure what users run: ``--cfgcheck`` pointing at a regular (``pip install .``) installation. An
 editable install (``pip install -e .``) adds its import finder to every Python start-up in that venv,
