@@ -26,9 +26,8 @@ from .architecture import (Architecture, architecture_from_config, lookup_archit
                            quant_bits_from_text, unknown_model_reason)
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
-from . import overheads
+from . import online, overheads
 from .measured import find_measured_pool
-from .online import enabled as hub_enabled
 from .overheads import Deductions
 from .tables import GiB
 from .values import argv_value, float_value, human_int, int_value, truthy
@@ -255,7 +254,7 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     unreadable: list[str] = []
     known = est.model and not unresolved(est.model)
     run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if known else None
-    if known and hub_enabled(config) and (run.arch is None or run.arch.source != "config.json"):
+    if known and online.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
         run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
@@ -282,9 +281,7 @@ def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEsti
     raw = str(model_id)
     revision = model.value("model_revision") or (raw.split("@", 1)[1] if "@" in raw else None)
     repo_id = normalize_model_id(raw)
-    from . import hub  # here: the HTTP client only when the lookup is on
-
-    answer = hub.client(config).lookup(repo_id, str(revision) if revision else None)
+    answer = online.client(config).lookup(repo_id, str(revision) if revision else None)
     if answer.config is None:
         est.reasons.append(answer.note or f"hub lookup of {repo_id} gave nothing")
         return None

@@ -1,5 +1,5 @@
-"""Whether the opt-in Hugging Face Hub lookup (``hub.py``) is on: a module of its own, so that a run
-with the lookup off decides it without importing the HTTP client."""
+"""Whether the opt-in Hugging Face Hub lookup (``hub.py``) is on, and its client: a module of its own, so
+that a run with the lookup off decides it without importing the HTTP client."""
 
 from __future__ import annotations
 
@@ -12,3 +12,10 @@ def enabled(config: dict | None) -> bool:
     if isinstance(value, bool):
         return value
     return os.environ.get("CFGCHECK_HUB", "").strip().lower() in ("1", "true", "yes", "on")
+
+
+def client(config: dict | None):
+    """``hub.client``: the HTTP client and its stack (urllib, http, ssl, email) imported only now."""
+    from . import hub
+
+    return hub.client(config)
