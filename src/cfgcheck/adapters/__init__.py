@@ -46,8 +46,11 @@ BUILT_IN = (
     LazyAdapter("dra", ("resourceclaim",)),
     LazyAdapter("engine_config", ENGINE_CONFIG_WORDS),
     LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")),
+    LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk")),
+    LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile")),
     LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)),
     LazyAdapter("workflows", YAML_WORDS),
+    LazyAdapter("skypilot", YAML_WORDS),
     LazyAdapter("workloads", YAML_WORDS),
     LazyAdapter("envlaunch", ()),  # indexes ConfigMaps for env taken from them; reads no document itself
 )
