@@ -185,14 +185,15 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
 
 def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     """The KV pool of one served model: measured > explicit > estimated > unknown.
-    Computed once per served model and configuration: several rules read it."""
+    Computed once per served model and configuration: several rules read it. The entry keeps the
+    configuration it was computed for, since an id alone can be reused by a new dict."""
     cache = getattr(model, "cache", None)
     if cache is None:
         return _estimate(model, config)
-    key = ("capacity", id(config))
-    if key not in cache:
-        cache[key] = _estimate(model, config)
-    return cache[key]
+    entry = cache.get(("capacity", id(config)))
+    if entry is None or entry[0] is not config:
+        entry = cache[("capacity", id(config))] = (config, _estimate(model, config))
+    return entry[1]
 
 
 _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "gpu_memory_utilization",
