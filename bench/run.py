@@ -76,6 +76,10 @@ def ensure_corpora(regen: bool) -> None:
     if regen or not (OUT / "dense.manifest.json").exists() or not DENSE.is_dir():
         print("generating dense corpus ...", file=sys.stderr)
         subprocess.run([sys.executable, str(BENCH / "gen_dense.py"), "--out", str(DENSE)], check=True)
+    if not (DENSE / ".git").is_dir():
+        # bench/out/ is in this repository's .gitignore and cfgcheck lists files as git does: the dense
+        # corpus is a repository of its own (untracked files are listed) so that every file is linted.
+        subprocess.run(["git", "init", "-q", str(DENSE)], check=True)
     if regen or not (OUT / "gitops.manifest.json").exists() or not (GITOPS / ".git").is_dir():
         print("generating GitOps tree ...", file=sys.stderr)
         subprocess.run([sys.executable, str(BENCH / "gen_gitops.py"), "--out", str(GITOPS)], check=True)
