@@ -31,6 +31,10 @@ class LintResult:
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
 
+    def served_count(self) -> int:
+        """Served models, without the runtime templates (KServe ServingRuntime...) that only describe one."""
+        return sum(1 for served in self.models if not served.template)
+
     def counts(self) -> dict[str, int]:
         counts = {"errors": 0, "warnings": 0, "notes": 0, "suppressed": 0}
         for finding in self.findings:

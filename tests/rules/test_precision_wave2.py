@@ -77,6 +77,18 @@ def test_a_runtime_template_is_not_listed_by_capacity(tmp_path) -> None:
     assert names == ["chat/model"], names
 
 
+def test_the_lint_summary_counts_the_service_not_its_runtime_template(tmp_path) -> None:
+    (tmp_path / "runtime.yaml").write_text(RUNTIME, encoding="utf-8")
+    out = CliRunner().invoke(app, ["lint", "--format", "json", str(tmp_path)])
+    assert json.loads(out.stdout)["summary"]["served_models"] == 0
+    isvc = ("apiVersion: serving.kserve.io/v1beta1\nkind: InferenceService\nmetadata: {name: chat}\nspec:\n"
+            "  predictor:\n    model:\n      modelFormat: {name: huggingface}\n      runtime: team-vllm-runtime\n"
+            "      storageUri: hf://Qwen/Qwen3-8B\n")
+    (tmp_path / "isvc.yaml").write_text(isvc, encoding="utf-8")
+    out = CliRunner().invoke(app, ["lint", str(tmp_path)])
+    assert "2 files, 1 served models" in out.stdout, out.stdout
+
+
 # -- a rolling tag is one finding ------------------------------------------------------------------
 
 def test_a_rolling_tag_is_reported_once_by_rolling_tag(tmp_path) -> None:

@@ -30,7 +30,7 @@ def finding_dict(finding: Finding) -> dict:
 
 def render(result: LintResult, **_: object) -> str:
     counts = result.counts()
-    summary = {"files": len(result.files), "served_models": len(result.models), **counts}
+    summary = {"files": len(result.files), "served_models": result.served_count(), **counts}
     if result.fixed:
         summary["fixed"] = len(result.fixed)
     if result.base is not None:

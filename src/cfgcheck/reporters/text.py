@@ -51,7 +51,7 @@ def lines(result: LintResult, show_suppressed: bool = False, where: Callable[[st
 
 def summary(result: LintResult) -> str:
     c = result.counts()
-    text = (f"{len(result.files)} files, {len(result.models)} served models: "
+    text = (f"{len(result.files)} files, {result.served_count()} served models: "
             f"{c['errors']} errors, {c['warnings']} warnings, {c['notes']} notes")
     if c["suppressed"]:
         text += f", {c['suppressed']} suppressed"
