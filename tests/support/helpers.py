@@ -86,3 +86,10 @@ def lint_fixture(path: Path, tmp_path: Path, **kwargs):
     text = EXPECT.sub("", path.read_text(encoding="utf-8"))
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return lint_text(tmp_path, text, name=path.name, **kwargs)
+
+
+def without_helm(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process as if helm were not installed: none on PATH and none beside the interpreter (where
+    the ``helm`` extra puts it in a venv)."""
+    monkeypatch.setenv("PATH", "/nonexistent")
+    monkeypatch.setattr("sys.executable", "/nonexistent/python3")

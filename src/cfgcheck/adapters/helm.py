@@ -17,8 +17,10 @@ by one (they are not YAML until rendered); discovery sets them aside and one not
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -62,7 +64,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     serving = _serving(templates, [default, *values])
     if not serving and root.get("dependencies") is None:
         return []  # nothing a served model could be rendered from: not worth a helm run
-    helm = shutil.which("helm")
+    helm = helm_binary()
     if helm is None:
         note(f"{folder_rel}: helm not found, chart not rendered (its values files are linted one by one)")
         return []
@@ -348,9 +350,16 @@ def charts_holding(root: Path, paths: list[str]) -> list[str]:
     return sorted(found)
 
 
+def helm_binary() -> str | None:
+    """helm on PATH, else the one the ``helm`` extra installed beside this Python (a venv's bin folder,
+    found also when cfgcheck runs by its full path without the venv activated)."""
+    beside = Path(sys.executable).parent / "helm"
+    return shutil.which("helm") or (str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None)
+
+
 def rendering(config: dict[str, Any]) -> bool:
-    """Whether charts are rendered in this run: helm is on PATH and ``render-helm`` is not false."""
-    return config.get("render-helm") is not False and shutil.which("helm") is not None
+    """Whether charts are rendered in this run: helm is installed and ``render-helm`` is not false."""
+    return config.get("render-helm") is not False and helm_binary() is not None
 
 
 def note_templates(templates: list[str], config: dict[str, Any]) -> None:
