@@ -89,18 +89,18 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
     first_line = 1
     for document in loaded.documents:
         root = document.root
-        if root is not None and root.kind == "map":
+        for resource in _resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)
             for adapter in document_adapters():
                 try:
-                    models = adapter.served_models(ctx, root)
+                    models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it
                         engine_config.apply(ctx, root, model)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
                     document.problems.append((f"cannot interpret this document: {type(exc).__name__}: "
-                                              f"{' '.join(str(exc).split())[:200]}", root.line, root.column))
+                                              f"{' '.join(str(exc).split())[:200]}", resource.line, resource.column))
                     break
                 if models:
                     found.extend(models)
@@ -108,6 +108,18 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         if root is not None:
             first_line = root.end_line + 1
     return found
+
+
+def _resources(root) -> list:
+    """The resources of a document: the document itself, or the ``objects`` of an OpenShift ``Template``
+    (template.openshift.io/v1: each object is a resource ``oc process`` creates)."""
+    if root is None or root.kind != "map":
+        return []
+    api, objects = root.scalar("apiVersion", default=""), root.get("objects")
+    if root.scalar("kind") == "Template" and isinstance(api, str) and api.startswith("template.openshift.io/") \
+            and objects is not None and objects.kind == "seq":
+        return [item for item in objects.value if item.kind == "map"]
+    return [root]
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
