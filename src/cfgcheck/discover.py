@@ -335,7 +335,9 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
 _MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
-_CONFIGMAP_KIND = re.compile(r"^kind:[ \t]*ConfigMap[ \t]*$", re.M)
+# a document's kind, or an object's in a wrapper of resources (adapters/resources.py: ``- kind: X``, ``  kind: X``)
+_CONFIGMAP_KIND = re.compile(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)
+_OBJECT_KIND = "^([[:space:]]|-)*kind:[[:space:]]*"
 _METADATA_NAME = re.compile(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
 _COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
@@ -354,12 +356,12 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
     searches: list[list[str]] = []
     if refs:
         names = "|".join(re.escape(r) for r in sorted(refs))
-        searches.append([r"^kind:[[:space:]]*Model[[:space:]]*$",
+        searches.append([_OBJECT_KIND + r"Model[[:space:]]*$",
                          rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
     configmaps = {ref for text in texts if "--config" in text for ref in _CONFIGMAP_REF.findall(text)}
     if configmaps:  # an engine --config file in a mounted ConfigMap
         names = "|".join(re.escape(r) for r in sorted(configmaps))
-        searches.append([r"^kind:[[:space:]]*ConfigMap[[:space:]]*$",
+        searches.append([_OBJECT_KIND + r"ConfigMap[[:space:]]*$",
                          rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
     if ceilings and any(_MEMORY_KEY.search(text) for text in texts):
         searches.append([_CEILING_WORDS, _SERVING_WORDS])
@@ -414,11 +416,15 @@ def within(path: str, scopes: list[str]) -> bool:
 
 
 def _configmap_names(text: str) -> list[str]:
-    """metadata.name of each ConfigMap document (the first indented ``name:`` of the document)."""
+    """metadata.name of each ConfigMap: the first indented ``name:`` of a ConfigMap document, or after the
+    ``kind:`` of each ConfigMap object of a wrapper (objects write kind before metadata)."""
     names = []
     for document in text.split("\n---"):
-        if _CONFIGMAP_KIND.search(document):
-            match = _METADATA_NAME.search(document)
+        kinds = list(_CONFIGMAP_KIND.finditer(document))
+        # a ConfigMap document (its metadata may come first): from its start; objects: after each kind
+        starts = [0] if [k.group().startswith("kind") for k in kinds] == [True] else [k.end() for k in kinds]
+        for start in starts:
+            match = _METADATA_NAME.search(document, start)
             if match:
                 names.append(match.group(1))
     return names

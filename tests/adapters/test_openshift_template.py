@@ -4,6 +4,9 @@ from __future__ import annotations
 
 from helpers import lint_text
 
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+
 RUNTIME_TEMPLATE = """apiVersion: template.openshift.io/v1
 kind: Template
 metadata:
@@ -59,3 +62,80 @@ def test_a_deployment_in_a_template_is_a_served_model_located_in_its_object(tmp_
     assert [(m.model.value, m.template) for m in result.models] == [("Qwen/Qwen3-8B", False)]
     mismatch = [f for f in result.findings if f.code == "CFG208"]
     assert mismatch and mismatch[0].location.line == 22, [(f.code, f.location.line) for f in result.findings]
+
+
+CONFIGMAP_TEMPLATE = """apiVersion: template.openshift.io/v1
+kind: Template
+metadata:
+  name: chat
+objects:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: chat-settings
+  data:
+    MODEL: Qwen/Qwen3-8B
+    MAX_LEN: "16384"
+    engine.yaml: |
+      max-num-seqs: 48
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: chat}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.9.2
+          envFrom: [{configMapRef: {name: chat-settings}}]
+          args: ["--model", "$(MODEL)", "--max-model-len", "$(MAX_LEN)", "--config", "/cfg/engine.yaml"]
+          volumeMounts: [{name: cfg, mountPath: /cfg}]
+          resources: {limits: {nvidia.com/gpu: 1}}
+        volumes:
+        - name: cfg
+          configMap: {name: chat-settings}
+"""
+
+LIST_OF_RESOURCES = """apiVersion: v1
+kind: List
+items:
+- apiVersion: apps/v1
+  kind: Deployment
+  metadata: {name: chat}
+  spec:
+    template:
+      spec:
+        containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.9.2
+          envFrom: [{configMapRef: {name: chat-settings}}]
+          args: ["--model", "$(MODEL)"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+- apiVersion: v1
+  kind: ConfigMap
+  metadata: {name: chat-settings}
+  data: {MODEL: Qwen/Qwen3-8B}
+"""
+
+
+def test_a_configmap_in_a_template_is_read_by_the_served_model_beside_it(tmp_path) -> None:
+    result = lint_text(tmp_path, CONFIGMAP_TEMPLATE)
+    (model,) = result.models
+    assert model.model.value == "Qwen/Qwen3-8B" and model.model.location.line == 11
+    assert model.settings["max_model_len"].value == 16384 and model.settings["max_model_len"].location.line == 12
+    assert model.settings["max_num_seqs"].value == 48 and model.settings["max_num_seqs"].location.line == 14  # from engine.yaml
+
+
+def test_a_template_configmap_in_another_file_is_found_whatever_the_order(tmp_path) -> None:
+    objects = CONFIGMAP_TEMPLATE.split("- apiVersion: apps/v1")
+    (tmp_path / "a-deploy.yaml").write_text(objects[0].split("objects:")[0] + "objects:\n- apiVersion: apps/v1"
+                                            + objects[1], encoding="utf-8")
+    (tmp_path / "b-settings.yaml").write_text(objects[0], encoding="utf-8")
+    result = lint([tmp_path], Config(tmp_path, {}))
+    (model,) = result.models
+    assert (model.model.value, model.model.location.path) == ("Qwen/Qwen3-8B", "b-settings.yaml")
+
+
+def test_the_items_of_a_list_are_resources_and_related_objects(tmp_path) -> None:
+    result = lint_text(tmp_path, LIST_OF_RESOURCES)
+    assert [(m.model.value, m.model.location.line) for m in result.models] == [("Qwen/Qwen3-8B", 19)]

@@ -68,3 +68,25 @@ def test_configmap_in_another_file_is_read_either_way(tmp_path):
                                 "other/unrelated.yaml": CONFIGMAP.replace("chat-engine", "other")})
     assert ("CFG101", "k8s/configmap.yaml", 7) in _findings(repo, "k8s/deployment.yaml")
     assert ("CFG101", "k8s/configmap.yaml", 7) in _findings(repo, "k8s/configmap.yaml")
+
+
+TEMPLATE_CONFIGMAP = """\
+apiVersion: template.openshift.io/v1
+kind: Template
+metadata:
+  name: engine-settings
+objects:
+- apiVersion: v1
+  kind: ConfigMap
+  metadata:
+    name: chat-engine
+  data:
+    engine.yaml: |
+      max-num-seq: 8
+"""
+
+
+def test_configmap_in_an_openshift_template_in_another_file_is_read_either_way(tmp_path):
+    repo = make_repo(tmp_path, {"k8s/deployment.yaml": DEPLOYMENT, "k8s/template.yaml": TEMPLATE_CONFIGMAP})
+    assert ("CFG101", "k8s/template.yaml", 12) in _findings(repo, "k8s/deployment.yaml")
+    assert ("CFG101", "k8s/template.yaml", 12) in _findings(repo, "k8s/template.yaml")

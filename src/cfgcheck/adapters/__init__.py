@@ -81,6 +81,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     from . import engine_config
     from .base import DocContext
+    from .resources import resources
 
     reader = file_format(loaded.path)
     if reader is not None:
@@ -89,13 +90,13 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
     first_line = 1
     for document in loaded.documents:
         root = document.root
-        for resource in _resources(root):
+        for resource in resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)
             for adapter in document_adapters():
                 try:
                     models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it
-                        engine_config.apply(ctx, root, model)
+                        engine_config.apply(ctx, resource, model)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
@@ -110,20 +111,9 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
     return found
 
 
-def _resources(root) -> list:
-    """The resources of a document: the document itself, or the ``objects`` of an OpenShift ``Template``
-    (template.openshift.io/v1: each object is a resource ``oc process`` creates)."""
-    if root is None or root.kind != "map":
-        return []
-    api, objects = root.scalar("apiVersion", default=""), root.get("objects")
-    if root.scalar("kind") == "Template" and isinstance(api, str) and api.startswith("template.openshift.io/") \
-            and objects is not None and objects.kind == "seq":
-        return [item for item in objects.value if item.kind == "map"]
-    return [root]
-
-
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
+    from .resources import file_resources
+
     hooks = [adapter.refers_forward for adapter in REGISTRY if getattr(adapter, "refers_forward", None)]
-    return any(hook(workspace, document.root) for document in loaded.documents
-               if document.root is not None and document.root.kind == "map" for hook in hooks)
+    return any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)

@@ -18,6 +18,7 @@ from ..capacity.gpus import Claim
 from ..model import Setting
 from ..yamlio import LoadedFile, YNode, scalar_text_location
 from .base import DocContext, Workspace, to_int
+from .resources import file_resources
 
 MARKERS = ("resourceclaim",)
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
@@ -43,9 +44,8 @@ def _is_dra(root: YNode) -> bool:
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     """Record every ResourceClaimTemplate, ResourceClaim and DeviceClass of the file."""
-    for document in loaded.documents:
-        root = document.root
-        if root is None or root.kind != "map" or not _is_dra(root):
+    for _, root in file_resources(loaded):
+        if not _is_dra(root):
             continue
         kind, name = root.scalar("kind"), root.scalar("metadata", "name")
         if kind == "DeviceClass" and isinstance(name, str):

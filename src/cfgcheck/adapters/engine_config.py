@@ -30,6 +30,7 @@ from ..yamlio import LoadedFile, YNode
 from . import repofiles
 from .base import DocContext, Workspace, finish
 from .shell import SourceMap
+from .resources import file_resources
 
 # A ConfigMap may hold the config file without naming an engine: the flag words such a file is made of
 # (not "configmap": every kustomization with a ConfigMap would then be rendered for nothing).
@@ -48,7 +49,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     """The documents that may read a config file from a ConfigMap (envlaunch indexes the ConfigMaps):
     only those are walked for volumes, the words being in their file."""
     if CONFIG_FLAG in loaded.text and "configMap" in loaded.text:
-        workspace.config_readers.update(id(d.root) for d in loaded.documents if d.root is not None)
+        workspace.config_readers.update(id(resource) for _, resource in file_resources(loaded))
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:

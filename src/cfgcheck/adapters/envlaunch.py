@@ -27,6 +27,7 @@ from ..model import ArgToken, ServedModel, Setting
 from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ..yamlio import YNode
 from .base import DocContext, Workspace, operator_tokens
+from .resources import file_resources
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
@@ -44,9 +45,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def index(workspace: Workspace, loaded) -> None:
     """Protocol hook: every ConfigMap's ``data`` by name, for env taken from it."""
-    for document in loaded.documents:
-        root = document.root
-        if root is None or root.kind != "map" or root.scalar("kind") != "ConfigMap":
+    for document, root in file_resources(loaded):
+        if root.scalar("kind") != "ConfigMap":
             continue
         name, data = root.scalar("metadata", "name"), root.get("data")
         if isinstance(name, str) and data is not None and data.kind == "map":

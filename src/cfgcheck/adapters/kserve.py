@@ -25,6 +25,7 @@ from ..yamlio import YNode
 from .base import DocContext, Workspace, finish, gpu_count, to_int
 from .containers import container_model, container_tokens, typed_setting
 from .pods import kserve_llm_pod, kubernetes_pod
+from .resources import file_resources
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
@@ -65,9 +66,8 @@ RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 def index(workspace: Workspace, loaded) -> None:
     """Protocol hook: every (Cluster)ServingRuntime by name, for the InferenceServices that use it."""
-    for document in loaded.documents:
-        root = document.root
-        if root is None or root.kind != "map" or root.scalar("kind") not in RUNTIME_KINDS:
+    for document, root in file_resources(loaded):
+        if root.scalar("kind") not in RUNTIME_KINDS:
             continue
         api, name = root.scalar("apiVersion", default=""), root.scalar("metadata", "name")
         if isinstance(api, str) and api.startswith(API_GROUP) and isinstance(name, str):

@@ -12,6 +12,7 @@ from ..settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fie
 from ..yamlio import YNode
 from .base import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
 from .pods import llmkube_pod
+from .resources import file_resources
 
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
@@ -35,9 +36,8 @@ def is_llmkube(root: YNode, kind: str) -> bool:
 
 def index(workspace: Workspace, loaded) -> None:
     """Protocol hook: record every LLMKube ``Model`` of the file by name, for ``spec.modelRef``."""
-    for document in loaded.documents:
-        root = document.root
-        if root is not None and root.kind == "map" and is_llmkube(root, "Model"):
+    for _, root in file_resources(loaded):
+        if is_llmkube(root, "Model"):
             name = root.scalar("metadata", "name")
             if isinstance(name, str):
                 workspace.llmkube_models[name] = (loaded, root)

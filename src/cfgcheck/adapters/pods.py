@@ -16,6 +16,7 @@ from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service
 from ..yamlio import LoadedFile, YNode, scalar_text_location
 from .base import DocContext, Workspace, string_map
 from .containers import env_value_nodes
+from .resources import file_resources
 
 SHM_PATH = "/dev/shm"
 PROBES = (("livenessProbe", "liveness"), ("readinessProbe", "readiness"), ("startupProbe", "startup"))
@@ -29,9 +30,8 @@ PROBE_FIELDS = (("initialDelaySeconds", "initial_delay"), ("periodSeconds", "per
 
 def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
     """Record every ``v1`` Service of the file: selector and target ports (``targetPort`` defaults to ``port``)."""
-    for document in loaded.documents:
-        root = document.root
-        if root is None or root.kind != "map" or root.scalar("kind") != "Service":
+    for _, root in file_resources(loaded):
+        if root.scalar("kind") != "Service":
             continue
         ports = root.path("spec", "ports")
         targets: list[tuple[Any, Location]] = []
