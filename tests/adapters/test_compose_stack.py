@@ -7,7 +7,7 @@ from helpers import FIXTURES
 
 from cfgcheck.adapters.dotenv import Variable, substitute
 from cfgcheck.config import load as load_config
-from cfgcheck.lint import collect
+from cfgcheck.lint import collect, lint
 from cfgcheck.model import ArgToken, Location
 
 STACK = FIXTURES / "formats" / "compose-stack"
@@ -59,3 +59,56 @@ def test_interpolation_forms():
     assert value("${SET:+alt}") == "alt" and value("${UNSET:+alt}") == "" and value("a$$b") == "a$b"
     assert value("${UNSET:-${SET}}") == "x" and value("pre-${SET}-$SET") == "pre-x-x"
     assert substitute(ArgToken("${UNSET:-abc}", at), env).location.column == 10
+
+
+BUILT_DOCKERFILE = """\
+ARG BASE=vllm/vllm-openai
+FROM python:3.12-slim AS tools
+ARG BASE=python
+FROM --platform=linux/amd64 ${BASE}:v0.9.2
+# the pool holds 16 sequences of 8k
+ENTRYPOINT ["vllm", "serve", \\
+            "Qwen/Qwen3-8B"]
+CMD ["--max-model-len", "8192"]
+"""
+
+
+def _built_models(tmp_path, compose: str) -> dict:
+    (tmp_path / "compose.yaml").write_text(compose, encoding="utf-8")
+    (tmp_path / "Dockerfile").write_text(BUILT_DOCKERFILE, encoding="utf-8")
+    _, models = collect([tmp_path / "compose.yaml"], load_config(tmp_path))
+    return {m.name: m for m in models}
+
+
+def test_a_built_dockerfile_is_read_through_the_instruction_lexer(tmp_path):
+    """Continuation lines, FROM --platform, global ARGs only in FROM, and CMD when the service sets
+    no command: each word located in the Dockerfile."""
+    models = _built_models(tmp_path, "services:\n  chat:\n    build: .\n    container_name: vllm-chat\n")
+    chat = models["chat"]
+    assert chat.engine == "vllm" and chat.model.value == "Qwen/Qwen3-8B"
+    assert _at(chat.model) == ("Dockerfile", 7, 14)  # on the continuation line
+    assert chat.value("max_model_len") == 8192 and _at(chat.setting("max_model_len")) == ("Dockerfile", 8, 26)
+
+
+def test_the_service_command_replaces_the_dockerfile_cmd_and_an_entrypoint_resets_it(tmp_path):
+    models = _built_models(tmp_path, """\
+services:  # vllm
+  command:
+    build: .
+    command: ["--max-model-len", "4096"]
+  entrypoint:
+    build: .
+    entrypoint: ["vllm", "serve", "Qwen/Qwen3-0.6B"]
+""")
+    assert models["command"].value("max_model_len") == 4096
+    assert models["command"].model.value == "Qwen/Qwen3-8B"
+    assert models["entrypoint"].model.value == "Qwen/Qwen3-0.6B"
+    assert models["entrypoint"].setting("max_model_len") is None  # the Dockerfile's CMD is reset
+
+
+def test_a_dockerfile_shell_entrypoint_without_a_service_command_is_read_not_a_cfg000(tmp_path):
+    (tmp_path / "Dockerfile").write_text('FROM vllm/vllm-openai:v0.9.2\nENTRYPOINT ["/bin/sh", "-c", '
+                                         '"vllm serve Qwen/Qwen3-8B"]\n', encoding="utf-8")
+    (tmp_path / "compose.yaml").write_text("services:\n  vllm:\n    build: .\n", encoding="utf-8")
+    result = lint([tmp_path / "compose.yaml"], load_config(tmp_path))
+    assert not [f.message for f in result.findings if f.code == "CFG000"]

@@ -104,6 +104,14 @@ def test_dockerfile_entrypoint_and_cmd_as_the_container_runs_them():
     assert ("CFG207", "exec/Dockerfile", 9, 26) in _errors(FORMATS / "dockerfiles")
 
 
+def test_a_dockerfile_from_with_a_platform_flag_names_the_image_after_it(tmp_path):
+    (tmp_path / "Dockerfile").write_text("FROM --platform=linux/amd64 vllm/vllm-openai:v0.9.2 AS serve\n"
+                                         'CMD ["Qwen/Qwen3-8B"]\n', encoding="utf-8")
+    (model,) = _models(tmp_path).values()
+    assert model.image.value == "vllm/vllm-openai:v0.9.2" and model.image.location.column == 29
+    assert model.engine_version == "0.9.2"
+
+
 def test_a_dockerfile_a_compose_file_builds_is_the_compose_service():
     composed = [m for m in _models(FORMATS / "dockerfiles").values() if m.path.startswith("composed/")]
     assert [m.kind for m in composed] == ["docker-compose"]

@@ -52,13 +52,16 @@ def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setti
 
 def _tokens(ctx: DocContext, service: YNode, built: dockerfile.Built | None) -> list[ArgToken]:
     """entrypoint + command as the container runs them (a ``sh -c`` script split into its commands);
-    the Dockerfile's ENTRYPOINT when the service does not replace it."""
+    the Dockerfile's ENTRYPOINT when the service does not replace it, and its CMD when the service sets
+    neither (an ``entrypoint`` resets the image's CMD, as ``docker run --entrypoint`` does)."""
     entrypoint, command = service.get("entrypoint"), service.get("command")
     tokens = ctx.tokens(entrypoint, "entrypoint") if entrypoint is not None else list(built.entrypoint if built else [])
+    if entrypoint is None and command is None and built is not None:
+        tokens += built.command
     tokens += ctx.tokens(command, "command")
     texts = [t.text for t in tokens]
-    if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec"):
-        node = command if command is not None else entrypoint
+    node = command if command is not None else entrypoint  # None: the words are the Dockerfile's, kept as written
+    if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec") and node is not None:
         own = ctx.tokens(node, "shell") if node.kind == "scalar" else []
         if own and own[0].text in SHELLS:  # one string, ``/bin/bash -c "pip install ... && vllm serve ..."``
             tokens = ctx.shell_tokens(node, "shell", script_word=2) or tokens

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import posixpath
 import re
+from typing import Iterator
 
 from ..model import ArgToken, ServedModel
 from ..yamlio import Comment, LoadedFile
@@ -45,7 +46,7 @@ def scan_comments(text: str) -> dict[int, Comment]:
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if not any(marker in loaded.text.lower() for marker in MARKERS) or _built_by_compose(workspace, loaded.path):
         return []
-    stage = _final_stage(loaded.text)
+    stage = final_stage(loaded.text)
     if stage.get("ENTRYPOINT") is None and stage.get("CMD") is None:
         return []
     locate = locator(loaded)
@@ -77,24 +78,37 @@ def _built_by_compose(workspace: Workspace, path: str) -> bool:
     return False
 
 
-def _final_stage(text: str) -> dict:
+def final_stage(text: str) -> dict:
     """The last stage's FROM image (name, offset), ENTRYPOINT and CMD as (form, start, end) offsets of
-    their arguments, and its literal ARG defaults and ENV values."""
+    their arguments, its literal ARG defaults and ENV values, and under ``"global"`` the ARG defaults
+    declared before the first FROM (the only ones a FROM line can use)."""
     stage: dict = {"variables": {}}
-    position = 0
-    while (match := _INSTRUCTION.search(text, position)) is not None:
-        keyword, start = match.group(1).upper(), match.end()
-        end = _instruction_end(text, start)
-        position = end  # the next instruction starts after this one's continuation lines
+    for keyword, start, end in instructions(text):
         rest = text[start:end]
         if keyword == "FROM":
-            image = rest.split()[0] if rest.split() else ""
-            stage = {"variables": {}, "FROM": (image, start + rest.find(image))}
+            image, at = _from_image(rest)
+            global_args = stage["global"] if "FROM" in stage else stage["variables"]
+            stage = {"variables": {}, "FROM": (image, start + at), "global": global_args}
         elif keyword in ("ENTRYPOINT", "CMD"):
             stage[keyword] = ("exec" if rest.lstrip().startswith("[") else "shell", start, end)
         elif keyword in ("ENV", "ARG"):
             _variables(stage["variables"], rest)
     return stage
+
+
+def instructions(text: str) -> Iterator[tuple[str, int, int]]:
+    """(KEYWORD, start, end) of every instruction: offsets of its arguments, continuation lines included."""
+    position = 0
+    while (match := _INSTRUCTION.search(text, position)) is not None:
+        keyword, start = match.group(1).upper(), match.end()
+        position = _instruction_end(text, start)  # the next instruction starts after this one's continuation lines
+        yield keyword, start, position
+
+
+def _from_image(rest: str) -> tuple[str, int]:
+    """The image of ``FROM [--platform=...] IMAGE [AS name]`` and its offset in ``rest``."""
+    image = next((word for word in rest.split() if not word.startswith("--")), "")
+    return image, rest.find(image) if image else 0
 
 
 def _instruction_end(text: str, start: int) -> int:
@@ -126,14 +140,15 @@ def _argv(text: str, stage: dict) -> tuple[list[tuple[str, int, int]], bool, boo
     the Dockerfile set the entrypoint (else the FROM image's receives them)."""
     entrypoint, command = stage.get("ENTRYPOINT"), stage.get("CMD")
     if entrypoint is not None and entrypoint[0] == "shell":
-        return _words(text, entrypoint), True, True
+        return instruction_words(text, entrypoint), True, True
     if entrypoint is None and command[0] == "shell":  # /bin/sh -c replaces the image's entrypoint
-        return _words(text, command), True, True
-    words = (_words(text, entrypoint) if entrypoint else []) + (_words(text, command) if command else [])
+        return instruction_words(text, command), True, True
+    words = (instruction_words(text, entrypoint) if entrypoint else []) + (instruction_words(text, command) if command else [])
     return words, False, entrypoint is not None
 
 
-def _words(text: str, instruction: tuple[str, int, int]) -> list[tuple[str, int, int]]:
+def instruction_words(text: str, instruction: tuple[str, int, int]) -> list[tuple[str, int, int]]:
+    """The words of an ENTRYPOINT or CMD as (word, start, end) offsets into ``text``."""
     form, start, end = instruction
     body = text[start:end]
     if form == "exec":  # a JSON array: its brackets and commas are spaces, its strings shell-quoted words

@@ -1,23 +1,25 @@
 """The Dockerfile a compose service builds (``build: .`` or ``build: {context, dockerfile}``): which
-engine its final ``FROM`` image runs, and its ``ENTRYPOINT`` (the exec form ``["vllm", "serve"]`` or
-the shell form), each word located on its line. ``ARG`` defaults declared before ``FROM`` are
-substituted (``FROM vllm/vllm-openai:${VLLM_VERSION}``), as the builder does without ``--build-arg``.
+engine its final ``FROM`` image runs, and its ``ENTRYPOINT`` and ``CMD`` (exec or shell form), each
+word located where it is written. Read with ``adapters/containerfile.py``'s instruction lexer
+(continuation lines, ``FROM --platform``, stages). The ``ARG`` defaults declared before the first
+``FROM`` are substituted in it (``FROM vllm/vllm-openai:${VLLM_VERSION}``), as the builder does without
+``--build-arg``.
 """
 
 from __future__ import annotations
 
-import json
 import posixpath
 import re
 from dataclasses import dataclass, field
 
 from ..engines.images import parse_image
-from ..model import ArgToken, Location
-from ..yamlio import YNode
+from ..model import ArgToken
+from ..yamlio import LoadedFile, YNode
 from . import repofiles
 from .base import Workspace
+from .containerfile import final_stage, instruction_words, scan_comments
+from .scripts import locator
 
-_INSTRUCTION = re.compile(r"^[ \t]*(FROM|ARG|ENTRYPOINT)[ \t]+(.*)$", re.I)
 _ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?")
 
 
@@ -27,6 +29,7 @@ class Built:
     image: str | None  # the final FROM image, ARGs substituted
     engine: str | None
     entrypoint: list[ArgToken] = field(default_factory=list)
+    command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
@@ -48,37 +51,15 @@ def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
 
 
 def parse(rel: str, text: str) -> Built:
-    args: dict[str, str] = {}
-    built = Built(rel, None, None)
-    for number, line in enumerate(text.splitlines(), start=1):
-        match = _INSTRUCTION.match(line)
-        if match is None:
-            continue
-        keyword, rest = match.group(1).upper(), match.group(2).strip()
-        if keyword == "ARG" and "=" in rest:
-            name, _, value = rest.partition("=")
-            args[name.strip()] = value.strip().strip('"\'')
-        elif keyword == "FROM":
-            image = _ARG_REFERENCE.sub(lambda m: args.get(m.group(1), m.group(0)), rest.split()[0])
-            built.image, built.engine, built.entrypoint = image, parse_image(image).engine, []
-        elif keyword == "ENTRYPOINT":
-            built.entrypoint = _words(rel, number, match.start(2) + 1, rest)
+    stage = final_stage(text)
+    written = stage.get("FROM")
+    global_args = stage.get("global", {})
+    image = _ARG_REFERENCE.sub(lambda m: global_args.get(m.group(1)) or m.group(0), written[0]) if written else None
+    built = Built(rel, image, parse_image(image).engine if image else None)
+    locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
+    for keyword, origin in (("ENTRYPOINT", "entrypoint"), ("CMD", "command")):
+        if stage.get(keyword) is not None:
+            tokens = [ArgToken(word, *locate(start, end, word), origin)
+                      for word, start, end in instruction_words(text, stage[keyword])]
+            setattr(built, origin, tokens)
     return built
-
-
-def _words(rel: str, line: int, column: int, rest: str) -> list[ArgToken]:
-    """The words of an ENTRYPOINT, located: the exec (JSON) form, else the shell form split on blanks."""
-    try:
-        words = json.loads(rest) if rest.startswith("[") else None
-    except ValueError:
-        words = None
-    if not isinstance(words, list):
-        words = rest.split()
-    tokens, cursor = [], 0
-    for word in (str(w) for w in words):
-        at = rest.find(word, cursor)
-        at = cursor if at < 0 else at
-        cursor = at + len(word)
-        start = column + at
-        tokens.append(ArgToken(word, Location(rel, line, start, line, start + len(word)), (), "entrypoint"))
-    return tokens
