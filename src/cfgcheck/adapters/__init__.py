@@ -111,6 +111,13 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
     return found
 
 
+def without_deployed_dockerfiles(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
+    """``models`` less those of the Dockerfiles whose image a workload of the run deploys: the workload's
+    model holds that launch (``builds.py``)."""
+    deployed = workspace.deployed_dockerfiles
+    return [m for m in models if m.kind != "Dockerfile" or m.path not in deployed] if deployed else models
+
+
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
     from .resources import file_resources

@@ -41,6 +41,8 @@ class Workspace:
     device_classes: dict[str, list[str]] = field(default_factory=dict)
     files: dict = field(default_factory=dict)  # repository files read for context (repofiles), by path
     serving_runtimes: dict = field(default_factory=dict)  # KServe (Cluster)ServingRuntime name -> [(file, document, root)]
+    build_links: dict = field(default_factory=dict)  # folder -> [(image name, Dockerfile)] its files state (builds.py)
+    deployed_dockerfiles: set = field(default_factory=set)  # Dockerfiles whose image a workload runs: its launch
 
 
 @dataclass

@@ -30,6 +30,7 @@ class Built:
     engine: str | None
     entrypoint: list[ArgToken] = field(default_factory=list)
     command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
+    shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
@@ -62,4 +63,5 @@ def parse(rel: str, text: str) -> Built:
             tokens = [ArgToken(word, *locate(start, end, word), origin)
                       for word, start, end in instruction_words(text, stage[keyword])]
             setattr(built, origin, tokens)
+    built.shell_entrypoint = stage.get("ENTRYPOINT", ("exec",))[0] == "shell"
     return built

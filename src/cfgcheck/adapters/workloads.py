@@ -10,10 +10,10 @@ strings such as ``VLLM_ADDITIONAL_ARGS`` are appended, as the images' entrypoint
 
 from __future__ import annotations
 
-from ..model import ServedModel, Setting
+from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
-from .containers import container_model
+from .containers import container_model, container_tokens
 from .pods import index_services, kubernetes_pod
 
 MARKERS = ENGINE_MARKERS
@@ -62,9 +62,12 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             tokens = _ray_node_tokens(ctx, root, trail, container)
             if tokens == []:
                 continue
+            built = _built_here(ctx, container) if tokens is None else None
+            if built is not None:
+                tokens = _image_launch(ctx, container, built)
             model = container_model(ctx, root=root, kind=kind, name=f"{name}/{container_name}",
                                     identity=f"{kind}/{name}/{where}", container=container, pod_spec=pod_spec,
-                                    tokens=tokens)
+                                    tokens=tokens, default_engine=built.engine if built is not None else None)
             if model is None:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
@@ -76,6 +79,32 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 kubernetes_pod(ctx, model, container, pod_spec, root, labels)
             found.append(finish(model))
     return found
+
+
+def _built_here(ctx: DocContext, container: YNode):
+    """The Dockerfile of this repository that builds the container's image, as the repository states it
+    (``builds.py``); its own served model is then this container's launch, not a second one."""
+    image = container.scalar("image")
+    if not isinstance(image, str):
+        return None
+    from .builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
+
+    built = deployed_dockerfile(ctx.workspace, ctx.path, image)
+    if built is not None:
+        ctx.workspace.deployed_dockerfiles.add(built.path)
+    return built
+
+
+def _image_launch(ctx: DocContext, container: YNode, built) -> list[ArgToken] | None:
+    """What the container runs when its image is ``built``: ``command`` replaces the ENTRYPOINT and
+    ``args`` the CMD (Kubernetes "Define a Command and Arguments for a Container"); a shell-form
+    ENTRYPOINT ignores both CMD and args. None: the container's own command + args, as without it."""
+    if container.get("command") is not None or not (built.entrypoint or built.command):
+        return None
+    if built.shell_entrypoint:
+        return list(built.entrypoint)
+    args = container_tokens(ctx, container) if container.get("args") is not None else list(built.command)
+    return list(built.entrypoint) + args
 
 
 def _workload_facts(ctx: DocContext, model: ServedModel, kind: str, spec: YNode | None, pod_spec: YNode) -> None:
