@@ -96,26 +96,8 @@ objects:
           configMap: {name: chat-settings}
 """
 
-LIST_OF_RESOURCES = """apiVersion: v1
-kind: List
-items:
-- apiVersion: apps/v1
-  kind: Deployment
-  metadata: {name: chat}
-  spec:
-    template:
-      spec:
-        containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.9.2
-          envFrom: [{configMapRef: {name: chat-settings}}]
-          args: ["--model", "$(MODEL)"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-- apiVersion: v1
-  kind: ConfigMap
-  metadata: {name: chat-settings}
-  data: {MODEL: Qwen/Qwen3-8B}
-"""
+# kubectl get -o yaml: the same objects as items of a v1 List
+LIST_OF_RESOURCES = "apiVersion: v1\nkind: List\nitems:\n" + CONFIGMAP_TEMPLATE.split("objects:\n", 1)[1]
 
 
 def test_a_configmap_in_a_template_is_read_by_the_served_model_beside_it(tmp_path) -> None:
@@ -138,4 +120,5 @@ def test_a_template_configmap_in_another_file_is_found_whatever_the_order(tmp_pa
 
 def test_the_items_of_a_list_are_resources_and_related_objects(tmp_path) -> None:
     result = lint_text(tmp_path, LIST_OF_RESOURCES)
-    assert [(m.model.value, m.model.location.line) for m in result.models] == [("Qwen/Qwen3-8B", 19)]
+    assert [(m.model.value, m.model.location.line) for m in result.models] == [("Qwen/Qwen3-8B", 9)]
+    assert result.models[0].settings["max_num_seqs"].location.line == 12

@@ -70,20 +70,9 @@ def test_configmap_in_another_file_is_read_either_way(tmp_path):
     assert ("CFG101", "k8s/configmap.yaml", 7) in _findings(repo, "k8s/configmap.yaml")
 
 
-TEMPLATE_CONFIGMAP = """\
-apiVersion: template.openshift.io/v1
-kind: Template
-metadata:
-  name: engine-settings
-objects:
-- apiVersion: v1
-  kind: ConfigMap
-  metadata:
-    name: chat-engine
-  data:
-    engine.yaml: |
-      max-num-seq: 8
-"""
+# the same ConfigMap as an object of an OpenShift Template
+TEMPLATE_CONFIGMAP = ("apiVersion: template.openshift.io/v1\nkind: Template\nmetadata:\n  name: engine-settings\n"
+                      "objects:\n- " + CONFIGMAP.replace("\n", "\n  ").rstrip() + "\n")
 
 
 def test_configmap_in_an_openshift_template_in_another_file_is_read_either_way(tmp_path):
