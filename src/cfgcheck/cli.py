@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 import sys
 from enum import Enum
@@ -11,8 +12,8 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .lint_command import (UsageError, display_paths, exit_for, load_config, refuse_streams,
-                           run_lint_command, split_values)
+from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, UsageError, display_paths, exit_for, load_config,
+                           refuse_streams, run_lint_command, split_values)
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -48,35 +49,29 @@ def main_options(version: bool = typer.Option(False, "--version", callback=_vers
     """cfgcheck: lint LLM serving configuration kept in Git."""
 
 
-ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
-               "cached); --offline never does (default: hub in the configuration, else CFGCHECK_HUB).")
+def _lint_signature() -> inspect.Signature:
+    """The typer parameters of `lint`, one per entry of ``LINT_OPTIONS`` (the fast path reads the same
+    table), each typed by what it takes."""
+    types = {"flag": bool, "switch": Optional[bool], "format": Format, "fail-on": Optional[FailOn],
+             "text": Optional[str], "texts": Optional[List[str]], "path": Optional[Path]}
+    paths = inspect.Parameter("paths", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[List[Path]],
+                              default=typer.Argument(None, help=PATHS_HELP))
+    return inspect.Signature([paths] + [
+        inspect.Parameter(option.parameter, inspect.Parameter.KEYWORD_ONLY, annotation=types[option.takes],
+                          default=typer.Option(option.default, *option.declarations, help=option.help))
+        for option in LINT_OPTIONS])
 
 
-@app.command()
-def lint(
-    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .); '-' reads standard input."),
-    base: Optional[str] = typer.Option(None, "--base", help="Diff mode: compare with the merge base of REF and HEAD."),
-    fmt: Format = typer.Option("text", "--format", "-f", help="Output format."),
-    output: Optional[Path] = typer.Option(None, "--output", "-o", help="Write the report to FILE."),
-    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file."),
-    select: Optional[List[str]] = typer.Option(None, "--select", help="Only these rules (codes, prefixes or names)."),
-    ignore: Optional[List[str]] = typer.Option(None, "--ignore", help="Skip these rules."),
-    fail_on: Optional[FailOn] = typer.Option(None, "--fail-on", help="Lowest severity that fails (default error)."),
-    stdin_filename: Optional[Path] = typer.Option(
-        None, "--stdin-filename", help="The path standard input ('-') stands for: reported, and where the configuration is looked up."),
-    render_helm: Optional[bool] = typer.Option(
-        None, "--render-helm/--no-render-helm", help="Render Helm charts with helm template (default: when helm is installed)."),
-    online: Optional[bool] = typer.Option(None, "--online/--offline", help=ONLINE_HELP),
-    baseline_file: Optional[Path] = typer.Option(None, "--baseline", help="Report only findings not recorded in this baseline FILE."),
-    write_baseline: Optional[Path] = typer.Option(None, "--write-baseline", help="Record today's findings in FILE (then they pass)."),
-    quiet: bool = typer.Option(False, "--quiet", "-q", help="Findings only: no summary line, no progress."),
-    statistics: bool = typer.Option(False, "--statistics", help="Counts per rule instead of the findings."),
-    show_fixes: bool = typer.Option(False, "--show-fixes", help="Show the mechanical fix of each fixable [*] finding."),
-) -> None:
+def lint(**arguments) -> None:
     """Lint files and folders; exit 1 when findings reach --fail-on."""
-    raise typer.Exit(run_lint_command(paths, base, fmt.value, output, config_file, select, ignore,
-                                      fail_on.value if fail_on else None, stdin_filename, render_helm, online,
-                                      baseline_file, write_baseline, quiet, statistics, show_fixes))
+    fail_on = arguments["fail_on"]
+    raise typer.Exit(run_lint_command(**{**arguments, "fmt": arguments["fmt"].value,
+                                         "fail_on": fail_on.value if fail_on else None}))
+
+
+lint.__signature__ = _lint_signature()
+lint.__annotations__ = {name: parameter.annotation for name, parameter in lint.__signature__.parameters.items()}
+app.command()(lint)
 
 
 @app.command()

@@ -5,14 +5,17 @@ as yamllint's whole start-up (issue 17 item 16, measured in bench/RESULTS.md), s
 pre-commit hook or CI step, ``cfgcheck lint [PATHS...]`` with a few flag options, is recognised by
 ``fast_lint_arguments`` and run here directly. Any other argument list (help, another command, an
 option with a value other than ``--format``, ``--opt=value``, ``-``, ``--``, a mistake) returns None and
-goes to typer, so help, usage errors and their exit codes are typer's own. ``tests/cli/test_fast_path.py``
-checks that both parsers give the command the same arguments.
+goes to typer, so help, usage errors and their exit codes are typer's own. Both read the options of
+`lint` from one table, ``LINT_OPTIONS``: ``cli.py`` builds the typer command from it, the fast path its
+flags and defaults. ``tests/cli/test_fast_path.py`` checks that both parsers give the command the same
+arguments.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional
 
@@ -23,23 +26,67 @@ class UsageError(Exception):
     """A mistake in how cfgcheck was called; exit 2 with one line."""
 
 
-# The options of `lint` without a value that the fast path reads: option -> (parameter, value).
-FLAG_OPTIONS = {
-    "--quiet": ("quiet", True), "-q": ("quiet", True),
-    "--statistics": ("statistics", True),
-    "--show-fixes": ("show_fixes", True),
-    "--online": ("online", True), "--offline": ("online", False),
-    "--render-helm": ("render_helm", True), "--no-render-helm": ("render_helm", False),
-}
-FORMAT_OPTIONS = ("--format", "-f")
+ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
+               "cached); --offline never does (default: hub in the configuration, else CFGCHECK_HUB).")
+
+
+@dataclass(frozen=True)
+class LintOption:
+    """One option of `lint`: the ``run_lint_command`` parameter it sets, its names as typer declares
+    them (``--on/--off`` for a switch), its default and help, and what it takes: ``flag`` (no value),
+    ``switch`` (--on/--off, default None: the configuration decides), ``format`` (a reporter name),
+    ``fail-on`` (a severity), ``text``, ``texts`` (repeatable) or ``path``."""
+
+    parameter: str
+    declarations: tuple[str, ...]
+    default: object
+    help: str
+    takes: str
+
+
+# In --help order. cli.py builds the typer command from this table; the fast path reads the flags,
+# switches and --format of it (an option that takes another value goes to typer).
+LINT_OPTIONS = (
+    LintOption("base", ("--base",), None, "Diff mode: compare with the merge base of REF and HEAD.", "text"),
+    LintOption("fmt", ("--format", "-f"), "text", "Output format.", "format"),
+    LintOption("output", ("--output", "-o"), None, "Write the report to FILE.", "path"),
+    LintOption("config_file", ("--config",), None, "Configuration file.", "path"),
+    LintOption("select", ("--select",), None, "Only these rules (codes, prefixes or names).", "texts"),
+    LintOption("ignore", ("--ignore",), None, "Skip these rules.", "texts"),
+    LintOption("fail_on", ("--fail-on",), None, "Lowest severity that fails (default error).", "fail-on"),
+    LintOption("stdin_filename", ("--stdin-filename",), None,
+               "The path standard input ('-') stands for: reported, and where the configuration is looked up.", "path"),
+    LintOption("render_helm", ("--render-helm/--no-render-helm",), None,
+               "Render Helm charts with helm template (default: when helm is installed).", "switch"),
+    LintOption("online", ("--online/--offline",), None, ONLINE_HELP, "switch"),
+    LintOption("baseline_file", ("--baseline",), None, "Report only findings not recorded in this baseline FILE.", "path"),
+    LintOption("write_baseline", ("--write-baseline",), None, "Record today's findings in FILE (then they pass).", "path"),
+    LintOption("quiet", ("--quiet", "-q"), False, "Findings only: no summary line, no progress.", "flag"),
+    LintOption("statistics", ("--statistics",), False, "Counts per rule instead of the findings.", "flag"),
+    LintOption("show_fixes", ("--show-fixes",), False, "Show the mechanical fix of each fixable [*] finding.", "flag"),
+)
+PATHS_HELP = "Files or folders (default: .); '-' reads standard input."
+
+
+def _flag_options() -> dict[str, tuple[str, bool]]:
+    """option -> (parameter, value) for every option of `lint` without a value."""
+    flags: dict[str, tuple[str, bool]] = {}
+    for option in LINT_OPTIONS:
+        if option.takes == "flag":
+            flags.update((name, (option.parameter, True)) for name in option.declarations)
+        elif option.takes == "switch":
+            on, off = option.declarations[0].split("/")
+            flags.update({on: (option.parameter, True), off: (option.parameter, False)})
+    return flags
+
+
+FLAG_OPTIONS = _flag_options()
+FORMAT_OPTIONS = next(option.declarations for option in LINT_OPTIONS if option.takes == "format")
 
 
 def lint_defaults() -> dict:
     """Every parameter of `lint` at its default: what typer passes when an option is not given."""
-    return {"paths": None, "base": None, "fmt": "text", "output": None, "config_file": None, "select": None,
-            "ignore": None, "fail_on": None, "stdin_filename": None, "render_helm": None, "online": None,
-            "baseline_file": None, "write_baseline": None, "quiet": False, "statistics": False,
-            "show_fixes": False}
+    return {"paths": None, **{option.parameter: option.default for option in LINT_OPTIONS}}
 
 
 def fast_lint_arguments(argv: list[str]) -> dict | None:
