@@ -110,3 +110,11 @@ def test_no_stated_link_or_another_repository_of_the_same_name_keeps_both(tmp_pa
     models = _models(tmp_path, {"Dockerfile": DOCKERFILE, "README.md": readme,
                                 "k8s/deploy.yaml": _deployment("other/chat:1", '        command: [vllm, serve, Qwen/Qwen3-8B]\n')})
     assert sorted(m.path for m in models) == ["Dockerfile", "k8s/deploy.yaml"]  # other/chat is not acme/chat
+
+
+def test_a_public_engine_image_is_pulled_not_the_one_built_here(tmp_path):
+    models = _models(tmp_path, {"Dockerfile": DOCKERFILE, "README.md": "docker build -t vllm/vllm-openai .\n",
+                                "k8s/deploy.yaml": _deployment("vllm/vllm-openai:v0.9.2",
+                                                               '        args: ["Qwen/Qwen3-0.6B"]\n')})
+    assert sorted((m.path, m.model.value) for m in models) == [
+        ("Dockerfile", "Qwen/Qwen3-8B"), ("k8s/deploy.yaml", "Qwen/Qwen3-0.6B")]

@@ -19,7 +19,7 @@ import re
 import shlex
 from pathlib import Path
 
-from ..engines.images import image_engine, parse_image
+from ..engines.images import parse_image
 from . import repofiles
 from .base import Workspace
 from .dockerfile import Built, parse
@@ -42,8 +42,8 @@ _MAX_FILES_PER_FOLDER = 40
 
 def deployed_dockerfile(workspace: Workspace, manifest: str, image: str) -> Built | None:
     """The Dockerfile that builds ``image`` as the repository states it, for a workload of ``manifest``;
-    None for a public engine image (never built here) or when nothing states the link."""
-    if not image or "$" in image or "{{" in image or image_engine(parse_image(image)).known:
+    None when nothing states the link."""
+    if not image or "$" in image or "{{" in image:
         return None
     wanted = parse_image(image).repository
     folder = posixpath.dirname(manifest)

@@ -10,6 +10,7 @@ strings such as ``VLLM_ADDITIONAL_ARGS`` are appended, as the images' entrypoint
 
 from __future__ import annotations
 
+from ..engines.images import image_engine, parse_image
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
 from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
@@ -85,8 +86,8 @@ def _built_here(ctx: DocContext, container: YNode):
     """The Dockerfile of this repository that builds the container's image, as the repository states it
     (``builds.py``); its own served model is then this container's launch, not a second one."""
     image = container.scalar("image")
-    if not isinstance(image, str):
-        return None
+    if not isinstance(image, str) or image_engine(parse_image(image)).known:
+        return None  # a public engine image (vllm/vllm-openai) is pulled, not built here
     from .builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
 
     built = deployed_dockerfile(ctx.workspace, ctx.path, image)
