@@ -46,6 +46,7 @@ BUILT_IN = (
     LazyAdapter("dra", ("resourceclaim",)),
     LazyAdapter("engine_config", ENGINE_CONFIG_WORDS),
     LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")),
+    LazyAdapter("supervisord", ("[program:",), suffixes=(".conf",)),
     LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk")),
     LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile")),
     LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)),

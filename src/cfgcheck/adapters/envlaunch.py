@@ -23,11 +23,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..engines.images import image_engine, parse_image
-from ..model import ArgToken, ServedModel, Setting
+from ..model import ArgToken, Location, ServedModel, Setting
 from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ..yamlio import YNode
 from .base import DocContext, Workspace, operator_tokens
 from .resources import file_resources
+from .shell import Quoted
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
@@ -90,6 +91,16 @@ class EnvValue:
     def words(self, origin: str) -> list[ArgToken]:
         """The value split into words as an unquoted shell expansion is, each located where written."""
         return self.ctx.shell_tokens(self.node, origin, segment=False)
+
+    def word(self, origin: str) -> ArgToken:
+        """The whole value as one word, as a quoted expansion (``"$VAR"``) gives it, located at its
+        first character (inside a quote or on the first line of a block scalar)."""
+        from .shell import SourceMap
+
+        mapping = SourceMap(self.ctx.loaded.text, self.node)
+        line, column = mapping.line_column(mapping.absolute(0))
+        location = Location(self.ctx.path, line, column, line, column + len(self.text.split("\n", 1)[0]))
+        return ArgToken(self.text, location, self.ctx.comments(line), origin)
 
     def setting(self, name: str, source: str | None = None, value: object = None) -> Setting:
         setting = self.ctx.setting(name, None, self.node, source or name, origin="env")
@@ -161,6 +172,9 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
             continue
         whole = _REFERENCE.fullmatch(token.text)
         value = values.get(_name(whole)) if whole else None
+        if value is not None and isinstance(token.text, Quoted):  # "$VAR": one word whatever it holds
+            out.append(value.word(f"env:{_name(whole)}"))
+            continue
         if value is not None:
             name = _name(whole)
             if name not in words:

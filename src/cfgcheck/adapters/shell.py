@@ -18,6 +18,12 @@ OPERATORS = (";", "&&", "||", "|", "&")
 _WS = " \t\r"
 
 
+class Quoted(str):
+    """The text of a word written (at least partly) inside quotes: ``"$VAR"`` is one word whatever VAR
+    holds, where an unquoted ``$VAR`` is split into words (POSIX 2.6.5, field splitting applies only to
+    the results of unquoted expansions)."""
+
+
 def lex(value: str, shell: bool = True, base: int = 0, ignore_quotes: bool = False) -> list[tuple[str, int, int]]:
     """Words of ``value`` as (text, start, end) offsets into ``value`` (+ ``base``).
 
@@ -35,7 +41,7 @@ class _Lexer:
         self.value, self.shell, self.base, self.ignore_quotes = value, shell, base, ignore_quotes
         self.found: list[tuple[str, int, int]] = []
         self.buf: list[str] = []
-        self.start, self.end, self.in_word = -1, 0, False
+        self.start, self.end, self.in_word, self.quoted = -1, 0, False, False
 
     def words(self) -> list[tuple[str, int, int]]:
         i = 0
@@ -47,8 +53,9 @@ class _Lexer:
     def _flush(self) -> None:
         if self.in_word:
             start = self.start if self.start >= 0 else self.end
-            self.found.append(("".join(self.buf), self.base + start, self.base + self.end))
-        self.buf, self.start, self.in_word = [], -1, False
+            text = "".join(self.buf)
+            self.found.append((Quoted(text) if self.quoted else text, self.base + start, self.base + self.end))
+        self.buf, self.start, self.in_word, self.quoted = [], -1, False, False
 
     def _put(self, text: str, at: int, upto: int) -> None:
         if self.start < 0:
@@ -104,6 +111,7 @@ class _Lexer:
         value = self.value
         close = value.find("'", i + 1)
         close = len(value) if close == -1 else close
+        self.quoted = True
         if not self.in_word:
             self._put("", i + 1, i + 1)
         if close > i + 1:
@@ -118,6 +126,7 @@ class _Lexer:
             self.found.extend(lex(value[i + 1:close], self.shell, self.base + i + 1, ignore_quotes=True))
             return close + 1
         j = i + 1
+        self.quoted = True
         if not self.in_word:
             self._put("", j, j)
         while j < n and value[j] != '"':
@@ -304,8 +313,22 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
             out.append(word)
             continue
         command_start = False
-        out.append(_expanded(word, known))
+        out.extend(_fields(word, _expanded(word, known)))
     return out
+
+
+def _fields(word: tuple[str, int, int], expanded: tuple[str, int, int]) -> list[tuple[str, int, int]]:
+    """An unquoted word that is exactly one reference, split on whitespace (IFS) as the shell splits
+    the result of an unquoted expansion (POSIX 2.6.5): ``ARGS="--tp 2"; vllm serve m $ARGS`` gives two
+    words, each located in the value; ``"$ARGS"`` stays one word."""
+    text, start, end = expanded
+    if expanded is word or isinstance(word[0], Quoted) or not _REFERENCE.fullmatch(word[0]):
+        return [expanded]
+    if end - start == word[2] - word[1] and start == word[1]:  # the value is located at the reference
+        return [(field, start, end) for field in text.split()]
+    # the value ends where it is written; an opening quote before it is skipped
+    base = end - len(text) if end - len(text) >= start else start
+    return [(match.group(), base + match.start(), base + match.end()) for match in re.finditer(r"\S+", text)]
 
 
 class Spliced(str):
