@@ -163,6 +163,8 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     values = envlaunch.container_env(ctx, container, env_key)
     if tokens is None:
         tokens = container_tokens(ctx, container, env_key, values)
+        if pod_spec is not None and not launches(tokens, image_engine or default_engine):
+            tokens = envlaunch.mounted_script(ctx, container, pod_spec, tokens, values) or tokens
     wrapper = envlaunch.wrapper_for(image_text, values)
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)

@@ -55,18 +55,19 @@ def index(workspace: Workspace, loaded) -> None:
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
-    """Protocol hook: env taken from a ConfigMap not indexed yet (it may be in a file read later)."""
+    """Protocol hook: env or a script taken from a ConfigMap not indexed yet (it may be in a file read later)."""
     return any(name not in workspace.configmaps for name in _configmap_refs(root, 0))
 
 
 def _configmap_refs(node: YNode, depth: int) -> list[str]:
-    """Names of the ConfigMaps that ``configMapKeyRef`` / ``envFrom.configMapRef`` entries refer to."""
+    """Names of the ConfigMaps that ``configMapKeyRef`` / ``envFrom.configMapRef`` entries and
+    ``configMap`` volumes (a script the container may run) refer to."""
     if depth > 40:  # pod specs sit a dozen levels down; a deeper document names nothing we read
         return []
     found: list[str] = []
     if node.kind == "map":
         for key, value in node.items():
-            if key.value in ("configMapKeyRef", "configMapRef") and value.kind == "map":
+            if key.value in ("configMapKeyRef", "configMapRef", "configMap") and value.kind == "map":
                 name = value.scalar("name")
                 found.extend([name] if isinstance(name, str) else [])
             elif value.kind in ("map", "seq"):
@@ -192,6 +193,79 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
         out.append(token if text == token.text else
                    ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
     return out
+
+
+# ---------------------------------------------------------------- scripts mounted from a ConfigMap
+
+_SCRIPT_RUNNERS = ("sh", "bash", "dash", "ash", "zsh")
+_ALL_ARGUMENTS = ("$@", "${@}", "$*", "${*}")
+
+
+def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, tokens: list[ArgToken],
+                   values: dict[str, EnvValue | None]) -> list[ArgToken] | None:
+    """The engine argv of a container whose command runs a script mounted from a ConfigMap of the
+    repository (``command: ["/scripts/start.sh"]`` with a ``configMap`` volume at ``/scripts``): the
+    script's engine command, located in the ConfigMap's data, its variables taken from the container's
+    env, and ``"$@"`` replaced by the container's arguments after the script. None when the command runs
+    no such script or the script starts no engine."""
+    texts = [token.text for token in tokens]
+    at = 1 if len(texts) > 1 and texts[0].rsplit("/", 1)[-1] in _SCRIPT_RUNNERS and not texts[1].startswith("-") else 0
+    if pod_spec is None or at >= len(texts) or not texts[at].startswith("/"):
+        return None
+    found = _script_node(ctx, container, pod_spec, texts[at])
+    if found is None:
+        return None
+    from .scripts import scalar_launches  # at call time: scripts imports the container adapters' helpers
+    from .shell import Spliced
+
+    script_ctx, node = found
+    environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None
+                   for name, value in values.items()}
+    launched = next(iter(scalar_launches(script_ctx, node, environment)), None)
+    if launched is None:
+        return None
+    rest = tokens[at + 1:]
+    argv: list[ArgToken] = []
+    for token in splice(launched.tokens, values):
+        argv.extend(rest if token.text in _ALL_ARGUMENTS else [token])
+    return argv
+
+
+def _script_node(ctx: DocContext, container: YNode, pod_spec: YNode, path: str) -> tuple[DocContext, YNode] | None:
+    """The ConfigMap data entry mounted at ``path`` in ``container`` (a ``configMap`` volume of the pod,
+    whole, through ``items``, or one key by ``subPath``), with the context of its document."""
+    mounts, volumes = container.get("volumeMounts"), pod_spec.get("volumes")
+    if mounts is None or mounts.kind != "seq" or volumes is None or volumes.kind != "seq":
+        return None
+    by_name = {volume.scalar("name"): volume for volume in volumes.value if volume.kind == "map"}
+    for mount in mounts.value:
+        volume = by_name.get(mount.scalar("name")) if mount.kind == "map" else None
+        source = volume.get("configMap") if volume is not None else None
+        mount_path, sub_path = mount.scalar("mountPath"), mount.scalar("subPath")
+        if source is None or source.kind != "map" or not isinstance(mount_path, str):
+            continue
+        if isinstance(sub_path, str) and sub_path:
+            relative = sub_path if path == mount_path else None
+        else:
+            prefix = mount_path.rstrip("/") + "/"
+            relative = path[len(prefix):] if path.startswith(prefix) else None
+        held = _configmap(ctx, source.scalar("name")) if relative else None
+        if held is None:
+            continue
+        key = _item_key(source.get("items"), relative)
+        node = held[1].get(key) if key is not None else None
+        if node is not None and node.kind == "scalar" and isinstance(node.value, str):
+            return held[0], node
+    return None
+
+
+def _item_key(items: YNode | None, relative: str) -> str | None:
+    """The ConfigMap key a file of the volume holds: the ``items`` entry whose ``path`` it is, else the
+    key of the same name (no ``items``: every key is a file)."""
+    if items is None or items.kind != "seq":
+        return relative
+    return next((str(item.scalar("key")) for item in items.value
+                 if item.kind == "map" and item.scalar("path") == relative), None)
 
 
 def inline(text: str) -> bool:
