@@ -119,3 +119,34 @@ def test_supervisord_env_expansions_are_unknown_values(tmp_path: Path) -> None:
 
 def test_conf_files_are_read_by_the_supervisord_adapter() -> None:
     assert file_format("deploy/supervisor/vllm.conf").__name__ == "cfgcheck.adapters.supervisord"
+
+
+# ---------------------------------------------------------------- scripts mounted from a ConfigMap
+
+
+def test_a_script_mounted_from_a_configmap_is_the_launch(tmp_path: Path) -> None:
+    models = _models(tmp_path, "mounted-script")
+    engine = models["llm/engine"]
+    assert engine.engine == "vllm" and engine.replicas.value == 2
+    # MODEL_DIR="/models/${MODEL_NAME}" in the script, MODEL_NAME from the container's env
+    assert engine.model.value == "/models/Qwen/Qwen3-8B"
+    assert engine.model.location.path.endswith("startup-configmap.yaml") and _at(engine.model) == (9, 15)
+    assert engine.value("max_model_len") == 16384 and _at(engine.setting("max_model_len")) == (11, 50)
+    # "$@": the container's args, located in the Deployment
+    assert engine.value("gpu_memory_utilization") == 0.92
+    assert engine.setting("gpu_memory_utilization").location.path.endswith("deployment.yaml")
+    assert _texts(engine)[-2:] == ["--served-model-name=chat", "--gpu-memory-utilization=0.92"]
+
+
+def test_a_configmap_key_mounted_by_subpath_through_items(tmp_path: Path) -> None:
+    sglang = _models(tmp_path, "mounted-script")["llm/by-subpath"]
+    assert sglang.engine == "sglang" and sglang.model.value == "meta-llama/Llama-3.1-8B-Instruct"
+    assert _at(sglang.model) == (50, 50) and _at(sglang.setting("max_model_len")) == (51, 24)
+
+
+def test_a_mounted_script_that_starts_no_engine_is_no_model(tmp_path: Path) -> None:
+    text = (FORMATS / "mounted-script" / "deployment.yaml").read_text()
+    (tmp_path / "deploy.yaml").write_text(text.replace("launch: |\n    python3 -m sglang.launch_server",
+                                                       "launch: |\n    python3 -m http.server"))
+    _, models = collect([tmp_path], Config(tmp_path))
+    assert {model.name for model in models} == set()  # llm-start is not in this repository either
