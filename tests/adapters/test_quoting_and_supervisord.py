@@ -90,7 +90,7 @@ def test_ini_sections_continuations_and_comments() -> None:
 
 def test_supervisord_programs_are_served_models(tmp_path: Path) -> None:
     models = _models(tmp_path, "supervisord")
-    assert set(models) == {"chat", "embed", "coder"}  # proxy runs nginx; nginx.conf has no program
+    assert set(models) == {"chat", "embed", "coder", "summarizer"}  # proxy runs nginx; nginx.conf: no program
     chat = models["chat"]
     assert chat.kind == "supervisord program" and chat.engine == "vllm"
     assert chat.model.value == "Qwen/Qwen2.5-7B-Instruct" and _at(chat.model) == (7, 13)  # continuation line
@@ -115,6 +115,14 @@ def test_supervisord_env_expansions_are_unknown_values(tmp_path: Path) -> None:
     assert coder.setting("max_model_len").text == "${CODER_LEN}" and coder.value("tensor_parallel_size") == 2
     result = lint_paths(tmp_path, root=tmp_path)
     assert not [f for f in result.findings if f.model == "coder" and f.severity == "error"]
+
+
+def test_a_supervisord_configuration_a_script_writes(tmp_path: Path) -> None:
+    summarizer = _models(tmp_path, "supervisord")["summarizer"]
+    assert summarizer.kind == "supervisord program" and summarizer.path.endswith("provision.sh")
+    assert summarizer.model.value == "mistralai/Mistral-7B-Instruct-v0.3" and _at(summarizer.model) == (7, 62)
+    assert summarizer.value("max_model_len") == 16384 and _at(summarizer.setting("max_model_len")) == (8, 19)
+    assert summarizer.gpus.value == 1 and _at(summarizer.gpus) == (9, 35)
 
 
 def test_conf_files_are_read_by_the_supervisord_adapter() -> None:

@@ -84,7 +84,14 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if not any(marker in loaded.text for marker in MARKERS):
         return []
     heredocs = _heredocs(loaded.text)
-    return text_models(workspace, loaded, _without(loaded.text, heredocs), "shell script", "script", heredocs=heredocs)
+    found = text_models(workspace, loaded, _without(loaded.text, heredocs), "shell script", "script", heredocs=heredocs)
+    for doc in heredocs:  # a supervisord configuration the script writes: its programs
+        if doc.name.endswith(".conf") and "[program:" in doc.body:
+            from .supervisord import program_models
+
+            kept = re.sub(r"[^\n]", " ", loaded.text[:doc.start]) + doc.body
+            found.extend(program_models(workspace, loaded, kept))
+    return found
 
 
 def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, prefix: str,

@@ -119,8 +119,14 @@ def file_models(workspace, loaded: LoadedFile) -> list:
 
     if "[program:" not in loaded.text or not any(marker in loaded.text for marker in ENGINE_MARKERS):
         return []
+    return program_models(workspace, loaded, loaded.text)
+
+
+def program_models(workspace, loaded: LoadedFile, text: str) -> list:
+    """The served models of the programs in ``text``: the file's text, or a configuration a script
+    writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``) with the rest of the script blanked."""
     found = []
-    for section in sections(loaded.text):
+    for section in sections(text):
         kind, _, name = section.name.partition(":")
         if kind.strip() in ("program", "fcgi-program") and name and "command" in section.options:
             model = _program_model(workspace, loaded, section, name.strip())
