@@ -10,7 +10,7 @@ from pathlib import Path
 from helpers import FIXTURES, lint_paths
 
 from cfgcheck.adapters.protocol import file_format
-from cfgcheck.adapters.shell import expand, lex
+from cfgcheck.adapters.shell import MAX_SPLICED_WORDS, expand, lex
 from cfgcheck.adapters.supervisord import scan_comments, sections
 from cfgcheck.config import Config
 from cfgcheck.lint import collect
@@ -42,6 +42,13 @@ def test_expand_splits_only_unquoted_references() -> None:
     # each field of a split value is located in the assignment's value, inside its quotes
     located = {word: start for word, start, _ in expand(lex(script))}
     assert script[located["y"]] == "y" and located["x"] == script.index("x")
+
+
+def test_split_values_are_bounded() -> None:
+    """A hostile script naming a long value many times: past the budget the references stay as written."""
+    script = 'A="' + " ".join(["w"] * 5000) + '"\ncmd ' + " ".join(["$A"] * 10)
+    words = [word for word, _, _ in expand(lex(script))]
+    assert len(words) <= MAX_SPLICED_WORDS + 20 and words[-1] == "$A" and words.count("w") == MAX_SPLICED_WORDS
 
 
 def test_a_quoted_env_reference_holding_json_is_one_argument(tmp_path: Path) -> None:

@@ -28,13 +28,10 @@ from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ..yamlio import YNode
 from .base import DocContext, Workspace, operator_tokens
 from .resources import file_resources
-from .shell import Quoted
+from .shell import MAX_SPLICED_WORDS, Quoted
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
-# An engine argv a person wrote is a few hundred words; past this many spliced words the rest of the
-# references stay as written (unknown) rather than multiply a long value without end.
-MAX_SPLICED_WORDS = 20_000
 MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")

@@ -89,8 +89,7 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         if doc.name.endswith(".conf") and "[program:" in doc.body:
             from .supervisord import program_models
 
-            kept = re.sub(r"[^\n]", " ", loaded.text[:doc.start]) + doc.body
-            found.extend(program_models(workspace, loaded, kept))
+            found.extend(program_models(workspace, loaded, doc.body, doc.start))
     return found
 
 

@@ -16,6 +16,9 @@ import re
 
 OPERATORS = (";", "&&", "||", "|", "&")
 _WS = " \t\r"
+# An engine argv a person wrote is a few hundred words; past this many words from split values the rest
+# of the references stay as written (unknown) rather than multiply a long value without end.
+MAX_SPLICED_WORDS = 20_000
 
 
 class Quoted(str):
@@ -295,6 +298,7 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
         name: (value, None, None) for name, value in (env or {}).items()}
     out: list[tuple[str, int, int]] = []
     command_start = True
+    budget = [MAX_SPLICED_WORDS]
     for word in words:
         text = word[0]
         if text in OPERATORS or text == ";":
@@ -313,19 +317,24 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
             out.append(word)
             continue
         command_start = False
-        out.extend(_fields(word, _expanded(word, known)))
+        out.extend(_fields(word, _expanded(word, known), budget))
     return out
 
 
-def _fields(word: tuple[str, int, int], expanded: tuple[str, int, int]) -> list[tuple[str, int, int]]:
+def _fields(word: tuple[str, int, int], expanded: tuple[str, int, int], budget: list[int]) -> list[tuple[str, int, int]]:
     """An unquoted word that is exactly one reference, split on whitespace (IFS) as the shell splits
     the result of an unquoted expansion (POSIX 2.6.5): ``ARGS="--tp 2"; vllm serve m $ARGS`` gives two
-    words, each located in the value; ``"$ARGS"`` stays one word."""
+    words, each located in the value; ``"$ARGS"`` stays one word. ``budget`` is the words left to
+    split: past it, the reference stays as written (a hostile script repeating a long value)."""
     text, start, end = expanded
     if expanded is word or isinstance(word[0], Quoted) or not _REFERENCE.fullmatch(word[0]):
         return [expanded]
+    fields = text.split()
+    if len(fields) > budget[0]:
+        return [word]
+    budget[0] -= len(fields)
     if end - start == word[2] - word[1] and start == word[1]:  # the value is located at the reference
-        return [(field, start, end) for field in text.split()]
+        return [(field, start, end) for field in fields]
     # the value ends where it is written; an opening quote before it is skipped
     base = end - len(text) if end - len(text) >= start else start
     return [(match.group(), base + match.start(), base + match.end()) for match in re.finditer(r"\S+", text)]

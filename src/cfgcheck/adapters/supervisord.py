@@ -20,6 +20,8 @@ Only a file holding ``[program:`` and an engine name is read; the rest of this m
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import posixpath
 import re
 from dataclasses import dataclass, field
@@ -33,7 +35,7 @@ _SECTION = re.compile(r"\[(?P<header>.+)\]")  # configparser.RawConfigParser._SE
 _OPTION = re.compile(r"(?P<option>.*?)\s*(?P<vi>[=:])\s*(?P<value>.*)$")  # configparser._OPT_TMPL
 _COMMENT_PREFIXES = ("#", ";")
 # Python %-format of supervisord's expansions; the width is bounded (a hostile file gains nothing)
-_EXPANSION = re.compile(r"%%|%\((?P<name>[A-Za-z_][\w.-]*)\)(?P<spec>[-#0 +]?\d{0,3}(?:\.\d{1,3})?)(?P<kind>[sdirf])")
+_EXPANSION = re.compile(r"%%|%\((?P<name>[A-Za-z_][\w.-]*)\)(?P<spec>[-#0 +]?\d{0,2}(?:\.\d{1,2})?)(?P<kind>[sdirf])")
 _SHELLS = ("sh", "bash", "dash", "zsh")
 _SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -ec
 
@@ -48,13 +50,19 @@ class Value:
     def text(self) -> str:
         return "\n".join(text for _, text in self.parts).strip()
 
-    def blanked(self, size: int, source: str) -> str:
-        """The file's text with everything but this value blanked (newlines kept): lexed words keep
-        their offsets in the file."""
-        chars = [c if c == "\n" else " " for c in source[:size]]
-        for offset, text in self.parts:
-            chars[offset:offset + len(text)] = text
-        return "".join(chars)
+    def words(self) -> list[tuple[str, int, int]]:
+        """The value split as ``shlex.split`` splits it, each word at its offsets in the file."""
+        from .shell import lex
+
+        joined = "\n".join(text for _, text in self.parts)
+        starts = list(itertools.accumulate((len(text) + 1 for _, text in self.parts[:-1]), initial=0))
+
+        def in_file(index: int) -> int:
+            part = bisect.bisect_right(starts, index) - 1
+            return self.parts[part][0] + index - starts[part]
+
+        return [(word, in_file(start), in_file(max(start, end - 1)) + (end > start)) for word, start, end in
+                lex(joined, shell=False)]
 
 
 @dataclass
@@ -82,13 +90,14 @@ def _comment_start(line: str) -> int | None:
     return starts[0] if starts else None
 
 
-def sections(text: str) -> list[Section]:
-    """The sections of an INI file as configparser reads them, each value with its place in the file."""
+def sections(text: str, base: int = 0, first_line: int = 1) -> list[Section]:
+    """The sections of an INI file as configparser reads them, each value with its place in the file
+    (``text`` starts at offset ``base``, on line ``first_line``, of the file)."""
     found: list[Section] = []
     current: Value | None = None
     indent = 0
-    offset = 0
-    for number, line in enumerate(text.split("\n"), start=1):
+    offset = base
+    for number, line in enumerate(text.split("\n"), start=first_line):
         start = _comment_start(line)
         content = line[:start] if start is not None else line
         stripped = content.strip()
@@ -122,11 +131,11 @@ def file_models(workspace, loaded: LoadedFile) -> list:
     return program_models(workspace, loaded, loaded.text)
 
 
-def program_models(workspace, loaded: LoadedFile, text: str) -> list:
+def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> list:
     """The served models of the programs in ``text``: the file's text, or a configuration a script
-    writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``) with the rest of the script blanked."""
+    writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``), at offset ``base`` of the file."""
     found = []
-    for section in sections(text):
+    for section in sections(text, base, loaded.text.count("\n", 0, base) + 1):
         kind, _, name = section.name.partition(":")
         if kind.strip() in ("program", "fcgi-program") and name and "command" in section.options:
             model = _program_model(workspace, loaded, section, name.strip())
@@ -147,7 +156,7 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str):
     known = {"program_name": name, "group_name": name, "process_num": start if isinstance(start, int) else 0,
              "numprocs": count if isinstance(count, int) else 1, "here": posixpath.dirname(loaded.path) or "."}
     environment = _environment(loaded, section.options.get("environment"), known, locate)
-    words = _command_words(loaded, section.options["command"], environment)
+    words = _command_words(section.options["command"], environment)
     launched = next(iter(launches([(_expanded(word, known), s, e) for word, s, e in words], locate)), None)
     if launched is None:
         return None
@@ -165,12 +174,12 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str):
     return model
 
 
-def _command_words(loaded: LoadedFile, command: Value, environment: dict) -> list[tuple[str, int, int]]:
+def _command_words(command: Value, environment: dict) -> list[tuple[str, int, int]]:
     """``command=`` split as ``shlex.split`` does, at the file's offsets; ``sh -c SCRIPT`` is the script's
     engine command, its variables expanded from ``environment=``."""
     from .shell import expand, lex
 
-    words = lex(command.blanked(len(loaded.text), loaded.text), shell=False)
+    words = command.words()
     texts = [word for word, _, _ in words]
     if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(texts[1]):
         script, start, _ = words[2]  # offsets hold while the quoted script has no escapes
