@@ -134,28 +134,31 @@ def file_models(workspace, loaded: LoadedFile) -> list:
 def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> list:
     """The served models of the programs in ``text``: the file's text, or a configuration a script
     writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``), at offset ``base`` of the file."""
+    from .scripts import locator
+
     found = []
+    locate = locator(loaded)
     for section in sections(text, base, loaded.text.count("\n", 0, base) + 1):
         kind, _, name = section.name.partition(":")
         if kind.strip() in ("program", "fcgi-program") and name and "command" in section.options:
-            model = _program_model(workspace, loaded, section, name.strip())
+            model = _program_model(workspace, loaded, section, name.strip(), locate)
             found.extend([model] if model is not None else [])
     return found
 
 
-def _program_model(workspace, loaded: LoadedFile, section: Section, name: str):
-    """The served model one program starts, or None when its command starts no engine."""
+def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, locate):
+    """The served model one program starts, or None when its command starts no engine; ``locate`` gives
+    a word's location from its offsets in the file (``scripts.locator``)."""
     from ..model import Setting
     from .base import to_int
-    from .scripts import launches, locator, script_model
+    from .scripts import launches, script_model
 
-    locate = locator(loaded)
     numprocs = section.options.get("numprocs")
     count = to_int(numprocs.text) if numprocs is not None else 1
     start = to_int(section.options["numprocs_start"].text) if "numprocs_start" in section.options else 0
     known = {"program_name": name, "group_name": name, "process_num": start if isinstance(start, int) else 0,
              "numprocs": count if isinstance(count, int) else 1, "here": posixpath.dirname(loaded.path) or "."}
-    environment = _environment(loaded, section.options.get("environment"), known, locate)
+    environment = _environment(section.options.get("environment"), known, locate)
     words = _command_words(section.options["command"], environment)
     launched = next(iter(launches([(_expanded(word, known), s, e) for word, s, e in words], locate)), None)
     if launched is None:
@@ -188,7 +191,7 @@ def _command_words(command: Value, environment: dict) -> list[tuple[str, int, in
     return words
 
 
-def _environment(loaded: LoadedFile, value: Value | None, known: dict, locate) -> dict:
+def _environment(value: Value | None, known: dict, locate) -> dict:
     """``environment=KEY="v",KEY2=v2`` (supervisor ``datatypes.dict_of_key_value_pairs``: quotes allow a
     comma in a value) as located tokens."""
     from ..model import ArgToken
