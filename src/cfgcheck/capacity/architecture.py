@@ -47,6 +47,7 @@ class Architecture:
     num_experts: int | None = None
     experts_per_token: int | None = None
     dtype: str = "bfloat16"
+    dtype_stated: bool = True  # False: the source states no dtype and bfloat16 is assumed
     weight_bits: float = 16.0
     weight_bytes: int | None = None  # exact checkpoint size when known (safetensors index, table)
     quantization: str | None = None
@@ -302,6 +303,7 @@ def _arch_from_entry(entry: dict, name: str) -> Architecture:
     kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS and k != "source"}  # the entry's source is a citation
     kw.setdefault("name", entry["ids"][0])
     kw["name"] = entry["ids"][0]
+    kw["dtype_stated"] = "dtype" in entry
     return Architecture(**kw)
 
 
@@ -345,6 +347,7 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         num_experts=experts,
         experts_per_token=g("num_experts_per_tok") or g("moe_topk") or g("num_experts_per_token"),
         dtype=str(g("torch_dtype") or g("dtype") or "bfloat16"),
+        dtype_stated=bool(g("torch_dtype") or g("dtype")),
         weight_bits=bits or 16.0,
         weight_bytes=weight_bytes,
         quantization=quant,

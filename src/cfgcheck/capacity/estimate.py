@@ -53,9 +53,6 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-
-
-
 @dataclass
 class CapacityEstimate:
     engine: str | None = None
@@ -183,13 +180,14 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     return int(max(forward, arch.vocab_size * max_num_seqs * per_logit) + ACT_CONSTANT)
 
 
-def estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
-    """The KV pool of one served model: measured > explicit > estimated > unknown.
+def estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) -> CapacityEstimate:
+    """The KV pool of one served model: measured > explicit > estimated > unknown; with ``gpu``, as if it ran
+    on that GPU (capacity/needs.py: what a configuration that names none needs), not cached.
     Computed once per served model and configuration: several rules read it. The entry keeps the
     configuration it was computed for, since an id alone can be reused by a new dict."""
     cache = getattr(model, "cache", None)
-    if cache is None:
-        return _estimate(model, config)
+    if cache is None or gpu is not None:
+        return _estimate(model, config, gpu)
     entry = cache.get(("capacity", id(config)))
     if entry is None or entry[0] is not config:
         entry = cache[("capacity", id(config))] = (config, _estimate(model, config))
@@ -223,7 +221,7 @@ class _Run:
         return parse_version(self.version)
 
 
-def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
+def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) -> CapacityEstimate:
     config = config or {}
     run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
                config=config)
@@ -236,7 +234,7 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
         return est
     if run.engine not in _ENGINES:
         est.reasons.append(f"capacity arithmetic is not modelled for engine {run.engine}")
-    _read_model_and_gpu(model, config, run, est)
+    _read_model_and_gpu(model, config, run, est, gpu)
     _read_limits(model, run, est)
     _read_layout(model, run, est)
     if not (_measured_pool(model, run, est) or _explicit_pool(model, run, est)):
@@ -244,7 +242,7 @@ def _estimate(model: Any, config: dict | None = None) -> CapacityEstimate:
     return est
 
 
-def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstimate) -> None:
+def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstimate, gpu: Gpu | None = None) -> None:
     """Parallelism, KV dtype, the architecture and the GPU, with a reason for each that is unknown."""
     run.tp = int_value(model.value("tensor_parallel_size")) or 1
     run.pp = int_value(model.value("pipeline_parallel_size")) or 1
@@ -269,7 +267,7 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
         est.reasons.extend(r for r in (run.arch.resolution, run.arch.note) if r)
     if run.arch is not None and run.arch.task != "generate":
         est.reasons.append(f"{run.arch.name} is an {run.arch.task} model: no decode concurrency")
-    run.gpu, run.gpu_origin = resolve_gpu(model, config)
+    run.gpu, run.gpu_origin = (gpu, "tried") if gpu is not None else resolve_gpu(model, config)
     if run.gpu is not None:
         est.gpu = run.gpu.name
         est.gpu_memory_bytes = run.gpu.memory_bytes

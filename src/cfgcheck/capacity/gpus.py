@@ -189,6 +189,12 @@ def accelerator_by_name(text: str | None) -> Gpu | None:
 lookup_gpu = accelerator_by_name  # the name capacity and the rules have used since the first release
 
 
+def bundled_gpus(vendor: str | None = None) -> list[Gpu]:
+    """The table's GPUs (not TPUs, Neuron or Gaudi) of ``vendor`` (any when None), smallest memory first."""
+    found = [_gpu_from_entry(e) for e in _table()["gpus"] if e.get("kind", "gpu") == "gpu"]
+    return sorted((g for g in found if vendor is None or g.vendor == vendor), key=lambda g: (g.memory_bytes, g.name))
+
+
 def gpu_by_name(name: str) -> Gpu | None:
     for entry in _table()["gpus"]:
         if entry["name"] == name:

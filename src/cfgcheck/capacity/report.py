@@ -7,7 +7,9 @@ import os
 from typing import Any
 
 from ..textsafe import neutralise
+from .tables import GiB
 from .estimate import CapacityEstimate, estimate
+from .needs import NEEDS_FIELDS, memory_needs
 
 def capacity_rows(models: list[Any], config: dict | None = None) -> list[dict]:
     rows = []
@@ -18,6 +20,7 @@ def capacity_rows(models: list[Any], config: dict | None = None) -> list[dict]:
             if os.environ.get("CFGCHECK_DEBUG"):
                 raise
             est = CapacityEstimate(reasons=[f"not computed: internal error {type(exc).__name__} (a cfgcheck bug)"])
+        needs = _needs(m, config)
         row = {
             "path": m.path,
             "line": m.location.line if getattr(m, "location", None) is not None else None,
@@ -27,12 +30,33 @@ def capacity_rows(models: list[Any], config: dict | None = None) -> list[dict]:
             "model": est.model,
         }
         row.update(est.to_dict())
+        row.update(needs.to_dict() if needs is not None else dict.fromkeys(NEEDS_FIELDS))
+        if needs is not None:
+            row["reasons"].append(needs.summary())
         rows.append(row)
     return rows
 
 
+def _needs(model: Any, config: dict | None):
+    """What one GPU needs when the model names none (capacity/needs.py); None when unknown or not needed."""
+    try:
+        return memory_needs(model, config)
+    except Exception:  # like the estimate above: one served model must not end the table
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        return None
+
+
 def _fmt_int(v: Any) -> str:
     return "-" if v is None else f"{int(v):,}"
+
+
+def _fmt_need(row: dict) -> str:
+    """Device memory one GPU needs for one full-length request, when the GPU is not known."""
+    if row["fits_on"] is None:
+        return "-"
+    need = row["min_gpu_memory_bytes"]
+    return f"{need / GiB:.1f} GiB" if need else "> any GPU"
 
 
 def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "text") -> str:
@@ -40,7 +64,8 @@ def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "t
     rows = capacity_rows(models, config)
     if fmt == "json":
         return json.dumps({"version": 1, "models": rows}, indent=2) + "\n"
-    headers = ["NAME", "MODEL", "GPU", "TP", "MAX LEN", "SEQS", "KV B/TOKEN", "POOL TOKENS", "SOURCE", "CONCURRENCY"]
+    headers = ["NAME", "MODEL", "GPU", "TP", "MAX LEN", "SEQS", "KV B/TOKEN", "POOL TOKENS", "SOURCE", "CONCURRENCY",
+               "NEEDS/GPU"]
     table = []
     for r in rows:
         model = (r["model"] or "-").removeprefix("hf://").split("@", 1)[0]  # the revision is noise here
@@ -53,6 +78,7 @@ def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "t
             r["name"], model, gpu, str(r["tensor_parallel_size"]), _fmt_int(r["max_model_len"]),
             _fmt_int(r["max_num_seqs"]), _fmt_int(r["kv_bytes_per_token"]), _fmt_int(r["kv_pool_tokens"]),
             r["kv_pool_source"], "-" if r["max_concurrency"] is None else f"{r['max_concurrency']:.2f}x",
+            _fmt_need(r),
         )])
     widths = [max(len(h), *(len(row[i]) for row in table)) if table else len(h) for i, h in enumerate(headers)]
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]

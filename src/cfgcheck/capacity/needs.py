@@ -1,0 +1,154 @@
+"""What a served model needs of a GPU it does not name: device memory per GPU, and the bundled GPUs it fits.
+
+Most configurations request a bare ``nvidia.com/gpu: 1``, so the KV pool cannot be sized. The need can:
+the estimate's own steps (:func:`~cfgcheck.capacity.estimate.estimate` with a ``gpu``) run on each bundled
+GPU of the stated vendor, and on GPUs of any size to find the smallest memory that holds the weights
+shard, the engine's non-KV overheads and the KV cache of one full-length request -- vLLM refuses to start
+below that (``vllm/v1/core/kv_cache_utils.py``, ``check_enough_kv_cache_memory``) -- and of
+``max_num_seqs`` such requests. Nothing is guessed about which GPU it is.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Callable
+
+from .estimate import CapacityEstimate, concurrency_at, estimate
+from .gpus import Gpu, accelerator_kind, bundled_gpus
+from .tables import GiB, MiB
+
+# device resources and image words that name the vendor without naming the GPU
+_VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
+_SEARCH_CEILING = 4096 * GiB  # above any accelerator; "more than that" reads as "none"
+_SEARCH_STEP = 64 * MiB
+NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_on", "too_small")
+
+
+@dataclass
+class MemoryNeeds:
+    """Device memory one GPU needs for this configuration; ``None`` bytes: more than any GPU."""
+
+    vendor: str | None  # nvidia | amd; None: not stated, every vendor's GPUs tried
+    utilization: float | None  # as configured or the engine default; None: SGLang picks it per GPU
+    max_model_len: int
+    max_num_seqs: int | None
+    one_request_bytes: int | None
+    all_seqs_bytes: int | None
+    weight_bytes_per_gpu: int | None = None
+    fits_on: list[Gpu] = field(default_factory=list)
+    too_small: list[Gpu] = field(default_factory=list)
+
+    def to_dict(self) -> dict:
+        return {"min_gpu_memory_bytes": self.one_request_bytes, "max_num_seqs_gpu_memory_bytes": self.all_seqs_bytes,
+                "fits_on": [g.name for g in self.fits_on], "too_small": [g.name for g in self.too_small]}
+
+    def summary(self) -> str:
+        """One line for ``cfgcheck capacity``: what one GPU needs and where that is."""
+        at = f"gpu_memory_utilization {self.utilization:g}" if self.utilization else "the engine's default fraction"
+        need = (f"{self.one_request_bytes / GiB:.1f} GiB" if self.one_request_bytes else "more than any GPU")
+        weights = f" (weights {self.weight_bytes_per_gpu / GiB:.1f} GiB)" if self.weight_bytes_per_gpu else ""
+        text = f"needs {need} per GPU{weights} for one {self.max_model_len:,}-token request at {at}: "
+        text += fit_text(self.fits_on, self.too_small, self.vendor)
+        seqs = f"max_num_seqs {self.max_num_seqs:,}" if self.max_num_seqs else "the default max_num_seqs"
+        if self.all_seqs_bytes and self.all_seqs_bytes != self.one_request_bytes:
+            text += f"; {seqs} full-length requests at once need {self.all_seqs_bytes / GiB:.1f} GiB"
+        elif not self.all_seqs_bytes:
+            text += f"; {seqs} full-length requests at once fit on no GPU"
+        return text
+
+
+def vendor_of(model: Any) -> str | None:
+    """The GPU vendor the workload's device resource or image names; None when neither does."""
+    vendor = _VENDOR_RESOURCES.get(getattr(model, "gpu_resource", None) or "")
+    image = getattr(model, "image", None)
+    if vendor is None and image is not None and "rocm" in str(image.value).lower():  # vllm/vllm-openai-rocm
+        vendor = "amd"
+    return vendor
+
+
+def _applies(model: Any, est: CapacityEstimate) -> bool:
+    return (est.gpu is None and est.kv_pool_source == "unknown" and est.layout is not None
+            and bool(est.max_model_len) and accelerator_kind(model) == "gpu")
+
+
+def _fits(est: CapacityEstimate, all_seqs: bool = False) -> bool | None:
+    """Whether one full-length request (``all_seqs``: max_num_seqs of them, the default this GPU gets when
+    unset) fits the pool on the GPU tried; None: not computable."""
+    requests = est.max_num_seqs if all_seqs else 1
+    if est.kv_pool_source != "estimated" or not requests:
+        return None
+    conc = concurrency_at(est, est.max_model_len)
+    return conc is not None and conc >= requests
+
+
+def on_largest_gpu(model: Any, config: dict | None) -> tuple[Gpu, CapacityEstimate] | None:
+    """The estimate on the largest bundled GPU of the workload's vendor, for a served model that names no
+    GPU and whose pool is otherwise unknown; None when that does not apply or cannot be computed."""
+    cache = getattr(model, "cache", None)
+    key = ("capacity-largest-gpu", id(config))
+    if isinstance(cache, dict) and key in cache and cache[key][0] is config:
+        return cache[key][1]
+    found = None
+    candidates = bundled_gpus(vendor_of(model))
+    if candidates and _applies(model, estimate(model, config)):
+        largest = candidates[-1]
+        trial = estimate(model, config, largest)
+        found = (largest, trial) if _fits(trial) is not None else None
+    if isinstance(cache, dict):
+        cache[key] = (config, found)
+    return found
+
+
+def memory_needs(model: Any, config: dict | None) -> MemoryNeeds | None:
+    """What one GPU needs when the served model names none; None when its GPU is known, its pool is
+    known otherwise (measured, explicit), or the model's size or layout is unknown."""
+    if on_largest_gpu(model, config) is None:
+        return None
+    est = estimate(model, config)
+    vendor = vendor_of(model)
+    needs = MemoryNeeds(vendor, est.gpu_memory_utilization, est.max_model_len, est.max_num_seqs, None, None,
+                        on_largest_gpu(model, config)[1].weight_bytes_per_gpu)
+    for gpu in bundled_gpus(vendor):
+        (needs.fits_on if _fits(estimate(model, config, gpu)) else needs.too_small).append(gpu)
+    needs.one_request_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu)), vendor)
+    needs.all_seqs_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu), all_seqs=True), vendor)
+    return needs
+
+
+def _smallest_memory(fits: Callable[[Gpu], bool | None], vendor: str | None) -> int | None:
+    """The smallest device memory (to 64 MiB) on which ``fits``; None when not even 4 TiB does. A GPU of
+    that size and no product name: the engines' per-GPU defaults follow its memory."""
+    def sized(memory: int) -> Gpu:
+        return Gpu(f"{memory / GiB:.1f}GiB", memory, vendor or "nvidia", None, "sized")
+
+    lo, hi = 0, _SEARCH_CEILING // _SEARCH_STEP
+    if not fits(sized(hi * _SEARCH_STEP)):
+        return None
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if fits(sized(mid * _SEARCH_STEP)):
+            hi = mid
+        else:
+            lo = mid
+    return hi * _SEARCH_STEP
+
+
+def _nominal(gpu: Gpu) -> str:
+    return f"{gpu.nominal_gb:g} GB" if gpu.nominal_gb else f"{gpu.memory_gib:.0f} GiB"
+
+
+def fit_text(fits_on: list[Gpu], too_small: list[Gpu], vendor: str | None) -> str:
+    """``fits on 80 GB and larger; not on L40S 48 GB, L20 48 GB ... and 14 smaller`` (by memory)."""
+    owner = {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor or "", "")
+    if not fits_on:
+        return f"fits on no {owner}GPU cfgcheck knows (largest {too_small[-1].label})" if too_small else "no GPU known"
+    smallest = min(fits_on, key=lambda g: g.memory_bytes)
+    if all(g.memory_bytes < smallest.memory_bytes for g in too_small):
+        text = f"fits on {owner}GPUs of {_nominal(smallest)} and larger"
+    else:  # a larger GPU whose defaults (more sequences, a larger profile batch) leave less room
+        text = "fits on " + ", ".join(f"{g.name} {_nominal(g)}" for g in fits_on)
+    if not too_small:
+        return text + f" (every {owner}GPU cfgcheck knows)"
+    shown = [f"{g.name} {_nominal(g)}" for g in reversed(too_small)][:5]
+    more = len(too_small) - len(shown)
+    return text + "; not on " + ", ".join(shown) + (f" and {more} smaller" if more else "")
