@@ -15,6 +15,13 @@ compiled batch and sequence buckets, not carved from a memory fraction
 An estimated or explicit pool is also a warning, saying so, when the model is known only by its name (a
 local path, or the same name under another organisation).
 
+When the workload names no GPU (a bare `nvidia.com/gpu: 1`), no GPU is guessed: the length is flagged
+only when not even the largest GPU of the bundled table from the workload's vendor (the device resource,
+else a ROCm image) holds the weights shard and one full-length request at the configured memory
+fraction, e.g. a 405B bf16 model on one GPU. It is an error when the weights' size is a fact (the model
+matched by its id, its dtype or checkpoint size stated) and a warning that says what was assumed
+otherwise. `cfgcheck capacity` prints what one GPU needs and which bundled GPUs hold it.
+
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
 `To serve at least one request with the model's max seq len ... KV cache is needed, which is larger
@@ -64,8 +71,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import concurrency_at, longest_fitting_len
+from cfgcheck.capacity import GiB, concurrency_at, longest_fitting_len
 from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
+from cfgcheck.capacity.needs import on_largest_gpu, vendor_of, weight_assumptions
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -95,6 +103,8 @@ def check(model, ctx) -> Iterator[Finding]:
     options = ctx.options
     est = ctx.capacity(model)
     length = est.max_model_len
+    if length is not None and est.kv_pool_source == "unknown":
+        yield from _on_no_known_gpu(model, ctx, length)
     if length is None or est.kv_pool_source == "unknown":
         return
     if est.kv_pool_source == "estimated" and kv_from_compiled_buckets(model):
@@ -128,6 +138,41 @@ def check(model, ctx) -> Iterator[Finding]:
             "a higher gpu_memory_utilization within any documented ceiling, more tensor parallelism)"
             if fit else f"grow the pool or serve the model on a larger {DEVICE[kind]}"
         ),
+        setting="max_model_len",
+        model=model.name,
+        severity="warning" if assumed else "",
+    )
+
+
+def _on_no_known_gpu(model, ctx, length: int) -> Iterator[Finding]:
+    """The GPU is not stated: flag a length (or weights shard) that not even the largest bundled GPU of the
+    workload's vendor holds at the configured memory fraction."""
+    found = on_largest_gpu(model, ctx.config)
+    if found is None:
+        return
+    gpu, trial = found
+    conc = concurrency_at(trial, length)
+    fit = longest_fitting_len(trial) or 0
+    if conc is None or conc >= 1 or length <= fit * (1 + float(ctx.options["estimate-margin"])):
+        return
+    est = ctx.capacity(model)
+    setting = model.setting("max_model_len")
+    where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
+    given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
+    vendor = {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor_of(model) or "", "")
+    weights = f"weights {trial.weight_bytes_per_gpu / GiB:.1f} GiB per GPU at parallel size {trial.tensor_parallel_size * trial.pipeline_parallel_size}"
+    util = f"{trial.gpu_memory_utilization:g}" if trial.gpu_memory_utilization else "its default"
+    fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
+    assumed = weight_assumptions(model, trial)
+    stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    yield Finding(
+        message=(f"{given} does not fit one request on any {vendor}GPU cfgcheck knows (none is stated): on the largest, "
+                 f"{gpu.label} at memory fraction {util}, {weights}, {fit_text}{stops}"
+                 + (f"; assumed: {'; '.join(assumed)}" if assumed else "")),
+        location=where,
+        remediation=(f"cap max_model_len at {fit:,} or below and state the GPU, or shard the model over more GPUs"
+                     if fit else "shard the model over more GPUs (tensor or pipeline parallelism, and the GPU request "
+                     "to match), or serve a smaller or quantized checkpoint"),
         setting="max_model_len",
         model=model.name,
         severity="warning" if assumed else "",

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from . import capacity, drift, settings
+from .capacity.needs import MemoryNeeds, memory_needs
 from .model import ServedModel
 
 KEY_SETTINGS = ("image",) + settings.KEY_SETTINGS  # shown before/after in change summaries
@@ -21,6 +22,8 @@ class Side:
     max_num_seqs: int | None
     max_model_len: int | None
     estimate: capacity.CapacityEstimate | None = field(default=None, repr=False, compare=False)  # for the curve
+    # what one GPU needs when the configuration names none (capacity/needs.py)
+    needs: MemoryNeeds | None = field(default=None, repr=False, compare=False)
 
     @property
     def overcommitted(self) -> bool:
@@ -67,7 +70,9 @@ def model_changes(head: list[ServedModel], base: list[ServedModel], config: dict
         if before is not None and not changed and before.pool_tokens == after.pool_tokens:
             continue
         change = ModelChange(model.name, model.path, before, after, changed)
+        after.needs = memory_needs(model, config)  # only for changed models: it tries every bundled GPU
         if before_model is not None:
+            before.needs = memory_needs(before_model, config)
             change.replaced = replaced_settings(before_model, model, config)
             change.upgrade = drift.version_change(before_model, model, config)
         changes.append(change)

@@ -83,3 +83,33 @@ def test_removed_memory_derived_window_shows_the_value_for_this_gpu_and_model(tm
     assert derived and derived >= 2048  # min(clamp(pool / context * 512, 2048, 4096), pool // 2)
     body = summary(repo)
     assert f"| max\\_num\\_seqs | 8 | **{derived:,}** (engine default: derived from the KV pool of H100" in body
+
+
+NO_GPU = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct"]
+          args: ["--max-model-len", "{length}", "--tensor-parallel-size", "2"]
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+
+def test_a_change_without_a_stated_gpu_shows_the_memory_one_gpu_needs(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"llama.yaml": NO_GPU.format(length=131072)})
+    commit(repo, {"llama.yaml": NO_GPU.format(length=16384)}, "cap the window")
+    body = summary(repo)
+    row = next(line for line in body.splitlines() if line.startswith("| GPU memory needed"))
+    # TP 2: 65.7 GiB of weights per GPU; 114,688 fewer tokens of KV cache at 160 KiB per token and GPU,
+    # at vLLM 0.26's default gpu_memory_utilization 0.92
+    before, after = [float(cell.split(" GiB")[0].strip(" *")) for cell in row.split("|")[2:4]]
+    assert abs((before - after) - 114688 * 163840 / 0.92 / 1024**3) < 0.2 and after > 65.7 / 0.92
+    assert "smallest fit: H100-NVL 94 GB" in row or "smallest fit: A100-80GB 80 GB" in row

@@ -601,3 +601,32 @@ def test_production_stack_fields_go_into_the_entry():
     assert _apply(loaded, llama, ["llama.max_num_seqs=8"]) == text.replace(
         "        maxModelLen: 8192\n", "        maxModelLen: 8192\n        maxNumSeqs: 8\n")
     assert _apply(loaded, small, ["small.max_model_len=4096"]) == text + "      vllmConfig:\n        maxModelLen: 4096\n"
+
+
+NO_GPU_DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama-70b
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct"]
+          args: ["--max-model-len", "131072", "--tensor-parallel-size", "2"]
+          resources:
+            limits:
+              nvidia.com/gpu: 2
+"""
+
+
+def test_proposal_without_a_stated_gpu_shows_the_memory_one_gpu_needs(tmp_path):
+    work, _ = make_repo(tmp_path, {"llama.yaml": NO_GPU_DEPLOYMENT})
+    result = propose(work, "--set", "llama-70b/vllm.max_model_len=16384", "--title", "Cap the window",
+                     "--why", "Fit one 80 GB GPU per rank", "--dry-run", "--allow-findings")
+    assert result.returncode == 0, result.stderr
+    assert "## GPU memory needed (the GPU is not stated)" in result.stdout
+    row = next(line for line in result.stdout.splitlines() if line.startswith("| llama-70b/vllm | 131,072 → 16,384 |"))
+    assert "96.3 GiB → 77.3 GiB" in row and row.endswith("| A100-80GB 80 GB |")

@@ -42,10 +42,23 @@ class MemoryNeeds:
         return {"min_gpu_memory_bytes": self.one_request_bytes, "max_num_seqs_gpu_memory_bytes": self.all_seqs_bytes,
                 "fits_on": [g.name for g in self.fits_on], "too_small": [g.name for g in self.too_small]}
 
+    @property
+    def need_text(self) -> str:
+        """``159.5 GiB``: device memory per GPU for one full-length request."""
+        return f"{self.one_request_bytes / GiB:.1f} GiB" if self.one_request_bytes else "more than any GPU"
+
+    @property
+    def smallest_fit(self) -> str:
+        """The smallest bundled GPU that holds one full-length request (``B200 192 GB``), else ``none``."""
+        if not self.fits_on:
+            return "none"
+        smallest = min(self.fits_on, key=lambda g: g.memory_bytes)
+        return f"{smallest.name} {_nominal(smallest)}"
+
     def summary(self) -> str:
         """One line for ``cfgcheck capacity``: what one GPU needs and where that is."""
         at = f"gpu_memory_utilization {self.utilization:g}" if self.utilization else "the engine's default fraction"
-        need = (f"{self.one_request_bytes / GiB:.1f} GiB" if self.one_request_bytes else "more than any GPU")
+        need = self.need_text
         weights = f" (weights {self.weight_bytes_per_gpu / GiB:.1f} GiB)" if self.weight_bytes_per_gpu else ""
         text = f"needs {need} per GPU{weights} for one {self.max_model_len:,}-token request at {at}: "
         text += fit_text(self.fits_on, self.too_small, self.vendor)
@@ -113,6 +126,26 @@ def memory_needs(model: Any, config: dict | None) -> MemoryNeeds | None:
     needs.one_request_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu)), vendor)
     needs.all_seqs_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu), all_seqs=True), vendor)
     return needs
+
+
+def weight_assumptions(model: Any, est: CapacityEstimate) -> list[str]:
+    """What the weights shard's size rests on besides facts: a name-only model match, a dtype or
+    quantization the checkpoint does not state, a parameter count from layer shapes."""
+    arch = est.architecture
+    if arch is None:
+        return ["architecture unknown"]
+    found = [arch.resolution] if arch.assumed and arch.resolution else []
+    quantized_at_load = model.value("quantization")
+    if quantized_at_load and arch.weight_bits >= 16:
+        found.append(f"weights quantized at load ({quantized_at_load}): their size is estimated")
+    elif not arch.weight_bytes:
+        if arch.quantization:
+            found.append(f"{arch.quantization} weights sized at {arch.weight_bits:g} bits per parameter")
+        elif not arch.dtype_stated:
+            found.append(f"the checkpoint's dtype is not stated: {arch.dtype} assumed")
+        if not arch.params:
+            found.append("parameter count computed from the layer shapes")
+    return found
 
 
 def _smallest_memory(fits: Callable[[Gpu], bool | None], vendor: str | None) -> int | None:

@@ -83,6 +83,13 @@ def model_rows(change) -> list[dict]:
     rows.append({"name": "pool-limited concurrency (at max_model_len)", "before": conc_b, "after": conc_a,
                  "before_note": None, "after_note": None,
                  "changed": bool(before and after and _rounded(conc_a) != _rounded(conc_b))})
+    need_b, need_a = (before.needs if before else None), (after.needs if after else None)
+    if need_b is not None or need_a is not None:  # the GPU is not stated: what one GPU needs instead of a pool
+        rows.append({"name": "GPU memory needed (one full-length request; GPU not stated)",
+                     "before": need_b.need_text if need_b else None, "after": need_a.need_text if need_a else None,
+                     "before_note": f"smallest fit: {need_b.smallest_fit}" if need_b else None,
+                     "after_note": f"smallest fit: {need_a.smallest_fit}" if need_a else None,
+                     "changed": bool(need_b and need_a and need_a.one_request_bytes != need_b.one_request_bytes)})
     return rows
 
 

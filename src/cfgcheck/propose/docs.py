@@ -68,6 +68,10 @@ class ModelDoc:
     seqs_after: int | None = None
     concurrency_before: float | None = None
     concurrency_after: float | None = None
+    # the GPU is not stated: device memory one GPU needs for one full-length request, and the smallest that fits
+    needs_before: str | None = None
+    needs_after: str | None = None
+    fit_after: str | None = None
     outage: bool = False
     strategy: str | None = None
     replicas: Any = None
@@ -122,9 +126,12 @@ def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[S
         doc.pool_evidence = estimate.kv_pool_evidence
         doc.len_after, doc.seqs_after, doc.concurrency_after = (change.after.max_model_len, change.after.max_num_seqs,
                                                                change.after.concurrency)
+        if change.after.needs is not None:
+            doc.needs_after, doc.fit_after = change.after.needs.need_text, change.after.needs.smallest_fit
         if change.before is not None:
             doc.len_before, doc.seqs_before = change.before.max_model_len, change.before.max_num_seqs
             doc.concurrency_before = change.before.concurrency
+            doc.needs_before = change.before.needs.need_text if change.before.needs is not None else None
         strategy = model.strategy.value if model.strategy is not None else None
         replicas = model.replicas.value if model.replicas is not None else None
         doc.strategy, doc.replicas = strategy, replicas
