@@ -131,3 +131,14 @@ def test_cfg202_without_a_gpu_is_silent_when_a_large_gpu_holds_it(tmp_path) -> N
     # 70B bf16 on one GPU needs ~160 GiB: a B200 holds it. No GPU is guessed, so nothing is flagged.
     result, _ = served(tmp_path, deployment("meta-llama/Llama-3.1-70B-Instruct"))
     assert not [f for f in result.findings if f.code == "CFG202"]
+
+
+def test_moe_experts_over_data_parallel_ranks_are_not_sized(tmp_path) -> None:
+    # vLLM splits an MoE model's experts over DP x TP ranks: one GPU holds far less than weights / TP
+    text = deployment("deepseek-ai/DeepSeek-R1", ', "--data-parallel-size", "16"', count=8)
+    result, model = served(tmp_path, text)
+    assert memory_needs(model, {}) is None
+    assert not [f for f in result.findings if f.code == "CFG202"]
+    alone, model = served(tmp_path, deployment("deepseek-ai/DeepSeek-R1"))
+    assert memory_needs(model, {}).fits_on == []
+    assert next(f for f in alone.findings if f.code == "CFG202").severity == "error"

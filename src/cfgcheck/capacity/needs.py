@@ -16,6 +16,7 @@ from typing import Any, Callable
 from .estimate import CapacityEstimate, concurrency_at, estimate
 from .gpus import Gpu, accelerator_kind, bundled_gpus
 from .tables import GiB, MiB
+from .values import int_value, truthy
 
 # device resources and image words that name the vendor without naming the GPU
 _VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
@@ -81,7 +82,17 @@ def vendor_of(model: Any) -> str | None:
 
 def _applies(model: Any, est: CapacityEstimate) -> bool:
     return (est.gpu is None and est.kv_pool_source == "unknown" and est.layout is not None
-            and bool(est.max_model_len) and accelerator_kind(model) == "gpu")
+            and bool(est.max_model_len) and accelerator_kind(model) == "gpu" and not _experts_spread(model, est))
+
+
+def _experts_spread(model: Any, est: CapacityEstimate) -> bool:
+    """An MoE model over data-parallel or expert-parallel ranks: its experts are split over them (vLLM forms
+    the experts' group over DP x TP ranks, docs/serving/data_parallel_deployment.md; SGLang's --ep-size), so
+    one GPU holds less than the weights over TP x PP that the estimate counts."""
+    if not (est.architecture is not None and est.architecture.num_experts):
+        return False
+    ranks = [int_value(model.value(name)) or 1 for name in ("data_parallel_size", "expert_parallel_size")]
+    return max(ranks) > 1 or bool(truthy(model.value("enable_expert_parallel")))
 
 
 def _fits(est: CapacityEstimate, all_seqs: bool = False) -> bool | None:
