@@ -24,6 +24,7 @@ from cfgcheck.propose import edit, plan
 from cfgcheck.propose.fix import compute, unified_diff
 from cfgcheck.reporters.markdown import escape as md_escape
 from cfgcheck.yamlio import parse_text
+from tests.github.test_change_summary import NO_GPU
 
 REPO = "acme/ai-helm-values"
 VALUES = "environments/prod/values/inference.yaml"
@@ -603,27 +604,8 @@ def test_production_stack_fields_go_into_the_entry():
     assert _apply(loaded, small, ["small.max_model_len=4096"]) == text + "      vllmConfig:\n        maxModelLen: 4096\n"
 
 
-NO_GPU_DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: llama-70b
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.26.0
-          command: ["vllm", "serve", "meta-llama/Llama-3.1-70B-Instruct"]
-          args: ["--max-model-len", "131072", "--tensor-parallel-size", "2"]
-          resources:
-            limits:
-              nvidia.com/gpu: 2
-"""
-
-
 def test_proposal_without_a_stated_gpu_shows_the_memory_one_gpu_needs(tmp_path):
-    work, _ = make_repo(tmp_path, {"llama.yaml": NO_GPU_DEPLOYMENT})
+    work, _ = make_repo(tmp_path, {"llama.yaml": NO_GPU.format(length=131072)})
     result = propose(work, "--set", "llama-70b/vllm.max_model_len=16384", "--title", "Cap the window",
                      "--why", "Fit one 80 GB GPU per rank", "--dry-run", "--allow-findings")
     assert result.returncode == 0, result.stderr
