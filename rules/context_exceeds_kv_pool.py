@@ -73,7 +73,7 @@ from typing import Iterator
 
 from cfgcheck.capacity import GiB, concurrency_at, longest_fitting_len
 from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
-from cfgcheck.capacity.needs import on_largest_gpu, vendor_of, weight_assumptions
+from cfgcheck.capacity.needs import ESTIMATE_MARGIN, on_largest_gpu, vendor_of, weight_assumptions
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -81,7 +81,7 @@ CODE = "CFG202"
 NAME = "context-exceeds-kv-pool"
 SEVERITY = "error"
 OPTIONS = {
-    "estimate-margin": Option(float, 0.10,
+    "estimate-margin": Option(float, ESTIMATE_MARGIN,
         "for an estimated pool (no measurement, no explicit bytes), flag only when "
         "`max_model_len` exceeds the longest length that fits by more than this fraction, because "
         "the estimate itself can be off by about that much. Measured and explicit pools are "

@@ -18,7 +18,7 @@ DESIGN_FIELDS = ("gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max
 
 
 def deployment(model: str, args: str = "", resource: str = "nvidia.com/gpu", count: int = 1,
-               image: str = "vllm/vllm-openai:v0.26.0", selector: str = "") -> str:
+               image: str = "vllm/vllm-openai:v0.26.0", selector: str = "", length: int = 32768) -> str:
     return f"""apiVersion: apps/v1
 kind: Deployment
 metadata:
@@ -30,7 +30,7 @@ spec:
         - name: vllm
           image: {image}
           command: ["vllm", "serve", "{model}"]
-          args: ["--max-model-len", "32768"{args}]
+          args: ["--max-model-len", "{length}"{args}]
           resources:
             limits:
               {resource}: {count}
@@ -142,3 +142,15 @@ def test_moe_experts_over_data_parallel_ranks_are_not_sized(tmp_path) -> None:
     alone, model = served(tmp_path, deployment("deepseek-ai/DeepSeek-R1"))
     assert memory_needs(model, {}).fits_on == []
     assert next(f for f in alone.findings if f.code == "CFG202").severity == "error"
+
+
+def test_a_gpu_within_the_estimates_error_band_is_borderline(tmp_path) -> None:
+    # gpt-oss-120b at its full 131,072 tokens on one 80 GB GPU is at the edge: the estimate puts an H100
+    # (1,024 default sequences, an 8,192-token profile) just short and an A100-80GB (256) just over.
+    _, model = served(tmp_path, deployment("openai/gpt-oss-120b", length=131072))
+    needs = memory_needs(model, {})
+    assert [g.name for g in needs.borderline] == ["H100-80GB"]
+    assert "A100-80GB" in [g.name for g in needs.fits_on] and "L40S" in [g.name for g in needs.too_small]
+    assert capacity_rows([model], {})[0]["borderline"] == ["H100-80GB"]
+    assert "borderline (within the estimate's 10%): H100-80GB 80 GB" in needs.summary()
+    assert needs.summary().startswith("needs 79.7 GiB per GPU (weights 66.0 GiB) for one 131,072-token request")

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from .estimate import CapacityEstimate, concurrency_at, estimate
+from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
 from .gpus import Gpu, accelerator_kind, bundled_gpus
 from .tables import GiB, MiB
 from .values import int_value, truthy
@@ -22,7 +22,10 @@ from .values import int_value, truthy
 _VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
 _SEARCH_CEILING = 4096 * GiB  # above any accelerator; "more than that" reads as "none"
 _SEARCH_STEP = 64 * MiB
-NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_on", "too_small")
+NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_on", "borderline", "too_small")
+# The estimate's error band (bench/accuracy.py): a GPU on which the longest request that fits is within it of
+# max_model_len is borderline, not too small (CFG202's default estimate-margin)
+ESTIMATE_MARGIN = 0.10
 
 
 @dataclass
@@ -37,11 +40,13 @@ class MemoryNeeds:
     all_seqs_bytes: int | None
     weight_bytes_per_gpu: int | None = None
     fits_on: list[Gpu] = field(default_factory=list)
+    borderline: list[Gpu] = field(default_factory=list)  # too small by the estimate, but within its error band
     too_small: list[Gpu] = field(default_factory=list)
 
     def to_dict(self) -> dict:
         return {"min_gpu_memory_bytes": self.one_request_bytes, "max_num_seqs_gpu_memory_bytes": self.all_seqs_bytes,
-                "fits_on": [g.name for g in self.fits_on], "too_small": [g.name for g in self.too_small]}
+                "fits_on": [g.name for g in self.fits_on], "borderline": [g.name for g in self.borderline],
+                "too_small": [g.name for g in self.too_small]}
 
     @property
     def need_text(self) -> str:
@@ -62,7 +67,10 @@ class MemoryNeeds:
         need = self.need_text
         weights = f" (weights {self.weight_bytes_per_gpu / GiB:.1f} GiB)" if self.weight_bytes_per_gpu else ""
         text = f"needs {need} per GPU{weights} for one {self.max_model_len:,}-token request at {at}: "
-        text += fit_text(self.fits_on, self.too_small, self.vendor)
+        text += fit_text(self.fits_on, self.too_small, self.vendor, self.borderline)
+        if self.borderline:
+            text += (f"; borderline (within the estimate's {ESTIMATE_MARGIN:.0%}): "
+                     + ", ".join(f"{g.name} {_nominal(g)}" for g in self.borderline))
         seqs = f"max_num_seqs {self.max_num_seqs:,}" if self.max_num_seqs else "the default max_num_seqs"
         if self.all_seqs_bytes and self.all_seqs_bytes != self.one_request_bytes:
             text += f"; {seqs} full-length requests at once need {self.all_seqs_bytes / GiB:.1f} GiB"
@@ -133,7 +141,13 @@ def memory_needs(model: Any, config: dict | None) -> MemoryNeeds | None:
     needs = MemoryNeeds(vendor, est.gpu_memory_utilization, est.max_model_len, est.max_num_seqs, None, None,
                         on_largest_gpu(model, config)[1].weight_bytes_per_gpu)
     for gpu in bundled_gpus(vendor):
-        (needs.fits_on if _fits(estimate(model, config, gpu)) else needs.too_small).append(gpu)
+        trial = estimate(model, config, gpu)
+        if _fits(trial):
+            needs.fits_on.append(gpu)
+        elif est.max_model_len <= (longest_fitting_len(trial) or 0) * (1 + ESTIMATE_MARGIN):
+            needs.borderline.append(gpu)
+        else:
+            needs.too_small.append(gpu)
     needs.one_request_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu)), vendor)
     needs.all_seqs_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu), all_seqs=True), vendor)
     return needs
@@ -181,18 +195,19 @@ def _nominal(gpu: Gpu) -> str:
     return f"{gpu.nominal_gb:g} GB" if gpu.nominal_gb else f"{gpu.memory_gib:.0f} GiB"
 
 
-def fit_text(fits_on: list[Gpu], too_small: list[Gpu], vendor: str | None) -> str:
+def fit_text(fits_on: list[Gpu], too_small: list[Gpu], vendor: str | None, borderline: list[Gpu] = ()) -> str:
     """``fits on 80 GB and larger; not on L40S 48 GB, L20 48 GB ... and 14 smaller`` (by memory)."""
     owner = {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor or "", "")
     if not fits_on:
-        return f"fits on no {owner}GPU cfgcheck knows (largest {too_small[-1].label})" if too_small else "no GPU known"
+        largest = max([*too_small, *borderline], key=lambda g: g.memory_bytes)
+        return f"fits on no {owner}GPU cfgcheck knows (largest {largest.label})"
     smallest = min(fits_on, key=lambda g: g.memory_bytes)
-    if all(g.memory_bytes < smallest.memory_bytes for g in too_small):
+    if all(g.memory_bytes < smallest.memory_bytes for g in [*too_small, *borderline]):
         text = f"fits on {owner}GPUs of {_nominal(smallest)} and larger"
     else:  # a larger GPU whose defaults (more sequences, a larger profile batch) leave less room
         text = "fits on " + ", ".join(f"{g.name} {_nominal(g)}" for g in fits_on)
     if not too_small:
-        return text + f" (every {owner}GPU cfgcheck knows)"
+        return text + ("" if borderline else f" (every {owner}GPU cfgcheck knows)")
     shown = [f"{g.name} {_nominal(g)}" for g in reversed(too_small)][:5]
     more = len(too_small) - len(shown)
     return text + "; not on " + ", ".join(shown) + (f" and {more} smaller" if more else "")
