@@ -153,4 +153,5 @@ def test_a_gpu_within_the_estimates_error_band_is_borderline(tmp_path) -> None:
     assert "A100-80GB" in [g.name for g in needs.fits_on] and "L40S" in [g.name for g in needs.too_small]
     assert capacity_rows([model], {})[0]["borderline"] == ["H100-80GB"]
     assert "borderline (within the estimate's 10%): H100-80GB 80 GB" in needs.summary()
-    assert needs.summary().startswith("needs 79.7 GiB per GPU (weights 66.0 GiB) for one 131,072-token request")
+    # the A100-80GB's 79.2 GiB is enough under its defaults: the smallest memory that holds one request
+    assert needs.summary().startswith("needs 79.2 GiB per GPU (weights 66.0 GiB) for one 131,072-token request")

@@ -134,23 +134,40 @@ def on_largest_gpu(model: Any, config: dict | None) -> tuple[Gpu, CapacityEstima
 def memory_needs(model: Any, config: dict | None) -> MemoryNeeds | None:
     """What one GPU needs when the served model names none; None when its GPU is known, its pool is
     known otherwise (measured, explicit), or the model's size or layout is unknown."""
-    if on_largest_gpu(model, config) is None:
+    largest = on_largest_gpu(model, config)
+    if largest is None:
         return None
     est = estimate(model, config)
     vendor = vendor_of(model)
     needs = MemoryNeeds(vendor, est.gpu_memory_utilization, est.max_model_len, est.max_num_seqs, None, None,
-                        on_largest_gpu(model, config)[1].weight_bytes_per_gpu)
+                        largest[1].weight_bytes_per_gpu)
+    one: list[tuple[int, bool]] = []
+    every: list[tuple[int, bool]] = []
     for gpu in bundled_gpus(vendor):
         trial = estimate(model, config, gpu)
-        if _fits(trial):
+        one.append((gpu.memory_bytes, bool(_fits(trial))))
+        every.append((gpu.memory_bytes, bool(_fits(trial, all_seqs=True))))
+        if one[-1][1]:
             needs.fits_on.append(gpu)
         elif est.max_model_len <= (longest_fitting_len(trial) or 0) * (1 + ESTIMATE_MARGIN):
             needs.borderline.append(gpu)
         else:
             needs.too_small.append(gpu)
-    needs.one_request_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu)), vendor)
-    needs.all_seqs_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu), all_seqs=True), vendor)
+    needs.one_request_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu)), vendor,
+                                               *_bracket(one, _SEARCH_CEILING))
+    # all of max_num_seqs at full length is sized only up to the largest GPU: beyond it, "more than any GPU"
+    needs.all_seqs_bytes = _smallest_memory(lambda gpu: _fits(estimate(model, config, gpu), all_seqs=True), vendor,
+                                            *_bracket(every, None))
     return needs
+
+
+def _bracket(tried: list[tuple[int, bool]], ceiling: int | None) -> tuple[int, int | None]:
+    """Memory sizes around the smallest that fits, from the bundled GPUs tried: (the largest below it that
+    does not fit, the smallest that does, else ``ceiling``)."""
+    fitting = [memory for memory, fits in tried if fits]
+    above = min(fitting) if fitting else ceiling
+    below = max((memory for memory, fits in tried if not fits and (above is None or memory < above)), default=0)
+    return below, above
 
 
 def weight_assumptions(model: Any, est: CapacityEstimate) -> list[str]:
@@ -173,22 +190,26 @@ def weight_assumptions(model: Any, est: CapacityEstimate) -> list[str]:
     return found
 
 
-def _smallest_memory(fits: Callable[[Gpu], bool | None], vendor: str | None) -> int | None:
-    """The smallest device memory (to 64 MiB) on which ``fits``; None when not even 4 TiB does. A GPU of
-    that size and no product name: the engines' per-GPU defaults follow its memory."""
-    def sized(memory: int) -> Gpu:
-        return Gpu(f"{memory / GiB:.1f}GiB", memory, vendor or "nvidia", None, "sized")
+def _smallest_memory(fits: Callable[[Gpu], bool | None], vendor: str | None, below: int,
+                     above: int | None) -> int | None:
+    """The smallest device memory (to 64 MiB) between ``below`` (too small) and ``above`` on which
+    ``fits``; None when ``above`` is None or does not fit. A GPU of that size and no product name: the
+    engines' per-GPU defaults follow its memory."""
+    def sized(steps: int) -> Gpu:
+        return Gpu(f"{steps * _SEARCH_STEP / GiB:.1f}GiB", steps * _SEARCH_STEP, vendor or "nvidia", None, "sized")
 
-    lo, hi = 0, _SEARCH_CEILING // _SEARCH_STEP
-    if not fits(sized(hi * _SEARCH_STEP)):
+    if above is None:
+        return None
+    lo, hi = below // _SEARCH_STEP, -(-above // _SEARCH_STEP)
+    if above == _SEARCH_CEILING and not fits(sized(hi)):
         return None
     while hi - lo > 1:
         mid = (lo + hi) // 2
-        if fits(sized(mid * _SEARCH_STEP)):
+        if fits(sized(mid)):
             hi = mid
         else:
             lo = mid
-    return hi * _SEARCH_STEP
+    return min(hi * _SEARCH_STEP, above)
 
 
 def _nominal(gpu: Gpu) -> str:
