@@ -155,3 +155,12 @@ def test_a_gpu_within_the_estimates_error_band_is_borderline(tmp_path) -> None:
     assert "borderline (within the estimate's 10%): H100-80GB 80 GB" in needs.summary()
     # the A100-80GB's 79.2 GiB is enough under its defaults: the smallest memory that holds one request
     assert needs.summary().startswith("needs 79.2 GiB per GPU (weights 66.0 GiB) for one 131,072-token request")
+
+
+def test_the_size_it_fits_from_is_exact_when_cards_of_one_nominal_size_differ(tmp_path) -> None:
+    # 131,072 tokens of a 3B model: a 23.7 GiB RTX 4090 holds it, the 22 GiB L4 and A10G (also "24 GB") do not
+    _, model = served(tmp_path, deployment("meta-llama/Llama-3.2-3B-Instruct", length=131072,
+                                           args=', "--gpu-memory-utilization", "0.9"'))
+    text = memory_needs(model, {}).summary()
+    assert "fits on NVIDIA GPUs of 23.7 GiB (RTX-4090) and larger; not on A10G 24 GB" in text
+    assert "borderline (within the estimate's 10%): RTX-3090 24 GB" in text

@@ -223,8 +223,12 @@ def fit_text(fits_on: list[Gpu], too_small: list[Gpu], vendor: str | None, borde
         largest = max([*too_small, *borderline], key=lambda g: g.memory_bytes)
         return f"fits on no {owner}GPU cfgcheck knows (largest {largest.label})"
     smallest = min(fits_on, key=lambda g: g.memory_bytes)
-    if all(g.memory_bytes < smallest.memory_bytes for g in [*too_small, *borderline]):
-        text = f"fits on {owner}GPUs of {_nominal(smallest)} and larger"
+    others = [*too_small, *borderline]
+    if all(g.memory_bytes < smallest.memory_bytes for g in others):
+        # the nominal size when no smaller card shares it (an RTX 3090 fits where a 24 GB L4 does not)
+        shared = any(_nominal(g) == _nominal(smallest) for g in others)
+        size = f"{smallest.memory_gib:.1f} GiB ({smallest.name})" if shared else _nominal(smallest)
+        text = f"fits on {owner}GPUs of {size} and larger"
     else:  # a larger GPU whose defaults (more sequences, a larger profile batch) leave less room
         text = "fits on " + ", ".join(f"{g.name} {_nominal(g)}" for g in fits_on)
     if not too_small:
