@@ -30,7 +30,8 @@ ESTIMATE_MARGIN = 0.10
 
 @dataclass
 class MemoryNeeds:
-    """Device memory one GPU needs for this configuration; ``None`` bytes: more than any GPU."""
+    """Device memory one GPU needs for this configuration. ``None`` bytes: more than any GPU (one request:
+    more than 4 TiB; max_num_seqs of them: more than the largest bundled GPU, beyond which it is not sized)."""
 
     vendor: str | None  # nvidia | amd; None: not stated, every vendor's GPUs tried
     utilization: float | None  # as configured or the engine default; None: SGLang picks it per GPU
