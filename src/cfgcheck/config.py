@@ -18,7 +18,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
-from .paths import UnsafePath, blob_at, inside_repo, repo_relative
+from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, repo_relative
 from .yamlio import YamlError, data_of
 
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
@@ -63,6 +63,8 @@ class Config:
 def repo_root(start: Path) -> Path:
     """The git work tree containing ``start``, else ``start`` itself (a folder) or its parent."""
     folder = start if start.is_dir() else start.parent
+    if not git_may_find_repository(folder):
+        return folder.resolve()
     try:
         out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
                              text=True, check=False)

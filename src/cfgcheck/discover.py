@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .config import ConfigError
+from .paths import git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -162,6 +163,8 @@ def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | No
 
 
 def _git_names(root: Path, *args: str) -> list[str] | None:
+    if not git_may_find_repository(root):
+        return None
     try:
         run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args[:-1], "--", args[-1]],
                              capture_output=True, check=False)
@@ -345,31 +348,57 @@ _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be rais
 _SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
 
 
+# The search for files that document a GPU memory ceiling: it depends on no file's text, so a run that
+# names files (and may need it) asks for it with its first search, in the same git process.
+CEILING_SEARCH = (_CEILING_WORDS, _SERVING_WORDS)
+
+
+class RepoSearch:
+    """``git grep -l --all-match`` searches (a search: patterns a file must all match, each within a
+    line) over the YAML and adapter files of the repository at ``root``, for one run: each search runs
+    once, and the searches asked together (with those ``pending``) share one git process. Outside a
+    work tree the files ``discover`` lists are read instead."""
+
+    def __init__(self, root: Path, exclude: list[str], pending: Iterable[tuple[str, ...]] = ()) -> None:
+        self.root, self.exclude = root, exclude
+        self.pending = list(pending)
+        self.found: dict[tuple[str, ...], set[str]] = {}
+
+    def files(self, searches: list[tuple[str, ...]]) -> set[str]:
+        """Repo-relative files matching any of ``searches``."""
+        missing = list(dict.fromkeys(s for s in [*searches, *self.pending] if s not in self.found))
+        self.pending = []
+        if missing:
+            each = _grep(self.root, missing)
+            if each is None:
+                each = _grep_walk(self.root, missing, self.exclude)
+            self.found.update(zip(missing, each))
+        return set().union(*(self.found[search] for search in searches))
+
+
 def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[str], scopes: Iterable[str] = ("",),
-                  ceilings: bool = True) -> list[str]:
+                  ceilings: bool = True, search: RepoSearch | None = None) -> list[str]:
     """Repo-relative YAML files outside ``skip`` that the files with ``texts`` depend on: the LLMKube
     Models their InferenceServices name and, with ``ceilings``, when they set a memory fraction, the
     serving files that document a ceiling (a ceiling is shared by served models on the same GPUs).
     Found with ``git grep`` inside a work tree (no read of the tree in Python), else by reading the
     files ``discover`` lists."""
     refs = {ref for text in texts for ref in _MODEL_REF.findall(text)}
-    searches: list[list[str]] = []
+    searches: list[tuple[str, ...]] = []
     if refs:
         names = "|".join(re.escape(r) for r in sorted(refs))
-        searches.append([_OBJECT_KIND + r"Model[[:space:]]*$",
-                         rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
+        searches.append((rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$",
+                         _OBJECT_KIND + r"Model[[:space:]]*$"))
     configmaps = {ref for text in texts if "--config" in text for ref in _CONFIGMAP_REF.findall(text)}
     if configmaps:  # an engine --config file in a mounted ConfigMap
         names = "|".join(re.escape(r) for r in sorted(configmaps))
-        searches.append([_OBJECT_KIND + r"ConfigMap[[:space:]]*$",
-                         rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$"])
+        searches.append((rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$",
+                         _OBJECT_KIND + r"ConfigMap[[:space:]]*$"))
     if ceilings and any(_MEMORY_KEY.search(text) for text in texts):
-        searches.append([_CEILING_WORDS, _SERVING_WORDS])
+        searches.append(CEILING_SEARCH)
     if not searches:
         return []
-    found = _grep(root, searches)
-    if found is None:
-        found = _grep_walk(root, searches, exclude)
+    found = (search or RepoSearch(root, exclude)).files(searches)
     scopes = list(scopes)
     keep = []
     for rel in sorted(found - skip):
@@ -379,35 +408,52 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
     return keep
 
 
-def _grep(root: Path, searches: list[list[str]]) -> set[str] | None:
-    found: set[str] = set()
-    for patterns in searches:
-        args = [arg for pattern in patterns for arg in ("-e", pattern)]
-        try:
-            run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
-                                  "--all-match", *args, "--", "*.yaml", "*.yml",
-                                  *(f"*{suffix}" for suffix in _file_suffixes())], capture_output=True, check=False)
-        except OSError:
-            return None
-        if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
-            return None
-        found.update(line for line in run.stdout.decode("utf-8", "surrogateescape").splitlines() if line)
-    return found
+def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
+    """The files matching each of ``searches``, from one ``git grep``; None outside a work tree. One
+    search is git's ``--all-match`` answer; several are one ``git grep -l`` for the first pattern of
+    each (the most telling one), the few files it lists then matched against every search here."""
+    if not git_may_find_repository(root):  # git grep --untracked fails outside a work tree, whatever the config
+        return None
+    first = searches[0] if len(searches) == 1 else tuple(dict.fromkeys(patterns[0] for patterns in searches))
+    args = [arg for pattern in first for arg in ("-e", pattern)]
+    try:
+        run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
+                              *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
+                              *(f"*{suffix}" for suffix in _file_suffixes())], capture_output=True, check=False)
+    except OSError:
+        return None
+    if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
+        return None
+    listed = [line for line in run.stdout.decode("utf-8", "surrogateescape").splitlines() if line]
+    if len(searches) == 1:
+        return [set(listed)]
+    return _matching(root, [root / rel for rel in listed], searches, _GIT_SPACE)
 
 
-def _grep_walk(root: Path, searches: list[list[str]], exclude: list[str]) -> set[str]:
+# POSIX [[:space:]] within one line, as git grep reads it: a CRLF file's \r is one.
+_GIT_SPACE = "[ \t\r\f\v]"
+
+
+def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str]) -> list[set[str]]:
     """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
     ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
     ones)."""
-    compiled = [[re.compile(p.replace("[[:space:]]", "[ \t]"), re.I | re.M) for p in patterns] for patterns in searches]
-    found: set[str] = set()
-    for file in _walk(root, root, exclude):
+    return _matching(root, _walk(root, root, exclude), searches, "[ \t]")
+
+
+def _matching(root: Path, files: Iterable[Path], searches: list[tuple[str, ...]], space: str) -> list[set[str]]:
+    """The files of ``files`` whose text matches every pattern of each search (``space``: what
+    ``[[:space:]]`` stands for)."""
+    compiled = [[re.compile(p.replace("[[:space:]]", space), re.I | re.M) for p in patterns] for patterns in searches]
+    found: list[set[str]] = [set() for _ in searches]
+    for file in files:
         try:
             text = file.read_text("utf-8", errors="replace")
         except OSError:
             continue
-        if any(all(p.search(text) for p in patterns) for patterns in compiled):
-            found.add(relpath(root, file))
+        for hits, patterns in zip(found, compiled):
+            if all(p.search(text) for p in patterns):
+                hits.add(relpath(root, file))
     return found
 
 
@@ -430,14 +476,14 @@ def _configmap_names(text: str) -> list[str]:
     return names
 
 
-def referrers(root: Path, named: list[str], exclude: list[str]) -> list[str]:
+def referrers(root: Path, named: list[str], exclude: list[str], search: RepoSearch | None = None) -> list[str]:
     """Repo-relative files outside ``named`` that read one of the ``named`` files, so that a change to
     only a related file re-lints the file that uses it: the compose files beside a ``.env``; files
     that name a file (an ``env_file``, an engine ``--config`` file, a bind-mounted config); files that
     mount a ConfigMap a named file defines."""
     found: set[str] = set()
     fixed: set[str] = set()
-    searches: list[list[str]] = []
+    searches: list[tuple[str, ...]] = []
     for rel in named:
         folder, _, base = rel.rpartition("/")
         if base == ".env":
@@ -449,11 +495,12 @@ def referrers(root: Path, named: list[str], exclude: list[str]) -> list[str]:
         except OSError:
             text = ""
         for name in _configmap_names(text):
-            searches.append([r"configMap:", rf"name:[[:space:]]*['\"]?{re.escape(name)}['\"]?[[:space:]]*$"])
+            # the name first: the pattern one git process for several searches lists files by
+            searches.append((rf"name:[[:space:]]*['\"]?{re.escape(name)}['\"]?[[:space:]]*$", r"configMap:"))
     for base in sorted(fixed):
-        searches.append([re.escape(base)])
-    grepped = _grep(root, searches) if searches else set()
-    found |= grepped if grepped is not None else _grep_walk(root, searches, exclude)
+        searches.append((re.escape(base),))
+    if searches:
+        found |= (search or RepoSearch(root, exclude)).files(searches)
     keep = []
     for rel in sorted(found - set(named)):
         path = root / rel

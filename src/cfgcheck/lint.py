@@ -13,7 +13,7 @@ from . import adapters, suppressions
 from .adapters.protocol import always_read, has_serving_marker
 from .config import Config, ConfigError
 from .context import RuleContext
-from .discover import STDIN, Inputs, discover, load_stream, referrers, related_paths
+from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, load, rule_index
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
@@ -118,9 +118,11 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     document a shared GPU ceiling, are read from the rest of the repository as context."""
     inputs = discover(paths, config.root, config.get("exclude", []))
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
+    # one git grep for the users of the named files and the files that document a GPU ceiling
+    search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [])
     if named_files:  # as pre-commit names them: a changed .env or --config file re-lints its users
         named = [relpath(config.root, file) for file in inputs.files] + inputs.related
-        inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", [])))
+        inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
     settings = config.as_dict()
     if inputs.templates:
         from .adapters.helm import note_templates
@@ -140,7 +142,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
             if reporter:
                 reporter.step()
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
-                           named_files)
+                           named_files, search)
         for current in waiting:
             models.extend(_release(_models_of(workspace(), current), current))
     if reporter:
@@ -182,7 +184,7 @@ def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Pa
 
 
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
-             ceilings: bool) -> list[ServedModel]:
+             ceilings: bool, search: RepoSearch) -> list[ServedModel]:
     """Served models of related files outside the run: Models that ``unresolved`` InferenceServices
     name, and with ``ceilings`` the files that document a ceiling for a memory fraction set here."""
     if not unresolved and not ceilings:
@@ -190,7 +192,7 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
     # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
     indexed = {file.path for file in loaded if file.serving}
-    related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings)
+    related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings, search=search)
     files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
     for file in files:
         _isolated(file, lambda: adapters.index(workspace(), file))

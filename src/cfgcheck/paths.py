@@ -15,6 +15,32 @@ import re
 from pathlib import Path
 
 
+# With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
+# "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).
+_GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+
+
+def git_may_find_repository(folder: Path) -> bool:
+    """False only when git started in ``folder`` certainly finds no repository: none of GIT_DIR,
+    GIT_WORK_TREE, GIT_COMMON_DIR is set, and neither ``folder`` nor a folder above it (as written, or
+    with its links resolved, as git sees its working directory) holds a ``.git`` (folder, or the file
+    of a worktree or submodule) or a ``HEAD`` (a git directory itself: git's discovery in setup.c,
+    ``setup_git_directory_gently_1``, looks for nothing else). A lint outside any repository then
+    starts no git process; inside one, git still decides (worktrees, ``core.worktree``, ceiling
+    directories, ``safe.directory``): that much git is not worth reimplementing."""
+    if any(name in os.environ for name in _GIT_LOCATION_VARIABLES):
+        return True
+    for start in dict.fromkeys((os.path.abspath(folder), os.path.realpath(folder))):
+        current, parent = start, os.path.dirname(start)
+        while True:
+            if os.path.lexists(os.path.join(current, ".git")) or os.path.lexists(os.path.join(current, "HEAD")):
+                return True
+            if parent == current:
+                break
+            current, parent = parent, os.path.dirname(parent)
+    return False
+
+
 class UnsafePath(ValueError):
     """A path that leaves the repository, or is a symlink where none is allowed; one line."""
 

@@ -1,0 +1,141 @@
+"""Issue 17 item 16: the git processes of a one-file lint. Outside a repository none is started (git
+could find nothing: ``git grep --untracked`` fails there whatever the configuration); inside one the
+repository root is still git's answer, and the users of a named file and the files that document a GPU
+ceiling come from one ``git grep``, finding what one search per process found. Real repositories in
+temporary folders."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+from helpers import git, make_repo
+
+from cfgcheck import discover
+from cfgcheck.config import load as load_config
+from cfgcheck.config import repo_root
+from cfgcheck.discover import CEILING_SEARCH, RepoSearch
+from cfgcheck.lint import gather
+from cfgcheck.paths import git_may_find_repository
+
+APP = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.1
+          args: ["Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.80"]
+"""
+# a sibling on the same GPUs that documents the ceiling the named file must respect
+CEILING = APP.replace("name: chat", "name: embed").replace(
+    '"0.80"]', '"0.10"]  # ceiling 0.10: never raise, chat needs the rest')
+
+
+@pytest.fixture
+def git_runs(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """The argument lists of the git processes started while the test runs."""
+    started: list[list[str]] = []
+
+    class Recording(subprocess.Popen):
+        def __init__(self, args, *rest, **kwargs):
+            if list(args)[:1] == ["git"]:
+                started.append([str(arg) for arg in args])
+            super().__init__(args, *rest, **kwargs)
+
+    monkeypatch.setattr(subprocess, "Popen", Recording)
+    return started
+
+
+def _gather_named(root: Path, name: str):
+    config = load_config(repo_root(root / name))
+    return gather([root / name], config)
+
+
+def test_outside_a_repository_no_git_process_starts_and_the_ceiling_file_is_still_read(tmp_path, git_runs):
+    folder = tmp_path / "plain"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(APP)
+    (folder / "embed.yaml").write_text(CEILING)
+    collection = _gather_named(folder, "app.yaml")
+    assert [m.path for m in collection.models] == ["app.yaml"]
+    assert [m.path for m in collection.context] == ["embed.yaml"]  # read by walking the folder
+    assert git_runs == []
+
+
+def test_in_a_repository_one_git_grep_finds_users_and_ceilings(tmp_path, git_runs):
+    repo = make_repo(tmp_path, {"app.yaml": APP, "k8s/embed.yaml": CEILING, "k8s/other.yaml": "kind: List\n"})
+    git_runs.clear()
+    collection = _gather_named(repo, "app.yaml")
+    assert [m.path for m in collection.context] == ["k8s/embed.yaml"]
+    assert [run[:2] for run in git_runs] == [["git", "rev-parse"], ["git", "-C"]]
+    assert "grep" in git_runs[1]
+
+
+def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_path):
+    """The files git lists for the first pattern of each search are matched here against the whole
+    search: the same files as git's ``--all-match`` per search, CRLF lines, tabs and case included."""
+    files = {
+        "crlf.yaml": "apiVersion: v1\r\nkind: Model\r\nmetadata:\r\n  name: qwen\r\n",
+        "tabs.yaml": "kind:\tModel \nmetadata:\n\tname:\t'qwen'\t\n",
+        "upper.yaml": "KIND: MODEL\nmetadata:\n  NAME: QWEN\n",
+        "split.yaml": "kind: Model\n---\nmetadata:\n  name: llama\n",
+        "notes.yaml": "# qwen\nkind: Deployment\nmetadata:\n  name: qwen-chat\n",
+        "ceiling.yaml": "# Do not raise: HARD CEILING\nimage: lmsysorg/sglang:v0.4\n",
+        "ceiling-only.yaml": "# never raise this\nimage: nginx\n",
+        "scripts/serve.sh": "# ceiling 0.9\nvllm serve qwen\n",
+        "app.yaml": "volumes:\n  - configMap:\n      name: \"qwen-engine\"\n",
+        "app-split.yaml": "configMap:\n  x: 1\nmetadata:\n  name: qwen-engine  \r\n",
+    }
+    repo = make_repo(tmp_path, files)
+    searches = [(r"^[[:space:]]+name:[[:space:]]*['\"]?(qwen|llama)['\"]?[[:space:]]*$", r"^kind:[[:space:]]*Model[[:space:]]*$"),
+                CEILING_SEARCH, (r"name:[[:space:]]*['\"]?qwen\-engine['\"]?[[:space:]]*$", r"configMap:"),
+                (r"app\.yaml",)]
+    together = discover._grep(repo, searches)
+    alone = [discover._grep(repo, [search])[0] for search in searches]
+    assert together == alone
+    assert alone[0] == {"crlf.yaml", "tabs.yaml", "upper.yaml", "split.yaml"}
+    assert alone[1] == {"ceiling.yaml", "scripts/serve.sh"}
+    assert alone[2] == {"app.yaml", "app-split.yaml"}
+    # and the per-run memory: a search asked again starts no process, pending ones join the first
+    search = RepoSearch(repo, [], pending=[CEILING_SEARCH])
+    assert search.files([searches[3]]) == set()
+    assert set(search.found) == {searches[3], CEILING_SEARCH}
+
+
+def test_repository_root_is_gits_answer_for_worktrees_and_git_dir(tmp_path, monkeypatch):
+    repo = make_repo(tmp_path, {"app.yaml": APP})
+    (repo / "sub").mkdir()
+    tree = tmp_path / "tree"
+    git(repo, "worktree", "add", "-q", str(tree))  # its .git is a file naming the repository's
+    assert (tree / ".git").is_file()
+    link = tmp_path / "link"
+    link.symlink_to(repo / "sub")  # git sees the folder a link leads to
+    for folder, root in ((repo / "sub", repo), (tree, tree), (link, repo)):
+        assert git_may_find_repository(folder), folder
+        assert repo_root(folder) == root.resolve()
+    plain = tmp_path / "plain"
+    plain.mkdir()
+    assert not git_may_find_repository(plain)
+    assert repo_root(plain) == plain.resolve()
+    assert not git_may_find_repository(repo.parent)
+    assert git_may_find_repository(repo / ".git" / "refs")  # inside a git directory: git decides
+    monkeypatch.setenv("GIT_DIR", str(repo / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(repo))
+    assert git_may_find_repository(plain)
+    assert repo_root(plain) == repo.resolve()
+
+
+def test_a_ceiling_directory_is_left_to_git(tmp_path, monkeypatch):
+    """With GIT_CEILING_DIRECTORIES git stops above the folder: the ``.git`` found here only means git
+    is asked, and git's answer (no repository) is the one used."""
+    repo = make_repo(tmp_path, {"app.yaml": APP})
+    (repo / "sub").mkdir()
+    monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo))
+    assert git_may_find_repository(repo / "sub")
+    assert repo_root(repo / "sub") == (repo / "sub").resolve()
