@@ -183,3 +183,19 @@ def test_the_registry_metadata_is_each_modules_own():
     assert names == {"kustomize": kustomize.NAMES, "chart": helm.CHART_FILES}
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
+
+
+def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_marker_is_there():
+    """Issue 17 item 16: the hooks a built-in adapter defines are in its registry entry, so the walks for
+    ``index`` and ``refers_forward`` hooks and for the adapters of YAML documents import no other adapter,
+    and an adapter none of whose MARKERS a file holds is not tried on its documents (nor imported)."""
+    for entry in adapters.BUILT_IN:
+        module = importlib.import_module(entry.__name__)
+        assert set(entry.hooks) == {hook for hook in protocol.HOOKS if hasattr(module, hook)}, entry
+    lazy = protocol.LazyAdapter("kubeai", ("kubeai.org",))
+    assert not hasattr(lazy, "index") and not hasattr(lazy, "file_models")  # nothing imported to answer
+    assert protocol.may_read(lazy, "a.yaml", "apiversion: kubeai.org/v1")
+    assert not protocol.may_read(lazy, "a.yaml", "kind: deployment")
+    assert protocol.may_read(protocol.LazyAdapter("mapped", ()), "a.yaml", "")  # no markers: tried on every file
+    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart"))
+    assert protocol.may_read(chart, "Chart.yaml", "name: chat") and not protocol.may_read(chart, "a.yaml", "name: chat")

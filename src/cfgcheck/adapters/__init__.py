@@ -12,13 +12,13 @@ from typing import TYPE_CHECKING
 
 from ..model import ServedModel
 from ..yamlio import LoadedFile
-from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, register
+from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, may_read, register
 
 if TYPE_CHECKING:
     from .base import Workspace
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
-# the file NAMES it reads whatever their text); each is imported the first time anything else of it is
+# the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
 # asked for, so a run over files without a serving marker imports none of them
 # (tests/adapters/test_adapter_protocol.py checks this metadata against each module's own).
 YAML_WORDS = ("vllm", "sglang", "tokenspeed", "llama")
@@ -26,34 +26,37 @@ ENGINE_CONFIG_WORDS = (
     "max-model-len", "max_model_len", "gpu-memory-utilization", "gpu_memory_utilization", "tensor-parallel-size",
     "tensor_parallel_size", "max-num-seqs", "kv-cache", "mem-fraction", "context-length", "model-path",
     "served-model-name", "max-running-requests")
+FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 # In the order they are tried: the user's values mappings first (they override the built-in formats),
 # the generic pod-spec walker last.
 BUILT_IN = (
-    LazyAdapter("mapped", ()),
+    LazyAdapter("mapped", (), hooks=("served_models", "setting_home")),
     LazyAdapter("kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
-    LazyAdapter("llmkube", ("llmkube",)),
-    LazyAdapter("production_stack", ("servingenginespec",)),
+    LazyAdapter("llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
+    LazyAdapter("production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
     LazyAdapter("vllm_runtime", ("vllm",)),
-    LazyAdapter("kserve", ("inferenceservice", "servingruntime")),
+    LazyAdapter("kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("ome", ("ome.io",)),
     LazyAdapter("kubeai", ("kubeai.org", "resourceprofile")),
     LazyAdapter("rayserve", ("serveconfigv2", "llm_configs", "import_path")),
     LazyAdapter("dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
-    LazyAdapter("kaito", ("kaito.sh", "inference_config")),
+    LazyAdapter("kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
     LazyAdapter("llmd", ("modelartifacts", "disaggregatedset")),
     LazyAdapter("chart", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
     LazyAdapter("compose", YAML_WORDS),
-    LazyAdapter("dra", ("resourceclaim",)),
-    LazyAdapter("engine_config", ENGINE_CONFIG_WORDS),
-    LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash")),
-    LazyAdapter("supervisord", ("[program:",), suffixes=(".conf",)),
-    LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk")),
-    LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile")),
-    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",)),
+    LazyAdapter("dra", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("engine_config", ENGINE_CONFIG_WORDS, hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
+    LazyAdapter("supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS),
+    LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
+    LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
+                hooks=FILE_HOOKS),
+    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",), hooks=FILE_HOOKS),
     LazyAdapter("workflows", YAML_WORDS),
     LazyAdapter("skypilot", YAML_WORDS),
-    LazyAdapter("workloads", YAML_WORDS),
-    LazyAdapter("envlaunch", ()),  # indexes ConfigMaps for env taken from them; reads no document itself
+    LazyAdapter("workloads", YAML_WORDS, hooks=("served_models", "index")),
+    # indexes ConfigMaps for env taken from them; reads no document itself
+    LazyAdapter("envlaunch", (), hooks=("served_models", "index", "refers_forward")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -89,11 +92,13 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
         return reader.file_models(workspace, loaded)
     found: list[ServedModel] = []
     first_line = 1
+    name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
+    candidates = [adapter for adapter in document_adapters() if may_read(adapter, name, lowered)]
     for document in loaded.documents:
         root = document.root
         for resource in resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)
-            for adapter in document_adapters():
+            for adapter in candidates:
                 try:
                     models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it

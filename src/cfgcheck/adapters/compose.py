@@ -14,15 +14,18 @@ directive states it.
 from __future__ import annotations
 
 import posixpath
+from typing import TYPE_CHECKING
 
 from ..engines.images import parse_image
 from ..model import ArgToken, ServedModel, Setting
 from ..yamlio import YNode
-from . import dockerfile, dotenv
 from .base import ENGINE_MARKERS, DocContext, finish, to_int
 from .containers import SHELLS, container_model
 from .pods import compose_pod
 from .repofiles import repo_path
+
+if TYPE_CHECKING:
+    from .dockerfile import Built
 
 MARKERS = ENGINE_MARKERS
 
@@ -38,6 +41,8 @@ def _is_compose(root: YNode) -> bool:
 
 
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+    from . import dotenv
+
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
@@ -50,7 +55,7 @@ def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setti
     return setting
 
 
-def _tokens(ctx: DocContext, service: YNode, built: dockerfile.Built | None) -> list[ArgToken]:
+def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgToken]:
     """entrypoint + command as the container runs them (a ``sh -c`` script split into its commands);
     the Dockerfile's ENTRYPOINT when the service does not replace it, and its CMD when the service sets
     neither (an ``entrypoint`` resets the image's CMD, as ``docker run --entrypoint`` does)."""
@@ -75,6 +80,8 @@ def _tokens(ctx: DocContext, service: YNode, built: dockerfile.Built | None) -> 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_compose(root):
         return []
+    from . import dotenv  # here, not at import: a Deployment that mentions vllm tries this adapter too
+
     found: list[ServedModel] = []
     variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env")) or {}
     for key, service in root.get("services").items():
@@ -87,6 +94,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
+    from . import dockerfile, dotenv
+
     path = f"services.{name}"
     image = _image(ctx, service, path, variables)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
@@ -123,6 +132,8 @@ def _beside(compose_file: str, name: str) -> str:
 def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
     """``env_file``: a path, a list of paths, or a list of ``{path, required}``; later files win, and
     ``environment`` wins over them all."""
+    from . import dotenv
+
     entries = node.value if node is not None and node.kind == "seq" else [node] if node is not None else []
     for entry in entries:
         written = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
@@ -156,6 +167,8 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
 
 
 def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+    from . import dotenv
+
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":
         return None

@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import sys
-import tempfile
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..discover import escapes
 from ..model import Location, ServedModel
@@ -31,8 +29,10 @@ from ..yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load
 from .base import DocContext
 from .envlaunch import index as index_configmaps
 from .protocol import document_adapters, has_serving_marker
-from .helmstage import Staged, StageError, run_template, stage
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
+
+if TYPE_CHECKING:
+    from .helmstage import Staged
 
 CHART_FILES = ("Chart.yaml",)
 MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
@@ -68,6 +68,10 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if helm is None:
         note(f"{folder_rel}: helm not found, chart not rendered (its values files are linted one by one)")
         return []
+    import tempfile  # only a chart that may serve a model is staged: not at import
+
+    from .helmstage import StageError, stage
+
     with tempfile.TemporaryDirectory(prefix="cfgcheck-helm-") as scratch:
         try:
             staged = stage(repo, folder, Path(scratch) / "chart")
@@ -91,6 +95,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
                 templates: list[tuple[str, str]], values: list[Path]) -> list[ServedModel]:
     """One ``helm template`` per values file (the chart's defaults alone first), mapped back."""
+    from .helmstage import run_template
+
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
@@ -353,6 +359,8 @@ def charts_holding(root: Path, paths: list[str]) -> list[str]:
 def helm_binary() -> str | None:
     """helm on PATH, else the one the ``helm`` extra installed beside this Python (a venv's bin folder,
     found also when cfgcheck runs by its full path without the venv activated)."""
+    import shutil
+
     beside = Path(sys.executable).parent / "helm"
     return shutil.which("helm") or (str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None)
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -60,6 +59,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         return []
     if not remote and not any(_may_serve(file) for file in files):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
+    import shutil  # only a kustomization that may serve a model is rendered: not at import
+
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")

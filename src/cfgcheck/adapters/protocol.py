@@ -65,17 +65,23 @@ class FileAdapter(Protocol):
     def file_models(self, workspace, loaded) -> list[ServedModel]: ...
 
 
+# The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
+HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models")
+
+
 class LazyAdapter:
     """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
-    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml). Anything
-    else asked of it imports the module and puts it in the registry in its place (the registry is walked
-    for every document: no indirection there), so a run whose files hold no serving marker imports no
-    adapter. It is equal to its module, so ``register(..., before=adapters.workloads)`` finds it."""
+    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml), and which
+    of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
+    ``index`` hooks does not load every adapter). Anything else asked of it imports the module and puts it
+    in the registry in its place (the registry is walked for every document: no indirection there), so a
+    run whose files hold no serving marker imports no adapter. It is equal to its module, so
+    ``register(..., before=adapters.workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
-                 names: tuple[str, ...] = ()) -> None:
+                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",)) -> None:
         self.__name__ = f"{__package__}.{module}"
-        self.MARKERS, self.SUFFIXES, self.NAMES = markers, suffixes, names
+        self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
 
     def module(self) -> ModuleType:
         module = importlib.import_module(self.__name__)
@@ -87,7 +93,7 @@ class LazyAdapter:
         return module
 
     def __getattr__(self, name: str):  # only for what __init__ did not set
-        if name.startswith("__"):
+        if name.startswith("__") or name in HOOKS and name not in self.hooks:
             raise AttributeError(name)
         return getattr(self.module(), name)
 
@@ -156,7 +162,21 @@ def has_serving_marker(text: str) -> bool:
 
 def document_adapters() -> list[Adapter]:
     """The registered adapters that read YAML documents, in the order they are tried."""
-    return [adapter for adapter in REGISTRY if hasattr(adapter, "served_models")]
+    return [adapter for adapter in REGISTRY if defines(adapter, "served_models")]
+
+
+def defines(adapter: Adapter | FileAdapter | LazyAdapter, hook: str) -> bool:
+    """Whether ``adapter`` defines the protocol function ``hook``: a built-in one not imported yet says so
+    from its registry entry (importing nothing)."""
+    return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
+
+
+def may_read(adapter: Adapter, name: str, lowered: str) -> bool:
+    """Whether ``adapter`` can own a document of the file called ``name`` whose lower-cased text is
+    ``lowered``: one of its MARKERS is in it (the contract above), it declares none, or it reads files so
+    named whatever their text. An adapter that cannot is not tried, nor imported."""
+    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS) or \
+        name in _names.get(adapter.__name__, ())
 
 
 def file_format(path: str) -> FileAdapter | None:

@@ -24,7 +24,6 @@ from ..engines.images import parse_image
 from ..model import ServedModel, Setting
 from ..yamlio import YNode
 from .base import ENGINE_MARKERS, DocContext, set_image, to_int
-from .scripts import scalar_launches, script_model
 from .workflows import literal_env
 
 MARKERS = ENGINE_MARKERS
@@ -43,6 +42,8 @@ def _is_task(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_task(root):
         return []
+    from .scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
+
     accelerator, per_node, where = _accelerators(root.get("resources"))
     nodes = to_int(root.scalar("num_nodes"))
     nodes = nodes if isinstance(nodes, int) and nodes > 0 else 1

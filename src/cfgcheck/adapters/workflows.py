@@ -11,7 +11,6 @@ from ..model import ArgToken, ServedModel
 from ..yamlio import YNode
 from .base import ENGINE_MARKERS, DocContext
 from .containers import env_value_nodes
-from .scripts import docker_run, scalar_launches, script_model
 
 MARKERS = ENGINE_MARKERS
 
@@ -26,6 +25,8 @@ def _is_workflow(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_workflow(root):
         return []
+    from .scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
+
     found: list[ServedModel] = []
     base_env = literal_env(root.get("env"), {})
     for key, job in root.get("jobs").items():
@@ -60,6 +61,8 @@ def literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[st
 
 def _service_models(ctx: DocContext, job: str, node: YNode) -> list[ServedModel]:
     """``services:`` containers of an engine image: the engine runs what its image's entrypoint runs."""
+    from .scripts import docker_run, script_model
+
     services = node.get("services")
     found: list[ServedModel] = []
     for index, (key, service) in enumerate(services.items() if services is not None and services.kind == "map" else []):
