@@ -20,9 +20,21 @@ from .config import Config, ConfigError
 from .adapters.helm import charts_holding, note_templates, rendering
 from .adapters.helmstage import CHART_FILE, charts_by_name, dependency_folders
 from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
-from .lint import Base, LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
+from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
+
+
+@dataclass(frozen=True)
+class Base:
+    """The commit a diff-mode run compared with: the merge base of ``ref`` and HEAD (here, not in lint.py:
+    a run that compares with nothing does not create its class)."""
+
+    ref: str
+    commit: str
+
+    def describe(self) -> str:
+        return f"compared with {self.ref} at {self.commit[:12]} (merge base with HEAD)"
 
 
 @dataclass

@@ -7,7 +7,7 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from . import adapters, suppressions
 from .adapters.protocol import always_read, has_serving_marker
@@ -18,8 +18,11 @@ from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .registry import Rule, UnknownRule, all_rules, load, rule_index
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
 
+if TYPE_CHECKING:
+    from .diff import Base
 
-@dataclass
+
+@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating (issue 17 item 16)
 class LintResult:
     findings: list[Finding]
     files: list[LoadedFile]
@@ -49,17 +52,6 @@ class LintResult:
             return 0
         threshold = SEVERITY_RANK[fail_on]
         return int(any(SEVERITY_RANK[f.severity] >= threshold for f in self.active()))
-
-
-@dataclass(frozen=True)
-class Base:
-    """The commit a diff-mode run compared with: the merge base of ``ref`` and HEAD."""
-
-    ref: str
-    commit: str
-
-    def describe(self) -> str:
-        return f"compared with {self.ref} at {self.commit[:12]} (merge base with HEAD)"
 
 
 # ---------------------------------------------------------------- files
@@ -95,7 +87,7 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
-@dataclass
+@dataclass(eq=False)
 class Collection:
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models

@@ -323,7 +323,8 @@ class TemplateSyntax(YamlError):
 
 # Template markers, and the file names templates go by (x.template.yaml, x.yaml.tpl, x.j2, x.gotmpl, ...).
 _TEMPLATE_MARKS = ("{{", "{%")
-_TEMPLATE_NAME = re.compile(r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)", re.I)
+# a pattern, not compiled at import: only a file that is not YAML is asked
+_TEMPLATE_NAME = r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)"
 
 
 def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
@@ -333,7 +334,7 @@ def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
         column = min((c for c in (line.find(mark) for mark in _TEMPLATE_MARKS) if c != -1), default=-1)
         if column != -1 and (line.lstrip().lstrip("- ").startswith(_TEMPLATE_MARKS) or number == error_line):
             return TemplateSyntax("template syntax: YAML only once rendered", number, column + 1)
-    if _TEMPLATE_NAME.search(path.rsplit("/", 1)[-1]):
+    if re.search(_TEMPLATE_NAME, path.rsplit("/", 1)[-1], re.I):
         return TemplateSyntax("named as a template: YAML only once rendered", error_line, 1)
     return None
 

@@ -86,3 +86,27 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
                      "cfgcheck.rules.unused_suppression"]
     assert {"yaml", "cfgcheck.lint", "cfgcheck.suppressions", "cfgcheck.reporters.json_report"} <= set(modules)
+
+
+# Adapters a Deployment that mentions vllm cannot be read by: none of their MARKERS is in it, or they
+# read other formats, or only compose files / workflows / charts reach them once the document is theirs.
+NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
+    "ome", "kubeai", "rayserve", "dynamo", "llmd", "pyspec", "makefile", "containerfile", "scripts", "dotenv",
+    "dockerfile", "helmstage"))
+
+
+def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(tmp_path: Path) -> None:
+    """Issue 17 item 16: an adapter is imported when a document can be its (one of its MARKERS is in the
+    file), and helpers of one format (helm staging, .env and Dockerfile reading, shell scripts) when a
+    document of that format is read; the Deployment is still read by the workload adapter."""
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    modules = _modules_after(["lint", "app.yaml", "--format", "json"], tmp_path)
+    assert _loaded(modules, NOT_FOR_A_DEPLOYMENT) == []
+    for needed in ("cfgcheck.adapters.workloads", "cfgcheck.adapters.containers", "cfgcheck.adapters.compose",
+                   "cfgcheck.adapters.vllm_runtime", "cfgcheck.rules.secret_in_args"):
+        assert needed in modules, needed
+    compose = "services:\n  chat:\n    image: vllm/vllm-openai:v0.26.0\n    env_file: [.env]\n"
+    (tmp_path / "compose.yaml").write_text(compose)
+    (tmp_path / ".env").write_text("HF_TOKEN=x\n")
+    modules = _modules_after(["lint", "compose.yaml"], tmp_path)
+    assert {"cfgcheck.adapters.dotenv", "cfgcheck.adapters.dockerfile"} <= set(modules)  # the compose file's

@@ -26,7 +26,7 @@ GPU_RESOURCES = tuple(RESOURCE_KINDS)
 MIG_RESOURCE_PREFIX = "nvidia.com/mig-"
 
 
-@dataclass
+@dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
 class Workspace:
     """Cross-file facts adapters need: LLMKube Models by name, and the user's configuration."""
 
@@ -45,7 +45,7 @@ class Workspace:
     deployed_dockerfiles: set = field(default_factory=set)  # Dockerfiles whose image a workload runs: its launch
 
 
-@dataclass
+@dataclass(eq=False)
 class DocContext:
     loaded: LoadedFile
     document: Document

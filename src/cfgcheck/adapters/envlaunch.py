@@ -291,9 +291,9 @@ def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict |
         return None
     full = ref.full.lower()
     for entry in _table()["wrappers"]:
-        if not any(fnmatch.fnmatchcase(full, pattern) for pattern in entry["match"]):
+        if not any(_glob(full, pattern) for pattern in entry["match"]):
             continue
-        if entry.get("tag") and not fnmatch.fnmatchcase((ref.tag or "").lower(), entry["tag"]):
+        if entry.get("tag") and not _glob((ref.tag or "").lower(), entry["tag"]):
             continue
         when = entry.get("when")
         if when and not any(_env_matches(values.get(name), patterns) for name, patterns in when.items()):
@@ -330,7 +330,13 @@ def _at_version(entry: dict, tag: str | None, image: str) -> dict:
 
 
 def _env_matches(value: EnvValue | None, patterns: list[str]) -> bool:
-    return value is not None and any(fnmatch.fnmatchcase(value.text.strip().lower(), p) for p in patterns)
+    return value is not None and any(_glob(value.text.strip().lower(), p) for p in patterns)
+
+
+def _glob(text: str, pattern: str) -> bool:
+    """``fnmatchcase``, without compiling a regex for a pattern that has no wildcard (most of the table's
+    image names): such a pattern matches only itself."""
+    return fnmatch.fnmatchcase(text, pattern) if any(char in pattern for char in "*?[") else text == pattern
 
 
 def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvValue | None]) -> None:
