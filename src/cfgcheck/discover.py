@@ -427,7 +427,9 @@ def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
     listed = [line for line in run.stdout.decode("utf-8", "surrogateescape").splitlines() if line]
     if len(searches) == 1:
         return [set(listed)]
-    return _matching(root, [root / rel for rel in listed], searches, _GIT_SPACE)
+    # read only what the callers keep: a link out of the repository (a hostile one to a device) is not opened
+    files = [root / rel for rel in listed if (root / rel).is_file() and not escapes(root / rel, root)]
+    return _matching(root, files, searches, _GIT_SPACE)
 
 
 # POSIX [[:space:]] within one line, as git grep reads it: a CRLF file's \r is one.

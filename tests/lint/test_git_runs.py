@@ -139,3 +139,16 @@ def test_a_ceiling_directory_is_left_to_git(tmp_path, monkeypatch):
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(repo))
     assert git_may_find_repository(repo / "sub")
     assert repo_root(repo / "sub") == (repo / "sub").resolve()
+
+
+def test_files_listed_for_several_searches_are_read_only_inside_the_repository(tmp_path):
+    """A tracked link out of the repository is listed by git (its target's name holds the pattern) but
+    never opened here: the callers drop it anyway (``escapes``), and its target may be anything."""
+    outside = tmp_path / "ceiling-notes.yaml"
+    outside.write_text("# ceiling: never raise\nimage: vllm/vllm-openai\n")
+    repo = make_repo(tmp_path, {"app.yaml": APP, "k8s/embed.yaml": CEILING})
+    (repo / "k8s" / "notes.yaml").symlink_to(outside)
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "link")
+    found = RepoSearch(repo, []).files([CEILING_SEARCH, (r"app\.yaml",)])
+    assert found == {"k8s/embed.yaml"}
