@@ -18,20 +18,10 @@ from cfgcheck.config import repo_root
 from cfgcheck.discover import CEILING_SEARCH, RepoSearch
 from cfgcheck.lint import gather
 from cfgcheck.paths import git_may_find_repository
+from tests.cli.test_output_formats import SECRET_APP
 
-APP = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: chat
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.10.1
-          args: ["Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.80"]
-"""
+# a served Deployment that sets a memory fraction (the ceiling search is asked for)
+APP = SECRET_APP.replace('"--api-key", "sk-live-abcdefghijklmnopqrstuvwxyz0123"]', '"--gpu-memory-utilization", "0.80"]')
 # a sibling on the same GPUs that documents the ceiling the named file must respect
 CEILING = APP.replace("name: chat", "name: embed").replace(
     '"0.80"]', '"0.10"]  # ceiling 0.10: never raise, chat needs the rest')
