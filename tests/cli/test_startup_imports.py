@@ -91,7 +91,7 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
 # Adapters a Deployment that mentions vllm cannot be read by: none of their MARKERS is in it, or they
 # read other formats, or only compose files / workflows / charts reach them once the document is theirs.
 NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
-    "ome", "kubeai", "rayserve", "dynamo", "llmd", "pyspec", "makefile", "containerfile", "scripts", "dotenv",
+    "ome", "kubeai", "rayserve", "dynamo", "llmd", "pyspec", "makefile", "containerfile", "supervisord", "scripts", "dotenv",
     "dockerfile", "helmstage"))
 
 
