@@ -32,7 +32,8 @@ from .engines.versions import DATA_DIR, DISPLAY, version_key
 from .model import Location, ServedModel
 
 
-@dataclass(frozen=True)
+# eq=False: never compared by value (a membership test meets the same objects): cheaper to create
+@dataclass(eq=False)
 class DefaultDrift:
     """A default that changes under a setting the configuration leaves unset."""
 
@@ -47,21 +48,25 @@ class DefaultDrift:
         return self.dest
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class RemovedFlag:
+    """A flag the configuration uses that the new version no longer accepts."""
+
     written: str  # the flag as the configuration writes it
     option: str  # the full option string the old version knew
     successor: str | None  # what the new version calls it, where the catalogs say
     location: Location
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class DroppedEnv:
+    """An env variable the configuration sets that the new version no longer reads."""
+
     name: str
     location: Location
 
 
-@dataclass
+@dataclass(eq=False)
 class VersionChange:
     """One served model's engine version change and what it brings."""
 

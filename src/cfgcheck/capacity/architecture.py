@@ -25,7 +25,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass
+@dataclass(eq=False)  # compared by field where needed, never as a whole: cheaper to create
 class Architecture:
     """What KV and context arithmetic needs to know about a model."""
 
@@ -213,7 +213,7 @@ _PATH_ID = re.compile(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
 _GGUF_TYPE = re.compile(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class _Key:
     """A table key standing for a served model id, and why when it is not the id itself."""
 

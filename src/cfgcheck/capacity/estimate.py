@@ -53,8 +53,10 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-@dataclass
+@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
 class CapacityEstimate:
+    """The KV pool of one served model and what it allows, with how each figure was found."""
+
     engine: str | None = None
     engine_version: str | None = None
     model: str | None = None
@@ -199,7 +201,7 @@ _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "m
            "max_num_batched_tokens")
 
 
-@dataclass
+@dataclass(eq=False)
 class _Run:
     """What the steps of one estimate share: the engine, the parallelism, the model and the GPU."""
 

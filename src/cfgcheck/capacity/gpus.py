@@ -24,7 +24,7 @@ from typing import Any, Iterable, Mapping
 from .tables import GiB, MiB, bundled_table
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
 class Gpu:
     """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
 
@@ -68,11 +68,12 @@ RESOURCE_KINDS = {
     "habana.ai/gaudi": ("gaudi", "Gaudi card"),
 }
 
-# Image repositories that say the accelerator kind when no label does (the engines' own platform builds)
+# Image repositories that say the accelerator kind when no label does (the engines' own platform builds);
+# searched case-insensitively, compiled on first use: most served models name their device otherwise
 _IMAGE_KINDS = (
-    (re.compile(r"(?<![a-z])tpu(?![a-z])", re.I), "tpu"),  # vllm/vllm-tpu, sglang-jax tpu tags
-    (re.compile(r"neuron", re.I), "neuron"),  # pytorch-inference-neuronx, vllm-neuron
-    (re.compile(r"gaudi|habana|(?<![a-z])hpu(?![a-z])", re.I), "gaudi"),  # vault.habana.ai/gaudi-docker, vllm-hpu
+    (r"(?<![a-z])tpu(?![a-z])", "tpu"),  # vllm/vllm-tpu, sglang-jax tpu tags
+    (r"neuron", "neuron"),  # pytorch-inference-neuronx, vllm-neuron
+    (r"gaudi|habana|(?<![a-z])hpu(?![a-z])", "gaudi"),  # vault.habana.ai/gaudi-docker, vllm-hpu
 )
 
 # Node labels that name the GPU or its instance, most specific first (adapters record them as
@@ -107,7 +108,7 @@ _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/inst
 _FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Claim:
     """One place the cluster names the accelerator: a label and the values it allows, and how firmly
     (``required``: nodeSelector, required node affinity, a device resource; ``hint``: a preferred
@@ -119,8 +120,10 @@ class Claim:
     strength: str = "required"
 
 
-@dataclass
+@dataclass(eq=False)
 class Resolution:
+    """The accelerator of a served model, where it was read from, and the claims that disagree."""
+
     accelerator: Gpu | None = None
     origin: str | None = None  # where it was read from, or why none is known
     confidence: str = "stated"  # stated | hint
@@ -254,8 +257,9 @@ def _hint_accelerator(value: str) -> Gpu | None:
 
 
 # Label keys of a team's own node groups whose values often embed the instance family or GPU
-# (``NodeGroupType: g5-gpu-karpenter``, ``instanceType: inferentia-inf2``): hints only.
-_OWN_LABEL_KEY = re.compile(r"node-?group|node-?pool|instance|accelerator|gpu", re.I)
+# (``NodeGroupType: g5-gpu-karpenter``, ``instanceType: inferentia-inf2``): hints only. Searched
+# case-insensitively, compiled on first use (the re module caches it).
+_OWN_LABEL_KEY = r"node-?group|node-?pool|instance|accelerator|gpu"
 
 
 def label_claims(labels: Mapping[str, str], how: str = "nodeSelector") -> list[Claim]:
@@ -263,7 +267,7 @@ def label_claims(labels: Mapping[str, str], how: str = "nodeSelector") -> list[C
     node-group names that hint at it."""
     claims = [Claim(label, (str(labels[label]),), how) for label in GPU_LABELS if labels.get(label)]
     claims += [Claim(label, (str(value),), how, "hint") for label, value in labels.items()
-               if value and label not in GPU_LABELS and (label in HINT_LABELS or _OWN_LABEL_KEY.search(label))]
+               if value and label not in GPU_LABELS and (label in HINT_LABELS or re.search(_OWN_LABEL_KEY, label, re.I))]
     return claims
 
 
@@ -361,7 +365,7 @@ def _kind_of(model: Any) -> str:
     image = getattr(model, "image", None)
     if image is not None and isinstance(image.value, str):
         for pattern, kind in _IMAGE_KINDS:
-            if pattern.search(image.value):
+            if re.search(pattern, image.value, re.I):
                 return kind
     return "gpu"
 

@@ -38,7 +38,7 @@ _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_
                 "nextn")
 
 
-@dataclass
+@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
 class Deductions:
     """Bytes per GPU taken from the budget, extra KV layers per token, and why."""
 

@@ -33,8 +33,10 @@ MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglan
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
-@dataclass(slots=True)
+@dataclass(eq=False, slots=True)  # never compared by value: cheaper to create at start-up
 class Launch:
+    """Where an engine starts in a command line: the engine, its own argv and a positional model."""
+
     engine: str
     args: list[ArgToken]  # the engine's own argv, after the launcher
     model: ArgToken | None  # a positional model (``vllm serve MODEL``)
@@ -198,7 +200,7 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-@dataclass
+@dataclass(eq=False)
 class ParsedFlag:
     """A flag token of argv with what it resolved to and the value token(s) it consumed."""
 

@@ -17,7 +17,6 @@ Stdlib only; the data is loaded lazily and cached.
 from __future__ import annotations
 
 import argparse
-import difflib
 import functools
 import json
 from dataclasses import dataclass
@@ -27,7 +26,9 @@ from .values import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
 
 
-@dataclass(frozen=True)
+# eq=False: specs are shared by every catalog that has them and never compared by value (a dataclass
+# without the generated comparison is cheaper to create at start-up)
+@dataclass(eq=False)
 class OptionSpec:
     """One argparse action of the engine's parser (all of its option strings)."""
 
@@ -79,8 +80,10 @@ class OptionSpec:
         }
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Resolution:
+    """What one flag as written means to a version's parser."""
+
     kind: Literal["exact", "abbrev", "ambiguous", "unknown"]
     written: str  # the flag part as written (before "=")
     option: str | None  # the full option string it means
@@ -120,9 +123,16 @@ def _spec_from(raw: dict) -> OptionSpec:
 
 
 @functools.lru_cache(maxsize=None)
+def _spec(engine: str, index: int) -> OptionSpec:
+    """Spec ``index`` of the engine's table, built when a catalogued version first needs it (one version
+    uses a fifth of the table) and then shared by every version that has it."""
+    return _spec_from(catalog_data(engine)["specs"][index])
+
+
 def _specs(engine: str) -> tuple[OptionSpec, ...]:
+    """Every spec of the engine's table, across its versions."""
     data = catalog_data(engine)
-    return tuple(_spec_from(s) for s in data["specs"]) if data else ()
+    return tuple(_spec(engine, i) for i in range(len(data["specs"]))) if data else ()
 
 
 @functools.lru_cache(maxsize=1024)
@@ -152,11 +162,10 @@ class _CatalogData:
     def __init__(self, engine: str, version: str) -> None:
         data = catalog_data(engine)
         entry = data["versions"][version]
-        table = _specs(engine)
         self.engine = engine
         self.version = version
         self.behaviour: dict = dict(entry.get("behaviour", {}))
-        self.specs: tuple[OptionSpec, ...] = tuple(table[i] for i in entry["specs"])
+        self.specs: tuple[OptionSpec, ...] = tuple(_spec(engine, i) for i in entry["specs"])
         self.by_option: dict[str, OptionSpec] = {o: s for s in self.specs for o in s.option_strings}
         self._parser: argparse.ArgumentParser | None = None
 
@@ -311,6 +320,8 @@ class Catalog:
         normalized, _ = self.normalize(flag.split("=", 1)[0])
         key = (self.engine, self.version, normalized, n)
         if key not in _SUGGESTED:
+            import difflib  # only an unknown flag needs it
+
             if len(_SUGGESTED) > 100_000:
                 _SUGGESTED.clear()
             pool = [o for o in self._data.by_option if o.startswith("--")]

@@ -9,7 +9,6 @@ there, unless it is a typo of a real flag.
 
 from __future__ import annotations
 
-import difflib
 from typing import Callable
 
 from .catalog import Catalog, catalog_for
@@ -86,5 +85,7 @@ def is_typo(catalog: Catalog, flag: str) -> str | None:
     """The real flag that ``flag`` is a near-miss of (difflib ratio >= TYPO_CUTOFF), else None."""
     normalized, _ = catalog.normalize(flag.split("=", 1)[0])
     pool = [o for o in catalog.option_strings() if o.startswith("--")]
+    import difflib  # only a flag the catalog does not know is compared
+
     close = difflib.get_close_matches(normalized, pool, n=1, cutoff=TYPO_CUTOFF)
     return close[0] if close else None

@@ -7,7 +7,6 @@ release's source on PyPI (every module of the package: the environment getters, 
 
 from __future__ import annotations
 
-import difflib
 import functools
 
 from .catalog import catalog_for
@@ -50,6 +49,8 @@ def typo_of(engine: str, name: str, names: frozenset[str]) -> str | None:
     rest = name[len(prefix):]
     if len(rest) < TYPO_MIN_CHARS:
         return None
+    import difflib  # only a variable the catalog does not know is compared
+
     close = difflib.get_close_matches(rest, [n[len(prefix):] for n in names if n.startswith(prefix)], n=1,
                                       cutoff=TYPO_CUTOFF)
     return prefix + close[0] if close else None

@@ -85,7 +85,7 @@ def successor(engine: str, option_string: str, version: str | None = None) -> st
     return None
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
 class FlagHistory:
     """Where an option unknown to one version is accepted in the other catalogued versions."""
 

@@ -33,6 +33,8 @@ EXACT, ASSUMED, UNKNOWN = "exact", "assumed", "unknown"
 
 @dataclass(frozen=True, slots=True)
 class ImageRef:
+    """A container image reference split into its parts (frozen: it is the key of image_engine's cache)."""
+
     text: str
     repository: str  # without registry host, e.g. "vllm/vllm-openai"
     tag: str | None
@@ -122,7 +124,7 @@ def parse_image(text: str) -> ImageRef:
     return ImageRef(text, "/".join(parts), tag or None, digest or None, registry)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(eq=False, slots=True)  # unlike ImageRef (a cache key), never compared: cheaper to create
 class ImageEngine:
     """What an image runs: the engine (None: not an engine, or not known), the variant build, the
     engine version its tag names, how sure that version is, and why."""
@@ -145,7 +147,7 @@ def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
     full = ref.full.lower()
     for entry in _table()["images"]:
         patterns = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
-        if any(fnmatch.fnmatchcase(full, pattern) for pattern in patterns):
+        if any(_matches(full, pattern) for pattern in patterns):
             return entry, False
     upstream = _table()["mirrors"]["names"].get(ref.name.lower())
     if upstream and ref.registry is not None:
@@ -153,6 +155,14 @@ def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
             if entry["match"] == upstream:
                 return entry, True
     return None, False
+
+
+def _matches(full: str, pattern: str) -> bool:
+    """``fnmatch`` of a table pattern; most are a plain repository, compared as a string rather than
+    through a regex compiled for each row of the table."""
+    if any(wildcard in pattern for wildcard in "*?["):
+        return fnmatch.fnmatchcase(full, pattern)
+    return full == pattern
 
 
 @functools.lru_cache(maxsize=4096)

@@ -18,7 +18,7 @@ from importlib import resources
 from .versions import catalog_version, versions
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
 class Requirement:
     """What one release asks of the GPU for a quantization method, and where its source says so."""
 

@@ -8,7 +8,6 @@ and cached.
 from __future__ import annotations
 
 import functools
-import gzip
 import json
 import re
 from pathlib import Path
@@ -24,6 +23,8 @@ def catalog_data(engine: str) -> dict | None:
         if path.exists():
             raw = path.read_bytes()
             if name.endswith(".gz"):
+                import gzip  # the shipped catalogs are plain JSON; a compressed one is read where present
+
                 raw = gzip.decompress(raw)
             return json.loads(raw)
     return None
