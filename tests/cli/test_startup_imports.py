@@ -110,3 +110,57 @@ def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(tmp_path
     (tmp_path / ".env").write_text("HF_TOKEN=x\n")
     modules = _modules_after(["lint", "compose.yaml"], tmp_path)
     assert {"cfgcheck.adapters.dotenv", "cfgcheck.adapters.dockerfile"} <= set(modules)  # the compose file's
+
+
+# The capacity model and the engine knowledge a served-model lint imports (su-capacity's part of item 16).
+CAPACITY_AND_ENGINES = ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift")
+# Records of those modules that are compared by value: an image reference is the key of image_engine's cache.
+COMPARED_BY_VALUE = {"cfgcheck.engines.images.ImageRef"}
+
+
+def _served_lint_probe(tmp_path: Path, report: str) -> list:
+    """``cfgcheck lint app.yaml`` on one served vLLM Deployment in a fresh interpreter, then ``report``
+    (a Python expression over the imported modules) as JSON."""
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    probe = ("import io, contextlib, json, sys\nfrom cfgcheck.__main__ import main\n"
+             "sys.argv = ['cfgcheck', 'lint', 'app.yaml']\n"
+             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main()\n    except SystemExit:\n        pass\n"
+             f"print(json.dumps({report}))")
+    env = {**{k: v for k, v in os.environ.items() if k != "CFGCHECK_HUB"}, "XDG_CACHE_HOME": str(tmp_path / "cache")}
+    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env)
+    assert out.returncode == 0, out.stderr
+    return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+def test_a_served_deployment_reads_its_catalog_without_the_compressed_reader_or_fuzzy_matching(tmp_path: Path) -> None:
+    """The shipped catalogs are plain JSON (gzip only for a compressed one) and difflib only suggests
+    a near-miss for an unknown flag or variable; the flags are still resolved by argparse itself."""
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    assert "gzip" not in modules
+    for name in ("cfgcheck.engines.versions", "cfgcheck.engines.catalog", "cfgcheck.engines.confidence",
+                 "cfgcheck.engines.envs"):
+        assert name in modules, name  # the modules that would import them did run
+    assert "argparse" in modules
+    lazy = _served_lint_probe(tmp_path, "[m for m in ('cfgcheck.engines.confidence', 'cfgcheck.engines.envs', "
+                                        "'cfgcheck.engines.catalog') if 'difflib' in vars(sys.modules[m])]")
+    assert lazy == []
+
+
+def test_a_served_deployment_builds_only_its_versions_option_specs(tmp_path: Path) -> None:
+    """A catalog builds the specs of the version it serves, not the whole table of every version."""
+    found = _served_lint_probe(tmp_path, "[sys.modules['cfgcheck.engines.catalog']._spec.cache_info().currsize, "
+                                         "len(sys.modules['cfgcheck.engines.versions'].catalog_data('vllm')['specs'])]")
+    built, table = found
+    assert 0 < built < table / 2, found
+
+
+def test_capacity_and_engine_records_are_not_compared_by_value(tmp_path: Path) -> None:
+    """Each dataclass costs its generated methods at import; these records are never compared by value
+    (identity is enough), so they skip the comparison (and, not being frozen, the frozen setters)."""
+    found = _served_lint_probe(tmp_path, f"sorted(m + '.' + c.__qualname__ for m in list(sys.modules) "
+                                         f"if m.startswith({CAPACITY_AND_ENGINES!r}) "
+                                         "for c in vars(sys.modules[m]).values() if isinstance(c, type) "
+                                         "and c.__module__ == m and '__dataclass_params__' in vars(c) "
+                                         "and (c.__dataclass_params__.eq or c.__dataclass_params__.frozen))")
+    assert set(found) == COMPARED_BY_VALUE
