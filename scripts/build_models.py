@@ -127,6 +127,17 @@ def catalog_variant(source: dict, models: list[dict], catalog: dict, cite: str) 
     return entry
 
 
+def catalog_context(entry: dict, source: dict, catalog: dict, cite: str) -> None:
+    """The model's own context length where the vendored config is a parser's test input that shortens it:
+    KAITO's ``modelTokenLimit`` is read from the model's config.json; the table follows it and says so."""
+    item = catalog[source["context_from_catalog"]]
+    if not _agrees(entry, item):
+        raise SystemExit(f"{item['name']}: KAITO's shapes differ from {source['ids'][0]}")
+    quoted, entry["max_position_embeddings"] = entry.get("max_position_embeddings"), item["modelTokenLimit"]
+    entry["note"] = (f"max_position_embeddings {item['modelTokenLimit']:,} from KAITO's catalog entry {item['name']} "
+                     f"(read from its config.json) at {cite}; the vendored test config quotes {quoted:,}")
+
+
 def build() -> dict:
     legacy = json.loads((HERE / "models_legacy.json").read_text(encoding="utf-8"))
     all_sources = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8"))["sources"]
@@ -148,6 +159,8 @@ def build() -> dict:
             if key in entry and key not in match:
                 match[key] = entry[key]
         match["ids"] += [i for i in entry["ids"] if i.lower() not in {x.lower() for x in match["ids"]}]
+    for source in (s for s in sources if s.get("context_from_catalog")):
+        catalog_context(by_id[source["ids"][0].lower()], source, catalog_file["catalog"], catalog_file["source"])
     models.extend(generated)
     models.extend(fine_tune_entry(s, models) for s in fine_tunes)
     models.extend(catalog_variant(s, models, catalog_file["catalog"], catalog_file["source"]) for s in variants)

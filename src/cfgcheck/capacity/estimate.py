@@ -357,9 +357,6 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     arch = run.arch
     if arch is None or not arch.num_layers:
         return
-    if arch.per_layer_kv_shapes:
-        est.reasons.append(f"KV layout of {arch.name} not modelled ({arch.per_layer_kv_shapes}): pool unknown")
-        return
     run.extra = overheads.deductions(model, arch, run.tp, run.config)
     latent = defaults.mla_latent(run.engine, run.version)
     if arch.is_mla and not latent:
@@ -368,15 +365,19 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
                                "qk_nope_head_dim is unknown")
             return
         est.reasons.append(f"{run.engine} {run.version} stores MLA K/V expanded per head (the latent cache came later)")
-    est.layout = kv_layout(
-        arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
-        block_size=int_value(model.value("block_size")),
-        mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
-        mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
-        prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
-        hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
-        mla_latent=latent, extra_layers=run.extra.extra_kv_layers,
-    )
+    try:
+        est.layout = kv_layout(
+            arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
+            block_size=int_value(model.value("block_size")),
+            mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
+            mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
+            prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
+            hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
+            mla_latent=latent, extra_layers=run.extra.extra_kv_layers,
+        )
+    except ValueError as exc:  # page sizes vLLM cannot unify: the engine refuses the model
+        est.reasons.append(f"KV layout of {arch.name} not modelled ({exc}): pool unknown")
+        return
     if run.extra.draft is not None:
         draft = kv_layout(run.extra.draft, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto")
         est.layout.full_bytes_per_token += draft.full_bytes_per_token
@@ -431,8 +432,7 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if est.layout is None or run.gpu is None:
         if run.gpu is None and run.gpu_origin:
             est.reasons.append(run.gpu_origin)
-        if est.layout is None and run.arch is not None and not run.arch.per_layer_kv_shapes \
-                and not any("MLA" in r for r in est.reasons):
+        if est.layout is None and run.arch is not None and not any("MLA" in r or "modelled" in r for r in est.reasons):
             est.reasons.append("architecture lacks layer facts")
         return
     if run.engine not in _ENGINES:
