@@ -11,6 +11,17 @@ GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
 NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
 
 
+def how_to_pass(model: ServedModel, name: str, flag: str, value: str) -> str:
+    """The advice to give setting ``name`` the value ``value``, worded where the user writes it: the key a
+    chart or values mapping has for it, else the argument list it passes through, else the flag."""
+    keys = getattr(model, "setting_keys", None) or {}
+    if name in keys:
+        return f"set {keys[name]}: {value}"
+    if "extra_args" in keys:
+        return f'add "{flag}", "{value}" to {keys["extra_args"]}'
+    return f"{'use' if model.setting(name) is not None else 'pass'} {flag} {value}"
+
+
 def serves(model) -> bool:
     """A GPU engine with a model to serve: a container without one (a placeholder in a sample, or a
     non-engine image that merely has an engine's name in its path) is not a serving config yet."""

@@ -1,0 +1,84 @@
+"""Remediation worded where the user writes the setting: the chart key or values mapping key that sets it,
+else the chart's argument list, else the flag (fixtures written for the test: a Flux HelmRelease of the
+vLLM production-stack chart, a values file read through a `values:` mapping, a plain Deployment)."""
+
+from __future__ import annotations
+
+from helpers import lint_text
+
+HELMRELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
+kind: HelmRelease
+metadata: {name: stack}
+spec:
+  chart: {spec: {chart: vllm-stack}}
+  values:
+    servingEngineSpec:
+      modelSpec:
+        - name: llama
+          repository: vllm/vllm-openai
+          tag: v0.26.0
+          modelURL: meta-llama/Llama-3.1-8B-Instruct
+          requestGPU: 1
+          vllmConfig:
+            dtype: bfloat16
+            trustRemoteCode: true
+"""
+
+VALUES = """servers:
+  chat:
+    model: Qwen/Qwen3-8B
+    gpus: 1
+    args: ["--max-model-len", "8192"]
+"""
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata: {name: chat}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          args: ["--model", "Qwen/Qwen3-8B", "--dtype", "bfloat16"]
+          resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def remediation(result, code: str) -> str:
+    return next(f.remediation for f in result.findings if f.code == code)
+
+
+def test_production_stack_revision_goes_in_the_charts_extra_args(tmp_path):
+    result = lint_text(tmp_path, HELMRELEASE, "release.yaml")
+    # the chart has no key for --revision (helm/templates/deployment-vllm-multi.yaml renders typed
+    # vllmConfig fields, then vllmConfig.extraArgs): the advice names that list, not a raw flag
+    assert remediation(result, "CFG303") == ('add "--revision", "<commit sha>" to '
+                                             'spec.values.servingEngineSpec.modelSpec[0].vllmConfig.extraArgs')
+
+
+def test_production_stack_dtype_names_its_typed_key(tmp_path):
+    from rules._runtime import how_to_pass
+
+    model = lint_text(tmp_path, HELMRELEASE, "release.yaml").models[0]
+    assert how_to_pass(model, "dtype", "--dtype", "float16") == \
+        "set spec.values.servingEngineSpec.modelSpec[0].vllmConfig.dtype: float16"
+
+
+def test_values_mapping_names_the_mapped_revision_key(tmp_path):
+    config = {"values": [{"files": ["values.yaml"], "models": "servers.*", "engine": "vllm",
+                          "settings": {"model": "model", "model_revision": "revision", "gpus": "gpus",
+                                       "extra_args": "args"}}]}
+    result = lint_text(tmp_path, VALUES, "values.yaml", config=config)
+    assert remediation(result, "CFG303") == "set servers.chat.revision: <commit sha>"
+    config["values"][0]["settings"].pop("model_revision")
+    result = lint_text(tmp_path, VALUES, "values.yaml", config=config)
+    assert remediation(result, "CFG303") == 'add "--revision", "<commit sha>" to servers.chat.args'
+
+
+def test_a_deployment_is_told_the_flag(tmp_path):
+    from rules._runtime import how_to_pass
+
+    result = lint_text(tmp_path, DEPLOYMENT, "deploy.yaml")
+    assert remediation(result, "CFG303") == "pass --revision <commit sha>"
+    assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "use --dtype float16"
