@@ -368,12 +368,11 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     try:
         est.layout = kv_layout(
             arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
-            block_size=int_value(model.value("block_size")),
-            mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
+            block_size=int_value(model.value("block_size")), mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
             mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
             prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
-            hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
-            mla_latent=latent, extra_layers=run.extra.extra_kv_layers,
+            hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE, mla_latent=latent,
+            extra_layers=run.extra.extra_kv_layers,
         )
     except ValueError as exc:  # page sizes vLLM cannot unify: the engine refuses the model
         est.reasons.append(f"KV layout of {arch.name} not modelled ({exc}): pool unknown")
@@ -437,8 +436,9 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     if run.engine not in _ENGINES:
         return
-    if run.extra.unknown:
-        est.reasons.append(f"{run.extra.unknown}: pool unknown")
+    unknown = run.extra.unknown or overheads.unmodelled_device(run.gpu)
+    if unknown:
+        est.reasons.append(f"{unknown}: pool unknown")
         return
     weights = run.arch.weight_bytes_for(_quantized_bits(model, run.arch))
     if weights is None:
