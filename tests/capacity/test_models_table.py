@@ -174,3 +174,18 @@ def test_online_quantization_of_a_checkpoint_with_a_known_size():
     fp8 = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", gpu_product="Tesla-V100-SXM2-32GB",
                               settings=[setting("quantization", "fp8", 9)]), {})
     assert fp8.weight_bytes_per_gpu < 0.6 * plain.weight_bytes_per_gpu  # 8-bit weights, not the bf16 checkpoint
+
+
+def test_gemma4_before_vllm_0_21_caches_every_layer_at_full_length():
+    """vllm#43308: gemma-4-31B AWQ on an A100 80GB logs ~55k tokens with 0.20.0 and ~525k with 0.21.0 in
+    the same ~50 GB of KV cache: the estimate keeps that ratio (default context 262,144)."""
+    from cfgcheck import capacity as cap
+
+    tokens, per_token = {}, {}
+    for version in ("0.20.0", "0.21.0"):
+        est = cap.estimate(served("cyankiwi/gemma-4-31B-it-AWQ-4bit", version=version, gpu_product="A100-SXM4-80GB"), {})
+        tokens[version] = est.kv_pool_tokens / est.pool_bytes  # tokens a byte of pool holds
+        per_token[version] = est.kv_bytes_per_token
+        assert any("caches every layer at full length" in r for r in est.reasons) == (version == "0.20.0")
+    assert per_token["0.20.0"] == 50 * 16384 + 10 * 8192  # every layer at full length, each at its own size
+    assert abs(tokens["0.21.0"] / tokens["0.20.0"] - 525 / 55) / (525 / 55) < 0.1

@@ -82,11 +82,15 @@ def kv_layout(
     full = arch.full_layers - arch.shared_full_layers + extra_layers
     sliding = arch.sliding_layers - arch.shared_sliding_layers
     linear = arch.linear_layers
-    if not hybrid_allocator:
+    if not hybrid_allocator and per_full == per_layer:
         full, sliding = full + sliding, 0
     # pipeline parallel: each rank holds a slice of the layers
     full_r = math.ceil(full / pp) if full else 0
     sliding_r = math.ceil(sliding / pp) if sliding else 0
+    if not hybrid_allocator and sliding_r:
+        # every layer at full length, of two sizes: one group whose block holds each layer at its own size
+        # (vllm/v1/kv_cache_interface.py UniformTypeKVCacheSpecs)
+        per_full, full_r, sliding_r = full_r * per_full + sliding_r * per_layer, 1, 0
     linear_r = math.ceil(linear / pp) if linear else 0
     mamba_page = _mamba_page(arch, tp, mamba_ssm_dtype, mamba_dtype, model_dtype) if linear_r else 0
     align = 16
