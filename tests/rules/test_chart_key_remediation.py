@@ -82,3 +82,60 @@ def test_a_deployment_is_told_the_flag(tmp_path):
     result = lint_text(tmp_path, DEPLOYMENT, "deploy.yaml")
     assert remediation(result, "CFG303") == "pass --revision <commit sha>"
     assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "use --dtype float16"
+
+
+KUBEAI = """apiVersion: kubeai.org/v1
+kind: Model
+metadata: {name: qwen}
+spec:
+  features: [TextGeneration]
+  url: hf://Qwen/Qwen3-8B
+  engine: VLLM
+  resourceProfile: nvidia-gpu-l4:1
+  args: ["--max-model-len=8192"]
+"""
+
+LLMD_VALUES = """modelArtifacts:
+  uri: hf://Qwen/Qwen3-8B
+  name: Qwen/Qwen3-8B
+decode:
+  replicas: 1
+  containers:
+    - name: vllm
+      image: ghcr.io/llm-d/llm-d:v0.2.0
+      modelCommand: vllmServe
+      args: ["--max-model-len", "8192"]
+      resources: {limits: {nvidia.com/gpu: 1}}
+"""
+
+
+def test_operator_and_chart_argument_lists_are_named(tmp_path):
+    """A KubeAI Model passes spec.args to vLLM; the llm-d model service chart a container's args."""
+    kubeai = lint_text(tmp_path / "kubeai", KUBEAI, "model.yaml")
+    assert remediation(kubeai, "CFG303") == 'add "--revision", "<commit sha>" to spec.args'
+    llmd = lint_text(tmp_path / "llmd", LLMD_VALUES, "values.yaml")
+    assert remediation(llmd, "CFG303") == 'add "--revision", "<commit sha>" to decode.containers[0].args'
+
+
+VLLM_RUNTIME = """apiVersion: production-stack.vllm.ai/v1alpha1
+kind: VLLMRuntime
+metadata: {name: rt}
+spec:
+  model:
+    modelURL: Qwen/Qwen3-8B
+    dtype: bfloat16
+  vllmConfig:
+    tensorParallelSize: 1
+    extraArgs: ["--max-model-len", "8192"]
+  deploymentConfig:
+    image: {name: vllm/vllm-openai:v0.26.0}
+    resources: {gpu: 1}
+"""
+
+
+def test_vllm_runtime_names_its_typed_fields_and_extra_args(tmp_path):
+    from rules._runtime import how_to_pass
+
+    result = lint_text(tmp_path, VLLM_RUNTIME, "runtime.yaml")
+    assert remediation(result, "CFG303") == 'add "--revision", "<commit sha>" to spec.vllmConfig.extraArgs'
+    assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "set spec.model.dtype: float16"
