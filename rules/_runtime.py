@@ -19,7 +19,7 @@ def how_to_pass(model: ServedModel, name: str, flag: str, value: str) -> str:
         return f"set {keys[name]}: {value}"
     if "extra_args" in keys:
         return f'add "{flag}", "{value}" to {keys["extra_args"]}'
-    return f"{'use' if model.setting(name) is not None else 'pass'} {flag} {value}"
+    return f"{'use' if model.setting(name) is not None else 'add'} {flag} {value}"
 
 
 def serves(model) -> bool:

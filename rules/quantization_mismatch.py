@@ -151,8 +151,8 @@ def _float16(model, ctx) -> Iterator[Finding]:
     reason, source = refusal
     yield Finding(f"{dtype.source} {dtype.value}: {label(model, catalog)} refuses float16 for model type "
                   f"{arch.model_type} ({model.model.value}): \"{reason}\" (_FLOAT16_NOT_SUPPORTED_MODELS, {source})",
-                  dtype.location, remediation=f"{how_to_pass(model, 'dtype', '--dtype', 'bfloat16')} (compute capability 8.0 or newer); "
-                                              "float32 and auto also start",
+                  dtype.location, remediation=f"{how_to_pass(model, 'dtype', '--dtype', 'bfloat16')} (compute capability 8.0 or newer) "
+                                              "or float32, or leave it auto",
                   severity=severity(model, catalog, lambda: float16_refused_everywhere(arch.model_type), SEVERITY),
                   setting="dtype", related=(model.model.location,), model=model.name)
 

@@ -80,7 +80,7 @@ def test_a_deployment_is_told_the_flag(tmp_path):
     from rules._runtime import how_to_pass
 
     result = lint_text(tmp_path, DEPLOYMENT, "deploy.yaml")
-    assert remediation(result, "CFG303") == "pass --revision <commit sha>"
+    assert remediation(result, "CFG303") == "add --revision <commit sha>"
     assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "use --dtype float16"
 
 
