@@ -5,6 +5,7 @@ vLLM production-stack chart, a values file read through a `values:` mapping, a p
 from __future__ import annotations
 
 from helpers import lint_text
+from tests.rules.test_precision_wave2 import DEPLOYMENT as WAVE2_DEPLOYMENT
 
 HELMRELEASE = """apiVersion: helm.toolkit.fluxcd.io/v2
 kind: HelmRelease
@@ -31,18 +32,8 @@ VALUES = """servers:
     args: ["--max-model-len", "8192"]
 """
 
-DEPLOYMENT = """apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.26.0
-          args: ["--model", "Qwen/Qwen3-8B", "--dtype", "bfloat16"]
-          resources: {limits: {nvidia.com/gpu: 1}}
-"""
+DEPLOYMENT = WAVE2_DEPLOYMENT.format(image="vllm/vllm-openai:v0.26.0", ports="", probe="",
+                                    args='["--model", "Qwen/Qwen3-8B", "--dtype", "bfloat16"]')
 
 
 def remediation(result, code: str) -> str:
