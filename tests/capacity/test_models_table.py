@@ -125,6 +125,9 @@ def test_gemma4_kv_layout_is_modelled_as_vllm_allocates_it(tmp_path):
     assert (lay.full_bytes_per_token, lay.sliding_bytes_per_token, lay.sliding_block_size) == (3 * 2048, 12 * 1024, 32)
     est = cap.estimate(served("nvidia/Gemma-4-31B-IT-NVFP4", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
     assert est.kv_pool_tokens and est.kv_bytes_per_token == 81920
+    twelve = cap.estimate(served("google/gemma-4-12B-it", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
+    assert twelve.kv_pool_tokens is None and any("Gemma 4 12B (Gemma4UnifiedForConditionalGeneration) is not "
+                                                 "bundled: no public file quotes its config.json" in r for r in twelve.reasons)
 
 
 def test_kv_pages_vllm_cannot_unify_leave_the_pool_unknown(tmp_path):
