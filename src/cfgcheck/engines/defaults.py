@@ -235,10 +235,10 @@ def sglang_default_max_running_requests(pool_tokens: int, context_len: int) -> i
 
 
 def vllm_hybrid_allocator(version: tuple[int, ...] | None, mixed_kv_shapes: bool) -> tuple[bool, str | None]:
-    """Whether vLLM ``version`` keeps sliding-window KV to its window (V1 hybrid manager), and why not when a
-    model that has such layers is cached at full length."""
+    """Whether vLLM ``version`` keeps sliding-window KV to its window (V1 hybrid manager), and the reason to
+    show when a model whose layers have two KV shapes is cached at full length."""
     since = VLLM_MIXED_KV_HYBRID_SINCE if mixed_kv_shapes else VLLM_HYBRID_ALLOCATOR_SINCE
     if version is None or version >= since:
         return True, None
-    return False, (f"vLLM before {'.'.join(map(str, since))} caches every layer at full length"
-                   + (" when the KV shapes of its layers differ (vllm#43308)" if mixed_kv_shapes else ""))
+    return False, (f"vLLM before {'.'.join(map(str, since))} caches every layer at full length when the KV "
+                   "shapes of its layers differ (vllm#43308)" if mixed_kv_shapes else None)
