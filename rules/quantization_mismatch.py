@@ -130,7 +130,7 @@ def _act_dtype(model) -> Iterator[Finding]:
     supported, source = found
     yield Finding(f"{dtype.source} {dtype.value} with {requested.source} {method}: {label(model, catalog)} runs "
                   f"{method} only in {', '.join(supported)} ({source}): vLLM refuses to start", dtype.location,
-                  remediation=how_to_pass(model, "dtype", "--dtype", supported[0] if len(supported) == 1 else "auto")
+                  remediation=how_to_pass(model, "dtype", supported[0] if len(supported) == 1 else "auto")
                               + (", or the method's Marlin variant (--quantization " + method + "_marlin)"
                                  if method in ("awq", "gptq") else ""),
                   severity=severity(model, catalog, lambda: act_dtype_refused_everywhere(method, wanted), SEVERITY),
@@ -151,7 +151,7 @@ def _float16(model, ctx) -> Iterator[Finding]:
     reason, source = refusal
     yield Finding(f"{dtype.source} {dtype.value}: {label(model, catalog)} refuses float16 for model type "
                   f"{arch.model_type} ({model.model.value}): \"{reason}\" (_FLOAT16_NOT_SUPPORTED_MODELS, {source})",
-                  dtype.location, remediation=f"{how_to_pass(model, 'dtype', '--dtype', 'bfloat16')} (compute capability 8.0 or newer) "
+                  dtype.location, remediation=f"{how_to_pass(model, 'dtype', 'bfloat16')} (compute capability 8.0 or newer) "
                                               "or float32, or leave it auto",
                   severity=severity(model, catalog, lambda: float16_refused_everywhere(arch.model_type), SEVERITY),
                   setting="dtype", related=(model.model.location,), model=model.name)

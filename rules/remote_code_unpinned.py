@@ -96,5 +96,5 @@ def check(model, ctx) -> Iterator[Finding]:
     yield Finding(f"{trust.source} runs the Python code of {name} at {at}: whoever can push to that "
                   f"repository runs code in this pod", trust.location,
                   remediation="pin the model revision to a 40-hex commit SHA: "
-                              f"{how_to_pass(model, 'model_revision', '--revision', '<sha>')}, or hf://org/name@<sha>",
+                              f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>",
                   setting="trust_remote_code", related=(source.location,), model=model.name)

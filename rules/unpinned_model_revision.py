@@ -66,6 +66,6 @@ def check(model, ctx):
     if source.value.startswith("hf://"):
         where = "add @<commit sha> to the source"
     else:
-        where = how_to_pass(model, "model_revision", "--revision", "<commit sha>")
+        where = how_to_pass(model, "model_revision", "<commit sha>")
     yield Finding(f"model {source.value} has no pinned revision", source.location, remediation=where,
                   setting="model_revision")

@@ -52,7 +52,7 @@ def test_production_stack_dtype_names_its_typed_key(tmp_path):
     from rules._runtime import how_to_pass
 
     model = lint_text(tmp_path, HELMRELEASE, "release.yaml").models[0]
-    assert how_to_pass(model, "dtype", "--dtype", "float16") == \
+    assert how_to_pass(model, "dtype", "float16") == \
         "set spec.values.servingEngineSpec.modelSpec[0].vllmConfig.dtype: float16"
 
 
@@ -72,7 +72,7 @@ def test_a_deployment_is_told_the_flag(tmp_path):
 
     result = lint_text(tmp_path, DEPLOYMENT, "deploy.yaml")
     assert remediation(result, "CFG303") == "add --revision <commit sha>"
-    assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "use --dtype float16"
+    assert how_to_pass(result.models[0], "dtype", "float16") == "use --dtype float16"
 
 
 KUBEAI = """apiVersion: kubeai.org/v1
@@ -129,4 +129,12 @@ def test_vllm_runtime_names_its_typed_fields_and_extra_args(tmp_path):
 
     result = lint_text(tmp_path, VLLM_RUNTIME, "runtime.yaml")
     assert remediation(result, "CFG303") == 'add "--revision", "<commit sha>" to spec.vllmConfig.extraArgs'
-    assert how_to_pass(result.models[0], "dtype", "--dtype", "float16") == "set spec.model.dtype: float16"
+    assert how_to_pass(result.models[0], "dtype", "float16") == "set spec.model.dtype: float16"
+
+
+def test_idle_gpus_name_the_charts_parallel_key(tmp_path):
+    """CFG208 on a production-stack entry that requests two GPUs for one rank: the chart's typed key."""
+    text = HELMRELEASE.replace("requestGPU: 1", "requestGPU: 2")
+    result = lint_text(tmp_path, text, "release.yaml")
+    assert remediation(result, "CFG208") == ("set spec.values.servingEngineSpec.modelSpec[0].vllmConfig."
+                                             "tensorParallelSize: 2, or request 1 GPU")
