@@ -1,14 +1,27 @@
 """Shared by the runtime rules (CFG5xx, CFG209): numbers as written, engines that serve, CPU builds, and
-the parallel ranks one pod runs."""
+the parallel ranks one pod runs; and, for every rule, remediation worded where the user writes a setting."""
 
 from __future__ import annotations
 
 from cfgcheck.model import ServedModel, Setting
+from cfgcheck.settings import flag
 
 GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
 # Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
 # SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
 NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
+
+
+def how_to_pass(model: ServedModel, name: str, value: str) -> str:
+    """The advice to give setting ``name`` the value ``value``, worded where the user writes it: the key a
+    chart or values mapping has for it, else the argument list it passes through, else the engine's flag."""
+    keys = getattr(model, "setting_keys", None) or {}
+    if name in keys:
+        return f"set {keys[name]}: {value}"
+    option = flag(model.engine, name) or "--" + name.replace("_", "-")
+    if "extra_args" in keys:
+        return f'add "{option}", "{value}" to {keys["extra_args"]}'
+    return f"{'use' if model.setting(name) is not None else 'add'} {option} {value}"
 
 
 def serves(model) -> bool:

@@ -8,8 +8,9 @@ quoting the startup log's `GPU KV cache size: N tokens`), else the exact `--kv-c
 else an estimate from the GPU memory, the utilization and the model's weights. Estimated pools are
 flagged only when the length is clearly out of reach (option `estimate-margin`).
 
-On a TPU or Gaudi card an estimated pool is a warning: the estimate's runtime overheads are measured
-on CUDA GPUs. On AWS Neuron an estimated pool is not checked: the KV cache is allocated for the
+On a TPU an estimated pool is a warning: the estimate's runtime overheads are measured on CUDA GPUs.
+On a Gaudi card the pool is not estimated (vLLM runs there through the vllm-gaudi plugin, whose
+warm-up memory reserve cfgcheck does not model): only a documented or explicit pool is checked. On AWS Neuron an estimated pool is not checked: the KV cache is allocated for the
 compiled batch and sequence buckets, not carved from a memory fraction
 (https://awsdocs-neuron.readthedocs-hosted.com/en/latest/libraries/nxd-inference/developer_guides/vllm-user-guide.html).
 An estimated or explicit pool is also a warning, saying so, when the model is known only by its name (a

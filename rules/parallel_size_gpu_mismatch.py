@@ -90,6 +90,8 @@ from cfgcheck.capacity.gpus import parallel_units, resolve_gpu
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
+from ._runtime import how_to_pass
+
 CODE = "CFG208"
 NAME = "parallel-size-gpu-mismatch"
 SEVERITY = "error"
@@ -173,7 +175,8 @@ def check(model, ctx) -> Iterator[Finding]:
         yield Finding(
             message=f"parallel size {world} ({product}) but {requested} {units} requested{across}: {requested - world} stay idle",
             location=location,
-            remediation=f"set tensor_parallel_size to {requested // (pp * (dp if world != tp * pp else 1)) or 1} or request {world} {unit}{'s' if world != 1 else ''}",
+            remediation=f"{how_to_pass(model, 'tensor_parallel_size', requested // (pp * (dp if world != tp * pp else 1)) or 1)}, "
+                        f"or request {world} {unit}{'s' if world != 1 else ''}",
             setting="tensor_parallel_size",
             related=(gpus.location,),
             model=model.name,

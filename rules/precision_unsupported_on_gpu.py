@@ -88,6 +88,8 @@ from cfgcheck.engines.confidence import label, severity
 from cfgcheck.engines.precision import facts_version, needs_more_everywhere, quantization_requirement
 from cfgcheck.model import Finding
 
+from ._runtime import how_to_pass
+
 CODE, NAME, SEVERITY = "CFG211", "precision-unsupported-on-gpu", "error"
 OPTIONS: dict = {}
 
@@ -113,7 +115,7 @@ def check(model, ctx) -> Iterator[Finding]:
     if dtype is not None and isinstance(dtype.value, str) and dtype.value.strip().lower() == "bfloat16" \
             and have < _BFLOAT16:
         yield Finding(f"{dtype.source} {dtype.value} needs compute capability 8.0; {where}: vLLM refuses to start",
-                      dtype.location, remediation="use --dtype float16 (or a GPU of compute capability 8.0 or newer)",
+                      dtype.location, remediation=f"{how_to_pass(model, 'dtype', 'float16')} (or a GPU of compute capability 8.0 or newer)",
                       setting="dtype", model=model.name)
     yield from _quantization(model, ctx, have, where)
 

@@ -89,6 +89,8 @@ from cfgcheck.engines.precision import (act_dtype_refused_everywhere, act_dtypes
 from cfgcheck.engines.versions import DISPLAY
 from cfgcheck.model import Finding
 
+from ._runtime import how_to_pass
+
 CODE, NAME, SEVERITY = "CFG304", "quantization-mismatch", "error"
 OPTIONS: dict = {}
 
@@ -128,7 +130,7 @@ def _act_dtype(model) -> Iterator[Finding]:
     supported, source = found
     yield Finding(f"{dtype.source} {dtype.value} with {requested.source} {method}: {label(model, catalog)} runs "
                   f"{method} only in {', '.join(supported)} ({source}): vLLM refuses to start", dtype.location,
-                  remediation=f"use --dtype {supported[0] if len(supported) == 1 else 'auto'}"
+                  remediation=how_to_pass(model, "dtype", supported[0] if len(supported) == 1 else "auto")
                               + (", or the method's Marlin variant (--quantization " + method + "_marlin)"
                                  if method in ("awq", "gptq") else ""),
                   severity=severity(model, catalog, lambda: act_dtype_refused_everywhere(method, wanted), SEVERITY),
@@ -149,8 +151,8 @@ def _float16(model, ctx) -> Iterator[Finding]:
     reason, source = refusal
     yield Finding(f"{dtype.source} {dtype.value}: {label(model, catalog)} refuses float16 for model type "
                   f"{arch.model_type} ({model.model.value}): \"{reason}\" (_FLOAT16_NOT_SUPPORTED_MODELS, {source})",
-                  dtype.location, remediation="use --dtype bfloat16 (compute capability 8.0 or newer) or float32, "
-                                              "or leave --dtype auto",
+                  dtype.location, remediation=f"{how_to_pass(model, 'dtype', 'bfloat16')} (compute capability 8.0 or newer) "
+                                              "or float32, or leave it auto",
                   severity=severity(model, catalog, lambda: float16_refused_everywhere(arch.model_type), SEVERITY),
                   setting="dtype", related=(model.model.location,), model=model.name)
 
@@ -170,6 +172,6 @@ def _quantization(model, ctx) -> Iterator[Finding]:
     engine = DISPLAY.get(model.engine, model.engine)
     yield Finding(f"{requested.source} {requested.value} contradicts the checkpoint of {model_id}, quantized with "
                   f"{method} (quant_method of its config.json): {engine} refuses to start", requested.location,
-                  remediation=f"remove --quantization (the engine reads {method} from the checkpoint), or serve a "
+                  remediation=f"remove {requested.source} (the engine reads {method} from the checkpoint), or serve a "
                               f"checkpoint quantized with {wanted}",
                   setting="quantization", related=(model.model.location,), model=model.name)

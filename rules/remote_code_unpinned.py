@@ -65,6 +65,8 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
+from ._runtime import how_to_pass
+
 CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
 OPTIONS: dict = {}
 # SARIF `properties.security-severity` (GitHub code scanning: 7.0-8.9 is "high"): code execution in
@@ -93,5 +95,6 @@ def check(model, ctx) -> Iterator[Finding]:
     at = f"revision {revision.value!r}" if revision is not None else "the default branch (no revision given)"
     yield Finding(f"{trust.source} runs the Python code of {name} at {at}: whoever can push to that "
                   f"repository runs code in this pod", trust.location,
-                  remediation="pin the model revision to a 40-hex commit SHA (--revision, or hf://org/name@<sha>)",
+                  remediation="pin the model revision to a 40-hex commit SHA: "
+                              f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>",
                   setting="trust_remote_code", related=(source.location,), model=model.name)

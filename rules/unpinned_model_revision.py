@@ -48,6 +48,8 @@ import re
 
 from cfgcheck.model import Finding
 
+from ._runtime import how_to_pass
+
 CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
 OPTIONS: dict = {}
 _HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+$")
@@ -61,6 +63,9 @@ def check(model, ctx):
         return
     if not _HUB_ID.match(source.value.strip()):
         return
-    where = "add @<commit sha> to the source" if source.value.startswith("hf://") else "add --revision <commit sha>"
+    if source.value.startswith("hf://"):
+        where = "add @<commit sha> to the source"
+    else:
+        where = how_to_pass(model, "model_revision", "<commit sha>")
     yield Finding(f"model {source.value} has no pinned revision", source.location, remediation=where,
                   setting="model_revision")

@@ -127,6 +127,25 @@ def catalog_variant(source: dict, models: list[dict], catalog: dict, cite: str) 
     return entry
 
 
+# KAITO pipeline tags (the model card's) of checkpoints that ship an image encoder
+_IMAGE_PIPELINES = ("image-text-to-text", "any-to-any")
+
+
+def catalog_facts(entry: dict, source: dict, catalog: dict, cite: str) -> None:
+    """What a vendored parser-test config leaves out, from KAITO's entry for the model (read from its own
+    config.json and model card): the context length, which the table follows and says so where the test
+    config quotes another, and whether an image encoder ships with the checkpoint."""
+    item = catalog[source["facts_from_catalog"]]
+    if not _agrees(entry, item):
+        raise SystemExit(f"{item['name']}: KAITO's shapes differ from {source['ids'][0]}")
+    if item.get("pipelineTag") in _IMAGE_PIPELINES:
+        entry["vision"] = True
+    quoted, entry["max_position_embeddings"] = entry.get("max_position_embeddings"), item["modelTokenLimit"]
+    if quoted != item["modelTokenLimit"]:
+        entry["note"] = (f"max_position_embeddings {item['modelTokenLimit']:,} from KAITO's catalog entry {item['name']} "
+                         f"(read from its config.json) at {cite}; the vendored test config quotes {quoted:,}")
+
+
 def build() -> dict:
     legacy = json.loads((HERE / "models_legacy.json").read_text(encoding="utf-8"))
     all_sources = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8"))["sources"]
@@ -148,6 +167,8 @@ def build() -> dict:
             if key in entry and key not in match:
                 match[key] = entry[key]
         match["ids"] += [i for i in entry["ids"] if i.lower() not in {x.lower() for x in match["ids"]}]
+    for source in (s for s in sources if s.get("facts_from_catalog")):
+        catalog_facts(by_id[source["ids"][0].lower()], source, catalog_file["catalog"], catalog_file["source"])
     models.extend(generated)
     models.extend(fine_tune_entry(s, models) for s in fine_tunes)
     models.extend(catalog_variant(s, models, catalog_file["catalog"], catalog_file["source"]) for s in variants)

@@ -228,6 +228,9 @@ class ServedModel:
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # where the user writes a setting when a chart or a values mapping gives it a key: canonical name ->
+    # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
+    setting_keys: dict[str, str] = field(default_factory=dict)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)

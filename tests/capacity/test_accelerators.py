@@ -241,7 +241,7 @@ def test_dra_template_in_a_later_file_and_device_class_kind(tmp_path: Path) -> N
     (tmp_path / "z-claims.yaml").write_text(template)
     model = lint([tmp_path], Config(tmp_path, {})).models[0]
     found = resolve_accelerator(model)
-    assert found.accelerator is None and found.origin.startswith("Gaudi not stated")
+    assert found.accelerator is None and found.origin.startswith("Gaudi (generation not stated): add a nodeSelector")
     assert model.gpus.value == 2
 
 
@@ -295,3 +295,22 @@ def test_estimated_pool_on_a_tpu_is_a_warning_that_says_why(tmp_path: Path) -> N
     target.write_text(text, encoding="utf-8")
     found = [f for f in lint([target], Config(tmp_path, {})).findings if f.code == "CFG202"]
     assert len(found) == 1 and found[0].severity == "warning" and "a TPU does not share" in found[0].message
+
+
+def test_gaudi_is_named_with_its_memory_and_gets_no_cuda_pool(tmp_path: Path) -> None:
+    """OPEA GenAIInfra-style renders request habana.ai/gaudi; vLLM then runs through the vllm-gaudi plugin,
+    whose memory reserve cfgcheck does not model: the card is named, its pool is not pretended."""
+    from cfgcheck.capacity import estimate
+
+    image = "opea/vllm-gaudi:1.2"
+    unstated = _models(tmp_path, _pod("", image=image, resources="habana.ai/gaudi: 1"))[0]
+    est = estimate(unstated, {})
+    assert est.gpu is None and est.kv_pool_tokens is None
+    assert any(r.startswith("Gaudi (generation not stated): add a nodeSelector") for r in est.reasons)
+    for spec, config, name, gib in (("      nodeSelector: {node.kubernetes.io/instance-type: dl1.24xlarge}", {}, "Gaudi", 32),
+                                    ("", {"gpu": "gaudi3"}, "Gaudi3", 128)):
+        model = _models(tmp_path, _pod(spec, image=image, resources="habana.ai/gaudi: 4"))[0]
+        est = estimate(model, config)
+        assert (est.gpu, est.gpu_memory_bytes, est.kv_pool_tokens) == (name, gib * 2**30, None), est.reasons
+        assert any("Gaudi overheads not modelled" in r and r.endswith(": pool unknown") for r in est.reasons)
+        assert not any("CUDA graphs" in r or "non-torch" in r for r in est.reasons)

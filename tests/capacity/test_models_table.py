@@ -9,6 +9,7 @@ import pytest
 from pathlib import Path
 
 from cfgcheck.capacity import lookup_architecture
+from tests.capacity.test_capacity import served
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -101,26 +102,49 @@ def test_gpt_style_configs_and_ungated_mlps_size_phi_2():
     assert abs(arch.estimated_params() - 2.78e9) < 0.02e9  # microsoft/phi-2's model card: 2.7B parameters
 
 
-def test_mixed_kv_shapes_are_not_estimated_and_say_why(tmp_path):
+def test_gemma4_kv_layout_is_modelled_as_vllm_allocates_it(tmp_path):
+    """vllm/model_executor/models/gemma4.py: full-attention layers use global_head_dim (and
+    num_global_key_value_heads with attention_k_eq_v); the last num_kv_shared_layers layers cache nothing;
+    vllm/v1/core/kv_cache_utils.py unify_kv_cache_spec_page_size scales the smaller page's block size."""
     from cfgcheck import capacity as cap
-    from tests.capacity.test_capacity import served
+    from cfgcheck.capacity.layout import kv_layout
+
+    big = lookup_architecture("google/gemma-4-31B-it")
+    assert (big.global_head_dim, big.global_kv_heads, big.sliding_layers, big.full_layers) == (512, 4, 50, 10)
+    assert big.max_position_embeddings == 262144 and "the vendored test config quotes 131,072" in big.note
+    lay = kv_layout(big)
+    # full layer: 4 KV heads x (512 + 512) x 2 bytes = 8 KiB a token; sliding: 16 x (256 + 256) x 2 = 16 KiB
+    assert (lay.full_bytes_per_token, lay.sliding_bytes_per_token) == (10 * 8192, 50 * 16384)
+    assert (lay.page_bytes, lay.block_size, lay.sliding_block_size) == (16 * 16384, 32, 16)
+    assert (lay.group_size, lay.full_groups, lay.sliding_groups) == (10, 1, 5)
+    assert lay.blocks_per_request(32768) == 32768 // 32 + 5 * (-(-(1024 - 1 + 2048) // 16) + 1)
+    small = lookup_architecture("google/gemma-4-E2B-it")
+    assert (small.shared_sliding_layers, small.shared_full_layers, small.global_kv_heads) == (16, 4, None)
+    lay = kv_layout(small)
+    # 35 layers, 20 of them shared: 12 sliding (1 x 512 bytes) and 3 full (1 x 1024 bytes) cache
+    assert (lay.full_bytes_per_token, lay.sliding_bytes_per_token, lay.sliding_block_size) == (3 * 2048, 12 * 1024, 32)
+    est = cap.estimate(served("nvidia/Gemma-4-31B-IT-NVFP4", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
+    assert est.kv_pool_tokens and est.kv_bytes_per_token == 81920
+    twelve = cap.estimate(served("google/gemma-4-12B-it", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
+    assert twelve.kv_pool_tokens is None and any("Gemma 4 12B (Gemma4UnifiedForConditionalGeneration) is not "
+                                                 "bundled: no public file quotes its config.json" in r for r in twelve.reasons)
+
+
+def test_kv_pages_vllm_cannot_unify_leave_the_pool_unknown(tmp_path):
+    from cfgcheck import capacity as cap
 
     cfg = {"model_type": "gemma4", "text_config": {
-        "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 4, "head_dim": 256,
-        "global_head_dim": 512, "num_global_key_value_heads": 1, "hidden_size": 2048, "intermediate_size": 8192,
-        "vocab_size": 262144, "sliding_window": 512, "max_position_embeddings": 131072,
+        "num_hidden_layers": 6, "num_attention_heads": 8, "num_key_value_heads": 3, "head_dim": 256,
+        "global_head_dim": 512, "num_global_key_value_heads": 1, "attention_k_eq_v": True, "hidden_size": 2048,
+        "intermediate_size": 8192, "vocab_size": 262144, "sliding_window": 512, "max_position_embeddings": 131072,
         "layer_types": ["sliding_attention"] * 5 + ["full_attention"]}}
-    arch = cap.architecture_from_config(cfg, "acme/g4")
-    assert arch.per_layer_kv_shapes == "full-attention layers cache 1 KV heads x 512, sliding ones 4 x 256"
     folder = tmp_path / "acme" / "g4"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps(cfg), encoding="utf-8")
     est = cap.estimate(served("acme/g4", gpu_product="NVIDIA-H100-80GB-HBM3"), {"model_configs": str(tmp_path)})
     assert est.kv_pool_tokens is None
-    assert "KV layout of acme/g4 not modelled (full-attention layers cache 1 KV heads x 512" in " ".join(est.reasons)
+    assert "KV layout of acme/g4 not modelled (KV pages of 32768 and 49152 bytes do not divide)" in " ".join(est.reasons)
     assert not any("lacks layer facts" in r for r in est.reasons)
-    unknown = cap.estimate(served("nvidia/Gemma-4-31B-IT-NVFP4", gpu_product="NVIDIA-H100-80GB-HBM3"), {})
-    assert any("Gemma 4 is not bundled: cfgcheck does not model its KV layout" in r for r in unknown.reasons)
 
 
 def test_checkpoint_sizes_come_from_kaito_catalog_when_its_shapes_agree():
@@ -153,3 +177,18 @@ def test_online_quantization_of_a_checkpoint_with_a_known_size():
     fp8 = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", gpu_product="Tesla-V100-SXM2-32GB",
                               settings=[setting("quantization", "fp8", 9)]), {})
     assert fp8.weight_bytes_per_gpu < 0.6 * plain.weight_bytes_per_gpu  # 8-bit weights, not the bf16 checkpoint
+
+
+def test_gemma4_before_vllm_0_21_caches_every_layer_at_full_length():
+    """vllm#43308: gemma-4-31B AWQ on an A100 80GB logs ~55k tokens with 0.20.0 and ~525k with 0.21.0 in
+    the same ~50 GB of KV cache: the estimate keeps that ratio (default context 262,144)."""
+    from cfgcheck import capacity as cap
+
+    tokens, per_token = {}, {}
+    for version in ("0.20.0", "0.21.0"):
+        est = cap.estimate(served("cyankiwi/gemma-4-31B-it-AWQ-4bit", version=version, gpu_product="A100-SXM4-80GB"), {})
+        tokens[version] = est.kv_pool_tokens / est.pool_bytes  # tokens a byte of pool holds
+        per_token[version] = est.kv_bytes_per_token
+        assert any("caches every layer at full length" in r for r in est.reasons) == (version == "0.20.0")
+    assert per_token["0.20.0"] == 50 * 16384 + 10 * 8192  # every layer at full length, each at its own size
+    assert abs(tokens["0.21.0"] / tokens["0.20.0"] - 525 / 55) / (525 / 55) < 0.1

@@ -297,6 +297,7 @@ def _typed(ctx, model: ServedModel, spec: YNode, section: YNode, path: tuple[str
         if name is not None:
             model.settings.setdefault("served_model_name", name)
     prefix = "spec.prefill." if path[0] == "prefill" else "spec."
+    model.setting_keys.update({canonical: f"{prefix}parallelism.{key}" for key, (_, canonical) in PARALLELISM.items()})
     parallelism = section.get("parallelism") if section is not None else None
     if parallelism is not None and parallelism.kind == "map":
         for key, (flag, canonical) in PARALLELISM.items():

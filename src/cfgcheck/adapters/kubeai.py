@@ -81,6 +81,7 @@ def _model(ctx: DocContext, spec: YNode | None, name: str, at: YNode, kind: str,
             tokens.append(ArgToken("--load-format=runai_streamer", url.location, (), "kubeai", True))
     tokens.append(ArgToken(f"--served-model-name={name}", model.location, (), "kubeai", True))
     tokens.extend(ctx.tokens(spec.get("args"), "args"))
+    model.setting_keys["extra_args"] = f"{prefix}args"
     apply_launch(ctx, model, tokens, engine)
     model.env = env_map_settings(ctx, spec.get("env"), prefix)
     _profile(ctx, model, spec, prefix)

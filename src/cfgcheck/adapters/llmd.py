@@ -94,6 +94,7 @@ def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: 
     if model is None:
         return None
     model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{role}.replicas", to_int)
+    model.setting_keys["extra_args"] = f"{prefix}args"
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "llm-d model service")
     if model.gpus is None and root.scalar("accelerator", "type", default="nvidia") != "cpu":
         model.gpus = _parallel_gpus(ctx, section, role)

@@ -85,6 +85,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     typed = spec.get(section) if section else spec
     extra = ctx.tokens(spec.get("extraArgs"), "extraArgs")
     extra_texts = {t.text for t in extra}
+    model.setting_keys.update({canonical: f"spec.{section + '.' if section else ''}{field}" for field, (_, canonical) in fields.items()},
+                              extra_args="spec.extraArgs")
     if typed is not None and typed.kind == "map":
         for field, (flag, canonical) in fields.items():
             setting = ctx.field_setting(typed, field, canonical, f"spec.{section + '.' if section else ''}{field}")

@@ -135,6 +135,7 @@ def _model(ctx: DocContext, entry: dict, node: YNode, key: YNode | None, prefix:
     model = ctx.new_model(str(label), "values", key or node, f"values/{model_path or label}")
     mapping: dict = entry.get("settings") or {}
     base = f"{model_path}." if model_path else ""
+    model.setting_keys.update({name: f"{base}{dotted}" for name, dotted in mapping.items() if isinstance(dotted, str)})
     engine = entry.get("engine")
     if "image" in mapping:
         parent, key_node, value = resolve(node, split_path(mapping["image"]))

@@ -93,6 +93,8 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
         image.value = image_text
         set_image(ctx, model, image)
         model.engine = "vllm"
+    model.setting_keys.update({canonical: f"{path}.vllmConfig.{field}" for field, (_, canonical) in VLLM_CONFIG_FIELDS.items()},
+                              model=f"{path}.modelURL", extra_args=f"{path}.vllmConfig.extraArgs")
     url = ctx.field_setting(entry, "modelURL", "model", f"{path}.modelURL")
     if url is not None:
         model.add(url)

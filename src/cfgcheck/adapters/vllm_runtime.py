@@ -24,6 +24,7 @@ _FIELD_CONVERTERS = {INT: to_int, SIZE: to_int, FLOAT: as_float}
 
 def _typed_fields(ctx: DocContext, model: ServedModel, parent: YNode, fields: dict, prefix: str) -> None:
     for key, (flag, canonical) in fields.items():
+        model.setting_keys.setdefault(canonical, f"{prefix}{key}")
         convert = _FIELD_CONVERTERS.get(BY_NAME[canonical].type)
         typed_setting(ctx, model, parent, key, canonical, flag, f"{prefix}{key}", convert)
 
@@ -62,6 +63,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     else:
         _typed_fields(ctx, model, config, CONFIG_FIELDS, "spec.vllmConfig.")
     extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
+    model.setting_keys["extra_args"] = f"{'spec.vllmConfig.' if config is not spec else 'spec.'}extraArgs"
     if extra:
         model.argv.extend(extra)
         apply_argv(model, extra)

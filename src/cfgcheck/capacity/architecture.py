@@ -70,7 +70,12 @@ class Architecture:
     linear_conv_kernel_dim: int | None = None
     mamba_ssm_dtype: str | None = None  # the SSM state dtype the model's config asks for (else model dtype)
     mlp_matrices: int = 3  # gated MLPs (gate, up, down); GPT-style ones have two (fc1, fc2)
-    per_layer_kv_shapes: str | None = None  # why the KV layout is not one shape per token (Gemma 4), else None
+    # full-attention layers with their own KV shape (Gemma 4 global_head_dim; num_global_key_value_heads
+    # with attention_k_eq_v), and layers that read an earlier layer's KV and cache none (num_kv_shared_layers)
+    global_head_dim: int | None = None
+    global_kv_heads: int | None = None
+    shared_sliding_layers: int = 0
+    shared_full_layers: int = 0
     task: str = "generate"
     source: str = "bundled"  # bundled | config.json
     note: str | None = None
@@ -345,7 +350,7 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         or g("n_positions"),
         rope_scaling=g("rope_scaling") or (g("rope_parameters") if isinstance(g("rope_parameters"), dict) and g("rope_parameters").get("factor") else None),
         num_experts=experts,
-        experts_per_token=g("num_experts_per_tok") or g("moe_topk") or g("num_experts_per_token"),
+        experts_per_token=g("num_experts_per_tok") or g("moe_topk") or g("num_experts_per_token") or g("top_k_experts"),
         dtype=str(g("torch_dtype") or g("dtype") or "bfloat16"),
         dtype_stated=bool(g("torch_dtype") or g("dtype")),
         weight_bits=bits or 16.0,
@@ -365,8 +370,8 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         linear_key_head_dim=g("linear_key_head_dim"),
         linear_value_head_dim=g("linear_value_head_dim"),
         linear_conv_kernel_dim=g("linear_conv_kernel_dim"),
-        per_layer_kv_shapes=_mixed_kv_shapes(g, heads and kv, head_dim),
         source="config.json",
+        **_per_type_kv(g, kv, int(head_dim or 0)),
     )
 
 
@@ -382,18 +387,24 @@ def _gpt_inner(g, model_type: str) -> int | None:
     return 4 * int(g("n_embd")) if g("n_embd") and model_type in _UNGATED_MLP else None
 
 
-def _mixed_kv_shapes(g, kv_heads: int, head_dim) -> str | None:
-    """Why one KV shape per token does not describe the model: full-attention layers with their own head
-    size or KV head count (Gemma 4 ``global_head_dim`` / ``num_global_key_value_heads``), or layers that
-    reuse another layer's KV (``num_kv_shared_layers``); None when the layout is uniform."""
-    parts = []
-    global_dim, global_kv = g("global_head_dim"), g("num_global_key_value_heads")
-    if (global_dim and global_dim != head_dim) or (global_kv and global_kv != kv_heads):
-        parts.append(f"full-attention layers cache {global_kv or kv_heads} KV heads x {global_dim or head_dim}, "
-                     f"sliding ones {kv_heads} x {head_dim}")
-    if g("num_kv_shared_layers"):
-        parts.append(f"{g('num_kv_shared_layers')} layers reuse another layer's KV")
-    return "; ".join(parts) or None
+def _per_type_kv(g, kv_heads: int, head_dim: int) -> dict:
+    """Gemma 4's per-type KV shapes as vLLM allocates them (vllm/model_executor/models/gemma4.py at
+    vllm-project/vllm@eee7972f: Gemma4DecoderLayer, Gemma4Attention): full-attention layers use
+    ``global_head_dim``, and ``num_global_key_value_heads`` only with ``attention_k_eq_v``; each of the last
+    ``num_kv_shared_layers`` layers reads the KV of the last earlier layer of its type and caches none."""
+    out: dict = {}
+    global_dim = g("global_head_dim")
+    global_kv = g("num_global_key_value_heads") if g("attention_k_eq_v") else None
+    if global_dim and int(global_dim) != head_dim:
+        out["global_head_dim"] = int(global_dim)
+    if global_kv and int(global_kv) != kv_heads:
+        out["global_kv_heads"] = int(global_kv)
+    shared, layer_types = int(g("num_kv_shared_layers") or 0), [str(t) for t in g("layer_types") or []]
+    if shared and layer_types:
+        tail = layer_types[len(layer_types) - shared:]
+        out["shared_sliding_layers"] = sum("sliding" in t for t in tail)
+        out["shared_full_layers"] = len(tail) - out["shared_sliding_layers"]
+    return out
 
 
 def _layer_kinds(g, layers: int, model_type: str) -> tuple[int | None, int, int]:

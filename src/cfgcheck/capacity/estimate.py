@@ -351,16 +351,12 @@ def _batched_tokens(model: Any, run: _Run, est: CapacityEstimate) -> None:
 
 def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     """The KV layout on one GPU and the bytes one more token of context costs."""
-    v = run.parsed_version
     _batched_tokens(model, run, est)
     prefix = truthy(model.value("enable_prefix_caching"))
     if prefix is None:
-        prefix = defaults.default_prefix_caching(v)
+        prefix = defaults.default_prefix_caching(run.parsed_version)
     arch = run.arch
     if arch is None or not arch.num_layers:
-        return
-    if arch.per_layer_kv_shapes:
-        est.reasons.append(f"KV layout of {arch.name} not modelled ({arch.per_layer_kv_shapes}): pool unknown")
         return
     run.extra = overheads.deductions(model, arch, run.tp, run.config)
     latent = defaults.mla_latent(run.engine, run.version)
@@ -370,15 +366,20 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
                                "qk_nope_head_dim is unknown")
             return
         est.reasons.append(f"{run.engine} {run.version} stores MLA K/V expanded per head (the latent cache came later)")
-    est.layout = kv_layout(
-        arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
-        block_size=int_value(model.value("block_size")),
-        mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
-        mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
-        prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
-        hybrid_allocator=v is None or v >= defaults.VLLM_HYBRID_ALLOCATOR_SINCE,
-        mla_latent=latent, extra_layers=run.extra.extra_kv_layers,
-    )
+    hybrid, why = defaults.vllm_hybrid_allocator(run.parsed_version, bool(arch.global_head_dim or arch.global_kv_heads or arch.shared_full_layers))
+    est.reasons.extend([why] if why and (arch.sliding_layers or arch.linear_layers) else [])
+    try:
+        est.layout = kv_layout(
+            arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
+            block_size=int_value(model.value("block_size")), mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
+            mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
+            prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
+            hybrid_allocator=hybrid, mla_latent=latent,
+            extra_layers=run.extra.extra_kv_layers,
+        )
+    except ValueError as exc:  # page sizes vLLM cannot unify: the engine refuses the model
+        est.reasons.append(f"KV layout of {arch.name} not modelled ({exc}): pool unknown")
+        return
     if run.extra.draft is not None:
         draft = kv_layout(run.extra.draft, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto")
         est.layout.full_bytes_per_token += draft.full_bytes_per_token
@@ -433,14 +434,14 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if est.layout is None or run.gpu is None:
         if run.gpu is None and run.gpu_origin:
             est.reasons.append(run.gpu_origin)
-        if est.layout is None and run.arch is not None and not run.arch.per_layer_kv_shapes \
-                and not any("MLA" in r for r in est.reasons):
+        if est.layout is None and run.arch is not None and not any("MLA" in r or "modelled" in r for r in est.reasons):
             est.reasons.append("architecture lacks layer facts")
         return
     if run.engine not in _ENGINES:
         return
-    if run.extra.unknown:
-        est.reasons.append(f"{run.extra.unknown}: pool unknown")
+    unknown = run.extra.unknown or overheads.unmodelled_device(run.gpu)
+    if unknown:
+        est.reasons.append(f"{unknown}: pool unknown")
         return
     weights = run.arch.weight_bytes_for(_quantized_bits(model, run.arch))
     if weights is None:
@@ -592,8 +593,7 @@ def _finish(est: CapacityEstimate) -> None:
     if est.num_blocks is None or est.layout is None:
         return
     if L:
-        conc = est.num_blocks / est.layout.blocks_per_request(L)
-        est.max_concurrency = conc
+        est.max_concurrency = conc = est.num_blocks / est.layout.blocks_per_request(L)
         est.kv_pool_tokens = int(conc * L)
     else:
         est.kv_pool_tokens = est.num_blocks * est.layout.block_size

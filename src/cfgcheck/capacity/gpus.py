@@ -374,7 +374,9 @@ def _not_stated(kind: str) -> str:
     where = {"tpu": "a nodeSelector cloud.google.com/gke-tpu-accelerator",
              "neuron": "a nodeSelector node.kubernetes.io/instance-type (inf2, trn1, trn2)",
              "gaudi": "a nodeSelector node.kubernetes.io/instance-type"}.get(kind, "a nodeSelector nvidia.com/gpu.product")
-    return f"{DEVICE[kind]} not stated (add {where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml)"
+    how = f"add {where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml"
+    # a Gaudi resource or device class says the kind; which generation (32, 96 or 128 GB a card) it does not
+    return f"Gaudi (generation not stated): {how}" if kind == "gaudi" else f"{DEVICE[kind]} not stated ({how})"
 
 
 def model_claims(model: Any) -> list[Claim]:

@@ -15,7 +15,7 @@ from .architecture import DTYPE_BYTES, Architecture
 class KvLayout:
     """Per-GPU KV layout of a model under an engine config: the block arithmetic of vLLM V1."""
 
-    block_size: int
+    block_size: int  # of full-attention (and Mamba) groups
     group_size: int  # layers sharing one block tensor (KVCacheTensor count)
     page_bytes: int  # bytes of one block of one layer
     full_groups: int
@@ -27,6 +27,9 @@ class KvLayout:
     full_bytes_per_token: int  # all full-attention layers on this GPU
     sliding_bytes_per_token: int
     mamba_state_bytes: int  # per request, all Mamba/GDN layers on this GPU
+    # tokens per block of sliding groups when their per-layer KV is smaller than the full layers' and vLLM
+    # scales their block up to the common page (Gemma 4); None: block_size
+    sliding_block_size: int | None = None
 
     @property
     def block_bytes(self) -> int:
@@ -36,7 +39,7 @@ class KvLayout:
         n = self.full_groups * math.ceil(max_model_len / self.block_size)
         if self.sliding_groups:
             span = min((self.sliding_window or max_model_len) - 1 + self.max_num_batched_tokens, max_model_len)
-            n += self.sliding_groups * (math.ceil(span / self.block_size) + 1)
+            n += self.sliding_groups * (math.ceil(span / (self.sliding_block_size or self.block_size)) + 1)
         n += self.mamba_groups * self.mamba_blocks
         return max(n, 1)
 
@@ -75,24 +78,19 @@ def kv_layout(
     tp, pp = max(1, int(tp or 1)), max(1, int(pp or 1))
     model_dtype = dtype if dtype and str(dtype).lower() != "auto" else arch.dtype
     b = kv_cache_dtype_bytes(kv_cache_dtype, model_dtype)
-    if arch.is_mla and not mla_latent:
-        # K and V per local head, V padded to the qk head size (nope + rope), as DeepseekV2Attention did
-        per_layer = 2 * max(1, arch.num_attention_heads // tp) * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)) * b
-    elif arch.is_mla:
-        per_layer = (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
-        if str(kv_cache_dtype or "").lower() == "fp8_ds_mla":
-            per_layer = 656
-    else:
-        kvh = max(1, arch.num_kv_heads // tp)
-        per_layer = kvh * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * b
-    full = arch.full_layers + extra_layers
-    sliding = arch.sliding_layers
+    per_layer, per_full = _per_layer_bytes(arch, tp, b, kv_cache_dtype, mla_latent)
+    full = arch.full_layers - arch.shared_full_layers + extra_layers
+    sliding = arch.sliding_layers - arch.shared_sliding_layers
     linear = arch.linear_layers
-    if not hybrid_allocator:
+    if not hybrid_allocator and per_full == per_layer:
         full, sliding = full + sliding, 0
     # pipeline parallel: each rank holds a slice of the layers
     full_r = math.ceil(full / pp) if full else 0
     sliding_r = math.ceil(sliding / pp) if sliding else 0
+    if not hybrid_allocator and sliding_r:
+        # every layer at full length, of two sizes: one group whose block holds each layer at its own size
+        # (vllm/v1/kv_cache_interface.py UniformTypeKVCacheSpecs)
+        per_full, full_r, sliding_r = full_r * per_full + sliding_r * per_layer, 1, 0
     linear_r = math.ceil(linear / pp) if linear else 0
     mamba_page = _mamba_page(arch, tp, mamba_ssm_dtype, mamba_dtype, model_dtype) if linear_r else 0
     align = 16
@@ -109,6 +107,9 @@ def kv_layout(
     if len(counts) == 1:
         group_size = counts[0]
     page = bs * per_layer if per_layer else mamba_page
+    sliding_bs = None
+    if per_full != per_layer and full_r:
+        page, bs, sliding_bs = _unified_pages(bs, per_full, per_layer if sliding_r else per_full)
     return KvLayout(
         block_size=bs,
         group_size=group_size,
@@ -119,10 +120,39 @@ def kv_layout(
         sliding_window=arch.sliding_window,
         mamba_blocks=2 if prefix_caching else 1,
         max_num_batched_tokens=int(max_num_batched_tokens or 2048),
-        full_bytes_per_token=full_r * per_layer,
+        full_bytes_per_token=full_r * per_full,
         sliding_bytes_per_token=sliding_r * per_layer,
         mamba_state_bytes=linear_r * mamba_page,
+        sliding_block_size=sliding_bs,
     )
+
+
+def _per_layer_bytes(arch: Architecture, tp: int, b: int, kv_cache_dtype: str | None, mla_latent: bool) -> tuple[int, int]:
+    """(KV bytes per token of one sliding-window or uniform layer, of one full-attention layer) on one GPU."""
+    if arch.is_mla and not mla_latent:
+        # K and V per local head, V padded to the qk head size (nope + rope), as DeepseekV2Attention did
+        per_layer = 2 * max(1, arch.num_attention_heads // tp) * ((arch.qk_nope_head_dim or 0) + (arch.qk_rope_head_dim or 0)) * b
+    elif arch.is_mla:
+        per_layer = (arch.kv_lora_rank + (arch.qk_rope_head_dim or 0)) * b
+        if str(kv_cache_dtype or "").lower() == "fp8_ds_mla":
+            per_layer = 656
+    else:
+        kvh = max(1, arch.num_kv_heads // tp)
+        per_layer = kvh * (arch.head_dim + (arch.v_head_dim or arch.head_dim)) * b
+    if not (arch.global_head_dim or arch.global_kv_heads):
+        return per_layer, per_layer
+    full_heads = max(1, (arch.global_kv_heads or arch.num_kv_heads) // tp)
+    return per_layer, full_heads * 2 * (arch.global_head_dim or arch.head_dim) * b
+
+
+def _unified_pages(block_size: int, per_full: int, per_sliding: int) -> tuple[int, int, int]:
+    """(page bytes, full block size, sliding block size) once vLLM gives every layer the largest page by
+    scaling the block size of the smaller ones (vllm/v1/core/kv_cache_utils.py
+    unify_kv_cache_spec_page_size); a ratio that is not whole makes vLLM raise NotImplementedError."""
+    page = block_size * max(per_full, per_sliding)
+    if page % (block_size * per_full) or page % (block_size * per_sliding):
+        raise ValueError(f"KV pages of {block_size * per_full} and {block_size * per_sliding} bytes do not divide")
+    return page, page // per_full, page // per_sliding
 
 
 def _mamba_page(arch: Architecture, tp: int, ssm_dtype: str | None, conv_dtype: str | None, model_dtype: str | None) -> int:

@@ -32,6 +32,20 @@ _DEVICE_BUFFER_CONNECTORS = ("p2pncclconnector", "pyncclconnector")
 # Connectors that move KV to CPU/disk/remote tiers: their GPU staging is chunk-sized (LMCache's
 # VLLMPagedMemGPUConnectorV2 buffer, vLLM's OffloadingConnector) and not modelled further.
 _HOST_TIER_CONNECTORS = ("lmcache", "offloading", "mooncake", "nixl", "sharedstorage", "flexkv", "hicache")
+# Devices whose engine build sizes its KV cache its own way: vLLM on Gaudi runs through the vllm-gaudi
+# plugin (HPU), which compiles a graph per bucket during warm-up and reserves memory for them out of the
+# budget (https://docs.vllm.ai/projects/gaudi/en/latest/features/warmup.html, vllm_gaudi/v1/worker/hpu_worker.py);
+# CUDA's profile, non-torch and graph terms do not describe it.
+_UNMODELLED_KINDS = {"gaudi": "Gaudi overheads not modelled ({} runs vLLM through the vllm-gaudi plugin (HPU), "
+                              "whose warm-up graphs and memory reserve are not CUDA's)"}
+
+
+def unmodelled_device(gpu: Any) -> str | None:
+    """Why the pool arithmetic does not apply to this accelerator, or None when it does."""
+    kind = getattr(gpu, "kind", None)
+    return _UNMODELLED_KINDS[kind].format(gpu.display or gpu.name) if kind in _UNMODELLED_KINDS else None
+
+
 # Speculative methods that need no extra weights on the GPU.
 _FREE_METHODS = ("ngram", "suffix", "prompt_lookup")
 _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_mtp", "mimo_mtp", "longcat_flash_mtp",

@@ -21,6 +21,10 @@ _GiB = 1024**3
 VLLM_UTIL_092_SINCE = (0, 20, 0)
 VLLM_CUDAGRAPH_PROFILE_SINCE = (0, 21, 0)
 VLLM_HYBRID_ALLOCATOR_SINCE = (0, 10, 0)  # sliding-window layers stop growing with L (V1 hybrid manager)
+# Layers of two KV shapes (Gemma 4: global_head_dim, KV-shared layers) get the hybrid manager's groups from
+# v0.21.0: vllm#43308 logs ~55k tokens for gemma-4-31B AWQ on an A100 80GB with 0.20.0 (every layer at full
+# length: ~50 GB / 880 KiB a token) and ~525k with 0.21.0 in the same ~50 GB.
+VLLM_MIXED_KV_HYBRID_SINCE = (0, 21, 0)
 VLLM_USAGE_DEFAULTS_SINCE = (0, 8, 0)  # max_num_seqs 1024 / batched tokens 8192 on big GPUs
 VLLM_PREFIX_CACHING_ALWAYS_SINCE = (0, 33, 0)  # arg_utils.py: 0.26 leaves it off for hybrids, 0.33 on where supported
 VLLM_B200_BATCHED_TOKENS_SINCE = (0, 33, 0)  # arg_utils.py 0.33.0: 16384 batched tokens on >=160 GiB GPUs
@@ -228,3 +232,13 @@ def sglang_default_max_running_requests(pool_tokens: int, context_len: int) -> i
     per DP worker (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``)."""
     auto = max(2048, min(4096, int(pool_tokens / context_len * 512)))
     return min(auto, pool_tokens // 2)
+
+
+def vllm_hybrid_allocator(version: tuple[int, ...] | None, mixed_kv_shapes: bool) -> tuple[bool, str | None]:
+    """Whether vLLM ``version`` keeps sliding-window KV to its window (V1 hybrid manager), and the reason to
+    show when a model whose layers have two KV shapes is cached at full length."""
+    since = VLLM_MIXED_KV_HYBRID_SINCE if mixed_kv_shapes else VLLM_HYBRID_ALLOCATOR_SINCE
+    if version is None or version >= since:
+        return True, None
+    return False, (f"vLLM before {'.'.join(map(str, since))} caches every layer at full length when the KV "
+                   "shapes of its layers differ (vllm#43308)" if mixed_kv_shapes else None)
