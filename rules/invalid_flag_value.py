@@ -66,17 +66,18 @@ CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
-_SECRET = re.compile(r"key|token|secret|passw|credential|auth", re.I)
-_TEMPLATED = re.compile(r"\$\(|\$\{|\$[A-Za-z_]|\{\{|<[A-Z_]+>")  # a variable: the value is unknown
+# Patterns as text, compiled by re (and cached there) when first used: the secret ones only once a value is invalid.
+_SECRET = r"(?i)key|token|secret|passw|credential|auth"
+_TEMPLATED = r"\$\(|\$\{|\$[A-Za-z_]|\{\{|<[A-Z_]+>"  # a variable: the value is unknown
 _BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
-_SECRET_VALUE = re.compile(r"^(sk-|hf_|ghp_|gho_|github_pat_|xox[abp]-|eyJ|AKIA|glpat-)|^[A-Za-z0-9_\-+/=]{32,}$")
+_SECRET_VALUE = r"^(sk-|hf_|ghp_|gho_|github_pat_|xox[abp]-|eyJ|AKIA|glpat-)|^[A-Za-z0-9_\-+/=]{32,}$"
 
 
 def _shown(option: str, value: str) -> str:
     """The value quoted, unless the flag or the value looks like a secret (then it is not repeated)."""
-    if _SECRET.search(option) or _SECRET_VALUE.search(value):
+    if re.search(_SECRET, option) or re.search(_SECRET_VALUE, value):
         return "the value"
     return f"'{value}'"
 
@@ -102,7 +103,7 @@ def check(model, ctx):
         values = [(flag.inline_value, value_location(flag), None)] if flag.inline_value is not None else \
             [(t.text, t.location, t) for t in flag.values]
         for text, location, _token in values:
-            if text is None or _TEMPLATED.search(text):
+            if text is None or re.search(_TEMPLATED, text):
                 continue
             reason = catalog.check_value(spec, text)
             if reason is None and spec.type == "python-bool" and text.strip().lower() in ("false", "0", "no", "off"):
@@ -110,7 +111,7 @@ def check(model, ctx):
             if reason is None:
                 continue
             fix = None
-            if spec.choices and not _SECRET.search(res.option):
+            if spec.choices and not re.search(_SECRET, res.option):
                 folded = [c for c in spec.choices if isinstance(c, str) and c.lower() == text.lower()]
                 if len(folded) == 1:
                     fix = Fix(f"use the choice {folded[0]}", (Edit(_span(location, text), text, folded[0]),))

@@ -47,12 +47,13 @@ OPTIONS: dict = {}
 
 
 _SECRET_SETTINGS = {"api_key", "hf_token", "token"}
-_SECRET_VALUE = re.compile(r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})")
+# compiled by re (and cached there) when first used: only once a setting is overridden
+_SECRET_VALUE = r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})"
 
 
 def _shown(name: str, value) -> str:
     """A value as the message may show it: never a secret (it would land in PR comments and logs)."""
-    if name in _SECRET_SETTINGS or _SECRET_VALUE.search(str(value)):
+    if name in _SECRET_SETTINGS or re.search(_SECRET_VALUE, str(value)):
         return "<redacted>"
     return str(value)
 

@@ -73,12 +73,13 @@ OPTIONS: dict = {}
 # the serving pod by whoever can push to the model repository.
 SECURITY_SEVERITY = "8.0"
 
-_HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+# Patterns as text, compiled by re (and cached there) when first used: only with remote code trusted.
+_HUB_ID = r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$"
+_SHA = r"^[0-9a-f]{40}$"
 
 
 def _pinned(setting) -> bool:
-    return setting is not None and isinstance(setting.value, str) and bool(_SHA.match(setting.value.strip()))
+    return setting is not None and isinstance(setting.value, str) and bool(re.match(_SHA, setting.value.strip()))
 
 
 def check(model, ctx) -> Iterator[Finding]:
@@ -86,7 +87,7 @@ def check(model, ctx) -> Iterator[Finding]:
     if trust is None or trust.value is not True:
         return
     source = model.model
-    if source is None or not isinstance(source.value, str) or not _HUB_ID.match(source.value.strip()):
+    if source is None or not isinstance(source.value, str) or not re.match(_HUB_ID, source.value.strip()):
         return
     revision = model.model_revision
     if _pinned(revision) or _pinned(model.setting("code_revision")):

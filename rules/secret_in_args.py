@@ -57,21 +57,23 @@ from cfgcheck.model import Finding
 CODE, NAME, SEVERITY = "CFG305", "secret-in-args", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
-_TOKEN = re.compile(r"\b(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})\b")
-_REFERENCE = re.compile(r"^\$[({]?[A-Za-z_][A-Za-z0-9_]*[)}]?$|^<.*>$|^\{\{.*\}\}$")
+# Patterns as text, compiled by re (and cached there) when first used: the key and placeholder ones only
+# when an API key or a token is written.
+_TOKEN = r"\b(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})\b"
+_REFERENCE = r"^\$[({]?[A-Za-z_][A-Za-z0-9_]*[)}]?$|^<.*>$|^\{\{.*\}\}$"
 # values that stand for "any key" in tutorials and tests, not a secret: vLLM's docs use `token-abc123`,
 # OpenAI-compatible clients `EMPTY`; words such as dummy, fake, test or changeme name a placeholder
-_PLACEHOLDER = re.compile(r"^(?:empty|none|null|token-abc123)$|dummy|fake|test|example|placeholder|changeme|"
-                          r"your[-_]|secret[-_]?key$|^x+$", re.I)
+_PLACEHOLDER = (r"(?i)^(?:empty|none|null|token-abc123)$|dummy|fake|test|example|placeholder|changeme|"
+                r"your[-_]|secret[-_]?key$|^x+$")
 
 
 def check(model, ctx):
     reported = set()
     key = model.setting("api_key")
-    if key is not None and isinstance(key.value, str) and key.value and not _REFERENCE.match(key.value.strip()):
+    if key is not None and isinstance(key.value, str) and key.value and not re.match(_REFERENCE, key.value.strip()):
         reported.add((key.location.line, key.location.column))
         remediation = "read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)"
-        if _PLACEHOLDER.search(key.value.strip()):  # no secret leaks, but the server is open to anyone
+        if re.search(_PLACEHOLDER, key.value.strip()):  # no secret leaks, but the server is open to anyone
             yield Finding(f"{key.source} is a well-known placeholder: it keeps no one out", key.location,
                           remediation=remediation, setting="api_key", severity="warning")
         else:
@@ -79,11 +81,11 @@ def check(model, ctx):
     for token in model.argv:
         if token.synthetic or (token.location.line, token.location.column) in reported:
             continue
-        if _TOKEN.search(token.text) and not _PLACEHOLDER.search(token.text):
+        if re.search(_TOKEN, token.text) and not re.search(_PLACEHOLDER, token.text):
             reported.add((token.location.line, token.location.column))
             yield Finding("literal access token in the engine arguments", token.location,
                           remediation="move the token to a Secret and reference it", setting="argv-token")
     for name, setting in model.env.items():
-        if isinstance(setting.value, str) and _TOKEN.search(setting.value):
+        if isinstance(setting.value, str) and re.search(_TOKEN, setting.value):
             yield Finding(f"literal access token in env {name}", setting.location,
                           remediation=f"set {name} from a Secret with valueFrom.secretKeyRef", setting=f"env:{name}")
