@@ -10,6 +10,10 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+# Only a Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
+# propose/upgrade.py); the other classes are compared by identity (eq=False), as every use does: each
+# generated method costs the import an exec.
+
 
 @dataclass(frozen=True, slots=True)
 class Location:
@@ -25,7 +29,7 @@ class Location:
         return (self.path, self.line, self.column)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Edit:
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
@@ -37,7 +41,7 @@ class Edit:
     new: str
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class Fix:
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 
@@ -45,7 +49,7 @@ class Fix:
     edits: tuple[Edit, ...]
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Setting:
     """One value that configures the engine, where it is written, and the comments around it.
 
@@ -70,7 +74,7 @@ class Setting:
         return self.source.startswith("-")
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class ArgToken:
     """One token of the engine's argv with its location (inside a list item, shell or env string)."""
 
@@ -81,7 +85,7 @@ class ArgToken:
     synthetic: bool = False  # produced by an operator from a typed field, not written as a token
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Directive:
     """A ``# cfgcheck: key=value <reason>`` comment."""
 
@@ -91,7 +95,7 @@ class Directive:
     location: Location
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Probe:
     """A container probe with the Kubernetes API defaults filled in (initialDelaySeconds 0,
     periodSeconds 10, timeoutSeconds 1, failureThreshold 3)."""
@@ -114,7 +118,7 @@ class Probe:
         return self.initial_delay + self.period * self.failure_threshold
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Volume:
     """A pod volume (or compose volume) by name: its type and, for emptyDir, medium and size."""
 
@@ -125,21 +129,21 @@ class Volume:
     size: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Mount:
     path: str
     volume: str
     location: Location
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Port:
     number: Any
     location: Location
     name: str | None = None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Service:
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
@@ -150,7 +154,7 @@ class Service:
     location: Location
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class PodFacts:
     """The runtime around the engine container: what its pod (or compose service, or the operator
     that builds the pod) declares. ``shm`` says where a RAM-backed or host ``/dev/shm`` comes from
@@ -188,7 +192,7 @@ class PodFacts:
         return best
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class ServedModel:
     """One engine process: what runs, with which settings, and where each of them is written."""
 
@@ -240,7 +244,7 @@ class ServedModel:
     # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
     # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
     template: bool = False
-    cache: dict = field(default_factory=dict, repr=False, compare=False)  # facts derived once per run
+    cache: dict = field(default_factory=dict, repr=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:
         """What identifies the GPUs this model runs on, for ceilings shared between served models:
@@ -275,7 +279,7 @@ class ServedModel:
         self.settings[setting.name] = setting
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, eq=False)
 class Finding:
     """A located problem. Rules fill message, location and optional parts; the engine stamps the rest."""
 
