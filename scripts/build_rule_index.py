@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
-"""Write src/cfgcheck/data/rule_index.json: code, name, severity, scope and module of every built-in rule,
-read from the rule modules themselves (cfgcheck.registry). A run whose files hold no served model reads
-the index instead of importing every rule; tests/rules/test_rule_index.py fails until this is re-run
-after a rule is added, renamed or changes severity.
+"""Write src/cfgcheck/data/rule_index.json: code, name, severity, scope, module and diff_only of every
+built-in rule, read from the rule modules themselves (cfgcheck.registry). A run whose files hold no served
+model reads the index instead of importing every rule, and a lint run imports no diff-only rule;
+tests/rules/test_rule_index.py fails until this is re-run after a rule is added, renamed or changes
+severity.
 
 Usage::
 

@@ -9,7 +9,6 @@ and what was expected, in words; a value is quoted only when it is short and pri
 
 from __future__ import annotations
 
-import difflib
 import json
 import os
 import subprocess
@@ -34,7 +33,7 @@ class ConfigError(Exception):
     """A configuration the user must fix; the message is one line."""
 
 
-@dataclass
+@dataclass(eq=False)
 class Config:
     root: Path
     data: dict[str, Any] = field(default_factory=dict)
@@ -166,7 +165,9 @@ def _message(error, prefix: list[Any]) -> str:
     if kind == "additionalProperties":
         allowed = sorted(schema.get("properties", {}))
         unknown = next(key for key in value if key not in allowed)
-        close = difflib.get_close_matches(str(unknown), allowed, n=1)
+        from difflib import get_close_matches  # only a configuration with an unknown key needs it
+
+        close = get_close_matches(str(unknown), allowed, n=1)
         hint = f" (did you mean '{close[0]}'?)" if close else ""
         return f"{at}: unknown key {excerpt(unknown)}{hint}; allowed: {', '.join(allowed) or 'none'}"
     if kind == "required":

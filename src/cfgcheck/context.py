@@ -9,7 +9,7 @@ from typing import Any
 from .model import ServedModel
 
 
-@dataclass
+@dataclass(eq=False)
 class RuleContext:
     """Handed to ``check(model, ctx)``; ``options`` holds every declared option (defaults filled in)."""
 

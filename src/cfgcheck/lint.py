@@ -276,10 +276,11 @@ def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | 
 
 
 def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
-    """The enabled rules a run must import: all of them when there is a served model to check, else
-    only those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
+    """The enabled rules a lint run must import: when there is a served model to check, all but those
+    that only compare a change's base with its head (run_rules skips them without a base), else only
+    those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
     if models:
-        return [rule for rule in all_rules() if rule.code in codes]
+        return [load(entry.code) for entry in rule_index() if entry.code in codes and not entry.diff_only]
     return [load(entry.code) for entry in rule_index() if entry.code in codes and entry.scope != "model"]
 
 

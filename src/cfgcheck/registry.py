@@ -14,7 +14,6 @@ from __future__ import annotations
 import importlib
 import json
 import os
-import pkgutil
 import re
 import sys
 from dataclasses import dataclass
@@ -39,7 +38,7 @@ class DuplicateRule(ConfigError):
 _OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class Option:
     """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
 
@@ -69,8 +68,8 @@ def defaults(options: dict[str, Option]) -> dict[str, Any]:
     return {name: list(option.default) if option.type is list else option.default for name, option in options.items()}
 
 
-@dataclass(frozen=True)
-class Rule:
+@dataclass
+class Rule:  # compared by value: a rule enabled for the run is found in the list (lint.py)
     code: str
     name: str
     severity: str
@@ -143,6 +142,8 @@ def _module_rule(name: str) -> Rule | None:
 @lru_cache(maxsize=1)
 def all_rules() -> tuple[Rule, ...]:
     """Built-in rules, then plugins; DuplicateRule when two claim one code or name."""
+    import pkgutil  # here: a lint run finds its rules in the index
+
     import cfgcheck.rules as package
 
     rules: dict[str, Rule] = {}
@@ -162,10 +163,10 @@ def all_rules() -> tuple[Rule, ...]:
 # writes it from the modules and tests/rules/test_rule_index.py keeps it current.
 
 INDEX = Path(__file__).parent / "data" / "rule_index.json"
-INDEX_FIELDS = ("code", "name", "severity", "scope", "module")
+INDEX_FIELDS = ("code", "name", "severity", "scope", "module", "diff_only")
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class RuleEntry:
     """A built-in rule as the index lists it."""
 
@@ -174,6 +175,7 @@ class RuleEntry:
     severity: str
     scope: str
     module: str
+    diff_only: bool  # runs only in diff mode: a lint run need not import it
 
 
 def index_entries(rules: tuple[Rule, ...]) -> list[dict[str, str]]:
@@ -188,7 +190,7 @@ def _builtin_index() -> tuple[RuleEntry, ...]:
 
 
 def rule_index() -> tuple[RuleEntry | Rule, ...]:
-    """Code, name, severity, scope and module of every rule, sorted by code: from the index while no
+    """Code, name, severity, scope, module and diff_only of every rule, sorted by code: from the index while no
     rule had to be imported and no plugin is installed, else from the rules themselves."""
     if all_rules.cache_info().currsize or _plugins_declared():
         return all_rules()

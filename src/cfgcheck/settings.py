@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from decimal import Decimal, InvalidOperation
 from typing import Callable
 
 # Setting types. "size" is an integer the engine reads with its human-readable parser (only the
@@ -18,7 +17,7 @@ from typing import Callable
 INT, SIZE, FLOAT, STR, BOOL, JSON = "int", "size", "float", "str", "bool", "json"
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class SettingDef:
     """One canonical setting."""
 
@@ -191,11 +190,11 @@ def typed_fields(operator_format: str) -> dict[str, tuple[str, str]]:
 
 # ---------------------------------------------------------------- values
 
-@dataclass(frozen=True)
+@dataclass(eq=False)
 class SizeSyntax:
     """An engine's human-readable int: suffixes that scale decimals, suffixes that take integers only."""
 
-    pattern: re.Pattern
+    pattern: str  # compiled by re (and cached there) on first use: most runs read one engine's sizes
     decimal: dict[str, int]
     binary: dict[str, int]
     scale: Callable[[str, int], int]  # number text x multiplier, as the engine computes it
@@ -205,14 +204,14 @@ class SizeSyntax:
     def parse(self, text: str) -> int:
         """The integer ``text`` means, or ValueError with the reason the engine refuses it."""
         value = text.strip()
-        match = self.pattern.fullmatch(value)
+        match = re.fullmatch(self.pattern, value)
         if match is None:
             return _argparse_int(value, self.not_an_int)
         number, suffix = match.groups()
         if suffix in self.decimal:
             try:
                 return self.scale(number, self.decimal[suffix])
-            except (OverflowError, InvalidOperation):
+            except OverflowError:
                 raise ValueError("is too large") from None
         if "." in number:
             raise ValueError(self.binary_decimals.format(number=number, suffix=suffix, lower=suffix.lower()))
@@ -229,17 +228,30 @@ def _argparse_int(text: str, reason: str) -> int:
 # vLLM's human_readable_int (vllm/engine/arg_utils.py; vllm/utils/argparse_utils.py from 0.11):
 # lower-case suffixes are decimal and take decimals (1.5g), upper-case are binary and do not.
 VLLM_SIZE = SizeSyntax(
-    re.compile(r"(\d+(?:\.\d+)?)([kKmMgGtT])"),
+    r"(\d+(?:\.\d+)?)([kKmMgGtT])",
     {"k": 10**3, "m": 10**6, "g": 10**9, "t": 10**12}, {"K": 2**10, "M": 2**20, "G": 2**30, "T": 2**40},
     lambda number, multiplier: int(float(number) * multiplier),
     "expects an integer (human-readable suffixes like 32k or 32K allowed)",
     "decimals are not allowed with binary suffix {suffix} (use {number}{lower})")
+
+
+def _decimal_scale(number: str, multiplier: int) -> int:
+    """SGLang's ``int(Decimal(number) * multiplier)``, importing decimal only when an SI-suffixed SGLang
+    size is read; decimal's InvalidOperation is reported as too large, as an overflow is."""
+    from decimal import Decimal, InvalidOperation
+
+    try:
+        return int(Decimal(number) * multiplier)
+    except InvalidOperation:
+        raise OverflowError(number) from None
+
+
 # SGLang's human_readable_int (python/sglang/srt/utils/common.py): SI k M G T (decimals allowed)
 # and IEC Ki Mi Gi Ti (integers only), case-sensitive.
 SGLANG_SIZE = SizeSyntax(
-    re.compile(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)"),
+    r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)",
     {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}, {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40},
-    lambda number, multiplier: int(Decimal(number) * multiplier),
+    _decimal_scale,
     "expects an integer (SI suffixes 1k/1M or IEC 1Ki/1Mi allowed, case-sensitive)",
     "decimals are not allowed with IEC suffix {suffix}")
 vllm_size, sglang_size = VLLM_SIZE.parse, SGLANG_SIZE.parse

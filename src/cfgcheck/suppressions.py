@@ -40,7 +40,7 @@ def codes_for(value: str) -> set[str]:
     return {find_code(value)}
 
 
-@dataclass
+@dataclass(eq=False)
 class Suppression:
     codes: set[str]
     reason: str
@@ -66,7 +66,7 @@ class Suppression:
         return self.scope == "file" or finding.location.line in self.target_lines
 
 
-@dataclass
+@dataclass(eq=False)
 class Collected:
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[tuple[Location, str]] = field(default_factory=list)  # (where, message) for CFG001

@@ -5,6 +5,8 @@ served-model file imports neither typer (its fast path) nor the HTTP stack of th
 
 from __future__ import annotations
 
+import dataclasses
+import importlib
 import json
 import os
 import subprocess
@@ -164,3 +166,54 @@ def test_capacity_and_engine_records_are_not_compared_by_value(tmp_path: Path) -
                                          "and c.__module__ == m and '__dataclass_params__' in vars(c) "
                                          "and (c.__dataclass_params__.eq or c.__dataclass_params__.frozen))")
     assert set(found) == COMPARED_BY_VALUE
+
+
+RARELY_NEEDED = ("decimal", "difflib", "pkgutil")
+
+
+def test_core_modules_import_rare_standard_modules_where_they_are_used(tmp_path: Path) -> None:
+    """settings imports decimal only to read an SI-suffixed SGLang size, config imports difflib only to
+    suggest a key for an unknown one, and the rule registry imports pkgutil only to list every rule module
+    (a lint run finds them in the rule index). The engine catalogs a served model needs use difflib."""
+    (tmp_path / "values.yaml").write_text("replicaCount: 1\nimage:\n  repository: nginx\n")
+    modules = _modules_after(["lint", "values.yaml"], tmp_path)
+    assert {"cfgcheck.config", "cfgcheck.registry", "cfgcheck.suppressions"} <= set(modules)
+    assert _loaded(modules, RARELY_NEEDED) == []
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    assert {"cfgcheck.settings", "cfgcheck.rules.invalid_flag_value"} <= set(modules)
+    assert _loaded(modules, ("decimal", "pkgutil")) == []
+
+
+DIFF_ONLY_RULES = ("cfgcheck.rules.seq_limit_without_context_cap", "cfgcheck.rules.unattributable_step",
+                   "cfgcheck.rules.outage_on_apply", "cfgcheck.rules.stale_flag_reference",
+                   "cfgcheck.rules.default_drift")
+
+
+def test_linting_imports_no_rule_that_only_compares_a_change(tmp_path: Path) -> None:
+    """A lint run has no base to compare with, so the rules that only run in diff mode (their index entry
+    says so) are not imported, nor the default-drift tables only one of them reads; every other rule is."""
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    assert _loaded(modules, DIFF_ONLY_RULES + ("cfgcheck.drift", "cfgcheck.rules._change")) == []
+    index = json.loads((Path(__file__).parents[2] / "src/cfgcheck/data/rule_index.json").read_text())
+    others = {entry["module"] for entry in index if not entry["diff_only"]}
+    assert len(others) > 30 and others <= set(modules)
+
+
+CORE = ("cfgcheck.model", "cfgcheck.registry", "cfgcheck.settings", "cfgcheck.suppressions", "cfgcheck.config",
+        "cfgcheck.context", "cfgcheck.rules._ceilings")
+
+
+def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
+    """A dataclass compiles each generated method at import. Of the classes every served-model lint imports
+    from these modules, a Location is compared and hashed by value (one span reached twice) and a Rule is
+    found in the run's list by value; the others are compared by identity and none is frozen but Location."""
+    classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
+               if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
+    assert len(classes) == 24
+    assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Location", "Rule"]
+    assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == ["Location"]
+    from cfgcheck.model import Location
+
+    assert len({Location("a.yaml", 3, 5), Location("a.yaml", 3, 5)}) == 1

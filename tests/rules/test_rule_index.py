@@ -18,8 +18,9 @@ def test_the_index_is_current() -> None:
 def test_the_index_answers_as_the_rules_do() -> None:
     entries = registry._builtin_index()
     builtin = [rule for rule in registry.all_rules() if rule.module.startswith("cfgcheck.rules.")]
-    assert [(e.code, e.name, e.severity, e.scope, e.module) for e in entries] == \
-           [(r.code, r.name, r.severity, r.scope, r.module) for r in builtin]
+    assert [(e.code, e.name, e.severity, e.scope, e.module, e.diff_only) for e in entries] == \
+           [(r.code, r.name, r.severity, r.scope, r.module, r.diff_only) for r in builtin]
+    assert {e.code for e in entries if e.diff_only} >= {"CFG401", "CFG402"}
     for entry in entries:
         assert registry.load(entry.code) == registry.find(entry.name) == registry.find(entry.code)
         assert registry.find_code(entry.name.upper()) == entry.code
