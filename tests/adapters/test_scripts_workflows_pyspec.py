@@ -138,3 +138,25 @@ def test_an_unreadable_script_or_python_file_is_skipped_not_an_error(tmp_path):
     (tmp_path / "big.py").write_text("x = 1\n" * 10)
     result = lint([tmp_path], Config(tmp_path, {"limits": {"max-file-bytes": 30}}))
     assert [f.code for f in result.findings] == []
+
+
+def test_a_bash_array_holds_the_command_and_its_closing_parenthesis_is_no_part_of_a_value(tmp_path):
+    (tmp_path / "start.sh").write_text(
+        'UTIL="0.85"\n'
+        "launch() {\n"
+        '  local tp="4"\n'
+        '  cmd=(vllm serve "Qwen/Qwen3-8B" --tensor-parallel-size "$tp"\n'
+        '       --gpu-memory-utilization "$UTIL")\n'
+        '  "${cmd[@]}"\n'
+        "}\n"
+        "(cd /srv && echo started)\n")
+    served = _models(tmp_path)["start"]
+    assert served.model.value == "Qwen/Qwen3-8B" and served.value("tensor_parallel_size") == 4
+    assert served.value("gpu_memory_utilization") == 0.85  # not "0.85)": the array ends at the parenthesis
+    assert not [f for f in lint_paths(tmp_path, root=tmp_path).findings if f.code == "CFG105"]
+
+
+def test_an_unclosed_array_still_gives_one_command(tmp_path):
+    (tmp_path / "odd.sh").write_text('cmd=(vllm serve "Qwen/Qwen3-8B" --max-num-seqs 8\n--max-model-len 4096\n')
+    served = _models(tmp_path)["odd"]  # the array never closes: its words still make one command
+    assert served.value("max_num_seqs") == 8 and served.value("max_model_len") == 4096

@@ -3,7 +3,8 @@
 Two steps. ``lex`` splits the *value* of a string (what the container runtime or shell receives) into
 words the way a POSIX shell does, leniently: quotes, backslash escapes and line continuations,
 ``$(...)`` / ``${...}`` / Helm-Go ``{{ ... }}`` kept whole, ``#`` comments, and command separators
-(``;``, ``&&``, ``||``, ``|``, ``&``, and newlines in shell mode) as words of their own. ``eval "..."``
+(``;``, ``&&``, ``||``, ``|``, ``&``, and in shell mode newlines and the parentheses of an array assignment)
+as words of their own. ``eval "..."``
 is lexed as the command it evaluates. ``SourceMap`` then maps an offset in the value back to the
 source text of the scalar (plain, quoted with escapes, literal or folded block), so each word is
 located where it is written.
@@ -14,7 +15,8 @@ from __future__ import annotations
 import bisect
 import re
 
-OPERATORS = (";", "&&", "||", "|", "&")
+OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
+_ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
 # An engine argv a person wrote is a few hundred words; past this many words from split values the rest
 # of the references stay as written (unknown) rather than multiply a long value without end.
@@ -45,6 +47,7 @@ class _Lexer:
         self.found: list[tuple[str, int, int]] = []
         self.buf: list[str] = []
         self.start, self.end, self.in_word, self.quoted = -1, 0, False, False
+        self.in_array = False
 
     def words(self) -> list[tuple[str, int, int]]:
         i = 0
@@ -76,12 +79,14 @@ class _Lexer:
             return i + 1
         if c == "\n":
             self._flush()
-            if self.shell:
+            if self.shell and not self.in_array:
                 self.found.append((";", self.base + i, self.base + i + 1))
             return i + 1
         if self.shell and c == "#" and not self.in_word:
             newline = value.find("\n", i)
             return n if newline == -1 else newline
+        if self.shell and (c == ")" and self.in_array or c == "(" and _ARRAY_NAME.fullmatch("".join(self.buf))):
+            return self._array_bound(i)
         if self.shell and c in ";&|":
             self._flush()
             op = value[i:i + 2] if value[i:i + 2] in ("&&", "||") else c
@@ -101,6 +106,14 @@ class _Lexer:
             self._put(value[i:stop], i, stop)
             return stop
         self._put(c, i, i + 1)
+        return i + 1
+
+    def _array_bound(self, i: int) -> int:
+        """The parentheses of a bash array assignment ``cmd=(vllm serve M --x 1)`` belong to no word:
+        its elements are the words of a command (bash(1) "Arrays"), newlines inside included."""
+        self._flush()
+        self.in_array = self.value[i] == "("
+        self.found.append((self.value[i], self.base + i, self.base + i + 1))
         return i + 1
 
     def _template(self, i: int) -> int:
