@@ -160,3 +160,32 @@ def test_an_unclosed_array_still_gives_one_command(tmp_path):
     (tmp_path / "odd.sh").write_text('cmd=(vllm serve "Qwen/Qwen3-8B" --max-num-seqs 8\n--max-model-len 4096\n')
     served = _models(tmp_path)["odd"]  # the array never closes: its words still make one command
     assert served.value("max_num_seqs") == 8 and served.value("max_model_len") == 4096
+
+
+def test_a_manifest_the_script_applies_from_a_heredoc_is_read_where_it_is_written(tmp_path):
+    (tmp_path / "deploy.sh").write_text(
+        "SHIFT=$((1 << 2))\n"
+        "cat <<EOF > chat.yaml\n"
+        "apiVersion: apps/v1\n"
+        "kind: Deployment\n"
+        "metadata: {name: chat}\n"
+        "spec:\n"
+        "  template:\n"
+        "    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        "      containers:\n"
+        "        - name: engine\n"
+        "          image: vllm/vllm-openai:v0.26.0\n"
+        '          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "8192"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "EOF\n"
+        "kubectl apply -f chat.yaml\n"
+        "ssh gpu-node bash <<'REMOTE'\n"
+        "vllm serve Qwen/Qwen3-4B --max-num-seqs 8\n"
+        "REMOTE\n")
+    models = _models(tmp_path)
+    chat = next(m for m in models.values() if m.kind == "Deployment")
+    assert chat.path == "deploy.sh" and chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (13, 30)
+    assert chat.value("max_model_len") == 8192 and chat.gpus.value == 1 and chat.gpu_product == "NVIDIA-L4"
+    remote = [m for m in models.values() if m.kind == "shell script"]  # a heredoc of commands stays commands
+    assert [m.model.value for m in remote] == ["Qwen/Qwen3-4B"] and remote[0].value("max_num_seqs") == 8

@@ -83,13 +83,19 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    reader = file_format(loaded.path)
+    if reader is not None:
+        return reader.file_models(workspace, loaded)
+    return document_models(workspace, loaded)
+
+
+def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    """The served models of the YAML documents of ``loaded``, whatever its file name (the Kubernetes
+    manifest a shell script writes in a heredoc is read through this too)."""
     from . import engine_config
     from .base import DocContext
     from .resources import resources
 
-    reader = file_format(loaded.path)
-    if reader is not None:
-        return reader.file_models(workspace, loaded)
     found: list[ServedModel] = []
     first_line = 1
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
