@@ -189,3 +189,38 @@ def test_a_manifest_the_script_applies_from_a_heredoc_is_read_where_it_is_writte
     assert chat.value("max_model_len") == 8192 and chat.gpus.value == 1 and chat.gpu_product == "NVIDIA-L4"
     remote = [m for m in models.values() if m.kind == "shell script"]  # a heredoc of commands stays commands
     assert [m.model.value for m in remote] == ["Qwen/Qwen3-4B"] and remote[0].value("max_num_seqs") == 8
+
+
+RAY_LLM_APP = '''from ray import serve
+from ray.serve.llm import LLMConfig, build_openai_app
+
+chat = LLMConfig(
+    model_loading_config=dict(model_id="chat", model_source="Qwen/Qwen3-8B"),
+    accelerator_type="L4",
+    deployment_config=dict(autoscaling_config=dict(min_replicas=2, max_replicas=4)),
+    engine_kwargs=dict(
+        tensor_parallel_size=2,
+        max_model_len=8192,
+        enable_prefix_caching=False,
+        max_num_seq=64,  # not an EngineArgs field: the engine refuses it
+        tokenizer_pool_size=POOL,
+    ),
+)
+coder = LLMConfig(model_loading_config={"model_id": "Qwen/Qwen2.5-Coder-7B-Instruct"},
+                  engine_kwargs={"max_num_seqs": 32})
+serve.run(build_openai_app({"llm_configs": [chat, coder]}))
+'''
+
+
+def test_ray_serve_llm_configs_written_in_python(tmp_path):
+    (tmp_path / "app.py").write_text(RAY_LLM_APP)
+    (tmp_path / "other.py").write_text('from lmdeploy import LLMConfig\nLLMConfig(model_path="Qwen/Qwen3-8B")\n')
+    models = _models(tmp_path)
+    assert set(models) == {"chat", "Qwen/Qwen2.5-Coder-7B-Instruct"}  # not another library's LLMConfig
+    chat, coder = models["chat"], models["Qwen/Qwen2.5-Coder-7B-Instruct"]
+    assert chat.engine == "vllm" and chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (5, 62)
+    assert chat.value("tensor_parallel_size") == 2 and chat.value("max_model_len") == 8192
+    assert chat.value("enable_prefix_caching") is False and chat.gpu_product == "L4" and chat.replicas.value == 2
+    assert coder.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct" and coder.value("max_num_seqs") == 32
+    found = _found(lint_paths(tmp_path, root=tmp_path))
+    assert ("CFG103", 12, 9) in found  # keyword arguments must name a field exactly
