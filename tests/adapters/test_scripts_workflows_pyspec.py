@@ -224,3 +224,26 @@ def test_ray_serve_llm_configs_written_in_python(tmp_path):
     assert coder.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct" and coder.value("max_num_seqs") == 32
     found = _found(lint_paths(tmp_path, root=tmp_path))
     assert ("CFG103", 12, 9) in found  # keyword arguments must name a field exactly
+
+
+def test_an_option_parsing_loop_keeps_the_defaults_set_before_it(tmp_path):
+    (tmp_path / "serve.sh").write_text(
+        'MODEL="Qwen/Qwen3-8B"\n'
+        "TP=1\n"
+        "LEN=8192\n"
+        'while [[ $# -gt 0 ]]; do\n'
+        '  case "$1" in\n'
+        "    -m|--model)\n"
+        '      MODEL="$2"; shift 2 ;;\n'
+        "    --tp) TP=$2; shift 2 ;;\n"
+        "    --long) LEN=32768; shift ;;\n"
+        "  esac\n"
+        "done\n"
+        'vllm serve "$MODEL" --tensor-parallel-size "$TP" --max-model-len "$LEN"\n'
+        "MODEL=$(cat model.txt)\n"
+        'vllm serve "$MODEL"\n')
+    first, second = _models(tmp_path)["serve"], _models(tmp_path)["serve#2"]
+    assert first.model.value == "Qwen/Qwen3-8B" and _at(first.model)[0] == 1  # the default, where written
+    assert first.value("tensor_parallel_size") == 1
+    assert first.value("max_model_len") == 8192  # --long changes it only when the caller passes it
+    assert second.model is None  # outside the loop, a value read at run time replaces it: unknown

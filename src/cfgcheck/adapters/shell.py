@@ -305,12 +305,14 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
     secret). ``${VAR:-default}`` gives the default when VAR is set nowhere. A reference whose value is
     not literal stays as written: the value is unknown. A word that is exactly one reference is
     relocated to where its value is written (the assignment's value, the default), so that a finding
-    or an edit lands there.
+    or an edit lands there. Inside ``case ... esac`` (an option-parsing loop: ``--model) MODEL="$2"``) an
+    assignment does not replace a value set before the ``case``: the script runs with that default
+    unless its caller passes the option; a pattern (``--model)``) is no part of the command after it.
     """
     known: dict[str, tuple[str | None, int | None, int | None]] = {
         name: (value, None, None) for name, value in (env or {}).items()}
     out: list[tuple[str, int, int]] = []
-    command_start = True
+    command_start, cases = True, 0
     budget = [MAX_SPLICED_WORDS]
     for word in words:
         text = word[0]
@@ -321,12 +323,18 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
         if command_start and text in _DECLARE:
             out.append(word)
             continue
+        if command_start and text in ("case", "esac"):
+            cases = cases + 1 if text == "case" else max(0, cases - 1)
+        elif cases and command_start and text.endswith(")") and not text.startswith("$("):
+            out.append(word)  # a case pattern: the arm's command starts after it
+            continue
         assignment = _ASSIGNMENT.match(text) if command_start else None
         if assignment:
             value, start, end = _expanded(word, known)
             literal = not any(mark in value for mark in _NOT_LITERAL)
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
-            known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
+            if not cases or assignment.group(1) not in known:
+                known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
             out.append(word)
             continue
         command_start = False
