@@ -161,6 +161,22 @@ def test_a_positional_parameter_is_not_an_invalid_integer(tmp_path) -> None:
     assert [f.setting for f in findings(result, "CFG105")] == ["--max-model-len"]  # $2, $3: values not known
 
 
+@pytest.mark.parametrize(("tag", "severity"), [("v0.4.3.post3-cu124", "note"), ("v0.4.2.post4-cu124", "error")])
+def test_a_flag_added_between_two_catalogs_around_an_uncatalogued_version_is_undecided(tmp_path, tag, severity):
+    text = deployment(f"lmsysorg/sglang:{tag}", '["python3", "-m", "sglang.launch_server", "--model-path", "m", '
+                      '"--reasoning-parser", "deepseek-r1"]')
+    found = findings(lint_text(tmp_path, text), "CFG103")
+    assert [f.severity for f in found] == [severity]  # 0.4.3.post3: between 0.4.2.post4 (lacks) and 0.4.4.post4
+
+
+@pytest.mark.parametrize(("tag", "severity"), [("v0.4.5-cu125", "note"), ("v0.4.5.post3-cu124", "error")])
+def test_a_flag_removed_between_two_catalogs_around_an_uncatalogued_version_is_undecided(tmp_path, tag, severity):
+    text = deployment(f"lmsysorg/sglang:{tag}", '["python3", "-m", "sglang.launch_server", "--model-path", "m", '
+                      '"--disable-mla"]')
+    found = findings(lint_text(tmp_path, text), "CFG104")
+    assert [f.severity for f in found] == [severity]  # 0.4.5: between 0.4.4.post4 (accepts) and 0.4.5.post3
+
+
 def test_literal_script_variables_are_expanded_where_written(tmp_path) -> None:
     script = """
             - |
