@@ -182,9 +182,10 @@ def test_llmd_model_service_resource_roles_model_variables_and_accelerator():
     # ModelService of another API group
     assert decode.engine == "vllm" and decode.model.value == "mistralai/Mistral-7B-Instruct-v0.3"
     assert at(decode.model) == (25, 14) and decode.value("max_model_len") == 16384
-    assert decode.gpus.value == 2 and decode.gpu_product == "NVIDIA-L40S" and resolve_gpu(decode)[0].name == "L40S"
+    assert decode.value("tensor_parallel_size") == 2 and decode.gpus is None  # the base config's resources
+    assert decode.gpu_product == "NVIDIA-L40S" and resolve_gpu(decode)[0].name == "L40S"
     assert decode.disaggregation[1] == "decode" and decode.replicas.value == 2
     assert prefill.model.value == "mistralai/Mistral-7B-Instruct-v0.3" and prefill.gpu_product is None
     assert prefill.value("max_num_batched_tokens") == 8192 and prefill.disaggregation[1] == "prefill"
     claim = models["from-a-claim/decode/vllm"]
-    assert claim.model.value == "/cache/models/qwen3-14b" and claim.value("gpu_memory_utilization") == 0.9
+    assert claim.model.value == "/model-cache/models/qwen3-14b" and claim.value("gpu_memory_utilization") == 0.9

@@ -18,9 +18,10 @@ The vLLM version of an ``ghcr.io/llm-d/llm-d*`` image is the llm-d release's bui
 The earlier llm-d ``ModelService`` custom resource (``llm-d.ai/v1alpha1``, llm-d/llm-d-model-service) has
 the same ``spec`` (``modelArtifacts``, ``decode``, ``prefill``, ``parallelism``); its containers carry
 only the arguments the controller appends to the base config's ``vllm serve``, with ``{{ .HFModelName }}``
-(the id of an ``hf://`` URI) and ``{{ .ModelPath }}`` (the path of a ``pvc://`` URI) filled in, and
-``acceleratorTypes`` (``labelKey: nvidia.com/gpu.product``, ``labelValues``) choosing the GPU. A
-container that names an image of its own runs that image's argv instead.
+(the id of an ``hf://`` URI), ``{{ .ModelPath }}`` (that id, or the path of a ``pvc://`` URI) and
+``{{ .MountedModelPath }}`` filled in, and ``acceleratorTypes`` (``labelKey: nvidia.com/gpu.product``,
+``labelValues``) choosing the GPU; its GPU count is the base config's (not shown here). A container
+that names an image of its own runs that image's argv instead.
 
 The llm-d guides' ``DisaggregatedSet`` (``disaggregatedset.x-k8s.io``) holds one LeaderWorkerSet template
 per role (``spec.roles[].name``: ``prefill``, ``decode``): its containers are read by the pod walker and
@@ -29,6 +30,7 @@ recorded as the prefill and decode halves of one set.
 
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from ..model import ArgToken, Location, ServedModel, Setting
@@ -39,8 +41,10 @@ from .containers import GPU_PRODUCT_LABELS, container_model
 MARKERS = ("modelartifacts", "disaggregatedset")
 DISAGGREGATED_SET_API = "disaggregatedset.x-k8s.io/"
 MODEL_SERVICE_API = "llm-d.ai/"
-# the controller's template variables for the model (llm-d-model-service README, "Templating")
-MODEL_VARIABLES = {"hf": ("{{ .HFModelName }}", "{{.HFModelName}}"), "pvc": ("{{ .ModelPath }}", "{{.ModelPath}}")}
+# the controller's template variables for the model (llm-d-model-service internal/controller: HFModelName
+# and ModelPath are the id of an hf:// URI, ModelPath the path after the claim of a pvc:// URI,
+# MountedModelPath where that path is mounted)
+_MODEL_VARIABLE = re.compile(r"\{\{\s*\.(HFModelName|ModelPath|MountedModelPath)\s*\}\}")
 ROLES = ("decode", "prefill")
 DEFAULT_PORT = "8000"
 DEFAULT_MOUNT = "/model-cache"
@@ -122,7 +126,8 @@ def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: 
         _accelerator(model, section)
     model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{role}.replicas", to_int)
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "llm-d model service")
-    if model.gpus is None and root.scalar("accelerator", "type", default="nvidia") != "cpu":
+    # a ModelService's GPUs are the base config's resources (its controller does not read parallelism)
+    if resource is None and model.gpus is None and root.scalar("accelerator", "type", default="nvidia") != "cpu":
         model.gpus = _parallel_gpus(ctx, section, role)
     if root.path("prefill", "create") is not False and root.get("prefill") is not None:
         model.disaggregation = (f"{ctx.path}#llm-d", role)
@@ -157,15 +162,14 @@ def _chart_tokens(ctx: DocContext, root: YNode, artifacts: YNode, section: YNode
 def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> list[ArgToken]:
     """``vllm serve`` of the base config, then the container's args with the model variables filled in."""
     where = ctx.location(container)
-    uri = artifacts.scalar("uri", default="")
-    scheme, _, rest = str(uri).partition("://")
-    value = rest.split("/", 1)[1] if scheme == "pvc" and "/" in rest else rest
+    scheme, _, rest = str(artifacts.scalar("uri", default="")).partition("://")
+    path = rest.split("/", 1)[1] if scheme == "pvc" and "/" in rest else ""
+    values = {"HFModelName": rest, "ModelPath": rest, "MountedModelPath": DEFAULT_MOUNT} if scheme == "hf" else \
+        {"ModelPath": path, "MountedModelPath": f"{DEFAULT_MOUNT}/{path}"} if scheme == "pvc" else {}
     tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)]
     for token in ctx.tokens(container.get("args"), "args"):
-        for variable in MODEL_VARIABLES.get(scheme, ()):
-            if variable in token.text:
-                token = replace(token, text=token.text.replace(variable, value), synthetic=True)
-        tokens.append(token)
+        filled = _MODEL_VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), token.text)
+        tokens.append(token if filled == token.text else replace(token, text=filled, synthetic=True))
     return tokens
 
 
