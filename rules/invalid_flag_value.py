@@ -60,7 +60,7 @@ import re
 
 from cfgcheck.engines.argv import value_location
 from cfgcheck.engines.confidence import in_every_version, severity
-from cfgcheck.model import Edit, Finding, Fix
+from cfgcheck.model import Edit, Finding, Fix, unresolved
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -68,7 +68,7 @@ OPTIONS: dict = {}
 
 # Patterns as text, compiled by re (and cached there) when first used: the secret ones only once a value is invalid.
 _SECRET = r"(?i)key|token|secret|passw|credential|auth"
-_TEMPLATED = r"\$\(|\$\{|\$[A-Za-z_]|\{\{|<[A-Z_]+>"  # a variable: the value is unknown
+_ANGLE_PLACEHOLDER = r"<[A-Z_]+>"  # a <PLACEHOLDER> to fill in: the value is unknown
 _BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
 
@@ -103,7 +103,7 @@ def check(model, ctx):
         values = [(flag.inline_value, value_location(flag), None)] if flag.inline_value is not None else \
             [(t.text, t.location, t) for t in flag.values]
         for text, location, _token in values:
-            if text is None or re.search(_TEMPLATED, text):
+            if text is None or unresolved(text) or re.search(_ANGLE_PLACEHOLDER, text):
                 continue
             reason = catalog.check_value(spec, text)
             if reason is None and spec.type == "python-bool" and text.strip().lower() in ("false", "0", "no", "off"):

@@ -9,7 +9,9 @@ finding names it.
 The finding is an error when the engine version is exact (an upstream image's version tag, or a
 `# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
 otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
-it is a warning that says which version was assumed and why.
+it is a warning that says which version was assumed and why. When the version the tag names is not
+catalogued and lies between a catalogued version that accepts the flag and the next one that does
+not, whether it still accepts it is not known: a note.
 
 ## Why it matters
 The engine exits at start-up with `unrecognized arguments`, typically right after an image bump
@@ -54,7 +56,7 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.history import flag_history
+from cfgcheck.engines.history import flag_history, undecided
 from cfgcheck.engines.versions import DISPLAY, version_ranges
 from cfgcheck.engines.confidence import severity
 from cfgcheck.model import Finding
@@ -79,6 +81,13 @@ def check(model, ctx):
             continue
         what = res.written if hist.option == res.normalized or hist.option is None else \
             f"{res.written} ({hist.option})"
+        between = undecided(catalog, hist.older + hist.newer)
+        if between:  # removed between the two catalogued versions around an uncatalogued one
+            yield Finding(f"'{what}' may be removed in {name} {catalog.requested}: it is not catalogued, and "
+                          f"{name} {between[0]} accepts the flag while {between[1]} does not", flag.token.location,
+                          remediation=f"check the flag against {name} {catalog.requested}'s --help, or pin a "
+                          "catalogued version", setting=hist.option or res.written, severity="note")
+            continue
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
         if hist.successor:

@@ -5,7 +5,8 @@
 what the engine would use by default (vLLM: 256, or 1024 on GPUs with at least 70 GiB that are not
 A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny; TokenSpeed: 160, or 80 with a
 speculative algorithm), with no comment on or
-directly above the setting that says why.
+directly above the setting that says why, and none elsewhere in the file that names the value and what it
+limits in words (a header block that explains each flag: "Max concurrent requests: 16 at once").
 
 Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
 bucket ahead of serving, so a small `--max-num-seqs` is the compiled batch size, pinned by design (vLLM
@@ -140,6 +141,23 @@ def reason_words(comments) -> int:
     return count
 
 
+# what a sequence limit limits, in the words of a comment that explains it away from the flag
+_LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
+
+
+def _stated_elsewhere(model, value: int) -> list[str]:
+    """Comments of the document that state this limit away from the setting (a header that explains each
+    flag: "Max concurrent requests: 16 at once, 175 MB of KV cache each"): they name the value and what it
+    limits in words, not in a flag (a commented-out command is no reason)."""
+    number = re.compile(rf"(?<![\d.]){value}(?![\d.])")
+    found = []
+    for _, text in getattr(model, "comments", None) or ():
+        words = _FLAG.sub(" ", text)
+        if number.search(words) and _LIMIT_WORDS.search(words):
+            found.append(text)
+    return found
+
+
 def _engine_default(model, ctx) -> tuple[int | None, str]:
     engine = (model.engine or "unknown").lower()
     if engine == "sglang":
@@ -175,7 +193,7 @@ def check(model, ctx) -> Iterator[Finding]:
     default, what = _engine_default(model, ctx)
     if default is None or value >= default:
         return
-    comments = list(setting.comments)
+    comments = list(setting.comments) + _stated_elsewhere(model, value)
     for other in model.occurrences.get(setting.name, []) if getattr(model, "occurrences", None) else []:
         if other is not setting:
             comments.extend(other.comments)

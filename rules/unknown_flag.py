@@ -4,7 +4,10 @@
 An engine flag that is neither an option of the engine version the image tag names nor a unique
 prefix of one, and that no earlier catalogued version accepted either (those are `removed-flag`).
 The closest real flag is suggested. A flag that only later versions have is reported with the
-version that added it: an error on an exact engine version, a warning on an assumed one. On a
+version that added it: an error on an exact engine version, a warning on an assumed one, and a note
+when the version the tag names is not catalogued and lies between a catalogued version without the
+flag and the next one with it (`lmsysorg/sglang:v0.4.3.post3` between 0.4.2.post4 and 0.4.4.post4: it
+may have the flag). On a
 variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repository or an unexpanded
 image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
 `--omni`), unless it is a near-miss of a real flag; in a Dynamo graph it is a note that names it a
@@ -58,7 +61,7 @@ from __future__ import annotations
 
 from cfgcheck.engines.argv import KEYWORD_ORIGIN
 from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.history import flag_history
+from cfgcheck.engines.history import flag_history, undecided
 from cfgcheck.engines.versions import DISPLAY, versions
 from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
 from cfgcheck.model import Finding
@@ -102,7 +105,13 @@ def check(model, ctx):
                 setting=res.written,
             )
             continue
-        if hist.newer:
+        between = undecided(catalog, hist.older + hist.newer) if hist.newer else None
+        if between:
+            message = f"'{res.written}' may be unknown to {name} {catalog.requested}: it is not catalogued, and " \
+                      f"{name} {between[0]} lacks the flag while {between[1]} has it"
+            remediation = f"check the flag against {name} {catalog.requested}'s --help, or pin a catalogued version"
+            level = "note"
+        elif hist.newer:
             message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
             remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"
             level = severity(model, catalog, lambda: False)

@@ -303,11 +303,13 @@ class Finding:
         return f"{self.code}|{self.model_identity or self.location.path}|{anchor}"
 
 
-_VARIABLE = re.compile(r"\$[({A-Za-z_]|\{\{")
+# a shell parameter ($TP, ${TP}, and the positional $1, $@, $*), a command or Kubernetes $(...)
+# substitution, or a Go template
+_VARIABLE = re.compile(r"\$[({A-Za-z_0-9@*]|\{\{")
 
 
 def unresolved(value: Any) -> bool:
-    """A value still holding a shell or Kubernetes variable or a template (``$TP``, ``$(LEN)``,
+    """A value still holding a shell or Kubernetes variable or a template (``$TP``, ``$2``, ``$(LEN)``,
     ``{{ .Values.x }}``): what the engine receives is not known."""
     return isinstance(value, str) and bool(_VARIABLE.search(value))
 

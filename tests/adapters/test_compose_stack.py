@@ -112,3 +112,27 @@ def test_a_dockerfile_shell_entrypoint_without_a_service_command_is_read_not_a_c
     (tmp_path / "compose.yaml").write_text("services:\n  vllm:\n    build: .\n", encoding="utf-8")
     result = lint([tmp_path / "compose.yaml"], load_config(tmp_path))
     assert not [f.message for f in result.findings if f.code == "CFG000"]
+
+
+COMPOSE_WITH_VARIABLES = """services:
+  llm:
+    image: vllm/vllm-openai:v0.26.0
+    command: --model ${MODEL} --max-model-len ${MAX_LEN} --api-key ${VLLM_API_KEY}
+    deploy:
+      resources:
+        reservations:
+          devices: [{driver: nvidia, count: 1, capabilities: [gpu]}]
+"""
+
+
+def test_without_a_dot_env_the_committed_template_gives_the_values_but_not_its_secrets(tmp_path):
+    (tmp_path / "compose.yaml").write_text(COMPOSE_WITH_VARIABLES)
+    (tmp_path / ".env.example").write_text("# copy to .env\nMODEL=Qwen/Qwen3-8B\nMAX_LEN=16384\nVLLM_API_KEY=change-me\n")
+    _, models = collect([tmp_path], load_config(tmp_path))
+    llm = models[0]
+    assert llm.model.value == "Qwen/Qwen3-8B" and _at(llm.model) == (".env.example", 2, 7)
+    assert llm.value("max_model_len") == 16384
+    assert "${VLLM_API_KEY}" in [t.text for t in llm.argv]  # a template's secret is a placeholder: unknown
+    (tmp_path / ".env").write_text("MODEL=Qwen/Qwen3-14B\n")
+    _, models = collect([tmp_path], load_config(tmp_path))
+    assert models[0].model.value == "Qwen/Qwen3-14B" and models[0].value("max_model_len") == "${MAX_LEN}"  # .env wins

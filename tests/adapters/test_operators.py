@@ -173,3 +173,19 @@ def test_dynamo_03_graph_arguments_from_the_deployment_config_json():
     line = (OPERATORS / "dynamo-graph-v03.yaml").read_text().splitlines()[9]
     assert at(decode.setting("max_num_seqs")) == (10, line.index('"max-num-seq"') + 2)  # the key inside the JSON
     assert (10, line.index('"max-num-seq"') + 2) in [f[:2] for f in findings("dynamo-graph-v03.yaml", "CFG101")]
+
+
+def test_llmd_model_service_resource_roles_model_variables_and_accelerator():
+    models = models_of("llmd-modelservice.yaml")
+    assert set(models) == {"mistral-pd/decode/vllm", "mistral-pd/prefill/vllm", "from-a-claim/decode/vllm"}
+    decode, prefill = models["mistral-pd/decode/vllm"], models["mistral-pd/prefill/vllm"]  # no busybox, no
+    # ModelService of another API group
+    assert decode.engine == "vllm" and decode.model.value == "mistralai/Mistral-7B-Instruct-v0.3"
+    assert at(decode.model) == (25, 14) and decode.value("max_model_len") == 16384
+    assert decode.value("tensor_parallel_size") == 2 and decode.gpus is None  # the base config's resources
+    assert decode.gpu_product == "NVIDIA-L40S" and resolve_gpu(decode)[0].name == "L40S"
+    assert decode.disaggregation[1] == "decode" and decode.replicas.value == 2
+    assert prefill.model.value == "mistralai/Mistral-7B-Instruct-v0.3" and prefill.gpu_product is None
+    assert prefill.value("max_num_batched_tokens") == 8192 and prefill.disaggregation[1] == "prefill"
+    claim = models["from-a-claim/decode/vllm"]
+    assert claim.model.value == "/model-cache/models/qwen3-14b" and claim.value("gpu_memory_utilization") == 0.9

@@ -138,3 +138,112 @@ def test_an_unreadable_script_or_python_file_is_skipped_not_an_error(tmp_path):
     (tmp_path / "big.py").write_text("x = 1\n" * 10)
     result = lint([tmp_path], Config(tmp_path, {"limits": {"max-file-bytes": 30}}))
     assert [f.code for f in result.findings] == []
+
+
+def test_a_bash_array_holds_the_command_and_its_closing_parenthesis_is_no_part_of_a_value(tmp_path):
+    (tmp_path / "start.sh").write_text(
+        'UTIL="0.85"\n'
+        "launch() {\n"
+        '  local tp="4"\n'
+        '  cmd=(vllm serve "Qwen/Qwen3-8B" --tensor-parallel-size "$tp"\n'
+        '       --gpu-memory-utilization "$UTIL")\n'
+        '  "${cmd[@]}"\n'
+        "}\n"
+        "(cd /srv && echo started)\n")
+    served = _models(tmp_path)["start"]
+    assert served.model.value == "Qwen/Qwen3-8B" and served.value("tensor_parallel_size") == 4
+    assert served.value("gpu_memory_utilization") == 0.85  # not "0.85)": the array ends at the parenthesis
+    assert not [f for f in lint_paths(tmp_path, root=tmp_path).findings if f.code == "CFG105"]
+
+
+def test_an_unclosed_array_still_gives_one_command(tmp_path):
+    (tmp_path / "odd.sh").write_text('cmd=(vllm serve "Qwen/Qwen3-8B" --max-num-seqs 8\n--max-model-len 4096\n')
+    served = _models(tmp_path)["odd"]  # the array never closes: its words still make one command
+    assert served.value("max_num_seqs") == 8 and served.value("max_model_len") == 4096
+
+
+def test_a_manifest_the_script_applies_from_a_heredoc_is_read_where_it_is_written(tmp_path):
+    (tmp_path / "deploy.sh").write_text(
+        "SHIFT=$((1 << 2))\n"
+        "cat <<EOF > chat.yaml\n"
+        "apiVersion: apps/v1\n"
+        "kind: Deployment\n"
+        "metadata: {name: chat}\n"
+        "spec:\n"
+        "  template:\n"
+        "    spec:\n"
+        "      nodeSelector: {nvidia.com/gpu.product: NVIDIA-L4}\n"
+        "      containers:\n"
+        "        - name: engine\n"
+        "          image: vllm/vllm-openai:v0.26.0\n"
+        '          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "8192"]\n'
+        "          resources: {limits: {nvidia.com/gpu: 1}}\n"
+        "EOF\n"
+        "kubectl apply -f chat.yaml\n"
+        "ssh gpu-node bash <<'REMOTE'\n"
+        "vllm serve Qwen/Qwen3-4B --max-num-seqs 8\n"
+        "REMOTE\n")
+    models = _models(tmp_path)
+    chat = next(m for m in models.values() if m.kind == "Deployment")
+    assert chat.path == "deploy.sh" and chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (13, 30)
+    assert chat.value("max_model_len") == 8192 and chat.gpus.value == 1 and chat.gpu_product == "NVIDIA-L4"
+    remote = [m for m in models.values() if m.kind == "shell script"]  # a heredoc of commands stays commands
+    assert [m.model.value for m in remote] == ["Qwen/Qwen3-4B"] and remote[0].value("max_num_seqs") == 8
+
+
+RAY_LLM_APP = '''from ray import serve
+from ray.serve.llm import LLMConfig, build_openai_app
+
+chat = LLMConfig(
+    model_loading_config=dict(model_id="chat", model_source="Qwen/Qwen3-8B"),
+    accelerator_type="L4",
+    deployment_config=dict(autoscaling_config=dict(min_replicas=2, max_replicas=4)),
+    engine_kwargs=dict(
+        tensor_parallel_size=2,
+        max_model_len=8192,
+        enable_prefix_caching=False,
+        max_num_seq=64,  # not an EngineArgs field: the engine refuses it
+        tokenizer_pool_size=POOL,
+    ),
+)
+coder = LLMConfig(model_loading_config={"model_id": "Qwen/Qwen2.5-Coder-7B-Instruct"},
+                  engine_kwargs={"max_num_seqs": 32})
+serve.run(build_openai_app({"llm_configs": [chat, coder]}))
+'''
+
+
+def test_ray_serve_llm_configs_written_in_python(tmp_path):
+    (tmp_path / "app.py").write_text(RAY_LLM_APP)
+    (tmp_path / "other.py").write_text('from lmdeploy import LLMConfig\nLLMConfig(model_path="Qwen/Qwen3-8B")\n')
+    models = _models(tmp_path)
+    assert set(models) == {"chat", "Qwen/Qwen2.5-Coder-7B-Instruct"}  # not another library's LLMConfig
+    chat, coder = models["chat"], models["Qwen/Qwen2.5-Coder-7B-Instruct"]
+    assert chat.engine == "vllm" and chat.model.value == "Qwen/Qwen3-8B" and _at(chat.model) == (5, 62)
+    assert chat.value("tensor_parallel_size") == 2 and chat.value("max_model_len") == 8192
+    assert chat.value("enable_prefix_caching") is False and chat.gpu_product == "L4" and chat.replicas.value == 2
+    assert coder.model.value == "Qwen/Qwen2.5-Coder-7B-Instruct" and coder.value("max_num_seqs") == 32
+    found = _found(lint_paths(tmp_path, root=tmp_path))
+    assert ("CFG103", 12, 9) in found  # keyword arguments must name a field exactly
+
+
+def test_an_option_parsing_loop_keeps_the_defaults_set_before_it(tmp_path):
+    (tmp_path / "serve.sh").write_text(
+        'MODEL="Qwen/Qwen3-8B"\n'
+        "TP=1\n"
+        "LEN=8192\n"
+        'while [[ $# -gt 0 ]]; do\n'
+        '  case "$1" in\n'
+        "    -m|--model)\n"
+        '      MODEL="$2"; shift 2 ;;\n'
+        "    --tp) TP=$2; shift 2 ;;\n"
+        "    --long) LEN=32768; shift ;;\n"
+        "  esac\n"
+        "done\n"
+        'vllm serve "$MODEL" --tensor-parallel-size "$TP" --max-model-len "$LEN"\n'
+        "MODEL=$(cat model.txt)\n"
+        'vllm serve "$MODEL"\n')
+    first, second = _models(tmp_path)["serve"], _models(tmp_path)["serve#2"]
+    assert first.model.value == "Qwen/Qwen3-8B" and _at(first.model)[0] == 1  # the default, where written
+    assert first.value("tensor_parallel_size") == 1
+    assert first.value("max_model_len") == 8192  # --long changes it only when the caller passes it
+    assert second.model is None  # outside the loop, a value read at run time replaces it: unknown

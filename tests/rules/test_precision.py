@@ -13,7 +13,7 @@ import pytest
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.versions import known_versions, versions
 from cfgcheck.engines.images import image_engine, parse_image
-from helpers import lint_text
+from helpers import lint_paths, lint_text
 
 
 def findings(result, code: str | None = None) -> list:
@@ -153,6 +153,28 @@ def test_shell_variable_is_not_an_invalid_integer(tmp_path) -> None:
               exec vllm serve m --data-parallel-size 4 --data-parallel-start-rank $START_RANK"""
     text = deployment("vllm/vllm-openai:v0.26.0", script, gpus=2, command='          command: ["/bin/sh", "-c"]\n')
     assert not findings(lint_text(tmp_path, text), "CFG105")
+
+
+def test_a_positional_parameter_is_not_an_invalid_integer(tmp_path) -> None:
+    (tmp_path / "serve.sh").write_text('vllm serve "$1" --port $2 --max-num-seqs "$3" --max-model-len 4k5\n')
+    result = lint_paths(tmp_path, root=tmp_path)
+    assert [f.setting for f in findings(result, "CFG105")] == ["--max-model-len"]  # $2, $3: values not known
+
+
+@pytest.mark.parametrize(("tag", "severity"), [("v0.4.3.post3-cu124", "note"), ("v0.4.2.post4-cu124", "error")])
+def test_a_flag_added_between_two_catalogs_around_an_uncatalogued_version_is_undecided(tmp_path, tag, severity):
+    text = deployment(f"lmsysorg/sglang:{tag}", '["python3", "-m", "sglang.launch_server", "--model-path", "m", '
+                      '"--reasoning-parser", "deepseek-r1"]')
+    found = findings(lint_text(tmp_path, text), "CFG103")
+    assert [f.severity for f in found] == [severity]  # 0.4.3.post3: between 0.4.2.post4 (lacks) and 0.4.4.post4
+
+
+@pytest.mark.parametrize(("tag", "severity"), [("v0.4.5-cu125", "note"), ("v0.4.5.post3-cu124", "error")])
+def test_a_flag_removed_between_two_catalogs_around_an_uncatalogued_version_is_undecided(tmp_path, tag, severity):
+    text = deployment(f"lmsysorg/sglang:{tag}", '["python3", "-m", "sglang.launch_server", "--model-path", "m", '
+                      '"--disable-mla"]')
+    found = findings(lint_text(tmp_path, text), "CFG104")
+    assert [f.severity for f in found] == [severity]  # 0.4.5: between 0.4.4.post4 (accepts) and 0.4.5.post3
 
 
 def test_literal_script_variables_are_expanded_where_written(tmp_path) -> None:

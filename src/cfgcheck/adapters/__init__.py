@@ -51,7 +51,8 @@ BUILT_IN = (
     LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
     LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
-    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args"), suffixes=(".py",), hooks=FILE_HOOKS),
+    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm"), suffixes=(".py",),
+                hooks=FILE_HOOKS),
     LazyAdapter("workflows", YAML_WORDS),
     LazyAdapter("skypilot", YAML_WORDS),
     LazyAdapter("workloads", YAML_WORDS, hooks=("served_models", "index")),
@@ -83,13 +84,19 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    reader = file_format(loaded.path)
+    if reader is not None:
+        return reader.file_models(workspace, loaded)
+    return document_models(workspace, loaded)
+
+
+def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    """The served models of the YAML documents of ``loaded``, whatever its file name (the Kubernetes
+    manifest a shell script writes in a heredoc is read through this too)."""
     from . import engine_config
     from .base import DocContext
     from .resources import resources
 
-    reader = file_format(loaded.path)
-    if reader is not None:
-        return reader.file_models(workspace, loaded)
     found: list[ServedModel] = []
     first_line = 1
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()

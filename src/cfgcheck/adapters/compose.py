@@ -2,8 +2,12 @@
 engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it).
 
 Variables are interpolated as docker compose does (``adapters/dotenv.py``): from the ``.env`` file
-beside the compose file, else a reference's default; an unset variable stays unknown. Each value is
-located where it is written (the ``.env`` line, the default). ``env_file`` files add to the
+beside the compose file, else a reference's default; an unset variable stays unknown. A repository
+that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
+``.env.template``, ``example.env``): without a ``.env``, the template's values are the ones ``cp
+.env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD), whose
+template values are placeholders and stay unknown. Each value is located where it is written (the
+``.env`` or template line, the default). ``env_file`` files add to the
 container's environment. GPUs come from ``deploy.resources.reservations.devices`` (``count``, or
 how many ``device_ids``); a count or device list that holds an unknown variable is unknown, not 1. A
 service with ``build:`` runs the image it builds: its engine is the one the Dockerfile's ``FROM``
@@ -14,6 +18,7 @@ directive states it.
 from __future__ import annotations
 
 import posixpath
+import re
 from typing import TYPE_CHECKING
 
 from ..engines.images import parse_image
@@ -28,6 +33,9 @@ if TYPE_CHECKING:
     from .dockerfile import Built
 
 MARKERS = ENGINE_MARKERS
+# the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
+ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.I)
 
 
 def _is_compose(root: YNode) -> bool:
@@ -83,7 +91,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     from . import dotenv  # here, not at import: a Deployment that mentions vllm tries this adapter too
 
     found: list[ServedModel] = []
-    variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env")) or {}
+    variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env"))
+    if variables is None:
+        variables = _template_variables(ctx)
     for key, service in root.get("services").items():
         if key.kind != "scalar" or service.kind != "map":
             continue
@@ -123,6 +133,17 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
     compose_pod(ctx, model, service, path)
     return model
+
+
+def _template_variables(ctx: DocContext) -> dict:
+    """The values of the first env template beside the compose file, secrets left out."""
+    from . import dotenv
+
+    for name in ENV_TEMPLATES:
+        found = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, name))
+        if found is not None:
+            return {k: v for k, v in found.items() if not _SECRET_NAME.search(k)}
+    return {}
 
 
 def _beside(compose_file: str, name: str) -> str:

@@ -15,6 +15,14 @@ The model comes from ``modelArtifacts.uri``: ``hf://<id>`` (the chart's default 
 passed), and each pod requests ``tensor x dataLocal`` accelerators unless its ``resources`` say.
 The vLLM version of an ``ghcr.io/llm-d/llm-d*`` image is the llm-d release's build: unknown here.
 
+The earlier llm-d ``ModelService`` custom resource (``llm-d.ai/v1alpha1``, llm-d/llm-d-model-service) has
+the same ``spec`` (``modelArtifacts``, ``decode``, ``prefill``, ``parallelism``); its containers carry
+only the arguments the controller appends to the base config's ``vllm serve``, with ``{{ .HFModelName }}``
+(the id of an ``hf://`` URI), ``{{ .ModelPath }}`` (that id, or the path of a ``pvc://`` URI) and
+``{{ .MountedModelPath }}`` filled in, and ``acceleratorTypes`` (``labelKey: nvidia.com/gpu.product``,
+``labelValues``) choosing the GPU; its GPU count is the base config's (not shown here). A container
+that names an image of its own runs that image's argv instead.
+
 The llm-d guides' ``DisaggregatedSet`` (``disaggregatedset.x-k8s.io``) holds one LeaderWorkerSet template
 per role (``spec.roles[].name``: ``prefill``, ``decode``): its containers are read by the pod walker and
 recorded as the prefill and decode halves of one set.
@@ -22,13 +30,21 @@ recorded as the prefill and decode halves of one set.
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import YNode
 from .base import DocContext, finish, to_int
-from .containers import container_model
+from .containers import GPU_PRODUCT_LABELS, container_model
 
 MARKERS = ("modelartifacts", "disaggregatedset")
 DISAGGREGATED_SET_API = "disaggregatedset.x-k8s.io/"
+MODEL_SERVICE_API = "llm-d.ai/"
+# the controller's template variables for the model (llm-d-model-service internal/controller: HFModelName
+# and ModelPath are the id of an hf:// URI, ModelPath the path after the claim of a pvc:// URI,
+# MountedModelPath where that path is mounted)
+_MODEL_VARIABLE = re.compile(r"\{\{\s*\.(HFModelName|ModelPath|MountedModelPath)\s*\}\}")
 ROLES = ("decode", "prefill")
 DEFAULT_PORT = "8000"
 DEFAULT_MOUNT = "/model-cache"
@@ -39,8 +55,18 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     api = root.scalar("apiVersion", default="")
     if isinstance(api, str) and api.startswith(DISAGGREGATED_SET_API) and root.scalar("kind") == "DisaggregatedSet":
         return _disaggregated_set(ctx, root)
+    if isinstance(api, str) and api.startswith(MODEL_SERVICE_API) and root.scalar("kind") == "ModelService":
+        spec = root.get("spec")
+        name = f"ModelService/{root.scalar('metadata', 'name', default='modelservice')}"
+        return _roles(ctx, spec, resource=name) if spec is not None and spec.kind == "map" else []
+    return [] if root.get("apiVersion") is not None else _roles(ctx, root, resource=None)
+
+
+def _roles(ctx: DocContext, root: YNode, resource: str | None) -> list[ServedModel]:
+    """One served model per engine container of the decode and prefill sections of chart values
+    (``resource`` None) or of the ModelService ``resource`` (its kind/name)."""
     artifacts = root.get("modelArtifacts")
-    if artifacts is None or artifacts.kind != "map" or root.get("apiVersion") is not None:
+    if artifacts is None or artifacts.kind != "map":
         return []
     found: list[ServedModel] = []
     for role in ROLES:
@@ -50,7 +76,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         containers = section.get("containers")
         for index, container in enumerate(containers.value if containers is not None and containers.kind == "seq" else []):
             if container.kind == "map":
-                model = _engine(ctx, root, artifacts, role, section, container, index)
+                model = _engine(ctx, root, artifacts, role, section, container, index, resource)
                 if model is not None:
                     found.append(finish(model))
     return found
@@ -81,22 +107,28 @@ def _disaggregated_set(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: YNode, container: YNode,
-            index: int) -> ServedModel | None:
+            index: int, resource: str | None) -> ServedModel | None:
     name = str(container.scalar("name", default=index))
     command = str(container.scalar("modelCommand", default="custom"))
     prefix = f"{role}.containers[{index}]."
     tokens = None
     if command in ("vllmServe", "imageDefault"):
         tokens = _chart_tokens(ctx, root, artifacts, section, container, command)
-    model = container_model(ctx, root=None, kind="llm-d", name=f"{role}/{name}",
-                            identity=f"llm-d/{role}/{name}", container=container, prefix=prefix,
+    elif resource is not None and container.get("image") is None:
+        tokens = _resource_tokens(ctx, artifacts, container)
+    label = f"{resource.split('/', 1)[1]}/{role}/{name}" if resource else f"{role}/{name}"
+    model = container_model(ctx, root=None, kind="llm-d", name=label,
+                            identity=f"{resource or 'llm-d'}/{role}/{name}", container=container, prefix=prefix,
                             tokens=tokens, pod_spec=section, at=container)
     if model is None:
         return None
+    if resource is not None:
+        _accelerator(model, section)
     model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{role}.replicas", to_int)
     model.setting_keys["extra_args"] = f"{prefix}args"
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "llm-d model service")
-    if model.gpus is None and root.scalar("accelerator", "type", default="nvidia") != "cpu":
+    # a ModelService's GPUs are the base config's resources (its controller does not read parallelism)
+    if resource is None and model.gpus is None and root.scalar("accelerator", "type", default="nvidia") != "cpu":
         model.gpus = _parallel_gpus(ctx, section, role)
     if root.path("prefill", "create") is not False and root.get("prefill") is not None:
         model.disaggregation = (f"{ctx.path}#llm-d", role)
@@ -126,6 +158,30 @@ def _chart_tokens(ctx: DocContext, root: YNode, artifacts: YNode, section: YNode
         tokens += [ArgToken("--served-model-name", ctx.location(served), (), "typed:modelArtifacts.name", True),
                    _token(ctx, served)]
     return tokens + ctx.tokens(container.get("args"), "args")
+
+
+def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> list[ArgToken]:
+    """``vllm serve`` of the base config, then the container's args with the model variables filled in."""
+    where = ctx.location(container)
+    scheme, _, rest = str(artifacts.scalar("uri", default="")).partition("://")
+    path = rest.split("/", 1)[1] if scheme == "pvc" and "/" in rest else ""
+    values = {"HFModelName": rest, "ModelPath": rest, "MountedModelPath": DEFAULT_MOUNT} if scheme == "hf" else \
+        {"ModelPath": path, "MountedModelPath": f"{DEFAULT_MOUNT}/{path}"} if scheme == "pvc" else {}
+    tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)]
+    for token in ctx.tokens(container.get("args"), "args"):
+        filled = _MODEL_VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), token.text)
+        tokens.append(token if filled == token.text else replace(token, text=filled, synthetic=True))
+    return tokens
+
+
+def _accelerator(model: ServedModel, section: YNode) -> None:
+    """The GPU a ModelService role asks for by node label, when it names one product."""
+    types = section.get("acceleratorTypes")
+    values = types.get("labelValues") if types is not None and types.kind == "map" else None
+    if values is None or values.kind != "seq" or len(values.value) != 1 or model.gpu_product is not None:
+        return
+    if types.scalar("labelKey") in GPU_PRODUCT_LABELS and isinstance(values.value[0].value, str):
+        model.gpu_product = values.value[0].value
 
 
 def _token(ctx: DocContext, node: YNode) -> ArgToken:

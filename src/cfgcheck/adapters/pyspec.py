@@ -11,14 +11,23 @@ a call such as ``_resolve_model_path("org/name")``), else the key the spec sits 
 arguments is served too, by whichever engine the harness picks: one model of unknown engine. Every flag
 is located at its string's line and column; comments on and above a line stay with it, so the rules
 that want a reason (CFG205) read them.
+
+A Ray Serve LLM application written in Python (a file that imports ``ray.serve.llm``) serves one vLLM
+engine per ``LLMConfig(...)`` call, read as the ``llm_configs`` of a Serve config file are
+(``adapters/rayserve.py``): the model is ``model_loading_config``'s ``model_source`` (else ``model_id``),
+``engine_kwargs`` are keyword arguments of vLLM's ``EngineArgs`` (tokens of origin ``kwargs:``),
+``accelerator_type`` names the GPU and ``deployment_config`` the replicas. Only literal values are read
+(``dict(k=v)`` calls and ``{"k": v}`` displays of constants).
 """
 
 from __future__ import annotations
 
 import ast
 import io
+import json
 import tokenize
 
+from ..engines.argv import KEYWORD_ORIGIN
 from ..model import ArgToken, Location, ServedModel, Setting
 from ..yamlio import Comment, LoadedFile
 from .base import Workspace, apply_launch, directives_of, finish, to_int
@@ -26,7 +35,8 @@ from .base import Workspace, apply_launch, directives_of, finish, to_int
 ARG_KEYS = {"vllm_args": "vllm", "sglang_args": "sglang", "tokenspeed_args": "tokenspeed"}
 MODEL_KEYS = ("model", "model_path", "model_id")
 GPU_KEYS = ("tp", "tp_size", "tensor_parallel_size", "num_gpus")
-MARKERS = tuple(ARG_KEYS)
+RAY_LLM_MODULE = "ray.serve.llm"  # where LLMConfig lives (docs.ray.io, "Serving LLMs")
+MARKERS = tuple(ARG_KEYS) + (RAY_LLM_MODULE,)
 SUFFIXES = (".py",)
 
 
@@ -53,7 +63,8 @@ def _arg_keys(workspace: Workspace) -> dict[str, str]:
 
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     keys = _arg_keys(workspace)
-    if not any(key in loaded.text for key in keys):
+    ray_llm = RAY_LLM_MODULE in loaded.text
+    if not ray_llm and not any(key in loaded.text for key in keys):
         return []
     try:
         tree = ast.parse(loaded.text, loaded.path)
@@ -63,7 +74,81 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     found: list[ServedModel] = []
     for owner, spec in _specs(tree, keys):
         found.extend(_spec_models(loaded, lines, owner, spec, keys))
+    if ray_llm:
+        found.extend(_llm_config_model(loaded, lines, call) for call in ast.walk(tree)
+                     if isinstance(call, ast.Call) and _callee(call) == "LLMConfig")
     return found
+
+
+def _callee(call: ast.Call) -> str | None:
+    func = call.func
+    return func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else None
+
+
+def _entries(node: ast.AST | None) -> list[tuple[str, ast.AST, ast.AST]]:
+    """(key, the key's node, value) of a literal mapping: ``dict(k=v)`` or ``{"k": v}``."""
+    if isinstance(node, ast.Call) and _callee(node) == "dict":
+        return [(k.arg, k, k.value) for k in node.keywords if k.arg is not None]
+    if isinstance(node, ast.Dict):
+        return [(_string(k), k, v) for k, v in zip(node.keys, node.values) if _string(k) is not None]
+    return []
+
+
+def _llm_config_model(loaded: LoadedFile, lines: list[str], call: ast.Call) -> ServedModel:
+    fields = {k.arg: k.value for k in call.keywords if k.arg is not None}
+    loading = {key: value for key, _, value in _entries(fields.get("model_loading_config"))}
+    source = next((v for v in (loading.get("model_source"), loading.get("model_id")) if _string(v)), None)
+    label = _string(loading.get("model_id")) or f"LLMConfig@{call.lineno}"
+    model = ServedModel(name=label, kind="Ray Serve LLMConfig", path=loaded.path, document=0,
+                        location=_located(loaded, lines, call), identity=f"{loaded.path}#LLMConfig/{label}")
+    model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
+    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
+                                                   if call.lineno - 2 <= line <= (call.end_lineno or call.lineno)])
+    tokens = [ArgToken(word, model.location, (), "rayserve", True) for word in ("vllm", "serve")]
+    if source is not None:
+        tokens.append(_token(loaded, lines, source))
+    kwargs, falses = _kwarg_tokens(loaded, lines, fields.get("engine_kwargs"))
+    apply_launch(None, model, tokens + kwargs, "vllm")
+    for setting in model.settings.values():
+        if setting.key_location in falses:
+            setting.value = False
+    if _string(fields.get("accelerator_type")) is not None:
+        model.gpu_product = _string(fields.get("accelerator_type"))
+    model.replicas = _llm_replicas(loaded, lines, fields.get("deployment_config"))
+    return finish(model)
+
+
+def _kwarg_tokens(loaded: LoadedFile, lines: list[str], kwargs: ast.AST | None) -> tuple[list[ArgToken], list[Location]]:
+    """``engine_kwargs`` as argv tokens of origin ``kwargs:`` (as ``rayserve.engine_kwarg_tokens`` makes
+    them), and where the keys set to False are. A value that is not a literal is left out."""
+    tokens: list[ArgToken] = []
+    falses: list[Location] = []
+    for key, key_node, value in _entries(kwargs):
+        try:
+            literal = ast.literal_eval(value)
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            continue
+        origin, at = f"{KEYWORD_ORIGIN}engine_kwargs.{key}", _located(loaded, lines, key_node)
+        tokens.append(ArgToken(f"--{key}", at, loaded.comments_for(key_node.lineno), origin))
+        if isinstance(literal, bool):
+            falses.extend([] if literal else [at])
+            continue
+        text = literal if isinstance(literal, str) else json.dumps(literal) if isinstance(literal, (dict, list)) \
+            else str(literal)
+        tokens.append(ArgToken(text, _located(loaded, lines, value), loaded.comments_for(value.lineno), origin))
+    return tokens, falses
+
+
+def _llm_replicas(loaded: LoadedFile, lines: list[str], deployment: ast.AST | None) -> Setting | None:
+    """``num_replicas``, else ``autoscaling_config.min_replicas``: the replicas that always run."""
+    fields = {key: value for key, _, value in _entries(deployment)}
+    autoscaling = {key: value for key, _, value in _entries(fields.get("autoscaling_config"))}
+    node = fields.get("num_replicas") or autoscaling.get("min_replicas")
+    if not isinstance(node, ast.Constant) or not isinstance(node.value, int) or isinstance(node.value, bool):
+        return None
+    location = _located(loaded, lines, node)
+    return Setting("replicas", node.value, location, "deployment_config", loaded.comments_for(node.lineno),
+                   location, str(node.value))
 
 
 def _specs(tree: ast.AST, keys: dict[str, str]):

@@ -84,13 +84,15 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if not any(marker in loaded.text for marker in MARKERS):
         return []
     heredocs = _heredocs(loaded.text)
-    found = text_models(workspace, loaded, _without(loaded.text, heredocs), "shell script", "script", heredocs=heredocs)
+    manifests = _manifest_heredocs(loaded.text)
+    data = heredocs + [doc for doc in manifests if all(doc.start != other.start for other in heredocs)]
+    found = text_models(workspace, loaded, _without(loaded.text, data), "shell script", "script", heredocs=heredocs)
     for doc in heredocs:  # a supervisord configuration the script writes: its programs
         if doc.name.endswith(".conf") and "[program:" in doc.body:
             from .supervisord import program_models
 
             found.extend(program_models(workspace, loaded, doc.body, doc.start))
-    return found
+    return found + _manifest_models(workspace, loaded, manifests)
 
 
 def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, prefix: str,
@@ -156,6 +158,41 @@ def _heredocs(text: str) -> list[Heredoc]:
         stop = end.start() if end is not None else len(text)
         found.append(Heredoc(match.group(1), match.end(), text[match.end():stop]))
         position = end.end() if end is not None else len(text)
+    return found
+
+
+# any heredoc (`cat <<EOF > FILE`, `kubectl apply -f - <<'EOF'`, `cat <<EOF | kubectl apply -f -`); the
+# delimiter starts with a letter, so `$((1 << 2))` opens none
+_ANY_HEREDOC = re.compile(r"(?<![<\w])<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1[^\n]*\n")
+_MANIFEST_KEYS = (re.compile(r"^[ \t]*apiVersion:[ \t]*\S", re.M), re.compile(r"^[ \t]*kind:[ \t]*\S", re.M))
+
+
+def _manifest_heredocs(text: str) -> list[Heredoc]:
+    """Heredocs whose body is a Kubernetes manifest (apiVersion and kind): what the script applies.
+    Linear like ``_heredocs``: each search starts after the previous body."""
+    found: list[Heredoc] = []
+    position = 0
+    while (match := _ANY_HEREDOC.search(text, position)) is not None:
+        end = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M).search(text, match.end())
+        body = text[match.end():end.start() if end is not None else len(text)]
+        if all(key.search(body) for key in _MANIFEST_KEYS):
+            found.append(Heredoc("", match.end(), body))
+        position = end.end() if end is not None else len(text)
+    return found
+
+
+def _manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:
+    """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
+    and column in the script (the body is parsed below as many blank lines as precede it)."""
+    from . import document_models
+    from ..yamlio import parse_text
+
+    found: list[ServedModel] = []
+    for doc in manifests:
+        inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
+        inner.path = loaded.path
+        if inner.error is None:
+            found += document_models(workspace, inner)
     return found
 
 

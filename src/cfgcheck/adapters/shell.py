@@ -3,7 +3,8 @@
 Two steps. ``lex`` splits the *value* of a string (what the container runtime or shell receives) into
 words the way a POSIX shell does, leniently: quotes, backslash escapes and line continuations,
 ``$(...)`` / ``${...}`` / Helm-Go ``{{ ... }}`` kept whole, ``#`` comments, and command separators
-(``;``, ``&&``, ``||``, ``|``, ``&``, and newlines in shell mode) as words of their own. ``eval "..."``
+(``;``, ``&&``, ``||``, ``|``, ``&``, and in shell mode newlines and the parentheses of an array assignment)
+as words of their own. ``eval "..."``
 is lexed as the command it evaluates. ``SourceMap`` then maps an offset in the value back to the
 source text of the scalar (plain, quoted with escapes, literal or folded block), so each word is
 located where it is written.
@@ -14,7 +15,8 @@ from __future__ import annotations
 import bisect
 import re
 
-OPERATORS = (";", "&&", "||", "|", "&")
+OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
+_ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
 # An engine argv a person wrote is a few hundred words; past this many words from split values the rest
 # of the references stay as written (unknown) rather than multiply a long value without end.
@@ -45,6 +47,7 @@ class _Lexer:
         self.found: list[tuple[str, int, int]] = []
         self.buf: list[str] = []
         self.start, self.end, self.in_word, self.quoted = -1, 0, False, False
+        self.in_array = False
 
     def words(self) -> list[tuple[str, int, int]]:
         i = 0
@@ -76,12 +79,14 @@ class _Lexer:
             return i + 1
         if c == "\n":
             self._flush()
-            if self.shell:
+            if self.shell and not self.in_array:
                 self.found.append((";", self.base + i, self.base + i + 1))
             return i + 1
         if self.shell and c == "#" and not self.in_word:
             newline = value.find("\n", i)
             return n if newline == -1 else newline
+        if self.shell and (c == ")" and self.in_array or c == "(" and _ARRAY_NAME.fullmatch("".join(self.buf))):
+            return self._array_bound(i)
         if self.shell and c in ";&|":
             self._flush()
             op = value[i:i + 2] if value[i:i + 2] in ("&&", "||") else c
@@ -101,6 +106,14 @@ class _Lexer:
             self._put(value[i:stop], i, stop)
             return stop
         self._put(c, i, i + 1)
+        return i + 1
+
+    def _array_bound(self, i: int) -> int:
+        """The parentheses of a bash array assignment ``cmd=(vllm serve M --x 1)`` belong to no word:
+        its elements are the words of a command (bash(1) "Arrays"), newlines inside included."""
+        self._flush()
+        self.in_array = self.value[i] == "("
+        self.found.append((self.value[i], self.base + i, self.base + i + 1))
         return i + 1
 
     def _template(self, i: int) -> int:
@@ -292,12 +305,14 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
     secret). ``${VAR:-default}`` gives the default when VAR is set nowhere. A reference whose value is
     not literal stays as written: the value is unknown. A word that is exactly one reference is
     relocated to where its value is written (the assignment's value, the default), so that a finding
-    or an edit lands there.
+    or an edit lands there. Inside ``case ... esac`` (an option-parsing loop: ``--model) MODEL="$2"``) an
+    assignment does not replace a value set before the ``case``: the script runs with that default
+    unless its caller passes the option; a pattern (``--model)``) is no part of the command after it.
     """
     known: dict[str, tuple[str | None, int | None, int | None]] = {
         name: (value, None, None) for name, value in (env or {}).items()}
     out: list[tuple[str, int, int]] = []
-    command_start = True
+    command_start, cases = True, 0
     budget = [MAX_SPLICED_WORDS]
     for word in words:
         text = word[0]
@@ -308,12 +323,18 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
         if command_start and text in _DECLARE:
             out.append(word)
             continue
+        if command_start and text in ("case", "esac"):
+            cases = cases + 1 if text == "case" else max(0, cases - 1)
+        elif cases and command_start and text.endswith(")") and not text.startswith("$("):
+            out.append(word)  # a case pattern: the arm's command starts after it
+            continue
         assignment = _ASSIGNMENT.match(text) if command_start else None
         if assignment:
             value, start, end = _expanded(word, known)
             literal = not any(mark in value for mark in _NOT_LITERAL)
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
-            known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
+            if not cases or assignment.group(1) not in known:
+                known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
             out.append(word)
             continue
         command_start = False

@@ -98,6 +98,21 @@ class FlagHistory:
 _FLAG_HISTORY: dict[tuple, "FlagHistory"] = {}
 
 
+def undecided(catalog: Catalog, accepting: tuple[str, ...]) -> tuple[str, str] | None:
+    """(the catalogued versions just below and above) when the version asked for is not catalogued and
+    those two disagree about a flag (``accepting``: the versions that accept it): it came or went
+    between them, so whether the version asked for accepts it is not known. Else None."""
+    if not catalog.assumed or not catalog.requested:
+        return None
+    key = version_key(catalog.requested)
+    catalogued = versions(catalog.engine)
+    below = [v for v in catalogued if version_key(v) < key]
+    above = [v for v in catalogued if version_key(v) > key]
+    if below and above and (below[-1] in accepting) != (above[0] in accepting):
+        return below[-1], above[0]
+    return None
+
+
 def flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     """The history of a flag that ``catalog`` does not know (exact name first, then abbreviations)."""
     key = (catalog.engine, catalog.version, resolution.normalized, resolution.written)
