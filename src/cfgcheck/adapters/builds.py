@@ -132,7 +132,7 @@ def _command(folder: str, arguments: str) -> list[tuple[str, str]]:
 
 
 def _inside(folder: str, written: str) -> str | None:
-    return repofiles.repo_path(posixpath.join(folder, "x"), written) if "$" not in written else None
+    return repofiles.repo_path(posixpath.join(folder, "x"), written)
 
 
 def _tilt(folder: str, text: str) -> list[tuple[str, str]]:

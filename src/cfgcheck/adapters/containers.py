@@ -23,7 +23,7 @@ from .base import DocContext, affinity_claims, operator_tokens, apply_launch, en
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
 ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_ARGS")
-_SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
+SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
 def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
@@ -46,7 +46,7 @@ def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str
     args = ctx.tokens(args_node, "args")
     joined = command + args
     texts = [t.text for t in joined]
-    flag = next((t for t in texts[1:3] if _SHELL_C.match(t)), None) if texts and texts[0] in SHELLS else None
+    flag = next((t for t in texts[1:3] if SHELL_C.match(t)), None) if texts and texts[0] in SHELLS else None
     if len(texts) >= 3 and flag is not None:
         script_index = texts.index(flag) + 1
         if texts[script_index] == "--" and script_index + 1 < len(texts):

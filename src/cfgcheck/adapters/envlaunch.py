@@ -28,7 +28,7 @@ from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ..yamlio import YNode
 from .base import DocContext, Workspace, operator_tokens
 from .resources import file_resources
-from .shell import MAX_SPLICED_WORDS, Quoted
+from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
@@ -93,8 +93,6 @@ class EnvValue:
     def word(self, origin: str) -> ArgToken:
         """The whole value as one word, as a quoted expansion (``"$VAR"``) gives it, located at its
         first character (inside a quote or on the first line of a block scalar)."""
-        from .shell import SourceMap
-
         mapping = SourceMap(self.ctx.loaded.text, self.node)
         line, column = mapping.line_column(mapping.absolute(0))
         location = Location(self.ctx.path, line, column, line, column + len(self.text.split("\n", 1)[0]))
@@ -213,7 +211,6 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
     if found is None:
         return None
     from .scripts import scalar_launches  # at call time: scripts imports the container adapters' helpers
-    from .shell import Spliced
 
     script_ctx, node = found
     environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None

@@ -85,7 +85,8 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         return []
     heredocs = _heredocs(loaded.text)
     manifests = _manifest_heredocs(loaded.text)
-    data = heredocs + [doc for doc in manifests if all(doc.start != other.start for other in heredocs)]
+    written = {doc.start for doc in heredocs}
+    data = heredocs + [doc for doc in manifests if doc.start not in written]
     found = text_models(workspace, loaded, _without(loaded.text, data), "shell script", "script", heredocs=heredocs)
     for doc in heredocs:  # a supervisord configuration the script writes: its programs
         if doc.name.endswith(".conf") and "[program:" in doc.body:
@@ -145,20 +146,19 @@ class Heredoc:
 
 
 def _heredocs(text: str) -> list[Heredoc]:
-    """Heredocs in order; each search starts after the previous body (linear in the script, whatever
-    a pull request writes: a body without its delimiter runs to the end, as in the shell)."""
-    found: list[Heredoc] = []
+    """Heredocs that write a file, in order."""
+    return [Heredoc(match.group(1), match.end(), body) for match, body in _bodies(text, _HEREDOC_START)]
+
+
+def _bodies(text: str, start: re.Pattern):
+    """(opening match, body) of each heredoc ``start`` opens (delimiter in group 2); each search starts
+    after the previous body (linear in the script, whatever a pull request writes: a body without its
+    delimiter runs to the end, as in the shell)."""
     position = 0
-    while True:
-        match = _HEREDOC_START.search(text, position)
-        if match is None:
-            break
-        delimiter = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M)
-        end = delimiter.search(text, match.end())
-        stop = end.start() if end is not None else len(text)
-        found.append(Heredoc(match.group(1), match.end(), text[match.end():stop]))
+    while (match := start.search(text, position)) is not None:
+        end = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M).search(text, match.end())
+        yield match, text[match.end():end.start() if end is not None else len(text)]
         position = end.end() if end is not None else len(text)
-    return found
 
 
 # any heredoc (`cat <<EOF > FILE`, `kubectl apply -f - <<'EOF'`, `cat <<EOF | kubectl apply -f -`); the
@@ -168,17 +168,9 @@ _MANIFEST_KEYS = (re.compile(r"^[ \t]*apiVersion:[ \t]*\S", re.M), re.compile(r"
 
 
 def _manifest_heredocs(text: str) -> list[Heredoc]:
-    """Heredocs whose body is a Kubernetes manifest (apiVersion and kind): what the script applies.
-    Linear like ``_heredocs``: each search starts after the previous body."""
-    found: list[Heredoc] = []
-    position = 0
-    while (match := _ANY_HEREDOC.search(text, position)) is not None:
-        end = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M).search(text, match.end())
-        body = text[match.end():end.start() if end is not None else len(text)]
-        if all(key.search(body) for key in _MANIFEST_KEYS):
-            found.append(Heredoc("", match.end(), body))
-        position = end.end() if end is not None else len(text)
-    return found
+    """Heredocs whose body is a Kubernetes manifest (apiVersion and kind): what the script applies."""
+    return [Heredoc("", match.end(), body) for match, body in _bodies(text, _ANY_HEREDOC)
+            if all(key.search(body) for key in _MANIFEST_KEYS)]
 
 
 def _manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:

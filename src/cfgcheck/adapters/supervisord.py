@@ -36,8 +36,6 @@ _OPTION = re.compile(r"(?P<option>.*?)\s*(?P<vi>[=:])\s*(?P<value>.*)$")  # conf
 _COMMENT_PREFIXES = ("#", ";")
 # Python %-format of supervisord's expansions; the width is bounded (a hostile file gains nothing)
 _EXPANSION = re.compile(r"%%|%\((?P<name>[A-Za-z_][\w.-]*)\)(?P<spec>[-#0 +]?\d{0,2}(?:\.\d{1,2})?)(?P<kind>[sdirf])")
-_SHELLS = ("sh", "bash", "dash", "zsh")
-_SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -ec
 
 
 @dataclass
@@ -180,11 +178,12 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, l
 def _command_words(command: Value, environment: dict) -> list[tuple[str, int, int]]:
     """``command=`` split as ``shlex.split`` does, at the file's offsets; ``sh -c SCRIPT`` is the script's
     engine command, its variables expanded from ``environment=``."""
+    from .containers import SHELL_C, SHELLS
     from .shell import expand, lex
 
     words = command.words()
     texts = [word for word, _, _ in words]
-    if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in _SHELLS and _SHELL_C.match(texts[1]):
+    if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in SHELLS and SHELL_C.match(texts[1]):
         script, start, _ = words[2]  # offsets hold while the quoted script has no escapes
         env = {key: token.text for key, token in environment.items()}
         return expand(lex(script, shell=True, base=start), env)
