@@ -74,7 +74,7 @@ from typing import Iterator
 
 from cfgcheck.capacity import GiB, concurrency_at, longest_fitting_len
 from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
-from cfgcheck.capacity.needs import ESTIMATE_MARGIN, on_largest_gpu, vendor_of, weight_assumptions
+from cfgcheck.capacity.needs import ESTIMATE_MARGIN, on_largest_gpu, vendor_label, vendor_of, weight_assumptions
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
@@ -160,7 +160,7 @@ def _on_no_known_gpu(model, ctx, length: int) -> Iterator[Finding]:
     setting = model.setting("max_model_len")
     where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
     given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
-    vendor = {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor_of(model) or "", "")
+    vendor = vendor_label(vendor_of(model))
     weights = f"weights {trial.weight_bytes_per_gpu / GiB:.1f} GiB per GPU at parallel size {trial.tensor_parallel_size * trial.pipeline_parallel_size}"
     util = f"{trial.gpu_memory_utilization:g}" if trial.gpu_memory_utilization else "its default"
     fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"

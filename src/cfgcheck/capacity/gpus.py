@@ -192,10 +192,13 @@ def accelerator_by_name(text: str | None) -> Gpu | None:
 lookup_gpu = accelerator_by_name  # the name capacity and the rules have used since the first release
 
 
-def bundled_gpus(vendor: str | None = None) -> list[Gpu]:
-    """The table's GPUs (not TPUs, Neuron or Gaudi) of ``vendor`` (any when None), smallest memory first."""
+@lru_cache(maxsize=None)
+def bundled_gpus(vendor: str | None = None) -> tuple[Gpu, ...]:
+    """The table's GPUs (not TPUs, Neuron or Gaudi) of ``vendor`` (any when None), smallest memory first:
+    built once per vendor and run (the needed-memory search asks for them per served model)."""
     found = [_gpu_from_entry(e) for e in _table()["gpus"] if e.get("kind", "gpu") == "gpu"]
-    return sorted((g for g in found if vendor is None or g.vendor == vendor), key=lambda g: (g.memory_bytes, g.name))
+    return tuple(sorted((g for g in found if vendor is None or g.vendor == vendor),
+                        key=lambda g: (g.memory_bytes, g.name)))
 
 
 def gpu_by_name(name: str) -> Gpu | None:

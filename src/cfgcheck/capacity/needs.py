@@ -122,8 +122,7 @@ def on_largest_gpu(model: Any, config: dict | None) -> tuple[Gpu, CapacityEstima
     if isinstance(cache, dict) and key in cache and cache[key][0] is config:
         return cache[key][1]
     found = None
-    candidates = bundled_gpus(vendor_of(model))
-    if candidates and _applies(model, estimate(model, config)):
+    if _applies(model, estimate(model, config)) and (candidates := bundled_gpus(vendor_of(model))):
         largest = candidates[-1]
         trial = estimate(model, config, largest)
         found = (largest, trial) if _fits(trial) is not None else None
@@ -217,9 +216,14 @@ def _nominal(gpu: Gpu) -> str:
     return f"{gpu.nominal_gb:g} GB" if gpu.nominal_gb else f"{gpu.memory_gib:.0f} GiB"
 
 
+def vendor_label(vendor: str | None) -> str:
+    """``NVIDIA `` / ``AMD `` before "GPU" in a message, nothing for another or an unknown vendor."""
+    return {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor or "", "")
+
+
 def fit_text(fits_on: list[Gpu], too_small: list[Gpu], vendor: str | None, borderline: list[Gpu] = ()) -> str:
     """``fits on 80 GB and larger; not on L40S 48 GB, L20 48 GB ... and 14 smaller`` (by memory)."""
-    owner = {"nvidia": "NVIDIA ", "amd": "AMD "}.get(vendor or "", "")
+    owner = vendor_label(vendor)
     if not fits_on:
         largest = max([*too_small, *borderline], key=lambda g: g.memory_bytes)
         return f"fits on no {owner}GPU cfgcheck knows (largest {largest.label})"
