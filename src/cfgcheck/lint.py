@@ -279,9 +279,10 @@ def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
     """The enabled rules a lint run must import: when there is a served model to check, all but those
     that only compare a change's base with its head (run_rules skips them without a base), else only
     those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
-    if models:
-        return [load(entry.code) for entry in rule_index() if entry.code in codes and not entry.diff_only]
-    return [load(entry.code) for entry in rule_index() if entry.code in codes and entry.scope != "model"]
+    def needed(entry) -> bool:
+        return not entry.diff_only if models else entry.scope != "model"
+
+    return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
 
 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
