@@ -129,6 +129,12 @@ def _spec(engine: str, index: int) -> OptionSpec:
     return _spec_from(catalog_data(engine)["specs"][index])
 
 
+def _specs(engine: str) -> tuple[OptionSpec, ...]:
+    """Every spec of the engine's table, across its versions."""
+    data = catalog_data(engine)
+    return tuple(_spec(engine, i) for i in range(len(data["specs"]))) if data else ()
+
+
 @functools.lru_cache(maxsize=1024)
 def catalog_for(engine: str, version: str | None) -> Catalog | None:
     """The catalog for ``version`` of ``engine`` (None if the engine has no catalogs).
