@@ -105,7 +105,7 @@ def check(model, ctx) -> Iterator[Finding]:
     est = ctx.capacity(model)
     length = est.max_model_len
     if length is not None and est.kv_pool_source == "unknown":
-        yield from _on_no_known_gpu(model, ctx, length)
+        yield from _on_no_known_gpu(model, ctx, est, length)
     if length is None or est.kv_pool_source == "unknown":
         return
     if est.kv_pool_source == "estimated" and kv_from_compiled_buckets(model):
@@ -116,11 +116,7 @@ def check(model, ctx) -> Iterator[Finding]:
     fit = longest_fitting_len(est) or 0
     if est.kv_pool_source == "estimated" and length <= fit * (1 + float(options["estimate-margin"])):
         return
-    setting = model.setting("max_model_len")
-    where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
-    given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
-    fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
-    stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    where, given, fit_text, stops = _request_terms(model, est, length, fit)
     kind = accelerator_kind(model)
     # the estimate's runtime overheads are calibrated on CUDA GPUs: on a TPU, Neuron or Gaudi it is an assumption
     assumed = est.kv_pool_source == "estimated" and kind != "gpu"
@@ -145,7 +141,17 @@ def check(model, ctx) -> Iterator[Finding]:
     )
 
 
-def _on_no_known_gpu(model, ctx, length: int) -> Iterator[Finding]:
+def _request_terms(model, est, length: int, fit: int) -> tuple:
+    """Where the length is set, how it was given, the longest that fits, and whether the engine stops."""
+    setting = model.setting("max_model_len")
+    where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
+    given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
+    fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
+    stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    return where, given, fit_text, stops
+
+
+def _on_no_known_gpu(model, ctx, est, length: int) -> Iterator[Finding]:
     """The GPU is not stated: flag a length (or weights shard) that not even the largest bundled GPU of the
     workload's vendor holds at the configured memory fraction."""
     found = on_largest_gpu(model, ctx.config)
@@ -156,16 +162,11 @@ def _on_no_known_gpu(model, ctx, length: int) -> Iterator[Finding]:
     fit = longest_fitting_len(trial) or 0
     if conc is None or conc >= 1 or length <= fit * (1 + float(ctx.options["estimate-margin"])):
         return
-    est = ctx.capacity(model)
-    setting = model.setting("max_model_len")
-    where = setting.location if setting is not None else (model.model.location if model.model is not None else model.location)
-    given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
+    where, given, fit_text, stops = _request_terms(model, est, length, fit)
     vendor = vendor_label(vendor_of(model))
     weights = f"weights {trial.weight_bytes_per_gpu / GiB:.1f} GiB per GPU at parallel size {trial.tensor_parallel_size * trial.pipeline_parallel_size}"
     util = f"{trial.gpu_memory_utilization:g}" if trial.gpu_memory_utilization else "its default"
-    fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
     assumed = weight_assumptions(model, trial)
-    stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
     yield Finding(
         message=(f"{given} does not fit one request on any {vendor}GPU cfgcheck knows (none is stated): on the largest, "
                  f"{gpu.label} at memory fraction {util}, {weights}, {fit_text}{stops}"
