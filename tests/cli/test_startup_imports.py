@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.test_output_formats import SECRET_APP
 
 HEAVY = ("jsonschema", "jinja2", "github", "ruamel", "rich")
@@ -20,17 +22,25 @@ PIPELINE = ("yaml", "cfgcheck.config", "cfgcheck.yamlio", "cfgcheck.lint", "cfgc
             "cfgcheck.capacity", "cfgcheck.engines")
 
 
-def _modules_after(argv: list[str], cwd: Path, env: dict | None = None) -> list[str]:
+def _modules_after(argv: list[str], cwd: Path, env: dict | None = None, report: str = "sorted(sys.modules)"):
     """Every module imported by one ``cfgcheck ARGV`` run in a fresh interpreter (the console entry
-    point), with its standard output first."""
+    point), with its standard output first; or ``report``, a Python expression over the run's modules."""
     probe = (f"import sys, json\nfrom cfgcheck.__main__ import main\nsys.argv = ['cfgcheck'] + {argv!r}\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
-             "sys.stdout.write('\\n' + json.dumps(sorted(sys.modules)))")
+             f"sys.stdout.write('\\n' + json.dumps({report}))")
     env = {**{k: v for k, v in os.environ.items() if k != "CFGCHECK_HUB"}, "XDG_CACHE_HOME": str(cwd / "cache"),
            **(env or {})}
     out = subprocess.run([sys.executable, "-c", probe], cwd=cwd, capture_output=True, text=True, env=env)
     assert out.returncode == 0, out.stderr
     return json.loads(out.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def served_lint(tmp_path_factory) -> list[str]:
+    """The modules of one ``cfgcheck lint app.yaml`` on a served vLLM Deployment (shared: the run is the same)."""
+    folder = tmp_path_factory.mktemp("served")
+    (folder / "app.yaml").write_text(SECRET_APP)
+    return _modules_after(["lint", "app.yaml"], folder)
 
 
 def _loaded(modules: list[str], names: tuple[str, ...]) -> list[str]:
@@ -55,9 +65,8 @@ NETWORK = ("urllib.request", "http.client", "ssl", "email", "cfgcheck.capacity.h
 CLI = ("typer", "click", "cfgcheck.cli")
 
 
-def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(tmp_path: Path) -> None:
-    (tmp_path / "app.yaml").write_text(SECRET_APP)
-    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served_lint: list[str]) -> None:
+    modules = served_lint
     assert _loaded(modules, HEAVY + NETWORK + CLI + ("jsonschema", "ruamel")) == []
     # what it does need, so this cannot pass by linting nothing: the workload adapter found the served
     # model and the rules that check it ran (with the capacity model and the catalogs they read)
@@ -97,12 +106,11 @@ NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
     "dockerfile", "helmstage"))
 
 
-def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(tmp_path: Path) -> None:
+def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_lint: list[str], tmp_path: Path) -> None:
     """Issue 17 item 16: an adapter is imported when a document can be its (one of its MARKERS is in the
     file), and helpers of one format (helm staging, .env and Dockerfile reading, shell scripts) when a
     document of that format is read; the Deployment is still read by the workload adapter."""
-    (tmp_path / "app.yaml").write_text(SECRET_APP)
-    modules = _modules_after(["lint", "app.yaml", "--format", "json"], tmp_path)
+    modules = served_lint
     assert _loaded(modules, NOT_FOR_A_DEPLOYMENT) == []
     for needed in ("cfgcheck.adapters.workloads", "cfgcheck.adapters.containers", "cfgcheck.adapters.compose",
                    "cfgcheck.adapters.vllm_runtime", "cfgcheck.rules.secret_in_args"):
@@ -124,21 +132,14 @@ def _served_lint_probe(tmp_path: Path, report: str) -> list:
     """``cfgcheck lint app.yaml`` on one served vLLM Deployment in a fresh interpreter, then ``report``
     (a Python expression over the imported modules) as JSON."""
     (tmp_path / "app.yaml").write_text(SECRET_APP)
-    probe = ("import io, contextlib, json, sys\nfrom cfgcheck.__main__ import main\n"
-             "sys.argv = ['cfgcheck', 'lint', 'app.yaml']\n"
-             "with contextlib.redirect_stdout(io.StringIO()):\n    try:\n        main()\n    except SystemExit:\n        pass\n"
-             f"print(json.dumps({report}))")
-    env = {**{k: v for k, v in os.environ.items() if k != "CFGCHECK_HUB"}, "XDG_CACHE_HOME": str(tmp_path / "cache")}
-    out = subprocess.run([sys.executable, "-c", probe], cwd=tmp_path, capture_output=True, text=True, env=env)
-    assert out.returncode == 0, out.stderr
-    return json.loads(out.stdout.strip().splitlines()[-1])
+    return _modules_after(["lint", "app.yaml"], tmp_path, report=report)
 
 
-def test_a_served_deployment_reads_its_catalog_without_the_compressed_reader_or_fuzzy_matching(tmp_path: Path) -> None:
+def test_a_served_deployment_reads_its_catalog_without_the_compressed_reader_or_fuzzy_matching(
+        served_lint: list[str], tmp_path: Path) -> None:
     """The shipped catalogs are plain JSON (gzip only for a compressed one) and difflib only suggests
     a near-miss for an unknown flag or variable; the flags are still resolved by argparse itself."""
-    (tmp_path / "app.yaml").write_text(SECRET_APP)
-    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    modules = served_lint
     assert "gzip" not in modules
     for name in ("cfgcheck.engines.versions", "cfgcheck.engines.catalog", "cfgcheck.engines.confidence",
                  "cfgcheck.engines.envs"):
@@ -171,7 +172,7 @@ def test_capacity_and_engine_records_are_not_compared_by_value(tmp_path: Path) -
 RARELY_NEEDED = ("decimal", "difflib", "pkgutil")
 
 
-def test_core_modules_import_rare_standard_modules_where_they_are_used(tmp_path: Path) -> None:
+def test_core_modules_import_rare_standard_modules_where_they_are_used(served_lint: list[str], tmp_path: Path) -> None:
     """settings imports decimal only to read an SI-suffixed SGLang size, config imports difflib only to
     suggest a key for an unknown one, and the rule registry imports pkgutil only to list every rule module
     (a lint run finds them in the rule index). The engine catalogs a served model needs use difflib."""
@@ -179,8 +180,7 @@ def test_core_modules_import_rare_standard_modules_where_they_are_used(tmp_path:
     modules = _modules_after(["lint", "values.yaml"], tmp_path)
     assert {"cfgcheck.config", "cfgcheck.registry", "cfgcheck.suppressions"} <= set(modules)
     assert _loaded(modules, RARELY_NEEDED) == []
-    (tmp_path / "app.yaml").write_text(SECRET_APP)
-    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    modules = served_lint
     assert {"cfgcheck.settings", "cfgcheck.rules.invalid_flag_value"} <= set(modules)
     assert _loaded(modules, ("decimal", "pkgutil")) == []
 
@@ -190,11 +190,10 @@ DIFF_ONLY_RULES = ("cfgcheck.rules.seq_limit_without_context_cap", "cfgcheck.rul
                    "cfgcheck.rules.default_drift")
 
 
-def test_linting_imports_no_rule_that_only_compares_a_change(tmp_path: Path) -> None:
+def test_linting_imports_no_rule_that_only_compares_a_change(served_lint: list[str]) -> None:
     """A lint run has no base to compare with, so the rules that only run in diff mode (their index entry
     says so) are not imported, nor the default-drift tables only one of them reads; every other rule is."""
-    (tmp_path / "app.yaml").write_text(SECRET_APP)
-    modules = _modules_after(["lint", "app.yaml"], tmp_path)
+    modules = served_lint
     assert _loaded(modules, DIFF_ONLY_RULES + ("cfgcheck.drift", "cfgcheck.rules._change")) == []
     index = json.loads((Path(__file__).parents[2] / "src/cfgcheck/data/rule_index.json").read_text())
     others = {entry["module"] for entry in index if not entry["diff_only"]}
