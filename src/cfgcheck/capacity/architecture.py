@@ -463,7 +463,23 @@ class ModelConfigError(ValueError):
 
 
 def _local_architecture(folder: Path, norm: str, qbits: float | None, qname: str | None) -> Architecture:
-    """The architecture ``folder/config.json`` describes; ModelConfigError when it describes none."""
+    """The architecture ``folder/config.json`` describes; ModelConfigError when it describes none. A copy of
+    one read per file version and run: the needed-memory search estimates a model on every bundled GPU."""
+    versions = tuple(_file_version(folder / name) for name in ("config.json", "model.safetensors.index.json"))
+    return copy.copy(_read_local_architecture(folder, norm, qbits, qname, versions))
+
+
+def _file_version(path: Path) -> tuple[int, int] | None:
+    try:
+        stat = path.stat()
+    except OSError:
+        return None
+    return stat.st_mtime_ns, stat.st_size
+
+
+@lru_cache(maxsize=256)
+def _read_local_architecture(folder: Path, norm: str, qbits: float | None, qname: str | None,
+                             versions: tuple) -> Architecture:  # versions: the cache key's file versions
     where = f"{norm}/config.json under model_configs"
     try:
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
