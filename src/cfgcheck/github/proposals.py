@@ -119,7 +119,7 @@ class Hub:
     def compare_url(self, base: str, branch: str) -> str:
         """Where a person opens the pull request from ``branch`` into ``base`` by hand."""
         root = self.html_url() or f"https://github.com/{self.repository}"
-        return f"{root}/compare/{quote(base, safe='/')}...{quote(branch, safe='/')}?expand=1"
+        return f"{root}/compare/{quote(base, safe='/')}...{quote(branch, safe='/')}"
 
     def outgoing(self, title: str, body: str) -> tuple[str, str]:
         """Title and body as GitHub will get them (redacted, the title within its limit); a body over

@@ -47,6 +47,7 @@ class Explanation:
     new: Any
     action: str  # "updated" (a plain restatement rewritten) | "flagged" (kept as written)
     marked: bool = False  # a marker line below it says so in the file (YAML only)
+    now: str | None = None  # the comment as rewritten ("updated")
 
 
 def forms(value: Any) -> list[tuple[str, str]]:
@@ -166,8 +167,8 @@ def review(loaded: LoadedFile, setting: Setting, new: Any, date: str, text) -> t
     earlier = _remarked(loaded, lines, new)
     if earlier is not None:
         edits, flagged = earlier
-        return edits, [Explanation(loaded.path, n, loaded.comments[n].text, setting.name, old, new, "flagged")
-                       for n in flagged]
+        return edits, [Explanation(loaded.path, n, loaded.comments[n].text, setting.name, old, new, "flagged",
+                                   marked=True) for n in flagged]
     stating = [(n, found) for n in lines if (found := _find(loaded.comments[n].text, old)) is not None]
     if not stating or any(_find(loaded.comments[n].text, new) for n in lines):
         return [], []
@@ -177,7 +178,8 @@ def review(loaded: LoadedFile, setting: Setting, new: Any, date: str, text) -> t
         replacement = _written(new, form)
         if replacement is not None and _restates(comment, start, end, setting.name):
             edits.append(_span_edit(loaded, line, start, end, replacement))
-            notes.append(Explanation(loaded.path, line, comment, setting.name, old, new, "updated"))
+            notes.append(Explanation(loaded.path, line, comment, setting.name, old, new, "updated",
+                                     now=comment[:start] + replacement + comment[end:]))
         else:
             flagged = True
             notes.append(Explanation(loaded.path, line, comment, setting.name, old, new, "flagged"))

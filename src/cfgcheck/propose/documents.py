@@ -294,6 +294,6 @@ def build(tree, config, ctx, result, allow_findings: bool, upgrade_report: dict 
         write_bytes(tree.root, adr["path"], documents.adr_text.encode("utf-8"))
     existing_models = ctx.existing.models if ctx.existing is not None else []
     tail = body_marker({"models": sorted(set(ctx.work.identities) | set(existing_models)), "branch": ctx.branch,
-                        "adr": documents.adr_path, "proposals": hist})
-    documents.body = fit(render("pr_body.md.j2"), context, FOLDS, "\n" + tail + "\n")
+                        "adr": documents.adr_path, "proposals": hist}, LIMIT)
+    documents.body = fit(render("pr_body.md.j2"), context, FOLDS, "\n" + tail + "\n", LIMIT)
     return documents
