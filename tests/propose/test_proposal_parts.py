@@ -44,8 +44,9 @@ STARTUP = """\
 """
 
 
-def _model(kind="Deployment", replicas=1, strategy="", probe=""):
-    loaded = parse_text("d.yaml", DEPLOYMENT.format(kind=kind, replicas=replicas, strategy=strategy, probe=probe))
+def _model(kind="Deployment", replicas=1, strategy="", probe="", node=None):
+    text = DEPLOYMENT.replace("    spec:\n", f"    spec:\n      nodeName: {node}\n", 1) if node else DEPLOYMENT
+    loaded = parse_text("d.yaml", text.format(kind=kind, replicas=replicas, strategy=strategy, probe=probe))
     (model,) = served_models([loaded], Config(Path("."), {}))
     return model
 
@@ -66,6 +67,13 @@ def test_the_rollout_follows_the_strategy(kind, replicas, strategy, outage, rest
     assert (found.outage, found.restarts) == (outage, restarts)
     assert ("same outage again" in found.recovery) == outage
     assert found.name == "chat/vllm" and found.path == "d.yaml"
+
+
+def test_a_surge_pod_pinned_to_one_host_is_an_outage_unless_its_gpus_are_free():
+    found = rollout(_model(strategy="  strategy:\n    rollingUpdate: {maxUnavailable: 0}\n", node="gpu-box-1"))
+    assert found.outage and found.needs_free_gpus == 2
+    assert found.restarts == "yes, outage unless gpu-box-1 has 2 more GPUs free: the new pod must start beside the old one there"
+    assert found.recovery.startswith("a revert is the same outage again unless the GPUs are free")
 
 
 def test_recovery_names_the_time_the_startup_probe_allows():

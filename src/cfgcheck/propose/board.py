@@ -25,6 +25,7 @@ from typing import Any
 
 from ..engines.versions import DISPLAY, known_versions, version_key
 from .rollout import Rollout
+from .tables import grouped
 
 # Where each engine publishes its release notes, one page per release tag.
 RELEASES = {"vllm": "https://github.com/vllm-project/vllm", "sglang": "https://github.com/sgl-project/sglang"}
@@ -64,14 +65,6 @@ def release_notes(changes: list) -> list[dict]:
     return notes
 
 
-def _grouped(items: list[tuple[tuple, str]]) -> list[dict]:
-    """(key, model) pairs as one entry per key with the models in order."""
-    found: dict[tuple, list[str]] = {}
-    for key, model in items:
-        found.setdefault(key, []).append(model)
-    return [{"key": key, "models": models} for key, models in found.items()]
-
-
 def _revert_sets(models: list, renamed: bool) -> list[str] | None:
     """``--set`` options that restore every previous value, or None when some value was unset before
     (propose cannot remove a setting), a flag was renamed, or there are too many to type."""
@@ -86,8 +79,8 @@ def rollback(models: list, rollouts: dict[str, Rollout], title: str, adr: dict |
     """The previous value of every changed setting (``docs.ModelDoc`` rows) and flag an upgrade renamed
     (grouped: one line per setting and value), the commands that revert the change, and the recovery
     of each served model the change restarts (``rollouts``, by identity)."""
-    previous = _grouped([((r.setting, r.before), m.name) for m in models for r in m.rows] +
-                        [(("flag", r["from"]), m.name) for m in models for r in renames.get(m.identity, [])])
+    previous = grouped([((r.setting, r.before), m.name) for m in models for r in m.rows] +
+                       [(("flag", r["from"]), m.name) for m in models for r in renames.get(m.identity, [])])
     commands = [{"command": "git revert <commit>", "what": f"the commit this pull request adds (subject: {title}); "
                  "for a merge commit, git revert -m 1 <merge commit>. The next sync or deploy applies it"}]
     sets = _revert_sets(models, bool(renames))
@@ -96,9 +89,9 @@ def rollback(models: list, rollouts: dict[str, Rollout], title: str, adr: dict |
         command = ["cfgcheck", "propose"] + [part for s in sets for part in ("--set", s)] + \
             ["--title", f"Roll back {record}", "--why", f"The success criteria of {record} were not met"]
         commands.append({"command": shlex.join(command), "what": "a pull request that restores exactly the previous values"})
-    recovery = _grouped([((r.recovery,), r.name) for r in rollouts.values()])
-    return {"previous": [{"setting": g["key"][0], "value": g["key"][1], "models": g["models"]} for g in previous],
-            "commands": commands, "recovery": [{"text": g["key"][0], "models": g["models"]} for g in recovery]}
+    recovery = grouped((r.recovery, r.name) for r in rollouts.values())
+    return {"previous": [{"setting": key[0], "value": key[1], "models": names} for key, names in previous],
+            "commands": commands, "recovery": [{"text": key, "models": names} for key, names in recovery]}
 
 
 def _capacity(doc: Any, engine: str) -> tuple[str, str] | None:
@@ -154,5 +147,4 @@ def success_criteria(models: list, engines: dict[str, str], why: str, upgrade: b
         if pattern.search(why or ""):
             items += [((f"{metric}: the reason given for this change", threshold, "first day after the rollout"),
                        m.name) for m in models]
-    return [{"metric": g["key"][0], "threshold": g["key"][1], "when": g["key"][2], "models": g["models"]}
-            for g in _grouped(items)]
+    return [{"metric": key[0], "threshold": key[1], "when": key[2], "models": names} for key, names in grouped(items)]

@@ -1,7 +1,6 @@
-"""The documents of a proposal: ADR stub and PR body (with the governance checklist), from templates.
-
-Everything the templates need is computed here: before/after settings per served model, capacity
-arithmetic, the lint result, and the facts the checklist chooses its items by. Wording lives in the
+"""What a proposal's documents are built from: the before/after settings and capacity arithmetic of
+each changed served model (``ModelDoc``), the lint result in grouped rows, ADR numbering and dates, and
+the template filters. ``documents.py`` assembles the ADR and the PR body from them; wording lives in the
 templates (``templates/*.md.j2``, overridable in ``.cfgcheck/templates/``).
 """
 
@@ -18,7 +17,7 @@ from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
 from ..render import Overrides
-from ..github.proposals import marker, proposals_of, read_marker
+from ..github.proposals import proposals_of, read_marker
 
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
 # [ \t], not \s, before "Date:": \s* at each line start ran on across the blank lines below it, and two
@@ -202,8 +201,3 @@ def render(overrides: Overrides | None, template: str, **context: Any) -> str:
 
 def today() -> str:
     return os.environ.get("CFGCHECK_DATE") or _dt.date.today().isoformat()
-
-
-def with_marker(text: str, data: dict[str, Any]) -> str:
-    text = text.rstrip("\n") + "\n"
-    return text + "\n" + marker(data) + "\n"

@@ -19,7 +19,7 @@ from . import board, docs, files
 from .files import read_bytes, write_bytes
 from .fit import LIMIT, Fold, fit
 from .rollout import rollout
-from .tables import change_rows, drift_groups
+from .tables import change_rows, drift_groups, grouped
 
 DEFAULT_ADR_DIR = "docs/adr"
 MAX_LISTED_CHANGES = 10  # a proposal's change specs above this are folded under a summary line
@@ -71,27 +71,19 @@ def history(ctx, existing_adr: str | None) -> list[dict]:
     return found
 
 
-def _grouped(pairs: list[tuple[Any, dict]]) -> list[dict]:
-    """(key, item) pairs as one entry per key: ``{"key", "items"}`` in first-seen order."""
-    found: dict[Any, list[dict]] = {}
-    for key, item in pairs:
-        found.setdefault(key, []).append(item)
-    return [{"key": key, "items": items} for key, items in found.items()]
-
-
 def upgrade_context(report: dict | None) -> dict | None:
     """``cfgcheck upgrade``'s plan for the documents: served models not moved (grouped by reason), flags
     renamed (by identity, for the change table), removed flags left, notes (grouped by text)."""
     if report is None:
         return None
     models = report["models"]
-    skipped = _grouped([(m["skipped"], m) for m in models if m["skipped"]])
-    notes = _grouped([(n, m) for m in models if not m["skipped"]
-                      for n in ([m["digest_note"]] if m["digest_note"] else []) + m["notes"]])
+    skipped = grouped((m["skipped"], m["name"]) for m in models if m["skipped"])
+    notes = grouped((n, m["name"]) for m in models if not m["skipped"]
+                    for n in ([m["digest_note"]] if m["digest_note"] else []) + m["notes"])
     return {"target": report["target"], "renamed": {m["identity"]: m["renamed"] for m in models if m["renamed"]},
             "unrewritten": [dict(r, name=m["name"], path=m["path"]) for m in models for r in m["unrewritten"]],
-            "skipped": [{"reason": g["key"], "models": [m["name"] for m in g["items"]]} for g in skipped],
-            "notes": [{"text": g["key"], "models": [m["name"] for m in g["items"]]} for g in notes]}
+            "skipped": [{"reason": key, "models": names} for key, names in skipped],
+            "notes": [{"text": key, "models": names} for key, names in notes]}
 
 
 def facts(models: list, rows: list[dict], fix_only: bool, upgrade: dict, outcome: dict) -> dict[str, Any]:

@@ -6,7 +6,8 @@ where the rollout strategy really stops the old pods first.
 Kubernetes semantics (https://kubernetes.io/docs/concepts/workloads/controllers/deployment/#strategy):
 ``Recreate`` kills every old pod before it creates a new one; ``RollingUpdate`` keeps at least
 ``replicas - maxUnavailable`` pods available and adds up to ``maxSurge`` new ones, both 25% by default,
-``maxSurge`` rounded up and ``maxUnavailable`` rounded down; a StatefulSet (and a LeaderWorkerSet's
+``maxSurge`` rounded up and ``maxUnavailable`` rounded down (a surge pod of a pod pinned to one host
+must fit beside the old one there, which a single-GPU host cannot); a StatefulSet (and a LeaderWorkerSet's
 groups) is replaced one pod at a time; a bare Pod is deleted and created again. Operators that run a
 surge rollout of their own (KubeAI, KAITO, OME, llm-d, Dynamo) are recorded by their adapters as
 ``RollingUpdate``.
@@ -46,8 +47,10 @@ def _count(value: Any) -> int | None:
     return int(value) if isinstance(value, str) and value.strip().isdigit() else None
 
 
-def _pods(setting: Any, replicas: int, default: str, round_up: bool) -> int | None:
-    """A ``maxSurge`` / ``maxUnavailable`` as a number of pods (a count, or a percentage of the replicas)."""
+def scaled_pods(setting: Any, replicas: int, default: str, round_up: bool) -> int | None:
+    """A ``maxSurge`` / ``maxUnavailable`` as a number of pods: a count, or a percentage of the replicas
+    rounded up (surge) or down (unavailable) as Kubernetes does; None when it is neither. The same
+    arithmetic as CFG401's (rules/outage_on_apply.py), which may call this one."""
     text = str(setting.value).strip() if setting is not None else default
     if text.endswith("%"):
         try:
@@ -68,8 +71,8 @@ def _start_time(model: ServedModel) -> str:
 def _rolling(model: ServedModel, replicas: int, start: str) -> Rollout:
     pod = model.pod
     kubernetes = pod is not None and pod.format == "kubernetes"
-    surge = _pods(pod.max_surge if kubernetes else None, replicas, "25%", round_up=True)
-    down = _pods(pod.max_unavailable if kubernetes else None, replicas, "25%", round_up=False)
+    surge = scaled_pods(pod.max_surge if kubernetes else None, replicas, "25%", round_up=True)
+    down = scaled_pods(pod.max_unavailable if kubernetes else None, replicas, "25%", round_up=False)
     if surge is None or down is None:
         return Rollout("yes, rolling update (its surge and availability are templated)", False, "RollingUpdate",
                        replicas, f"a revert rolls out the same way: {start}")
@@ -78,6 +81,13 @@ def _rolling(model: ServedModel, replicas: int, start: str) -> Rollout:
                        f"{'s' if replicas != 1 else ''} stops the old pod first", True, "RollingUpdate", replicas,
                        f"a revert is the same outage again: {start}")
     gpus = _count(model.gpus.value) if model.gpus is not None else None
+    if down == 0 and surge >= 1 and kubernetes and gpus and pod.node:
+        # pinned to one host: the new pod can only start beside the old one there; a host whose GPUs the
+        # old pod holds (a single-GPU machine) keeps it Pending until someone deletes the old pod
+        needs = gpus * surge
+        return Rollout(f"yes, outage unless {pod.node} has {needs} more GPU{'s' if needs != 1 else ''} free: the new "
+                       "pod must start beside the old one there", True, "RollingUpdate", replicas,
+                       f"a revert is the same outage again unless the GPUs are free: {start}", needs)
     if down == 0 and surge >= 1:
         needs = gpus * surge if kubernetes and gpus else None
         text = "yes, rolling: the old pod serves until the new one is Ready"

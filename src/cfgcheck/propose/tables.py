@@ -51,6 +51,15 @@ def drift_groups(changes: Iterable[Any]) -> list[DriftGroup]:
     return list(groups.values())
 
 
+def grouped(pairs: Iterable[tuple[Any, str]]) -> list[tuple[Any, list[str]]]:
+    """(key, served model name) pairs as one (key, names) per key, keys and names in first-seen order:
+    a line said once for every served model it applies to."""
+    found: dict[Any, list[str]] = {}
+    for key, name in pairs:
+        found.setdefault(key, []).append(name)
+    return list(found.items())
+
+
 def _image_cell(before: Any, after: Any) -> list[dict]:
     """An image change as the tag alone when the repository stays (``repo``: ``old`` -> ``new``)."""
     if isinstance(before, str) and isinstance(after, str) and ":" in before and ":" in after:
