@@ -248,7 +248,7 @@ def test_seed_scenario_one_pr_idempotent_and_batched(seed):
     assert "](../../environments/prod/values/inference.yaml)" in adr
     body = pr.body
     assert pr.title == TITLE
-    assert "3.80x → 30.39x" in body and "| `max_num_seqs` | `4` | `16` |" in body
+    assert "3.80x → 30.39x" in body and "`max_num_seqs` `4` → `16`" in body
     assert "## Governance checklist" in body
     for item in ("Context cap applied in this PR with the sequence raise", "Pool size read from the engine start-up log",
                  "Benchmark re-run unchanged", "Dated benchmark report added", "Measured numbers updated",
@@ -416,6 +416,9 @@ def test_pr_creation_fails_after_push_then_rerun_completes_it(seed):
     assert failed.stderr.startswith("cfgcheck: error: open the pull request") and failed.stderr.count("\n") == 1, \
         failed.stderr
     branch = "cfgcheck/qwen3-5-2b-max-model-len-max-num-seqs"
+    # the one line says the branch is there and how to finish: run again, or open it by hand
+    assert f"; the branch {branch} is pushed to 'origin': run the same command again, or open the pull request " \
+           f"by hand: {fake.web_url}/{REPO}/compare/main...{branch}" in failed.stderr, failed.stderr
     pushed = branches(bare)[branch]
     assert not fake.repo(REPO).pulls
     fake.clear_faults()

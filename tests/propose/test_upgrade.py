@@ -96,7 +96,8 @@ def test_upgrade_resolves_the_digest_and_rewrites_renamed_flags(tmp_path: Path) 
     assert f"+          image: lmsysorg/sglang:v0.5.23-cu129-amd64@{digest}" in out
     assert "-            - --cuda-graph-max-bs\n+            - --cuda-graph-max-bs-decode" in out
     assert "flag rewritten: --cuda-graph-max-bs -> --cuda-graph-max-bs-decode (line 18)" in out
-    assert "## Engine upgrade: SGLang 0.5.23" in out and "default drift: load_balance_method" in out
+    assert "## Engine upgrade: SGLang 0.5.5.post3 → 0.5.23" in out and "default drift: load_balance_method" in out
+    assert "`flag` `--cuda-graph-max-bs` → `--cuda-graph-max-bs-decode`" in out  # one entry, not two settings
     assert "dry run: nothing was committed" in err
 
 
@@ -166,7 +167,7 @@ def test_upgrade_opens_one_pull_request_and_rerunning_changes_nothing(tmp_path: 
     assert first.returncode == 0, first.stdout + first.stderr
     (pull,) = open_pulls(fake_github)
     assert pull.head_ref == "cfgcheck/upgrade-vllm-0-26-0" and pull.title == "Upgrade vLLM to 0.26.0"
-    assert "## Engine upgrade: vLLM 0.26.0" in pull.body and "`gpu_memory_utilization`" in pull.body
+    assert "## Engine upgrade: vLLM 0.10.2 → 0.26.0" in pull.body and "`gpu_memory_utilization`" in pull.body
     head = branches(bare)[pull.head_ref]
     changed = subprocess.run(["git", "diff", "--stat", "main", head], cwd=bare, capture_output=True, text=True).stdout
     assert "apps/chat.yaml" in changed and "apps/other.yaml" in changed  # one batched pull request

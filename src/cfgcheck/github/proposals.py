@@ -10,12 +10,14 @@ import json
 import re
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import quote
 
 from .client import GitHubError, connect, describe, token_from
 from ..redact import redact
 
 MARKER = "cfgcheck-propose"
 TITLE_LIMIT = 256  # GitHub refuses longer titles: "title is too long (maximum is 256 characters)"
+BODY_LIMIT = 65_536  # and longer bodies: "body is too long (maximum is 65536 characters)"
 # on a line of its own, the last one: text escaped into the body cannot start a line with "<!--"
 _MARKER_RE = re.compile(r"^<!-- " + MARKER + r" (\{[^\n]*\}) -->[ \t]*$", re.M)
 
@@ -114,6 +116,20 @@ class Hub:
         except GitHubError:
             return None
 
+    def compare_url(self, base: str, branch: str) -> str:
+        """Where a person opens the pull request from ``branch`` into ``base`` by hand."""
+        root = self.html_url() or f"https://github.com/{self.repository}"
+        return f"{root}/compare/{quote(base, safe='/')}...{quote(branch, safe='/')}"
+
+    def outgoing(self, title: str, body: str) -> tuple[str, str]:
+        """Title and body as GitHub will get them (redacted, the title within its limit); a body over
+        GitHub's limit is refused here, before anything is pushed."""
+        title, body = _outgoing(title, body, self.token)
+        if len(body) > BODY_LIMIT:
+            raise GitHubError(f"the pull request body is {len(body):,} characters, over GitHub's limit of "
+                              f"{BODY_LIMIT:,}; nothing was pushed")
+        return title, body
+
     def _proposal(self, pull) -> OpenProposal | None:
         """A cfgcheck proposal: the marker, on a ``cfgcheck/`` branch of this same repository (a marker
         pasted into someone else's pull request does not make cfgcheck push to it)."""
@@ -152,7 +168,7 @@ class Hub:
     def create(self, base: str, branch: str, title: str, body: str) -> tuple[Any, bool]:
         """Open the pull request: ``(pull, True)``. When GitHub answers that one already exists for the
         branch (a create that timed out was processed after all), that one: ``(pull, False)``."""
-        title, body = _outgoing(title, body, self.token)
+        title, body = self.outgoing(title, body)
 
         def attempt():
             try:
@@ -172,7 +188,7 @@ class Hub:
 
     def update(self, pull, title: str, body: str) -> bool:
         """Edit title and body when they differ; True when something changed."""
-        title, body = _outgoing(title, body, self.token)
+        title, body = self.outgoing(title, body)
         changes = {}
         if pull.title != title:
             changes["title"] = title

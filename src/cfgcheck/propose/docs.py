@@ -1,7 +1,6 @@
-"""The documents of a proposal: ADR stub and PR body (with the governance checklist), from templates.
-
-Everything the templates need is computed here: before/after settings per served model, capacity
-arithmetic, the lint result, and the facts the checklist chooses its items by. Wording lives in the
+"""What a proposal's documents are built from: the before/after settings and capacity arithmetic of
+each changed served model (``ModelDoc``), the lint result in grouped rows, ADR numbering and dates, and
+the template filters. ``documents.py`` assembles the ADR and the PR body from them; wording lives in the
 templates (``templates/*.md.j2``, overridable in ``.cfgcheck/templates/``).
 """
 
@@ -18,9 +17,8 @@ from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
 from ..render import Overrides
-from ..github.proposals import marker, proposals_of, read_marker
+from ..github.proposals import proposals_of, read_marker
 
-NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
 # [ \t], not \s, before "Date:": \s* at each line start ran on across the blank lines below it, and two
 # of them around [-*]? made a search cubic (2,000 blank lines took 84 s).
@@ -58,6 +56,8 @@ class ModelDoc:
     name: str
     path: str
     kind: str
+    identity: str = ""
+    engine: str = ""
     rows: list[Row] = field(default_factory=list)
     pool_tokens: int | None = None
     pool_source: str = "unknown"
@@ -72,14 +72,17 @@ class ModelDoc:
     needs_before: str | None = None
     needs_after: str | None = None
     fit_after: str | None = None
-    outage: bool = False
-    strategy: str | None = None
-    replicas: Any = None
     added: bool = False
 
     @property
     def capacity(self) -> bool:
         return self.concurrency_before is not None or self.concurrency_after is not None
+
+    @property
+    def capacity_changed(self) -> bool:
+        """The capacity arithmetic is known and the change moves it (an upgrade alone usually does not)."""
+        return self.capacity and (self.added or (self.len_before, self.seqs_before, self.concurrency_before) !=
+                                  (self.len_after, self.seqs_after, self.concurrency_after))
 
     @property
     def settings(self) -> list[str]:
@@ -121,7 +124,8 @@ def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[S
             continue
         previous = base_by_id.get(model.identity)
         estimate = capacity.estimate(model, config)
-        doc = ModelDoc(model.name, model.path, model.kind, _rows(previous, model), added=previous is None)
+        doc = ModelDoc(model.name, model.path, model.kind, model.identity, model.engine, _rows(previous, model),
+                       added=previous is None)
         doc.pool_tokens, doc.pool_source = change.after.pool_tokens, change.after.pool_source
         doc.pool_evidence = estimate.kv_pool_evidence
         doc.len_after, doc.seqs_after, doc.concurrency_after = (change.after.max_model_len, change.after.max_num_seqs,
@@ -132,64 +136,23 @@ def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[S
             doc.len_before, doc.seqs_before = change.before.max_model_len, change.before.max_num_seqs
             doc.concurrency_before = change.before.concurrency
             doc.needs_before = change.before.needs.need_text if change.before.needs is not None else None
-        strategy = model.strategy.value if model.strategy is not None else None
-        replicas = model.replicas.value if model.replicas is not None else None
-        doc.strategy, doc.replicas = strategy, replicas
-        # as CFG401 decides: one replica that cannot roll (the old pod must stop before the new starts)
-        doc.outage = (replicas if replicas is not None else 1) == 1 and strategy in NO_ROLL
         if doc.rows or doc.pool_tokens is not None:
             docs.append(doc)
     return docs
 
 
-def outages(models: list[ModelDoc], result: LintResult, touched: list[str] = ()) -> list[dict[str, Any]]:
-    """Served models the change restarts with nothing else serving: CFG401's findings, and the changed
-    models (``touched``: identities) whose one replica cannot roll."""
-    found: dict[str, dict[str, Any]] = {}
-    for model in models:
-        if model.outage:
-            found[model.name] = {"name": model.name, "strategy": model.strategy}
-    for served in result.models:
-        strategy = served.strategy.value if served.strategy is not None else None
-        replicas = served.replicas.value if served.replicas is not None else 1
-        if served.identity in touched and replicas == 1 and strategy in NO_ROLL:
-            found.setdefault(served.name, {"name": served.name, "strategy": strategy})
-    for finding in result.active():
-        if finding.code == "CFG401" and finding.model and finding.model not in found:
-            strategy = next((m.strategy.value for m in result.models if m.name == finding.model and m.strategy), None)
-            found[finding.model] = {"name": finding.model, "strategy": strategy}
-    return list(found.values())
-
-
-def facts(models: list[ModelDoc], fix_only: bool, outage: list[dict[str, Any]] | None = None) -> dict[str, Any]:
-    """What changed, for the governance checklist to choose its items by."""
-    changed = {row.setting for m in models for row in m.rows}
-    raised = [m for m in models if None not in (m.seqs_before, m.seqs_after) and m.seqs_after > m.seqs_before]
-    capped = [m for m in models if None not in (m.len_before, m.len_after) and m.len_after < m.len_before]
-    return {
-        "fix_only": fix_only,
-        "seqs_raised": raised,
-        "context_capped": capped,
-        "cap_with_raise": [m for m in raised if m in capped],
-        "raise_without_cap": [m for m in raised if m not in capped],
-        "performance": not fix_only and bool(changed),
-        "pool_measured": [m for m in models if m.pool_source == "measured"],
-        "image_changed": "image" in changed,
-        "model_changed": bool({"model", "model_revision"} & changed),
-        "outage": outage if outage is not None else [{"name": m.name, "strategy": m.strategy}
-                                                      for m in models if m.outage],
-        "changed": sorted(changed),
-    }
-
-
 def lint_summary(result: LintResult, allowed: bool) -> dict[str, Any]:
+    """The re-lint of the proposal as counts and grouped rows (``tables.lint_groups``)."""
+    from .tables import lint_groups
+
     active = result.active()
     counts = {"error": 0, "warning": 0, "note": 0}
     for finding in active:
         counts[finding.severity] = counts.get(finding.severity, 0) + 1
     return {
         "errors": counts["error"], "warnings": counts["warning"], "notes": counts["note"],
-        "findings": active, "fixed": list(result.fixed), "allowed": allowed,
+        "groups": lint_groups(active), "hidden": {}, "fixed": sorted({f.code for f in result.fixed}),
+        "allowed": allowed,
     }
 
 
@@ -221,16 +184,20 @@ def relative_link(from_file: str, to_file: str) -> str:
     return Path(os.path.relpath(to_file, os.path.dirname(from_file) or ".")).as_posix()
 
 
+def _spans(value: Any) -> str:
+    """cfgcheck's own text with `code spans`: the prose escaped, each span through ``_code``."""
+    from ..reporters.markdown import escape
+
+    parts = str(value or "").split("`")
+    return "".join(_code(part) if index % 2 else escape(part) for index, part in enumerate(parts))
+
+
 def render(overrides: Overrides | None, template: str, **context: Any) -> str:
     from ..render import render as render_template
 
-    return render_template(template, overrides, filters={"code": _code, "times": _times, "prose": _prose}, **context)
+    return render_template(template, overrides, filters={"code": _code, "times": _times, "prose": _prose,
+                                                         "spans": _spans}, **context)
 
 
 def today() -> str:
     return os.environ.get("CFGCHECK_DATE") or _dt.date.today().isoformat()
-
-
-def with_marker(text: str, data: dict[str, Any]) -> str:
-    text = text.rstrip("\n") + "\n"
-    return text + "\n" + marker(data) + "\n"

@@ -432,6 +432,28 @@ def edits_for(r: Resolved, loaded: LoadedFile, config: dict) -> list[Edit]:
     return [insert_flag(r, text, root, config, flag)]
 
 
+def comment_edits(r: Resolved, loaded: LoadedFile, date: str) -> tuple[list[Edit], list]:
+    """The edits and notes for the explanation comments at each value ``r`` changes in ``loaded``
+    (``comments.review``): a plain restatement of the old value follows it, anything else is kept
+    and flagged."""
+    from .comments import review
+
+    text = Text(loaded)
+    edits: list[Edit] = []
+    notes: list = []
+    for setting in r.current:
+        if setting.location.path == loaded.path and replacement(r, setting, text) is not None:
+            found, said = review(loaded, setting, r.value, date, text)
+            edits += found
+            notes += said
+    return edits, notes
+
+
+def shifted(line: int, edits: list[Edit]) -> int:
+    """Where ``line`` is once ``edits`` are applied: lines inserted (or removed) above it move it."""
+    return line + sum(e.new.count("\n") - e.old.count("\n") for e in edits if e.location.line < line)
+
+
 def merge(edits: list[Edit]) -> list[Edit]:
     """Insertions at the same point become one edit, in the order given; overlapping edits are refused."""
     merged: dict[tuple[int, int, str], Edit] = {}

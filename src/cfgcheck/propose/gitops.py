@@ -89,6 +89,11 @@ class Git:
         match = re.search(r"^ref: refs/heads/(\S+)\tHEAD", found.stdout or "", re.M)
         return match.group(1) if match else None
 
+    def current_branch(self) -> str | None:
+        """The branch checked out, or None when HEAD is detached."""
+        found = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
+        return found.stdout.strip() or None if found.returncode == 0 else None
+
     def remote_branch(self, remote: str, branch: str) -> str | None:
         """The sha of ``branch`` on the remote, or None."""
         found = self.run("ls-remote", "--heads", remote, f"refs/heads/{branch}")

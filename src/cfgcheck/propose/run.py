@@ -17,7 +17,6 @@ repository (``gitops.Scratch``); everything printed passes ``redact``.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,17 +27,12 @@ from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
 from ..model import ServedModel
 from ..redact import redact
-from ..render import Overrides
 from ..yamlio import load_file
-from . import docs, edit, files, plan, upgrade
-from .files import read_bytes, write_bytes
+from . import docs, edit, plan, upgrade
+from .documents import Documents, build as build_documents, one_line
 from .fix import compute as compute_fixes, write as write_files
 from .gitops import TRAILER, Git, Scratch, Worktree, repository_from_url
 from .plan import PlanError
-
-DEFAULT_ADR_DIR = "docs/adr"
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
 
 class ProposeError(PlanError):
     pass
@@ -75,6 +69,7 @@ class Work:
     specs: list[str]
     resolved: list[plan.Resolved] = field(default_factory=list)
     fixed_codes: list[str] = field(default_factory=list)
+    explanations: list = field(default_factory=list)  # comments.Explanation: comments at a changed value
 
 
 def _relative(root: Path, path: Path, cwd: Path) -> str:
@@ -118,18 +113,25 @@ def _plan_work(root: Path, scopes: list[str], config: Config, opts: Options, pro
     resolved = plan.resolve(proposal, models)
     by_path = {f.path: f for f in files}
     edits: dict[str, list] = {}
+    explanations = []
     settings = config.as_dict()
     for item in resolved:
         loaded = by_path.get(item.model.path)
         if loaded is None:
             raise ProposeError(f"cannot read {item.model.path}")
         edits.setdefault(item.model.path, []).extend(edit.edits_for(item, loaded, settings))
+        comment_edits, said = edit.comment_edits(item, loaded, docs.today())
+        edits[item.model.path].extend(comment_edits)
+        explanations += said
     if opts.upgrade is not None:  # removed flags renamed to their successors, on this commit's models
         for path, renames in upgrade.flag_edits(upgrade.plan_models(models, opts.upgrade, settings)).items():
             edits.setdefault(path, []).extend(renames)
     results = edit.apply(by_path, edits)
+    for note in explanations:  # the comment's line in the edited file
+        note.line = edit.shifted(note.line, edits[note.path])
     return Work(sorted({r.model.identity for r in resolved}), sorted({r.model.name for r in resolved}),
-                [r.label for r in resolved], results, [c.spec() for c in proposal.changes], resolved)
+                [r.label for r in resolved], results, [c.spec() for c in proposal.changes], resolved,
+                explanations=explanations)
 
 
 def _verify(root: Path, scopes: list[str], config: Config, work: Work) -> None:
@@ -169,21 +171,10 @@ def _same(got: Any, want: Any) -> bool:
     return str(got) == str(want)
 
 
-def _one_line(text: Any) -> str:
-    """Text for a one-line field (commit subject, pull request title): control characters and line
-    breaks become spaces."""
-    return " ".join(_CONTROL.sub(" ", str(text or "")).split())
-
-
-def _title_of(history: list[dict]) -> str:
-    first = _one_line(history[0].get("title")) or "Serving configuration change"
-    return first if len(history) == 1 else f"{first} (+{len(history) - 1} more)"
-
-
 def _commit_message(title: str, history: list[dict], specs: list[str], branch: str) -> str:
     """The commit message, ending with the trailer that marks the commit as propose's own."""
-    why = "\n".join(_one_line(line) for line in str(history[-1].get("why") or "").splitlines())
-    changes = "\n".join(f"- {_one_line(spec)}" for spec in specs)
+    why = "\n".join(one_line(line) for line in str(history[-1].get("why") or "").splitlines())
+    changes = "\n".join(f"- {one_line(spec)}" for spec in specs)
     return f"{title}\n\n{why}\n\n{changes}\n\nProposed with cfgcheck propose.\n\n{TRAILER}: {branch}\n"
 
 
@@ -242,13 +233,13 @@ def _start(opts: Options, cwd: Path, token: str | None) -> Start:
 def _check_out_base(tree: Worktree, begin: Start, opts: Options) -> tuple[str, str]:
     """Check the base out in ``tree``; the base's name and sha."""
     if begin.url is not None:
-        base = opts.base or begin.user.remote_head(opts.remote) or "main"
+        base = opts.base or begin.user.remote_head(opts.remote) or begin.user.current_branch() or "main"
         if begin.user.remote_branch(opts.remote, base) is None:
             raise ProposeError(f"base branch '{base}' is not on remote '{opts.remote}'")
         base_sha = tree.fetch(opts.remote, base)
-    else:
-        base = opts.base or "HEAD"
-        base_sha = begin.user.resolve(base)
+    else:  # no remote (a dry run): the branch checked out, by its name; a detached HEAD by its commit
+        base_sha = begin.user.resolve(opts.base or "HEAD")
+        base = opts.base or begin.user.current_branch() or base_sha[:12]
     tree.checkout(base_sha)
     return base, base_sha
 
@@ -265,14 +256,6 @@ def _refuse_foreign(tree: Worktree, base_sha: str, branch_sha: str, branch: str,
     raise ProposeError(f"{where} has {foreign} commit{'s' if foreign != 1 else ''} that cfgcheck propose did not "
                        f"make (no '{TRAILER}: {branch}' trailer); cfgcheck does not add to it: review those commits, "
                        "then merge, close or delete it and run again")
-
-
-def _read_adr(tree: Worktree, since: str, adr_dir: str) -> tuple[str | None, str | None]:
-    """The ADR this proposal's branch added (path and text), read without following a link."""
-    ours = [p for p in tree.added_files(since, adr_dir) if docs._ADR_NAME.match(Path(p).name)]
-    if not ours:
-        return None, None
-    return ours[0], read_bytes(tree.root, ours[0]).decode("utf-8", "replace")
 
 
 def run(opts: Options, out: TextIO = sys.stdout, err: TextIO = sys.stderr) -> int:
@@ -343,16 +326,6 @@ class Context:
     scopes: list[str]
 
 
-@dataclass
-class Documents:
-    title: str
-    body: str
-    history: list[dict]
-    adr_path: str | None = None
-    adr_text: str | None = None
-    changed_files: list[str] = field(default_factory=list)
-
-
 def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: TextIO, err: TextIO) -> int:
     from ..diff import lint_diff
 
@@ -365,7 +338,8 @@ def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: T
         err.write(f"cfgcheck: proposal refused: the change introduces {len(errors)} error"
                   f"{'s' if len(errors) != 1 else ''} (fix them, or pass --allow-findings)\n")
         return 1
-    documents = _documents(tree, config, opts, ctx, result)
+    documents = build_documents(tree, config, ctx, result, opts.allow_findings,
+                                opts.upgrade.report if opts.upgrade is not None else None)
     changed = tree.stage()
     if opts.dry_run:
         out.write(tree.staged_diff(*documents.changed_files) if documents.changed_files else "")
@@ -378,67 +352,12 @@ def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: T
     return 0
 
 
-def _history(ctx: Context, existing_adr: str | None) -> list[dict]:
-    work = ctx.work
-    history = docs.adr_history(existing_adr) or (ctx.existing.proposals if ctx.existing is not None else [])
-    if ctx.proposal is None:
-        entry = {"title": "Apply cfgcheck's mechanical fixes (" + ", ".join(work.fixed_codes) + ")",
-                 "why": "These findings have mechanical fixes that keep the engine's behaviour: "
-                        "the flags are written out in full.", "changes": work.specs, "fix": True}
-    else:
-        entry = {"title": ctx.proposal.title, "why": ctx.proposal.why, "changes": work.specs}
-    if entry not in history:
-        history.append(entry)
-    return history
-
-
-def _documents(tree: Worktree, config: Config, opts: Options, ctx: Context, result) -> Documents:
-    """The ADR (written into the worktree, never through a link) and the pull request body."""
-    from ..changes import model_changes
-
-    settings = config.as_dict()
-    changes = model_changes(result.models, result.base_models, settings)
-    models_doc = docs.model_docs(changes, result.models, result.base_models, settings)
-    changed_files = sorted({f.path for f in ctx.work.files} | {m.path for m in models_doc})
-
-    adr_dir = "/".join(files.parts(str(config.get("adr_dir") or DEFAULT_ADR_DIR)))
-    adr_path, existing_adr = _read_adr(tree, ctx.lint_base, adr_dir)
-    history = _history(ctx, existing_adr)
-    title = _title_of(history)
-    if adr_path is None and any(not p.get("fix") for p in history):
-        number = docs.next_adr_number(tree.root / adr_dir)
-        adr_path = f"{adr_dir}/{number:04d}-{docs.slug(title)}.md"
-    html_url = ctx.hub.html_url() if ctx.hub is not None else None
-
-    def link(path: str) -> str:
-        return f"{html_url}/blob/{ctx.branch}/{path}" if html_url else path
-
-    fix_only = all(p.get("fix") for p in history)
-    facts = docs.facts(models_doc, fix_only, docs.outages(models_doc, result, ctx.work.identities))
-    lint = docs.lint_summary(result, opts.allow_findings)
-    adr = None
-    if adr_path is not None:
-        adr = {"path": adr_path, "number": Path(adr_path).name[:4], "link": link(adr_path), "title": title}
-    context = dict(title=title, proposals=history, models=models_doc, lint=lint, facts=facts, adr=adr,
-                   files=[{"path": p, "link": link(p), "relative": docs.relative_link(adr_path or p, p)}
-                          for p in changed_files],
-                   base=ctx.base, branch=ctx.branch, date=docs.adr_date(existing_adr) or docs.today(),
-                   fix=fix_only, upgrade=opts.upgrade.report if opts.upgrade is not None else None)
-    documents = Documents(title, "", history, adr_path, changed_files=changed_files)
-    if adr_path is not None:
-        adr_text = docs.render(Overrides(tree.root, ctx.base_sha), "adr.md.j2", **context)
-        documents.adr_text = docs.with_marker(adr_text, {"proposals": history})
-        write_bytes(tree.root, adr_path, documents.adr_text.encode("utf-8"))
-    existing_models = ctx.existing.models if ctx.existing is not None else []
-    body = docs.render(Overrides(tree.root, ctx.base_sha), "pr_body.md.j2", **context)
-    documents.body = docs.with_marker(body, {"models": sorted(set(ctx.work.identities) | set(existing_models)),
-                                             "branch": ctx.branch, "adr": adr_path, "proposals": history})
-    return documents
-
-
 def _publish(tree: Worktree, opts: Options, ctx: Context, documents: Documents, changed: bool, out: TextIO) -> None:
-    """Commit, push and open (or update) the pull request."""
+    """Commit, push and open (or update) the pull request. The body is checked against GitHub's limit
+    before anything is pushed; a pull request call that fails after the push says so in one line with
+    what to do (the branch is there: run again, or open it by hand)."""
     branch, hub = ctx.branch, ctx.hub
+    title, body = hub.outgoing(documents.title, documents.body)  # what GitHub will get, or refused here
     if changed:
         sha = tree.commit_staged(_commit_message(documents.title, documents.history, ctx.work.specs, branch))
         out.write(f"committed {sha[:12]} on {branch}\n")
@@ -447,17 +366,19 @@ def _publish(tree: Worktree, opts: Options, ctx: Context, documents: Documents, 
     if tree.head() != ctx.remote_sha:
         tree.push(opts.remote, branch, ctx.remote_sha)
         out.write(f"pushed {branch} to {opts.remote}\n")
-
-    pull = ctx.existing.pull if ctx.existing is not None else hub.find_for_branch(branch, ctx.base)
-    if pull is None:
-        pull, opened = hub.create(ctx.base, branch, documents.title, documents.body)
-        if opened:
-            out.write(f"opened pull request #{pull.number}: {pull.html_url}\n")
-            return
-    if hub.update(pull, documents.title, documents.body):
-        out.write(f"updated pull request #{pull.number}: {pull.html_url}\n")
-    else:
-        out.write(f"pull request #{pull.number} is up to date: {pull.html_url}\n")
+    try:
+        pull = ctx.existing.pull if ctx.existing is not None else hub.find_for_branch(branch, ctx.base)
+        if pull is None:
+            pull, opened = hub.create(ctx.base, branch, title, body)
+            if opened:
+                out.write(f"opened pull request #{pull.number}: {pull.html_url}\n")
+                return
+        updated = hub.update(pull, title, body)
+    except GitHubError as exc:
+        raise GitHubError(f"{exc}; the branch {branch} is pushed to '{opts.remote}': run the same command again, "
+                          f"or open the pull request by hand: {hub.compare_url(ctx.base, branch)}") from None
+    out.write(f"updated pull request #{pull.number}: {pull.html_url}\n" if updated else
+              f"pull request #{pull.number} is up to date: {pull.html_url}\n")
 
 
 class _Redacted:

@@ -192,15 +192,13 @@ def flag_edits(plans: list[ModelPlan]) -> dict[str, list[Edit]]:
 
 
 def report(plans: list[ModelPlan], target: Target) -> dict:
-    """The plan as data for the PR body and the ADR (values raw: the templates escape them)."""
+    """The plan as data for the PR body and the ADR (values raw: the templates escape them). The
+    defaults that drift are not here: the documents group them from the re-lint (``tables.drift_groups``)."""
     return {"target": target.display, "models": [{
-        "name": p.model.name, "path": p.model.path, "from": p.model.engine_version,
-        "image_before": p.model.image.value if p.model.image is not None else None, "image_after": p.image,
+        "name": p.model.name, "path": p.model.path, "identity": p.model.identity, "from": p.model.engine_version,
         "skipped": p.skipped, "digest_note": p.digest_note, "notes": p.notes,
         "renamed": [{"from": w, "to": s, "line": t.location.line} for t, w, s in p.renames],
         "unrewritten": [{"flag": r.written, "line": r.location.line} for r in p.unrewritten],
-        "drifts": [{"setting": d.dest, "before": show(d.old), "after": show(d.new), "how": d.derived,
-                    "pin": d.flag} for d in p.drifts],
     } for p in plans]}
 
 
@@ -243,5 +241,5 @@ def prepare(target: Target, models: list[ServedModel], config: dict, title: str 
     why = why or (f"Move every {DISPLAY.get(target.engine, target.engine)} served model to "
                   f"{target.version.lstrip('vV')} in one change (one restart per served model). The defaults "
                   "that change under settings this configuration leaves unset, and the removed flags that "
-                  "could not be rewritten, are listed below.")
+                  "could not be rewritten, are listed with the table of changes.")
     return sets(plans), title, why
