@@ -15,20 +15,9 @@ from cfgcheck import capacity as cap
 from cfgcheck.capacity import served as facts
 from cfgcheck.capacity.gpus import gpu_by_name
 from cfgcheck.engines import defaults
-from cfgcheck.model import Location, ServedModel, Setting
+from tests.capacity.test_engine_versions import served
 
 LOGS = {c["id"]: c for c in json.loads((Path(__file__).parents[1] / "data" / "startup_logs.json").read_text())["cases"]}
-
-
-def served(model_id, engine="vllm", version="0.26.0", gpu="H100-80GB", **settings) -> ServedModel:
-    loc = Location("m.yaml", 1, 1)
-    m = ServedModel(name="m", kind="Deployment", path="m.yaml", document=0, location=loc, engine=engine,
-                    engine_version=version)
-    m.model = Setting("model", model_id, loc, "model")
-    for name, value in settings.items():
-        m.add(Setting(name, value, loc, name))
-    m.gpu_product = gpu
-    return m
 
 
 def test_sglang_default_fraction_follows_the_release():
