@@ -58,26 +58,14 @@ def served_model(case: dict):
 
 
 def classes_of(case: dict, est) -> list[str]:
-    """The classes a case belongs to, from its architecture and settings (never typed per case); a model the
-    bundled table does not know as multimodal counts as one when its log shows the engine loaded or profiled
-    a vision encoder (``multimodal_evidence`` quotes that line)."""
-    arch = est.architecture
-    out = []
-    if arch is not None:
-        if arch.num_experts:
-            out.append("MoE")
-        if arch.is_mla:
-            out.append("MLA")
-        if arch.linear_layers or arch.sliding_layers:
-            out.append("hybrid")
-        if arch.weight_bits < 16 or arch.quantization or str(case.get("kv_cache_dtype", "")).startswith("fp8"):
-            out.append("quantized")
-        if getattr(arch, "vision", False) or case.get("multimodal_evidence"):
-            out.append("multimodal")
-        if not (arch.num_experts or arch.is_mla or arch.linear_layers or arch.sliding_layers):
-            out.append("dense")
-    if int(case.get("tp", 1)) > 1:
-        out.append("multi-GPU")
+    """The classes a case belongs to, as the estimate states them for its range (``served.estimate_classes``,
+    never typed per case); a model the bundled table does not know as multimodal counts as one when its log shows
+    the engine loaded or profiled a vision encoder (``multimodal_evidence`` quotes that line)."""
+    from cfgcheck.capacity.served import estimate_classes
+
+    out = estimate_classes(est.architecture, int(case.get("tp", 1)), case.get("kv_cache_dtype"))
+    if case.get("multimodal_evidence") and est.architecture is not None and "multimodal" not in out:
+        out.insert(out.index("dense") if "dense" in out else len(out), "multimodal")
     return out
 
 
@@ -147,11 +135,12 @@ def report(results: list[dict], before: dict | None = None) -> str:
 
 
 def _before(src: str) -> dict:
-    """The per-class summary another checkout's cfgcheck gives on these cases (classes from this one)."""
+    """The per-class summary another checkout's cfgcheck gives on these cases (classes from this one), run with
+    that checkout's own bench/accuracy.py, which matches its src."""
     code = ("import json,sys; sys.path.insert(0, sys.argv[2]); import accuracy; "
             "cases=json.load(open(sys.argv[3]))['cases']; "
             "print(json.dumps([[r['id'], r['error']] for r in accuracy.evaluate(cases)]))")
-    out = subprocess.run([sys.executable, "-c", code, src, str(Path(__file__).parent), str(DATA)],
+    out = subprocess.run([sys.executable, "-c", code, src, str(Path(src).resolve().parent / "bench"), str(DATA)],
                          capture_output=True, text=True, check=True, env={"PYTHONPATH": src})
     errors = dict(json.loads(out.stdout))
     now = evaluate(json.loads(DATA.read_text())["cases"])

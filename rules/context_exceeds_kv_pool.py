@@ -6,7 +6,9 @@ A served model whose `max_model_len` (vLLM `--max-model-len`, SGLang `--context-
 The pool is a documented measurement when there is one (`# cfgcheck: kv-pool-tokens=N`, or a comment
 quoting the startup log's `GPU KV cache size: N tokens`), else the exact `--kv-cache-memory-bytes`,
 else an estimate from the GPU memory, the utilization and the model's weights. Estimated pools are
-flagged only when the length is clearly out of reach (option `estimate-margin`).
+a range (the measured error of the model's class in bench/accuracy.py, at least option `estimate-margin`):
+the finding is an error only when the length does not fit even at the range's top, and a warning saying
+it may not fit when it is within the range.
 
 On a TPU an estimated pool is a warning: the estimate's runtime overheads are measured on CUDA GPUs.
 On a Gaudi card the pool is not estimated (vLLM runs there through the vllm-gaudi plugin, whose
@@ -114,12 +116,16 @@ def check(model, ctx) -> Iterator[Finding]:
     if conc is None or conc >= 1:
         return
     fit = longest_fitting_len(est) or 0
-    if est.kv_pool_source == "estimated" and length <= fit * (1 + float(options["estimate-margin"])):
-        return
     where, given, fit_text, stops = _request_terms(model, est, length, fit)
+    # an estimated pool is a range (its class's measured error, at least the estimate-margin option): an error
+    # only when the request does not fit even at the range's top, a warning that it may not fit inside it
+    width = max(est.kv_pool_error or 0.0, float(options["estimate-margin"])) if est.kv_pool_source == "estimated" else 0.0
+    in_range = length <= fit * (1 + width)
+    if in_range:
+        stops += f"; it may fit: the estimate's range is ±{width:.0%}"
     kind = accelerator_kind(model)
     # the estimate's runtime overheads are calibrated on CUDA GPUs: on a TPU, Neuron or Gaudi it is an assumption
-    assumed = est.kv_pool_source == "estimated" and kind != "gpu"
+    assumed = est.kv_pool_source == "estimated" and kind != "gpu" or in_range
     if assumed:
         stops += f"; estimated with GPU overheads, which a {DEVICE[kind]} does not share exactly"
     arch = est.architecture

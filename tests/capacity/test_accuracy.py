@@ -48,3 +48,14 @@ def test_only_explained_cases_exceed_a_quarter():
     assert all(f"- `{case}`" in notes for case in bench.EXPLAINED_OUTLIERS)
     for name, stats in bench.summary(results).items():
         assert stats["median"] is None or stats["median"] <= 0.25, name
+
+
+def test_the_stated_range_covers_each_class_median():
+    """The pool's range (capacity/served.py CLASS_ERROR) is at least the class's measured median error."""
+    from cfgcheck.capacity.served import CLASS_ERROR
+
+    bench = _bench()
+    cases = json.loads((ROOT / "tests/data/startup_logs.json").read_text())["cases"]
+    for name, stats in bench.summary(bench.evaluate(cases)).items():
+        if name != "all" and stats["median"] is not None:
+            assert CLASS_ERROR[name] >= stats["median"], name

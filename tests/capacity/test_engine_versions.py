@@ -95,7 +95,7 @@ def test_mla_expanded_before_the_latent_cache():
     assert any("expanded" in r for r in old.reasons)
 
 
-def test_mtp_speculative_adds_a_layer_to_the_pool_and_unknown_draft_is_unknown():
+def test_mtp_speculative_adds_a_layer_to_the_pool_and_unknown_draft_is_an_upper_bound():
     base = served("deepseek-ai/DeepSeek-V3", gpu="NVIDIA-H200", tensor_parallel_size=8, max_model_len=32768)
     mtp = served("deepseek-ai/DeepSeek-V3", gpu="NVIDIA-H200", tensor_parallel_size=8, max_model_len=32768,
                  speculative_config='{"method": "deepseek_mtp", "num_speculative_tokens": 1}')
@@ -106,7 +106,11 @@ def test_mtp_speculative_adds_a_layer_to_the_pool_and_unknown_draft_is_unknown()
     draft = served("meta-llama/Llama-3.1-70B-Instruct", tensor_parallel_size=4,
                    speculative_config={"model": "acme/unknown-draft", "num_speculative_tokens": 5})
     est = cap.estimate(draft)
-    assert est.kv_pool_source == "unknown" and any("acme/unknown-draft" in r for r in est.reasons)
+    plain_pool = cap.estimate(served("meta-llama/Llama-3.1-70B-Instruct", tensor_parallel_size=4)).kv_pool_tokens
+    # vLLM's draft shares the budget: not deducted, the pool is an upper bound (no low end), not blank
+    assert est.kv_pool_source == "estimated" and est.kv_pool_tokens == plain_pool
+    assert est.kv_pool_tokens_low is None and est.kv_pool_tokens_high > est.kv_pool_tokens
+    assert any("acme/unknown-draft" in r and "at most" in r for r in est.reasons)
     known = served("meta-llama/Llama-3.1-70B-Instruct", tensor_parallel_size=4,
                    speculative_config={"model": "meta-llama/Llama-3.2-1B-Instruct", "num_speculative_tokens": 5})
     plain = cap.estimate(served("meta-llama/Llama-3.1-70B-Instruct", tensor_parallel_size=4))

@@ -22,11 +22,10 @@ from typing import Any
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
-from .architecture import (Architecture, architecture_from_config, lookup_architecture, normalize_model_id,
-                           quant_bits_from_text, unknown_model_reason)
+from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
-from . import online, overheads
+from . import online, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
@@ -42,7 +41,7 @@ ACT_INTERMEDIATE_FACTOR = 3.0
 ACT_HIDDEN_FACTOR = 2.0
 ACT_CONSTANT = int(0.10 * GiB)
 SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests (V0)
-SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities (FlashInfer/Triton path)
+SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities (FlashInfer path; served.py: by version)
 # V1's PyTorch sort path: ~38.5 bytes per (dummy request x vocabulary entry). vllm#32558 measured 1.25 GB for
 # 256 x 131,072 logits; llm-d-benchmark's H100 breakdown (config_explorer/empirical-vllm-memory-results.md)
 # logs 5.56 / 4.76 / 7.38 GiB peaks for 1024 requests over 151,936 / 128,256 / 201,088 tokens.
@@ -75,6 +74,10 @@ class CapacityEstimate:
     max_concurrency: float | None = None
     pool_bytes: int | None = None
     reasons: list[str] = field(default_factory=list)
+    # an estimated pool's range from its class's measured error (served.pool_range; not in DESIGN's list)
+    kv_pool_tokens_low: int | None = None
+    kv_pool_tokens_high: int | None = None
+    kv_pool_error: float | None = None
     # provenance and arithmetic detail (not in the JSON contract)
     max_model_len_source: str | None = None  # explicit | model-default
     max_num_seqs_source: str | None = None  # explicit | default
@@ -96,6 +99,8 @@ class CapacityEstimate:
         out["reasons"] = list(self.reasons)
         if self.kv_pool_evidence:
             out["kv_pool_evidence"] = self.kv_pool_evidence
+        if self.kv_pool_error is not None:
+            out.update(kv_pool_tokens_low=self.kv_pool_tokens_low, kv_pool_tokens_high=self.kv_pool_tokens_high)
         return out
 
 
@@ -159,8 +164,8 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
 
 
 
-def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int,
-                          v1: bool = True, sort_sampler: bool = False) -> int | None:
+def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int, v1: bool = True,
+                          sort_sampler: bool = False, act_bytes: int = 2, logit_copies: float = SAMPLER_LOGIT_COPIES_V1) -> int | None:
     """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
     sampler warm-up over ``max_num_seqs`` requests; None when the layer shapes are unknown.
 
@@ -174,11 +179,11 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     inter = arch.intermediate_size
     if arch.num_experts and arch.experts_per_token:
         inter = inter * arch.experts_per_token
-    per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * 2
+    per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
     forward = per_token * max_num_batched_tokens
     if not v1:
         return int(forward + arch.vocab_size * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES + ACT_CONSTANT)
-    per_logit = SORT_SAMPLER_BYTES_PER_LOGIT if sort_sampler else 4 * SAMPLER_LOGIT_COPIES_V1
+    per_logit = SORT_SAMPLER_BYTES_PER_LOGIT if sort_sampler else 4 * logit_copies
     return int(max(forward, arch.vocab_size * max_num_seqs * per_logit) + ACT_CONSTANT)
 
 
@@ -241,7 +246,21 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     _read_layout(model, run, est)
     if not (_measured_pool(model, run, est) or _explicit_pool(model, run, est)):
         _budget_pool(model, run, est)
+        _state_range(run, est)
     return est
+
+
+def _state_range(run: _Run, est: CapacityEstimate) -> None:
+    """An estimated pool as a range (the class's measured error); no low end when an unknown draft is not deducted."""
+    if est.kv_pool_source != "estimated" or est.kv_pool_tokens is None:
+        return
+    classes = served.estimate_classes(run.arch, run.tp, est.kv_cache_dtype)
+    est.kv_pool_tokens_low, est.kv_pool_tokens_high, est.kv_pool_error = served.pool_range(est.kv_pool_tokens, classes)
+    if run.extra.upper_bound:
+        est.kv_pool_tokens_low = None
+    if est.kv_pool_error is not None:
+        est.reasons.append(f"estimated pool {est.kv_pool_tokens_low or 0:,}-{est.kv_pool_tokens_high:,} tokens "
+                           f"(±{est.kv_pool_error:.0%}, the measured error of {'/'.join(classes)} models)")
 
 
 def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstimate, gpu: Gpu | None = None) -> None:
@@ -318,7 +337,7 @@ def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
         util = float_value(model.value("mem_fraction_static"))
         if util is None and run.gpu is not None:
             vlm = run.arch is not None and run.arch.vision
-            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp, vision=vlm)
+            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp, vision=vlm, version=run.version)
             if vlm:
                 est.reasons.append(f"SGLang lowers a vision model's default mem_fraction_static by "
                                    f"x{defaults.sglang_vlm_fraction_factor():.2f} (a ViT-L/14-sized encoder assumed: "
@@ -443,16 +462,16 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     if unknown:
         est.reasons.append(f"{unknown}: pool unknown")
         return
-    weights = run.arch.weight_bytes_for(_quantized_bits(model, run.arch))
+    weights = served.loaded_weight_bytes(model, run.arch)
     if weights is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "parameter count"
         est.reasons.append(f"model size unknown: {run.arch.name} has no {missing} (config.json) and no checkpoint size")
         return
     est.weight_bytes_per_gpu = weights // (run.tp * run.pp) + run.extra.weight_bytes
-    est.reasons.append(f"weights {weights / GiB:.1f} GiB ({_weights_origin(run.arch)}) over {run.tp * run.pp} GPU(s)")
+    est.reasons.append(f"weights {weights / GiB:.1f} GiB ({served.weights_origin(model, run.arch)}) over {run.tp * run.pp} GPU(s)")
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
-        frac = est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK
+        frac = served.sglang_fraction(model, run, est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK, est.reasons)
         _token_pool(model, run, est, frac, SGLANG_OVERHEAD, "mem_fraction_static")
     elif run.engine == "tokenspeed":
         est.reasons.append("TokenSpeed probes its CUDA-graph reserve at start; "
@@ -461,26 +480,6 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
                     "gpu_memory_utilization")
     else:
         _vllm_pool(model, run, est)
-
-
-def _weights_origin(arch: Architecture) -> str:
-    if arch.weight_bytes:
-        return "checkpoint size"
-    bits = f"{arch.weight_bits:g}-bit" + (f" {arch.quantization}" if arch.quantization else "")
-    return f"{arch.estimated_params() / 1e9:.1f}B parameters at {bits}"
-
-
-def _quantized_bits(model: Any, arch: Architecture) -> float | None:
-    """Bits per weight a ``--quantization`` setting implies for an unquantized checkpoint, else None."""
-    qsetting = model.value("quantization")
-    if not (qsetting and arch.weight_bits >= 16):
-        return None
-    qb, _ = quant_bits_from_text(str(qsetting))
-    if str(qsetting).lower() in ("bitsandbytes",):
-        qb = 4.25
-    if qb and arch.weight_bytes and (arch.weight_bytes_for(qb) or 0) >= arch.weight_bytes:
-        return None  # the checkpoint's known size is already that small (a pre-quantized checkpoint)
-    return qb
 
 
 def _no_room(est: CapacityEstimate, budget: float, used: float, what: str) -> None:
@@ -538,7 +537,8 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     flashinfer_env = getattr(model, "env", {}).get("VLLM_USE_FLASHINFER_SAMPLER")
     use_flashinfer = None if flashinfer_env is None or unresolved(flashinfer_env.value) else truthy(flashinfer_env.value)
     sort_sampler = v1 and defaults.vllm_sort_sampler(run.version, use_flashinfer)
-    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1=v1, sort_sampler=sort_sampler)
+    act_bytes, copies = served.served_dtype_bytes(model, run.arch), served.vllm_sampler_logit_copies(run.version)
+    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1, sort_sampler, act_bytes, copies)
     if act is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
@@ -562,7 +562,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     est.pool_bytes = int(requested - used)
     if v1 and run.pp > 1:
-        forward = activation_peak_bytes(run.arch, run.batched_tokens, 0, run.tp)
+        forward = activation_peak_bytes(run.arch, run.batched_tokens, 0, run.tp, act_bytes=act_bytes)
         est.pool_bytes = _pipeline_pool(run, est, int(requested - used + act - forward))
     est.kv_pool_source = "estimated"
     est.num_blocks = est.pool_bytes // est.layout.block_bytes

@@ -61,6 +61,7 @@ class Deductions:
     draft: Architecture | None = None  # a separate draft model whose KV shares the pool
     reasons: list[str] = field(default_factory=list)
     unknown: str | None = None  # set when an enabled feature cannot be sized
+    upper_bound: bool = False  # an enabled feature not deducted: the pool is at most the estimate
 
     def add(self, nbytes: int, reason: str) -> None:
         self.weight_bytes += int(nbytes)
@@ -93,6 +94,14 @@ def speculative(model: Any, arch: Architecture, tp: int, config: dict | None, ou
     if method in _FREE_METHODS or str(draft_id or "").startswith("[ngram"):
         out.reasons.append(f"speculative decoding ({method or 'ngram'}): no draft weights on the GPU")
         return
+    if str(getattr(model, "engine", "") or "").lower() == "sglang":
+        # The scheduler sizes the target's pool (init_target_memory_pool) before the draft worker loads and
+        # allocates a pool of its own (sglang#36452, sglang#38364); sglang#23862 later budgets the draft inside
+        # mem_fraction_static, which only shrinks the target's pool.
+        out.reasons.append(f"speculative decoding ({method or 'draft model'}): SGLang sizes the target's pool before "
+                           "it loads the draft, which gets a pool of its own (releases with sglang#23862 budget it "
+                           "inside mem_fraction_static: smaller)")
+        return
     if method in _MTP_METHODS or (method and "mtp" in method) or (draft_id is None and method in ("eagle", "")):
         layers = arch.mtp_layers
         if not layers:
@@ -105,7 +114,11 @@ def speculative(model: Any, arch: Architecture, tp: int, config: dict | None, ou
         return
     draft = lookup_architecture(str(draft_id), (config or {}).get("model_configs")) if draft_id else None
     if draft is None or draft.weight_bytes_for() is None:
-        out.unknown = f"speculative draft model {draft_id or '(unnamed)'} not known: its weights and KV cannot be sized"
+        # vLLM loads the draft before the profile run and its KV shares the budget: the pool without it is an
+        # upper bound, which still answers whether a request cannot fit (a blank pool answered nothing).
+        out.upper_bound = True
+        out.reasons.append(f"speculative draft model {draft_id or '(unnamed)'} not known: its weights and KV share "
+                           "the budget and are not deducted, so the pool is at most this")
         return
     draft_tp = int_value(spec.get("draft_tensor_parallel_size")) or tp
     nbytes = draft.weight_bytes_for() // max(1, draft_tp)

@@ -206,9 +206,62 @@ def default_prefix_caching(version: tuple[int, ...] | None) -> bool:
     return bool(version is not None and version >= VLLM_PREFIX_CACHING_ALWAYS_SINCE)
 
 
-def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1, vision: bool = False) -> float:
-    """``mem_fraction_static`` when unset (SGLang 0.5.23 ``sglang/srt/arg_groups/memory_hook.py``); a vision model's
-    is scaled by ``sglang_vlm_fraction_factor``."""
+# SGLang's default mem_fraction_static by release, read from the server_args.py (and model_executor/model_runner.py)
+# of the PyPI wheels: up to 0.4.5 a table by tensor-parallel size; 0.4.6 the table up to 80 GiB (nvidia-smi MiB)
+# and ``(mem - 13 GiB) / mem`` above; 0.4.7 the table by TP x PP up to 80 GiB, 0.79 above ~176 GiB and a blend
+# above 96 GiB; 0.4.8-0.5.2 a reserve by memory tier; from 0.5.3 the reserve from the chunk size, the CUDA-graph
+# batch and the ranks (the formula of sglang_default_mem_fraction below, 0.5.23 memory_hook.py).
+SGLANG_FRACTION_TABLE_UNTIL = (0, 4, 8)
+SGLANG_FRACTION_CHUNK_FORMULA_SINCE = (0, 5, 3)
+_SGLANG_TP_TABLE = ((16, 0.79), (8, 0.81), (4, 0.85), (2, 0.87), (1, 0.88))
+# Up to 0.4.8 the model runner cut every fraction of a multimodal model, written or not (x0.95 up to 0.4.4,
+# x0.90 from 0.4.5); 0.4.9 cut only the default (x0.90); from 0.4.10 adjust_mem_fraction_for_vlm does.
+SGLANG_RUNNER_VLM_CUT_UNTIL = (0, 4, 9)
+SGLANG_VLM_ADJUST_SINCE = (0, 4, 10)
+
+
+def _sglang_table(ranks: int) -> float:
+    return next(frac for at_least, frac in _SGLANG_TP_TABLE if ranks >= at_least)
+
+
+def _sglang_old_default(mib: float, tp: int, pp: int, v: tuple[int, ...]) -> float:
+    """0.4.x before the memory-tier reserve: the table by ranks, with the 0.4.6/0.4.7 large-GPU branches."""
+    if v < (0, 4, 6):
+        return _sglang_table(tp)
+    if v < (0, 4, 7):
+        return _sglang_table(tp) if mib <= 81920 else (mib - 13 * 1024) / mib
+    frac = _sglang_table(tp * pp) if mib <= 81920 else 0.88
+    if mib > 180 * 1000:
+        return 0.79
+    if mib > 96 * 1024:
+        return min(frac + 48 * 1024 * (1 - frac) / mib, (mib - 18 * 1024) / mib)
+    return frac
+
+
+def _sglang_tier_reserve(mib: float, ranks: int) -> float:
+    """0.4.8-0.5.2: MiB kept back by memory tier (T4/4080, A10/4090, H100/A100, H20, H200, B200/MI300)."""
+    if mib < 35 * 1024:
+        return (2.8 + ranks / 10) * 1024
+    if mib < 90 * 1024:
+        return (9.5 + ranks / 2) * 1024
+    if mib < 160 * 1024:
+        return (12 + ranks / 2) * 1024
+    return 32 * 1024
+
+
+def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1, vision: bool = False, version: str | None = None) -> float:
+    """``mem_fraction_static`` when unset, for the SGLang release (newest when unknown: 0.5.23
+    ``sglang/srt/arg_groups/memory_hook.py``); a vision model's default is scaled as that release scales it
+    (``sglang_runner_vlm_factor`` covers the releases whose model runner cut every fraction)."""
+    v = parse_version(version)
+    mib = gpu.memory_bytes / 2**20
+    if v is not None and v < SGLANG_FRACTION_TABLE_UNTIL:
+        return round(_sglang_old_default(mib, tp, pp, v), 3)
+    if v is not None and v < SGLANG_FRACTION_CHUNK_FORMULA_SINCE:
+        fraction = round((mib - _sglang_tier_reserve(mib, tp * pp)) / mib, 3)
+        if not vision or v < SGLANG_RUNNER_VLM_CUT_UNTIL:  # the runner cuts it (sglang_runner_vlm_factor)
+            return fraction
+        return fraction * (0.90 if v < SGLANG_VLM_ADJUST_SINCE else sglang_vlm_fraction_factor())
     gib = gpu.memory_bytes / _GiB
     chunk = 2048 if gib < 20 else 4096 if gib < 60 else 8192 if gib < 160 else 16384
     graph = 0.25 * _GiB if gib < 35 else 0.5 * _GiB if gib < 90 else 1.0 * _GiB
@@ -217,6 +270,15 @@ def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1, vision: bool = F
         reserved = max(reserved, 10 * _GiB)
     fraction = round((gpu.memory_bytes - reserved) / gpu.memory_bytes, 3)
     return fraction * sglang_vlm_fraction_factor() if vision else fraction
+
+
+def sglang_runner_vlm_factor(version: str | None) -> float | None:
+    """The cut SGLang's model runner applied to every fraction of a multimodal model, written or defaulted,
+    up to 0.4.8 (``model_executor/model_runner.py``: x0.95 to 0.4.4, x0.90 from 0.4.5); None after."""
+    v = parse_version(version)
+    if v is None or v >= SGLANG_RUNNER_VLM_CUT_UNTIL:
+        return None
+    return 0.95 if v < (0, 4, 5) else 0.90
 
 
 def sglang_vlm_fraction_factor(vit_layers: int = 24, vit_hidden: int = 1024) -> float:

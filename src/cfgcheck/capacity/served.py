@@ -1,0 +1,138 @@
+"""What the engine version loads and reserves beyond the architecture: the weights at the served dtype, the
+memory fraction SGLang really applies, and the stated uncertainty of an estimated pool.
+
+Each fact is an engine-version behaviour measured on a published start-up log (tests/data/startup_logs.json,
+bench/accuracy.py):
+
+* ``--dtype``: vLLM and SGLang cast an unquantized checkpoint to the served dtype when they load it
+  (``vllm/model_executor/model_loader``, ``ModelConfig.dtype``), so ``--dtype float32`` doubles a bf16
+  checkpoint's weights and the profile run's activations, not only the KV bytes; ``auto`` serves a float32
+  checkpoint at 16 bits (vLLM ``_get_and_verify_dtype``).
+* SGLang's model runner cut every memory fraction of a multimodal model up to 0.4.8, and its default fraction
+  reserves memory for a speculative draft (``engines.defaults``).
+* The pool's range: the class's measured error (bench/RESULTS.md, the accuracy section) around the estimate.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engines import defaults
+from .architecture import DTYPE_BYTES, Architecture, quant_bits_from_text
+from .tables import GiB
+
+# Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
+# absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md
+# records the table these come from; tests/capacity/test_accuracy.py keeps them at least the measured medians.
+CLASS_ERROR = {"dense": 0.03, "MoE": 0.10, "MLA": 0.11, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.03,
+               "multi-GPU": 0.04}
+# V1's sampler warm-up holds 2 fp32 copies of the logits of every dummy request on the FlashInfer path (0.10.x);
+# with the Triton top-k/top-p kernels, the default from VLLM_SORT_SAMPLER_WINDOWS' end (0.16, vllm#33538), the
+# 0.19 logs of gpt-oss-20b (201,088 tokens) and Gemma 4 26B-A4B (262,144) on an A100 80GB (myoceane.fr,
+# tests/data/startup_logs.json) measure nearer 4. From 0.21, whose profile run also estimates the CUDA graphs,
+# the 0.27.1 log of a 248,320-token Qwen3.8 on two RTX 3090s measures 2 again: 4 is kept to the measured window.
+SAMPLER_TRITON_4_COPIES = ((0, 16, 0), (0, 21, 0))
+SAMPLER_COPIES_FLASHINFER = 2.0
+SAMPLER_COPIES_TRITON = 4.0
+# SGLang's default fraction keeps this much back when a speculative algorithm other than NGRAM runs (0.4.8-0.5.x
+# server_args.py: "draft model and larger cuda graph buffers", 2 GiB; STANDALONE drafts 6 GiB from 0.5.3).
+SGLANG_SPEC_RESERVE = 2 * GiB
+SGLANG_STANDALONE_RESERVE = 6 * GiB
+
+
+def served_dtype_bytes(model: Any, arch: Architecture) -> int:
+    """Bytes per weight and activation element the engine serves at: ``--dtype`` as written, else the
+    checkpoint's dtype, with a float32 checkpoint served at 16 bits."""
+    written = str(model.value("dtype") or "auto").lower()
+    if written not in ("auto", "", "none") and written in DTYPE_BYTES:
+        return DTYPE_BYTES[written]
+    return min(arch.dtype_bytes, 2)
+
+
+def loaded_weight_bytes(model: Any, arch: Architecture) -> int | None:
+    """The weights one copy of the model takes once loaded: the checkpoint at the served dtype (an unquantized
+    checkpoint is cast), a ``--quantization`` of an unquantized checkpoint at its bits."""
+    weights = arch.weight_bytes_for(quantized_bits(model, arch))
+    if weights is None or arch.weight_bits < 16 or arch.quantization or quantized_bits(model, arch):
+        return weights
+    return weights * served_dtype_bytes(model, arch) // max(1, arch.dtype_bytes)
+
+
+def quantized_bits(model: Any, arch: Architecture) -> float | None:
+    """Bits per weight a ``--quantization`` setting implies for an unquantized checkpoint, else None."""
+    qsetting = model.value("quantization")
+    if not (qsetting and arch.weight_bits >= 16):
+        return None
+    qb, _ = quant_bits_from_text(str(qsetting))
+    if str(qsetting).lower() in ("bitsandbytes",):
+        qb = 4.25
+    if qb and arch.weight_bytes and (arch.weight_bytes_for(qb) or 0) >= arch.weight_bytes:
+        return None  # the checkpoint's known size is already that small (a pre-quantized checkpoint)
+    return qb
+
+
+def weights_origin(model: Any, arch: Architecture) -> str:
+    """How the weights' size was found, for the reasons ``cfgcheck capacity`` shows."""
+    served = served_dtype_bytes(model, arch)
+    cast = f", served as {served * 8}-bit" if served != arch.dtype_bytes and arch.weight_bits >= 16 \
+        and not arch.quantization and not quantized_bits(model, arch) else ""
+    if arch.weight_bytes:
+        return "checkpoint size" + cast
+    bits = f"{arch.weight_bits:g}-bit" + (f" {arch.quantization}" if arch.quantization else "")
+    return f"{arch.estimated_params() / 1e9:.1f}B parameters at {bits}{cast}"
+
+
+def vllm_sampler_logit_copies(version: str | None) -> float:
+    """fp32 logits copies per (dummy request x vocabulary entry) the V1 sampler warm-up peaks at, off the sort path."""
+    v = defaults.parse_version(version)
+    lo, hi = SAMPLER_TRITON_4_COPIES
+    return SAMPLER_COPIES_TRITON if v is not None and lo <= v < hi else SAMPLER_COPIES_FLASHINFER
+
+
+def sglang_fraction(model: Any, run: Any, fraction: float, reasons: list[str]) -> float:
+    """The fraction SGLang ``run.version`` sizes its pool with: a multimodal model's cut in the model runner of
+    0.4.x (every fraction), and the speculative reserve of a defaulted fraction."""
+    cut = defaults.sglang_runner_vlm_factor(run.version) if run.arch is not None and run.arch.vision else None
+    if cut:
+        fraction *= cut
+        reasons.append(f"SGLang {run.version}'s model runner cuts a multimodal model's mem_fraction_static "
+                       f"by x{cut:.2f}")
+    algorithm = str(model.value("speculative_algorithm") or "").upper()
+    v = defaults.parse_version(run.version)
+    written = model.value("mem_fraction_static") is not None
+    if algorithm and algorithm != "NGRAM" and not written and (v is None or v >= defaults.SGLANG_FRACTION_TABLE_UNTIL):
+        reserve = SGLANG_STANDALONE_RESERVE if algorithm == "STANDALONE" else SGLANG_SPEC_RESERVE
+        fraction -= reserve / run.gpu.memory_bytes
+        reasons.append(f"SGLang's default mem_fraction_static keeps {reserve / GiB:g} GiB back for the "
+                       f"{algorithm} draft")
+    return fraction
+
+
+def pool_range(tokens: int | None, classes: list[str]) -> tuple[int | None, int | None, float | None]:
+    """The pool's low and high ends from the widest measured error of the classes the model is in."""
+    if tokens is None or not classes:
+        return None, None, None
+    error = max(CLASS_ERROR.get(c, CLASS_ERROR["dense"]) for c in classes)
+    return int(tokens * (1 - error)), int(tokens * (1 + error)), error
+
+
+def estimate_classes(arch: Architecture | None, tp: int, kv_cache_dtype: str | None) -> list[str]:
+    """The accuracy classes an estimate belongs to (bench/accuracy.py reports the error per class)."""
+    if arch is None:
+        return []
+    out = []
+    if arch.num_experts:
+        out.append("MoE")
+    if arch.is_mla:
+        out.append("MLA")
+    if arch.linear_layers or arch.sliding_layers:
+        out.append("hybrid")
+    if arch.weight_bits < 16 or arch.quantization or str(kv_cache_dtype or "").startswith("fp8"):
+        out.append("quantized")
+    if arch.vision:
+        out.append("multimodal")
+    if not (arch.num_experts or arch.is_mla or arch.linear_layers or arch.sliding_layers):
+        out.append("dense")
+    if tp > 1:
+        out.append("multi-GPU")
+    return out

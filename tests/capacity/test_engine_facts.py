@@ -1,0 +1,132 @@
+"""Engine-version facts of the pool, each checked against a published start-up log or the engine's own
+release (tests/data/startup_logs.json, bench/accuracy.py): SGLang's default memory fraction by release and its
+multimodal and speculative cuts, the served dtype, the sampler warm-up by vLLM version, an unknown draft that no
+longer blanks the pool, and the estimate stated as a range that decides CFG202's severity."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import lint_text
+
+from cfgcheck import capacity as cap
+from cfgcheck.capacity import served as facts
+from cfgcheck.capacity.gpus import gpu_by_name
+from cfgcheck.engines import defaults
+from tests.capacity.test_engine_versions import served
+
+LOGS = {c["id"]: c for c in json.loads((Path(__file__).parents[1] / "data" / "startup_logs.json").read_text())["cases"]}
+
+
+def test_sglang_default_fraction_follows_the_release():
+    h100, l4 = gpu_by_name("H100-80GB"), gpu_by_name("L4")
+    # the 0.4.1 docs notebook logs mem_fraction_static=0.88 at TP 1; the 0.4.3.post4 L4 log 0.85 at TP 4
+    assert "mem_fraction_static=0.88, max_total_tokens=None" in LOGS["llama31-8b-h100-sglang-docs"]["log"]
+    assert defaults.sglang_default_mem_fraction(h100, 1, version="0.4.1") == 0.88
+    assert "mem_fraction_static=0.85, tp_size=4" in LOGS["qwq-32b-l4-tp4-sglang"]["log"]
+    assert defaults.sglang_default_mem_fraction(l4, 4, version="0.4.3.post4") == 0.85
+    # 0.4.8-0.5.2: a reserve by memory tier, (9.5 + ranks / 2) GiB on an 80 GB card (nvidia-smi MiB)
+    mib = h100.memory_bytes / 2**20
+    assert defaults.sglang_default_mem_fraction(h100, 4, version="0.4.9") == round((mib - 11.5 * 1024) / mib, 3)
+    # from 0.5.3 the chunk-size formula, the newest when the version is unknown
+    assert defaults.sglang_default_mem_fraction(h100, 4, version="0.5.3") == defaults.sglang_default_mem_fraction(h100, 4)
+    assert defaults.sglang_default_mem_fraction(h100, 1, version="0.4.1") != defaults.sglang_default_mem_fraction(h100, 1)
+
+
+def test_sglang_runner_cut_every_multimodal_fraction_until_0_4_9():
+    assert defaults.sglang_runner_vlm_factor("0.4.3") == 0.95
+    assert defaults.sglang_runner_vlm_factor("0.4.5") == 0.90
+    assert defaults.sglang_runner_vlm_factor("0.4.9") is None and defaults.sglang_runner_vlm_factor(None) is None
+    written = dict(engine="sglang", mem_fraction_static=0.8, max_model_len=8192)
+    old = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", version="0.4.3", **written))
+    new = cap.estimate(served("Qwen/Qwen2.5-VL-3B-Instruct", version="0.5.3", **written))
+    assert old.kv_pool_tokens < new.kv_pool_tokens
+    assert any("cuts a multimodal model's mem_fraction_static by x0.95" in r for r in old.reasons)
+
+
+def test_sglang_sizes_the_target_pool_before_an_unknown_draft():
+    """sglang#36452 / sglang#38364 quote the scheduler: init_target_memory_pool sizes the pool before the draft
+    worker loads; the draft gets its own pool. An unknown draft no longer blanks the estimate."""
+    plain = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="sglang", version="0.4.9",
+                                mem_fraction_static=0.85))
+    spec = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="sglang", version="0.4.9",
+                               mem_fraction_static=0.85, speculative_algorithm="EAGLE",
+                               speculative_draft_model_path="acme/unknown-eagle"))
+    assert spec.kv_pool_source == "estimated" and spec.kv_pool_tokens == plain.kv_pool_tokens
+    assert any("SGLang sizes the target's pool before it loads the draft" in r for r in spec.reasons)
+    defaulted = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="sglang", version="0.4.9",
+                                    speculative_algorithm="EAGLE", speculative_draft_model_path="acme/unknown-eagle"))
+    bare = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", engine="sglang", version="0.4.9"))
+    # a defaulted fraction keeps 2 GiB back for the draft (server_args.py 0.4.8-0.5.x)
+    assert bare.pool_bytes - defaulted.pool_bytes == pytest.approx(2 * cap.GiB, rel=0.01)
+
+
+def test_served_dtype_scales_weights_and_activations():
+    """vllm#14827 logs 'Upcasting torch.bfloat16 to torch.float32' (0.7.3): the engine casts the checkpoint."""
+    bf16 = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", max_model_len=8192))
+    fp32 = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", max_model_len=8192, dtype="float32"))
+    half = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", max_model_len=8192, dtype="float16"))
+    assert fp32.weight_bytes_per_gpu == 2 * bf16.weight_bytes_per_gpu
+    assert half.weight_bytes_per_gpu == bf16.weight_bytes_per_gpu
+    assert fp32.kv_bytes_per_token == 2 * bf16.kv_bytes_per_token
+    assert any("served as 32-bit" in r for r in fp32.reasons)
+    arch = bf16.architecture
+    assert cap.activation_peak_bytes(arch, 8192, 0, 1, act_bytes=4) > cap.activation_peak_bytes(arch, 8192, 0, 1)
+
+
+def test_sampler_warm_up_copies_by_version():
+    assert facts.vllm_sampler_logit_copies("0.10.1.1") == 2
+    assert facts.vllm_sampler_logit_copies("0.19.0") == 4
+    assert facts.vllm_sampler_logit_copies("0.27.1") == 2
+    for case in ("gpt-oss-20b-a100-80gb", "gemma4-26b-a4b-a100-80gb"):  # the 0.19 logs the window rests on
+        assert LOGS[case]["version"] == "0.19.0"
+
+
+def test_estimated_pool_is_a_range_from_its_class_error():
+    est = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", max_model_len=8192))
+    assert est.kv_pool_error == facts.CLASS_ERROR["dense"]
+    assert est.kv_pool_tokens_low < est.kv_pool_tokens < est.kv_pool_tokens_high
+    out = est.to_dict()
+    assert out["kv_pool_tokens_high"] == est.kv_pool_tokens_high and set(cap.CapacityEstimate.JSON_FIELDS) <= set(out)
+    moe = cap.estimate(served("Qwen/Qwen3-30B-A3B", max_model_len=8192))
+    assert moe.kv_pool_error == facts.CLASS_ERROR["MoE"]
+    explicit = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", max_model_len=8192, kv_cache_memory_bytes="10G"))
+    assert explicit.kv_pool_source == "explicit" and explicit.kv_pool_error is None
+
+
+DEPLOYMENT = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llama
+spec:
+  template:
+    spec:
+      nodeSelector:
+        nvidia.com/gpu.product: NVIDIA-L4
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.26.0
+          command: ["vllm", "serve", "meta-llama/Llama-3.1-8B-Instruct"]
+          args: ["--max-model-len", "{length}"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+
+
+def _cfg202(tmp_path, length: int):
+    result = lint_text(tmp_path, DEPLOYMENT.format(length=length))
+    return [f for f in result.findings if f.code == "CFG202"]
+
+
+def test_cfg202_is_an_error_only_beyond_the_range_top(tmp_path):
+    model = served("meta-llama/Llama-3.1-8B-Instruct", gpu="L4", max_model_len=131072)
+    fit = cap.longest_fitting_len(cap.estimate(model))
+    width = max(facts.CLASS_ERROR["dense"], 0.10)
+    inside = _cfg202(tmp_path / "a", int(fit * (1 + width / 2)))
+    assert [f.severity for f in inside] == ["warning"] and "it may fit" in inside[0].message
+    beyond = _cfg202(tmp_path / "b", int(fit * (1 + width) * 1.5))
+    assert [f.severity for f in beyond] == ["error"]
+    assert not _cfg202(tmp_path / "c", fit)
