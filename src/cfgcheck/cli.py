@@ -98,7 +98,7 @@ def capacity(
     models = [model for model in collected if not model.template]  # a runtime template serves nothing
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
     if chart is not None:
-        from .capacity.chart import write_chart
+        from .capacity.concurrency_plot import write_chart
 
         try:
             write_chart(chart, models, config.as_dict())
@@ -137,7 +137,7 @@ def flags(
 @app.command("rules")
 def rules_command(fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown")) -> None:
     """List every rule."""
-    from .docs import render_rules
+    from .rule_reference import render_rules
 
     if fmt not in ("text", "json", "markdown"):
         raise UsageError(f"unknown format '{fmt}' (text, json or markdown)")

@@ -17,8 +17,8 @@ from pathlib import Path
 
 from . import stale
 from .config import Config, ConfigError
-from .adapters.helm import charts_holding, note_templates, rendering
-from .adapters.helmstage import CHART_FILE, charts_by_name, dependency_folders
+from .adapters.renderers.helm import charts_holding, note_templates, rendering
+from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
 from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel

@@ -40,7 +40,7 @@ WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may s
 
 
 def _file_suffixes() -> tuple[str, ...]:
-    from .adapters.protocol import file_suffixes  # not at import: the adapters import this module
+    from .adapters.core.protocol import file_suffixes  # not at import: the adapters import this module
 
     return file_suffixes()
 

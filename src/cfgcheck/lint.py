@@ -9,8 +9,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from . import adapters, suppressions
-from .adapters.protocol import always_read, has_serving_marker
+from .adapters.core import registry as adapters
+from . import suppressions
+from .adapters.core.protocol import always_read, has_serving_marker
 from .config import Config, ConfigError
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
@@ -117,7 +118,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
     settings = config.as_dict()
     if inputs.templates:
-        from .adapters.helm import note_templates
+        from .adapters.renderers.helm import note_templates
 
         note_templates(inputs.templates, settings)
     workspace = _lazy_workspace(settings)
@@ -381,7 +382,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
-        from .adapters.helm import note_unrendered
+        from .adapters.renderers.helm import note_unrendered
 
         note_unrendered(templates)
     rule = load("CFG000")

@@ -362,7 +362,7 @@ def decode(data: bytes) -> str:
 def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True,
                comments: bool = True) -> LoadedFile:
     """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``."""
-    from .adapters.protocol import file_format  # not at import: the adapters import this module
+    from .adapters.core.protocol import file_format  # not at import: the adapters import this module
 
     reader = file_format(path)
     if reader is not None:  # a format that is not YAML (a shell script): its comments, no documents
@@ -497,7 +497,7 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
 def _unread(rel: str, error: YamlError) -> LoadedFile:
     """A file that cannot be read: a CFG000 for YAML; a script or Python file (read only in case it
     starts an engine) is skipped without a finding."""
-    from .adapters.protocol import file_format  # not at import: the adapters import this module
+    from .adapters.core.protocol import file_format  # not at import: the adapters import this module
 
     if file_format(rel) is not None:
         return LoadedFile(rel, "", [], {}, serving=False)

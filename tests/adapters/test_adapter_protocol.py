@@ -9,15 +9,15 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import adapters
-from cfgcheck.adapters import protocol
+from cfgcheck.adapters.core import registry as adapters
+from cfgcheck.adapters.core import protocol
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 
 # A format no built-in adapter knows, whose file holds none of the built-in marker words.
 ACME_ADAPTER = '''
 """Acme ModelServer: ``spec.model`` is the model, ``spec.maxSeqs`` is vLLM's --max-num-seqs."""
-from cfgcheck.adapters.base import DocContext, finish, operator_tokens
+from cfgcheck.adapters.core.contexts import DocContext, finish, operator_tokens
 from cfgcheck.engines.argv import apply_argv
 
 MARKERS = ("acme.example",)
@@ -171,7 +171,7 @@ spec:
 def test_the_registry_metadata_is_each_modules_own():
     """The built-in adapters are registered lazily with their MARKERS, SUFFIXES and the file NAMES they
     read whatever the text; what the registry says must be what each module declares."""
-    from cfgcheck.adapters import helm, kustomize
+    from cfgcheck.adapters.renderers import helm, kustomize
 
     lazy = adapters.BUILT_IN
     assert len(lazy) >= 21 and all(entry in protocol.REGISTRY for entry in lazy)
@@ -180,7 +180,7 @@ def test_the_registry_metadata_is_each_modules_own():
         assert (entry.MARKERS, entry.SUFFIXES) == (module.MARKERS, getattr(module, "SUFFIXES", ())), entry
         assert entry == module and getattr(adapters, entry.__name__.rsplit(".", 1)[-1]) is module
     names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
-    assert names == {"kustomize": kustomize.NAMES, "chart": helm.CHART_FILES}
+    assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES}
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
 
@@ -197,5 +197,5 @@ def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_mar
     assert protocol.may_read(lazy, "a.yaml", "apiversion: kubeai.org/v1")
     assert not protocol.may_read(lazy, "a.yaml", "kind: deployment")
     assert protocol.may_read(protocol.LazyAdapter("mapped", ()), "a.yaml", "")  # no markers: tried on every file
-    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart"))
+    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart_values"))
     assert protocol.may_read(chart, "Chart.yaml", "name: chat") and not protocol.may_read(chart, "a.yaml", "name: chat")

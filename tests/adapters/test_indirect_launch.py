@@ -11,7 +11,7 @@ from helpers import FIXTURES
 
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
-from cfgcheck.adapters import kustomize
+from cfgcheck.adapters.renderers import kustomize
 
 INDIRECT = FIXTURES / "formats" / "indirect"
 
@@ -256,7 +256,7 @@ def test_a_rendered_chart_resolves_env_from_its_own_configmap(tmp_path: Path, mo
 
 def test_a_long_value_named_many_times_is_bounded(tmp_path: Path) -> None:
     """Hostile input: a 6,000-word value named 3,000 times would be 18 million words."""
-    from cfgcheck.adapters.envlaunch import MAX_SPLICED_WORDS
+    from cfgcheck.adapters.launch.env_argv import MAX_SPLICED_WORDS
 
     value = " ".join(["--max-num-seqs 8"] * 3000)
     script = "vllm serve m --served-model-name=$A " + " ".join(["$A"] * 3000)

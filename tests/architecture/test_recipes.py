@@ -15,7 +15,7 @@ import pytest
 import cfgcheck.rules
 from cfgcheck import registry
 from cfgcheck.config import Config
-from cfgcheck.docs import render_rules
+from cfgcheck.rule_reference import render_rules
 from cfgcheck.lint import lint
 from helpers import REPO
 from tests.rules.test_rule_contract import EXAMPLE, THROWAWAY

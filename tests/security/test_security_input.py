@@ -30,7 +30,7 @@ from tests.security.test_hostile import GOOD, MARK, findings, inproc, measure, o
 # pull-request text (model names, file text in diff mode, report text): each module-level compiled
 # pattern is fuzzed.
 COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity.measured", "cfgcheck.capacity.architecture",
-                   "cfgcheck.suppressions", "cfgcheck.adapters.base",
+                   "cfgcheck.suppressions", "cfgcheck.adapters.core.contexts",
                    "cfgcheck.rules.stale_flag_reference", "cfgcheck.rules.unexplained_seq_pin", "cfgcheck.discover",
                    "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
 
@@ -78,7 +78,7 @@ def test_comment_patterns_are_found() -> None:
     """The fuzz below is meaningful: it sees the patterns the issue's reproductions went through."""
     names = {name for name, _ in PATTERNS}
     for expected in ("cfgcheck.rules._ceilings._STATED_BEFORE", "cfgcheck.capacity.measured._ARROW", "cfgcheck.capacity.measured._NUM_RE",
-                     "cfgcheck.suppressions._DIRECTIVE", "cfgcheck.adapters.base._DIRECTIVE"):
+                     "cfgcheck.suppressions._DIRECTIVE", "cfgcheck.adapters.core.contexts._DIRECTIVE"):
         assert expected in names
 
 
@@ -427,8 +427,8 @@ def test_an_exception_in_a_rule_is_that_served_models_cfg000(two_files: Path, mo
     assert not [f for f in result.findings if f.code == "CFG301" and f.location.path == "bad.yaml"]
 
 
-@pytest.mark.parametrize("target", ["cfgcheck.lint.load_file", "cfgcheck.adapters.served_models",
-                                    "cfgcheck.adapters.index"])
+@pytest.mark.parametrize("target", ["cfgcheck.lint.load_file", "cfgcheck.adapters.core.registry.served_models",
+                                    "cfgcheck.adapters.core.registry.index"])
 def test_an_exception_while_reading_a_file_is_its_cfg000(two_files: Path, monkeypatch, target: str) -> None:
     module_name, name = target.rsplit(".", 1)
     module = importlib.import_module(module_name)

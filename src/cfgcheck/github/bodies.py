@@ -138,7 +138,7 @@ def _rounded(value: float | None) -> float | None:
 def chart(change) -> dict | None:
     """The before/after curves of pool-limited concurrency against max_model_len (a Mermaid xychart,
     which GitHub renders in comments), when the change moves the concurrency or max_num_seqs."""
-    from ..capacity.chart import mermaid_points
+    from ..capacity.concurrency_plot import mermaid_points
 
     before, after = _sides(change)
     if before is None or after is None or before.concurrency is None or after.concurrency is None:

@@ -20,8 +20,8 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters.protocol import REGISTRY
-from ..adapters.tree import at_location, walk
+from ..adapters.core.protocol import REGISTRY
+from ..adapters.core.node_at_location import at_location, walk
 from ..model import Edit, Location, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits
 from .plan import PlanError, Resolved

@@ -7,11 +7,11 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
-from ..engines import argv as argv_mod
-from ..engines.images import image_engine, parse_image, placeholder
-from ..model import ArgToken, Directive, Location, ServedModel, Setting
-from ..yamlio import Document, LoadedFile, YNode, scalar_text_location
+from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
+from ...engines import argv as argv_mod
+from ...engines.images import image_engine, parse_image, placeholder
+from ...model import ArgToken, Directive, Location, ServedModel, Setting
+from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
 from .protocol import has_serving_marker  # noqa: F401  (the prefilter: lint reads it from here)
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
@@ -111,7 +111,7 @@ class DocContext:
         escapes and block scalars. With ``script_word`` the string is a command line (``bash -c "..."``)
         and that word of it is the script read.
         """
-        from .shell import SourceMap, expand, lex, segments
+        from ..launch.shell import SourceMap, expand, lex, segments
 
         mapping = SourceMap(self.loaded.text, node)
         words = lex(mapping.value, shell=segment)

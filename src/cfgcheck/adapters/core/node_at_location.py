@@ -5,8 +5,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from ..model import Location
-from ..yamlio import YNode, scalar_text_location
+from ...model import Location
+from ...yamlio import YNode, scalar_text_location
 
 
 def walk(node: YNode) -> Iterator[tuple[YNode, YNode | None, YNode | None]]:

@@ -39,9 +39,12 @@ from types import ModuleType
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 if TYPE_CHECKING:
-    from ..model import ServedModel
-    from ..yamlio import YNode
-    from .base import DocContext
+    from ...model import ServedModel
+    from ...yamlio import YNode
+    from .contexts import DocContext
+
+# The package the built-in adapters' module names are relative to (``formats.workloads``).
+ADAPTERS = __package__.rpartition(".")[0]
 
 # Directives (``# cfgcheck: engine=vllm``) are read by the core for every format: a file holding one is
 # always worth reading.
@@ -80,7 +83,7 @@ class LazyAdapter:
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
                  names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",)) -> None:
-        self.__name__ = f"{__package__}.{module}"
+        self.__name__ = f"{ADAPTERS}.{module}"
         self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
 
     def module(self) -> ModuleType:

@@ -10,12 +10,12 @@ import importlib
 import os
 from typing import TYPE_CHECKING
 
-from ..model import ServedModel
-from ..yamlio import LoadedFile
+from ...model import ServedModel
+from ...yamlio import LoadedFile
 from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, may_read, register
 
 if TYPE_CHECKING:
-    from .base import Workspace
+    from .contexts import Workspace
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
 # the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
@@ -30,34 +30,34 @@ FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 # In the order they are tried: the user's values mappings first (they override the built-in formats),
 # the generic pod-spec walker last.
 BUILT_IN = (
-    LazyAdapter("mapped", (), hooks=("served_models", "setting_home")),
-    LazyAdapter("kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
-    LazyAdapter("llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
-    LazyAdapter("production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
-    LazyAdapter("vllm_runtime", ("vllm",)),
-    LazyAdapter("kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
-    LazyAdapter("ome", ("ome.io",)),
-    LazyAdapter("kubeai", ("kubeai.org", "resourceprofile")),
-    LazyAdapter("rayserve", ("serveconfigv2", "llm_configs", "import_path")),
-    LazyAdapter("dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
-    LazyAdapter("kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
-    LazyAdapter("llmd", ("modelartifacts", "disaggregatedset")),
-    LazyAdapter("chart", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
-    LazyAdapter("compose", YAML_WORDS),
-    LazyAdapter("dra", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
-    LazyAdapter("engine_config", ENGINE_CONFIG_WORDS, hooks=("served_models", "index", "refers_forward")),
-    LazyAdapter("scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
-    LazyAdapter("supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS),
-    LazyAdapter("makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
-    LazyAdapter("containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
+    LazyAdapter("formats.mapped", (), hooks=("served_models", "setting_home")),
+    LazyAdapter("renderers.kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
+    LazyAdapter("formats.llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
+    LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
+    LazyAdapter("formats.vllm_runtime", ("vllm",)),
+    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("formats.ome", ("ome.io",)),
+    LazyAdapter("formats.kubeai", ("kubeai.org", "resourceprofile")),
+    LazyAdapter("formats.rayserve", ("serveconfigv2", "llm_configs", "import_path")),
+    LazyAdapter("formats.dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
+    LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
+    LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
+    LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
+    LazyAdapter("formats.compose", YAML_WORDS),
+    LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS, hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS),
+    LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
-    LazyAdapter("pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm"), suffixes=(".py",),
+    LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm"), suffixes=(".py",),
                 hooks=FILE_HOOKS),
-    LazyAdapter("workflows", YAML_WORDS),
-    LazyAdapter("skypilot", YAML_WORDS),
-    LazyAdapter("workloads", YAML_WORDS, hooks=("served_models", "index")),
+    LazyAdapter("formats.workflows", YAML_WORDS),
+    LazyAdapter("formats.skypilot", YAML_WORDS),
+    LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env taken from them; reads no document itself
-    LazyAdapter("envlaunch", (), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.env_argv", (), hooks=("served_models", "index", "refers_forward")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -67,11 +67,12 @@ def __getattr__(name: str):
     """``adapters.Workspace``, ``adapters.DocContext`` and ``adapters.<module>`` as before the registry
     was lazy: imported when first asked for."""
     if name in ("DocContext", "Workspace"):
-        from . import base
+        from . import contexts
 
-        return getattr(base, name)
-    if any(adapter.__name__ == f"{__name__}.{name}" for adapter in BUILT_IN):
-        return importlib.import_module(f"{__name__}.{name}")
+        return getattr(contexts, name)
+    found = next((adapter for adapter in BUILT_IN if adapter.__name__.rsplit(".", 1)[-1] == name), None)
+    if found is not None:
+        return importlib.import_module(found.__name__)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
@@ -93,8 +94,8 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
 def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     """The served models of the YAML documents of ``loaded``, whatever its file name (the Kubernetes
     manifest a shell script writes in a heredoc is read through this too)."""
-    from . import engine_config
-    from .base import DocContext
+    from ..launch import config_file
+    from .contexts import DocContext
     from .resources import resources
 
     found: list[ServedModel] = []
@@ -109,7 +110,7 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
                 try:
                     models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it
-                        engine_config.apply(ctx, resource, model)
+                        config_file.apply(ctx, resource, model)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise

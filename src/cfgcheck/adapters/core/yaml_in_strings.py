@@ -9,8 +9,8 @@ located at the string as a whole.
 
 from __future__ import annotations
 
-from ..yamlio import LoadedFile, YNode, parse_text
-from .base import DocContext
+from ...yamlio import LoadedFile, YNode, parse_text
+from .contexts import DocContext
 
 
 def embedded_document(ctx: DocContext, node: YNode | None) -> tuple[DocContext, YNode] | None:

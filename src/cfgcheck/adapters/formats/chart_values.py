@@ -14,12 +14,13 @@ at its lines in the file), or a plain values file. In them:
 
 from __future__ import annotations
 
-from ..model import ServedModel, Setting
-from ..yamlio import YNode, parse_text
-from . import helm, production_stack
-from .base import ENGINE_MARKERS, DocContext, finish, to_int
-from .helm import dependency_keys
-from .containers import container_model
+from ...model import ServedModel, Setting
+from ...yamlio import YNode, parse_text
+from ..renderers import helm
+from . import production_stack
+from ..core.contexts import ENGINE_MARKERS, DocContext, finish, to_int
+from ..renderers.helm import dependency_keys
+from ..launch.containers import container_model
 
 MARKERS = ENGINE_MARKERS + production_stack.MARKERS
 

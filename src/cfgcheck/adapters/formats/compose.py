@@ -21,16 +21,16 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
-from ..engines.images import parse_image
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from .base import ENGINE_MARKERS, DocContext, finish, to_int
-from .containers import SHELLS, container_model
-from .pods import compose_pod
-from .repofiles import repo_path
+from ...engines.images import parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import ENGINE_MARKERS, DocContext, finish, to_int
+from ..launch.containers import SHELLS, container_model
+from ..launch.pods import compose_pod
+from ..launch.named_files import repo_path
 
 if TYPE_CHECKING:
-    from .dockerfile import Built
+    from ..launch.dockerfile import Built
 
 MARKERS = ENGINE_MARKERS
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
@@ -49,7 +49,7 @@ def _is_compose(root: YNode) -> bool:
 
 
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
-    from . import dotenv
+    from ..launch import dotenv
 
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
@@ -88,7 +88,7 @@ def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgTok
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_compose(root):
         return []
-    from . import dotenv  # here, not at import: a Deployment that mentions vllm tries this adapter too
+    from ..launch import dotenv  # here, not at import: a Deployment that mentions vllm tries this adapter too
 
     found: list[ServedModel] = []
     variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env"))
@@ -104,7 +104,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
-    from . import dockerfile, dotenv
+    from ..launch import dockerfile, dotenv
 
     path = f"services.{name}"
     image = _image(ctx, service, path, variables)
@@ -137,7 +137,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
 
 def _template_variables(ctx: DocContext) -> dict:
     """The values of the first env template beside the compose file, secrets left out."""
-    from . import dotenv
+    from ..launch import dotenv
 
     for name in ENV_TEMPLATES:
         found = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, name))
@@ -153,7 +153,7 @@ def _beside(compose_file: str, name: str) -> str:
 def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
     """``env_file``: a path, a list of paths, or a list of ``{path, required}``; later files win, and
     ``environment`` wins over them all."""
-    from . import dotenv
+    from ..launch import dotenv
 
     entries = node.value if node is not None and node.kind == "seq" else [node] if node is not None else []
     for entry in entries:
@@ -188,7 +188,7 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
 
 
 def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
-    from . import dotenv
+    from ..launch import dotenv
 
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":

@@ -19,13 +19,13 @@ import posixpath
 import re
 from typing import Iterator
 
-from ..model import ArgToken, ServedModel
-from ..yamlio import Comment, LoadedFile
-from . import repofiles
-from .base import ENGINE_MARKERS, Workspace
-from .protocol import has_serving_marker
-from .scripts import Launched, launches, locator, script_model
-from .shell import expand, lex
+from ...model import ArgToken, ServedModel
+from ...yamlio import Comment, LoadedFile
+from ..launch import named_files
+from ..core.contexts import ENGINE_MARKERS, Workspace
+from ..core.protocol import has_serving_marker
+from ..launch.scripts import Launched, launches, locator, script_model
+from ..launch.shell import expand, lex
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = ("Dockerfile", "Containerfile", ".dockerfile")
@@ -72,7 +72,7 @@ def _built_by_compose(workspace: Workspace, path: str) -> bool:
         if base is None:
             continue
         for name in _COMPOSE_FILES:
-            text = repofiles.read_text(workspace, posixpath.join(base, name) if base else name)
+            text = named_files.read_text(workspace, posixpath.join(base, name) if base else name)
             if text is not None and "build" in text and has_serving_marker(text):
                 return True  # a compose file without an engine word is not read: the Dockerfile is
     return False

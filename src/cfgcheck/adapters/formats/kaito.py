@@ -23,13 +23,13 @@ per entry of ``spec.roles`` (``type: prefill | decode``, ``replicas``, ``instanc
 
 from __future__ import annotations
 
-from ..capacity.architecture import lookup_architecture
-from ..capacity.gpus import accelerator_by_instance_type
-from ..capacity.tables import bundled_table
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from .base import DocContext, Workspace, apply_launch, finish, string_map, to_int
-from .embedded import embedded_document
+from ...capacity.architecture import lookup_architecture
+from ...capacity.gpus import accelerator_by_instance_type
+from ...capacity.tables import bundled_table
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext, Workspace, apply_launch, finish, string_map, to_int
+from ..core.yaml_in_strings import embedded_document
 
 API_GROUP = "kaito.sh/"
 MARKERS = ("kaito.sh", "inference_config")

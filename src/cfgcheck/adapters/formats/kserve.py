@@ -19,13 +19,13 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 
 from __future__ import annotations
 
-from ..model import ServedModel, Setting
-from ..settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
-from ..yamlio import YNode
-from .base import DocContext, Workspace, finish, gpu_count, to_int
-from .containers import container_model, container_tokens, typed_setting
-from .pods import kserve_llm_pod, kubernetes_pod
-from .resources import file_resources
+from ...model import ServedModel, Setting
+from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
+from ...yamlio import YNode
+from ..core.contexts import DocContext, Workspace, finish, gpu_count, to_int
+from ..launch.containers import container_model, container_tokens, typed_setting
+from ..launch.pods import kserve_llm_pod, kubernetes_pod
+from ..core.resources import file_resources
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"

@@ -12,12 +12,12 @@ entries, rendered as Models when ``enabled``) are read the same way.
 
 from __future__ import annotations
 
-from ..capacity.tables import bundled_table
-from ..engines.images import image_engine, parse_image
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from .base import DocContext, apply_launch, finish, set_image, string_map, to_int
-from .containers import env_map_settings
+from ...capacity.tables import bundled_table
+from ...engines.images import image_engine, parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext, apply_launch, finish, set_image, string_map, to_int
+from ..launch.containers import env_map_settings
 
 API_GROUP = "kubeai.org/"
 MARKERS = ("kubeai.org", "resourceprofile")

@@ -33,10 +33,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from ..model import ArgToken, Location, ServedModel, Setting
-from ..yamlio import YNode
-from .base import DocContext, finish, to_int
-from .containers import GPU_PRODUCT_LABELS, container_model
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext, finish, to_int
+from ..launch.containers import GPU_PRODUCT_LABELS, container_model
 
 MARKERS = ("modelartifacts", "disaggregatedset")
 DISAGGREGATED_SET_API = "disaggregatedset.x-k8s.io/"

@@ -7,12 +7,12 @@ match exact flag names only (``parallelSlots`` is skipped when extraArgs has an 
 
 from __future__ import annotations
 
-from ..model import ArgToken, ServedModel, Setting
-from ..settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
-from ..yamlio import YNode
-from .base import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
-from .pods import llmkube_pod
-from .resources import file_resources
+from ...model import ArgToken, ServedModel, Setting
+from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
+from ...yamlio import YNode
+from ..core.contexts import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
+from ..launch.pods import llmkube_pod
+from ..core.resources import file_resources
 
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
@@ -107,7 +107,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     model.argv.extend(synthetic)
     if extra:
         model.argv.extend(extra)
-        from ..engines.argv import apply_argv
+        from ...engines.argv import apply_argv
 
         apply_argv(model, extra)
     model.env = env_settings(ctx, spec.get("env"))

@@ -13,11 +13,11 @@ from __future__ import annotations
 
 import re
 
-from ..model import ServedModel
-from ..yamlio import Comment, LoadedFile
-from .base import ENGINE_MARKERS, Workspace
-from .scripts import scan_comments as _shell_comments
-from .scripts import text_models
+from ...model import ServedModel
+from ...yamlio import Comment, LoadedFile
+from ..core.contexts import ENGINE_MARKERS, Workspace
+from ..launch.scripts import scan_comments as _shell_comments
+from ..launch.scripts import text_models
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = ("Makefile", "makefile", "GNUmakefile", ".mk")

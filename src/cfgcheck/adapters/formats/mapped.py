@@ -23,13 +23,13 @@ from __future__ import annotations
 import fnmatch
 import re
 
-from ..engines.argv import apply_argv
-from ..settings import flag, parse
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from .base import DocContext, operator_tokens, finish, set_image, to_int
-from .chart import values_sources
-from .tree import value_of_key_at
+from ...engines.argv import apply_argv
+from ...settings import flag, parse
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
+from .chart_values import values_sources
+from ..core.node_at_location import value_of_key_at
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")

@@ -8,10 +8,10 @@ for multi-node serving. The router (``routerConfig`` / ``router``) is not an eng
 
 from __future__ import annotations
 
-from ..model import ServedModel, Setting
-from ..yamlio import YNode
-from .base import DocContext, finish, to_int
-from .containers import container_model
+from ...model import ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext, finish, to_int
+from ..launch.containers import container_model
 
 API_GROUP = "ome.io/"
 MARKERS = ("ome.io",)

@@ -7,12 +7,12 @@ model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
 
 from __future__ import annotations
 
-from ..model import ServedModel, Setting
-from ..settings import PRODUCTION_STACK, parse, typed_fields
-from ..yamlio import YNode
-from .base import DocContext, operator_tokens, finish, set_image, to_int
-from .pods import production_stack_pod
-from .tree import map_holding
+from ...model import ServedModel, Setting
+from ...settings import PRODUCTION_STACK, parse, typed_fields
+from ...yamlio import YNode
+from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
+from ..launch.pods import production_stack_pod
+from ..core.node_at_location import map_holding
 
 MARKERS = ("servingenginespec",)
 
@@ -110,7 +110,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             model.argv.extend(operator_tokens(setting, flag))
         extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
         if extra:
-            from ..engines.argv import apply_argv
+            from ...engines.argv import apply_argv
 
             model.argv.extend(extra)
             apply_argv(model, extra)

@@ -25,13 +25,13 @@ from __future__ import annotations
 import json
 import re
 
-from ..engines.argv import KEYWORD_ORIGIN
-from ..engines.images import parse_image
-from ..model import ArgToken, ServedModel, Setting
-from ..settings import FLOAT_SETTINGS, INT_SETTINGS, parse
-from ..yamlio import YNode
-from .base import DocContext, apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
-from .embedded import embedded_document
+from ...engines.argv import KEYWORD_ORIGIN
+from ...engines.images import parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...settings import FLOAT_SETTINGS, INT_SETTINGS, parse
+from ...yamlio import YNode
+from ..core.contexts import DocContext, apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
+from ..core.yaml_in_strings import embedded_document
 from .workloads import find_key, ray_cluster_gpus
 
 MARKERS = ("serveconfigv2", "llm_configs", "import_path")

@@ -20,10 +20,10 @@ Topology, from the task YAML reference (docs/source/reference/yaml-spec.rst):
 
 from __future__ import annotations
 
-from ..engines.images import parse_image
-from ..model import ServedModel, Setting
-from ..yamlio import YNode
-from .base import ENGINE_MARKERS, DocContext, set_image, to_int
+from ...engines.images import parse_image
+from ...model import ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import ENGINE_MARKERS, DocContext, set_image, to_int
 from .workflows import literal_env
 
 MARKERS = ENGINE_MARKERS
@@ -42,7 +42,7 @@ def _is_task(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_task(root):
         return []
-    from .scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
+    from ..launch.scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
 
     accelerator, per_node, where = _accelerators(root.get("resources"))
     nodes = to_int(root.scalar("num_nodes"))

@@ -26,7 +26,7 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ..yamlio import Comment, LoadedFile
+from ...yamlio import Comment, LoadedFile
 
 MARKERS = ("[program:",)
 SUFFIXES = (".conf",)
@@ -50,7 +50,7 @@ class Value:
 
     def words(self) -> list[tuple[str, int, int]]:
         """The value split as ``shlex.split`` splits it, each word at its offsets in the file."""
-        from .shell import lex
+        from ..launch.shell import lex
 
         joined = "\n".join(text for _, text in self.parts)
         starts = list(itertools.accumulate((len(text) + 1 for _, text in self.parts[:-1]), initial=0))
@@ -122,7 +122,7 @@ def sections(text: str, base: int = 0, first_line: int = 1) -> list[Section]:
 
 
 def file_models(workspace, loaded: LoadedFile) -> list:
-    from .base import ENGINE_MARKERS
+    from ..core.contexts import ENGINE_MARKERS
 
     if "[program:" not in loaded.text or not any(marker in loaded.text for marker in ENGINE_MARKERS):
         return []
@@ -132,7 +132,7 @@ def file_models(workspace, loaded: LoadedFile) -> list:
 def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> list:
     """The served models of the programs in ``text``: the file's text, or a configuration a script
     writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``), at offset ``base`` of the file."""
-    from .scripts import locator
+    from ..launch.scripts import locator
 
     found = []
     locate = locator(loaded)
@@ -147,9 +147,9 @@ def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> l
 def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, locate):
     """The served model one program starts, or None when its command starts no engine; ``locate`` gives
     a word's location from its offsets in the file (``scripts.locator``)."""
-    from ..model import Setting
-    from .base import to_int
-    from .scripts import launches, script_model
+    from ...model import Setting
+    from ..core.contexts import to_int
+    from ..launch.scripts import launches, script_model
 
     numprocs = section.options.get("numprocs")
     count = to_int(numprocs.text) if numprocs is not None else 1
@@ -178,8 +178,8 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, l
 def _command_words(command: Value, environment: dict) -> list[tuple[str, int, int]]:
     """``command=`` split as ``shlex.split`` does, at the file's offsets; ``sh -c SCRIPT`` is the script's
     engine command, its variables expanded from ``environment=``."""
-    from .containers import SHELL_C, SHELLS
-    from .shell import expand, lex
+    from ..launch.containers import SHELL_C, SHELLS
+    from ..launch.shell import expand, lex
 
     words = command.words()
     texts = [word for word, _, _ in words]
@@ -193,7 +193,7 @@ def _command_words(command: Value, environment: dict) -> list[tuple[str, int, in
 def _environment(value: Value | None, known: dict, locate) -> dict:
     """``environment=KEY="v",KEY2=v2`` (supervisor ``datatypes.dict_of_key_value_pairs``: quotes allow a
     comma in a value) as located tokens."""
-    from ..model import ArgToken
+    from ...model import ArgToken
 
     if value is None:
         return {}

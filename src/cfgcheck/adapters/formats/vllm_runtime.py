@@ -7,12 +7,12 @@ operator passes ``modelURL`` as the model, the typed fields as flags, then ``ext
 
 from __future__ import annotations
 
-from ..engines.argv import apply_argv
-from ..model import ServedModel, Setting
-from ..settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
-from ..yamlio import YNode
-from .base import DocContext, finish, set_image, to_int
-from .containers import as_float, env_map_settings, typed_setting
+from ...engines.argv import apply_argv
+from ...model import ServedModel, Setting
+from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
+from ...yamlio import YNode
+from ..core.contexts import DocContext, finish, set_image, to_int
+from ..launch.containers import as_float, env_map_settings, typed_setting
 
 API_GROUP = "production-stack.vllm.ai/"
 MARKERS = ("vllm",)

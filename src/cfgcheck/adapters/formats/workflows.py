@@ -7,10 +7,10 @@ options: ``--gpus``, ``-e``, ``--entrypoint``). ``${{ ... }}`` expressions are u
 
 from __future__ import annotations
 
-from ..model import ArgToken, ServedModel
-from ..yamlio import YNode
-from .base import ENGINE_MARKERS, DocContext
-from .containers import env_value_nodes
+from ...model import ArgToken, ServedModel
+from ...yamlio import YNode
+from ..core.contexts import ENGINE_MARKERS, DocContext
+from ..launch.containers import env_value_nodes
 
 MARKERS = ENGINE_MARKERS
 
@@ -25,7 +25,7 @@ def _is_workflow(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_workflow(root):
         return []
-    from .scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
+    from ..launch.scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
 
     found: list[ServedModel] = []
     base_env = literal_env(root.get("env"), {})
@@ -61,7 +61,7 @@ def literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[st
 
 def _service_models(ctx: DocContext, job: str, node: YNode) -> list[ServedModel]:
     """``services:`` containers of an engine image: the engine runs what its image's entrypoint runs."""
-    from .scripts import docker_run, script_model
+    from ..launch.scripts import docker_run, script_model
 
     services = node.get("services")
     found: list[ServedModel] = []

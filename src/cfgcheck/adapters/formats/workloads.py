@@ -10,12 +10,12 @@ strings such as ``VLLM_ADDITIONAL_ARGS`` are appended, as the images' entrypoint
 
 from __future__ import annotations
 
-from ..engines.images import image_engine, parse_image
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from .base import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
-from .containers import container_model, container_tokens
-from .pods import index_services, kubernetes_pod
+from ...engines.images import image_engine, parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
+from ..launch.containers import container_model, container_tokens
+from ..launch.pods import index_services, kubernetes_pod
 
 MARKERS = ENGINE_MARKERS
 # Protocol hook: Kubernetes Services of every file, matched to pods by selector (port-mismatch).
@@ -88,7 +88,7 @@ def _built_here(ctx: DocContext, container: YNode):
     image = container.scalar("image")
     if not isinstance(image, str) or image_engine(parse_image(image)).known:
         return None  # a public engine image (vllm/vllm-openai) is pulled, not built here
-    from .builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
+    from ..launch.image_builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
 
     built = deployed_dockerfile(ctx.workspace, ctx.path, image)
     if built is not None:

@@ -24,13 +24,13 @@ from __future__ import annotations
 import json
 import posixpath
 
-from ..engines.argv import apply_argv
-from ..model import ArgToken, Location, ServedModel, Setting
-from ..yamlio import LoadedFile, YNode
-from . import repofiles
-from .base import DocContext, Workspace, finish
+from ...engines.argv import apply_argv
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...yamlio import LoadedFile, YNode
+from . import named_files
+from ..core.contexts import DocContext, Workspace, finish
 from .shell import SourceMap
-from .resources import file_resources
+from ..core.resources import file_resources
 
 # A ConfigMap may hold the config file without naming an engine: the flag words such a file is made of
 # (not "configmap": every kustomization with a ConfigMap would then be rendered for nothing).
@@ -141,8 +141,8 @@ def apply(ctx: DocContext, root: YNode, model: ServedModel) -> None:
 def beside(workspace: Workspace, base_file: str, written: str) -> tuple[LoadedFile, YNode, SourceMap | None] | None:
     """The config file at ``written`` relative to ``base_file``'s folder, else its file name there."""
     for candidate in (written, posixpath.basename(written)):
-        rel = repofiles.repo_path(base_file, candidate)
-        loaded = repofiles.read_yaml(workspace, rel) if rel else None
+        rel = named_files.repo_path(base_file, candidate)
+        loaded = named_files.read_yaml(workspace, rel) if rel else None
         if loaded is not None and loaded.documents and loaded.documents[0].root is not None:
             return loaded, loaded.documents[0].root, None
     return None
@@ -173,7 +173,7 @@ def _mounted(ctx: DocContext, root: YNode, model: ServedModel, path: str):
 
 def _inner(loaded: LoadedFile, node: YNode):
     """The YAML string of a ConfigMap key, parsed, with a map from its offsets to the ConfigMap file."""
-    from ..yamlio import parse_text
+    from ...yamlio import parse_text
 
     mapping = SourceMap(loaded.text, node)
     inner = parse_text(loaded.path, mapping.value)
@@ -232,7 +232,7 @@ def _key_tokens(model: ServedModel, loaded: LoadedFile, mapping: SourceMap | Non
 
 def _switch(model: ServedModel, flag: str) -> bool:
     """True when SGLang's ``flag`` takes no value (``store_true``): its ``false`` is skipped."""
-    from ..engines.catalog import catalog_for
+    from ...engines.catalog import catalog_for
 
     catalog = catalog_for(model.engine, model.engine_version)
     spec = catalog.resolve(flag).spec if catalog is not None else None
@@ -244,7 +244,7 @@ def _value_token(loaded: LoadedFile, mapping: SourceMap | None, node: YNode, tex
 
 
 def _locate(loaded: LoadedFile, mapping: SourceMap | None, node: YNode) -> Location:
-    from ..yamlio import scalar_text_location
+    from ...yamlio import scalar_text_location
 
     inner = scalar_text_location(loaded.path, node) if node.kind == "scalar" else node.location(loaded.path)
     if mapping is None:

@@ -11,14 +11,14 @@ from __future__ import annotations
 
 import re
 
-from ..engines.argv import apply_argv, find_launch
-from ..engines.images import parse_image
-from ..model import ArgToken, ServedModel, Setting
-from ..yamlio import YNode
-from . import envlaunch
+from ...engines.argv import apply_argv, find_launch
+from ...engines.images import parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from . import env_argv
 from .shell import Spliced
-from .dra import pod_claims
-from .base import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from .device_claims import pod_claims
+from ..core.contexts import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
@@ -27,16 +27,16 @@ SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
 def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
-                     values: dict[str, envlaunch.EnvValue | None] | None = None) -> list[ArgToken]:
+                     values: dict[str, env_argv.EnvValue | None] | None = None) -> list[ArgToken]:
     """command + args as the container runtime joins them, ``$(VAR)`` expanded as the kubelet does,
     shell strings split and located with their literal variables expanded (the container's own
-    variables by ``envlaunch.splice``, so that their words are located in the env value)."""
+    variables by ``env_argv.splice``, so that their words are located in the env value)."""
     if values is None:
-        values = envlaunch.container_env(ctx, container, env_key)
+        values = env_argv.container_env(ctx, container, env_key)
     literal = {name: value.setting(name) for name, value in values.items() if value is not None}
-    environment = {name: Spliced(value.text) if value is not None and envlaunch.inline(value.text) else None
+    environment = {name: Spliced(value.text) if value is not None and env_argv.inline(value.text) else None
                    for name, value in values.items()}
-    tokens = envlaunch.splice(_joined_tokens(ctx, container, environment), values)
+    tokens = env_argv.splice(_joined_tokens(ctx, container, environment), values)
     return [kubelet_expand(t, literal) for t in tokens]
 
 
@@ -160,12 +160,12 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
             image = ctx.setting("image", container.key_node("image"), image_node, f"{prefix}image")
     image_text = image.value if image is not None and isinstance(image.value, str) else None
     image_engine = parse_image(image_text).engine if image_text is not None else None
-    values = envlaunch.container_env(ctx, container, env_key)
+    values = env_argv.container_env(ctx, container, env_key)
     if tokens is None:
         tokens = container_tokens(ctx, container, env_key, values)
         if pod_spec is not None and not launches(tokens, image_engine or default_engine):
-            tokens = envlaunch.mounted_script(ctx, container, pod_spec, tokens, values) or tokens
-    wrapper = envlaunch.wrapper_for(image_text, values)
+            tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values) or tokens
+    wrapper = env_argv.wrapper_for(image_text, values)
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:
@@ -178,7 +178,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     model.env = env_map_settings(ctx, env, prefix)
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
-    envlaunch.apply_wrapper(model, wrapper, values)
+    env_argv.apply_wrapper(model, wrapper, values)
     if extra:
         model.argv.extend(extra)
         apply_argv(model, extra)

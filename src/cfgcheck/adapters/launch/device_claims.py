@@ -14,11 +14,11 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..capacity.gpus import Claim
-from ..model import Setting
-from ..yamlio import LoadedFile, YNode, scalar_text_location
-from .base import DocContext, Workspace, to_int
-from .resources import file_resources
+from ...capacity.gpus import Claim
+from ...model import Setting
+from ...yamlio import LoadedFile, YNode, scalar_text_location
+from ..core.contexts import DocContext, Workspace, to_int
+from ..core.resources import file_resources
 
 MARKERS = ("resourceclaim",)
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")

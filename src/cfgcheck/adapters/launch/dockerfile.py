@@ -12,12 +12,12 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ..engines.images import parse_image
-from ..model import ArgToken
-from ..yamlio import LoadedFile, YNode
-from . import repofiles
-from .base import Workspace
-from .containerfile import final_stage, instruction_words, scan_comments
+from ...engines.images import parse_image
+from ...model import ArgToken
+from ...yamlio import LoadedFile, YNode
+from . import named_files
+from ..core.contexts import Workspace
+from ..formats.containerfile import final_stage, instruction_words, scan_comments
 from .scripts import locator
 
 _ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?")
@@ -44,8 +44,8 @@ def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
     # relative to the compose file's folder (the project directory), else to the repository root
     # (stacks run with --project-directory at the root and -f services/compose.x.yml)
     for base in (compose_file, ""):
-        rel = repofiles.repo_path(base, posixpath.join(context, name))
-        text = repofiles.read_text(workspace, rel) if rel else None
+        rel = named_files.repo_path(base, posixpath.join(context, name))
+        text = named_files.read_text(workspace, rel) if rel else None
         if text is not None:
             return parse(rel, text)
     return None

@@ -13,9 +13,9 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..model import ArgToken, Location
-from . import repofiles
-from .base import Workspace
+from ...model import ArgToken, Location
+from . import named_files
+from ..core.contexts import Workspace
 
 _LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
 _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]|\{[^{}]*\})*))?\}"
@@ -33,7 +33,7 @@ class Variable:
 def read_env_file(workspace: Workspace, rel: str | None) -> dict[str, Variable] | None:
     """``KEY=VALUE`` lines of a repository env file (``export``, quotes and ``#`` comments as docker
     compose reads them), or None when the file is absent or unreadable."""
-    text = repofiles.read_text(workspace, rel) if rel else None
+    text = named_files.read_text(workspace, rel) if rel else None
     if text is None:
         return None
     found: dict[str, Variable] = {}

@@ -19,9 +19,9 @@ import re
 import shlex
 from pathlib import Path
 
-from ..engines.images import parse_image
-from . import repofiles
-from .base import Workspace
+from ...engines.images import parse_image
+from . import named_files
+from ..core.contexts import Workspace
 from .dockerfile import Built, parse
 
 # bounded repetitions: a pull request's README is hostile input (docs/SECURITY.md), no match may run quadratic
@@ -54,7 +54,7 @@ def deployed_dockerfile(workspace: Workspace, manifest: str, image: str) -> Buil
     for folder in folders + [".github/workflows"]:
         for name, dockerfile in _links(workspace, folder):
             if parse_image(name).repository == wanted:
-                text = repofiles.read_text(workspace, dockerfile)
+                text = named_files.read_text(workspace, dockerfile)
                 if text is not None:
                     return parse(dockerfile, text)
     return None
@@ -67,7 +67,7 @@ def _links(workspace: Workspace, folder: str) -> list[tuple[str, str]]:
         cache[folder] = []
         for name in _candidates(workspace, folder):
             rel = posixpath.join(folder, name) if folder else name
-            text = repofiles.read_text(workspace, rel)
+            text = named_files.read_text(workspace, rel)
             if text is not None:
                 cache[folder].extend(_stated(workspace, rel, text))
     return cache[folder]
@@ -132,7 +132,7 @@ def _command(folder: str, arguments: str) -> list[tuple[str, str]]:
 
 
 def _inside(folder: str, written: str) -> str | None:
-    return repofiles.repo_path(posixpath.join(folder, "x"), written)
+    return named_files.repo_path(posixpath.join(folder, "x"), written)
 
 
 def _tilt(folder: str, text: str) -> list[tuple[str, str]]:
@@ -145,7 +145,7 @@ def _tilt(folder: str, text: str) -> list[tuple[str, str]]:
 
 
 def _skaffold(workspace: Workspace, rel: str, folder: str) -> list[tuple[str, str]]:
-    loaded = repofiles.read_yaml(workspace, rel)
+    loaded = named_files.read_yaml(workspace, rel)
     links = []
     for document in loaded.documents if loaded is not None else []:
         artifacts = document.root.path("build", "artifacts") if document.root is not None and \
@@ -162,7 +162,7 @@ def _skaffold(workspace: Workspace, rel: str, folder: str) -> list[tuple[str, st
 def _build_push_actions(workspace: Workspace, rel: str) -> list[tuple[str, str]]:
     """``uses: docker/build-push-action`` steps: ``tags`` (a list or lines or commas), ``context``
     (default: the repository root), ``file`` (default: ``{context}/Dockerfile``)."""
-    loaded = repofiles.read_yaml(workspace, rel)
+    loaded = named_files.read_yaml(workspace, rel)
     jobs = loaded.documents[0].root.get("jobs") if loaded and loaded.documents and loaded.documents[0].root is not None \
         and loaded.documents[0].root.kind == "map" else None
     links = []

@@ -9,9 +9,9 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from ..discover import escapes
-from ..yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
-from .base import Workspace
+from ...discover import escapes
+from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
+from ..core.contexts import Workspace
 
 
 def repo_path(base_file: str, written: str) -> str | None:

@@ -12,11 +12,11 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
-from ..yamlio import LoadedFile, YNode, scalar_text_location
-from .base import DocContext, Workspace, string_map
+from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
+from ...yamlio import LoadedFile, YNode, scalar_text_location
+from ..core.contexts import DocContext, Workspace, string_map
 from .containers import env_value_nodes
-from .resources import file_resources
+from ..core.resources import file_resources
 
 SHM_PATH = "/dev/shm"
 PROBES = (("livenessProbe", "liveness"), ("readinessProbe", "readiness"), ("startupProbe", "startup"))
@@ -172,7 +172,7 @@ def _quantities(ctx: DocContext, node: YNode | None, section: str) -> dict[str, 
 
 
 def _kubernetes_bytes(setting: Setting | None) -> int | None:
-    from .llmkube import quantity_bytes  # imported here: llmkube imports this module
+    from ..formats.llmkube import quantity_bytes  # imported here: llmkube imports this module
 
     return quantity_bytes(str(setting.value)) if setting is not None else None
 

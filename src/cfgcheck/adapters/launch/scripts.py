@@ -20,11 +20,11 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
-from ..engines.images import parse_image
-from ..model import ArgToken, Location, ServedModel, Setting
-from ..yamlio import Comment, LoadedFile
-from . import engine_config
-from .base import ENGINE_MARKERS, DocContext, Workspace, apply_launch, directives_of, finish, set_image, to_int
+from ...engines.images import parse_image
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...yamlio import Comment, LoadedFile
+from . import config_file
+from ..core.contexts import ENGINE_MARKERS, DocContext, Workspace, apply_launch, directives_of, finish, set_image, to_int
 from .shell import OPERATORS, SourceMap, expand, lex, segments
 
 MARKERS = ENGINE_MARKERS
@@ -90,7 +90,7 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     found = text_models(workspace, loaded, _without(loaded.text, data), "shell script", "script", heredocs=heredocs)
     for doc in heredocs:  # a supervisord configuration the script writes: its programs
         if doc.name.endswith(".conf") and "[program:" in doc.body:
-            from .supervisord import program_models
+            from ..formats.supervisord import program_models
 
             found.extend(program_models(workspace, loaded, doc.body, doc.start))
     return found + _manifest_models(workspace, loaded, manifests)
@@ -176,8 +176,8 @@ def _manifest_heredocs(text: str) -> list[Heredoc]:
 def _manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:
     """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
     and column in the script (the body is parsed below as many blank lines as precede it)."""
-    from . import document_models
-    from ..yamlio import parse_text
+    from ..core.registry import document_models
+    from ...yamlio import parse_text
 
     found: list[ServedModel] = []
     for doc in manifests:
@@ -212,7 +212,7 @@ class _TextMap:
 
 def _heredoc_config(loaded: LoadedFile, heredocs: list[Heredoc], written: str):
     """The engine --config file the script itself writes, parsed and located in the script."""
-    from ..yamlio import parse_text
+    from ...yamlio import parse_text
 
     for doc in heredocs:
         if posixpath.normpath(doc.name) == posixpath.normpath(written):
@@ -269,7 +269,7 @@ def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
 
 
 def _starts(tokens: list[ArgToken]) -> bool:
-    from ..engines.argv import find_launch
+    from ...engines.argv import find_launch
 
     return find_launch(tokens, None) is not None
 
@@ -417,11 +417,11 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if model.gpus is None:
         model.gpus, product = slurm_gpus(loaded, launched.tokens)
         model.gpu_product = model.gpu_product or product
-    argument = engine_config.config_argument(model)
+    argument = config_file.config_argument(model)
     if argument is not None:
         found = _heredoc_config(loaded, heredocs, argument.text) or \
-            engine_config.beside(workspace, loaded.path, argument.text) or \
-            engine_config.beside(workspace, "", argument.text)
+            config_file.beside(workspace, loaded.path, argument.text) or \
+            config_file.beside(workspace, "", argument.text)
         if found is not None:
-            engine_config.apply_file(model, *found)
+            config_file.apply_file(model, *found)
     return finish(model)

@@ -23,16 +23,16 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..discover import escapes
-from ..model import Location, ServedModel
-from ..yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
-from .base import DocContext
-from .envlaunch import index as index_configmaps
-from .protocol import document_adapters, has_serving_marker
+from ...discover import escapes
+from ...model import Location, ServedModel
+from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
+from ..core.contexts import DocContext
+from ..launch.env_argv import index as index_configmaps
+from ..core.protocol import document_adapters, has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 
 if TYPE_CHECKING:
-    from .helmstage import Staged
+    from .helm_sandbox import Staged
 
 CHART_FILES = ("Chart.yaml",)
 MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
@@ -70,7 +70,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         return []
     import tempfile  # only a chart that may serve a model is staged: not at import
 
-    from .helmstage import StageError, stage
+    from .helm_sandbox import StageError, stage
 
     with tempfile.TemporaryDirectory(prefix="cfgcheck-helm-") as scratch:
         try:
@@ -95,7 +95,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
                 templates: list[tuple[str, str]], values: list[Path]) -> list[ServedModel]:
     """One ``helm template`` per values file (the chart's defaults alone first), mapped back."""
-    from .helmstage import run_template
+    from .helm_sandbox import run_template
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."

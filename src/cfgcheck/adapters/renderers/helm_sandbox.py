@@ -29,9 +29,9 @@ from typing import Callable
 
 import yaml
 
-from ..discover import escapes
-from ..paths import UnsafePath, inside_repo
-from ..yamlio import YamlError, data_of, load_data
+from ...discover import escapes
+from ...paths import UnsafePath, inside_repo
+from ...yamlio import YamlError, data_of, load_data
 
 CHART_FILE = "Chart.yaml"
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger ones are not rendered

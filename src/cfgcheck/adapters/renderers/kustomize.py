@@ -19,13 +19,13 @@ import sys
 from pathlib import Path
 from typing import Callable
 
-from ..model import Location, ServedModel, Setting
-from ..paths import UnsafePath, inside_repo
-from ..textsafe import neutralise
-from ..yamlio import Document, YNode, load_file, parse_text
-from .base import DocContext, Workspace
-from .envlaunch import index as index_configmaps
-from .protocol import document_adapters, has_serving_marker
+from ...model import Location, ServedModel, Setting
+from ...paths import UnsafePath, inside_repo
+from ...textsafe import neutralise
+from ...yamlio import Document, YNode, load_file, parse_text
+from ..core.contexts import DocContext, Workspace
+from ..launch.env_argv import index as index_configmaps
+from ..core.protocol import document_adapters, has_serving_marker
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60

@@ -22,12 +22,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..engines.images import image_engine, parse_image
-from ..model import ArgToken, Location, ServedModel, Setting
-from ..settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
-from ..yamlio import YNode
-from .base import DocContext, Workspace, operator_tokens
-from .resources import file_resources
+from ...engines.images import image_engine, parse_image
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
+from ...yamlio import YNode
+from ..core.contexts import DocContext, Workspace, operator_tokens
+from ..core.resources import file_resources
 from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
@@ -276,7 +276,7 @@ def _name(match: re.Match) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _table() -> dict:
-    return json.loads((Path(__file__).resolve().parent.parent / "data" / "wrappers.json").read_text())
+    return json.loads((Path(__file__).resolve().parents[2] / "data" / "wrappers.json").read_text())
 
 
 def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict | None:
@@ -315,7 +315,7 @@ def _at_version(entry: dict, tag: str | None, image: str) -> dict:
         return entry
     version = _version(tag)
     if version is None:
-        from .kustomize import note  # at call time: kustomize imports this module
+        from ..renderers.kustomize import note  # at call time: kustomize imports this module
 
         newest = max((e["before"] for e in earlier), key=_version)
         note(f"{image}: the tag names no {entry['name']} release; read as the newest ({newest} and later)")
