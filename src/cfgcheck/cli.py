@@ -12,7 +12,8 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, UsageError, display_paths, exit_for, load_config,
+from .errors import UsageError
+from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, display_paths, exit_for, load_config,
                            refuse_streams, run_lint_command, split_values)
 from .reporters import FORMATS
 

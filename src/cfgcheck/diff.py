@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import stale
-from .config import Config, ConfigError
+from .config import Config
+from .errors import ConfigError
 from .adapters.renderers.helm import charts_holding, note_templates, rendering
 from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
 from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within

@@ -29,7 +29,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from .config import ConfigError
+from .errors import ConfigError
 from .paths import git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
 

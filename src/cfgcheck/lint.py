@@ -7,16 +7,17 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .adapters.core import registry as adapters
 from . import suppressions
 from .adapters.core.protocol import always_read, has_serving_marker
-from .config import Config, ConfigError
+from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
-from .registry import Rule, UnknownRule, all_rules, load, rule_index
+from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
+                       rules_needed)
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
 
 if TYPE_CHECKING:
@@ -247,55 +248,6 @@ def _models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedMo
 
 
 # ---------------------------------------------------------------- rules
-
-
-def resolve_codes(values: Iterable[str]) -> set[str]:
-    """Codes for a list of codes, code prefixes (``CFG2``) or kebab names."""
-    codes: set[str] = set()
-    for value in values:
-        if not value.strip():
-            continue
-        try:
-            codes |= suppressions.codes_for(value)
-        except UnknownRule as exc:
-            raise ConfigError(str(exc)) from None
-    return codes
-
-
-def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
-    codes = enabled_codes(config, select, ignore)
-    return [rule for rule in all_rules() if rule.code in codes]
-
-
-def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | None) -> set[str]:
-    """The codes of the rules this run checks (from the rule index: no rule is imported)."""
-    chosen = select if select else config.get("select")
-    selected = resolve_codes(chosen) if chosen else {rule.code for rule in rule_index()}
-    ignored = resolve_codes((config.get("ignore") or []) + (ignore or []))
-    resolve_codes(config.rule_settings)  # an unknown rule under `rules:` is a configuration error
-    return selected - ignored
-
-
-def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
-    """The enabled rules a lint run must import: when there is a served model to check, all but those
-    that only compare a change's base with its head (run_rules skips them without a base), else only
-    those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
-    def needed(entry) -> bool:
-        return not entry.diff_only if models else entry.scope != "model"
-
-    return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
-
-
-def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
-    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
-    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity, rule.defaults
-    matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
-                if rule.code in (codes := resolve_codes([key]))]
-    for _, settings in sorted(matching, key=lambda item: -item[0]):
-        severity = settings.get("severity", severity)
-        options.update({k: v for k, v in settings.items() if k != "severity"})
-    return severity, options
 
 
 def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None) -> Finding:

@@ -30,7 +30,7 @@ from tests.security.test_hostile import GOOD, MARK, findings, inproc, measure, o
 # pull-request text (model names, file text in diff mode, report text): each module-level compiled
 # pattern is fuzzed.
 COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity.measured", "cfgcheck.capacity.architecture",
-                   "cfgcheck.suppressions", "cfgcheck.adapters.core.contexts",
+                   "cfgcheck.suppressions", "cfgcheck.registry", "cfgcheck.adapters.core.contexts",
                    "cfgcheck.rules.stale_flag_reference", "cfgcheck.rules.unexplained_seq_pin", "cfgcheck.discover",
                    "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
 
@@ -414,14 +414,13 @@ def _assert_isolated(result, step: str) -> None:
 def test_an_exception_in_a_rule_is_that_served_models_cfg000(two_files: Path, monkeypatch) -> None:
     from dataclasses import replace
 
+    import cfgcheck.registry
     from cfgcheck.registry import find
 
-    import cfgcheck.lint
-
-    load = cfgcheck.lint.load  # how a lint run imports the rules it needs
+    load = cfgcheck.registry.load  # how a lint run imports the rules it needs
     original = find("CFG301").check
     flaky = replace(find("CFG301"), check=lambda model, ctx: _boom() if model.path == "bad.yaml" else original(model, ctx))
-    monkeypatch.setattr(cfgcheck.lint, "load", lambda code: flaky if code == "CFG301" else load(code))
+    monkeypatch.setattr(cfgcheck.registry, "load", lambda code: flaky if code == "CFG301" else load(code))
     result = lint([two_files], Config(two_files), select=["CFG000", "CFG301"])
     _assert_isolated(result, "checking CFG301 unpinned-image on this served model")
     assert not [f for f in result.findings if f.code == "CFG301" and f.location.path == "bad.yaml"]
