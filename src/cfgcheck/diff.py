@@ -20,9 +20,10 @@ from .config import Config
 from .errors import ConfigError
 from .adapters.renderers.helm import charts_holding, note_templates, rendering
 from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
-from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
+from .discover import excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
+from .paths import escapes
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 

@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Iterable
 
 from .errors import ConfigError
-from .paths import git_may_find_repository
+from .paths import escapes, git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
 
 YAML_SUFFIXES = (".yaml", ".yml")
@@ -285,21 +285,6 @@ def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: se
         return
     seen.add(str(real))
     found.append(real)
-
-
-def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
-    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
-    try:
-        real = real or path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return True
-    if os.path.normpath(path.absolute()) == str(real):
-        return False
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
 
 
 def stream_name(root: Path, stream: Path, stdin_filename: Path | None) -> str:

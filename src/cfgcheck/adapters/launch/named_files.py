@@ -9,7 +9,7 @@ from __future__ import annotations
 import posixpath
 from pathlib import Path
 
-from ...discover import escapes
+from ...paths import escapes
 from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
 

@@ -23,7 +23,7 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ...discover import escapes
+from ...paths import escapes
 from ...model import Location, ServedModel
 from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
 from ..core.contexts import DocContext

@@ -29,8 +29,7 @@ from typing import Callable
 
 import yaml
 
-from ...discover import escapes
-from ...paths import UnsafePath, inside_repo
+from ...paths import UnsafePath, escapes, inside_repo
 from ...yamlio import YamlError, data_of, load_data
 
 CHART_FILE = "Chart.yaml"
