@@ -23,6 +23,7 @@ from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, depende
 from .discover import excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
+from .notes import per_run
 from .paths import escapes
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
@@ -138,6 +139,7 @@ def _base_text(root: Path, base: str, path: str) -> str | None:
     return decode(raw) if raw is not None else None
 
 
+@per_run
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
               ignore: list[str] | None = None) -> LintResult:
     root = config.root

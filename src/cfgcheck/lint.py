@@ -16,6 +16,7 @@ from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
+from .notes import per_run
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
@@ -357,6 +358,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
 # ---------------------------------------------------------------- entry point
 
 
+@per_run
 def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
          fast: bool = True, progress: bool = False, prefilter: bool = True,
          stdin_filename: Path | None = None) -> LintResult:

@@ -11,7 +11,6 @@ from helpers import FIXTURES
 
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
-from cfgcheck.adapters.renderers import kustomize
 
 INDIRECT = FIXTURES / "formats" / "indirect"
 
@@ -149,7 +148,6 @@ def test_a_wrapper_is_read_as_its_image_tag_s_release_reads_env(tmp_path: Path, 
 
 
 def test_a_tag_naming_no_release_assumes_the_newest_wrapper_and_says_so(tmp_path: Path, capsys) -> None:
-    kustomize._noted.clear()
     (tmp_path / "w.yaml").write_text(WRAPPER_TAGS.replace("IMAGE", "ghcr.io/substratusai/vllm:latest"))
     (found,) = collect([tmp_path], Config(tmp_path))[1]
     assert found.model is None and found.engine_variant == "substratus"

@@ -24,6 +24,7 @@ from pathlib import Path
 
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
+from ...notes import note
 from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace, operator_tokens
@@ -315,8 +316,6 @@ def _at_version(entry: dict, tag: str | None, image: str) -> dict:
         return entry
     version = _version(tag)
     if version is None:
-        from ..renderers.kustomize import note  # at call time: kustomize imports this module
-
         newest = max((e["before"] for e in earlier), key=_version)
         note(f"{image}: the tag names no {entry['name']} release; read as the newest ({newest} and later)")
         return entry
