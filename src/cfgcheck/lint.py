@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 from .adapters.core import registry as adapters
 from . import suppressions
 from .adapters.core.protocol import always_read, has_serving_marker
+from .adapters.core.registry import file_format, file_suffixes
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
@@ -111,10 +112,11 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context."""
-    inputs = discover(paths, config.root, config.get("exclude", []))
+    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
-    search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [])
+    search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [],
+                        file_suffixes())
     if named_files:  # as pre-commit names them: a changed .env or --config file re-lints its users
         named = [relpath(config.root, file) for file in inputs.files] + inputs.related
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
@@ -173,9 +175,9 @@ def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[L
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
     for file in inputs.files:
         yield _isolated_load(relpath(config.root, file),
-                             lambda: load_file(config.root, file, config.limits, fast, wanted))
+                             lambda: load_file(config.root, file, config.limits, fast, wanted, file_format))
     for stream in inputs.streams:
-        yield load_stream(config.root, stream, config.limits, fast, stdin_filename)
+        yield load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format)
 
 
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
@@ -188,7 +190,8 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
     indexed = {file.path for file in loaded if file.serving}
     related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings, search=search)
-    files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
+    files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits, readers=file_format))
+             for rel in related]
     for file in files:
         _isolated(file, lambda: adapters.index(workspace(), file))
     return [model for file in files for model in _release(_models_of(workspace(), file), file)]

@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..adapters.core.registry import file_format, file_suffixes
 from ..config import Config, load as load_config, relative_config
 from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
@@ -101,7 +102,8 @@ def _load(root: Path, scopes: list[str], config: Config):
         if not path.exists():
             raise ProposeError(f"{scope} does not exist on the base branch")
     # every file with its tree kept (the edits need the nodes), unlike lint's streaming collect()
-    files = [load_file(config.root, path, config.limits) for path in discover(paths, config.root, config.get("exclude", [])).files]
+    files = [load_file(config.root, path, config.limits, readers=file_format)
+             for path in discover(paths, config.root, config.get("exclude", []), file_suffixes()).files]
     return files, served_models(files, config)
 
 

@@ -12,7 +12,8 @@ from typing import TYPE_CHECKING
 
 from ...model import ServedModel
 from ...yamlio import LoadedFile
-from .protocol import REGISTRY, LazyAdapter, document_adapters, file_format, may_read, register
+from .protocol import (REGISTRY, LazyAdapter, document_adapters, file_format, file_suffixes,  # noqa: F401 - the
+                       may_read, register)  # readers and suffixes of the registered formats, for discovery and yamlio
 
 if TYPE_CHECKING:
     from .contexts import Workspace

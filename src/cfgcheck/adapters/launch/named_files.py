@@ -12,6 +12,7 @@ from pathlib import Path
 from ...paths import escapes
 from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
+from ..core.protocol import file_format
 
 
 def repo_path(base_file: str, written: str) -> str | None:
@@ -52,5 +53,5 @@ def read_yaml(workspace: Workspace, rel: str) -> LoadedFile | None:
     text = read_text(workspace, rel)
     if text is None:
         return None
-    loaded = parse_text(rel, text, workspace.config.get("limits"))
+    loaded = parse_text(rel, text, workspace.config.get("limits"), reader=file_format(rel))
     return None if loaded.error is not None else loaded
