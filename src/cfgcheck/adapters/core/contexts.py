@@ -91,42 +91,6 @@ class DocContext:
         text = node.value if node.kind == "scalar" else self.source(node)
         return ArgToken(str(text) if text is not None else "", self.location(node), self.comments(node.line), origin)
 
-    def tokens(self, node: YNode | None, origin: str) -> list[ArgToken]:
-        """Tokens of an argv given as a list, or as one string (split like a shell would)."""
-        if node is None:
-            return []
-        if node.kind == "seq":
-            return [self.token(child, origin) for child in node.value if child.kind == "scalar"]
-        if node.kind == "scalar" and isinstance(node.value, str):
-            return self.shell_tokens(node, origin, segment=False)
-        return []
-
-    def shell_tokens(self, node: YNode, origin: str, segment: bool = True,
-                     env: dict[str, str | None] | None = None, script_word: int | None = None) -> list[ArgToken]:
-        """Tokens of a shell (or env) string, each located at its line and column in the file.
-
-        The string's value is split as a shell would (see ``adapters.shell``); with ``segment`` only the
-        command that starts the engine is kept, after the script's literal variables (and ``env``, the
-        container's environment) are expanded. Locations point into the source text, inside quotes,
-        escapes and block scalars. With ``script_word`` the string is a command line (``bash -c "..."``)
-        and that word of it is the script read.
-        """
-        from ..launch.shell import SourceMap, expand, lex, segments
-
-        mapping = SourceMap(self.loaded.text, node)
-        words = lex(mapping.value, shell=segment)
-        if script_word is not None and script_word < len(words):
-            text, start, _ = words[script_word]  # offsets hold while the quoted script has no escapes
-            words = lex(text, shell=segment, base=start)
-        if segment:
-            words = _engine_command(segments(expand(words, env)))
-        tokens = []
-        for word, start, end in words:
-            line, column, end_column = mapping.span(start, end, word)
-            location = Location(self.path, line, column, line, end_column)
-            tokens.append(ArgToken(word, location, self.comments(line), origin))
-        return tokens
-
     @functools.cached_property
     def _comments(self) -> list:
         """This document's comments, in line order: computed once, shared by its served models."""
@@ -156,20 +120,6 @@ def directives_of(path: str, comments) -> list[Directive]:
             found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
                                    Location(path, comment.line, comment.column)))
     return found
-
-
-def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
-    """The words of the shell command that runs the engine (without ``exec``), else the last command."""
-    for command in commands:
-        if any(_starts_engine(word) for word, _, _ in command):
-            return [w for w in command if w[0] != "exec"]
-    return commands[-1] if commands else []
-
-
-def _starts_engine(word: str) -> bool:
-    base = word.rsplit("/", 1)[-1]
-    return base in ("vllm", "sglang", "llama-server", "llama-cpp-server", "tokenspeed") or \
-        argv_mod._engine_of_module(word) is not None
 
 
 def set_image(ctx: DocContext, model: ServedModel, setting: Setting | None) -> None:

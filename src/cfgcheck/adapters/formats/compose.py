@@ -28,6 +28,7 @@ from ..core.contexts import ENGINE_MARKERS, DocContext, finish, to_int
 from ..launch.containers import SHELLS, container_model
 from ..launch.pods import compose_pod
 from ..launch.named_files import repo_path
+from ..launch.shell import argv_tokens, shell_tokens
 
 if TYPE_CHECKING:
     from ..launch.dockerfile import Built
@@ -55,7 +56,7 @@ def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setti
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
     setting = ctx.setting("image", service.key_node("image"), node, f"{path}.image")
-    token = ctx.shell_tokens(node, "image", segment=False)
+    token = shell_tokens(ctx, node, "image", segment=False)
     if len(token) == 1:
         resolved = dotenv.substitute(token[0], variables)
         if resolved is not token[0]:
@@ -68,20 +69,20 @@ def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgTok
     the Dockerfile's ENTRYPOINT when the service does not replace it, and its CMD when the service sets
     neither (an ``entrypoint`` resets the image's CMD, as ``docker run --entrypoint`` does)."""
     entrypoint, command = service.get("entrypoint"), service.get("command")
-    tokens = ctx.tokens(entrypoint, "entrypoint") if entrypoint is not None else list(built.entrypoint if built else [])
+    tokens = argv_tokens(ctx, entrypoint, "entrypoint") if entrypoint is not None else list(built.entrypoint if built else [])
     if entrypoint is None and command is None and built is not None:
         tokens += built.command
-    tokens += ctx.tokens(command, "command")
+    tokens += argv_tokens(ctx, command, "command")
     texts = [t.text for t in tokens]
     node = command if command is not None else entrypoint  # None: the words are the Dockerfile's, kept as written
     if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec") and node is not None:
-        own = ctx.tokens(node, "shell") if node.kind == "scalar" else []
+        own = argv_tokens(ctx, node, "shell") if node.kind == "scalar" else []
         if own and own[0].text in SHELLS:  # one string, ``/bin/bash -c "pip install ... && vllm serve ..."``
-            tokens = ctx.shell_tokens(node, "shell", script_word=2) or tokens
+            tokens = shell_tokens(ctx, node, "shell", script_word=2) or tokens
         else:
             script = node.value[-1] if node.kind == "seq" else node if node.kind == "scalar" and entrypoint is not node else None
             if script is not None and script.kind == "scalar":
-                tokens = ctx.shell_tokens(script, "shell")
+                tokens = shell_tokens(ctx, script, "shell")
     return tokens
 
 

@@ -26,6 +26,7 @@ from ..core.contexts import DocContext, Workspace, finish, gpu_count, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
 from ..launch.pods import kserve_llm_pod, kubernetes_pod
 from ..core.resources import file_resources
+from ..launch.shell import argv_tokens
 
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
@@ -223,7 +224,7 @@ def _with_runtime(ctx: DocContext, block: YNode, runtime: tuple[DocContext, YNod
         tokens = [t for t in tokens if t.text not in ("python", "python3", "-m", HF_SERVER)]
         merged["engine"] = "vllm"
     block_args = block.get("args")
-    merged["tokens"] = tokens + (ctx.tokens(block_args, "args") if block_args is not None else [])
+    merged["tokens"] = tokens + (argv_tokens(ctx, block_args, "args") if block_args is not None else [])
     return merged
 
 

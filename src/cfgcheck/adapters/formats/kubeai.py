@@ -18,6 +18,7 @@ from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext, apply_launch, finish, set_image, string_map, to_int
 from ..launch.containers import env_map_settings
+from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"
 MARKERS = ("kubeai.org", "resourceprofile")
@@ -80,7 +81,7 @@ def _model(ctx: DocContext, spec: YNode | None, name: str, at: YNode, kind: str,
         if str(url.value).startswith("s3://"):
             tokens.append(ArgToken("--load-format=runai_streamer", url.location, (), "kubeai", True))
     tokens.append(ArgToken(f"--served-model-name={name}", model.location, (), "kubeai", True))
-    tokens.extend(ctx.tokens(spec.get("args"), "args"))
+    tokens.extend(argv_tokens(ctx, spec.get("args"), "args"))
     model.setting_keys["extra_args"] = f"{prefix}args"
     apply_launch(ctx, model, tokens, engine)
     model.env = env_map_settings(ctx, spec.get("env"), prefix)

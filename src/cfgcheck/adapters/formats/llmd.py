@@ -37,6 +37,7 @@ from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext, finish, to_int
 from ..launch.containers import GPU_PRODUCT_LABELS, container_model
+from ..launch.shell import argv_tokens
 
 MARKERS = ("modelartifacts", "disaggregatedset")
 DISAGGREGATED_SET_API = "disaggregatedset.x-k8s.io/"
@@ -157,7 +158,7 @@ def _chart_tokens(ctx: DocContext, root: YNode, artifacts: YNode, section: YNode
     if served is not None and served.kind == "scalar":
         tokens += [ArgToken("--served-model-name", ctx.location(served), (), "typed:modelArtifacts.name", True),
                    _token(ctx, served)]
-    return tokens + ctx.tokens(container.get("args"), "args")
+    return tokens + argv_tokens(ctx, container.get("args"), "args")
 
 
 def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> list[ArgToken]:
@@ -168,7 +169,7 @@ def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> lis
     values = {"HFModelName": rest, "ModelPath": rest, "MountedModelPath": DEFAULT_MOUNT} if scheme == "hf" else \
         {"ModelPath": path, "MountedModelPath": f"{DEFAULT_MOUNT}/{path}"} if scheme == "pvc" else {}
     tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)]
-    for token in ctx.tokens(container.get("args"), "args"):
+    for token in argv_tokens(ctx, container.get("args"), "args"):
         filled = _MODEL_VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), token.text)
         tokens.append(token if filled == token.text else replace(token, text=filled, synthetic=True))
     return tokens

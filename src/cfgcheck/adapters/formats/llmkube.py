@@ -13,6 +13,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
 from ..launch.pods import llmkube_pod
 from ..core.resources import file_resources
+from ..launch.shell import argv_tokens
 
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
@@ -83,7 +84,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     synthetic: list[ArgToken] = []
     section, fields = TYPED_FIELDS.get(runtime, (None, {}))
     typed = spec.get(section) if section else spec
-    extra = ctx.tokens(spec.get("extraArgs"), "extraArgs")
+    extra = argv_tokens(ctx, spec.get("extraArgs"), "extraArgs")
     extra_texts = {t.text for t in extra}
     model.setting_keys.update({canonical: f"spec.{section + '.' if section else ''}{field}" for field, (_, canonical) in fields.items()},
                               extra_args="spec.extraArgs")

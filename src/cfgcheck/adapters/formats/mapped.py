@@ -30,6 +30,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
 from .chart_values import values_sources
 from ..core.node_at_location import value_of_key_at
+from ..launch.shell import argv_tokens
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
 _INDEX = re.compile(r"^(.*)\[(\d+)\]$")
@@ -170,7 +171,7 @@ def _model(ctx: DocContext, entry: dict, node: YNode, key: YNode | None, prefix:
     model.argv.extend(synthetic)
     if "extra_args" in mapping:
         _, _, value = resolve(node, split_path(mapping["extra_args"]))
-        extra = ctx.tokens(value, "extraArgs")
+        extra = argv_tokens(ctx, value, "extraArgs")
         if extra:
             model.argv.extend(extra)
             apply_argv(model, extra)

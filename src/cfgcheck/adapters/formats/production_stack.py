@@ -13,6 +13,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
 from ..launch.pods import production_stack_pod
 from ..core.node_at_location import map_holding
+from ..launch.shell import argv_tokens
 
 MARKERS = ("servingenginespec",)
 
@@ -108,7 +109,7 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
                 setting.value = parse(canonical, setting.value, "vllm")
             model.add(setting)
             model.argv.extend(operator_tokens(setting, flag))
-        extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
+        extra = argv_tokens(ctx, config.get("extraArgs"), "extraArgs")
         if extra:
             from ...engines.argv import apply_argv
 

@@ -13,6 +13,7 @@ from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUN
 from ...yamlio import YNode
 from ..core.contexts import DocContext, finish, set_image, to_int
 from ..launch.containers import as_float, env_map_settings, typed_setting
+from ..launch.shell import argv_tokens
 
 API_GROUP = "production-stack.vllm.ai/"
 MARKERS = ("vllm",)
@@ -62,7 +63,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         _typed_fields(ctx, model, config, {k: v for k, v in CONFIG_FIELDS.items() if k not in MODEL_FIELDS}, "spec.")
     else:
         _typed_fields(ctx, model, config, CONFIG_FIELDS, "spec.vllmConfig.")
-    extra = ctx.tokens(config.get("extraArgs"), "extraArgs")
+    extra = argv_tokens(ctx, config.get("extraArgs"), "extraArgs")
     model.setting_keys["extra_args"] = f"{'spec.vllmConfig.' if config is not spec else 'spec.'}extraArgs"
     if extra:
         model.argv.extend(extra)

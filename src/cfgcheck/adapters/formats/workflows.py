@@ -11,6 +11,7 @@ from ...model import ArgToken, ServedModel
 from ...yamlio import YNode
 from ..core.contexts import ENGINE_MARKERS, DocContext
 from ..launch.containers import env_value_nodes
+from ..launch.shell import argv_tokens
 
 MARKERS = ENGINE_MARKERS
 
@@ -69,8 +70,8 @@ def _service_models(ctx: DocContext, job: str, node: YNode) -> list[ServedModel]
         image = service.get("image") if service.kind == "map" else None
         if image is None or image.kind != "scalar" or not isinstance(image.value, str):
             continue
-        options = ctx.tokens(service.get("options"), "options")
-        words = options + [ctx.token(image, "image")] + ctx.tokens(service.get("command"), "args")
+        options = argv_tokens(ctx, service.get("options"), "options")
+        words = options + [ctx.token(image, "image")] + argv_tokens(ctx, service.get("command"), "args")
         launched = docker_run(words)
         if launched is None:
             continue

@@ -16,6 +16,7 @@ from ...yamlio import YNode
 from ..core.contexts import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
 from ..launch.containers import container_model, container_tokens
 from ..launch.pods import index_services, kubernetes_pod
+from ..launch.shell import shell_tokens
 
 MARKERS = ENGINE_MARKERS
 # Protocol hook: Kubernetes Services of every file, matched to pods by selector (port-mismatch).
@@ -142,7 +143,7 @@ def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], conta
         return None
     entrypoint = root.path("spec", "entrypoint")
     if entrypoint is not None and entrypoint.kind == "scalar" and isinstance(entrypoint.value, str):
-        return ctx.shell_tokens(entrypoint, "entrypoint")
+        return shell_tokens(ctx, entrypoint, "entrypoint")
     return []
 
 

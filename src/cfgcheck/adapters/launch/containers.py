@@ -16,7 +16,7 @@ from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from . import env_argv
-from .shell import Spliced
+from .shell import Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
 from ..core.contexts import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
@@ -41,9 +41,9 @@ def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
 
 
 def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str | None]) -> list[ArgToken]:
-    command = ctx.tokens(container.get("command"), "command") if container.get("command") is not None else []
+    command = argv_tokens(ctx, container.get("command"), "command") if container.get("command") is not None else []
     args_node = container.get("args")
-    args = ctx.tokens(args_node, "args")
+    args = argv_tokens(ctx, args_node, "args")
     joined = command + args
     texts = [t.text for t in joined]
     flag = next((t for t in texts[1:3] if SHELL_C.match(t)), None) if texts and texts[0] in SHELLS else None
@@ -53,9 +53,9 @@ def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str
             script_index += 1  # bash -lc -- SCRIPT
         script_node = _node_for(container, joined[script_index])
         if script_node is not None:
-            return ctx.shell_tokens(script_node, "shell", env=environment)
+            return shell_tokens(ctx, script_node, "shell", env=environment)
     if not command and args_node is not None and args_node.kind == "seq" and len(args) == 1 and " " in texts[0]:
-        return ctx.shell_tokens(args_node.value[0], "shell", env=environment)
+        return shell_tokens(ctx, args_node.value[0], "shell", env=environment)
     return joined
 
 
@@ -140,7 +140,7 @@ def env_arg_tokens(ctx: DocContext, env: YNode | None) -> list[ArgToken]:
     tokens: list[ArgToken] = []
     for name, value in env_value_nodes(env):
         if name.endswith(ARGS_ENV_SUFFIXES) and isinstance(value.value, str):
-            tokens.extend(ctx.shell_tokens(value, f"env:{name}", segment=False))
+            tokens.extend(shell_tokens(ctx, value, f"env:{name}", segment=False))
     return tokens
 
 

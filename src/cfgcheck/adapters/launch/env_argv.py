@@ -29,7 +29,7 @@ from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace, operator_tokens
 from ..core.resources import file_resources
-from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced
+from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
 
 # This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
 MARKERS: tuple[str, ...] = ()
@@ -89,7 +89,7 @@ class EnvValue:
 
     def words(self, origin: str) -> list[ArgToken]:
         """The value split into words as an unquoted shell expansion is, each located where written."""
-        return self.ctx.shell_tokens(self.node, origin, segment=False)
+        return shell_tokens(self.ctx, self.node, origin, segment=False)
 
     def word(self, origin: str) -> ArgToken:
         """The whole value as one word, as a quoted expansion (``"$VAR"``) gives it, located at its

@@ -14,6 +14,14 @@ from __future__ import annotations
 
 import bisect
 import re
+from typing import TYPE_CHECKING
+
+from ...engines import argv as engine_argv
+from ...model import ArgToken, Location
+
+if TYPE_CHECKING:
+    from ...yamlio import YNode
+    from ..core.contexts import DocContext
 
 OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
 _ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
@@ -396,3 +404,55 @@ def _lookup(match: re.Match, known: dict, base: int) -> tuple[str, int, int] | N
         return default, base + match.start(3), base + match.end(3)
     return None
 
+
+# ---------------------------------------------------------------- located argv tokens of a document
+
+
+def argv_tokens(ctx: DocContext, node: YNode | None, origin: str) -> list[ArgToken]:
+    """Tokens of an argv given as a list, or as one string (split like a shell would)."""
+    if node is None:
+        return []
+    if node.kind == "seq":
+        return [ctx.token(child, origin) for child in node.value if child.kind == "scalar"]
+    if node.kind == "scalar" and isinstance(node.value, str):
+        return shell_tokens(ctx, node, origin, segment=False)
+    return []
+
+
+def shell_tokens(ctx: DocContext, node: YNode, origin: str, segment: bool = True,
+                 env: dict[str, str | None] | None = None, script_word: int | None = None) -> list[ArgToken]:
+    """Tokens of a shell (or env) string, each located at its line and column in the file.
+
+    The string's value is split as a shell would (``lex``); with ``segment`` only the command that
+    starts the engine is kept, after the script's literal variables (and ``env``, the container's
+    environment) are expanded. Locations point into the source text, inside quotes, escapes and block
+    scalars. With ``script_word`` the string is a command line (``bash -c "..."``) and that word of it
+    is the script read.
+    """
+    mapping = SourceMap(ctx.loaded.text, node)
+    words = lex(mapping.value, shell=segment)
+    if script_word is not None and script_word < len(words):
+        text, start, _ = words[script_word]  # offsets hold while the quoted script has no escapes
+        words = lex(text, shell=segment, base=start)
+    if segment:
+        words = _engine_command(segments(expand(words, env)))
+    tokens = []
+    for word, start, end in words:
+        line, column, end_column = mapping.span(start, end, word)
+        location = Location(ctx.path, line, column, line, end_column)
+        tokens.append(ArgToken(word, location, ctx.comments(line), origin))
+    return tokens
+
+
+def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
+    """The words of the shell command that runs the engine (without ``exec``), else the last command."""
+    for command in commands:
+        if any(_starts_engine(word) for word, _, _ in command):
+            return [w for w in command if w[0] != "exec"]
+    return commands[-1] if commands else []
+
+
+def _starts_engine(word: str) -> bool:
+    base = word.rsplit("/", 1)[-1]
+    return base in ("vllm", "sglang", "llama-server", "llama-cpp-server", "tokenspeed") or \
+        engine_argv._engine_of_module(word) is not None

@@ -26,6 +26,7 @@ from ...yamlio import Document, YNode, load_file, parse_text
 from ..core.contexts import DocContext, Workspace
 from ..launch.env_argv import index as index_configmaps
 from ..core.protocol import document_adapters, has_serving_marker
+from ..launch.shell import shell_tokens
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 TIMEOUT = 60
@@ -176,7 +177,7 @@ class SourceIndex:
                 self.by_text.setdefault(text, []).append((ctx.location(current), None))
                 if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
                     previous = None
-                    for token in ctx.shell_tokens(current, "index", segment=False):
+                    for token in shell_tokens(ctx, current, "index", segment=False):
                         self.by_text.setdefault(token.text, []).append((token.location, previous))
                         previous = token.text
                 if isinstance(current.value, str) and ":" in text and "/" in text:
