@@ -11,13 +11,15 @@ import pytest
 
 from cfgcheck.adapters.core import registry as adapters
 from cfgcheck.adapters.core import protocol
+from cfgcheck.adapters.formats import workloads
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 
 # A format no built-in adapter knows, whose file holds none of the built-in marker words.
 ACME_ADAPTER = '''
 """Acme ModelServer: ``spec.model`` is the model, ``spec.maxSeqs`` is vLLM's --max-num-seqs."""
-from cfgcheck.adapters.core.contexts import DocContext, finish, operator_tokens
+from cfgcheck.adapters.core.contexts import DocContext
+from cfgcheck.adapters.core.recognition import finish, operator_tokens
 from cfgcheck.engines.argv import apply_argv
 
 MARKERS = ("acme.example",)
@@ -71,7 +73,7 @@ def test_registered_throwaway_adapter_has_its_model_linted(acme, tmp_path):
     (repo / "server.yaml").write_text(ACME_FILE)
     assert not _lint(repo).models  # unknown format, and no built-in marker word: skipped
 
-    protocol.register(acme, before=adapters.workloads)
+    protocol.register(acme, before=workloads)
 
     assert "acme.example" in protocol.serving_markers()
     result = _lint(repo)
@@ -178,7 +180,7 @@ def test_the_registry_metadata_is_each_modules_own():
     for entry in lazy:
         module = entry.module()
         assert (entry.MARKERS, entry.SUFFIXES) == (module.MARKERS, getattr(module, "SUFFIXES", ())), entry
-        assert entry == module and getattr(adapters, entry.__name__.rsplit(".", 1)[-1]) is module
+        assert entry == module and importlib.import_module(entry.__name__) is module
     names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
     assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES}
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)

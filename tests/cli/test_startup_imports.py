@@ -92,8 +92,10 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
+    # the registry and the contexts it hands out, no format, launch helper or renderer
     assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == [
-        "cfgcheck.adapters.core", "cfgcheck.adapters.core.protocol", "cfgcheck.adapters.core.registry"]
+        "cfgcheck.adapters.core", "cfgcheck.adapters.core.contexts", "cfgcheck.adapters.core.protocol",
+        "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
     rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
     assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
                      "cfgcheck.rules.unused_suppression"]

@@ -26,6 +26,10 @@ and may declare
 - ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
   of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
   below it); ``None`` when the model is not theirs or the format has no such field.
+- ``complete_model(ctx, root, model)``: called for every model any adapter built from a document, to add
+  what this module knows whatever the format (the engine ``--config`` file the argv names).
+- ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
+  another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -69,7 +73,8 @@ class FileAdapter(Protocol):
 
 
 # The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
-HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models")
+HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
+         "heredoc_models")
 
 
 class LazyAdapter:

@@ -1,22 +1,22 @@
-"""Adapters: the only format-aware code. Each turns one YAML document into located served models.
+"""The adapter registry: every built-in adapter, in the order they are tried, and the walks the lint run
+makes over them (index every file, the served models of a file, what waits for a file not read yet).
 
-Every adapter meets ``protocol.Adapter`` and is registered below, in the order they are tried: the first
-adapter that recognises a document owns it. Adding a format is one module and one ``BUILT_IN`` entry.
+Every adapter meets ``protocol.Adapter`` and is registered below: the first adapter that recognises a
+document owns it. Adding a format is one module in ``formats/`` and one ``BUILT_IN`` entry. The registry
+names its modules (``LazyAdapter``) and imports one the first time a file may hold its documents, so a run
+over files without a serving marker imports no format, launch helper or renderer.
 """
 
 from __future__ import annotations
 
-import importlib
 import os
-from typing import TYPE_CHECKING
 
 from ...model import ServedModel
 from ...yamlio import LoadedFile
-from .protocol import (REGISTRY, LazyAdapter, document_adapters, file_format, file_suffixes,  # noqa: F401 - the
-                       may_read, register)  # readers and suffixes of the registered formats, for discovery and yamlio
-
-if TYPE_CHECKING:
-    from .contexts import Workspace
+from .contexts import DocContext, Workspace
+from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
+                       may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
+from .resources import file_resources, resources
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
 # the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
@@ -46,7 +46,8 @@ BUILT_IN = (
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
     LazyAdapter("formats.compose", YAML_WORDS),
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
-    LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS, hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
+                hooks=("served_models", "index", "refers_forward", "complete_model")),
     LazyAdapter("launch.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -62,19 +63,6 @@ BUILT_IN = (
 )
 for adapter in BUILT_IN:
     register(adapter)
-
-
-def __getattr__(name: str):
-    """``adapters.Workspace``, ``adapters.DocContext`` and ``adapters.<module>`` as before the registry
-    was lazy: imported when first asked for."""
-    if name in ("DocContext", "Workspace"):
-        from . import contexts
-
-        return getattr(contexts, name)
-    found = next((adapter for adapter in BUILT_IN if adapter.__name__.rsplit(".", 1)[-1] == name), None)
-    if found is not None:
-        return importlib.import_module(found.__name__)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
@@ -95,14 +83,11 @@ def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]
 def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     """The served models of the YAML documents of ``loaded``, whatever its file name (the Kubernetes
     manifest a shell script writes in a heredoc is read through this too)."""
-    from ..launch import config_file
-    from .contexts import DocContext
-    from .resources import resources
-
     found: list[ServedModel] = []
     first_line = 1
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
     candidates = [adapter for adapter in document_adapters() if may_read(adapter, name, lowered)]
+    completers = [adapter for adapter in REGISTRY if defines(adapter, "complete_model")]
     for document in loaded.documents:
         root = document.root
         for resource in resources(root):
@@ -111,7 +96,8 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
                 try:
                     models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it
-                        config_file.apply(ctx, resource, model)
+                        for completer in completers:
+                            completer.complete_model(ctx, resource, model)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
@@ -135,7 +121,5 @@ def without_deployed_dockerfiles(workspace: Workspace, models: list[ServedModel]
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
-    from .resources import file_resources
-
     hooks = [adapter.refers_forward for adapter in REGISTRY if getattr(adapter, "refers_forward", None)]
     return any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)

@@ -18,7 +18,8 @@ from ...model import ServedModel, Setting
 from ...yamlio import YNode, parse_text
 from ..renderers import helm
 from . import production_stack
-from ..core.contexts import ENGINE_MARKERS, DocContext, finish, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, finish, to_int
 from ..renderers.helm import dependency_keys
 from ..launch.containers import container_model
 

@@ -24,7 +24,8 @@ from typing import TYPE_CHECKING
 from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import ENGINE_MARKERS, DocContext, finish, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, finish, to_int
 from ..launch.containers import SHELLS, container_model
 from ..launch.pods import compose_pod
 from ..launch.named_files import repo_path

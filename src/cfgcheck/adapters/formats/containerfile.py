@@ -22,7 +22,8 @@ from typing import Iterator
 from ...model import ArgToken, ServedModel
 from ...yamlio import Comment, LoadedFile
 from ..launch import named_files
-from ..core.contexts import ENGINE_MARKERS, Workspace
+from ..core.contexts import Workspace
+from ..core.recognition import ENGINE_MARKERS
 from ..core.protocol import has_serving_marker
 from ..launch.scripts import Launched, launches, locator, script_model
 from ..launch.shell import expand, lex

@@ -28,7 +28,8 @@ from ...capacity.gpus import accelerator_by_instance_type
 from ...capacity.tables import bundled_table
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import DocContext, Workspace, apply_launch, finish, string_map, to_int
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import apply_launch, finish, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
 
 API_GROUP = "kaito.sh/"

@@ -22,7 +22,8 @@ from __future__ import annotations
 from ...model import ServedModel, Setting
 from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ...yamlio import YNode
-from ..core.contexts import DocContext, Workspace, finish, gpu_count, to_int
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import finish, gpu_count, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
 from ..launch.pods import kserve_llm_pod, kubernetes_pod
 from ..core.resources import file_resources

@@ -16,7 +16,8 @@ from ...capacity.tables import bundled_table
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import DocContext, apply_launch, finish, set_image, string_map, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import apply_launch, finish, set_image, string_map, to_int
 from ..launch.containers import env_map_settings
 from ..launch.shell import argv_tokens
 

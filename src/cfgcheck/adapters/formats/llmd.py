@@ -35,7 +35,8 @@ from dataclasses import replace
 
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import DocContext, finish, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import finish, to_int
 from ..launch.containers import GPU_PRODUCT_LABELS, container_model
 from ..launch.shell import argv_tokens
 

@@ -10,7 +10,8 @@ from __future__ import annotations
 from ...model import ArgToken, ServedModel, Setting
 from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ...yamlio import YNode
-from ..core.contexts import DocContext, operator_tokens, Workspace, env_settings, finish, set_image, string_map, to_int
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import operator_tokens, env_settings, finish, set_image, string_map, to_int
 from ..launch.pods import llmkube_pod
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens

@@ -15,7 +15,8 @@ import re
 
 from ...model import ServedModel
 from ...yamlio import Comment, LoadedFile
-from ..core.contexts import ENGINE_MARKERS, Workspace
+from ..core.contexts import Workspace
+from ..core.recognition import ENGINE_MARKERS
 from ..launch.scripts import scan_comments as _shell_comments
 from ..launch.scripts import text_models
 

@@ -27,7 +27,8 @@ from ...engines.argv import apply_argv
 from ...settings import flag, parse
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import operator_tokens, finish, set_image, to_int
 from .chart_values import values_sources
 from ..core.node_at_location import value_of_key_at
 from ..launch.shell import argv_tokens

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from ...model import ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import DocContext, finish, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import finish, to_int
 from ..launch.containers import container_model
 
 API_GROUP = "ome.io/"

@@ -10,7 +10,8 @@ from __future__ import annotations
 from ...model import ServedModel, Setting
 from ...settings import PRODUCTION_STACK, parse, typed_fields
 from ...yamlio import YNode
-from ..core.contexts import DocContext, operator_tokens, finish, set_image, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import operator_tokens, finish, set_image, to_int
 from ..launch.pods import production_stack_pod
 from ..core.node_at_location import map_holding
 from ..launch.shell import argv_tokens

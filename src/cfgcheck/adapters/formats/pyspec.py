@@ -30,7 +30,8 @@ import tokenize
 from ...engines.argv import KEYWORD_ORIGIN
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile
-from ..core.contexts import Workspace, apply_launch, directives_of, finish, to_int
+from ..core.contexts import Workspace, directives_of
+from ..core.recognition import apply_launch, finish, to_int
 
 ARG_KEYS = {"vllm_args": "vllm", "sglang_args": "sglang", "tokenspeed_args": "tokenspeed"}
 MODEL_KEYS = ("model", "model_path", "model_id")

@@ -30,7 +30,8 @@ from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...settings import FLOAT_SETTINGS, INT_SETTINGS, parse
 from ...yamlio import YNode
-from ..core.contexts import DocContext, apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
 from .workloads import find_key, ray_cluster_gpus
 

@@ -23,7 +23,8 @@ from __future__ import annotations
 from ...engines.images import parse_image
 from ...model import ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import ENGINE_MARKERS, DocContext, set_image, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, set_image, to_int
 from .workflows import literal_env
 
 MARKERS = ENGINE_MARKERS

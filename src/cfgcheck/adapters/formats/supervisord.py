@@ -122,7 +122,7 @@ def sections(text: str, base: int = 0, first_line: int = 1) -> list[Section]:
 
 
 def file_models(workspace, loaded: LoadedFile) -> list:
-    from ..core.contexts import ENGINE_MARKERS
+    from ..core.recognition import ENGINE_MARKERS
 
     if "[program:" not in loaded.text or not any(marker in loaded.text for marker in ENGINE_MARKERS):
         return []
@@ -148,7 +148,7 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, l
     """The served model one program starts, or None when its command starts no engine; ``locate`` gives
     a word's location from its offsets in the file (``scripts.locator``)."""
     from ...model import Setting
-    from ..core.contexts import to_int
+    from ..core.recognition import to_int
     from ..launch.scripts import launches, script_model
 
     numprocs = section.options.get("numprocs")

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from ...model import ArgToken, ServedModel
 from ...yamlio import YNode
-from ..core.contexts import ENGINE_MARKERS, DocContext
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS
 from ..launch.containers import env_value_nodes
 from ..launch.shell import argv_tokens
 

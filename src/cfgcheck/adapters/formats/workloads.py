@@ -13,7 +13,8 @@ from __future__ import annotations
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from ..core.contexts import ENGINE_MARKERS, DocContext, finish, gpu_count, ray_worker_claims, string_map, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, finish, gpu_count, ray_worker_claims, string_map, to_int
 from ..launch.containers import container_model, container_tokens
 from ..launch.pods import index_services, kubernetes_pod
 from ..launch.shell import shell_tokens

@@ -28,7 +28,8 @@ from ...engines.argv import apply_argv
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import LoadedFile, YNode
 from . import named_files
-from ..core.contexts import DocContext, Workspace, finish
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import finish
 from .shell import SourceMap
 from ..core.resources import file_resources
 
@@ -126,8 +127,9 @@ def config_argument(model: ServedModel) -> ArgToken | None:
     return None
 
 
-def apply(ctx: DocContext, root: YNode, model: ServedModel) -> None:
-    """Read the ``--config`` file of ``model`` (from a mount, a ConfigMap or beside the file)."""
+def complete_model(ctx: DocContext, root: YNode, model: ServedModel) -> None:
+    """Protocol hook, for a model any adapter built from ``root``: read the ``--config`` file its argv
+    names (from a mount, a ConfigMap or beside the file)."""
     if model.engine not in ENGINES:
         return
     argument = config_argument(model)

@@ -18,7 +18,8 @@ from ...yamlio import YNode
 from . import env_argv
 from .shell import Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
-from ..core.contexts import DocContext, affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from ..core.contexts import DocContext
+from ..core.recognition import affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}

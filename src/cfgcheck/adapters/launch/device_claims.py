@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from ...capacity.gpus import Claim
 from ...model import Setting
 from ...yamlio import LoadedFile, YNode, scalar_text_location
-from ..core.contexts import DocContext, Workspace, to_int
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import to_int
 from ..core.resources import file_resources
 
 MARKERS = ("resourceclaim",)

@@ -27,7 +27,8 @@ from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
 from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
-from ..core.contexts import DocContext, Workspace, operator_tokens
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import operator_tokens
 from ..core.resources import file_resources
 from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
 

@@ -14,7 +14,8 @@ from typing import Any
 
 from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
-from ..core.contexts import DocContext, Workspace, string_map
+from ..core.contexts import DocContext, Workspace
+from ..core.recognition import string_map
 from .containers import env_value_nodes
 from ..core.resources import file_resources
 

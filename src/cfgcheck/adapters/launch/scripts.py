@@ -24,7 +24,8 @@ from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile
 from . import config_file
-from ..core.contexts import ENGINE_MARKERS, DocContext, Workspace, apply_launch, directives_of, finish, set_image, to_int
+from ..core.contexts import DocContext, Workspace, directives_of
+from ..core.recognition import ENGINE_MARKERS, apply_launch, finish, set_image, to_int
 from .shell import OPERATORS, SourceMap, expand, lex, segments
 
 MARKERS = ENGINE_MARKERS
