@@ -106,19 +106,20 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
 # read other formats, or only compose files / workflows / charts reach them once the document is theirs.
 NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
     "formats.ome", "formats.kubeai", "formats.rayserve", "formats.dynamo", "formats.llmd", "formats.pyspec",
-    "formats.makefile", "formats.containerfile", "formats.supervisord", "launch.scripts", "launch.dotenv",
-    "launch.dockerfile", "renderers.helm_sandbox"))
+    "formats.makefile", "formats.containerfile", "formats.supervisord", "formats.scripts", "formats.compose",
+    "formats.workflows", "formats.skypilot", "launch.scripts", "launch.dotenv", "launch.dockerfile",
+    "renderers.helm_sandbox"))
 
 
 def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_lint: list[str], tmp_path: Path) -> None:
-    """Issue 17 item 16: an adapter is imported when a document can be its (one of its MARKERS is in the
-    file), and helpers of one format (helm staging, .env and Dockerfile reading, shell scripts) when a
-    document of that format is read; the Deployment is still read by the workload adapter."""
+    """An adapter is imported when a document can be its (one of its MARKERS is in the file, and it reads
+    Kubernetes resources: compose, workflows and SkyPilot read only plain documents), and helpers of one
+    format (helm staging, .env and Dockerfile reading, shell scripts) when a document of that format is
+    read; the Deployment is still read by the workload adapter."""
     modules = served_lint
     assert _loaded(modules, NOT_FOR_A_DEPLOYMENT) == []
     for needed in ("cfgcheck.adapters.formats.workloads", "cfgcheck.adapters.launch.containers",
-                   "cfgcheck.adapters.formats.compose", "cfgcheck.adapters.formats.vllm_runtime",
-                   "cfgcheck.rules.secret_in_args"):
+                   "cfgcheck.adapters.formats.vllm_runtime", "cfgcheck.rules.secret_in_args"):
         assert needed in modules, needed
     compose = "services:\n  chat:\n    image: vllm/vllm-openai:v0.26.0\n    env_file: [.env]\n"
     (tmp_path / "compose.yaml").write_text(compose)

@@ -26,6 +26,9 @@ and may declare
 - ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
   of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
   below it); ``None`` when the model is not theirs or the format has no such field.
+- ``DOCUMENTS = "plain"``: it reads only documents that are not Kubernetes resources (no ``apiVersion``:
+  a compose file, a workflow, a SkyPilot task); the registry does not try it on a resource, nor import it
+  for one.
 - ``complete_model(ctx, root, model)``: called for every model any adapter built from a document, to add
   what this module knows whatever the format (the engine ``--config`` file the argv names).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
@@ -87,9 +90,11 @@ class LazyAdapter:
     ``register(..., before=adapters.workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
-                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",)) -> None:
+                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",),
+                 documents: str | None = None) -> None:
         self.__name__ = f"{ADAPTERS}.{module}"
         self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
+        self.DOCUMENTS = documents
 
     def module(self) -> ModuleType:
         module = importlib.import_module(self.__name__)
@@ -185,6 +190,12 @@ def may_read(adapter: Adapter, name: str, lowered: str) -> bool:
     named whatever their text. An adapter that cannot is not tried, nor imported."""
     return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS) or \
         name in _names.get(adapter.__name__, ())
+
+
+def may_own(adapter: Adapter, root: YNode) -> bool:
+    """Whether ``adapter`` may own the document ``root``: one that reads only plain documents
+    (``DOCUMENTS = "plain"``) is not tried on a Kubernetes resource (nor imported for one)."""
+    return getattr(adapter, "DOCUMENTS", None) != "plain" or root.get("apiVersion") is None
 
 
 def file_format(path: str) -> FileAdapter | None:

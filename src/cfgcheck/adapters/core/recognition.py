@@ -87,6 +87,55 @@ def env_settings(ctx: DocContext, env: YNode | None) -> dict[str, Setting]:
     return found
 
 
+def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[str, Setting]:
+    """Literal env values from a list (``- name: X / value: Y``) or a map (``X: Y`` / ``X: {value: Y}``)."""
+    if env is None:
+        return {}
+    if env.kind == "seq":
+        found = env_settings(ctx, env)
+        for setting in found.values():
+            setting.source = f"{prefix}{setting.source}" if prefix else setting.source
+        return found
+    found: dict[str, Setting] = {}
+    for key, value in env.items():
+        if key.kind != "scalar" or not isinstance(key.value, str):
+            continue
+        node, key_node = value, key
+        if value.kind == "map":
+            node, key_node = value.get("value"), value.key_node("value")
+        if node is not None and node.kind == "scalar" and node.value is not None:
+            found[key.value] = ctx.setting(key.value, key_node, node, f"{prefix}env.{key.value}", origin="env")
+    return found
+
+
+def env_value_nodes(env: YNode | None) -> list[tuple[str, YNode]]:
+    """(name, value node) of literal env entries, list or map form."""
+    pairs: list[tuple[str, YNode]] = []
+    if env is None:
+        return pairs
+    if env.kind == "seq":
+        for item in env.value:
+            if item.kind == "map":
+                name, value = item.scalar("name"), item.get("value")
+                if isinstance(name, str) and value is not None and value.kind == "scalar":
+                    pairs.append((name, value))
+    elif env.kind == "map":
+        for key, value in env.items():
+            if value.kind == "map":
+                value = value.get("value")
+            if key.kind == "scalar" and isinstance(key.value, str) and value is not None and value.kind == "scalar":
+                pairs.append((key.value, value))
+    return pairs
+
+
+def literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[str, str | None]:
+    env = dict(inherited)
+    for name, value in env_value_nodes(node):
+        text = value.value
+        env[name] = None if text is None or "${{" in str(text) else str(text)
+    return env
+
+
 def operator_tokens(setting: Setting, flag: str) -> list[ArgToken]:
     """The argv an operator or chart emits for a typed field: ``flag value``, or the bare flag for a
     true switch (nothing for a false one). Marked synthetic: no one wrote them as tokens."""

@@ -15,7 +15,7 @@ from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
-                       may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
+                       may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
@@ -44,19 +44,19 @@ BUILT_IN = (
     LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
-    LazyAdapter("formats.compose", YAML_WORDS),
+    LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model")),
-    LazyAdapter("launch.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
-    LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS),
+    LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
     LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm"), suffixes=(".py",),
                 hooks=FILE_HOOKS),
-    LazyAdapter("formats.workflows", YAML_WORDS),
-    LazyAdapter("formats.skypilot", YAML_WORDS),
+    LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
+    LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env taken from them; reads no document itself
     LazyAdapter("launch.env_argv", (), hooks=("served_models", "index", "refers_forward")),
@@ -93,6 +93,8 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
         for resource in resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)
             for adapter in candidates:
+                if not may_own(adapter, resource):
+                    continue
                 try:
                     models = adapter.served_models(ctx, resource)
                     for model in models:  # an engine --config file, wherever the model's format keeps it
@@ -110,6 +112,16 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
         if root is not None:
             first_line = root.end_line + 1
     return found
+
+
+def heredoc_models(workspace: Workspace, loaded: LoadedFile, name: str, text: str, offset: int) -> list[ServedModel]:
+    """The served models of a file called ``name`` that ``loaded`` writes (a shell heredoc), ``text``
+    at ``offset`` of it: read by the format of such files when it defines ``heredoc_models`` and one of
+    its MARKERS is in the text (a supervisord configuration a script writes)."""
+    reader = file_format(name)
+    if reader is None or not defines(reader, "heredoc_models") or not any(marker in text for marker in reader.MARKERS):
+        return []
+    return reader.heredoc_models(workspace, loaded, text, offset)
 
 
 def without_deployed_dockerfiles(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:

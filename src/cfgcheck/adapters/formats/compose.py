@@ -19,22 +19,21 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import TYPE_CHECKING
 
 from ...engines.images import parse_image
-from ...model import ArgToken, ServedModel, Setting
+from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Setting, Volume
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..launch.containers import SHELLS, container_model
-from ..launch.pods import compose_pod
+from ..launch import dockerfile, dotenv
+from ..launch.containers import container_model
+from ..launch.dockerfile import Built
 from ..launch.named_files import repo_path
-from ..launch.shell import argv_tokens, shell_tokens
-
-if TYPE_CHECKING:
-    from ..launch.dockerfile import Built
+from ..launch.pods import SHM_PATH
+from ..launch.shell import SHELLS, argv_tokens, shell_tokens
 
 MARKERS = ENGINE_MARKERS
+DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
 ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env")
 _SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.I)
@@ -51,8 +50,6 @@ def _is_compose(root: YNode) -> bool:
 
 
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
-    from ..launch import dotenv
-
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
@@ -90,8 +87,6 @@ def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgTok
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_compose(root):
         return []
-    from ..launch import dotenv  # here, not at import: a Deployment that mentions vllm tries this adapter too
-
     found: list[ServedModel] = []
     variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env"))
     if variables is None:
@@ -106,8 +101,6 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
-    from ..launch import dockerfile, dotenv
-
     path = f"services.{name}"
     image = _image(ctx, service, path, variables)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
@@ -139,8 +132,6 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
 
 def _template_variables(ctx: DocContext) -> dict:
     """The values of the first env template beside the compose file, secrets left out."""
-    from ..launch import dotenv
-
     for name in ENV_TEMPLATES:
         found = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, name))
         if found is not None:
@@ -155,8 +146,6 @@ def _beside(compose_file: str, name: str) -> str:
 def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
     """``env_file``: a path, a list of paths, or a list of ``{path, required}``; later files win, and
     ``environment`` wins over them all."""
-    from ..launch import dotenv
-
     entries = node.value if node is not None and node.kind == "seq" else [node] if node is not None else []
     for entry in entries:
         written = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
@@ -190,8 +179,6 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
 
 
 def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
-    from ..launch import dotenv
-
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":
         return None
@@ -217,4 +204,146 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Settin
                 return None  # ["${GPU_IDS}"]: how many GPUs the variable lists is unknown
             count = sum(len(value.split(",")) for value in values)  # "0,1" is two devices
             return Setting("gpus", count, ctx.location(ids), f"{where}.device_ids")
+    return None
+
+
+# ---------------------------------------------------------------- the pod
+
+def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
+    pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
+    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
+    for item in _seq_or_scalar(service.get("tmpfs")):
+        if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
+            pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
+            pod.volumes["tmpfs"] = Volume("tmpfs", "tmpfs", ctx.location(item), "Memory")
+    host_network = str(service.scalar("network_mode", default="")) == "host"  # published ports are then ignored
+    for item in [] if host_network else _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
+        number = _compose_container_port(item)
+        if number is not None:
+            pod.ports.append(Port(number, ctx.location(item)))
+    memory = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
+    if memory is not None and memory.kind == "scalar":
+        pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
+        pod.memory_limit = docker_bytes(str(memory.value))
+    pod.devices = _compose_device_ids(ctx, service, path)
+    pod.shm = _compose_shm(ctx, pod, service)
+    pod.gpu_access = _compose_gpu_access(ctx, service)
+    model.pod = pod
+    return pod
+
+
+_DOCKER_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def docker_bytes(text: str) -> int | None:
+    """A compose byte value (``16g``, ``512m``, ``1gb``: binary units, case-blind) in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*", text.lower())
+    return int(float(match.group(1)) * _DOCKER_UNITS[match.group(2)]) if match else None
+
+
+def _seq_or_scalar(node: YNode | None) -> list[YNode]:
+    if node is None:
+        return []
+    return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
+
+
+def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
+    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
+    mounts: list[Mount] = []
+    volumes: dict[str, Volume] = {}
+    for item in _seq_or_scalar(node):
+        if item.kind == "scalar" and isinstance(item.value, str):
+            parts = _volume_fields(item.value)
+            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
+            kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
+        elif item.kind == "map":
+            source, target = item.scalar("source"), item.scalar("target")
+            kind = str(item.scalar("type", default="volume"))
+            kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
+        else:
+            continue
+        if not isinstance(target, str):
+            continue
+        name = str(source) if source else target
+        location = ctx.location(item)
+        mounts.append(Mount(target, name, location))
+        volumes[name] = Volume(name, kind, location, "Memory" if kind == "tmpfs" else None)
+    return mounts, volumes
+
+
+def _volume_fields(text: str) -> list[str]:
+    """``src:dst[:mode]`` split on the colons outside ``${VAR:-default}`` interpolations."""
+    fields, current, depth = [], "", 0
+    for index, char in enumerate(text):
+        if char == "{" and index and text[index - 1] == "$":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        if char == ":" and not depth:
+            fields.append(current)
+            current = ""
+        else:
+            current += char
+    return fields + [current]
+
+
+def _compose_container_port(item: YNode) -> int | None:
+    """The container side of ``[ip:]host:container[/proto]``, ``container``, or ``{target: N}``."""
+    if item.kind == "map":
+        value = item.scalar("target")
+    elif item.kind == "scalar":
+        value = str(item.value).split("/", 1)[0].rsplit(":", 1)[-1]
+    else:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None  # a range or an interpolation
+
+
+def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting | None:
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for index, device in enumerate(devices.value if devices is not None and devices.kind == "seq" else []):
+        ids = device.get("device_ids") if device.kind == "map" else None
+        if ids is not None and ids.kind == "seq":
+            setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
+                                  f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
+            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
+            return setting
+    return None
+
+
+def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
+    """GPUs given to a compose service: ``runtime: nvidia``, ``gpus:``, a GPU device reservation
+    (``count`` defaults to all), or ``/dev/nvidia*``, ``/dev/dri``, ``/dev/kfd`` devices."""
+    runtime = service.get("runtime")
+    if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
+        return f"runtime: {runtime.value}", ctx.location(runtime)
+    if service.get("gpus") is not None:
+        return "gpus", ctx.location(service.get("gpus"))
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for device in devices.value if devices is not None and devices.kind == "seq" else []:
+        capabilities = device.get("capabilities") if device.kind == "map" else None
+        listed = capabilities is not None and capabilities.kind == "seq"
+        names = [str(c.value) for c in capabilities.value] if listed else []
+        if "gpu" in names or (device.kind == "map" and device.scalar("driver") in ("nvidia", "amd", "cdi")):
+            return "a GPU device reservation", ctx.location(device)
+    for item in _seq_or_scalar(service.get("devices")):
+        text = str(item.value) if item.kind == "scalar" else str(item.scalar("source", default=""))
+        if text.startswith(("/dev/nvidia", "/dev/dri", "/dev/kfd", "nvidia.com/gpu", "amd.com/gpu")):
+            return f"device {text}", ctx.location(item)
+    return None
+
+
+def _compose_shm(ctx: DocContext, pod: PodFacts, service: YNode) -> tuple[str, Location] | None:
+    size = service.get("shm_size")
+    if size is not None and size.kind == "scalar" and size.value not in (None, ""):
+        return f"shm_size: {size.value}", ctx.location(size)
+    ipc = service.get("ipc")
+    # host: the host's /dev/shm; container:/service: another container's, whose size is not ours to judge
+    if ipc is not None and ipc.kind == "scalar" and str(ipc.value).startswith(("host", "container:", "service:")):
+        return f"ipc: {ipc.value}", ctx.location(ipc)
+    for mount in pod.mounts:
+        if mount.path.rstrip("/") == SHM_PATH:
+            return f"{mount.volume} at {SHM_PATH}", mount.location
     return None

@@ -27,8 +27,8 @@ from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import apply_launch, finish, set_image, string_map, to_int
-from ..launch.containers import container_model, container_tokens, env_value_nodes
+from ..core.recognition import apply_launch, env_value_nodes, finish, set_image, string_map, to_int
+from ..launch.containers import container_model, container_tokens
 
 API_GROUP = "nvidia.com/"
 MARKERS = ("dynamographdeployment", "dynamocomponentdeployment")

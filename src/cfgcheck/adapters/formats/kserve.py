@@ -19,13 +19,13 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 
 from __future__ import annotations
 
-from ...model import ServedModel, Setting
+from ...model import PodFacts, ServedModel, Setting
 from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish, gpu_count, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
-from ..launch.pods import kserve_llm_pod, kubernetes_pod
+from ..launch.pods import kubernetes_pod
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
 
@@ -307,3 +307,20 @@ def _typed(ctx, model: ServedModel, spec: YNode, section: YNode, path: tuple[str
                           to_int if canonical in INT_SETTINGS else None, first=True)
     if section is not None:
         model.replicas = ctx.field_setting(section, "replicas", "replicas", f"{prefix}replicas", to_int)
+
+
+# ---------------------------------------------------------------- the pod
+
+# kserve/kserve charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml (aaac4e2): every
+# LLMInferenceServiceConfig template (kserve-config-llm-template, -decode-, -prefill-, -worker-) mounts
+# an emptyDir "dshm" (medium Memory) at /dev/shm, merged into the LLMInferenceService's pod.
+KSERVE_LLM_SHM = "KServe's LLMInferenceService config template (dshm emptyDir at /dev/shm)"
+
+
+def kserve_llm_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
+                   root: YNode) -> PodFacts:
+    pod = kubernetes_pod(ctx, model, container, pod_spec, root)
+    pod.format = "kserve-llm"
+    if pod.shm is None:
+        pod.shm = KSERVE_LLM_SHM, ctx.location(pod_spec)
+    return pod

@@ -17,8 +17,7 @@ from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import apply_launch, finish, set_image, string_map, to_int
-from ..launch.containers import env_map_settings
+from ..core.recognition import apply_launch, env_map_settings, finish, set_image, string_map, to_int
 from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"

@@ -7,12 +7,13 @@ match exact flag names only (``parallelSlots`` is skipped when extraArgs has an 
 
 from __future__ import annotations
 
-from ...model import ArgToken, ServedModel, Setting
+from ...engines.argv import apply_argv
+from ...model import ArgToken, PodFacts, ServedModel, Setting
 from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import operator_tokens, env_settings, finish, set_image, string_map, to_int
-from ..launch.pods import llmkube_pod
+from ..launch.pods import kubernetes_shm, quantity_bytes, read_mounts, read_volume
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
 
@@ -109,8 +110,6 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     model.argv.extend(synthetic)
     if extra:
         model.argv.extend(extra)
-        from ...engines.argv import apply_argv
-
         apply_argv(model, extra)
     model.env = env_settings(ctx, spec.get("env"))
     replicas = ctx.field_setting(spec, "replicas", "replicas", "spec.replicas", to_int)
@@ -177,20 +176,18 @@ def _document_of(loaded, root: YNode):
     return loaded.documents[0]
 
 
-_UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+# ---------------------------------------------------------------- the pod
 
-
-def quantity_bytes(text: str) -> int | None:
-    """A Kubernetes quantity (``32Gi``) in bytes."""
-    text = text.strip()
-    for unit in sorted(_UNITS, key=len, reverse=True):
-        if text.endswith(unit):
-            number = text[: -len(unit)]
-            try:
-                return int(float(number) * _UNITS[unit])
-            except ValueError:
-                return None
-    try:
-        return int(text)
-    except ValueError:
-        return None
+def llmkube_pod(ctx: DocContext, model: ServedModel, spec: YNode) -> PodFacts:
+    """LLMKube's controller adds no ``/dev/shm`` of its own (defilantech/LLMKube 907ac8d: no shm volume
+    anywhere in internal/controller); ``spec.extraVolumes`` / ``extraVolumeMounts`` are passed through."""
+    pod = PodFacts("llmkube", ctx.location(spec))
+    volumes = spec.get("extraVolumes")
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = read_volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
+    pod.mounts = read_mounts(ctx, spec.get("extraVolumeMounts"))
+    pod.shm = kubernetes_shm(ctx, pod, spec)
+    model.pod = pod
+    return pod

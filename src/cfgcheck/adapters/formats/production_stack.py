@@ -7,12 +7,13 @@ model, the typed ``vllmConfig`` fields as flags, then ``extraArgs`` after them.
 
 from __future__ import annotations
 
-from ...model import ServedModel, Setting
+from ...engines.argv import apply_argv
+from ...model import Mount, PodFacts, ServedModel, Setting, Volume
 from ...settings import PRODUCTION_STACK, parse, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens, finish, set_image, to_int
-from ..launch.pods import production_stack_pod
+from ..launch.pods import kubernetes_bytes
 from ..core.node_at_location import map_holding
 from ..launch.shell import argv_tokens
 
@@ -112,8 +113,6 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             model.argv.extend(operator_tokens(setting, flag))
         extra = argv_tokens(ctx, config.get("extraArgs"), "extraArgs")
         if extra:
-            from ...engines.argv import apply_argv
-
             model.argv.extend(extra)
             apply_argv(model, extra)
     model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
@@ -126,3 +125,61 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
     else:
         model.strategy = Setting("strategy", "RollingUpdate", model.location, "chart default")
     return finish(model)
+
+
+# ---------------------------------------------------------------- the pod
+
+# vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml (a6c01db, lines 426-429 and
+# 483-488): the chart mounts an emptyDir {medium: Memory, sizeLimit: shmSize | 20Gi} at /dev/shm only
+# when vllmConfig has the key tensorParallelSize; the pod gets HF_HOME=/data when pvcStorage is set.
+PRODUCTION_STACK_QUANTITIES = (("requestMemory", "requests", "memory"), ("requestCPU", "requests", "cpu"),
+                               ("limitMemory", "limits", "memory"), ("limitCPU", "limits", "cpu"))
+
+
+def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path: str, values: YNode) -> PodFacts:
+    pod = PodFacts("production-stack", ctx.location(entry))
+    config = entry.get("vllmConfig")
+    key = config.key_node("tensorParallelSize") if config is not None and config.kind == "map" else None
+    if key is not None:
+        pod.shm = "the production-stack chart's shm emptyDir (vllmConfig.tensorParallelSize is set)", ctx.location(key)
+    storage = entry.get("pvcStorage")
+    if storage is not None:
+        kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
+        pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
+        pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
+    shared = values.path("sharedPvcStorage", "enabled")
+    if shared is not None and shared.kind == "scalar" and shared.value is True:
+        pod.volumes["shared"] = Volume("shared", "persistentVolumeClaim", ctx.location(shared))
+        pod.mounts.append(Mount("/data/shared-pvc-storage", "shared", ctx.location(shared)))
+    # the chart's HF_HOME: the shared claim, else the model's own storage, else /tmp
+    home = "/data/shared-pvc-storage" if "shared" in pod.volumes else "/data" if storage is not None else "/tmp"
+    at = shared if "shared" in pod.volumes else storage if storage is not None else entry
+    model.env.setdefault("HF_HOME", Setting("HF_HOME", home, ctx.location(at), "production-stack chart HF_HOME",
+                                            origin="env"))
+    devices = entry.path("lmcacheConfig", "cudaVisibleDevices")  # the chart sets CUDA_VISIBLE_DEVICES from it
+    if devices is not None and devices.kind == "scalar" and devices.value not in (None, ""):
+        pod.gpu_access = f"lmcacheConfig.cudaVisibleDevices {devices.value}", ctx.location(devices)
+    for field, section, resource in PRODUCTION_STACK_QUANTITIES:
+        setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
+        if setting is not None:
+            getattr(pod, section)[resource] = setting
+    pod.memory_limit = kubernetes_bytes(pod.limits.get("memory"))
+    _production_stack_lmcache(ctx, model, entry, path)
+    model.pod = pod
+    return pod
+
+
+def _production_stack_lmcache(ctx: DocContext, model: ServedModel, entry: YNode, path: str) -> None:
+    """The chart sets LMCACHE_MAX_LOCAL_CPU_SIZE from lmcacheConfig.cpuOffloadingBufferSize when LMCache
+    is enabled and the size is above 0 (deployment-vllm-multi.yaml, lines 336-343 at a6c01db)."""
+    config = entry.get("lmcacheConfig")
+    if config is None or config.kind != "map" or config.scalar("enabled") is not True:
+        return
+    size = ctx.field_setting(config, "cpuOffloadingBufferSize", "LMCACHE_MAX_LOCAL_CPU_SIZE",
+                             f"{path}.lmcacheConfig.cpuOffloadingBufferSize")
+    try:
+        positive = size is not None and int(float(str(size.value))) > 0  # Helm's int, as the template
+    except ValueError:
+        positive = False
+    if positive:
+        model.env.setdefault("LMCACHE_MAX_LOCAL_CPU_SIZE", size)

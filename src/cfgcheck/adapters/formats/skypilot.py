@@ -24,10 +24,11 @@ from ...engines.images import parse_image
 from ...model import ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import ENGINE_MARKERS, set_image, to_int
-from .workflows import literal_env
+from ..core.recognition import ENGINE_MARKERS, literal_env, set_image, to_int
+from ..launch.scripts import scalar_launches, script_model
 
 MARKERS = ENGINE_MARKERS
+DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # keys only a SkyPilot task has beside ``run``; a document with apiVersion/kind, compose services or
 # workflow jobs is another format's
 _TASK_KEYS = ("resources", "envs", "setup", "num_nodes", "service", "workdir", "file_mounts", "secrets")
@@ -43,8 +44,6 @@ def _is_task(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_task(root):
         return []
-    from ..launch.scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
-
     accelerator, per_node, where = _accelerators(root.get("resources"))
     nodes = to_int(root.scalar("num_nodes"))
     nodes = nodes if isinstance(nodes, int) and nodes > 0 else 1

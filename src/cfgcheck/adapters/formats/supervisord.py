@@ -15,7 +15,8 @@ their own line or after whitespace, a value continued on more-indented lines). F
 - ``environment=KEY="v",KEY2="v2"`` is the engine's env (``CUDA_VISIBLE_DEVICES`` gives its GPUs);
   ``numprocs=N`` starts N copies: the model's replicas.
 
-Only a file holding ``[program:`` and an engine name is read; the rest of this module is imported then.
+Only a file holding ``[program:`` and an engine name is read. A script that writes such a configuration
+in a heredoc has its programs read here too (the protocol's ``heredoc_models``).
 """
 
 from __future__ import annotations
@@ -26,7 +27,11 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from ...model import ArgToken, Setting
 from ...yamlio import Comment, LoadedFile
+from ..core.recognition import ENGINE_MARKERS, to_int
+from ..launch.scripts import launches, locator, script_model
+from ..launch.shell import SHELL_C, SHELLS, expand, lex
 
 MARKERS = ("[program:",)
 SUFFIXES = (".conf",)
@@ -50,8 +55,6 @@ class Value:
 
     def words(self) -> list[tuple[str, int, int]]:
         """The value split as ``shlex.split`` splits it, each word at its offsets in the file."""
-        from ..launch.shell import lex
-
         joined = "\n".join(text for _, text in self.parts)
         starts = list(itertools.accumulate((len(text) + 1 for _, text in self.parts[:-1]), initial=0))
 
@@ -122,18 +125,14 @@ def sections(text: str, base: int = 0, first_line: int = 1) -> list[Section]:
 
 
 def file_models(workspace, loaded: LoadedFile) -> list:
-    from ..core.recognition import ENGINE_MARKERS
-
     if "[program:" not in loaded.text or not any(marker in loaded.text for marker in ENGINE_MARKERS):
         return []
-    return program_models(workspace, loaded, loaded.text)
+    return heredoc_models(workspace, loaded, loaded.text)
 
 
-def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> list:
+def heredoc_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> list:
     """The served models of the programs in ``text``: the file's text, or a configuration a script
     writes (``cat > /etc/supervisor/conf.d/vllm.conf <<EOF``), at offset ``base`` of the file."""
-    from ..launch.scripts import locator
-
     found = []
     locate = locator(loaded)
     for section in sections(text, base, loaded.text.count("\n", 0, base) + 1):
@@ -147,10 +146,6 @@ def program_models(workspace, loaded: LoadedFile, text: str, base: int = 0) -> l
 def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, locate):
     """The served model one program starts, or None when its command starts no engine; ``locate`` gives
     a word's location from its offsets in the file (``scripts.locator``)."""
-    from ...model import Setting
-    from ..core.recognition import to_int
-    from ..launch.scripts import launches, script_model
-
     numprocs = section.options.get("numprocs")
     count = to_int(numprocs.text) if numprocs is not None else 1
     start = to_int(section.options["numprocs_start"].text) if "numprocs_start" in section.options else 0
@@ -178,9 +173,6 @@ def _program_model(workspace, loaded: LoadedFile, section: Section, name: str, l
 def _command_words(command: Value, environment: dict) -> list[tuple[str, int, int]]:
     """``command=`` split as ``shlex.split`` does, at the file's offsets; ``sh -c SCRIPT`` is the script's
     engine command, its variables expanded from ``environment=``."""
-    from ..launch.containers import SHELL_C, SHELLS
-    from ..launch.shell import expand, lex
-
     words = command.words()
     texts = [word for word, _, _ in words]
     if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in SHELLS and SHELL_C.match(texts[1]):
@@ -193,8 +185,6 @@ def _command_words(command: Value, environment: dict) -> list[tuple[str, int, in
 def _environment(value: Value | None, known: dict, locate) -> dict:
     """``environment=KEY="v",KEY2=v2`` (supervisor ``datatypes.dict_of_key_value_pairs``: quotes allow a
     comma in a value) as located tokens."""
-    from ...model import ArgToken
-
     if value is None:
         return {}
     found: dict[str, ArgToken] = {}

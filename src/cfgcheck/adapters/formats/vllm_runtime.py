@@ -12,8 +12,8 @@ from ...model import ServedModel, Setting
 from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, set_image, to_int
-from ..launch.containers import as_float, env_map_settings, typed_setting
+from ..core.recognition import env_map_settings, finish, set_image, to_int
+from ..launch.containers import as_float, typed_setting
 from ..launch.shell import argv_tokens
 
 API_GROUP = "production-stack.vllm.ai/"

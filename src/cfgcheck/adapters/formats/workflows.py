@@ -10,11 +10,12 @@ from __future__ import annotations
 from ...model import ArgToken, ServedModel
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import ENGINE_MARKERS
-from ..launch.containers import env_value_nodes
+from ..core.recognition import ENGINE_MARKERS, env_value_nodes, literal_env
+from ..launch.scripts import docker_run, scalar_launches, script_model
 from ..launch.shell import argv_tokens
 
 MARKERS = ENGINE_MARKERS
+DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 
 
 def _is_workflow(root: YNode) -> bool:
@@ -27,8 +28,6 @@ def _is_workflow(root: YNode) -> bool:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if not _is_workflow(root):
         return []
-    from ..launch.scripts import scalar_launches, script_model  # here: every document that mentions vllm is tried
-
     found: list[ServedModel] = []
     base_env = literal_env(root.get("env"), {})
     for key, job in root.get("jobs").items():
@@ -53,18 +52,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     return found
 
 
-def literal_env(node: YNode | None, inherited: dict[str, str | None]) -> dict[str, str | None]:
-    env = dict(inherited)
-    for name, value in env_value_nodes(node):
-        text = value.value
-        env[name] = None if text is None or "${{" in str(text) else str(text)
-    return env
-
-
 def _service_models(ctx: DocContext, job: str, node: YNode) -> list[ServedModel]:
     """``services:`` containers of an engine image: the engine runs what its image's entrypoint runs."""
-    from ..launch.scripts import docker_run, script_model
-
     services = node.get("services")
     found: list[ServedModel] = []
     for index, (key, service) in enumerate(services.items() if services is not None and services.kind == "map" else []):

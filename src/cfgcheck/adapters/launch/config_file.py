@@ -25,8 +25,9 @@ import json
 import posixpath
 
 from ...engines.argv import apply_argv
+from ...engines.catalog import catalog_for
 from ...model import ArgToken, Location, ServedModel, Setting
-from ...yamlio import LoadedFile, YNode
+from ...yamlio import LoadedFile, YNode, parse_text, scalar_text_location
 from . import named_files
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
@@ -175,8 +176,6 @@ def _mounted(ctx: DocContext, root: YNode, model: ServedModel, path: str):
 
 def _inner(loaded: LoadedFile, node: YNode):
     """The YAML string of a ConfigMap key, parsed, with a map from its offsets to the ConfigMap file."""
-    from ...yamlio import parse_text
-
     mapping = SourceMap(loaded.text, node)
     inner = parse_text(loaded.path, mapping.value)
     if inner.error is not None or not inner.documents or inner.documents[0].root is None:
@@ -234,8 +233,6 @@ def _key_tokens(model: ServedModel, loaded: LoadedFile, mapping: SourceMap | Non
 
 def _switch(model: ServedModel, flag: str) -> bool:
     """True when SGLang's ``flag`` takes no value (``store_true``): its ``false`` is skipped."""
-    from ...engines.catalog import catalog_for
-
     catalog = catalog_for(model.engine, model.engine_version)
     spec = catalog.resolve(flag).spec if catalog is not None else None
     return spec is None or not spec.takes_value
@@ -246,8 +243,6 @@ def _value_token(loaded: LoadedFile, mapping: SourceMap | None, node: YNode, tex
 
 
 def _locate(loaded: LoadedFile, mapping: SourceMap | None, node: YNode) -> Location:
-    from ...yamlio import scalar_text_location
-
     inner = scalar_text_location(loaded.path, node) if node.kind == "scalar" else node.location(loaded.path)
     if mapping is None:
         return inner

@@ -16,15 +16,14 @@ from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from . import env_argv
-from .shell import Spliced, argv_tokens, shell_tokens
+from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
 from ..core.contexts import DocContext
-from ..core.recognition import affinity_claims, operator_tokens, apply_launch, env_settings, gpu_count, set_image, string_map, to_int
+from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
+                                set_image, string_map, to_int)
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
-SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
 ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_ARGS")
-SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 
 
 def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
@@ -93,47 +92,6 @@ def _node_for(container: YNode, token: ArgToken) -> YNode | None:
             if child.kind == "scalar" and child.line == token.location.line and str(child.value) == token.text:
                 return child
     return None
-
-
-def env_map_settings(ctx: DocContext, env: YNode | None, prefix: str) -> dict[str, Setting]:
-    """Literal env values from a list (``- name: X / value: Y``) or a map (``X: Y`` / ``X: {value: Y}``)."""
-    if env is None:
-        return {}
-    if env.kind == "seq":
-        found = env_settings(ctx, env)
-        for setting in found.values():
-            setting.source = f"{prefix}{setting.source}" if prefix else setting.source
-        return found
-    found: dict[str, Setting] = {}
-    for key, value in env.items():
-        if key.kind != "scalar" or not isinstance(key.value, str):
-            continue
-        node, key_node = value, key
-        if value.kind == "map":
-            node, key_node = value.get("value"), value.key_node("value")
-        if node is not None and node.kind == "scalar" and node.value is not None:
-            found[key.value] = ctx.setting(key.value, key_node, node, f"{prefix}env.{key.value}", origin="env")
-    return found
-
-
-def env_value_nodes(env: YNode | None) -> list[tuple[str, YNode]]:
-    """(name, value node) of literal env entries, list or map form."""
-    pairs: list[tuple[str, YNode]] = []
-    if env is None:
-        return pairs
-    if env.kind == "seq":
-        for item in env.value:
-            if item.kind == "map":
-                name, value = item.scalar("name"), item.get("value")
-                if isinstance(name, str) and value is not None and value.kind == "scalar":
-                    pairs.append((name, value))
-    elif env.kind == "map":
-        for key, value in env.items():
-            if value.kind == "map":
-                value = value.get("value")
-            if key.kind == "scalar" and isinstance(key.value, str) and value is not None and value.kind == "scalar":
-                pairs.append((key.value, value))
-    return pairs
 
 
 def env_arg_tokens(ctx: DocContext, env: YNode | None) -> list[ArgToken]:

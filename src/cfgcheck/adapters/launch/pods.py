@@ -1,22 +1,22 @@
 """Pod facts for the runtime rules (CFG5xx, CFG209): volumes and mounts, ``/dev/shm``, probes,
 container ports, resources, explicit GPU ids, and the Services of the run.
 
-A Kubernetes pod spec, a docker-compose service, or the pod an operator builds from its own fields
-(the production-stack chart, LLMKube, KServe's LLMInferenceService templates) each become one
-``PodFacts``; the rules read only that. Services are indexed in the first pass over every file, so a
-Service in any file of the run is seen by every served model.
+A Kubernetes pod spec becomes one ``PodFacts`` here, for every format that delivers one
+(``containers.container_model`` builds it); the rules read only that. A format whose pod is not a
+Kubernetes pod spec (a docker-compose service) or is built by an operator from its own fields (the
+production-stack chart, LLMKube, KServe's LLMInferenceService templates) builds its ``PodFacts`` itself,
+with the helpers here. Services are indexed in the first pass over every file, so a Service in any file
+of the run is seen by every served model.
 """
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
 from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import string_map
-from .containers import env_value_nodes
+from ..core.recognition import env_value_nodes, string_map
 from ..core.resources import file_resources
 
 SHM_PATH = "/dev/shm"
@@ -58,7 +58,7 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.node = str(node) if node else None
     volumes = pod_spec.get("volumes")
     for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        volume = _volume(ctx, item)
+        volume = read_volume(ctx, item)
         if volume is not None:
             pod.volumes[volume.name] = volume
     claims = root.path("spec", "volumeClaimTemplates") if root is not None else None
@@ -66,7 +66,7 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
         name = item.scalar("metadata", "name") if item.kind == "map" else None
         if isinstance(name, str):
             pod.volumes[name] = Volume(name, "volumeClaimTemplate", ctx.location(item))
-    pod.mounts = _mounts(ctx, container.get("volumeMounts"))
+    pod.mounts = read_mounts(ctx, container.get("volumeMounts"))
     pod.probes = {kind: probe for key, kind in PROBES
                   if (probe := _probe(ctx, kind, container.get(key))) is not None}
     pod.ports = _ports(ctx, container.get("ports"))
@@ -78,10 +78,10 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     resources = container.get("resources")
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
-    pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
+    pod.memory_limit = kubernetes_bytes(pod.limits.get("memory"))
     storage = pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage")
-    pod.ephemeral_storage = _kubernetes_bytes(storage)
-    pod.shm = _kubernetes_shm(ctx, pod, pod_spec)
+    pod.ephemeral_storage = kubernetes_bytes(storage)
+    pod.shm = kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
     rolling = root.path("spec", "strategy", "rollingUpdate") if root is not None else None
     if rolling is not None and rolling.kind == "map":
@@ -109,7 +109,7 @@ def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -
     return None
 
 
-def _volume(ctx: DocContext, item: YNode) -> Volume | None:
+def read_volume(ctx: DocContext, item: YNode) -> Volume | None:
     name = item.scalar("name") if item.kind == "map" else None
     if not isinstance(name, str):
         return None
@@ -120,7 +120,7 @@ def _volume(ctx: DocContext, item: YNode) -> Volume | None:
     return Volume(name, kind, ctx.location(item), medium, None if size is None else str(size))
 
 
-def _mounts(ctx: DocContext, node: YNode | None) -> list[Mount]:
+def read_mounts(ctx: DocContext, node: YNode | None) -> list[Mount]:
     found = []
     for item in node.value if node is not None and node.kind == "seq" else []:
         path, name = (item.scalar("mountPath"), item.scalar("name")) if item.kind == "map" else (None, None)
@@ -172,13 +172,30 @@ def _quantities(ctx: DocContext, node: YNode | None, section: str) -> dict[str, 
     return found
 
 
-def _kubernetes_bytes(setting: Setting | None) -> int | None:
-    from ..formats.llmkube import quantity_bytes  # imported here: llmkube imports this module
-
+def kubernetes_bytes(setting: Setting | None) -> int | None:
     return quantity_bytes(str(setting.value)) if setting is not None else None
 
 
-def _kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:
+_UNITS = {"Ki": 1024, "Mi": 1024**2, "Gi": 1024**3, "Ti": 1024**4, "K": 1000, "M": 1000**2, "G": 1000**3, "T": 1000**4}
+
+
+def quantity_bytes(text: str) -> int | None:
+    """A Kubernetes quantity (``32Gi``) in bytes."""
+    text = text.strip()
+    for unit in sorted(_UNITS, key=len, reverse=True):
+        if text.endswith(unit):
+            number = text[: -len(unit)]
+            try:
+                return int(float(number) * _UNITS[unit])
+            except ValueError:
+                return None
+    try:
+        return int(text)
+    except ValueError:
+        return None
+
+
+def kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:
     host_ipc = pod_spec.get("hostIPC")
     if host_ipc is not None and host_ipc.kind == "scalar" and host_ipc.value is True:
         return "hostIPC: true", ctx.location(host_ipc)
@@ -190,234 +207,3 @@ def _kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[st
                 how = f"emptyDir medium Memory {mount.volume!r} at {SHM_PATH}"
             return how, mount.location
     return None
-
-
-# ---------------------------------------------------------------- docker-compose
-
-
-def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
-    pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
-    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
-    for item in _seq_or_scalar(service.get("tmpfs")):
-        if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
-            pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
-            pod.volumes["tmpfs"] = Volume("tmpfs", "tmpfs", ctx.location(item), "Memory")
-    host_network = str(service.scalar("network_mode", default="")) == "host"  # published ports are then ignored
-    for item in [] if host_network else _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
-        number = _compose_container_port(item)
-        if number is not None:
-            pod.ports.append(Port(number, ctx.location(item)))
-    memory = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
-    if memory is not None and memory.kind == "scalar":
-        pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
-        pod.memory_limit = docker_bytes(str(memory.value))
-    pod.devices = _compose_device_ids(ctx, service, path)
-    pod.shm = _compose_shm(ctx, pod, service)
-    pod.gpu_access = _compose_gpu_access(ctx, service)
-    model.pod = pod
-    return pod
-
-
-_DOCKER_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
-
-
-def docker_bytes(text: str) -> int | None:
-    """A compose byte value (``16g``, ``512m``, ``1gb``: binary units, case-blind) in bytes."""
-    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*", text.lower())
-    return int(float(match.group(1)) * _DOCKER_UNITS[match.group(2)]) if match else None
-
-
-def _seq_or_scalar(node: YNode | None) -> list[YNode]:
-    if node is None:
-        return []
-    return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
-
-
-def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
-    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
-    mounts: list[Mount] = []
-    volumes: dict[str, Volume] = {}
-    for item in _seq_or_scalar(node):
-        if item.kind == "scalar" and isinstance(item.value, str):
-            parts = _volume_fields(item.value)
-            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
-            kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
-        elif item.kind == "map":
-            source, target = item.scalar("source"), item.scalar("target")
-            kind = str(item.scalar("type", default="volume"))
-            kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
-        else:
-            continue
-        if not isinstance(target, str):
-            continue
-        name = str(source) if source else target
-        location = ctx.location(item)
-        mounts.append(Mount(target, name, location))
-        volumes[name] = Volume(name, kind, location, "Memory" if kind == "tmpfs" else None)
-    return mounts, volumes
-
-
-def _volume_fields(text: str) -> list[str]:
-    """``src:dst[:mode]`` split on the colons outside ``${VAR:-default}`` interpolations."""
-    fields, current, depth = [], "", 0
-    for index, char in enumerate(text):
-        if char == "{" and index and text[index - 1] == "$":
-            depth += 1
-        elif char == "}" and depth:
-            depth -= 1
-        if char == ":" and not depth:
-            fields.append(current)
-            current = ""
-        else:
-            current += char
-    return fields + [current]
-
-
-def _compose_container_port(item: YNode) -> int | None:
-    """The container side of ``[ip:]host:container[/proto]``, ``container``, or ``{target: N}``."""
-    if item.kind == "map":
-        value = item.scalar("target")
-    elif item.kind == "scalar":
-        value = str(item.value).split("/", 1)[0].rsplit(":", 1)[-1]
-    else:
-        return None
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return None  # a range or an interpolation
-
-
-def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting | None:
-    devices = service.path("deploy", "resources", "reservations", "devices")
-    for index, device in enumerate(devices.value if devices is not None and devices.kind == "seq" else []):
-        ids = device.get("device_ids") if device.kind == "map" else None
-        if ids is not None and ids.kind == "seq":
-            setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
-                                  f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
-            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
-            return setting
-    return None
-
-
-def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
-    """GPUs given to a compose service: ``runtime: nvidia``, ``gpus:``, a GPU device reservation
-    (``count`` defaults to all), or ``/dev/nvidia*``, ``/dev/dri``, ``/dev/kfd`` devices."""
-    runtime = service.get("runtime")
-    if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
-        return f"runtime: {runtime.value}", ctx.location(runtime)
-    if service.get("gpus") is not None:
-        return "gpus", ctx.location(service.get("gpus"))
-    devices = service.path("deploy", "resources", "reservations", "devices")
-    for device in devices.value if devices is not None and devices.kind == "seq" else []:
-        capabilities = device.get("capabilities") if device.kind == "map" else None
-        listed = capabilities is not None and capabilities.kind == "seq"
-        names = [str(c.value) for c in capabilities.value] if listed else []
-        if "gpu" in names or (device.kind == "map" and device.scalar("driver") in ("nvidia", "amd", "cdi")):
-            return "a GPU device reservation", ctx.location(device)
-    for item in _seq_or_scalar(service.get("devices")):
-        text = str(item.value) if item.kind == "scalar" else str(item.scalar("source", default=""))
-        if text.startswith(("/dev/nvidia", "/dev/dri", "/dev/kfd", "nvidia.com/gpu", "amd.com/gpu")):
-            return f"device {text}", ctx.location(item)
-    return None
-
-
-def _compose_shm(ctx: DocContext, pod: PodFacts, service: YNode) -> tuple[str, Location] | None:
-    size = service.get("shm_size")
-    if size is not None and size.kind == "scalar" and size.value not in (None, ""):
-        return f"shm_size: {size.value}", ctx.location(size)
-    ipc = service.get("ipc")
-    # host: the host's /dev/shm; container:/service: another container's, whose size is not ours to judge
-    if ipc is not None and ipc.kind == "scalar" and str(ipc.value).startswith(("host", "container:", "service:")):
-        return f"ipc: {ipc.value}", ctx.location(ipc)
-    for mount in pod.mounts:
-        if mount.path.rstrip("/") == SHM_PATH:
-            return f"{mount.volume} at {SHM_PATH}", mount.location
-    return None
-
-
-# ---------------------------------------------------------------- pods that operators build
-
-# vllm-project/production-stack helm/templates/deployment-vllm-multi.yaml (a6c01db, lines 426-429 and
-# 483-488): the chart mounts an emptyDir {medium: Memory, sizeLimit: shmSize | 20Gi} at /dev/shm only
-# when vllmConfig has the key tensorParallelSize; the pod gets HF_HOME=/data when pvcStorage is set.
-PRODUCTION_STACK_QUANTITIES = (("requestMemory", "requests", "memory"), ("requestCPU", "requests", "cpu"),
-                               ("limitMemory", "limits", "memory"), ("limitCPU", "limits", "cpu"))
-
-
-def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path: str, values: YNode) -> PodFacts:
-    pod = PodFacts("production-stack", ctx.location(entry))
-    config = entry.get("vllmConfig")
-    key = config.key_node("tensorParallelSize") if config is not None and config.kind == "map" else None
-    if key is not None:
-        pod.shm = "the production-stack chart's shm emptyDir (vllmConfig.tensorParallelSize is set)", ctx.location(key)
-    storage = entry.get("pvcStorage")
-    if storage is not None:
-        kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
-        pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
-        pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
-    shared = values.path("sharedPvcStorage", "enabled")
-    if shared is not None and shared.kind == "scalar" and shared.value is True:
-        pod.volumes["shared"] = Volume("shared", "persistentVolumeClaim", ctx.location(shared))
-        pod.mounts.append(Mount("/data/shared-pvc-storage", "shared", ctx.location(shared)))
-    # the chart's HF_HOME: the shared claim, else the model's own storage, else /tmp
-    home = "/data/shared-pvc-storage" if "shared" in pod.volumes else "/data" if storage is not None else "/tmp"
-    at = shared if "shared" in pod.volumes else storage if storage is not None else entry
-    model.env.setdefault("HF_HOME", Setting("HF_HOME", home, ctx.location(at), "production-stack chart HF_HOME",
-                                            origin="env"))
-    devices = entry.path("lmcacheConfig", "cudaVisibleDevices")  # the chart sets CUDA_VISIBLE_DEVICES from it
-    if devices is not None and devices.kind == "scalar" and devices.value not in (None, ""):
-        pod.gpu_access = f"lmcacheConfig.cudaVisibleDevices {devices.value}", ctx.location(devices)
-    for field, section, resource in PRODUCTION_STACK_QUANTITIES:
-        setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
-        if setting is not None:
-            getattr(pod, section)[resource] = setting
-    pod.memory_limit = _kubernetes_bytes(pod.limits.get("memory"))
-    _production_stack_lmcache(ctx, model, entry, path)
-    model.pod = pod
-    return pod
-
-
-def _production_stack_lmcache(ctx: DocContext, model: ServedModel, entry: YNode, path: str) -> None:
-    """The chart sets LMCACHE_MAX_LOCAL_CPU_SIZE from lmcacheConfig.cpuOffloadingBufferSize when LMCache
-    is enabled and the size is above 0 (deployment-vllm-multi.yaml, lines 336-343 at a6c01db)."""
-    config = entry.get("lmcacheConfig")
-    if config is None or config.kind != "map" or config.scalar("enabled") is not True:
-        return
-    size = ctx.field_setting(config, "cpuOffloadingBufferSize", "LMCACHE_MAX_LOCAL_CPU_SIZE",
-                             f"{path}.lmcacheConfig.cpuOffloadingBufferSize")
-    try:
-        positive = size is not None and int(float(str(size.value))) > 0  # Helm's int, as the template
-    except ValueError:
-        positive = False
-    if positive:
-        model.env.setdefault("LMCACHE_MAX_LOCAL_CPU_SIZE", size)
-
-
-def llmkube_pod(ctx: DocContext, model: ServedModel, spec: YNode) -> PodFacts:
-    """LLMKube's controller adds no ``/dev/shm`` of its own (defilantech/LLMKube 907ac8d: no shm volume
-    anywhere in internal/controller); ``spec.extraVolumes`` / ``extraVolumeMounts`` are passed through."""
-    pod = PodFacts("llmkube", ctx.location(spec))
-    volumes = spec.get("extraVolumes")
-    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        volume = _volume(ctx, item)
-        if volume is not None:
-            pod.volumes[volume.name] = volume
-    pod.mounts = _mounts(ctx, spec.get("extraVolumeMounts"))
-    pod.shm = _kubernetes_shm(ctx, pod, spec)
-    model.pod = pod
-    return pod
-
-
-# kserve/kserve charts/kserve-runtime-configs/files/llmisvcconfigs/resources.yaml (aaac4e2): every
-# LLMInferenceServiceConfig template (kserve-config-llm-template, -decode-, -prefill-, -worker-) mounts
-# an emptyDir "dshm" (medium Memory) at /dev/shm, merged into the LLMInferenceService's pod.
-KSERVE_LLM_SHM = "KServe's LLMInferenceService config template (dshm emptyDir at /dev/shm)"
-
-
-def kserve_llm_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
-                   root: YNode) -> PodFacts:
-    pod = kubernetes_pod(ctx, model, container, pod_spec, root)
-    pod.format = "kserve-llm"
-    if pod.shm is None:
-        pod.shm = KSERVE_LLM_SHM, ctx.location(pod_spec)
-    return pod

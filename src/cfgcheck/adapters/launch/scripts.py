@@ -1,4 +1,5 @@
-"""Shell scripts (``*.sh``) that start an engine, and the shell commands shared with CI workflows.
+"""Shell commands that start an engine, wherever they are written: a script, a workflow step, a
+Makefile recipe, a Dockerfile's shell form, a supervisord program, a script mounted from a ConfigMap.
 
 A script is split into commands with the located shell lexer (``adapters/shell.py``: quotes, line
 continuations, ``#`` comments, separators), its literal variables expanded (``MODEL=x`` then
@@ -20,16 +21,15 @@ import posixpath
 import re
 from dataclasses import dataclass, field
 
+from ...engines.argv import find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
-from ...yamlio import Comment, LoadedFile
-from . import config_file
+from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.contexts import DocContext, Workspace, directives_of
-from ..core.recognition import ENGINE_MARKERS, apply_launch, finish, set_image, to_int
+from ..core.recognition import apply_launch, finish, set_image, to_int
+from ..core.registry import document_models
+from . import config_file
 from .shell import OPERATORS, SourceMap, expand, lex, segments
-
-MARKERS = ENGINE_MARKERS
-SUFFIXES = (".sh", ".bash")
 
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
@@ -59,7 +59,7 @@ class Launched:
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
 
 
-# ---------------------------------------------------------------- the file format
+# ---------------------------------------------------------------- scripts
 
 
 def scan_comments(text: str) -> dict[int, Comment]:
@@ -79,22 +79,6 @@ def scan_comments(text: str) -> dict[int, Comment]:
                 break
             previous = char
     return found
-
-
-def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
-    if not any(marker in loaded.text for marker in MARKERS):
-        return []
-    heredocs = _heredocs(loaded.text)
-    manifests = _manifest_heredocs(loaded.text)
-    written = {doc.start for doc in heredocs}
-    data = heredocs + [doc for doc in manifests if doc.start not in written]
-    found = text_models(workspace, loaded, _without(loaded.text, data), "shell script", "script", heredocs=heredocs)
-    for doc in heredocs:  # a supervisord configuration the script writes: its programs
-        if doc.name.endswith(".conf") and "[program:" in doc.body:
-            from ..formats.supervisord import program_models
-
-            found.extend(program_models(workspace, loaded, doc.body, doc.start))
-    return found + _manifest_models(workspace, loaded, manifests)
 
 
 def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, prefix: str,
@@ -146,7 +130,7 @@ class Heredoc:
     body: str
 
 
-def _heredocs(text: str) -> list[Heredoc]:
+def file_heredocs(text: str) -> list[Heredoc]:
     """Heredocs that write a file, in order."""
     return [Heredoc(match.group(1), match.end(), body) for match, body in _bodies(text, _HEREDOC_START)]
 
@@ -168,18 +152,15 @@ _ANY_HEREDOC = re.compile(r"(?<![<\w])<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1[^\n]*\n
 _MANIFEST_KEYS = (re.compile(r"^[ \t]*apiVersion:[ \t]*\S", re.M), re.compile(r"^[ \t]*kind:[ \t]*\S", re.M))
 
 
-def _manifest_heredocs(text: str) -> list[Heredoc]:
+def manifest_heredocs(text: str) -> list[Heredoc]:
     """Heredocs whose body is a Kubernetes manifest (apiVersion and kind): what the script applies."""
     return [Heredoc("", match.end(), body) for match, body in _bodies(text, _ANY_HEREDOC)
             if all(key.search(body) for key in _MANIFEST_KEYS)]
 
 
-def _manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:
+def manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:
     """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
     and column in the script (the body is parsed below as many blank lines as precede it)."""
-    from ..core.registry import document_models
-    from ...yamlio import parse_text
-
     found: list[ServedModel] = []
     for doc in manifests:
         inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
@@ -189,7 +170,7 @@ def _manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[H
     return found
 
 
-def _without(text: str, heredocs: list[Heredoc]) -> str:
+def without(text: str, heredocs: list[Heredoc]) -> str:
     """The script with heredoc bodies blanked (newlines kept): they are data, not commands."""
     for doc in heredocs:
         blank = re.sub(r"[^\n]", " ", doc.body)
@@ -213,8 +194,6 @@ class _TextMap:
 
 def _heredoc_config(loaded: LoadedFile, heredocs: list[Heredoc], written: str):
     """The engine --config file the script itself writes, parsed and located in the script."""
-    from ...yamlio import parse_text
-
     for doc in heredocs:
         if posixpath.normpath(doc.name) == posixpath.normpath(written):
             inner = parse_text(f"{loaded.path}#{doc.name}.yaml", doc.body)  # YAML, whatever the script's suffix
@@ -270,8 +249,6 @@ def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
 
 
 def _starts(tokens: list[ArgToken]) -> bool:
-    from ...engines.argv import find_launch
-
     return find_launch(tokens, None) is not None
 
 

@@ -24,6 +24,9 @@ if TYPE_CHECKING:
     from ..core.contexts import DocContext
 
 OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
+# The shells a container or program runs a script with, and their "run this string" flag
+SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
+SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 _ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
 # An engine argv a person wrote is a few hundred words; past this many words from split values the rest
