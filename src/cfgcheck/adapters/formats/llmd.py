@@ -38,6 +38,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, to_int
 from ..launch.containers import GPU_PRODUCT_LABELS, container_model
+from ..launch.pod_specs import workload_models
 from ..launch.shell import argv_tokens
 
 MARKERS = ("modelartifacts", "disaggregatedset")
@@ -87,12 +88,10 @@ def _roles(ctx: DocContext, root: YNode, resource: str | None) -> list[ServedMod
 def _disaggregated_set(ctx: DocContext, root: YNode) -> list[ServedModel]:
     """The pod walker's models of each role, tagged with the role; a role of multi-pod groups (LWS
     ``size`` above 1) spans pods this count does not show."""
-    from . import workloads  # the generic walker is registered last; imported here to read its models
-
     name = str(root.scalar("metadata", "name", default="disaggregatedset"))
     roles = root.path("spec", "roles")
     by_name = {str(r.scalar("name")): r for r in roles.value if r.kind == "map"} if roles is not None and roles.kind == "seq" else {}
-    models = workloads.served_models(ctx, root)
+    models = workload_models(ctx, root)
     for model in models:
         role = next((r for r in by_name if f"roles[{r}]" in model.identity), None)
         if role is None:

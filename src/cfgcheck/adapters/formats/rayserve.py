@@ -33,7 +33,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
-from .workloads import find_key, ray_cluster_gpus
+from ..launch.pod_specs import find_key, ray_cluster_gpus
 
 MARKERS = ("serveconfigv2", "llm_configs", "import_path")
 LLM_BUILDERS = ("ray.serve.llm:build_openai_app", "ray.serve.llm:build_llm_deployment")

@@ -1,6 +1,8 @@
-"""Kubernetes workloads whose containers start an engine -> one served model per such container.
+"""The served models of every pod spec under a resource: one per container that starts an engine.
 
-Pod templates are found wherever a resource keeps them (Deployment, StatefulSet, DaemonSet, Job,
+Read by the Kubernetes workloads format (``formats/workloads.py``, the generic walker registered last) and
+by formats whose resources embed workloads (llm-d's DisaggregatedSet); Ray cluster and LeaderWorkerSet
+GPU counts are read by the Ray Serve format too. Pod templates are found wherever a resource keeps them (Deployment, StatefulSet, DaemonSet, Job,
 CronJob, Pod, LeaderWorkerSet leader/worker templates, and operator resources that embed a pod spec),
 by looking for ``containers`` lists. The engine argv is the container ``command`` + ``args``: ``vllm serve
 M``, ``python -m vllm.entrypoints.openai.api_server``, ``python3 -m sglang.launch_server``, a shell
@@ -14,14 +16,10 @@ from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import ENGINE_MARKERS, finish, gpu_count, ray_worker_claims, string_map, to_int
-from ..launch.containers import container_model, container_tokens
-from ..launch.pods import index_services, kubernetes_pod
-from ..launch.shell import shell_tokens
-
-MARKERS = ENGINE_MARKERS
-# Protocol hook: Kubernetes Services of every file, matched to pods by selector (port-mismatch).
-index = index_services
+from ..core.recognition import finish, gpu_count, ray_worker_claims, string_map, to_int
+from .containers import container_model, container_tokens
+from .pods import kubernetes_pod
+from .shell import shell_tokens
 
 MAX_SEARCH_DEPTH = 12
 # Pod templates that are completed elsewhere (RoleBasedGroup roles patch them): not a whole pod
@@ -49,7 +47,8 @@ def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
                     yield from pod_specs(item, trail + (f"{key.value}[{label}]",), depth + 1)
 
 
-def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    """One served model per container of every pod spec of ``root`` that starts an engine."""
     kind = root.scalar("kind")
     if not isinstance(kind, str) or root.get("apiVersion") is None:
         return []
@@ -90,7 +89,7 @@ def _built_here(ctx: DocContext, container: YNode):
     image = container.scalar("image")
     if not isinstance(image, str) or image_engine(parse_image(image)).known:
         return None  # a public engine image (vllm/vllm-openai) is pulled, not built here
-    from ..launch.image_builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
+    from .image_builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
 
     built = deployed_dockerfile(ctx.workspace, ctx.path, image)
     if built is not None:
@@ -135,7 +134,7 @@ def _ray_node_tokens(ctx: DocContext, root: YNode, trail: tuple[str, ...], conta
     """A Ray head or worker container without command/args runs what KubeRay generates (``ray start``),
     not the image's entrypoint: no engine, whatever the image is called. On the head, a RayJob's
     ``spec.entrypoint`` is the engine's argv; a RayService's engines are in its ``serveConfigV2``
-    (adapters/rayserve). None: use the container's own argv (a head running a script of its own)."""
+    (formats/rayserve.py). None: use the container's own argv (a head running a script of its own)."""
     if container.get("command") is not None or container.get("args") is not None:
         return None
     if any(part.startswith("workerGroupSpecs") for part in trail):
