@@ -29,7 +29,7 @@ from ...capacity.tables import bundled_table
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import apply_launch, finish, string_map, to_int
+from ..core.recognition import apply_launch, finish, is_resource, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
 
 API_GROUP = "kaito.sh/"
@@ -41,8 +41,7 @@ KINDS = ("Workspace", "InferenceSet", "MultiRoleInference")
 
 
 def _is_kaito(root: YNode) -> bool:
-    api = root.scalar("apiVersion", default="")
-    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") in KINDS
+    return is_resource(root, API_GROUP, KINDS)
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:

@@ -23,7 +23,7 @@ from ...model import PodFacts, ServedModel, Setting
 from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import finish, gpu_count, to_int
+from ..core.recognition import finish, gpu_count, is_resource, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
 from ..launch.pods import kubernetes_pod
 from ..core.resources import file_resources
@@ -36,8 +36,7 @@ PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag 
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    api = root.scalar("apiVersion", default="")
-    if not isinstance(api, str) or not api.startswith(API_GROUP):
+    if not is_resource(root, API_GROUP):
         return []
     kind = root.scalar("kind")
     spec = root.get("spec")
@@ -71,8 +70,8 @@ def index(workspace: Workspace, loaded) -> None:
     for document, root in file_resources(loaded):
         if root.scalar("kind") not in RUNTIME_KINDS:
             continue
-        api, name = root.scalar("apiVersion", default=""), root.scalar("metadata", "name")
-        if isinstance(api, str) and api.startswith(API_GROUP) and isinstance(name, str):
+        name = root.scalar("metadata", "name")
+        if is_resource(root, API_GROUP) and isinstance(name, str):
             workspace.serving_runtimes.setdefault(name, []).append((loaded, document, root))
 
 

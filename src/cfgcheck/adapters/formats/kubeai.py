@@ -17,7 +17,7 @@ from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import apply_launch, env_map_settings, finish, set_image, string_map, to_int
+from ..core.recognition import apply_launch, env_map_settings, finish, is_resource, set_image, string_map, to_int
 from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"
@@ -30,8 +30,7 @@ PVC_MODEL_PATH = "/model"
 
 
 def is_kubeai_model(root: YNode) -> bool:
-    api = root.scalar("apiVersion", default="")
-    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") == "Model"
+    return is_resource(root, API_GROUP, "Model")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

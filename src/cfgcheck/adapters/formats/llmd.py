@@ -36,7 +36,7 @@ from dataclasses import replace
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, to_int
+from ..core.recognition import finish, is_resource, to_int
 from ..launch.containers import GPU_PRODUCT_LABELS, container_model
 from ..launch.pod_specs import workload_models
 from ..launch.shell import argv_tokens
@@ -55,10 +55,9 @@ NAME_TEMPLATE = "{{ .Values.modelArtifacts.name }}"
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    api = root.scalar("apiVersion", default="")
-    if isinstance(api, str) and api.startswith(DISAGGREGATED_SET_API) and root.scalar("kind") == "DisaggregatedSet":
+    if is_resource(root, DISAGGREGATED_SET_API, "DisaggregatedSet"):
         return _disaggregated_set(ctx, root)
-    if isinstance(api, str) and api.startswith(MODEL_SERVICE_API) and root.scalar("kind") == "ModelService":
+    if is_resource(root, MODEL_SERVICE_API, "ModelService"):
         spec = root.get("spec")
         name = f"ModelService/{root.scalar('metadata', 'name', default='modelservice')}"
         return _roles(ctx, spec, resource=name) if spec is not None and spec.kind == "map" else []

@@ -12,7 +12,7 @@ from ...model import ArgToken, PodFacts, ServedModel, Setting
 from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import operator_tokens, env_settings, finish, set_image, string_map, to_int
+from ..core.recognition import env_settings, finish, is_resource, operator_tokens, set_image, string_map, to_int
 from ..launch.pods import kubernetes_shm, quantity_bytes, read_mounts, read_volume
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
@@ -33,8 +33,7 @@ RUNTIMES = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama.cpp", "llama.
 
 
 def is_llmkube(root: YNode, kind: str) -> bool:
-    api = root.scalar("apiVersion", default="")
-    return isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") == kind
+    return is_resource(root, API_GROUP, kind)
 
 
 def index(workspace: Workspace, loaded) -> None:

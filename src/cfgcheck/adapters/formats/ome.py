@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...model import ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, to_int
+from ..core.recognition import finish, is_resource, to_int
 from ..launch.containers import container_model
 
 API_GROUP = "ome.io/"
@@ -20,8 +20,7 @@ COMPONENTS = (("engineConfig", "engine"), ("decoderConfig", "decoder"), ("engine
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    api = root.scalar("apiVersion", default="")
-    if not isinstance(api, str) or not api.startswith(API_GROUP):
+    if not is_resource(root, API_GROUP):
         return []
     spec = root.get("spec")
     if spec is None or spec.kind != "map":

@@ -12,7 +12,7 @@ from ...model import ServedModel, Setting
 from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import env_map_settings, finish, set_image, to_int
+from ..core.recognition import env_map_settings, finish, is_resource, set_image, to_int
 from ..launch.containers import as_float, typed_setting
 from ..launch.shell import argv_tokens
 
@@ -32,8 +32,7 @@ def _typed_fields(ctx: DocContext, model: ServedModel, parent: YNode, fields: di
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    api = root.scalar("apiVersion", default="")
-    if not (isinstance(api, str) and api.startswith(API_GROUP) and root.scalar("kind") == "VLLMRuntime"):
+    if not is_resource(root, API_GROUP, "VLLMRuntime"):
         return []
     spec = root.get("spec")
     if spec is None or spec.kind != "map":

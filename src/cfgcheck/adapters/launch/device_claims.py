@@ -18,7 +18,7 @@ from ...capacity.gpus import Claim
 from ...model import Setting
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import to_int
+from ..core.recognition import is_resource, to_int
 from ..core.resources import file_resources
 
 MARKERS = ("resourceclaim",)
@@ -39,8 +39,7 @@ class DeviceRequests:
 
 
 def _is_dra(root: YNode) -> bool:
-    api = root.scalar("apiVersion")
-    return isinstance(api, str) and api.startswith("resource.k8s.io/")
+    return is_resource(root, "resource.k8s.io/")
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
