@@ -7,7 +7,7 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable, TypeVar
 
 from ...model import ArgToken, Directive, Location, ServedModel, Setting
 from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
@@ -15,23 +15,28 @@ from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
 
+Space = TypeVar("Space")
+
+
 @dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
 class Workspace:
-    """Cross-file facts adapters need: LLMKube Models by name, and the user's configuration."""
+    """What the adapters of one run share across files: the user's configuration, the files whose launch
+    another served model holds, and an index space per module that records documents of every file
+    (LLMKube Models by name, Services, ConfigMaps, DRA claims, files read for context ...). A space
+    belongs to its module, which alone reads and writes it (others ask that module), so a new format
+    adds no field here."""
 
-    llmkube_models: dict[str, tuple[LoadedFile, YNode]] = field(default_factory=dict)
     config: dict[str, Any] = field(default_factory=dict)
-    services: list = field(default_factory=list)  # Kubernetes Services of every file read (pods.Service)
-    # ConfigMap name -> (file, document, data node): env taken from them (envlaunch), engine --config files
-    configmaps: dict = field(default_factory=dict)
-    config_readers: set = field(default_factory=set)  # ids of documents that may read --config from a ConfigMap
-    # DRA ResourceClaimTemplates and ResourceClaims by "Kind/name" (dra.DeviceRequests), DeviceClass selectors by name
-    device_claims: dict[str, Any] = field(default_factory=dict)
-    device_classes: dict[str, list[str]] = field(default_factory=dict)
-    files: dict = field(default_factory=dict)  # repository files read for context (repofiles), by path
-    serving_runtimes: dict = field(default_factory=dict)  # KServe (Cluster)ServingRuntime name -> [(file, document, root)]
-    build_links: dict = field(default_factory=dict)  # folder -> [(image name, Dockerfile)] its files state (builds.py)
-    deployed_dockerfiles: set = field(default_factory=set)  # Dockerfiles whose image a workload runs: its launch
+    # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
+    held: set[str] = field(default_factory=set)
+    spaces: dict[str, Any] = field(default_factory=dict)
+
+    def space(self, owner: str, make: Callable[[], Space]) -> Space:
+        """The index space of module ``owner`` (its ``__name__``), made by ``make()`` on first use."""
+        found = self.spaces.get(owner)
+        if found is None:
+            found = self.spaces[owner] = make()
+        return found
 
 
 @dataclass(eq=False)

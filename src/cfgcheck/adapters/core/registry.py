@@ -58,8 +58,8 @@ BUILT_IN = (
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
-    # indexes ConfigMaps for env taken from them; reads no document itself
-    LazyAdapter("launch.env_argv", (), hooks=("served_models", "index", "refers_forward")),
+    # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
+    LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -124,11 +124,11 @@ def heredoc_models(workspace: Workspace, loaded: LoadedFile, name: str, text: st
     return reader.heredoc_models(workspace, loaded, text, offset)
 
 
-def without_deployed_dockerfiles(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
-    """``models`` less those of the Dockerfiles whose image a workload of the run deploys: the workload's
-    model holds that launch (``builds.py``)."""
-    deployed = workspace.deployed_dockerfiles
-    return [m for m in models if m.kind != "Dockerfile" or m.path not in deployed] if deployed else models
+def without_held(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
+    """``models`` less those of the files whose launch another served model holds (a Dockerfile whose
+    image a workload of the run deploys: ``launch/image_builds.py``)."""
+    held = workspace.held
+    return [m for m in models if m.path not in held] if held else models
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:

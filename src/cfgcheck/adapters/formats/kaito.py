@@ -31,6 +31,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import apply_launch, finish, is_resource, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
+from ..launch.configmaps import configmaps
 
 API_GROUP = "kaito.sh/"
 MARKERS = ("kaito.sh", "inference_config")
@@ -48,7 +49,7 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """Protocol hook: a workspace naming an inference ConfigMap not indexed yet."""
     if not _is_kaito(root):
         return False
-    return any(config.value not in workspace.configmaps for config in _config_refs(root))
+    return any(config.value not in configmaps(workspace) for config in _config_refs(root))
 
 
 def _config_refs(root: YNode) -> list[YNode]:
@@ -182,7 +183,7 @@ def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
 def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) -> list[ArgToken]:
     """``--key str(value)`` for each ``vllm:`` entry of the named ConfigMap, located in its file."""
     # ConfigMaps are indexed by name for every format (adapters/envlaunch)
-    found = ctx.workspace.configmaps.get(config.value) if config is not None else None
+    found = configmaps(ctx.workspace).get(config.value) if config is not None else None
     if found is None:
         return []
     loaded, document, data = found

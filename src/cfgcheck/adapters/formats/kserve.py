@@ -62,6 +62,11 @@ def _as_templates(models: list[ServedModel]) -> list[ServedModel]:
     return models
 
 
+def _runtimes(workspace: Workspace) -> dict[str, list]:
+    """This format's index space: (Cluster)ServingRuntime name -> [(file, document, root)] of every file."""
+    return workspace.space(__name__, dict)
+
+
 RUNTIME_KINDS = ("ServingRuntime", "ClusterServingRuntime")
 
 
@@ -72,7 +77,7 @@ def index(workspace: Workspace, loaded) -> None:
             continue
         name = root.scalar("metadata", "name")
         if is_resource(root, API_GROUP) and isinstance(name, str):
-            workspace.serving_runtimes.setdefault(name, []).append((loaded, document, root))
+            _runtimes(workspace).setdefault(name, []).append((loaded, document, root))
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
@@ -81,7 +86,7 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     if root.scalar("kind") != "InferenceService" or root.path("spec", "predictor", "model") is None:
         return False
     runtime = root.scalar("spec", "predictor", "model", "runtime")
-    return runtime not in workspace.serving_runtimes if isinstance(runtime, str) else True
+    return runtime not in _runtimes(workspace) if isinstance(runtime, str) else True
 
 
 def _runtime_for(ctx: DocContext, block: YNode):
@@ -91,9 +96,9 @@ def _runtime_for(ctx: DocContext, block: YNode):
     leaves several (KServe picks by namespace and priority: not guessed here)."""
     named = block.scalar("runtime")
     if isinstance(named, str):
-        return _nearest(ctx, ctx.workspace.serving_runtimes.get(named, []))
+        return _nearest(ctx, _runtimes(ctx.workspace).get(named, []))
     wanted = str(block.scalar("modelFormat", "name", default="") or "").lower()
-    matches = [entry for entries in ctx.workspace.serving_runtimes.values() for entry in entries
+    matches = [entry for entries in _runtimes(ctx.workspace).values() for entry in entries
                if wanted and _selects(entry[2], wanted)]
     return _nearest(ctx, matches)
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from ...engines.argv import apply_argv
 from ...model import ArgToken, PodFacts, ServedModel, Setting
 from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
-from ...yamlio import YNode
+from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_settings, finish, is_resource, operator_tokens, set_image, string_map, to_int
 from ..launch.pods import kubernetes_shm, quantity_bytes, read_mounts, read_volume
@@ -32,6 +32,11 @@ RUNTIMES = {"vllm": "vllm", "sglang": "sglang", "llamacpp": "llama.cpp", "llama.
             "llama-cpp": "llama.cpp", "tokenspeed": "tokenspeed"}
 
 
+def _models(workspace: Workspace) -> dict[str, tuple[LoadedFile, YNode]]:
+    """This format's index space: the LLMKube ``Model``s of every file, by name."""
+    return workspace.space(__name__, dict)
+
+
 def is_llmkube(root: YNode, kind: str) -> bool:
     return is_resource(root, API_GROUP, kind)
 
@@ -42,12 +47,12 @@ def index(workspace: Workspace, loaded) -> None:
         if is_llmkube(root, "Model"):
             name = root.scalar("metadata", "name")
             if isinstance(name, str):
-                workspace.llmkube_models[name] = (loaded, root)
+                _models(workspace)[name] = (loaded, root)
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """Protocol hook: an ``InferenceService`` whose ``modelRef`` names a Model not indexed yet."""
-    return is_llmkube(root, "InferenceService") and root.scalar("spec", "modelRef") not in workspace.llmkube_models
+    return is_llmkube(root, "InferenceService") and root.scalar("spec", "modelRef") not in _models(workspace)
 
 
 def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tuple[YNode, list] | None:
@@ -132,7 +137,7 @@ def _has_gpu(model: ServedModel) -> bool:
 
 def _apply_model_ref(ctx: DocContext, model: ServedModel, spec: YNode) -> None:
     ref = spec.scalar("modelRef")
-    found = ctx.workspace.llmkube_models.get(ref) if isinstance(ref, str) else None
+    found = _models(ctx.workspace).get(ref) if isinstance(ref, str) else None
     if found is None:
         return
     loaded, root = found

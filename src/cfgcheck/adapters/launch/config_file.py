@@ -31,6 +31,7 @@ from ...yamlio import LoadedFile, YNode, parse_text, scalar_text_location
 from . import named_files
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
+from .configmaps import configmaps
 from .shell import SourceMap
 from ..core.resources import file_resources
 
@@ -47,19 +48,24 @@ _MAX_DEPTH = 12
 # ---------------------------------------------------------------- ConfigMaps
 
 
+def _readers(workspace: Workspace) -> set[int]:
+    """This module's index space: the ids of the documents that may read --config from a ConfigMap."""
+    return workspace.space(__name__, set)
+
+
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     """The documents that may read a config file from a ConfigMap (envlaunch indexes the ConfigMaps):
     only those are walked for volumes, the words being in their file."""
     if CONFIG_FLAG in loaded.text and "configMap" in loaded.text:
-        workspace.config_readers.update(id(resource) for _, resource in file_resources(loaded))
+        _readers(workspace).update(id(resource) for _, resource in file_resources(loaded))
 
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """True when a container of the document reads ``--config`` from a ConfigMap not indexed yet."""
-    if id(root) not in workspace.config_readers:
+    if id(root) not in _readers(workspace):
         return False
     names = set(_configmap_volumes(root).values())
-    return bool(names - set(workspace.configmaps)) and _mentions_config(root)
+    return bool(names - set(configmaps(workspace))) and _mentions_config(root)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -163,7 +169,7 @@ def _mounted(ctx: DocContext, root: YNode, model: ServedModel, path: str):
         host = posixpath.join(mount.volume, below) if below else mount.volume
         return beside(ctx.workspace, ctx.path, host)
     configmap = _configmap_volumes(root).get(mount.volume)
-    held = ctx.workspace.configmaps.get(configmap) if configmap else None
+    held = configmaps(ctx.workspace).get(configmap) if configmap else None
     if held is None:
         return None
     key = _configmap_items(root, mount.volume).get(below, below)

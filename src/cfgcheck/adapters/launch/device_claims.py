@@ -42,6 +42,17 @@ def _is_dra(root: YNode) -> bool:
     return is_resource(root, "resource.k8s.io/")
 
 
+@dataclass
+class _Indexed:
+    claims: dict[str, DeviceRequests] = field(default_factory=dict)  # "Kind/name" of templates and claims
+    classes: dict[str, list[str]] = field(default_factory=dict)  # DeviceClass name -> its CEL selectors
+
+
+def _space(workspace: Workspace) -> _Indexed:
+    """This module's index space: the DRA claims, templates and device classes of every file."""
+    return workspace.space(__name__, _Indexed)
+
+
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     """Record every ResourceClaimTemplate, ResourceClaim and DeviceClass of the file."""
     for _, root in file_resources(loaded):
@@ -49,10 +60,10 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
             continue
         kind, name = root.scalar("kind"), root.scalar("metadata", "name")
         if kind == "DeviceClass" and isinstance(name, str):
-            workspace.device_classes[name] = _expressions(root.path("spec", "selectors"))
+            _space(workspace).classes[name] = _expressions(root.path("spec", "selectors"))
         elif kind in CLAIM_KINDS and isinstance(name, str):
             spec = root.path("spec", "spec") if kind == "ResourceClaimTemplate" else root.get("spec")
-            workspace.device_claims[f"{kind}/{name}"] = _requests(loaded, spec, f"{kind} {name}")
+            _space(workspace).claims[f"{kind}/{name}"] = _requests(loaded, spec, f"{kind} {name}")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list:
@@ -61,7 +72,7 @@ def served_models(ctx: DocContext, root: YNode) -> list:
 
 def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """A pod that refers to a claim or template not indexed yet: read its file after the others."""
-    return any(ref not in workspace.device_claims for ref in _references(root, 0))
+    return any(ref not in _space(workspace).claims for ref in _references(root, 0))
 
 
 # Keys under which no pod spec's ``resourceClaims`` can be: not walked (most of a manifest is in them).
@@ -149,12 +160,12 @@ def pod_claims(workspace: Workspace, pod_spec: YNode | None) -> tuple[list[Claim
     count: Setting | None = None
     for item in claims.value if claims is not None and claims.kind == "seq" else []:
         ref = _reference(item)
-        requests = workspace.device_claims.get(ref) if ref else None
+        requests = _space(workspace).claims.get(ref) if ref else None
         if requests is None:
             continue
         products = list(requests.products)
         for name in requests.classes:
-            products += [m for e in workspace.device_classes.get(name, []) for m in _PRODUCT.findall(e)]
+            products += [m for e in _space(workspace).classes.get(name, []) for m in _PRODUCT.findall(e)]
         if products:
             found.append(Claim("DRA productName", tuple(dict.fromkeys(products)), f"DRA {ref}"))
         found += [Claim("DRA deviceClassName", (name,), f"DRA {ref}", "kind") for name in requests.classes]

@@ -4,8 +4,8 @@
   ``$(VLLM_ARGS)``, ``${EXTRA_ARGS}``, a whole ``$VLLM_COMMAND``) gets the variable's value spliced in
   as the shell would: split into words, each located at its own line and column in the env value. The
   value is the container's ``env`` entry, or a ConfigMap key of the repository named by
-  ``valueFrom.configMapKeyRef`` or ``envFrom.configMapRef`` (ConfigMaps are indexed by this module's
-  ``index`` hook). A value that is not literal (a Secret, a ConfigMap not in the repository) stays as
+  ``valueFrom.configMapKeyRef`` or ``envFrom.configMapRef`` (ConfigMaps are indexed by
+  ``launch/configmaps.py``). A value that is not literal (a Secret, a ConfigMap not in the repository) stays as
   written: unknown, so nothing is claimed about it.
 * A wrapper image (``data/wrappers.json``: RunPod's worker-vllm, DJL Serving LMI, …) starts the engine
   itself and reads the model and engine settings from env: its table, transcribed from the wrapper's
@@ -27,54 +27,14 @@ from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
 from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
-from ..core.contexts import DocContext, Workspace
+from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens
-from ..core.resources import file_resources
+from .configmaps import configmaps
 from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
 
-# This module reads no format of its own: it indexes ConfigMaps and serves the container adapters.
-MARKERS: tuple[str, ...] = ()
 MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
-
-
-def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    return []
-
-
-def index(workspace: Workspace, loaded) -> None:
-    """Protocol hook: every ConfigMap's ``data`` by name, for env taken from it."""
-    for document, root in file_resources(loaded):
-        if root.scalar("kind") != "ConfigMap":
-            continue
-        name, data = root.scalar("metadata", "name"), root.get("data")
-        if isinstance(name, str) and data is not None and data.kind == "map":
-            workspace.configmaps[name] = (loaded, document, data)
-
-
-def refers_forward(workspace: Workspace, root: YNode) -> bool:
-    """Protocol hook: env or a script taken from a ConfigMap not indexed yet (it may be in a file read later)."""
-    return any(name not in workspace.configmaps for name in _configmap_refs(root, 0))
-
-
-def _configmap_refs(node: YNode, depth: int) -> list[str]:
-    """Names of the ConfigMaps that ``configMapKeyRef`` / ``envFrom.configMapRef`` entries and
-    ``configMap`` volumes (a script the container may run) refer to."""
-    if depth > 40:  # pod specs sit a dozen levels down; a deeper document names nothing we read
-        return []
-    found: list[str] = []
-    if node.kind == "map":
-        for key, value in node.items():
-            if key.value in ("configMapKeyRef", "configMapRef", "configMap") and value.kind == "map":
-                name = value.scalar("name")
-                found.extend([name] if isinstance(name, str) else [])
-            elif value.kind in ("map", "seq"):
-                found.extend(_configmap_refs(value, depth + 1))
-    elif node.kind == "seq":
-        for item in node.value:
-            found.extend(_configmap_refs(item, depth + 1) if item.kind in ("map", "seq") else [])
-    return found
 
 
 @dataclass(frozen=True)
@@ -108,7 +68,7 @@ class EnvValue:
 
 
 def _configmap(ctx: DocContext, name: object) -> tuple[DocContext, YNode] | None:
-    found = ctx.workspace.configmaps.get(name) if isinstance(name, str) else None
+    found = configmaps(ctx.workspace).get(name) if isinstance(name, str) else None
     if found is None:
         return None
     loaded, document, data = found

@@ -62,7 +62,7 @@ def deployed_dockerfile(workspace: Workspace, manifest: str, image: str) -> Buil
 
 def _links(workspace: Workspace, folder: str) -> list[tuple[str, str]]:
     """(image name, Dockerfile path) for every build the files of ``folder`` state; once per run."""
-    cache = workspace.build_links
+    cache = workspace.space(__name__, dict)  # this module's index space: folder -> the build links its files state
     if folder not in cache:
         cache[folder] = []
         for name in _candidates(workspace, folder):

@@ -30,7 +30,7 @@ def repo_path(base_file: str, written: str) -> str | None:
 def read_text(workspace: Workspace, rel: str) -> str | None:
     """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, or
     reached through a link out of the repository."""
-    cache = workspace.files
+    cache = workspace.space(__name__, dict)  # this module's index space: path -> text, or None
     if rel in cache:
         return cache[rel]
     cache[rel] = None

@@ -93,7 +93,7 @@ def _built_here(ctx: DocContext, container: YNode):
 
     built = deployed_dockerfile(ctx.workspace, ctx.path, image)
     if built is not None:
-        ctx.workspace.deployed_dockerfiles.add(built.path)
+        ctx.workspace.held.add(built.path)
     return built
 
 

@@ -29,6 +29,11 @@ PROBE_FIELDS = (("initialDelaySeconds", "initial_delay"), ("periodSeconds", "per
 # ---------------------------------------------------------------- Services
 
 
+def services(workspace: Workspace) -> list[Service]:
+    """This module's index space: the Kubernetes Services of every file read."""
+    return workspace.space(__name__, list)
+
+
 def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
     """Record every ``v1`` Service of the file: selector and target ports (``targetPort`` defaults to ``port``)."""
     for _, root in file_resources(loaded):
@@ -40,7 +45,7 @@ def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
             node = item.get("targetPort") or item.get("port") if item.kind == "map" else None
             if node is not None and node.kind == "scalar" and node.value is not None:
                 targets.append((node.value, scalar_text_location(loaded.path, node)))
-        workspace.services.append(Service(
+        services(workspace).append(Service(
             str(root.scalar("metadata", "name", default="service")), root.scalar("metadata", "namespace"),
             string_map(root.path("spec", "selector")), targets, root.location(loaded.path)))
 
@@ -51,7 +56,7 @@ def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
 def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
                    root: YNode | None = None, labels: YNode | None = None) -> PodFacts:
     """The facts of a pod spec around ``container``; ``root`` supplies namespace and StatefulSet claims."""
-    pod = PodFacts("kubernetes", ctx.location(pod_spec), services=ctx.workspace.services)
+    pod = PodFacts("kubernetes", ctx.location(pod_spec), services=services(ctx.workspace))
     pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
     pod.labels = string_map(labels)
     node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname")

@@ -27,7 +27,7 @@ from ...paths import escapes
 from ...model import Location, ServedModel
 from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
 from ..core.contexts import DocContext
-from ..launch.env_argv import index as index_configmaps
+from ..launch.configmaps import index as index_configmaps
 from ..core.protocol import document_adapters, has_serving_marker
 from .kustomize import TIMEOUT, SourceIndex, note, render_models
 

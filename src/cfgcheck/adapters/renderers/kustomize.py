@@ -24,7 +24,7 @@ from ...paths import UnsafePath, inside_repo
 from ...textsafe import neutralise
 from ...yamlio import Document, YNode, load_file, parse_text
 from ..core.contexts import DocContext, Workspace
-from ..launch.env_argv import index as index_configmaps
+from ..launch.configmaps import index as index_configmaps
 from ..core.protocol import document_adapters, has_serving_marker
 from ..launch.shell import shell_tokens
 
