@@ -96,19 +96,44 @@ def _worker(ctx: DocContext, root: YNode, kind: str, name: str, service_name: st
         return None
     model = container_model(ctx, root=root, kind=kind, name=f"{name}/{service_name}",
                             identity=f"{kind}/{name}/{service_name}", container=container, pod_spec=pod_spec,
-                            prefix=f"{key_path}.", at=service)
+                            prefix=f"{key_path}.", at=service, whole_pod=True)
     if model is None:
         model = graph_service_model(ctx, root, container, service, f"{name}/{service_name}", f"{kind}/{name}/{service_name}", kind)
     if model is None or not model.argv and (container.get("command") is None and container.get("args") is None):
         return None  # the image alone (a runtime image) starts no engine: the operator gives it a command
     model.replicas = ctx.field_setting(service, "replicas", "replicas", f"{key_path}.replicas", to_int)
     model.strategy = Setting("strategy", "RollingUpdate", model.location, "Dynamo operator")
+    _operator_shm(ctx, model, service)
     _gpus(ctx, model, service, key_path)
     sub = str(service.scalar("subComponentType", default=role)).lower()
     disaggregated = sub if sub in ("prefill", "decode") else _role_from_flags(model)
     if disaggregated:
         model.disaggregation = (f"{ctx.path}#{kind}/{name}", disaggregated)
     return model
+
+
+# ai-dynamo/dynamo deploy/cloud/operator/docs/footer.md (ac09daa), "Shared Memory Configuration": every
+# component gets an 8Gi emptyDir (medium Memory) at /dev/shm unless v1alpha1's sharedMemory.disabled is
+# true; v1beta1 writes it as sharedMemorySize, where 0 is disabled (api/v1alpha1 ConvertFromSharedMemorySpec).
+OPERATOR_SHM = "the Dynamo operator's shared memory ({size} emptyDir at /dev/shm)"
+
+
+def _operator_shm(ctx: DocContext, model: ServedModel, service: YNode) -> None:
+    """The /dev/shm the operator adds to the pod it builds around the component's pod template."""
+    if model.pod is None or model.pod.shm is not None:
+        return
+    shared = service.get("sharedMemory")
+    if shared is not None and shared.kind == "map":
+        if shared.scalar("disabled") is True:
+            return
+        size = shared.get("size")
+    else:
+        size = service.get("sharedMemorySize")
+        if size is not None and size.kind == "scalar" and str(size.value).strip() in ("0", "0Gi", "0Mi", "0Ki"):
+            return
+    written = size is not None and size.kind == "scalar" and size.value not in (None, "")
+    where = size if written else service
+    model.pod.shm = OPERATOR_SHM.format(size=size.value if written else "8Gi"), ctx.location(where)
 
 
 def graph_service_model(ctx: DocContext, root: YNode, container: YNode, service: YNode, name: str, identity: str,

@@ -19,13 +19,12 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 
 from __future__ import annotations
 
-from ...model import PodFacts, ServedModel, Setting
+from ...model import ServedModel, Setting
 from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish, gpu_count, is_resource, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
-from ..launch.pods import kubernetes_pod
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
 
@@ -166,7 +165,6 @@ def _containers(ctx, root, kind, name, parent: YNode, where: str, default_engine
                                 identity=f"{kind}/{name}/{where}/{cname}", container=container,
                                 default_engine=engine, tokens=tokens, pod_spec=parent)
         if model is not None:
-            kubernetes_pod(ctx, model, container, parent, root)
             if engine == "vllm" and tokens is not None:
                 model.engine_version = None  # the image tag is KServe's version, not vLLM's
                 _hf_backend_engine(model)
@@ -285,7 +283,7 @@ def _llm_inference_service(ctx, root, kind, name, spec) -> list[ServedModel]:
                 continue
             _typed(ctx, model, spec, section, path)
             if kind == "LLMInferenceService":
-                kserve_llm_pod(ctx, model, container, pod, root)
+                kserve_llm_pod(ctx, model, pod)
             found.append(finish(model))
     return found
 
@@ -321,10 +319,11 @@ def _typed(ctx, model: ServedModel, spec: YNode, section: YNode, path: tuple[str
 KSERVE_LLM_SHM = "KServe's LLMInferenceService config template (dshm emptyDir at /dev/shm)"
 
 
-def kserve_llm_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
-                   root: YNode) -> PodFacts:
-    pod = kubernetes_pod(ctx, model, container, pod_spec, root)
-    pod.format = "kserve-llm"
-    if pod.shm is None:
-        pod.shm = KSERVE_LLM_SHM, ctx.location(pod_spec)
-    return pod
+def kserve_llm_pod(ctx: DocContext, model: ServedModel, pod_spec: YNode) -> None:
+    """The pod facts ``container_model`` read from the LLMInferenceService's template, with what KServe's
+    config templates merge into it."""
+    if model.pod is None:
+        return
+    model.pod.format = "kserve-llm"
+    if model.pod.shm is None:
+        model.pod.shm = KSERVE_LLM_SHM, ctx.location(pod_spec)

@@ -117,9 +117,11 @@ def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: 
     elif resource is not None and container.get("image") is None:
         tokens = _resource_tokens(ctx, artifacts, container)
     label = f"{resource.split('/', 1)[1]}/{role}/{name}" if resource else f"{role}/{name}"
+    # chart values are the pod (charts/llm-d-modelservice/templates/_helpers.tpl "modelPod": the role's
+    # volumes and containers, no /dev/shm of its own); a ModelService's pod is its base config's, not here
     model = container_model(ctx, root=None, kind="llm-d", name=label,
                             identity=f"{resource or 'llm-d'}/{role}/{name}", container=container, prefix=prefix,
-                            tokens=tokens, pod_spec=section, at=container)
+                            tokens=tokens, pod_spec=section, at=container, whole_pod=resource is None)
     if model is None:
         return None
     if resource is not None:

@@ -18,6 +18,7 @@ from ...yamlio import YNode
 from . import env_argv
 from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
+from .pods import kubernetes_pod
 from ..core.contexts import DocContext
 from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
                                 set_image, string_map, to_int)
@@ -107,11 +108,16 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
                     container: YNode, at: YNode | None = None, prefix: str = "",
                     image: Setting | None = None, default_engine: str | None = None,
                     tokens: list[ArgToken] | None = None, pod_spec: YNode | None = None,
-                    env_key: str = "env") -> ServedModel | None:
+                    env_key: str = "env", pod_labels: YNode | None = None,
+                    whole_pod: bool | None = None) -> ServedModel | None:
     """A served model for ``container`` if it starts an engine, else None.
 
     ``default_engine`` is what the resource runs when neither the argv nor the image names an engine
-    (KServe's LLM runtime is vLLM); an argv of flags only is then that engine's own argv.
+    (KServe's LLM runtime is vLLM); an argv of flags only is then that engine's own argv. ``pod_spec``:
+    the mapping around the container (a Kubernetes pod spec, or an operator's pod fields). A pod spec (a
+    mapping holding ``containers``) gives the model its pod facts, with ``pod_labels`` (the template's
+    ``metadata.labels``); ``whole_pod`` says otherwise: False for a template another resource completes,
+    True for a pod spec whose engine container the format keeps elsewhere (Dynamo's ``mainContainer``).
     """
     if image is None:
         image_node = container.get("image")
@@ -146,15 +152,26 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         model.gpus = ctx.setting("gpus", key, value, f"{prefix}resources.{key.value}", to_int)
         model.gpu_resource = str(key.value)
     if pod_spec is not None:
-        model.node_selector = string_map(pod_spec.get("nodeSelector"))
-        dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
-        model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
-        model.gpus = model.gpus or dra_count
-        for label in GPU_PRODUCT_LABELS:
-            if label in model.node_selector:
-                model.gpu_product = model.node_selector[label]
-                break
+        _pod(ctx, model, container, pod_spec, root, pod_labels, whole_pod)
     return model
+
+
+def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode, root: YNode | None,
+         labels: YNode | None, whole_pod: bool | None) -> None:
+    """What the pod around the engine tells: the node selector, affinity and DRA claims that name the
+    accelerator, and, for a Kubernetes pod spec (a mapping holding ``containers``), the pod facts the
+    CFG5xx rules read (``pods.kubernetes_pod``), whatever format delivered it."""
+    model.node_selector = string_map(pod_spec.get("nodeSelector"))
+    dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
+    model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
+    model.gpus = model.gpus or dra_count
+    for label in GPU_PRODUCT_LABELS:
+        if label in model.node_selector:
+            model.gpu_product = model.node_selector[label]
+            break
+    containers = pod_spec.get("containers")
+    if whole_pod or whole_pod is None and containers is not None and containers.kind == "seq":
+        kubernetes_pod(ctx, model, container, pod_spec, root, labels)
 
 
 def launches(tokens: list[ArgToken], engine: str | None) -> bool:

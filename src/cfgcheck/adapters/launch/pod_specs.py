@@ -18,7 +18,6 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, gpu_count, ray_worker_claims, string_map, to_int
 from .containers import container_model, container_tokens
-from .pods import kubernetes_pod
 from .shell import shell_tokens
 
 MAX_SEARCH_DEPTH = 12
@@ -67,18 +66,17 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             built = _built_here(ctx, container) if tokens is None else None
             if built is not None:
                 tokens = _image_launch(ctx, container, built)
+            labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
             model = container_model(ctx, root=root, kind=kind, name=f"{name}/{container_name}",
                                     identity=f"{kind}/{name}/{where}", container=container, pod_spec=pod_spec,
-                                    tokens=tokens, default_engine=built.engine if built is not None else None)
+                                    tokens=tokens, default_engine=built.engine if built is not None else None,
+                                    pod_labels=labels, whole_pod=not any(part.startswith(PARTIAL_TEMPLATES) for part in trail))
             if model is None:
                 continue
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
                 model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
-            if not any(part.startswith(PARTIAL_TEMPLATES) for part in trail):
-                labels = root.path(*trail[:-1], "metadata", "labels") if trail else root.path("metadata", "labels")
-                kubernetes_pod(ctx, model, container, pod_spec, root, labels)
             found.append(finish(model))
     return found
 
