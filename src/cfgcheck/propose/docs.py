@@ -17,8 +17,10 @@ from typing import Any
 from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
-from ..render import Overrides
+from ..render import Overrides, format_number, render as render_template
 from ..github.proposals import marker, proposals_of, read_marker
+from .. import capacity
+from ..reporters.markdown import escape
 
 NO_ROLL = {"Recreate", "StatefulSet", "LeaderWorkerSet", "Pod"}
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
@@ -109,8 +111,6 @@ def _rows(base: ServedModel | None, head: ServedModel) -> list[Row]:
 
 def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[ServedModel],
                config: dict) -> list[ModelDoc]:
-    from .. import capacity
-
     base_by_id = {m.identity: m for m in base}
     docs = []
     for change in changes:
@@ -195,7 +195,6 @@ def lint_summary(result: LintResult, allowed: bool) -> dict[str, Any]:
 
 def _code(value: Any) -> str:
     """A value as an inline code span (backticks and line breaks removed, so it cannot break out)."""
-    from ..render import format_number
 
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         text = format_number(value) if isinstance(value, int) else repr(value)
@@ -208,7 +207,6 @@ def _code(value: Any) -> str:
 def _prose(value: Any) -> str:
     """Free text (a title, the why of a proposal) line by line through the Markdown escape: no HTML,
     no comment end, no mention, the line breaks kept."""
-    from ..reporters.markdown import escape
 
     return "\n".join(escape(line) for line in str(value or "").splitlines())
 
@@ -222,8 +220,6 @@ def relative_link(from_file: str, to_file: str) -> str:
 
 
 def render(overrides: Overrides | None, template: str, **context: Any) -> str:
-    from ..render import render as render_template
-
     return render_template(template, overrides, filters={"code": _code, "times": _times, "prose": _prose}, **context)
 
 

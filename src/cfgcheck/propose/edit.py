@@ -25,6 +25,7 @@ from ..adapters.core.node_at_location import at_location, walk
 from ..model import Edit, Location, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits
 from .plan import PlanError, Resolved
+from ..settings import DESTS as CANONICAL_DESTS
 
 _WORD = re.compile(r"[A-Za-z0-9_./:@%+=,~^-]+")
 
@@ -295,8 +296,6 @@ def _step(root: YNode) -> int:
 
 
 def flag_for(model: ServedModel, name: str) -> str | None:
-    from ..settings import DESTS as CANONICAL_DESTS
-
     for dest, canonical in CANONICAL_DESTS.get(model.engine, {}).items():
         if canonical == name and len(dest) > 2:
             return "--" + dest.replace("_", "-")

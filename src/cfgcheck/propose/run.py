@@ -36,6 +36,10 @@ from .files import read_bytes, write_bytes
 from .fix import compute as compute_fixes, write as write_files
 from .gitops import TRAILER, Git, Scratch, Worktree, repository_from_url
 from .plan import PlanError
+from ..github.proposals import Hub
+from ..diff import lint_diff
+from ..reporters import renderer
+from ..changes import model_changes
 
 DEFAULT_ADR_DIR = "docs/adr"
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
@@ -232,7 +236,6 @@ def _start(opts: Options, cwd: Path, token: str | None) -> Start:
         raise ProposeError(f"no remote '{opts.remote}' in {root} (add one with git remote add, or pass --remote)")
     hub = None
     if not opts.dry_run:
-        from ..github.proposals import Hub
 
         repository = opts.repo or os.environ.get("GITHUB_REPOSITORY") or repository_from_url(url)
         if not repository or "/" not in repository:
@@ -356,12 +359,9 @@ class Documents:
 
 
 def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: TextIO, err: TextIO) -> int:
-    from ..diff import lint_diff
-
     result = lint_diff([tree.root / s for s in ctx.scopes], config, ctx.lint_base)
     errors = [f for f in result.active() if f.severity == "error"]
     if errors and not opts.allow_findings:
-        from ..reporters import renderer
 
         out.write(renderer("text")(result, color=False))
         err.write(f"cfgcheck: proposal refused: the change introduces {len(errors)} error"
@@ -396,7 +396,6 @@ def _history(ctx: Context, existing_adr: str | None) -> list[dict]:
 
 def _documents(tree: Worktree, config: Config, opts: Options, ctx: Context, result) -> Documents:
     """The ADR (written into the worktree, never through a link) and the pull request body."""
-    from ..changes import model_changes
 
     settings = config.as_dict()
     changes = model_changes(result.models, result.base_models, settings)
