@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     from .diff import Base
 
 
-@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating (issue 17 item 16)
+@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
     findings: list[Finding]
     files: list[LoadedFile]

@@ -1,7 +1,7 @@
 """The `lint` command without its parser, and the fast path to it that start-up takes.
 
 ``cli.py`` declares every command and option with typer. Importing typer costs about as much CPU time
-as yamllint's whole start-up (issue 17 item 16, measured in bench/RESULTS.md), so the common call of a
+as yamllint's whole start-up (measured in bench/RESULTS.md), so the common call of a
 pre-commit hook or CI step, ``cfgcheck lint [PATHS...]`` with a few flag options, is recognised by
 ``fast_lint_arguments`` and run here directly. Any other argument list (help, another command, an
 option with a value other than ``--format``, ``--opt=value``, ``-``, ``--``, a mistake) returns None and
