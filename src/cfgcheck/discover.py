@@ -14,7 +14,7 @@
   regular file, and cannot be read twice). A named path that is none of a file, a folder or a
   readable stream is an error: nothing is reported as clean that was not read.
 * Files under a Helm chart's ``templates/`` that hold ``{{`` are not YAML until rendered: they are
-  set aside (the chart is rendered as a whole, see ``adapters/helm.py``) and counted for one note.
+  set aside (the chart is rendered as a whole, see ``adapters/renderers/helm.py``) and counted for one note.
 """
 
 from __future__ import annotations
@@ -103,7 +103,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: list[str], suffixes: tu
 
 
 def is_env_file(name: str) -> bool:
-    """A ``.env`` (or ``x.env``) file: no YAML, but compose files read it (``adapters/dotenv.py``)."""
+    """A ``.env`` (or ``x.env``) file: no YAML, but compose files read it (``adapters/launch/dotenv.py``)."""
     return name == ".env" or name.endswith(".env")
 
 
@@ -321,7 +321,7 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
 _MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
-# a document's kind, or an object's in a wrapper of resources (adapters/resources.py: ``- kind: X``, ``  kind: X``)
+# a document's kind, or an object's in a wrapper of resources (adapters/core/resources.py: ``- kind: X``, ``  kind: X``)
 _CONFIGMAP_KIND = re.compile(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)
 _OBJECT_KIND = "^([[:space:]]|-)*kind:[[:space:]]*"
 _METADATA_NAME = re.compile(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)

@@ -189,7 +189,7 @@ def test_the_registry_metadata_is_each_modules_own():
 
 
 def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_marker_is_there():
-    """Issue 17 item 16: the hooks a built-in adapter defines are in its registry entry, so the walks for
+    """Start-up: the hooks a built-in adapter defines are in its registry entry, so the walks for
     ``index`` and ``refers_forward`` hooks and for the adapters of YAML documents import no other adapter,
     and an adapter none of whose MARKERS a file holds is not tried on its documents (nor imported)."""
     for entry in adapters.BUILT_IN:

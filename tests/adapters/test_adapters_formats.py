@@ -1,4 +1,4 @@
-"""Served models found in every input format of issue 6, with engine, key settings and exact locations."""
+"""Served models found in every input format, with engine, key settings and exact locations."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""Helm charts rendered with ``helm template`` and mapped back to values and templates (issue #17,
-item 7), with a fake ``helm`` on PATH that emits a rendered manifest deterministically (the real helm: test_helm_real.py),
+"""Helm charts rendered with ``helm template`` and mapped back to values and templates,
+with a fake ``helm`` on PATH that emits a rendered manifest deterministically (the real helm: test_helm_real.py),
 and the not-installed path with no helm on PATH or beside the interpreter (``without_helm``)."""
 
 from __future__ import annotations
@@ -178,7 +178,7 @@ def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypat
     assert err.count("Helm template file") == 1 and "charts/chat: 2 Helm template files" in err
     assert "helm not found" in err and "helm template NAME charts/chat | cfgcheck lint -" in err
     # a template named on the command line (a pre-commit hook names every changed file) is recognised
-    # as a template too: a note, not a CFG000 error on every template edit (issue #21 item 5)
+    # as a template too: a note, not a CFG000 error on every template edit
     named = lint([chart / "charts/chat/templates/service.yaml"], Config(chart.resolve()))
     assert named.findings == []
     assert "charts/chat/templates: 1 template file (such as service.yaml) not linted" in capsys.readouterr().err
@@ -252,7 +252,7 @@ def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypat
 
 
 def test_templates_in_folders_under_templates_are_set_aside_too(chart: Path, monkeypatch, capsys) -> None:
-    # Helm renders templates/tests/ and other folders under templates/ as well (issue #15: CFG000 on them)
+    # Helm renders templates/tests/ and other folders under templates/ as well (a CFG000 on them before)
     without_helm(monkeypatch)
     (chart / "charts/chat/templates/tests").mkdir()
     (chart / "charts/chat/templates/tests/test-connection.yaml").write_text(

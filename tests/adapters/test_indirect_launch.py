@@ -1,4 +1,4 @@
-"""Engines reached indirectly (issue #21 items 2-5): argv in env variables and ConfigMaps, wrapper images
+"""Engines reached indirectly: argv in env variables and ConfigMaps, wrapper images
 that read env, umbrella charts, placeholders, and templates that are not YAML until rendered."""
 
 from __future__ import annotations

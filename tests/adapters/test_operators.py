@@ -1,4 +1,4 @@
-"""Operator formats (issue 16 items 2-6, issue 21 Ray): KubeAI, KAITO, Dynamo, Ray Serve LLM, llm-d,
+"""Operator formats: KubeAI, KAITO, Dynamo, Ray Serve LLM, llm-d,
 each served model with its engine, model, GPUs and settings located where the file writes them."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Issue 17 item 16: start-up imports only what the command needs. Guards the property, not a timing:
+"""Start-up imports only what the command needs. Guards the property, not a timing:
 ``cfgcheck --version`` and ``--help`` import neither the lint pipeline nor YAML nor the configuration
 code, no command imports the heavy optional libraries before it needs them, and ``lint`` on one small
 served-model file imports neither typer (its fast path) nor the HTTP stack of the opt-in Hub lookup."""

@@ -29,7 +29,7 @@ def _deployment(kv_cache_bytes: str) -> str:
 
 
 def test_decimal_and_integer_spellings_of_one_size_give_the_same_finding(tmp_path):
-    # the bug of issue 14: 1500m gave CFG202 (a 1.40 GiB pool is too small) and 1.5g gave nothing
+    # the bug this guards: 1500m gave CFG202 (a 1.40 GiB pool is too small) and 1.5g gave nothing
     found = {}
     for size in ("1500m", "1.5g", "1500000000"):
         result = lint_text(tmp_path / size, _deployment(size))

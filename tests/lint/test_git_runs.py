@@ -1,4 +1,4 @@
-"""Issue 17 item 16: the git processes of a one-file lint. Outside a repository none is started (git
+"""Start-up: the git processes of a one-file lint. Outside a repository none is started (git
 could find nothing: ``git grep --untracked`` fails there whatever the configuration); inside one the
 repository root is still git's answer, and the users of a named file and the files that document a GPU
 ceiling come from one ``git grep``, finding what one search per process found. Real repositories in

@@ -1,5 +1,5 @@
 """Suppressions as flexible as ruff's and Checkov's: prefixes, names, a file-level form,
-per-file-ignores, and malformed directives reported (issue #17, item 11)."""
+per-file-ignores, and malformed directives reported."""
 
 from __future__ import annotations
 

@@ -87,7 +87,7 @@ class LazyAdapter:
     ``index`` hooks does not load every adapter). Anything else asked of it imports the module and puts it
     in the registry in its place (the registry is walked for every document: no indirection there), so a
     run whose files hold no serving marker imports no adapter. It is equal to its module, so
-    ``register(..., before=adapters.workloads)`` finds it."""
+    ``register(..., before=workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
                  names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",),
@@ -120,7 +120,7 @@ class LazyAdapter:
         return f"LazyAdapter({self.__name__!r})"
 
 
-# Tried in order; filled by ``adapters/__init__.py`` (one ``register`` line per format).
+# Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
 _names: dict[str, tuple[str, ...]] = {}  # adapter module -> the file names it reads whatever their text

@@ -1,7 +1,7 @@
 """docker-compose files -> one served model per service whose ``entrypoint`` + ``command`` starts an
 engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it).
 
-Variables are interpolated as docker compose does (``adapters/dotenv.py``): from the ``.env`` file
+Variables are interpolated as docker compose does (``launch/dotenv.py``): from the ``.env`` file
 beside the compose file, else a reference's default; an unset variable stays unknown. A repository
 that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
 ``.env.template``, ``example.env``): without a ``.env``, the template's values are the ones ``cp

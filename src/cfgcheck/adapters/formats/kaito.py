@@ -182,7 +182,7 @@ def _roles(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _config_tokens(ctx: DocContext, model: ServedModel, config: YNode | None) -> list[ArgToken]:
     """``--key str(value)`` for each ``vllm:`` entry of the named ConfigMap, located in its file."""
-    # ConfigMaps are indexed by name for every format (adapters/envlaunch)
+    # ConfigMaps are indexed by name for every format (launch/configmaps.py)
     found = configmaps(ctx.workspace).get(config.value) if config is not None else None
     if found is None:
         return []

@@ -2,7 +2,7 @@
 
 A recipe is the tab-indented lines after a rule's ``target:`` line (GNU make manual, "Rule Syntax" and
 "Recipe Syntax"); a backslash-newline continues the command on the next line. Each recipe line is a
-shell command, read as ``adapters/scripts.py`` reads a script: its ``@``/``-``/``+`` prefixes dropped,
+shell command, read as ``launch/scripts.py`` reads a script: its ``@``/``-``/``+`` prefixes dropped,
 ``$(NAME)`` / ``${NAME}`` expanded from the makefile's literal variables (``NAME ?= value``, ``:=``,
 ``=``, ``::=``, optionally ``export``/``override``), ``$$`` the shell's ``$``. The served model is named
 after its target. Variables set on the command line (``make serve MODEL=...``) override a value: the

@@ -14,7 +14,7 @@ that want a reason (CFG205) read them.
 
 A Ray Serve LLM application written in Python (a file that imports ``ray.serve.llm``) serves one vLLM
 engine per ``LLMConfig(...)`` call, read as the ``llm_configs`` of a Serve config file are
-(``adapters/rayserve.py``): the model is ``model_loading_config``'s ``model_source`` (else ``model_id``),
+(``formats/rayserve.py``): the model is ``model_loading_config``'s ``model_source`` (else ``model_id``),
 ``engine_kwargs`` are keyword arguments of vLLM's ``EngineArgs`` (tokens of origin ``kwargs:``),
 ``accelerator_type`` names the GPU and ``deployment_config`` the replicas. Only literal values are read
 (``dict(k=v)`` calls and ``{"k": v}`` displays of constants).

@@ -1,6 +1,6 @@
 """SkyPilot task and service YAML (``sky launch`` / ``sky serve up``) whose ``run:`` starts an engine.
 
-The ``run:`` commands are read as ``adapters/scripts.py`` reads a script (``vllm serve $MODEL_NAME``,
+The ``run:`` commands are read as ``launch/scripts.py`` reads a script (``vllm serve $MODEL_NAME``,
 ``python -m sglang.launch_server ...``, ``docker run ... vllm/vllm-openai``), with the task's literal
 ``envs`` and the variables SkyPilot sets on every node (docs/source/running-jobs/environment-variables.rst
 in skypilot-org/skypilot): ``SKYPILOT_NUM_GPUS_PER_NODE`` from ``resources.accelerators`` and

@@ -6,7 +6,7 @@ their own line or after whitespace, a value continued on more-indented lines). F
 ``[program:NAME]`` section:
 
 - ``command=`` is split into words as supervisord does (``shlex.split``: quotes, no shell, no ``$VAR``
-  expansion); a ``bash -c "..."`` command is read as the script it runs (``adapters/scripts.py``), its
+  expansion); a ``bash -c "..."`` command is read as the script it runs (``launch/scripts.py``), its
   variables taken from ``environment=``. Each word is located where it is written, on whichever
   continuation line.
 - supervisord's own expansions (``%(program_name)s``, ``%(process_num)02d``, ``%(group_name)s``,

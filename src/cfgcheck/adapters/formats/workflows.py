@@ -1,6 +1,6 @@
 """GitHub Actions workflows (``.github/workflows/*.yml``) that start an engine: a ``run:`` step's
 commands (``vllm serve ...``, ``python -m sglang.launch_server ...``, ``docker run ... vllm/vllm-openai
-...``, read as ``adapters/scripts.py`` reads a script, with the literal ``env`` of the workflow, job
+...``, read as ``launch/scripts.py`` reads a script, with the literal ``env`` of the workflow, job
 and step), and ``services:`` containers of an engine image (their ``options`` are ``docker create``
 options: ``--gpus``, ``-e``, ``--entrypoint``). ``${{ ... }}`` expressions are unknown values.
 """

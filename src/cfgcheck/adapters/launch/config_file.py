@@ -54,7 +54,7 @@ def _readers(workspace: Workspace) -> set[int]:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """The documents that may read a config file from a ConfigMap (envlaunch indexes the ConfigMaps):
+    """The documents that may read a config file from a ConfigMap (``configmaps`` indexes the ConfigMaps):
     only those are walked for volumes, the words being in their file."""
     if CONFIG_FLAG in loaded.text and "configMap" in loaded.text:
         _readers(workspace).update(id(resource) for _, resource in file_resources(loaded))
@@ -173,7 +173,7 @@ def _mounted(ctx: DocContext, root: YNode, model: ServedModel, path: str):
     if held is None:
         return None
     key = _configmap_items(root, mount.volume).get(below, below)
-    loaded, _, data = held  # indexed by envlaunch.index
+    loaded, _, data = held  # indexed by configmaps.index
     text_node = data.get(key) if key else None
     if text_node is None or text_node.kind != "scalar" or not isinstance(text_node.value, str):
         return None

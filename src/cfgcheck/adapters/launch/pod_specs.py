@@ -83,7 +83,7 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _built_here(ctx: DocContext, container: YNode):
     """The Dockerfile of this repository that builds the container's image, as the repository states it
-    (``builds.py``); its own served model is then this container's launch, not a second one."""
+    (``image_builds.py``); its own served model is then this container's launch, not a second one."""
     image = container.scalar("image")
     if not isinstance(image, str) or image_engine(parse_image(image)).known:
         return None  # a public engine image (vllm/vllm-openai) is pulled, not built here

@@ -1,7 +1,7 @@
 """Shell commands that start an engine, wherever they are written: a script, a workflow step, a
 Makefile recipe, a Dockerfile's shell form, a supervisord program, a script mounted from a ConfigMap.
 
-A script is split into commands with the located shell lexer (``adapters/shell.py``: quotes, line
+A script is split into commands with the located shell lexer (``shell.py``: quotes, line
 continuations, ``#`` comments, separators), its literal variables expanded (``MODEL=x`` then
 ``vllm serve $MODEL``). Each command that starts an engine is one served model:
 

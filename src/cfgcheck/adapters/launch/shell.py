@@ -374,7 +374,7 @@ def _fields(word: tuple[str, int, int], expanded: tuple[str, int, int], budget: 
 
 class Spliced(str):
     """An environment value that the caller splices in itself where a word is exactly its reference
-    (located in the env value, see ``adapters.envlaunch``); inside longer words and assignments it is
+    (located in the env value, see ``env_argv``); inside longer words and assignments it is
     substituted here as any literal value."""
 
 
