@@ -97,6 +97,12 @@ class DocContext:
     def document_comments(self) -> list[tuple[int, str]]:
         return [(c.line, c.text) for c in self._comments]
 
+    def resource_model(self, root: YNode, kind: str, default_name: str) -> ServedModel:
+        """A served model of the resource ``root``, named by its ``metadata.name`` (else ``default_name``)
+        and located there, its identity ``kind/name``."""
+        name = str(root.scalar("metadata", "name", default=default_name))
+        return self.new_model(name, kind, root.path("metadata", "name") or root, f"{kind}/{name}")
+
     def new_model(self, name: str, kind: str, at: YNode, identity: str) -> ServedModel:
         model = ServedModel(name=name, kind=kind, path=self.path, document=self.document.index,
                             location=self.location(at), identity=f"{self.path}#{identity}")

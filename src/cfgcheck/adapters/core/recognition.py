@@ -34,6 +34,12 @@ def is_resource(root: YNode, group: str, kinds: str | tuple[str, ...] | None = N
     return kinds is None or root.scalar("kind") in ((kinds,) if isinstance(kinds, str) else kinds)
 
 
+def resource_spec(root: YNode, group: str, kinds: str | tuple[str, ...] | None = None) -> YNode | None:
+    """The ``spec`` mapping of a resource ``is_resource`` recognises, else None (not one, or no spec)."""
+    spec = root.get("spec") if is_resource(root, group, kinds) else None
+    return spec if spec is not None and spec.kind == "map" else None
+
+
 def set_image(ctx: DocContext, model: ServedModel, setting: Setting | None) -> None:
     """Record the image, and the engine and version it names (the engine only if not already known)."""
     if setting is None or not isinstance(setting.value, str):

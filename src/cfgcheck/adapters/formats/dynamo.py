@@ -27,7 +27,7 @@ from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import apply_launch, env_value_nodes, finish, is_resource, set_image, string_map, to_int
+from ..core.recognition import apply_launch, env_value_nodes, finish, resource_spec, set_image, string_map, to_int
 from ..launch.containers import container_model, container_tokens
 
 API_GROUP = "nvidia.com/"
@@ -38,12 +38,10 @@ ROLE_FLAGS = {"--is-prefill-worker": "prefill", "--is-decode-worker": "decode"}
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_resource(root, API_GROUP, KINDS):
+    spec = resource_spec(root, API_GROUP, KINDS)
+    if spec is None:
         return []
     kind = root.scalar("kind")
-    spec = root.get("spec")
-    if spec is None or spec.kind != "map":
-        return []
     name = str(root.scalar("metadata", "name", default=kind.lower()))
     found = []
     for service_name, service, key_path in _services(spec, kind):

@@ -23,7 +23,7 @@ from ...model import ServedModel, Setting
 from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import finish, gpu_count, is_resource, to_int
+from ..core.recognition import finish, gpu_count, is_resource, resource_spec, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
@@ -35,12 +35,10 @@ PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag 
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_resource(root, API_GROUP):
+    spec = resource_spec(root, API_GROUP)
+    if spec is None:
         return []
     kind = root.scalar("kind")
-    spec = root.get("spec")
-    if spec is None or spec.kind != "map":
-        return []
     name = str(root.scalar("metadata", "name", default=str(kind).lower()))
     if kind == "LLMInferenceServiceConfig":
         return _as_templates(_llm_inference_service(ctx, root, kind, name, spec))

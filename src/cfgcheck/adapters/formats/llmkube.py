@@ -12,7 +12,7 @@ from ...model import ArgToken, PodFacts, ServedModel, Setting
 from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import env_settings, finish, is_resource, operator_tokens, set_image, string_map, to_int
+from ..core.recognition import env_settings, finish, is_resource, operator_tokens, resource_spec, set_image, string_map, to_int
 from ..launch.pods import kubernetes_shm, quantity_bytes, read_mounts, read_volume
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
@@ -73,13 +73,10 @@ def setting_home(model: ServedModel, root: YNode, name: str, config: dict) -> tu
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_llmkube(root, "InferenceService"):
+    spec = resource_spec(root, API_GROUP, "InferenceService")
+    if spec is None:
         return []
-    spec = root.get("spec")
-    if spec is None or spec.kind != "map":
-        return []
-    name = str(root.scalar("metadata", "name", default="inferenceservice"))
-    model = ctx.new_model(name, "InferenceService", root.path("metadata", "name") or root, f"InferenceService/{name}")
+    model = ctx.resource_model(root, "InferenceService", "inferenceservice")
     model.annotations = string_map(root.path("metadata", "annotations"))
     runtime = RUNTIMES.get(str(spec.scalar("runtime", default="llamacpp")).lower(), "unknown")
     model.engine = runtime

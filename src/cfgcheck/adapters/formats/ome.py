@@ -11,7 +11,7 @@ from __future__ import annotations
 from ...model import ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, is_resource, to_int
+from ..core.recognition import finish, resource_spec, to_int
 from ..launch.containers import container_model
 
 API_GROUP = "ome.io/"
@@ -20,10 +20,8 @@ COMPONENTS = (("engineConfig", "engine"), ("decoderConfig", "decoder"), ("engine
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_resource(root, API_GROUP):
-        return []
-    spec = root.get("spec")
-    if spec is None or spec.kind != "map":
+    spec = resource_spec(root, API_GROUP)
+    if spec is None:
         return []
     kind = str(root.scalar("kind", default="ome"))
     name = str(root.scalar("metadata", "name", default=kind.lower()))

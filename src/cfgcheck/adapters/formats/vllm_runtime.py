@@ -12,7 +12,7 @@ from ...model import ServedModel, Setting
 from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import env_map_settings, finish, is_resource, set_image, to_int
+from ..core.recognition import env_map_settings, finish, resource_spec, set_image, to_int
 from ..launch.containers import as_float, typed_setting
 from ..launch.shell import argv_tokens
 
@@ -32,13 +32,10 @@ def _typed_fields(ctx: DocContext, model: ServedModel, parent: YNode, fields: di
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not is_resource(root, API_GROUP, "VLLMRuntime"):
+    spec = resource_spec(root, API_GROUP, "VLLMRuntime")
+    if spec is None:
         return []
-    spec = root.get("spec")
-    if spec is None or spec.kind != "map":
-        return []
-    name = str(root.scalar("metadata", "name", default="vllmruntime"))
-    model = ctx.new_model(name, "VLLMRuntime", root.path("metadata", "name") or root, f"VLLMRuntime/{name}")
+    model = ctx.resource_model(root, "VLLMRuntime", "vllmruntime")
     model.engine = "vllm"
     deployment = spec.get("deploymentConfig") if spec.get("deploymentConfig") is not None else spec
     prefix = "spec.deploymentConfig." if deployment is not spec else "spec."
