@@ -81,7 +81,7 @@ def phases(path: Path) -> None:
     config = load_for([path])
     marks.append(("config (repo root via git, .cfgcheck.yaml)", time.perf_counter() - t))
     t = time.perf_counter()
-    files = L.discover([path], config.root, config.get("exclude", []))
+    files = L.discover([path], config.root, config.get("exclude", []), L.file_suffixes())
     discover_s = time.perf_counter() - t
     t = time.perf_counter()
     loaded = L.load([path], config)

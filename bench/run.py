@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One command for issue 10's speed numbers: cfgcheck vs yamllint vs Checkov, measured in the same run.
+"""One command for the speed numbers of bench/RESULTS.md: cfgcheck vs yamllint vs Checkov, measured in the same run.
 
     python bench/run.py [--reps 3] [--warmup 1] [--skip-checkov] [--regen]
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""One small file, side by side: cfgcheck's start-up against yamllint's (issue 17 item 16).
+"""One small file, side by side: cfgcheck's start-up against yamllint's.
 
     python bench/startup.py [--reps 20] [--file FILE] [--config FILE] [--yamllint PATH] [--also NAME=EXECUTABLE ...]
 

@@ -86,7 +86,7 @@ from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
 from ._ceilings import from_comments
-from ._runtime import as_int, runs_on_cpu, serves
+from ._pod_rules import as_int, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
 OPTIONS = {

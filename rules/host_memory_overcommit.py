@@ -71,7 +71,7 @@ from typing import Iterator
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.model import Finding
 
-from ._runtime import local_ranks, serves
+from ._pod_rules import local_ranks, serves
 
 CODE, NAME, SEVERITY = "CFG506", "host-memory-overcommit", "error"
 OPTIONS: dict = {}

@@ -81,7 +81,7 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
-from ._runtime import local_ranks, serves
+from ._pod_rules import local_ranks, serves
 
 CODE, NAME, SEVERITY = "CFG501", "missing-shm", "error"
 OPTIONS: dict = {}

@@ -76,7 +76,7 @@ from typing import Iterator
 from cfgcheck.capacity.gpus import DEVICE, UNIT, accelerator_kind
 from cfgcheck.model import Finding
 
-from ._runtime import as_int, runs_on_cpu, serves
+from ._pod_rules import as_int, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}

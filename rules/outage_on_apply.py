@@ -69,7 +69,7 @@ from cfgcheck.capacity.gpus import request_unit
 from cfgcheck.model import Finding
 
 from ._change import changed_settings
-from ._runtime import as_int
+from ._pod_rules import as_int
 
 CODE, NAME, SEVERITY = "CFG401", "outage-on-apply", "note"
 OPTIONS: dict = {}

@@ -90,7 +90,7 @@ from cfgcheck.capacity.gpus import parallel_units, resolve_gpu
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
-from ._runtime import how_to_pass
+from ._pod_rules import how_to_pass
 
 CODE = "CFG208"
 NAME = "parallel-size-gpu-mismatch"

@@ -63,7 +63,7 @@ from typing import Iterator
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
 
-from ._runtime import as_int
+from ._pod_rules import as_int
 
 CODE, NAME, SEVERITY = "CFG210", "parallel-split-mismatch", "error"
 OPTIONS: dict = {}

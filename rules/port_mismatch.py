@@ -81,7 +81,7 @@ from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.images import image_engine, parse_image
 from cfgcheck.model import Finding, Location
 
-from ._runtime import as_int, serves
+from ._pod_rules import as_int, serves
 
 CODE, NAME, SEVERITY = "CFG503", "port-mismatch", "error"
 OPTIONS: dict = {}

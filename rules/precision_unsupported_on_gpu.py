@@ -88,7 +88,7 @@ from cfgcheck.engines.confidence import label, severity
 from cfgcheck.engines.precision import facts_version, needs_more_everywhere, quantization_requirement
 from cfgcheck.model import Finding
 
-from ._runtime import how_to_pass
+from ._pod_rules import how_to_pass
 
 CODE, NAME, SEVERITY = "CFG211", "precision-unsupported-on-gpu", "error"
 OPTIONS: dict = {}

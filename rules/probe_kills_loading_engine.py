@@ -84,7 +84,7 @@ from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
-from ._runtime import serves
+from ._pod_rules import serves
 
 CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
 OPTIONS = {"read-rate-gb-s": Option(float, 2.0, "the weight read rate assumed, in GB/s.")}

@@ -89,7 +89,7 @@ from cfgcheck.engines.precision import (act_dtype_refused_everywhere, act_dtypes
 from cfgcheck.engines.versions import DISPLAY
 from cfgcheck.model import Finding
 
-from ._runtime import how_to_pass
+from ._pod_rules import how_to_pass
 
 CODE, NAME, SEVERITY = "CFG304", "quantization-mismatch", "error"
 OPTIONS: dict = {}

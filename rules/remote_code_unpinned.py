@@ -65,7 +65,7 @@ from typing import Iterator
 
 from cfgcheck.model import Finding
 
-from ._runtime import how_to_pass
+from ._pod_rules import how_to_pass
 
 CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
 OPTIONS: dict = {}

@@ -48,7 +48,7 @@ import re
 
 from cfgcheck.model import Finding
 
-from ._runtime import how_to_pass
+from ._pod_rules import how_to_pass
 
 CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
 OPTIONS: dict = {}

@@ -80,7 +80,7 @@ from cfgcheck.capacity import lookup_architecture
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
-from ._runtime import serves
+from ._pod_rules import serves
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {

@@ -742,7 +742,7 @@ def worker(engine: str, version: str, src: str, out: str) -> None:
     if KERNEL_STUBS[engine]:
         sys.meta_path.insert(0, _StubFinder(KERNEL_STUBS[engine]))
     # cfgcheck's own validators (stdlib only) are what the type classes are checked against
-    from cfgcheck.engines import values as validators
+    from cfgcheck.engines import value_types as validators
 
     _triton_compat()
     built = {"vllm": _build_vllm, "sglang": _build_sglang, "tokenspeed": _build_tokenspeed}[engine](Path(src))

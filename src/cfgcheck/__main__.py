@@ -7,7 +7,10 @@
 import gc
 import sys
 
+from .notes import per_run
 
+
+@per_run  # one command, one notes channel: a note is said once
 def main() -> None:
     # A lint run allocates many small objects and few cycles: collecting the young generation every
     # 700 allocations costs more than half the run. Collect rarely instead.

@@ -20,7 +20,7 @@ import json
 from collections import Counter
 from pathlib import Path
 
-from .config import ConfigError
+from .errors import ConfigError
 from .model import Finding
 
 VERSION = 1

@@ -12,7 +12,8 @@ from typing import List, Optional
 import typer
 
 from . import __version__
-from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, UsageError, display_paths, exit_for, load_config,
+from .errors import UsageError
+from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, display_paths, exit_for, load_config,
                            refuse_streams, run_lint_command, split_values)
 from .reporters import FORMATS
 
@@ -98,7 +99,7 @@ def capacity(
     models = [model for model in collected if not model.template]  # a runtime template serves nothing
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
     if chart is not None:
-        from .capacity.chart import write_chart
+        from .capacity.concurrency_plot import write_chart
 
         try:
             write_chart(chart, models, config.as_dict())
@@ -137,7 +138,7 @@ def flags(
 @app.command("rules")
 def rules_command(fmt: str = typer.Option("text", "--format", "-f", help="text, json or markdown")) -> None:
     """List every rule."""
-    from .docs import render_rules
+    from .rule_reference import render_rules
 
     if fmt not in ("text", "json", "markdown"):
         raise UsageError(f"unknown format '{fmt}' (text, json or markdown)")

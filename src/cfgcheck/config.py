@@ -17,7 +17,10 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from .errors import ConfigError
+from .model import SEVERITY_RANK
 from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, repo_relative
+from .registry import by_code, enabled_rules, resolve_codes, rule_options
 from .yamlio import YamlError, data_of
 
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
@@ -27,10 +30,6 @@ _TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "integ
           "number": "a number", "boolean": "true or false", "null": "nothing"}
 _PLURALS = {"object": "mappings", "array": "lists", "string": "strings", "integer": "whole numbers",
             "number": "numbers", "boolean": "true/false values"}
-
-
-class ConfigError(Exception):
-    """A configuration the user must fix; the message is one line."""
 
 
 @dataclass(eq=False)
@@ -128,7 +127,8 @@ def _check(schema: dict[str, Any], data: Any, where: str, prefix: list[Any]) -> 
 
 
 def _validated_dir() -> Path:
-    """Where a configuration that passed validation is remembered, by digest only (issue 17 item 16)."""
+    """Where a configuration that passed validation is remembered, by digest only (start-up: jsonschema
+    costs about 90 ms to import)."""
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "cfgcheck" / "valid-config"
 
@@ -231,8 +231,6 @@ def _option_schema(option) -> dict[str, Any]:
 
 
 def _codes(value: str, at: str, where: str) -> set[str]:
-    from .lint import resolve_codes
-
     try:
         return resolve_codes([value])
     except ConfigError:
@@ -247,8 +245,6 @@ def _check_rules(data: dict[str, Any], where: str) -> None:
             _codes(value, f"{key}[{index}]", where)
     if not data.get("rules"):
         return
-    from .registry import by_code
-
     rules = by_code()
     for key, settings in data["rules"].items():
         properties: dict[str, Any] = {"severity": _schema()["$defs"]["severity"]}
@@ -386,9 +382,6 @@ def changes(base: Config, head: Config) -> list[str]:
     severities lowered or raised, options, excluded paths, the failure threshold, other settings."""
     if base.data == head.data:
         return []
-    from .lint import enabled_rules, rule_options
-    from .model import SEVERITY_RANK
-
     before = {rule.code: rule for rule in enabled_rules(base, None, None)}
     after = {rule.code: rule for rule in enabled_rules(head, None, None)}
     lines = _listed("rules switched off", [f"{c} {r.name}" for c, r in before.items() if c not in after])

@@ -16,12 +16,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import stale
-from .config import Config, ConfigError
-from .adapters.helm import charts_holding, note_templates, rendering
-from .adapters.helmstage import CHART_FILE, charts_by_name, dependency_folders
-from .discover import escapes, excluded, is_chart_template, listed_file, related_paths, within
+from .config import Config
+from .errors import ConfigError
+from .adapters.core.registry import file_format, file_suffixes
+from .adapters.renderers.helm import charts_holding, note_templates, rendering
+from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
+from .discover import excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
+from .notes import per_run
+from .paths import escapes
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 
@@ -128,7 +132,7 @@ def changed_files(root: Path, base: str) -> list[Change]:
 
 
 def _yaml(change: Change) -> bool:
-    return listed_file(change.path) or listed_file(change.base_path or "")
+    return listed_file(change.path, file_suffixes()) or listed_file(change.base_path or "", file_suffixes())
 
 
 def _base_text(root: Path, base: str, path: str) -> str | None:
@@ -136,6 +140,7 @@ def _base_text(root: Path, base: str, path: str) -> str | None:
     return decode(raw) if raw is not None else None
 
 
+@per_run
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
               ignore: list[str] | None = None) -> LintResult:
     root = config.root
@@ -153,7 +158,7 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     head_files: list[LoadedFile] = []
     for change in changes:
         if change.status != "D" and (root / change.path).is_file() and not escapes(root / change.path, root):
-            head_files.append(load_file(root, root / change.path, limits))
+            head_files.append(load_file(root, root / change.path, limits, readers=file_format))
     base_files: list[LoadedFile] = []
     for change in changes:
         if change.base_path is None:
@@ -164,13 +169,13 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
             base_files.append(LoadedFile(change.path, "", [], {}, exc))
             continue
         if text is not None:
-            base_files.append(parse_text(change.path, text, limits))
+            base_files.append(parse_text(change.path, text, limits, reader=file_format(change.path)))
 
     # Unchanged files the changed ones may depend on: parsed once, the same at base and head.
-    dependencies = [load_file(root, root / rel, limits) for rel in related_paths(
-        root, [f.text for f in head_files + base_files], exclude, changed, scopes)]
+    dependencies = [load_file(root, root / rel, limits, readers=file_format) for rel in related_paths(
+        root, [f.text for f in head_files + base_files], exclude, changed, scopes, suffixes=file_suffixes())]
     # Charts a change touches are rendered at head and, from a copy of the base's chart, at the base.
-    head_charts = [load_file(root, root / rel, limits) for rel in charts if rel not in changed]
+    head_charts = [load_file(root, root / rel, limits, readers=file_format) for rel in charts if rel not in changed]
 
     head_context = served_models(head_files + head_charts + dependencies, config)
     base_context = served_models(base_files + dependencies, config) + [

@@ -14,7 +14,7 @@
   regular file, and cannot be read twice). A named path that is none of a file, a folder or a
   readable stream is an error: nothing is reported as clean that was not read.
 * Files under a Helm chart's ``templates/`` that hold ``{{`` are not YAML until rendered: they are
-  set aside (the chart is rendered as a whole, see ``adapters/helm.py``) and counted for one note.
+  set aside (the chart is rendered as a whole, see ``adapters/renderers/helm.py``) and counted for one note.
 """
 
 from __future__ import annotations
@@ -29,9 +29,9 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
-from .config import ConfigError
-from .paths import git_may_find_repository
-from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
+from .errors import ConfigError
+from .paths import escapes, git_may_find_repository
+from .yamlio import DEFAULT_LIMITS, LoadedFile, Readers, YamlError, decode, parse_text, relpath
 
 YAML_SUFFIXES = (".yaml", ".yml")
 STDIN = Path("-")
@@ -39,15 +39,11 @@ NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .g
 WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may start an engine
 
 
-def _file_suffixes() -> tuple[str, ...]:
-    from .adapters.protocol import file_suffixes  # not at import: the adapters import this module
-
-    return file_suffixes()
-
-
-def listed_file(name: str) -> bool:
-    """A file discovery lists: YAML, or a format an adapter reads that is not YAML (``.sh``)."""
-    return name.endswith(YAML_SUFFIXES) or name.endswith(_file_suffixes())
+def listed_file(name: str, suffixes: tuple[str, ...] = ()) -> bool:
+    """A file discovery lists: YAML, or one whose name ends with ``suffixes``: the formats that are not
+    YAML which the run reads (``.sh``, ``Makefile``: the adapter registry's ``file_suffixes``, given by
+    the caller, so that discovery does not import the adapters)."""
+    return name.endswith(YAML_SUFFIXES) or name.endswith(suffixes)
 CHART_FILE = "Chart.yaml"
 
 
@@ -74,8 +70,9 @@ def excluded(rel: str, patterns: Iterable[str], folder: bool = False) -> bool:
     return _spec(patterns).match_file(rel + "/" if folder else rel)
 
 
-def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
-    """Files and streams to read under ``paths``, each once, in a stable order."""
+def discover(paths: Iterable[Path], root: Path, exclude: list[str], suffixes: tuple[str, ...] = ()) -> Inputs:
+    """Files and streams to read under ``paths``, each once, in a stable order; in folders, YAML files
+    and those whose name ends with ``suffixes`` (see ``listed_file``)."""
     root = root.resolve()
     inputs = Inputs()
     seen: set[str] = set()
@@ -89,7 +86,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
         if path.is_dir():
             before = len(inputs.files) + len(inputs.templates)
             if not escapes(path, root):
-                _add_folder(path, root, exclude, inputs, seen)
+                _add_folder(path, root, exclude, inputs, seen, suffixes)
             if len(inputs.files) + len(inputs.templates) == before:
                 sys.stderr.write(f"cfgcheck: note: no YAML files to lint under {path} "
                                  "(after .gitignore and exclude)\n")
@@ -106,7 +103,7 @@ def discover(paths: Iterable[Path], root: Path, exclude: list[str]) -> Inputs:
 
 
 def is_env_file(name: str) -> bool:
-    """A ``.env`` (or ``x.env``) file: no YAML, but compose files read it (``adapters/dotenv.py``)."""
+    """A ``.env`` (or ``x.env``) file: no YAML, but compose files read it (``adapters/launch/dotenv.py``)."""
     return name == ".env" or name.endswith(".env")
 
 
@@ -122,10 +119,11 @@ def is_stream(path: Path) -> bool:
     return stat.S_ISFIFO(mode) or stat.S_ISCHR(mode) or os.path.abspath(path).startswith(("/dev/", "/proc/"))
 
 
-def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen: set[str]) -> None:
-    listed = _git_listing(root, path, exclude)
+def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen: set[str],
+                suffixes: tuple[str, ...]) -> None:
+    listed = _git_listing(root, path, exclude, suffixes)
     if listed is None:
-        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude)]
+        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude, suffixes)]
     charts: dict[str, bool] = {}
     base = str(root)
     for rel in listed:
@@ -141,7 +139,7 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
             inputs.files.append(Path(full))
 
 
-def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | None:
+def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[str, ...]) -> list[str] | None:
     """Repo-relative YAML files under ``folder`` as git lists them, or None outside a git work tree.
     Submodules (which ``ls-files -o`` cannot recurse into) are walked, their ``.gitignore`` applied."""
     scope = relpath(root, folder)
@@ -152,13 +150,13 @@ def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | No
     if listed is None:
         return None
     deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
-    names = {entry[2:] for entry in listed if listed_file(entry[2:])} - deleted
+    names = {entry[2:] for entry in listed if listed_file(entry[2:], suffixes)} - deleted
     found = [name for name in sorted(names) if not _in_never_walked(name)]
     if (root / ".gitmodules").is_file():
         for entry in _git_names(root, "-s", scope or ".") or []:
             meta, _, name = entry.partition("\t")
             if meta.startswith("160000 ") and (root / name).is_dir():
-                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude))
+                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude, suffixes))
     return found
 
 
@@ -175,7 +173,7 @@ def _git_names(root: Path, *args: str) -> list[str] | None:
     return [name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
 
-def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
+def _walk(top: Path, root: Path, exclude: list[str], suffixes: tuple[str, ...]) -> list[Path]:
     """YAML files under ``top`` without git: links not followed, every ``.gitignore`` applied."""
     found: list[Path] = []
     stack: list[tuple[Path, tuple[tuple[Path, object], ...]]] = [(top, _ignores_above(top, root))]
@@ -194,7 +192,7 @@ def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
                 if not _never_walked(entry.name, relpath(root, child)) and not _ignored(child, ignores, True) \
                         and not excluded(relpath(root, child), exclude, folder=True):
                     subfolders.append((child, ignores))
-            elif listed_file(entry.name) and not _ignored(child, ignores, False) and \
+            elif listed_file(entry.name, suffixes) and not _ignored(child, ignores, False) and \
                     not _in_never_walked(relpath(root, child)):
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(child)
@@ -287,21 +285,6 @@ def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: se
     found.append(real)
 
 
-def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
-    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
-    try:
-        real = real or path.resolve(strict=True)
-    except (OSError, RuntimeError):
-        return True
-    if os.path.normpath(path.absolute()) == str(real):
-        return False
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
-
-
 def stream_name(root: Path, stream: Path, stdin_filename: Path | None) -> str:
     """How a stream is reported: ``--stdin-filename`` (repo-relative) for ``-``, else as named."""
     if stream == STDIN:
@@ -310,9 +293,9 @@ def stream_name(root: Path, stream: Path, stdin_filename: Path | None) -> str:
 
 
 def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: bool,
-                stdin_filename: Path | None = None) -> LoadedFile:
+                stdin_filename: Path | None = None, readers: Readers | None = None) -> LoadedFile:
     """Read a stream once, at most ``max-file-bytes``; a stream that cannot be read is a usage error
-    (exit 2), never an empty success."""
+    (exit 2), never an empty success. ``readers`` as ``yamlio.load_file`` reads them."""
     limit = {**DEFAULT_LIMITS, **(limits or {})}["max-file-bytes"]
     name = stream_name(root, stream, stdin_filename)
     try:
@@ -330,7 +313,7 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
         text = decode(data)
     except YamlError as exc:
         return LoadedFile(name, "", [], {}, exc)
-    return parse_text(name, text, limits, fast)
+    return parse_text(name, text, limits, fast, reader=readers(name) if readers is not None else None)
 
 
 # ---------------------------------------------------------------- related files
@@ -338,7 +321,7 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
 _MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
-# a document's kind, or an object's in a wrapper of resources (adapters/resources.py: ``- kind: X``, ``  kind: X``)
+# a document's kind, or an object's in a wrapper of resources (adapters/core/resources.py: ``- kind: X``, ``  kind: X``)
 _CONFIGMAP_KIND = re.compile(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)
 _OBJECT_KIND = "^([[:space:]]|-)*kind:[[:space:]]*"
 _METADATA_NAME = re.compile(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
@@ -359,8 +342,9 @@ class RepoSearch:
     once, and the searches asked together (with those ``pending``) share one git process. Outside a
     work tree the files ``discover`` lists are read instead."""
 
-    def __init__(self, root: Path, exclude: list[str], pending: Iterable[tuple[str, ...]] = ()) -> None:
-        self.root, self.exclude = root, exclude
+    def __init__(self, root: Path, exclude: list[str], pending: Iterable[tuple[str, ...]] = (),
+                 suffixes: tuple[str, ...] = ()) -> None:
+        self.root, self.exclude, self.suffixes = root, exclude, suffixes
         self.pending = list(pending)
         self.found: dict[tuple[str, ...], set[str]] = {}
 
@@ -369,15 +353,15 @@ class RepoSearch:
         missing = list(dict.fromkeys(s for s in [*searches, *self.pending] if s not in self.found))
         self.pending = []
         if missing:
-            each = _grep(self.root, missing)
+            each = _grep(self.root, missing, self.suffixes)
             if each is None:
-                each = _grep_walk(self.root, missing, self.exclude)
+                each = _grep_walk(self.root, missing, self.exclude, self.suffixes)
             self.found.update(zip(missing, each))
         return set().union(*(self.found[search] for search in searches))
 
 
 def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[str], scopes: Iterable[str] = ("",),
-                  ceilings: bool = True, search: RepoSearch | None = None) -> list[str]:
+                  ceilings: bool = True, search: RepoSearch | None = None, suffixes: tuple[str, ...] = ()) -> list[str]:
     """Repo-relative YAML files outside ``skip`` that the files with ``texts`` depend on: the LLMKube
     Models their InferenceServices name and, with ``ceilings``, when they set a memory fraction, the
     serving files that document a ceiling (a ceiling is shared by served models on the same GPUs).
@@ -398,7 +382,7 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
         searches.append(CEILING_SEARCH)
     if not searches:
         return []
-    found = (search or RepoSearch(root, exclude)).files(searches)
+    found = (search or RepoSearch(root, exclude, suffixes=suffixes)).files(searches)
     scopes = list(scopes)
     keep = []
     for rel in sorted(found - skip):
@@ -408,7 +392,7 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
     return keep
 
 
-def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
+def _grep(root: Path, searches: list[tuple[str, ...]], suffixes: tuple[str, ...]) -> list[set[str]] | None:
     """The files matching each of ``searches``, from one ``git grep``; None outside a work tree. One
     search is git's ``--all-match`` answer; several are one ``git grep -l`` for the first pattern of
     each (the most telling one), the few files it lists then matched against every search here."""
@@ -419,7 +403,7 @@ def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
     try:
         run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
                               *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
-                              *(f"*{suffix}" for suffix in _file_suffixes())], capture_output=True, check=False)
+                              *(f"*{suffix}" for suffix in suffixes)], capture_output=True, check=False)
     except OSError:
         return None
     if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
@@ -436,11 +420,12 @@ def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
 _GIT_SPACE = "[ \t\r\f\v]"
 
 
-def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str]) -> list[set[str]]:
+def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str],
+               suffixes: tuple[str, ...]) -> list[set[str]]:
     """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
     ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
     ones)."""
-    return _matching(root, _walk(root, root, exclude), searches, "[ \t]")
+    return _matching(root, _walk(root, root, exclude, suffixes), searches, "[ \t]")
 
 
 def _matching(root: Path, files: Iterable[Path], searches: list[tuple[str, ...]], space: str) -> list[set[str]]:
@@ -478,7 +463,8 @@ def _configmap_names(text: str) -> list[str]:
     return names
 
 
-def referrers(root: Path, named: list[str], exclude: list[str], search: RepoSearch | None = None) -> list[str]:
+def referrers(root: Path, named: list[str], exclude: list[str], search: RepoSearch | None = None,
+              suffixes: tuple[str, ...] = ()) -> list[str]:
     """Repo-relative files outside ``named`` that read one of the ``named`` files, so that a change to
     only a related file re-lints the file that uses it: the compose files beside a ``.env``; files
     that name a file (an ``env_file``, an engine ``--config`` file, a bind-mounted config); files that
@@ -502,10 +488,10 @@ def referrers(root: Path, named: list[str], exclude: list[str], search: RepoSear
     for base in sorted(fixed):
         searches.append((re.escape(base),))
     if searches:
-        found |= (search or RepoSearch(root, exclude)).files(searches)
+        found |= (search or RepoSearch(root, exclude, suffixes=suffixes)).files(searches)
     keep = []
     for rel in sorted(found - set(named)):
         path = root / rel
-        if listed_file(rel) and not excluded(rel, exclude) and path.is_file() and not escapes(path, root):
+        if listed_file(rel, suffixes) and not excluded(rel, exclude) and path.is_file() and not escapes(path, root):
             keep.append(rel)
     return keep

@@ -7,22 +7,26 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from . import adapters, suppressions
-from .adapters.protocol import always_read, has_serving_marker
-from .config import Config, ConfigError
+from .adapters.core import registry as adapters
+from . import suppressions
+from .adapters.core.protocol import always_read, has_serving_marker
+from .adapters.core.registry import file_format, file_suffixes
+from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
-from .registry import Rule, UnknownRule, all_rules, load, rule_index
+from .notes import per_run
+from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
+                       rules_needed)
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
 
 if TYPE_CHECKING:
     from .diff import Base
 
 
-@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating (issue 17 item 16)
+@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
     findings: list[Finding]
     files: list[LoadedFile]
@@ -108,16 +112,17 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context."""
-    inputs = discover(paths, config.root, config.get("exclude", []))
+    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
-    search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [])
+    search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [],
+                        file_suffixes())
     if named_files:  # as pre-commit names them: a changed .env or --config file re-lints its users
         named = [relpath(config.root, file) for file in inputs.files] + inputs.related
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
     settings = config.as_dict()
     if inputs.templates:
-        from .adapters.helm import note_templates
+        from .adapters.renderers.helm import note_templates
 
         note_templates(inputs.templates, settings)
     workspace = _lazy_workspace(settings)
@@ -140,7 +145,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if reporter:
         reporter.done()
     if models:  # a Dockerfile whose image a workload deploys is that workload's launch, not a model of its own
-        models = adapters.without_deployed_dockerfiles(workspace(), models)
+        models = adapters.without_held(workspace(), models)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     return Collection(loaded, models, context)
@@ -170,9 +175,9 @@ def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[L
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
     for file in inputs.files:
         yield _isolated_load(relpath(config.root, file),
-                             lambda: load_file(config.root, file, config.limits, fast, wanted))
+                             lambda: load_file(config.root, file, config.limits, fast, wanted, file_format))
     for stream in inputs.streams:
-        yield load_stream(config.root, stream, config.limits, fast, stdin_filename)
+        yield load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format)
 
 
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
@@ -185,7 +190,8 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
     indexed = {file.path for file in loaded if file.serving}
     related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings, search=search)
-    files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits)) for rel in related]
+    files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits, readers=file_format))
+             for rel in related]
     for file in files:
         _isolated(file, lambda: adapters.index(workspace(), file))
     return [model for file in files for model in _release(_models_of(workspace(), file), file)]
@@ -207,7 +213,7 @@ def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]
     models: list[ServedModel] = []
     for file in serving:
         models.extend(_models_of(workspace, file))
-    return adapters.without_deployed_dockerfiles(workspace, models)
+    return adapters.without_held(workspace, models)
 
 
 # ---------------------------------------------------------------- per-file isolation
@@ -246,55 +252,6 @@ def _models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedMo
 
 
 # ---------------------------------------------------------------- rules
-
-
-def resolve_codes(values: Iterable[str]) -> set[str]:
-    """Codes for a list of codes, code prefixes (``CFG2``) or kebab names."""
-    codes: set[str] = set()
-    for value in values:
-        if not value.strip():
-            continue
-        try:
-            codes |= suppressions.codes_for(value)
-        except UnknownRule as exc:
-            raise ConfigError(str(exc)) from None
-    return codes
-
-
-def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
-    codes = enabled_codes(config, select, ignore)
-    return [rule for rule in all_rules() if rule.code in codes]
-
-
-def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | None) -> set[str]:
-    """The codes of the rules this run checks (from the rule index: no rule is imported)."""
-    chosen = select if select else config.get("select")
-    selected = resolve_codes(chosen) if chosen else {rule.code for rule in rule_index()}
-    ignored = resolve_codes((config.get("ignore") or []) + (ignore or []))
-    resolve_codes(config.rule_settings)  # an unknown rule under `rules:` is a configuration error
-    return selected - ignored
-
-
-def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
-    """The enabled rules a lint run must import: when there is a served model to check, all but those
-    that only compare a change's base with its head (run_rules skips them without a base), else only
-    those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
-    def needed(entry) -> bool:
-        return not entry.diff_only if models else entry.scope != "model"
-
-    return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
-
-
-def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
-    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
-    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity, rule.defaults
-    matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
-                if rule.code in (codes := resolve_codes([key]))]
-    for _, settings in sorted(matching, key=lambda item: -item[0]):
-        severity = settings.get("severity", severity)
-        options.update({k: v for k, v in settings.items() if k != "severity"})
-    return severity, options
 
 
 def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None) -> Finding:
@@ -381,7 +338,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
-        from .adapters.helm import note_unrendered
+        from .adapters.renderers.helm import note_unrendered
 
         note_unrendered(templates)
     rule = load("CFG000")
@@ -404,6 +361,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
 # ---------------------------------------------------------------- entry point
 
 
+@per_run
 def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
          fast: bool = True, progress: bool = False, prefilter: bool = True,
          stdin_filename: Path | None = None) -> LintResult:

@@ -1,7 +1,7 @@
 """The `lint` command without its parser, and the fast path to it that start-up takes.
 
 ``cli.py`` declares every command and option with typer. Importing typer costs about as much CPU time
-as yamllint's whole start-up (issue 17 item 16, measured in bench/RESULTS.md), so the common call of a
+as yamllint's whole start-up (measured in bench/RESULTS.md), so the common call of a
 pre-commit hook or CI step, ``cfgcheck lint [PATHS...]`` with a few flag options, is recognised by
 ``fast_lint_arguments`` and run here directly. Any other argument list (help, another command, an
 option with a value other than ``--format``, ``--opt=value``, ``-``, ``--``, a mistake) returns None and
@@ -19,11 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, List, Optional
 
+from .errors import ConfigError, UsageError
 from .reporters import FORMATS
-
-
-class UsageError(Exception):
-    """A mistake in how cfgcheck was called; exit 2 with one line."""
 
 
 ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
@@ -134,7 +131,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     if online is not None:
         config.data["hub"] = online
     if config.get("render-helm") is True:
-        from .adapters.helm import helm_binary
+        from .adapters.renderers.helm import helm_binary
 
         if helm_binary() is None:
             raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"
@@ -251,17 +248,10 @@ def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Pa
         sys.stderr.write(f"cfgcheck: recorded {count} finding{'s' if count != 1 else ''} in {write_baseline}\n")
 
 
-def _is_config_error(exc: Exception) -> bool:
-    """Whether ``exc`` is a ConfigError, without importing the configuration code for ``--version``
-    and ``--help`` (a module not imported raised nothing)."""
-    config = sys.modules.get(f"{__package__}.config")
-    return config is not None and isinstance(exc, config.ConfigError)
-
-
 def exit_for(exc: Exception) -> int:
     """The exit code of an exception that reached the entry point, after its one line on stderr: 2 for a
     usage or configuration error and, short of CFGCHECK_DEBUG (which re-raises), for an internal error."""
-    if isinstance(exc, UsageError) or _is_config_error(exc):
+    if isinstance(exc, (UsageError, ConfigError)):
         sys.stderr.write(f"cfgcheck: error: {exc}\n")
         return 2
     if os.environ.get("CFGCHECK_DEBUG"):

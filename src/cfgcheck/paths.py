@@ -99,6 +99,21 @@ def _resolved(path: str) -> str | None:
     return real
 
 
+def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
+    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
+    try:
+        real = real or path.resolve(strict=True)
+    except (OSError, RuntimeError):
+        return True
+    if os.path.normpath(path.absolute()) == str(real):
+        return False
+    try:
+        real.relative_to(root.resolve())
+    except ValueError:
+        return True
+    return False
+
+
 def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> bytes | None:
     """The bytes of the regular file ``path`` (repo-relative) at ``commit``, read from git's objects,
     never from the work tree; None when the commit has no such file.

@@ -25,6 +25,7 @@ import os
 import re
 from functools import lru_cache
 from typing import Iterable
+from .reporters.markdown import escape
 
 MASK = "***"
 MIN_SECRET = 8  # shorter "secrets" would mask ordinary words everywhere
@@ -56,7 +57,6 @@ def environment_secrets(environ: dict[str, str] | None = None) -> tuple[str, ...
 def _forms(secret: str) -> frozenset[str]:
     """The exact value, its stripped form, the forms a Markdown body carries it in (escaped by
     ``reporters.markdown.escape``) and the base64 forms of a git extraheader."""
-    from .reporters.markdown import escape
 
     forms = set()
     for value in {secret, secret.strip()}:

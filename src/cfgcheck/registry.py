@@ -1,4 +1,6 @@
-"""Rule discovery: every module in ``cfgcheck.rules`` (and the ``cfgcheck.rules`` entry-point group).
+"""Rule discovery: every module in ``cfgcheck.rules`` (and the ``cfgcheck.rules`` entry-point group), and
+rule selection: the codes ``--select``, ``ignore:``, ``rules:`` and suppressions name, and the severity and
+options of each rule under a configuration.
 
 A rule module holds metadata (``CODE``, ``NAME``, ``SEVERITY``, ``OPTIONS`` declared as
 :class:`Option`), a docstring in fixed sections, and ``check(model, ctx)`` yielding findings (``ctx`` is
@@ -20,9 +22,13 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
-from .config import ConfigError
+from .errors import ConfigError
+
+if TYPE_CHECKING:
+    from .config import Config
+    from .model import ServedModel
 
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 
@@ -279,3 +285,67 @@ def find_code(code_or_name: str) -> str:
 
 def by_code() -> dict[str, Rule]:
     return {rule.code: rule for rule in all_rules()}
+
+
+# ---------------------------------------------------------------- selection: which rules a run checks
+
+_PREFIX = re.compile(r"CFG\d{0,3}", re.IGNORECASE)
+
+
+def codes_for(value: str) -> set[str]:
+    """Rule codes for one code, code prefix (``CFG2``) or kebab name; UnknownRule when none match."""
+    value = value.strip()
+    if _PREFIX.fullmatch(value):
+        matching = {rule.code for rule in rule_index() if rule.code.startswith(value.upper())}
+        if matching:
+            return matching
+    return {find_code(value)}
+
+
+def resolve_codes(values: Iterable[str]) -> set[str]:
+    """Codes for a list of codes, code prefixes (``CFG2``) or kebab names."""
+    codes: set[str] = set()
+    for value in values:
+        if not value.strip():
+            continue
+        try:
+            codes |= codes_for(value)
+        except UnknownRule as exc:
+            raise ConfigError(str(exc)) from None
+    return codes
+
+
+def enabled_rules(config: Config, select: list[str] | None, ignore: list[str] | None) -> list[Rule]:
+    codes = enabled_codes(config, select, ignore)
+    return [rule for rule in all_rules() if rule.code in codes]
+
+
+def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | None) -> set[str]:
+    """The codes of the rules this run checks (from the rule index: no rule is imported)."""
+    chosen = select if select else config.get("select")
+    selected = resolve_codes(chosen) if chosen else {rule.code for rule in rule_index()}
+    ignored = resolve_codes((config.get("ignore") or []) + (ignore or []))
+    resolve_codes(config.rule_settings)  # an unknown rule under `rules:` is a configuration error
+    return selected - ignored
+
+
+def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
+    """The enabled rules a lint run must import: when there is a served model to check, all but those
+    that only compare a change's base with its head (run_rules skips them without a base), else only
+    those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
+    def needed(entry) -> bool:
+        return not entry.diff_only if models else entry.scope != "model"
+
+    return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
+
+
+def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
+    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
+    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
+    severity, options = rule.severity, rule.defaults
+    matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
+                if rule.code in (codes := resolve_codes([key]))]
+    for _, settings in sorted(matching, key=lambda item: -item[0]):
+        severity = settings.get("severity", severity)
+        options.update({k: v for k, v in settings.items() if k != "severity"})
+    return severity, options

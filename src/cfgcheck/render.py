@@ -17,12 +17,12 @@ so (docs/SECURITY.md):
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from .notes import note
 from .paths import UnsafePath, blob_at, inside_repo, repo_relative
 from .reporters.markdown import escape
 
@@ -30,7 +30,6 @@ OVERRIDE_DIR = ".cfgcheck/templates"
 MAX_OVERRIDE_BYTES = 256 * 1024  # the packaged templates are under 5 KiB
 MAX_BUILT_ITEMS = 1_000_000  # longest string or list a template may build with `*`
 MAX_POWER_BITS = 4096  # largest integer a template may build with `**`
-_noted: set[str] = set()
 
 
 @dataclass(frozen=True)
@@ -185,9 +184,3 @@ def _reason(exc: Exception) -> str:
     text = " ".join(str(exc).split())
     text = text if len(text) <= 100 else text[:97] + "..."
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def note(message: str) -> None:
-    if message not in _noted:
-        _noted.add(message)
-        sys.stderr.write(f"cfgcheck: note: {message}\n")

@@ -20,26 +20,15 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
+from .discover import excluded
+from .errors import ConfigError
 from .model import Finding, Location, ServedModel
-from .registry import UnknownRule, find_code, rule_index
+from .registry import UnknownRule, codes_for
 from .yamlio import LoadedFile
 
 ANNOTATION = "cfgcheck.io/ignore"
 _START = re.compile(r"cfgcheck:[ \t]*ignore")
 _DIRECTIVE = re.compile(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
-_PREFIX = re.compile(r"CFG\d{0,3}", re.IGNORECASE)
-
-
-def codes_for(value: str) -> set[str]:
-    """Rule codes for one code, code prefix (``CFG2``) or kebab name; UnknownRule when none match."""
-    value = value.strip()
-    if _PREFIX.fullmatch(value):
-        matching = {rule.code for rule in rule_index() if rule.code.startswith(value.upper())}
-        if matching:
-            return matching
-    return {find_code(value)}
-
-
 @dataclass(eq=False)
 class Suppression:
     codes: set[str]
@@ -58,8 +47,6 @@ class Suppression:
         if self.scope == "model":
             return finding.model_identity == self.model_identity
         if self.scope == "config":
-            from .discover import excluded
-
             return excluded(finding.location.path, (self.pattern,))
         if finding.location.path != self.location.path:
             return False
@@ -113,8 +100,6 @@ def collect(loaded: list[LoadedFile], models: list[ServedModel], per_file: dict[
 
 
 def _config_codes(codes: list[str], pattern: str) -> set[str]:
-    from .config import ConfigError
-
     resolved: set[str] = set()
     for code in codes:
         try:

@@ -19,13 +19,23 @@ import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .yamlcomments import Comment, scan_comments
 from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
                          unread_long_comments)
 
+
+class FileReader(Protocol):
+    """A format that is not YAML (a shell script, a Makefile): what reading its text needs of it."""
+
+    def scan_comments(self, text: str) -> dict[int, Comment]: ...
+
+
+# The reader of a file name (repo-relative) when its format is not YAML, else None: the adapter
+# registry's ``file_format``, which the callers that read such files pass in.
+Readers = Callable[[str], "FileReader | None"]
 
 _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
 _HEX = re.compile(r"0x[0-9a-fA-F_]+$")
@@ -360,11 +370,10 @@ def decode(data: bytes) -> str:
 
 
 def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True,
-               comments: bool = True) -> LoadedFile:
-    """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``."""
-    from .adapters.protocol import file_format  # not at import: the adapters import this module
-
-    reader = file_format(path)
+               comments: bool = True, reader: FileReader | None = None) -> LoadedFile:
+    """Parse ``text`` into located documents. Never raises: problems land in ``error``/``problems``.
+    ``reader``: the file is of a format that is not YAML, whose comments ``reader.scan_comments`` finds
+    (the adapter registry's ``file_format(path)``, looked up by the caller)."""
     if reader is not None:  # a format that is not YAML (a shell script): its comments, no documents
         return LoadedFile(path, text, [], reader.scan_comments(text) if comments else {})
     limits = {**DEFAULT_LIMITS, **(limits or {})}
@@ -460,12 +469,15 @@ def forget_parsed(loaded: LoadedFile) -> None:
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
-              wanted: Callable[[str, str], bool] | None = None) -> LoadedFile:
+              wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
-    no comments). Inside ``parse_cache()`` a file already parsed with its tree is not parsed again."""
+    no comments). ``readers(rel)``: the reader of a format that is not YAML (see ``parse_text``), None
+    for YAML; without it every file is YAML. Inside ``parse_cache()`` a file already parsed with its
+    tree is not parsed again."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
+    reader = readers(rel) if readers is not None else None
     cache = _parse_cache
     key = cache.key(file, rel, limits, fast) if cache is not None else None
     if cache is not None and key in cache.files:
@@ -476,14 +488,15 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         size = file.stat().st_size
         if size > limits["max-file-bytes"]:
             return _unread(rel, YamlError(
-                f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"))
+                f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
+                reader)
         text = decode(file.read_bytes())
         serving = wanted is None or wanted(rel, text)
     except YamlError as exc:
-        return _unread(rel, exc)
+        return _unread(rel, exc, reader)
     except OSError as exc:
-        return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"))
-    loaded = parse_text(rel, text, limits, fast, comments=serving)
+        return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
+    loaded = parse_text(rel, text, limits, fast, comments=serving, reader=reader)
     loaded.serving = serving
     if not serving:  # read for errors only: keep the findings, not the tree
         loaded.text = ""
@@ -494,12 +507,10 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     return loaded
 
 
-def _unread(rel: str, error: YamlError) -> LoadedFile:
+def _unread(rel: str, error: YamlError, reader: FileReader | None) -> LoadedFile:
     """A file that cannot be read: a CFG000 for YAML; a script or Python file (read only in case it
     starts an engine) is skipped without a finding."""
-    from .adapters.protocol import file_format  # not at import: the adapters import this module
-
-    if file_format(rel) is not None:
+    if reader is not None:
         return LoadedFile(rel, "", [], {}, serving=False)
     return LoadedFile(rel, "", [], {}, error)
 

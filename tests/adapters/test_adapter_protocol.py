@@ -9,15 +9,17 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import adapters
-from cfgcheck.adapters import protocol
+from cfgcheck.adapters.core import registry as adapters
+from cfgcheck.adapters.core import protocol
+from cfgcheck.adapters.formats import workloads
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 
 # A format no built-in adapter knows, whose file holds none of the built-in marker words.
 ACME_ADAPTER = '''
 """Acme ModelServer: ``spec.model`` is the model, ``spec.maxSeqs`` is vLLM's --max-num-seqs."""
-from cfgcheck.adapters.base import DocContext, finish, operator_tokens
+from cfgcheck.adapters.core.contexts import DocContext
+from cfgcheck.adapters.core.recognition import finish, operator_tokens
 from cfgcheck.engines.argv import apply_argv
 
 MARKERS = ("acme.example",)
@@ -71,7 +73,7 @@ def test_registered_throwaway_adapter_has_its_model_linted(acme, tmp_path):
     (repo / "server.yaml").write_text(ACME_FILE)
     assert not _lint(repo).models  # unknown format, and no built-in marker word: skipped
 
-    protocol.register(acme, before=adapters.workloads)
+    protocol.register(acme, before=workloads)
 
     assert "acme.example" in protocol.serving_markers()
     result = _lint(repo)
@@ -171,22 +173,23 @@ spec:
 def test_the_registry_metadata_is_each_modules_own():
     """The built-in adapters are registered lazily with their MARKERS, SUFFIXES and the file NAMES they
     read whatever the text; what the registry says must be what each module declares."""
-    from cfgcheck.adapters import helm, kustomize
+    from cfgcheck.adapters.renderers import helm, kustomize
 
     lazy = adapters.BUILT_IN
     assert len(lazy) >= 21 and all(entry in protocol.REGISTRY for entry in lazy)
     for entry in lazy:
         module = entry.module()
-        assert (entry.MARKERS, entry.SUFFIXES) == (module.MARKERS, getattr(module, "SUFFIXES", ())), entry
-        assert entry == module and getattr(adapters, entry.__name__.rsplit(".", 1)[-1]) is module
+        assert (entry.MARKERS, entry.SUFFIXES, entry.DOCUMENTS) == (
+            module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None)), entry
+        assert entry == module and importlib.import_module(entry.__name__) is module
     names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
-    assert names == {"kustomize": kustomize.NAMES, "chart": helm.CHART_FILES}
+    assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES}
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
 
 
 def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_marker_is_there():
-    """Issue 17 item 16: the hooks a built-in adapter defines are in its registry entry, so the walks for
+    """Start-up: the hooks a built-in adapter defines are in its registry entry, so the walks for
     ``index`` and ``refers_forward`` hooks and for the adapters of YAML documents import no other adapter,
     and an adapter none of whose MARKERS a file holds is not tried on its documents (nor imported)."""
     for entry in adapters.BUILT_IN:
@@ -197,5 +200,5 @@ def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_mar
     assert protocol.may_read(lazy, "a.yaml", "apiversion: kubeai.org/v1")
     assert not protocol.may_read(lazy, "a.yaml", "kind: deployment")
     assert protocol.may_read(protocol.LazyAdapter("mapped", ()), "a.yaml", "")  # no markers: tried on every file
-    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart"))
+    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart_values"))
     assert protocol.may_read(chart, "Chart.yaml", "name: chat") and not protocol.may_read(chart, "a.yaml", "name: chat")

@@ -1,4 +1,4 @@
-"""Served models found in every input format of issue 6, with engine, key settings and exact locations."""
+"""Served models found in every input format, with engine, key settings and exact locations."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.adapters import Workspace, index, served_models
-from cfgcheck.adapters.shell import lex
+from cfgcheck.adapters.core.registry import Workspace, index, served_models
+from cfgcheck.adapters.launch.shell import lex
 from cfgcheck.config import ConfigError, Config, load as load_config, validate
 from cfgcheck.lint import collect, lint
 from cfgcheck.yamlio import parse_text
@@ -240,7 +240,7 @@ def test_kustomize_rendered_with_fake_kubectl_maps_back_to_patch(tmp_path, monke
 
 def test_kustomize_without_kubectl_is_skipped_with_a_note(monkeypatch, capsys):
     monkeypatch.setenv("PATH", "/nonexistent")
-    from cfgcheck.adapters import kustomize
+    from cfgcheck.adapters.renderers import kustomize
 
     kustomize._noted.clear()
     root = FORMATS / "kustomize"

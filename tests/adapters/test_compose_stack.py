@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from helpers import FIXTURES
 
-from cfgcheck.adapters.dotenv import Variable, substitute
+from cfgcheck.adapters.launch.dotenv import Variable, substitute
 from cfgcheck.config import load as load_config
 from cfgcheck.lint import collect, lint
 from cfgcheck.model import ArgToken, Location

@@ -1,5 +1,5 @@
-"""Helm charts rendered with ``helm template`` and mapped back to values and templates (issue #17,
-item 7), with a fake ``helm`` on PATH that emits a rendered manifest deterministically (the real helm: test_helm_real.py),
+"""Helm charts rendered with ``helm template`` and mapped back to values and templates,
+with a fake ``helm`` on PATH that emits a rendered manifest deterministically (the real helm: test_helm_real.py),
 and the not-installed path with no helm on PATH or beside the interpreter (``without_helm``)."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.__main__ import main as cfgcheck_main
-from cfgcheck.adapters import kustomize
-from cfgcheck.adapters.helm import helm_binary
+from cfgcheck.adapters.renderers import kustomize
+from cfgcheck.adapters.renderers.helm import helm_binary
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import without_helm
@@ -178,7 +178,7 @@ def test_without_helm_templates_are_skipped_with_one_note(chart: Path, monkeypat
     assert err.count("Helm template file") == 1 and "charts/chat: 2 Helm template files" in err
     assert "helm not found" in err and "helm template NAME charts/chat | cfgcheck lint -" in err
     # a template named on the command line (a pre-commit hook names every changed file) is recognised
-    # as a template too: a note, not a CFG000 error on every template edit (issue #21 item 5)
+    # as a template too: a note, not a CFG000 error on every template edit
     named = lint([chart / "charts/chat/templates/service.yaml"], Config(chart.resolve()))
     assert named.findings == []
     assert "charts/chat/templates: 1 template file (such as service.yaml) not linted" in capsys.readouterr().err
@@ -240,7 +240,7 @@ def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Pat
 
 
 def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    from cfgcheck.adapters import helm
+    from cfgcheck.adapters.renderers import helm
 
     (chart / "charts/chat/values-staging.yaml").write_text("maxModelLen: 8192\n")
     monkeypatch.setattr(helm, "MAX_VALUES_FILES", 1)
@@ -252,7 +252,7 @@ def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypat
 
 
 def test_templates_in_folders_under_templates_are_set_aside_too(chart: Path, monkeypatch, capsys) -> None:
-    # Helm renders templates/tests/ and other folders under templates/ as well (issue #15: CFG000 on them)
+    # Helm renders templates/tests/ and other folders under templates/ as well (a CFG000 on them before)
     without_helm(monkeypatch)
     (chart / "charts/chat/templates/tests").mkdir()
     (chart / "charts/chat/templates/tests/test-connection.yaml").write_text(

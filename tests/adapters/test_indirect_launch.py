@@ -1,4 +1,4 @@
-"""Engines reached indirectly (issue #21 items 2-5): argv in env variables and ConfigMaps, wrapper images
+"""Engines reached indirectly: argv in env variables and ConfigMaps, wrapper images
 that read env, umbrella charts, placeholders, and templates that are not YAML until rendered."""
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from helpers import FIXTURES
 
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
-from cfgcheck.adapters import kustomize
 
 INDIRECT = FIXTURES / "formats" / "indirect"
 
@@ -149,7 +148,6 @@ def test_a_wrapper_is_read_as_its_image_tag_s_release_reads_env(tmp_path: Path, 
 
 
 def test_a_tag_naming_no_release_assumes_the_newest_wrapper_and_says_so(tmp_path: Path, capsys) -> None:
-    kustomize._noted.clear()
     (tmp_path / "w.yaml").write_text(WRAPPER_TAGS.replace("IMAGE", "ghcr.io/substratusai/vllm:latest"))
     (found,) = collect([tmp_path], Config(tmp_path))[1]
     assert found.model is None and found.engine_variant == "substratus"
@@ -256,7 +254,7 @@ def test_a_rendered_chart_resolves_env_from_its_own_configmap(tmp_path: Path, mo
 
 def test_a_long_value_named_many_times_is_bounded(tmp_path: Path) -> None:
     """Hostile input: a 6,000-word value named 3,000 times would be 18 million words."""
-    from cfgcheck.adapters.envlaunch import MAX_SPLICED_WORDS
+    from cfgcheck.adapters.launch.env_argv import MAX_SPLICED_WORDS
 
     value = " ".join(["--max-num-seqs 8"] * 3000)
     script = "vllm serve m --served-model-name=$A " + " ".join(["$A"] * 3000)

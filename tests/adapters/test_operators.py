@@ -1,9 +1,9 @@
-"""Operator formats (issue 16 items 2-6, issue 21 Ray): KubeAI, KAITO, Dynamo, Ray Serve LLM, llm-d,
+"""Operator formats: KubeAI, KAITO, Dynamo, Ray Serve LLM, llm-d,
 each served model with its engine, model, GPUs and settings located where the file writes them."""
 
 from __future__ import annotations
 
-from cfgcheck.adapters import Workspace, index, served_models
+from cfgcheck.adapters.core.registry import Workspace, index, served_models
 from cfgcheck.capacity.gpus import resolve_gpu
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
@@ -66,7 +66,7 @@ def test_kaito_inferenceset_template_and_replicas():
 
 
 def test_kaito_node_estimate_spreads_a_large_preset_over_nodes():
-    from cfgcheck.adapters.kaito import estimated_nodes
+    from cfgcheck.adapters.formats.kaito import estimated_nodes
     a100 = {"gpus": 1, "gpu_memory_bytes": 80 * 1024**3, "gpu_model": "NVIDIA A100"}
     assert estimated_nodes("meta-llama/Llama-3.1-8B-Instruct", a100) == 1
     assert estimated_nodes("meta-llama/Llama-3.3-70B-Instruct", a100) == 3  # ~141 GB at ~62 GiB a GPU

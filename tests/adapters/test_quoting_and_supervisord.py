@@ -9,9 +9,9 @@ from pathlib import Path
 
 from helpers import FIXTURES, lint_paths
 
-from cfgcheck.adapters.protocol import file_format
-from cfgcheck.adapters.shell import MAX_SPLICED_WORDS, expand, lex
-from cfgcheck.adapters.supervisord import scan_comments, sections
+from cfgcheck.adapters.core.protocol import file_format
+from cfgcheck.adapters.launch.shell import MAX_SPLICED_WORDS, expand, lex
+from cfgcheck.adapters.formats.supervisord import scan_comments, sections
 from cfgcheck.config import Config
 from cfgcheck.lint import collect
 
@@ -133,7 +133,7 @@ def test_a_supervisord_configuration_a_script_writes(tmp_path: Path) -> None:
 
 
 def test_conf_files_are_read_by_the_supervisord_adapter() -> None:
-    assert file_format("deploy/supervisor/vllm.conf").__name__ == "cfgcheck.adapters.supervisord"
+    assert file_format("deploy/supervisor/vllm.conf").__name__ == "cfgcheck.adapters.formats.supervisord"
 
 
 # ---------------------------------------------------------------- scripts mounted from a ConfigMap

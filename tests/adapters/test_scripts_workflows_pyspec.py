@@ -7,8 +7,8 @@ import shutil
 
 from helpers import FIXTURES, git, lint_paths
 
-from cfgcheck.adapters.pyspec import scan_comments as python_comments
-from cfgcheck.adapters.scripts import scan_comments as shell_comments
+from cfgcheck.adapters.formats.pyspec import scan_comments as python_comments
+from cfgcheck.adapters.launch.scripts import scan_comments as shell_comments
 from cfgcheck.config import Config, load as load_config
 from cfgcheck.lint import collect, lint
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from helpers import lint_paths
 
-from cfgcheck.adapters.protocol import file_format
+from cfgcheck.adapters.core.protocol import file_format
 from tests.adapters.test_scripts_workflows_pyspec import FORMATS, _at, _models
 
 

@@ -1,4 +1,4 @@
-"""The command line people expect (issue 17 items 12, 14, 15, 16): help everywhere, quiet, statistics,
+"""The command line people expect: help everywhere, quiet, statistics,
 fix markers, completion, colour variables, paths relative to the user, honest exit codes, a working
 shallow-clone hint, the container image, licence and changelog, and start-up imports."""
 
@@ -275,7 +275,7 @@ def test_linting_one_file_imports_only_what_it_needs(tmp_path: Path) -> None:
 
 
 def test_a_configuration_validated_once_does_not_import_jsonschema_again(tmp_path: Path) -> None:
-    """Issue 17 item 16: jsonschema costs ~90 ms to import. A configuration that passed is remembered by
+    """Start-up: jsonschema costs ~90 ms to import. A configuration that passed is remembered by
     digest under XDG_CACHE_HOME; any change (or an invalid one) is validated, with the same message."""
     (tmp_path / "app.yaml").write_text((REPO / MEDIA / "jellyfin.yaml").read_text())
     config = tmp_path / ".cfgcheck.yaml"

@@ -1,4 +1,4 @@
-"""Issue 17 item 16: ``cfgcheck lint PATHS...`` starts without typer (``lint_command.fast_lint_arguments``).
+"""Start-up: ``cfgcheck lint PATHS...`` starts without typer (``lint_command.fast_lint_arguments``).
 The fast path must give the command exactly what typer gives it, and leave everything else (help, other
 commands, option values it does not read, mistakes) to typer, so options, help, errors and exit codes
 stay typer's."""

@@ -1,4 +1,4 @@
-"""The wheel built from the sdist ships the rules, the templates and the data (offline build); the
+"""The wheel built from the sdist ships every module, the rules, the templates and the data (offline build); the
 development tools (ruff in CI, the test extra and pre-commit) agree."""
 
 from __future__ import annotations
@@ -39,6 +39,9 @@ def test_wheel_from_sdist_contains_rules_templates_and_data(tmp_path: Path) -> N
     assert "cfgcheck/data/config.schema.json" in names
     assert any(n.startswith("cfgcheck/engines/catalogs/") and n.endswith((".json", ".json.gz")) for n in names)
     assert "cfgcheck/data/models.json" in names and "cfgcheck/data/gpus.json" in names
+    package = REPO / "src" / "cfgcheck"  # every module, subpackages included (pyproject lists them)
+    modules = {f"cfgcheck/{path.relative_to(package).as_posix()}" for path in package.rglob("*.py")}
+    assert modules <= names, sorted(modules - names)
 
 
 def test_ci_and_pre_commit_run_the_ruff_the_test_extra_pins() -> None:

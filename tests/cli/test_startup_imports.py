@@ -1,4 +1,4 @@
-"""Issue 17 item 16: start-up imports only what the command needs. Guards the property, not a timing:
+"""Start-up imports only what the command needs. Guards the property, not a timing:
 ``cfgcheck --version`` and ``--help`` import neither the lint pipeline nor YAML nor the configuration
 code, no command imports the heavy optional libraries before it needs them, and ``lint`` on one small
 served-model file imports neither typer (its fast path) nor the HTTP stack of the opt-in Hub lookup."""
@@ -70,7 +70,7 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
     assert _loaded(modules, HEAVY + NETWORK + CLI + ("jsonschema", "ruamel")) == []
     # what it does need, so this cannot pass by linting nothing: the workload adapter found the served
     # model and the rules that check it ran (with the capacity model and the catalogs they read)
-    for needed in ("yaml", "cfgcheck.lint", "cfgcheck.adapters.workloads", "cfgcheck.engines.catalog",
+    for needed in ("yaml", "cfgcheck.lint", "cfgcheck.adapters.formats.workloads", "cfgcheck.engines.catalog",
                    "cfgcheck.capacity.estimate", "cfgcheck.rules.seqs_exceed_kv_concurrency", "cfgcheck.reporters.text"):
         assert needed in modules, needed
 
@@ -92,7 +92,10 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
-    assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == ["cfgcheck.adapters.protocol"]
+    # the registry and the contexts it hands out, no format, launch helper or renderer
+    assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == [
+        "cfgcheck.adapters.core", "cfgcheck.adapters.core.contexts", "cfgcheck.adapters.core.protocol",
+        "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
     rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
     assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
                      "cfgcheck.rules.unused_suppression"]
@@ -102,24 +105,27 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
 # Adapters a Deployment that mentions vllm cannot be read by: none of their MARKERS is in it, or they
 # read other formats, or only compose files / workflows / charts reach them once the document is theirs.
 NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
-    "ome", "kubeai", "rayserve", "dynamo", "llmd", "pyspec", "makefile", "containerfile", "supervisord", "scripts", "dotenv",
-    "dockerfile", "helmstage"))
+    "formats.ome", "formats.kubeai", "formats.rayserve", "formats.dynamo", "formats.llmd", "formats.pyspec",
+    "formats.makefile", "formats.containerfile", "formats.supervisord", "formats.scripts", "formats.compose",
+    "formats.workflows", "formats.skypilot", "launch.scripts", "launch.dotenv", "launch.dockerfile",
+    "renderers.helm_sandbox"))
 
 
 def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_lint: list[str], tmp_path: Path) -> None:
-    """Issue 17 item 16: an adapter is imported when a document can be its (one of its MARKERS is in the
-    file), and helpers of one format (helm staging, .env and Dockerfile reading, shell scripts) when a
-    document of that format is read; the Deployment is still read by the workload adapter."""
+    """An adapter is imported when a document can be its (one of its MARKERS is in the file, and it reads
+    Kubernetes resources: compose, workflows and SkyPilot read only plain documents), and helpers of one
+    format (helm staging, .env and Dockerfile reading, shell scripts) when a document of that format is
+    read; the Deployment is still read by the workload adapter."""
     modules = served_lint
     assert _loaded(modules, NOT_FOR_A_DEPLOYMENT) == []
-    for needed in ("cfgcheck.adapters.workloads", "cfgcheck.adapters.containers", "cfgcheck.adapters.compose",
-                   "cfgcheck.adapters.vllm_runtime", "cfgcheck.rules.secret_in_args"):
+    for needed in ("cfgcheck.adapters.formats.workloads", "cfgcheck.adapters.launch.containers",
+                   "cfgcheck.adapters.formats.vllm_runtime", "cfgcheck.rules.secret_in_args"):
         assert needed in modules, needed
     compose = "services:\n  chat:\n    image: vllm/vllm-openai:v0.26.0\n    env_file: [.env]\n"
     (tmp_path / "compose.yaml").write_text(compose)
     (tmp_path / ".env").write_text("HF_TOKEN=x\n")
     modules = _modules_after(["lint", "compose.yaml"], tmp_path)
-    assert {"cfgcheck.adapters.dotenv", "cfgcheck.adapters.dockerfile"} <= set(modules)  # the compose file's
+    assert {"cfgcheck.adapters.launch.dotenv", "cfgcheck.adapters.launch.dockerfile"} <= set(modules)  # the compose file's
 
 
 # The capacity model and the engine knowledge a served-model lint imports (su-capacity's part of item 16).

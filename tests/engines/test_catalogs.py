@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from cfgcheck.engines import values
+from cfgcheck.engines import value_types as values
 from cfgcheck.engines import versions as catalogued
 from cfgcheck.engines.argv import walk
 from cfgcheck.engines.catalog import catalog_for, render_flags

@@ -8,8 +8,8 @@ import json
 import pytest
 
 from cfgcheck import settings
-from cfgcheck.adapters import kserve, llmkube, production_stack, vllm_runtime
-from cfgcheck.engines import catalog, values
+from cfgcheck.adapters.formats import kserve, llmkube, production_stack, vllm_runtime
+from cfgcheck.engines import catalog, value_types
 from cfgcheck.engines.argv import apply_argv
 from cfgcheck.model import ArgToken, Location, ServedModel
 from helpers import lint_text
@@ -29,7 +29,7 @@ def _deployment(kv_cache_bytes: str) -> str:
 
 
 def test_decimal_and_integer_spellings_of_one_size_give_the_same_finding(tmp_path):
-    # the bug of issue 14: 1500m gave CFG202 (a 1.40 GiB pool is too small) and 1.5g gave nothing
+    # the bug this guards: 1500m gave CFG202 (a 1.40 GiB pool is too small) and 1.5g gave nothing
     found = {}
     for size in ("1500m", "1.5g", "1500000000"):
         result = lint_text(tmp_path / size, _deployment(size))
@@ -73,11 +73,11 @@ def test_sglang_size_is_case_sensitive_and_refuses_iec_decimals(text):
                                           ("si-iec-int", settings.sglang_size)])
 @pytest.mark.parametrize("text", ["32k", "32K", "1.5g", "1.5G", "1Ki", "4GiB", "17", "x"])
 def test_catalog_validators_use_the_same_parsers(kind, parser, text):
-    checked = values.convert(kind, text)
+    checked = value_types.convert(kind, text)
     try:
         assert checked == parser(text)
     except ValueError as refused:
-        assert isinstance(checked, values.Invalid) and checked.reason == str(refused)
+        assert isinstance(checked, value_types.Invalid) and checked.reason == str(refused)
 
 
 def _catalog_types(engine: str) -> dict[str, set]:

@@ -1,4 +1,4 @@
-"""Issue 17 item 16: the git processes of a one-file lint. Outside a repository none is started (git
+"""Start-up: the git processes of a one-file lint. Outside a repository none is started (git
 could find nothing: ``git grep --untracked`` fails there whatever the configuration); inside one the
 repository root is still git's answer, and the users of a named file and the files that document a GPU
 ceiling come from one ``git grep``, finding what one search per process found. Real repositories in
@@ -13,6 +13,7 @@ import pytest
 from helpers import git, make_repo
 
 from cfgcheck import discover
+from cfgcheck.adapters.core.registry import file_suffixes
 from cfgcheck.config import load as load_config
 from cfgcheck.config import repo_root
 from cfgcheck.discover import CEILING_SEARCH, RepoSearch
@@ -86,14 +87,14 @@ def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_p
     searches = [(r"^[[:space:]]+name:[[:space:]]*['\"]?(qwen|llama)['\"]?[[:space:]]*$", r"^kind:[[:space:]]*Model[[:space:]]*$"),
                 CEILING_SEARCH, (r"name:[[:space:]]*['\"]?qwen\-engine['\"]?[[:space:]]*$", r"configMap:"),
                 (r"app\.yaml",)]
-    together = discover._grep(repo, searches)
-    alone = [discover._grep(repo, [search])[0] for search in searches]
+    together = discover._grep(repo, searches, file_suffixes())
+    alone = [discover._grep(repo, [search], file_suffixes())[0] for search in searches]
     assert together == alone
     assert alone[0] == {"crlf.yaml", "tabs.yaml", "upper.yaml", "split.yaml"}
     assert alone[1] == {"ceiling.yaml", "scripts/serve.sh"}
     assert alone[2] == {"app.yaml", "app-split.yaml"}
     # and the per-run memory: a search asked again starts no process, pending ones join the first
-    search = RepoSearch(repo, [], pending=[CEILING_SEARCH])
+    search = RepoSearch(repo, [], pending=[CEILING_SEARCH], suffixes=file_suffixes())
     assert search.files([searches[3]]) == set()
     assert set(search.found) == {searches[3], CEILING_SEARCH}
 

@@ -1,4 +1,4 @@
-"""The linting pipeline as users of ruff, yamllint, Checkov and pre-commit expect it (issue #17):
+"""The linting pipeline as users of ruff, yamllint, Checkov and pre-commit expect it:
 the merge base in diff mode, piped input, .gitignore, the baseline, related files for named files.
 
 Real git repositories, a real pipe and a real FIFO; the command runs as a subprocess."""

@@ -49,7 +49,7 @@ def test_production_stack_revision_goes_in_the_charts_extra_args(tmp_path):
 
 
 def test_production_stack_dtype_names_its_typed_key(tmp_path):
-    from rules._runtime import how_to_pass
+    from rules._pod_rules import how_to_pass
 
     model = lint_text(tmp_path, HELMRELEASE, "release.yaml").models[0]
     assert how_to_pass(model, "dtype", "float16") == \
@@ -68,7 +68,7 @@ def test_values_mapping_names_the_mapped_revision_key(tmp_path):
 
 
 def test_a_deployment_is_told_the_flag(tmp_path):
-    from rules._runtime import how_to_pass
+    from rules._pod_rules import how_to_pass
 
     result = lint_text(tmp_path, DEPLOYMENT, "deploy.yaml")
     assert remediation(result, "CFG303") == "add --revision <commit sha>"
@@ -125,7 +125,7 @@ spec:
 
 
 def test_vllm_runtime_names_its_typed_fields_and_extra_args(tmp_path):
-    from rules._runtime import how_to_pass
+    from rules._pod_rules import how_to_pass
 
     result = lint_text(tmp_path, VLLM_RUNTIME, "runtime.yaml")
     assert remediation(result, "CFG303") == 'add "--revision", "<commit sha>" to spec.vllmConfig.extraArgs'

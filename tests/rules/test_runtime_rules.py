@@ -78,7 +78,7 @@ def test_services_in_another_file_are_matched(tmp_path: Path) -> None:
 
 
 def test_compose_memory_units_are_binary(tmp_path: Path) -> None:
-    from cfgcheck.adapters.pods import docker_bytes
+    from cfgcheck.adapters.formats.compose import docker_bytes
 
     assert docker_bytes("16g") == docker_bytes("16GB") == 16 * 1024**3
     assert docker_bytes("512m") == 512 * 1024**2 and docker_bytes("${MEM}") is None

@@ -406,7 +406,7 @@ def check_argv(work: Workdir):
     def check(example) -> None:
         words, shell = example
         # the parser functions themselves
-        from cfgcheck.adapters.shell import lex, segments
+        from cfgcheck.adapters.launch.shell import lex, segments
 
         for shell_mode in (True, False):
             lexed = lex(shell, shell=shell_mode)

@@ -30,7 +30,7 @@ from tests.security.test_hostile import GOOD, MARK, findings, inproc, measure, o
 # pull-request text (model names, file text in diff mode, report text): each module-level compiled
 # pattern is fuzzed.
 COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity.measured", "cfgcheck.capacity.architecture",
-                   "cfgcheck.suppressions", "cfgcheck.adapters.base",
+                   "cfgcheck.suppressions", "cfgcheck.registry", "cfgcheck.adapters.core.contexts",
                    "cfgcheck.rules.stale_flag_reference", "cfgcheck.rules.unexplained_seq_pin", "cfgcheck.discover",
                    "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
 
@@ -78,7 +78,7 @@ def test_comment_patterns_are_found() -> None:
     """The fuzz below is meaningful: it sees the patterns the issue's reproductions went through."""
     names = {name for name, _ in PATTERNS}
     for expected in ("cfgcheck.rules._ceilings._STATED_BEFORE", "cfgcheck.capacity.measured._ARROW", "cfgcheck.capacity.measured._NUM_RE",
-                     "cfgcheck.suppressions._DIRECTIVE", "cfgcheck.adapters.base._DIRECTIVE"):
+                     "cfgcheck.suppressions._DIRECTIVE", "cfgcheck.adapters.core.contexts._DIRECTIVE"):
         assert expected in names
 
 
@@ -414,21 +414,20 @@ def _assert_isolated(result, step: str) -> None:
 def test_an_exception_in_a_rule_is_that_served_models_cfg000(two_files: Path, monkeypatch) -> None:
     from dataclasses import replace
 
+    import cfgcheck.registry
     from cfgcheck.registry import find
 
-    import cfgcheck.lint
-
-    load = cfgcheck.lint.load  # how a lint run imports the rules it needs
+    load = cfgcheck.registry.load  # how a lint run imports the rules it needs
     original = find("CFG301").check
     flaky = replace(find("CFG301"), check=lambda model, ctx: _boom() if model.path == "bad.yaml" else original(model, ctx))
-    monkeypatch.setattr(cfgcheck.lint, "load", lambda code: flaky if code == "CFG301" else load(code))
+    monkeypatch.setattr(cfgcheck.registry, "load", lambda code: flaky if code == "CFG301" else load(code))
     result = lint([two_files], Config(two_files), select=["CFG000", "CFG301"])
     _assert_isolated(result, "checking CFG301 unpinned-image on this served model")
     assert not [f for f in result.findings if f.code == "CFG301" and f.location.path == "bad.yaml"]
 
 
-@pytest.mark.parametrize("target", ["cfgcheck.lint.load_file", "cfgcheck.adapters.served_models",
-                                    "cfgcheck.adapters.index"])
+@pytest.mark.parametrize("target", ["cfgcheck.lint.load_file", "cfgcheck.adapters.core.registry.served_models",
+                                    "cfgcheck.adapters.core.registry.index"])
 def test_an_exception_while_reading_a_file_is_its_cfg000(two_files: Path, monkeypatch, target: str) -> None:
     module_name, name = target.rsplit(".", 1)
     module = importlib.import_module(module_name)

@@ -29,7 +29,7 @@ from . import online, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
-from .values import argv_value, float_value, human_int, int_value, truthy
+from .setting_values import argv_value, float_value, human_int, int_value, truthy
 
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
 _ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled

@@ -13,9 +13,11 @@ from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
+from .catalog import Resolution, catalog_for
+from .confidence import label
 
-if TYPE_CHECKING:  # annotations only: the catalogs load when a flag is first walked
-    from .catalog import Catalog, Resolution
+if TYPE_CHECKING:
+    from .catalog import Catalog
 
 # Launchers: the commands that start an engine, and where the engine's own argv begins.
 # (command, subcommand) -> (engine, whether a positional model may follow: ``vllm serve MODEL``)
@@ -147,8 +149,6 @@ class _Uncatalogued:
 
     @staticmethod
     def resolve(token: str) -> Resolution:
-        from .catalog import Resolution
-
         written, eq, value = token.partition("=")
         return Resolution("unknown", written, None, None, (), written, "", value if eq else None)
 
@@ -161,7 +161,6 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
     unless that token is a flag, its destination is the one argparse would derive from its name, and
     ``--no-X`` / ``--disable-X`` are read as turning something off.
     """
-    from .catalog import catalog_for
 
     catalog = catalog_for(model.engine, model.engine_version) if model.engine != "unknown" else None
     for parsed in walk(catalog or _Uncatalogued(), tokens):
@@ -301,8 +300,6 @@ def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
 def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
     if not model.argv:
         return None
-    from .catalog import catalog_for
-    from .confidence import label
 
     catalog = catalog_for(model.engine, model.engine_version)
     if catalog is None:

@@ -22,7 +22,7 @@ import json
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from .values import Invalid, convert
+from .value_types import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
 
 

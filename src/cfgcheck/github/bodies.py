@@ -16,7 +16,12 @@ from typing import Any
 from urllib.parse import quote
 
 from ..model import Finding
-from ..render import Overrides
+from ..render import Overrides, render, trusted
+from ..reporters.sarif import DOCS
+from ..changes import KEY_SETTINGS
+from ..drift import show
+from ..capacity.concurrency_plot import mermaid_points
+from .. import __version__
 
 SUMMARY_MARKER = "<!-- cfgcheck:summary -->"
 REVIEW_MARKER = "<!-- cfgcheck:review -->"
@@ -46,8 +51,6 @@ def fingerprint_id(finding: Finding) -> str:
 
 
 def doc_url(finding: Finding) -> str:
-    from ..reporters.sarif import DOCS
-
     return f"{DOCS}#{finding.code.lower()}-{finding.rule}"
 
 
@@ -62,7 +65,6 @@ def _sides(change) -> tuple:
 
 def model_rows(change) -> list[dict]:
     """Before/after rows of one changed served model (values raw; the template formats them)."""
-    from ..changes import KEY_SETTINGS
 
     before, after = _sides(change)
     rows = []
@@ -109,7 +111,6 @@ def upgrade_tables(changes: list) -> list[dict]:
     """One table per engine version change: flags in use it removes or renames, defaults that drift,
     env variables it stops reading (values raw; the template escapes them). Served models whose change
     brings the same rows (a Renovate bump of several manifests) share one table."""
-    from ..drift import show
 
     tables: dict[tuple, dict] = {}
     for change in changes:
@@ -138,7 +139,6 @@ def _rounded(value: float | None) -> float | None:
 def chart(change) -> dict | None:
     """The before/after curves of pool-limited concurrency against max_model_len (a Mermaid xychart,
     which GitHub renders in comments), when the change moves the concurrency or max_num_seqs."""
-    from ..capacity.chart import mermaid_points
 
     before, after = _sides(change)
     if before is None or after is None or before.concurrency is None or after.concurrency is None:
@@ -165,8 +165,6 @@ def finding_row(finding: Finding, placement: str | None, link: str | None) -> di
 
 def render_review_comment(finding: Finding, root: Overrides | Path | None = None,
                           resolved_in: str | None = None) -> str:
-    from ..render import render
-
     return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
                   **finding_row(finding, None, None),
                   fix=clip(finding.fix.description) if finding.fix else None).rstrip("\n") + "\n"
@@ -186,8 +184,6 @@ def render_summary(result, changes: list, outcome, *, root: Overrides | Path | N
                    step: bool = False, whole: bool = False, config_changes: list[str] | None = None) -> str:
     """The summary comment (and step summary) body; shortened to fit GitHub's comment size limit.
     ``whole``: the result of linting the whole repository (push, schedule), not of a change."""
-    from .. import __version__
-    from ..render import render, trusted
 
     counts = result.counts()
     active = result.active()

@@ -45,14 +45,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..config import ConfigError
+from ..errors import ConfigError
 from ..model import Finding
 from ..redact import redact
-from ..render import Overrides
+from ..render import Overrides, changed_overrides
 from . import client
 from .bodies import (FP_MARKER, RESOLVED_MARKER, REVIEW_MARKER, SUMMARY_MARKER, fingerprint_id, fit,
                      render_review_comment, render_summary, resolve_body)
 from .client import GitHubError
+from ..changes import model_changes
+from ..config import load_for, locate, reviewed
+from ..diff import lint_diff, merge_base
+from ..lint import lint
+from ..reporters.annotations import render as render_annotations
+from ..reporters import sarif
 
 MAX_INLINE = 50  # inline comments per run; the rest are listed in the summary
 DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the author of comments made with GITHUB_TOKEN
@@ -393,12 +399,6 @@ def run(options: Options) -> int:
 
 
 def _run(options: Options) -> int:
-    from ..changes import model_changes
-    from ..config import load_for, locate, reviewed
-    from ..diff import lint_diff, merge_base
-    from ..lint import lint
-    from ..render import changed_overrides
-
     paths = options.paths or [Path(".")]
     root = locate(paths)
     ctx = context_from_env(options)
@@ -466,9 +466,7 @@ def _publish(publisher: Publisher, result, changes: list,
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
             token: str | None = None, *, templates: Overrides | Path) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
-    from ..reporters.annotations import render as render_annotations  # not `import annotations`: the
     # package's own `from __future__ import annotations` would answer instead of the module
-    from ..reporters import sarif
 
     if options.sarif is not None:
         try:

@@ -16,8 +16,11 @@ from typing import Any
 from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
-from ..render import Overrides
+from ..render import Overrides, format_number, render as render_template
 from ..github.proposals import proposals_of, read_marker
+from ..reporters.markdown import escape
+from .. import capacity
+from .tables import lint_groups
 
 _ADR_NAME = re.compile(r"^(\d{4})-.*\.md$")
 # [ \t], not \s, before "Date:": \s* at each line start ran on across the blank lines below it, and two
@@ -112,8 +115,6 @@ def _rows(base: ServedModel | None, head: ServedModel) -> list[Row]:
 
 def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[ServedModel],
                config: dict) -> list[ModelDoc]:
-    from .. import capacity
-
     base_by_id = {m.identity: m for m in base}
     docs = []
     for change in changes:
@@ -143,8 +144,6 @@ def model_docs(changes: list[ModelChange], head: list[ServedModel], base: list[S
 
 def lint_summary(result: LintResult, allowed: bool) -> dict[str, Any]:
     """The re-lint of the proposal as counts and grouped rows (``tables.lint_groups``)."""
-    from .tables import lint_groups
-
     active = result.active()
     counts = {"error": 0, "warning": 0, "note": 0}
     for finding in active:
@@ -158,7 +157,6 @@ def lint_summary(result: LintResult, allowed: bool) -> dict[str, Any]:
 
 def _code(value: Any) -> str:
     """A value as an inline code span (backticks and line breaks removed, so it cannot break out)."""
-    from ..render import format_number
 
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         text = format_number(value) if isinstance(value, int) else repr(value)
@@ -171,7 +169,6 @@ def _code(value: Any) -> str:
 def _prose(value: Any) -> str:
     """Free text (a title, the why of a proposal) line by line through the Markdown escape: no HTML,
     no comment end, no mention, the line breaks kept."""
-    from ..reporters.markdown import escape
 
     return "\n".join(escape(line) for line in str(value or "").splitlines())
 
@@ -186,15 +183,11 @@ def relative_link(from_file: str, to_file: str) -> str:
 
 def _spans(value: Any) -> str:
     """cfgcheck's own text with `code spans`: the prose escaped, each span through ``_code``."""
-    from ..reporters.markdown import escape
-
     parts = str(value or "").split("`")
     return "".join(_code(part) if index % 2 else escape(part) for index, part in enumerate(parts))
 
 
 def render(overrides: Overrides | None, template: str, **context: Any) -> str:
-    from ..render import render as render_template
-
     return render_template(template, overrides, filters={"code": _code, "times": _times, "prose": _prose,
                                                          "spans": _spans}, **context)
 

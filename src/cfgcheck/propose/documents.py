@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..changes import model_changes
 from ..github.proposals import marker
 from ..render import Overrides
 from . import board, docs, files
@@ -211,8 +212,6 @@ def _adr(tree, adr_dir: str, title: str, hist: list[dict], path: str | None) -> 
 
 def _parts(result, settings: dict, ctx, upgrade_report: dict | None) -> dict:
     """The tables and facts of the documents, from the re-lint ``result`` of the edited tree."""
-    from ..changes import model_changes
-
     changes = model_changes(result.models, result.base_models, settings)
     models = docs.model_docs(changes, result.models, result.base_models, settings)
     served = {m.identity: m for m in result.models}

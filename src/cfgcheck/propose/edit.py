@@ -20,11 +20,13 @@ import shlex
 from dataclasses import dataclass
 from typing import Any
 
-from ..adapters.protocol import REGISTRY
-from ..adapters.tree import at_location, walk
+from ..adapters.core.protocol import REGISTRY
+from ..adapters.core.node_at_location import at_location, walk
 from ..model import Edit, Location, ServedModel, Setting
 from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits
 from .plan import PlanError, Resolved
+from .comments import review
+from ..settings import DESTS as CANONICAL_DESTS
 
 _WORD = re.compile(r"[A-Za-z0-9_./:@%+=,~^-]+")
 
@@ -295,8 +297,6 @@ def _step(root: YNode) -> int:
 
 
 def flag_for(model: ServedModel, name: str) -> str | None:
-    from ..settings import DESTS as CANONICAL_DESTS
-
     for dest, canonical in CANONICAL_DESTS.get(model.engine, {}).items():
         if canonical == name and len(dest) > 2:
             return "--" + dest.replace("_", "-")
@@ -436,8 +436,6 @@ def comment_edits(r: Resolved, loaded: LoadedFile, date: str) -> tuple[list[Edit
     """The edits and notes for the explanation comments at each value ``r`` changes in ``loaded``
     (``comments.review``): a plain restatement of the old value follows it, anything else is kept
     and flagged."""
-    from .comments import review
-
     text = Text(loaded)
     edits: list[Edit] = []
     notes: list = []

@@ -17,6 +17,8 @@ from typing import Any
 
 from .. import settings
 from ..model import ServedModel, Setting
+from ..yamlio import YamlError, load_data
+from ..engines.catalog import catalog_for
 
 
 class PlanError(Exception):
@@ -94,7 +96,6 @@ def split_target(target: str, model_names: list[str]) -> tuple[str, str]:
 def read_file(path: Path) -> tuple[list[tuple[str, Any]], str | None, str | None]:
     """A proposal file: ``title``, ``why`` and ``set`` (a mapping model -> {setting: value}, or a list of
     ``NAME.SETTING=VALUE`` strings). Returns ([(target, raw value)], title, why)."""
-    from ..yamlio import YamlError, load_data
 
     try:
         data = load_data(path)
@@ -212,7 +213,6 @@ def resolve_change(change: Change, model: ServedModel) -> Resolved:
 def _is_switch(model: ServedModel, flag: str) -> bool:
     """The engine version's catalog says the flag takes no value."""
     try:
-        from ..engines.catalog import catalog_for
 
         catalog = catalog_for(model.engine, model.engine_version)
         option = catalog.option(flag) if catalog is not None else None

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..adapters.core.registry import file_format, file_suffixes
 from ..config import Config, load as load_config, relative_config
 from ..github.client import GitHubError
 from ..lint import discover, lint as run_lint, served_models
@@ -33,6 +34,9 @@ from .documents import Documents, build as build_documents, one_line
 from .fix import compute as compute_fixes, write as write_files
 from .gitops import TRAILER, Git, Scratch, Worktree, repository_from_url
 from .plan import PlanError
+from ..github.proposals import Hub
+from ..diff import lint_diff
+from ..reporters import renderer
 
 class ProposeError(PlanError):
     pass
@@ -96,7 +100,8 @@ def _load(root: Path, scopes: list[str], config: Config):
         if not path.exists():
             raise ProposeError(f"{scope} does not exist on the base branch")
     # every file with its tree kept (the edits need the nodes), unlike lint's streaming collect()
-    files = [load_file(config.root, path, config.limits) for path in discover(paths, config.root, config.get("exclude", [])).files]
+    files = [load_file(config.root, path, config.limits, readers=file_format)
+             for path in discover(paths, config.root, config.get("exclude", []), file_suffixes()).files]
     return files, served_models(files, config)
 
 
@@ -221,7 +226,6 @@ def _start(opts: Options, cwd: Path, token: str | None) -> Start:
         raise ProposeError(f"no remote '{opts.remote}' in {root} (add one with git remote add, or pass --remote)")
     hub = None
     if not opts.dry_run:
-        from ..github.proposals import Hub
 
         repository = opts.repo or os.environ.get("GITHUB_REPOSITORY") or repository_from_url(url)
         if not repository or "/" not in repository:
@@ -327,12 +331,9 @@ class Context:
 
 
 def _propose(tree: Worktree, config: Config, opts: Options, ctx: Context, out: TextIO, err: TextIO) -> int:
-    from ..diff import lint_diff
-
     result = lint_diff([tree.root / s for s in ctx.scopes], config, ctx.lint_base)
     errors = [f for f in result.active() if f.severity == "error"]
     if errors and not opts.allow_findings:
-        from ..reporters import renderer
 
         out.write(renderer("text")(result, color=False))
         err.write(f"cfgcheck: proposal refused: the change introduces {len(errors)} error"

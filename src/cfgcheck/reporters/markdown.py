@@ -9,6 +9,7 @@ import re
 
 from ..lint import LintResult
 from ..textsafe import neutralise
+from .text import summary
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
 # GitHub autolinks "scheme://" and "www." (GFM extended autolinks); a zero-width space breaks both
@@ -49,8 +50,6 @@ def table(findings) -> str:
 
 
 def render(result: LintResult, **_: object) -> str:
-    from .text import summary
-
     head = f"**cfgcheck**: {escape(summary(result))}"  # the summary names the base ref: escaped
     active = result.active()
     return head + "\n\n" + (table(active) if active else "No findings.") + "\n"

@@ -1,0 +1,122 @@
+"""The contexts adapters work in: the run's ``Workspace`` (the user's configuration, and the index spaces
+of the modules that index documents of every file) and one document's ``DocContext`` (locating its
+nodes, reading its comments and directives, making a served model located in it)."""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Any, Callable, TypeVar
+
+from ...model import ArgToken, Directive, Location, ServedModel, Setting
+from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
+
+_DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
+
+
+Space = TypeVar("Space")
+
+
+@dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
+class Workspace:
+    """What the adapters of one run share across files: the user's configuration, the files whose launch
+    another served model holds, and an index space per module that records documents of every file
+    (LLMKube Models by name, Services, ConfigMaps, DRA claims, files read for context ...). A space
+    belongs to its module, which alone reads and writes it (others ask that module), so a new format
+    adds no field here."""
+
+    config: dict[str, Any] = field(default_factory=dict)
+    # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
+    held: set[str] = field(default_factory=set)
+    spaces: dict[str, Any] = field(default_factory=dict)
+
+    def space(self, owner: str, make: Callable[[], Space]) -> Space:
+        """The index space of module ``owner`` (its ``__name__``), made by ``make()`` on first use."""
+        found = self.spaces.get(owner)
+        if found is None:
+            found = self.spaces[owner] = make()
+        return found
+
+
+@dataclass(eq=False)
+class DocContext:
+    loaded: LoadedFile
+    document: Document
+    workspace: Workspace
+    first_line: int = 1  # the first line that belongs to this document (comments above its root count)
+
+    @property
+    def path(self) -> str:
+        return self.loaded.path
+
+    def location(self, node: YNode) -> Location:
+        if node.kind == "scalar":
+            return scalar_text_location(self.path, node)
+        return node.location(self.path)
+
+    def comments(self, line: int) -> tuple[str, ...]:
+        return self.loaded.comments_for(line)
+
+    def source(self, node: YNode) -> str:
+        return self.loaded.source(node)
+
+    def setting(self, name: str, key: YNode | None, value: YNode, source: str, convert=None,
+                origin: str = "field") -> Setting:
+        raw = value.value if value.kind == "scalar" else value.to_python()
+        converted = convert(raw) if convert else raw
+        line = key.line if key is not None else value.line
+        comments = self.comments(line)
+        if value.line != line:
+            comments = comments + self.comments(value.line)
+        text = self.source(value) if value.kind == "scalar" and value.line == value.end_line else None
+        if text is not None and value.style in ("'", '"'):
+            text = text[1:-1]
+        return Setting(name, converted, self.location(value), source, comments,
+                       self.location(key) if key is not None else None, text, origin)
+
+    def field_setting(self, parent: YNode, key: str, name: str, source: str, convert=None) -> Setting | None:
+        value = parent.get(key) if parent is not None else None
+        if value is None or (value.kind == "scalar" and value.value is None):
+            return None
+        return self.setting(name, parent.key_node(key), value, source, convert)
+
+    def token(self, node: YNode, origin: str) -> ArgToken:
+        text = node.value if node.kind == "scalar" else self.source(node)
+        return ArgToken(str(text) if text is not None else "", self.location(node), self.comments(node.line), origin)
+
+    @functools.cached_property
+    def _comments(self) -> list:
+        """This document's comments, in line order: computed once, shared by its served models."""
+        end = self.document.root.end_line if self.document.root is not None else self.first_line
+        return [c for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
+
+    def directives(self) -> list[Directive]:
+        return directives_of(self.path, self._comments)
+
+    def document_comments(self) -> list[tuple[int, str]]:
+        return [(c.line, c.text) for c in self._comments]
+
+    def resource_model(self, root: YNode, kind: str, default_name: str) -> ServedModel:
+        """A served model of the resource ``root``, named by its ``metadata.name`` (else ``default_name``)
+        and located there, its identity ``kind/name``."""
+        name = str(root.scalar("metadata", "name", default=default_name))
+        return self.new_model(name, kind, root.path("metadata", "name") or root, f"{kind}/{name}")
+
+    def new_model(self, name: str, kind: str, at: YNode, identity: str) -> ServedModel:
+        model = ServedModel(name=name, kind=kind, path=self.path, document=self.document.index,
+                            location=self.location(at), identity=f"{self.path}#{identity}")
+        model.directives = self.directives()
+        model.comments = self.document_comments()
+        return model
+
+
+def directives_of(path: str, comments) -> list[Directive]:
+    """``# cfgcheck: key=value reason`` directives among ``comments`` (in line order)."""
+    found = []
+    for comment in comments:
+        match = _DIRECTIVE.search(comment.text) if "cfgcheck" in comment.text else None
+        if match and match.group(1) != "ignore":
+            found.append(Directive(match.group(1), match.group(2), match.group(3).strip(),
+                                   Location(path, comment.line, comment.column)))
+    return found

@@ -1,0 +1,212 @@
+"""The contract every adapter meets, and the registry the core reads (in the spirit of pre-commit's
+``languages/`` modules: a small explicit core, one module per format behind one protocol).
+
+An adapter is usually a module; it declares
+
+- ``MARKERS``: lower-case words, one of which is in the raw bytes of every file it can read. The
+  prefilter (``has_serving_marker``) is built from the registered adapters, so a format cannot be
+  skipped because someone forgot to list its word elsewhere.
+- ``served_models(ctx, root)``: the located served models of one YAML document, or ``[]`` when the
+  document is not theirs. The first registered adapter that returns models owns the document.
+
+A format that is not YAML (a shell script, a Python spec file) declares instead
+
+- ``SUFFIXES``: the file name endings it reads (``.sh``), or whole names (``Makefile``); discovery lists
+  them beside YAML files;
+- ``scan_comments(text)``: the file's comments by line, for directives, suppressions and the rules that
+  want a reason written beside a value;
+- ``file_models(workspace, loaded)``: the located served models of one such file.
+
+and may declare
+
+- ``index(workspace, loaded)``: a first pass over every file, recording what other documents refer to
+  (LLMKube ``Model``s by name, Kubernetes ``Service``s).
+- ``refers_forward(workspace, root)``: true when the document refers to something not indexed yet, so the
+  run reads it after the other files.
+- ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
+  of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
+  below it); ``None`` when the model is not theirs or the format has no such field.
+- ``DOCUMENTS = "plain"``: it reads only documents that are not Kubernetes resources (no ``apiVersion``:
+  a compose file, a workflow, a SkyPilot task); the registry does not try it on a resource, nor import it
+  for one.
+- ``complete_model(ctx, root, model)``: called for every model any adapter built from a document, to add
+  what this module knows whatever the format (the engine ``--config`` file the argv names).
+- ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
+  another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
+
+Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
+that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
+and capacity read those, never the YAML.
+"""
+
+from __future__ import annotations
+
+import importlib
+from types import ModuleType
+from typing import TYPE_CHECKING, Protocol, runtime_checkable
+
+if TYPE_CHECKING:
+    from ...model import ServedModel
+    from ...yamlio import YNode
+    from .contexts import DocContext
+
+# The package the built-in adapters' module names are relative to (``formats.workloads``).
+ADAPTERS = __package__.rpartition(".")[0]
+
+# Directives (``# cfgcheck: engine=vllm``) are read by the core for every format: a file holding one is
+# always worth reading.
+DIRECTIVE_MARKER = "cfgcheck"
+
+
+@runtime_checkable
+class Adapter(Protocol):
+    MARKERS: tuple[str, ...]
+
+    def served_models(self, ctx: DocContext, root: YNode) -> list[ServedModel]: ...
+
+
+@runtime_checkable
+class FileAdapter(Protocol):
+    MARKERS: tuple[str, ...]
+    SUFFIXES: tuple[str, ...]
+
+    def scan_comments(self, text: str) -> dict: ...
+
+    def file_models(self, workspace, loaded) -> list[ServedModel]: ...
+
+
+# The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
+HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
+         "heredoc_models")
+
+
+class LazyAdapter:
+    """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
+    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml), and which
+    of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
+    ``index`` hooks does not load every adapter). Anything else asked of it imports the module and puts it
+    in the registry in its place (the registry is walked for every document: no indirection there), so a
+    run whose files hold no serving marker imports no adapter. It is equal to its module, so
+    ``register(..., before=workloads)`` finds it."""
+
+    def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
+                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",),
+                 documents: str | None = None) -> None:
+        self.__name__ = f"{ADAPTERS}.{module}"
+        self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
+        self.DOCUMENTS = documents
+
+    def module(self) -> ModuleType:
+        module = importlib.import_module(self.__name__)
+        if self in REGISTRY:
+            REGISTRY[REGISTRY.index(self)] = module
+        for suffix, reader in _file_formats.items():
+            if reader is self:
+                _file_formats[suffix] = module
+        return module
+
+    def __getattr__(self, name: str):  # only for what __init__ did not set
+        if name.startswith("__") or name in HOOKS and name not in self.hooks:
+            raise AttributeError(name)
+        return getattr(self.module(), name)
+
+    def __eq__(self, other: object) -> bool:
+        return other is self or isinstance(other, (ModuleType, LazyAdapter)) and other.__name__ == self.__name__
+
+    def __hash__(self) -> int:
+        return hash(self.__name__)
+
+    def __repr__(self) -> str:
+        return f"LazyAdapter({self.__name__!r})"
+
+
+# Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
+REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
+_markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
+_names: dict[str, tuple[str, ...]] = {}  # adapter module -> the file names it reads whatever their text
+_file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
+
+
+def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
+    """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
+    prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
+    ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later (a built-in
+    ``LazyAdapter`` when a test imports it)."""
+    if not isinstance(adapter, (LazyAdapter, Adapter, FileAdapter)):
+        raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
+                        f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
+    if adapter not in REGISTRY:
+        REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
+    if isinstance(adapter, LazyAdapter):
+        _names[adapter.__name__] = adapter.NAMES
+    _rebuild_markers()
+    return adapter
+
+
+def unregister(adapter: Adapter) -> None:
+    if adapter in REGISTRY:
+        REGISTRY.remove(adapter)
+    _names.pop(getattr(adapter, "__name__", ""), None)
+    _rebuild_markers()
+
+
+def _rebuild_markers() -> None:
+    global _markers, _file_formats
+    words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
+    _markers = tuple(dict.fromkeys(words))
+    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
+
+
+def serving_markers() -> tuple[str, ...]:
+    return _markers
+
+
+def always_read(name: str) -> bool:
+    """Whether a file called ``name`` is read whatever its text: it may render files that hold markers."""
+    return any(name in names for names in _names.values())
+
+
+def has_serving_marker(text: str) -> bool:
+    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
+    lowered = text.lower()
+    return any(marker in lowered for marker in _markers)
+
+
+
+def document_adapters() -> list[Adapter]:
+    """The registered adapters that read YAML documents, in the order they are tried."""
+    return [adapter for adapter in REGISTRY if defines(adapter, "served_models")]
+
+
+def defines(adapter: Adapter | FileAdapter | LazyAdapter, hook: str) -> bool:
+    """Whether ``adapter`` defines the protocol function ``hook``: a built-in one not imported yet says so
+    from its registry entry (importing nothing)."""
+    return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
+
+
+def may_read(adapter: Adapter, name: str, lowered: str) -> bool:
+    """Whether ``adapter`` can own a document of the file called ``name`` whose lower-cased text is
+    ``lowered``: one of its MARKERS is in it (the contract above), it declares none, or it reads files so
+    named whatever their text. An adapter that cannot is not tried, nor imported."""
+    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS) or \
+        name in _names.get(adapter.__name__, ())
+
+
+def may_own(adapter: Adapter, root: YNode) -> bool:
+    """Whether ``adapter`` may own the document ``root``: one that reads only plain documents
+    (``DOCUMENTS = "plain"``) is not tried on a Kubernetes resource (nor imported for one)."""
+    return getattr(adapter, "DOCUMENTS", None) != "plain" or root.get("apiVersion") is None
+
+
+def file_format(path: str) -> FileAdapter | None:
+    """The registered adapter that reads files named like ``path`` when they are not YAML (looked up
+    once per file read: a dictionary, not a walk over the registry)."""
+    name = path[path.rfind("/") + 1:]
+    dot = name.rfind(".")
+    found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
+    # as discovery lists them (``listed_file``): by ending, so ``gpu.Dockerfile`` is a Dockerfile
+    return found or next((adapter for suffix, adapter in _file_formats.items() if name.endswith(suffix)), None)
+
+
+def file_suffixes() -> tuple[str, ...]:
+    return tuple(_file_formats)

@@ -1,0 +1,1 @@
+"""One module per input format, each registered once in ``core/registry.py``."""

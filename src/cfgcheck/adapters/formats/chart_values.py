@@ -1,0 +1,197 @@
+"""Helm chart values wherever GitOps keeps them, and the bjw-s ``app-template`` chart's containers.
+
+Values are found in a Flux ``HelmRelease`` (``spec.values``), an Argo CD ``Application``
+(``spec.source(s).helm.valuesObject``, and the ``values`` string, which is parsed as YAML and located
+at its lines in the file), or a plain values file. In them:
+
+* app-template: ``controllers.<controller>.containers.<container>`` with ``image: {repository, tag}``,
+  ``command`` / ``args`` (list or string) and ``env`` (map or list) -> one served model per container
+  that starts an engine. The engine comes from the argv and image, never from the release or
+  controller name (a release named "vllm" that runs llama.cpp is llama.cpp).
+* vLLM production-stack ``servingEngineSpec.modelSpec[]`` inside an Argo CD values string or a
+  multi-source Application (the inline cases are the production_stack adapter's).
+"""
+
+from __future__ import annotations
+
+from ...model import ServedModel, Setting
+from ...yamlio import YNode, parse_text
+from ..renderers import helm
+from . import production_stack
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, finish, to_int
+from ..renderers.helm import dependency_keys
+from ..launch.containers import container_model
+
+MARKERS = ENGINE_MARKERS + production_stack.MARKERS
+
+
+def embedded_yaml(ctx: DocContext, node: YNode) -> tuple[DocContext, YNode] | None:
+    """Parse a string holding YAML so that every node keeps its line (and, for a literal block, its
+    column) in the enclosing file: the lines before the block's content are blanked, not dropped."""
+    if node.kind != "scalar" or not isinstance(node.value, str) or not node.value.strip():
+        return None
+    text = ctx.loaded.text
+    if node.style == "|":
+        header_end = text.find("\n", node.start_index) + 1
+        if header_end <= 0:
+            return None
+        padded = "\n" * text.count("\n", 0, header_end) + text[header_end:node.end_index]
+    else:
+        padded = "\n" * (node.line - 1) + node.value
+    sub = parse_text(ctx.path, padded)
+    if sub.error is not None or not sub.documents or sub.documents[0].root is None \
+            or sub.documents[0].root.kind != "map":
+        return None
+    return DocContext(sub, sub.documents[0], ctx.workspace, ctx.first_line), sub.documents[0].root
+
+
+def values_sources(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode, str, str | None]]:
+    """(context, values mapping, source-path prefix, release name) for each set of chart values."""
+    kind = root.scalar("kind")
+    name = root.scalar("metadata", "name")
+    release = str(name) if name is not None else None
+    found: list[tuple[DocContext, YNode, str, str | None]] = []
+    if kind == "HelmRelease":
+        values = root.path("spec", "values")
+        if values is not None and values.kind == "map":
+            found.append((ctx, values, "spec.values.", release))
+        return found
+    if kind == "Application":
+        spec = root.get("spec")
+        if spec is None or spec.kind != "map":
+            return found
+        sources: list[tuple[YNode, str]] = []
+        if spec.get("source") is not None:
+            sources.append((spec.get("source"), "spec.source"))
+        many = spec.get("sources")
+        if many is not None and many.kind == "seq":
+            sources.extend((item, f"spec.sources[{i}]") for i, item in enumerate(many.value))
+        for source, path in sources:
+            helm = source.get("helm") if source.kind == "map" else None
+            if helm is None or helm.kind != "map":
+                continue
+            values = helm.get("valuesObject")
+            if values is not None and values.kind == "map":
+                found.append((ctx, values, f"{path}.helm.valuesObject.", release))
+            text = helm.get("values")
+            if text is not None:
+                parsed = embedded_yaml(ctx, text)
+                if parsed is not None:
+                    found.append((parsed[0], parsed[1], f"{path}.helm.values.", release))
+        return found
+    if root.get("apiVersion") is None and kind is None:
+        found.append((ctx, root, "", None))
+    return found
+
+
+def dependency_values(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode, str, str | None]]:
+    """An umbrella chart's values file: the values of each chart it depends on, under the dependency's
+    alias or name (its ``Chart.yaml``), read as that chart's own values."""
+    if root.get("apiVersion") is not None or root.get("kind") is not None:
+        return []
+    found: list[tuple[DocContext, YNode, str, str | None]] = []
+    for key in dependency_keys(ctx.workspace.config, ctx.path):
+        values = root.get(key)
+        if values is not None and values.kind == "map":
+            found.append((ctx, values, f"{key}.", key))
+    return found
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if helm.is_chart(ctx, root):
+        return helm.served_models(ctx, root)
+    found: list[ServedModel] = []
+    for values_ctx, values, prefix, release in values_sources(ctx, root) + dependency_values(ctx, root):
+        models = app_template_models(values_ctx, values, prefix, release)
+        specs = values.path("servingEngineSpec", "modelSpec")
+        # inline values of one source are the production_stack adapter's; strings, sources[] and an
+        # umbrella chart's dependency values are ours
+        if specs is not None and specs.kind == "seq" and (values_ctx is not ctx or values is not _inline(root)):
+            for index, entry in enumerate(specs.value):
+                if entry.kind == "map":
+                    models.append(production_stack._model(
+                        values_ctx, values, entry, f"{prefix}servingEngineSpec.modelSpec[{index}]", release))
+        if values_ctx is not ctx:  # parsed from a string: the enclosing document's directives apply too
+            for model in models:
+                model.directives.extend(ctx.directives())
+                model.comments = sorted(set(model.comments) | set(ctx.document_comments()))
+        found.extend(models)
+    return found
+
+
+def _inline(root: YNode) -> YNode | None:
+    """The values the production_stack adapter reads inline in this document (its ``values_roots``)."""
+    inline = production_stack.values_roots(root)
+    return inline[0][0] if inline else None
+
+
+def _image(ctx: DocContext, container: YNode, prefix: str) -> Setting | None:
+    image = container.get("image")
+    if image is None:
+        return None
+    if image.kind == "scalar":
+        return ctx.setting("image", container.key_node("image"), image, f"{prefix}image") if image.value else None
+    if image.kind != "map":
+        return None
+    repository, tag, digest = image.get("repository"), image.get("tag"), image.get("digest")
+    if repository is None or repository.kind != "scalar" or not repository.value:
+        return None
+    text = str(repository.value)
+    if tag is not None and tag.kind == "scalar" and tag.value is not None:
+        text += f":{tag.value}"
+    if digest is not None and digest.kind == "scalar" and digest.value:
+        text += f"@{digest.value}"
+    anchor = "tag" if tag is not None and tag.kind == "scalar" else "repository"
+    setting = ctx.setting("image", image.key_node(anchor), image.get(anchor), f"{prefix}image.{anchor}")
+    setting.value = text
+    return setting
+
+
+def _readable(*parts: str | None) -> str:
+    names: list[str] = []
+    for part in parts:
+        if part and (not names or names[-1] != part) and part not in ("app", "main"):
+            names.append(part)
+    return "/".join(names) or "app"
+
+
+def app_template_models(ctx: DocContext, values: YNode, prefix: str, release: str | None) -> list[ServedModel]:
+    controllers = values.get("controllers")
+    if controllers is None or controllers.kind != "map":
+        return []
+    default_pod = values.get("defaultPodOptions")
+    found: list[ServedModel] = []
+    for key, controller in controllers.items():
+        if key.kind != "scalar" or controller.kind != "map":
+            continue
+        containers = controller.get("containers")
+        if containers is None or containers.kind != "map":
+            continue
+        controller_name = str(key.value)
+        pod = controller.get("pod")
+        for ckey, container in containers.items():
+            if ckey.kind != "scalar" or container.kind != "map":
+                continue
+            container_name = str(ckey.value)
+            path = f"{prefix}controllers.{controller_name}.containers.{container_name}."
+            model = container_model(
+                ctx, root=None, kind="app-template", name=_readable(release, controller_name, container_name),
+                identity=f"app-template/{release or '-'}/{controller_name}/{container_name}", container=container,
+                at=ckey, prefix=path, image=_image(ctx, container, path),
+                pod_spec=pod if pod is not None and pod.kind == "map" else default_pod)
+            if model is None:
+                continue
+            model.replicas = ctx.field_setting(controller, "replicas", "replicas",
+                                               f"{prefix}controllers.{controller_name}.replicas", to_int)
+            kind = str(controller.scalar("type", default="deployment")).lower()
+            strategy = controller.get("strategy")
+            if kind == "statefulset":
+                model.strategy = Setting("strategy", "StatefulSet", model.location, "app-template statefulset")
+            elif strategy is not None and strategy.kind == "scalar":
+                model.strategy = ctx.setting("strategy", controller.key_node("strategy"), strategy,
+                                             f"{prefix}controllers.{controller_name}.strategy")
+            else:
+                model.strategy = Setting("strategy", "Recreate", model.location, "app-template default")
+            found.append(finish(model))
+    return found

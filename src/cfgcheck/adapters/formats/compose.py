@@ -1,0 +1,349 @@
+"""docker-compose files -> one served model per service whose ``entrypoint`` + ``command`` starts an
+engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it).
+
+Variables are interpolated as docker compose does (``launch/dotenv.py``): from the ``.env`` file
+beside the compose file, else a reference's default; an unset variable stays unknown. A repository
+that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
+``.env.template``, ``example.env``): without a ``.env``, the template's values are the ones ``cp
+.env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD), whose
+template values are placeholders and stay unknown. Each value is located where it is written (the
+``.env`` or template line, the default). ``env_file`` files add to the
+container's environment. GPUs come from ``deploy.resources.reservations.devices`` (``count``, or
+how many ``device_ids``); a count or device list that holds an unknown variable is unknown, not 1. A
+service with ``build:`` runs the image it builds: its engine is the one the Dockerfile's ``FROM``
+image runs (and its ``ENTRYPOINT``, unless the service sets one), its version unknown unless a
+directive states it.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+
+from ...engines.images import parse_image
+from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Setting, Volume
+from ...yamlio import YNode
+from ..core.contexts import DocContext
+from ..core.recognition import ENGINE_MARKERS, finish, to_int
+from ..launch import dockerfile, dotenv
+from ..launch.containers import container_model
+from ..launch.dockerfile import Built
+from ..launch.named_files import repo_path
+from ..launch.pods import SHM_PATH
+from ..launch.shell import SHELLS, argv_tokens, shell_tokens
+
+MARKERS = ENGINE_MARKERS
+DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
+# the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
+ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env")
+_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.I)
+
+
+def _is_compose(root: YNode) -> bool:
+    if root.get("apiVersion") is not None or root.get("kind") is not None:
+        return False
+    services = root.get("services")
+    if services is None or services.kind != "map":
+        return False
+    return any(v.kind == "map" and (v.get("image") is not None or v.get("build") is not None)
+               for _, v in services.items())
+
+
+def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+    node = service.get("image")
+    if node is None or node.kind != "scalar" or not isinstance(node.value, str):
+        return None
+    setting = ctx.setting("image", service.key_node("image"), node, f"{path}.image")
+    token = shell_tokens(ctx, node, "image", segment=False)
+    if len(token) == 1:
+        resolved = dotenv.substitute(token[0], variables)
+        if resolved is not token[0]:
+            setting.value, setting.location, setting.text = resolved.text, resolved.location, resolved.text
+    return setting
+
+
+def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgToken]:
+    """entrypoint + command as the container runs them (a ``sh -c`` script split into its commands);
+    the Dockerfile's ENTRYPOINT when the service does not replace it, and its CMD when the service sets
+    neither (an ``entrypoint`` resets the image's CMD, as ``docker run --entrypoint`` does)."""
+    entrypoint, command = service.get("entrypoint"), service.get("command")
+    tokens = argv_tokens(ctx, entrypoint, "entrypoint") if entrypoint is not None else list(built.entrypoint if built else [])
+    if entrypoint is None and command is None and built is not None:
+        tokens += built.command
+    tokens += argv_tokens(ctx, command, "command")
+    texts = [t.text for t in tokens]
+    node = command if command is not None else entrypoint  # None: the words are the Dockerfile's, kept as written
+    if len(texts) >= 3 and texts[0] in SHELLS and texts[1] in ("-c", "-lc", "-ec") and node is not None:
+        own = argv_tokens(ctx, node, "shell") if node.kind == "scalar" else []
+        if own and own[0].text in SHELLS:  # one string, ``/bin/bash -c "pip install ... && vllm serve ..."``
+            tokens = shell_tokens(ctx, node, "shell", script_word=2) or tokens
+        else:
+            script = node.value[-1] if node.kind == "seq" else node if node.kind == "scalar" and entrypoint is not node else None
+            if script is not None and script.kind == "scalar":
+                tokens = shell_tokens(ctx, script, "shell")
+    return tokens
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if not _is_compose(root):
+        return []
+    found: list[ServedModel] = []
+    variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env"))
+    if variables is None:
+        variables = _template_variables(ctx)
+    for key, service in root.get("services").items():
+        if key.kind != "scalar" or service.kind != "map":
+            continue
+        model = _service_model(ctx, str(key.value), key, service, variables)
+        if model is not None:
+            found.append(finish(model))
+    return found
+
+
+def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
+    path = f"services.{name}"
+    image = _image(ctx, service, path, variables)
+    built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
+    tokens = [dotenv.substitute(t, variables) for t in _tokens(ctx, service, built)]
+    engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
+    if engine is None and built is not None:
+        engine = built.engine
+    model = container_model(ctx, root=None, kind="docker-compose", name=name, identity=f"compose/{name}",
+                            container=service, at=key, prefix=f"{path}.", image=image,
+                            default_engine=engine, tokens=tokens, env_key="environment")
+    if model is None:
+        return None
+    if service.get("build") is not None:
+        _built_here(model)
+    _environment_list(ctx, model, service.get("environment"), path)
+    _env_files(ctx, model, service.get("env_file"))
+    for setting in model.env.values():
+        if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
+            resolved = dotenv.substitute(ArgToken(setting.value, setting.location), variables)
+            setting.value, setting.location = resolved.text, resolved.location
+    model.gpus = _gpus(ctx, service, path, variables) or model.gpus
+    replicas = service.path("deploy")
+    if replicas is not None and replicas.kind == "map":
+        model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
+    model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
+    compose_pod(ctx, model, service, path)
+    return model
+
+
+def _template_variables(ctx: DocContext) -> dict:
+    """The values of the first env template beside the compose file, secrets left out."""
+    for name in ENV_TEMPLATES:
+        found = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, name))
+        if found is not None:
+            return {k: v for k, v in found.items() if not _SECRET_NAME.search(k)}
+    return {}
+
+
+def _beside(compose_file: str, name: str) -> str:
+    return posixpath.join(posixpath.dirname(compose_file), name)
+
+
+def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
+    """``env_file``: a path, a list of paths, or a list of ``{path, required}``; later files win, and
+    ``environment`` wins over them all."""
+    entries = node.value if node is not None and node.kind == "seq" else [node] if node is not None else []
+    for entry in entries:
+        written = entry.scalar("path") if entry.kind == "map" else entry.value if entry.kind == "scalar" else None
+        if not isinstance(written, str):
+            continue
+        variables = dotenv.read_env_file(ctx.workspace, repo_path(ctx.path, written)) or {}
+        for name, variable in variables.items():
+            if name not in model.env or model.env[name].origin == "env_file":
+                model.env[name] = Setting(name, variable.value, variable.location, f"env_file {written}",
+                                          (), variable.location, variable.value, "env_file")
+
+
+def _built_here(model: ServedModel) -> None:
+    if model.image is not None:
+        model.image.origin = "build"
+    model.engine_version, model.engine_variant = None, "local build"
+    model.engine_version_confidence = "unknown"
+    model.engine_version_why = "the service builds its image (compose build:)"
+
+
+def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, path: str) -> None:
+    """``environment: ["KEY=value"]``: the list form."""
+    if env is None or env.kind != "seq":
+        return
+    for item in env.value:
+        if item.kind == "scalar" and isinstance(item.value, str) and "=" in item.value:
+            name = item.value.split("=", 1)[0]
+            setting = ctx.setting(name, None, item, f"{path}.environment.{name}", origin="env")
+            setting.value = item.value.split("=", 1)[1]
+            model.env[name] = setting
+
+
+def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    if devices is None or devices.kind != "seq":
+        return None
+    for index, device in enumerate(devices.value):
+        if device.kind != "map":
+            continue
+        capabilities = device.get("capabilities")
+        caps = [str(c.value) for c in capabilities.value] if capabilities is not None and capabilities.kind == "seq" else []
+        if "gpu" not in caps and device.scalar("driver") != "nvidia":
+            continue
+        where = f"{path}.deploy.resources.reservations.devices[{index}]"
+        count = ctx.field_setting(device, "count", "gpus", f"{where}.count", to_int)
+        if count is not None and isinstance(count.value, str) and "$" in count.value:
+            resolved = dotenv.substitute(ArgToken(count.value, count.location), variables)
+            count.value, count.location = to_int(resolved.text), resolved.location
+        if count is not None:
+            return count
+        ids = device.get("device_ids")
+        if ids is not None and ids.kind == "seq":
+            values = [dotenv.substitute(ArgToken(str(item.value), ctx.location(item)), variables).text
+                      for item in ids.value]
+            if any("$" in value for value in values):
+                return None  # ["${GPU_IDS}"]: how many GPUs the variable lists is unknown
+            count = sum(len(value.split(",")) for value in values)  # "0,1" is two devices
+            return Setting("gpus", count, ctx.location(ids), f"{where}.device_ids")
+    return None
+
+
+# ---------------------------------------------------------------- the pod
+
+def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
+    pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
+    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
+    for item in _seq_or_scalar(service.get("tmpfs")):
+        if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
+            pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
+            pod.volumes["tmpfs"] = Volume("tmpfs", "tmpfs", ctx.location(item), "Memory")
+    host_network = str(service.scalar("network_mode", default="")) == "host"  # published ports are then ignored
+    for item in [] if host_network else _seq_or_scalar(service.get("ports")) + _seq_or_scalar(service.get("expose")):
+        number = _compose_container_port(item)
+        if number is not None:
+            pod.ports.append(Port(number, ctx.location(item)))
+    memory = service.path("deploy", "resources", "limits", "memory") or service.get("mem_limit")
+    if memory is not None and memory.kind == "scalar":
+        pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
+        pod.memory_limit = docker_bytes(str(memory.value))
+    pod.devices = _compose_device_ids(ctx, service, path)
+    pod.shm = _compose_shm(ctx, pod, service)
+    pod.gpu_access = _compose_gpu_access(ctx, service)
+    model.pod = pod
+    return pod
+
+
+_DOCKER_UNITS = {"": 1, "b": 1, "k": 1024, "m": 1024**2, "g": 1024**3, "t": 1024**4}
+
+
+def docker_bytes(text: str) -> int | None:
+    """A compose byte value (``16g``, ``512m``, ``1gb``: binary units, case-blind) in bytes."""
+    match = re.fullmatch(r"\s*(\d+(?:\.\d+)?)\s*([bkmgt]?)(?:i?b)?\s*", text.lower())
+    return int(float(match.group(1)) * _DOCKER_UNITS[match.group(2)]) if match else None
+
+
+def _seq_or_scalar(node: YNode | None) -> list[YNode]:
+    if node is None:
+        return []
+    return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
+
+
+def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
+    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
+    mounts: list[Mount] = []
+    volumes: dict[str, Volume] = {}
+    for item in _seq_or_scalar(node):
+        if item.kind == "scalar" and isinstance(item.value, str):
+            parts = _volume_fields(item.value)
+            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
+            kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
+        elif item.kind == "map":
+            source, target = item.scalar("source"), item.scalar("target")
+            kind = str(item.scalar("type", default="volume"))
+            kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
+        else:
+            continue
+        if not isinstance(target, str):
+            continue
+        name = str(source) if source else target
+        location = ctx.location(item)
+        mounts.append(Mount(target, name, location))
+        volumes[name] = Volume(name, kind, location, "Memory" if kind == "tmpfs" else None)
+    return mounts, volumes
+
+
+def _volume_fields(text: str) -> list[str]:
+    """``src:dst[:mode]`` split on the colons outside ``${VAR:-default}`` interpolations."""
+    fields, current, depth = [], "", 0
+    for index, char in enumerate(text):
+        if char == "{" and index and text[index - 1] == "$":
+            depth += 1
+        elif char == "}" and depth:
+            depth -= 1
+        if char == ":" and not depth:
+            fields.append(current)
+            current = ""
+        else:
+            current += char
+    return fields + [current]
+
+
+def _compose_container_port(item: YNode) -> int | None:
+    """The container side of ``[ip:]host:container[/proto]``, ``container``, or ``{target: N}``."""
+    if item.kind == "map":
+        value = item.scalar("target")
+    elif item.kind == "scalar":
+        value = str(item.value).split("/", 1)[0].rsplit(":", 1)[-1]
+    else:
+        return None
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None  # a range or an interpolation
+
+
+def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting | None:
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for index, device in enumerate(devices.value if devices is not None and devices.kind == "seq" else []):
+        ids = device.get("device_ids") if device.kind == "map" else None
+        if ids is not None and ids.kind == "seq":
+            setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
+                                  f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
+            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
+            return setting
+    return None
+
+
+def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
+    """GPUs given to a compose service: ``runtime: nvidia``, ``gpus:``, a GPU device reservation
+    (``count`` defaults to all), or ``/dev/nvidia*``, ``/dev/dri``, ``/dev/kfd`` devices."""
+    runtime = service.get("runtime")
+    if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
+        return f"runtime: {runtime.value}", ctx.location(runtime)
+    if service.get("gpus") is not None:
+        return "gpus", ctx.location(service.get("gpus"))
+    devices = service.path("deploy", "resources", "reservations", "devices")
+    for device in devices.value if devices is not None and devices.kind == "seq" else []:
+        capabilities = device.get("capabilities") if device.kind == "map" else None
+        listed = capabilities is not None and capabilities.kind == "seq"
+        names = [str(c.value) for c in capabilities.value] if listed else []
+        if "gpu" in names or (device.kind == "map" and device.scalar("driver") in ("nvidia", "amd", "cdi")):
+            return "a GPU device reservation", ctx.location(device)
+    for item in _seq_or_scalar(service.get("devices")):
+        text = str(item.value) if item.kind == "scalar" else str(item.scalar("source", default=""))
+        if text.startswith(("/dev/nvidia", "/dev/dri", "/dev/kfd", "nvidia.com/gpu", "amd.com/gpu")):
+            return f"device {text}", ctx.location(item)
+    return None
+
+
+def _compose_shm(ctx: DocContext, pod: PodFacts, service: YNode) -> tuple[str, Location] | None:
+    size = service.get("shm_size")
+    if size is not None and size.kind == "scalar" and size.value not in (None, ""):
+        return f"shm_size: {size.value}", ctx.location(size)
+    ipc = service.get("ipc")
+    # host: the host's /dev/shm; container:/service: another container's, whose size is not ours to judge
+    if ipc is not None and ipc.kind == "scalar" and str(ipc.value).startswith(("host", "container:", "service:")):
+        return f"ipc: {ipc.value}", ctx.location(ipc)
+    for mount in pod.mounts:
+        if mount.path.rstrip("/") == SHM_PATH:
+            return f"{mount.volume} at {SHM_PATH}", mount.location
+    return None

@@ -1,0 +1,80 @@
+"""A Dockerfile (or Containerfile) whose final stage starts an engine: an image deployed as it is built
+(Cloud Run, Koyeb, Hugging Face Spaces, ``docker run IMAGE`` without arguments).
+
+The served model is the final stage's ``ENTRYPOINT`` and ``CMD`` as the container runs them (Dockerfile
+reference, "Understand how CMD and ENTRYPOINT interact"): an exec-form ``ENTRYPOINT`` receives ``CMD`` as
+arguments; a shell-form one runs under ``/bin/sh -c`` and ignores ``CMD``; without ``ENTRYPOINT`` the
+``FROM`` image's entrypoint receives ``CMD`` (``vllm/vllm-openai``: ``vllm serve``, so flags alone, or a
+model then flags). Instructions continue over ``\\``-newlines; a shell form is read as
+``launch/scripts.py`` reads a script, with the stage's literal ``ENV`` and ``ARG`` defaults
+(``${MODEL:-org/name}`` gives its default). A stage with neither instruction only customises its base
+image and serves nothing here. A Dockerfile that a compose file in its folder (or the folder above)
+builds is that compose service's, read by ``formats/compose.py``, when the compose file names an
+engine (one that does not is never read, and the Dockerfile is the served model).
+"""
+
+from __future__ import annotations
+
+import posixpath
+
+from ...model import ArgToken, ServedModel
+from ...yamlio import LoadedFile
+from ..launch import named_files
+from ..core.contexts import Workspace
+from ..core.recognition import ENGINE_MARKERS
+from ..core.protocol import has_serving_marker
+from ..launch.dockerfile import final_stage, instruction_words
+from ..launch.dockerfile import scan_comments  # noqa: F401 - the protocol hook: a Dockerfile's comments
+from ..launch.scripts import Launched, launches, locator, script_model
+from ..launch.shell import expand
+
+MARKERS = ENGINE_MARKERS
+SUFFIXES = ("Dockerfile", "Containerfile", ".dockerfile")
+_COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
+
+
+def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    if not any(marker in loaded.text.lower() for marker in MARKERS) or _built_by_compose(workspace, loaded.path):
+        return []
+    stage = final_stage(loaded.text)
+    if stage.get("ENTRYPOINT") is None and stage.get("CMD") is None:
+        return []
+    locate = locator(loaded)
+    words, shell, own_entrypoint = _argv(loaded.text, stage)
+    image = stage.get("FROM")
+    image_token = ArgToken(image[0], *locate(image[1], image[1] + len(image[0]), image[0]), "image") if image else None
+    if shell:  # /bin/sh -c: the commands of the string, the engine's among them
+        launched = next(iter(launches(expand(words, stage["variables"]), locate)), None)
+        if launched is None:
+            return []
+        launched.image, launched.own_entrypoint = image_token, True
+    else:  # exec form: the words as they are, no variable expanded
+        tokens = [ArgToken(word, *locate(start, end, word), "args") for word, start, end in words]
+        launched = Launched(tokens, image=image_token, own_entrypoint=own_entrypoint)
+    last = max([t.location.line for t in launched.tokens] or [1])
+    model = script_model(workspace, loaded, launched, "Dockerfile", "dockerfile/0", 0, (0, last))
+    return [model] if model is not None else []
+
+
+def _built_by_compose(workspace: Workspace, path: str) -> bool:
+    folder = posixpath.dirname(path)
+    for base in (folder, posixpath.dirname(folder) if folder else None):
+        if base is None:
+            continue
+        for name in _COMPOSE_FILES:
+            text = named_files.read_text(workspace, posixpath.join(base, name) if base else name)
+            if text is not None and "build" in text and has_serving_marker(text):
+                return True  # a compose file without an engine word is not read: the Dockerfile is
+    return False
+
+
+def _argv(text: str, stage: dict) -> tuple[list[tuple[str, int, int]], bool, bool]:
+    """The words the container runs (offsets into ``text``), whether a shell runs them, and whether
+    the Dockerfile set the entrypoint (else the FROM image's receives them)."""
+    entrypoint, command = stage.get("ENTRYPOINT"), stage.get("CMD")
+    if entrypoint is not None and entrypoint[0] == "shell":
+        return instruction_words(text, entrypoint), True, True
+    if entrypoint is None and command[0] == "shell":  # /bin/sh -c replaces the image's entrypoint
+        return instruction_words(text, command), True, True
+    words = (instruction_words(text, entrypoint) if entrypoint else []) + (instruction_words(text, command) if command else [])
+    return words, False, entrypoint is not None

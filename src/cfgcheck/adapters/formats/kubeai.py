@@ -1,0 +1,145 @@
+"""KubeAI ``Model`` (``kubeai.org/v1``) -> one served model when its engine is vLLM.
+
+The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
+``python3 -m vllm.entrypoints.openai.api_server --model=<url ref> --served-model-name=<name>`` and then
+``spec.args`` in order, with ``spec.env`` as the container env. The pod's devices, node placement and
+default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
+(limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
+by ``scripts/build_operator_data.py``. OLlama, Infinity and FasterWhisper models are not engines
+cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
+entries, rendered as Models when ``enabled``) are read the same way.
+"""
+
+from __future__ import annotations
+
+from ...capacity.tables import bundled_table
+from ...engines.images import image_engine, parse_image
+from ...model import ArgToken, ServedModel, Setting
+from ...yamlio import YNode
+from ..core.contexts import DocContext
+from ..core.recognition import apply_launch, env_map_settings, finish, is_resource, set_image, string_map, to_int
+from ..launch.shell import argv_tokens
+
+API_GROUP = "kubeai.org/"
+MARKERS = ("kubeai.org", "resourceprofile")
+# spec.engine -> cfgcheck engine; None: a server cfgcheck does not check
+ENGINES = {"vllm": "vllm", "ollama": None, "infinity": None, "fasterwhisper": None}
+# url scheme -> what vLLM's --model becomes (engine_vllm.go): the ref, or the mounted path for a PVC
+URL_SCHEMES = ("hf", "pvc", "s3", "gs", "oss", "ollama")
+PVC_MODEL_PATH = "/model"
+
+
+def is_kubeai_model(root: YNode) -> bool:
+    return is_resource(root, API_GROUP, "Model")
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if is_kubeai_model(root):
+        spec = root.get("spec")
+        name = str(root.scalar("metadata", "name", default="model"))
+        model = _model(ctx, spec, name, root.path("metadata", "name") or root, "Model", "spec.")
+        if model is None:
+            return []
+        model.annotations = string_map(root.path("metadata", "annotations"))
+        return [finish(model)]
+    return _catalog(ctx, root)
+
+
+def _catalog(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    """Values of KubeAI's ``models`` chart: each ``catalog.<name>`` entry becomes a Model when it is
+    enabled (or ``all.enabled`` is), with the entry's fields as the Model's spec."""
+    catalog = root.get("catalog")
+    if root.get("apiVersion") is not None or catalog is None or catalog.kind != "map":
+        return []
+    every = root.scalar("all", "enabled", default=False) is True
+    found = []
+    for key, entry in catalog.items():
+        if entry.kind != "map" or entry.get("engine") is None or not (every or entry.scalar("enabled") is True):
+            continue
+        model = _model(ctx, entry, str(key.value), key, "kubeai-catalog", f"catalog.{key.value}.")
+        if model is not None:
+            found.append(finish(model))
+    return found
+
+
+def _model(ctx: DocContext, spec: YNode | None, name: str, at: YNode, kind: str, prefix: str) -> ServedModel | None:
+    if spec is None or spec.kind != "map":
+        return None
+    engine = ENGINES.get(str(spec.scalar("engine", default="")).lower().replace("-", ""))
+    if engine is None:
+        return None
+    model = ctx.new_model(name, kind, at, f"{kind}/{name}")
+    model.engine = engine
+    _image(ctx, model, spec, prefix)
+    url = ctx.field_setting(spec, "url", "model", f"{prefix}url")
+    tokens = [ArgToken(text, model.location, (), "kubeai", True)
+              for text in ("python3", "-m", "vllm.entrypoints.openai.api_server")]
+    if url is not None:  # --model=<ref>, written as two tokens so that the value is located at the url
+        tokens += [ArgToken("--model", url.location, url.comments, f"typed:{prefix}url", True),
+                   ArgToken(model_ref(str(url.value)), url.location, url.comments, f"typed:{prefix}url", True)]
+        if str(url.value).startswith("s3://"):
+            tokens.append(ArgToken("--load-format=runai_streamer", url.location, (), "kubeai", True))
+    tokens.append(ArgToken(f"--served-model-name={name}", model.location, (), "kubeai", True))
+    tokens.extend(argv_tokens(ctx, spec.get("args"), "args"))
+    model.setting_keys["extra_args"] = f"{prefix}args"
+    apply_launch(ctx, model, tokens, engine)
+    model.env = env_map_settings(ctx, spec.get("env"), prefix)
+    _profile(ctx, model, spec, prefix)
+    model.replicas = ctx.field_setting(spec, "replicas", "replicas", f"{prefix}replicas", to_int) or \
+        ctx.field_setting(spec, "minReplicas", "replicas", f"{prefix}minReplicas", to_int)
+    model.strategy = Setting("strategy", "RollingUpdate", model.location, "KubeAI Model (surge rollout)")
+    return model
+
+
+def model_ref(url: str) -> str:
+    """What the controller passes as ``--model``: the reference after the scheme, ``/model`` for a PVC,
+    the whole URL for object storage (read with the Run:ai streamer)."""
+    scheme, sep, ref = url.partition("://")
+    if not sep or scheme not in URL_SCHEMES:
+        return url
+    if scheme == "pvc":
+        return PVC_MODEL_PATH
+    if scheme in ("s3", "gs", "oss"):
+        return url
+    return ref
+
+
+def _image(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> None:
+    """``spec.image`` when written; else the chart's default vLLM image for the profile (assumed)."""
+    image = ctx.field_setting(spec, "image", "image", f"{prefix}image")
+    if image is not None:
+        set_image(ctx, model, image)
+        return
+    profile = _profile_entry(str(spec.scalar("resourceProfile", default="")).partition(":")[0])
+    images = bundled_table("kubeai.json")["vllm_images"]
+    default = images.get((profile or {}).get("image_name", "default")) or images.get("default")
+    found = image_engine(parse_image(default)) if default else None
+    if found is not None and found.engine == model.engine and found.version:
+        model.engine_version, model.engine_version_confidence = found.version, "assumed"
+        model.engine_version_why = f"the KubeAI chart's default image {default} (no spec.image)"
+
+
+def _profile_entry(name: str) -> dict | None:
+    return bundled_table("kubeai.json")["profiles"].get(name)
+
+
+def _profile(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> None:
+    """``resourceProfile: <profile>:<count>``: the GPUs are the profile's per-unit devices x count, the
+    GPU class the profile's (a profile the chart does not define is the cluster's own: unknown)."""
+    setting = ctx.field_setting(spec, "resourceProfile", "resource_profile", f"{prefix}resourceProfile")
+    if setting is None or not isinstance(setting.value, str):
+        return
+    name, _, count_text = setting.value.partition(":")
+    count = to_int(count_text or "1")
+    profile = _profile_entry(name)
+    if profile is None or "resource" not in profile or not isinstance(count, int):
+        return
+    model.gpu_resource = profile["resource"]
+    model.gpus = Setting("gpus", profile["per_unit"] * count, setting.location,
+                         f"{prefix}resourceProfile ({name}: {profile['per_unit']} {profile['resource']} x {count})",
+                         setting.comments, setting.key_location, setting.text)
+    selector = profile.get("gke_node_selector", {})
+    if profile.get("gpu"):
+        model.gpu_product = selector.get("cloud.google.com/gke-accelerator") or profile["gpu"]
+    elif selector:  # a TPU slice: the GKE labels name it
+        model.node_selector = {**selector, **model.node_selector}

@@ -1,0 +1,31 @@
+"""Shell scripts (``*.sh``, ``*.bash``) that start an engine: one served model per engine start
+(``launch/scripts.py`` reads the commands), and the files the script writes in heredocs: the Kubernetes
+manifests it applies (read by every YAML format) and a configuration of another format it writes (a
+supervisord program: the format that reads such files, through the registry).
+"""
+
+from __future__ import annotations
+
+from ...model import ServedModel
+from ...yamlio import LoadedFile
+from ..core.contexts import Workspace
+from ..core.recognition import ENGINE_MARKERS
+from ..core import registry  # its heredoc_models: a module-level name would declare the hook
+from ..launch.scripts import file_heredocs, manifest_heredocs, manifest_models, text_models, without
+from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: a shell script's comments
+
+MARKERS = ENGINE_MARKERS
+SUFFIXES = (".sh", ".bash")
+
+
+def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+    if not any(marker in loaded.text for marker in MARKERS):
+        return []
+    heredocs = file_heredocs(loaded.text)
+    manifests = manifest_heredocs(loaded.text)
+    written = {doc.start for doc in heredocs}
+    data = heredocs + [doc for doc in manifests if doc.start not in written]
+    found = text_models(workspace, loaded, without(loaded.text, data), "shell script", "script", heredocs=heredocs)
+    for doc in heredocs:  # a configuration of another format the script writes (supervisord): its models
+        found.extend(registry.heredoc_models(workspace, loaded, doc.name, doc.body, doc.start))
+    return found + manifest_models(workspace, loaded, manifests)

@@ -1,0 +1,159 @@
+"""The Dockerfile a compose service builds (``build: .`` or ``build: {context, dockerfile}``): which
+engine its final ``FROM`` image runs, and its ``ENTRYPOINT`` and ``CMD`` (exec or shell form), each
+word located where it is written; and the Dockerfile lexer this and ``formats/containerfile.py`` read
+with (instructions over continuation lines, ``FROM --platform``, stages, ``ENV``/``ARG`` values, the
+exec and shell forms). The ``ARG`` defaults declared before the first
+``FROM`` are substituted in it (``FROM vllm/vllm-openai:${VLLM_VERSION}``), as the builder does without
+``--build-arg``.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass, field
+from typing import Iterator
+
+from ...engines.images import parse_image
+from ...model import ArgToken
+from ...yamlio import Comment, LoadedFile, YNode
+from . import named_files
+from ..core.contexts import Workspace
+from .scripts import locator
+from .shell import lex
+
+_INSTRUCTION = re.compile(r"^[ \t]*([A-Za-z]+)[ \t]+", re.M)
+_ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?")
+
+
+@dataclass
+class Built:
+    path: str  # the Dockerfile, repository-relative
+    image: str | None  # the final FROM image, ARGs substituted
+    engine: str | None
+    entrypoint: list[ArgToken] = field(default_factory=list)
+    command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
+    shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
+
+
+def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
+    """The Dockerfile of ``build`` relative to the compose file, or None when it cannot be read."""
+    if build.kind == "scalar":
+        context, name = str(build.value), "Dockerfile"
+    elif build.kind == "map":
+        context, name = str(build.scalar("context", default=".")), str(build.scalar("dockerfile", default="Dockerfile"))
+    else:
+        return None
+    # relative to the compose file's folder (the project directory), else to the repository root
+    # (stacks run with --project-directory at the root and -f services/compose.x.yml)
+    for base in (compose_file, ""):
+        rel = named_files.repo_path(base, posixpath.join(context, name))
+        text = named_files.read_text(workspace, rel) if rel else None
+        if text is not None:
+            return parse(rel, text)
+    return None
+
+
+def parse(rel: str, text: str) -> Built:
+    stage = final_stage(text)
+    written = stage.get("FROM")
+    global_args = stage.get("global", {})
+    image = _ARG_REFERENCE.sub(lambda m: global_args.get(m.group(1)) or m.group(0), written[0]) if written else None
+    built = Built(rel, image, parse_image(image).engine if image else None)
+    locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
+    for keyword, origin in (("ENTRYPOINT", "entrypoint"), ("CMD", "command")):
+        if stage.get(keyword) is not None:
+            tokens = [ArgToken(word, *locate(start, end, word), origin)
+                      for word, start, end in instruction_words(text, stage[keyword])]
+            setattr(built, origin, tokens)
+    built.shell_entrypoint = stage.get("ENTRYPOINT", ("exec",))[0] == "shell"
+    return built
+
+
+# ---------------------------------------------------------------- the lexer
+
+
+def scan_comments(text: str) -> dict[int, Comment]:
+    """Lines that begin with ``#`` (parser directives included): a Dockerfile has no trailing comments."""
+    found: dict[int, Comment] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        stripped = line.lstrip()
+        if stripped.startswith("#"):
+            found[number] = Comment(number, len(line) - len(stripped) + 1, stripped[1:].strip(), True)
+    return found
+
+
+def final_stage(text: str) -> dict:
+    """The last stage's FROM image (name, offset), ENTRYPOINT and CMD as (form, start, end) offsets of
+    their arguments, its literal ARG defaults and ENV values, and under ``"global"`` the ARG defaults
+    declared before the first FROM (the only ones a FROM line can use)."""
+    stage: dict = {"variables": {}}
+    for keyword, start, end in instructions(text):
+        rest = text[start:end]
+        if keyword == "FROM":
+            image, at = _from_image(rest)
+            global_args = stage["global"] if "FROM" in stage else stage["variables"]
+            stage = {"variables": {}, "FROM": (image, start + at), "global": global_args}
+        elif keyword in ("ENTRYPOINT", "CMD"):
+            stage[keyword] = ("exec" if rest.lstrip().startswith("[") else "shell", start, end)
+        elif keyword in ("ENV", "ARG"):
+            _variables(stage["variables"], rest)
+    return stage
+
+
+def instructions(text: str) -> Iterator[tuple[str, int, int]]:
+    """(KEYWORD, start, end) of every instruction: offsets of its arguments, continuation lines included."""
+    position = 0
+    while (match := _INSTRUCTION.search(text, position)) is not None:
+        keyword, start = match.group(1).upper(), match.end()
+        position = _instruction_end(text, start)  # the next instruction starts after this one's continuation lines
+        yield keyword, start, position
+
+
+def _from_image(rest: str) -> tuple[str, int]:
+    """The image of ``FROM [--platform=...] IMAGE [AS name]`` and its offset in ``rest``."""
+    image = next((word for word in rest.split() if not word.startswith("--")), "")
+    return image, rest.find(image) if image else 0
+
+
+def _instruction_end(text: str, start: int) -> int:
+    """Where an instruction's arguments end: the first newline not escaped by a trailing backslash."""
+    position = start
+    while True:
+        newline = text.find("\n", position)
+        if newline < 0:
+            return len(text)
+        if not text[position:newline].rstrip().endswith("\\"):
+            return newline
+        position = newline + 1
+
+
+def _variables(variables: dict[str, str | None], rest: str) -> None:
+    """``ENV A=1 B="two"`` / ``ENV A 1`` / ``ARG A=1`` (an ARG without default is unknown)."""
+    words = [word for word, _, _ in lex(rest.replace("\\\n", " "), shell=False)]
+    if len(words) >= 2 and "=" not in words[0]:
+        variables[words[0]] = " ".join(words[1:])
+        return
+    for word in words:
+        name, assigned, value = word.partition("=")
+        if name.isidentifier():
+            variables[name] = value if assigned and "$" not in value else None
+
+
+def instruction_words(text: str, instruction: tuple[str, int, int]) -> list[tuple[str, int, int]]:
+    """The words of an ENTRYPOINT or CMD as (word, start, end) offsets into ``text``."""
+    form, start, end = instruction
+    body = text[start:end]
+    if form == "exec":  # a JSON array: its brackets and commas are spaces, its strings shell-quoted words
+        body = _unbracket(body)
+    return lex(body, shell=form == "shell", base=start)
+
+
+def _unbracket(body: str) -> str:
+    out, quoted, previous = [], False, ""
+    for char in body:
+        if char == '"' and previous != "\\":
+            quoted = not quoted
+        out.append(" " if not quoted and char in "[],\\" else char)
+        previous = char
+    return "".join(out)

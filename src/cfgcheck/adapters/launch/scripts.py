@@ -1,0 +1,405 @@
+"""Shell commands that start an engine, wherever they are written: a script, a workflow step, a
+Makefile recipe, a Dockerfile's shell form, a supervisord program, a script mounted from a ConfigMap.
+
+A script is split into commands with the located shell lexer (``shell.py``: quotes, line
+continuations, ``#`` comments, separators), its literal variables expanded (``MODEL=x`` then
+``vllm serve $MODEL``). Each command that starts an engine is one served model:
+
+- a launcher anywhere in the command (``vllm serve M``, ``python3 -m vllm.entrypoints.openai.api_server``,
+  ``python -m sglang.launch_server``, after ``nohup``, ``exec``, ``CUDA_VISIBLE_DEVICES=0``...);
+- ``docker run`` / ``podman run`` of an engine image: the options before the image are docker's
+  (``-e``, ``--gpus``, ``--entrypoint``...), the words after it the container's arguments, read as the
+  image's entrypoint reads them (``vllm/vllm-openai``: ``vllm serve``, so a first word is the model).
+
+``pip install vllm``, ``vllm --version`` or an ``echo "vllm serve ..."`` start nothing.
+"""
+
+from __future__ import annotations
+
+import bisect
+import posixpath
+import re
+from dataclasses import dataclass, field
+
+from ...engines.argv import find_launch
+from ...engines.images import parse_image
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...yamlio import Comment, LoadedFile, parse_text
+from ..core.contexts import DocContext, Workspace, directives_of
+from ..core.recognition import apply_launch, finish, set_image, to_int
+from ..core.registry import document_models
+from . import config_file
+from .shell import OPERATORS, SourceMap, expand, lex, segments
+
+# docker run options that take a value (docker CLI reference, `docker run --help`); any other option
+# is a switch, or carries its value after "=".
+_DOCKER_VALUE_OPTIONS = frozenset("""
+-a --attach --add-host --annotation --blkio-weight --cap-add --cap-drop --cgroup-parent --cgroupns --cidfile
+-c --cpu-shares --cpu-period --cpu-quota --cpus --cpuset-cpus --cpuset-mems --device --device-cgroup-rule
+--dns --dns-option --dns-search --domainname -e --env --env-file --entrypoint --expose --gpus --group-add
+--health-cmd --health-interval --health-retries --health-start-period --health-timeout -h --hostname --ip
+--ip6 --ipc --isolation --kernel-memory -l --label --label-file --link --log-driver --log-opt --mac-address
+-m --memory --memory-reservation --memory-swap --memory-swappiness --mount --name --network --net
+--network-alias --oom-score-adj --pid --pids-limit --platform -p --publish --pull --restart --runtime
+--security-opt --shm-size --stop-signal --stop-timeout --storage-opt --sysctl --tmpfs -u --user --ulimit
+--userns --uts -v --volume --volume-driver --volumes-from -w --workdir
+""".split())
+_CONTAINER_RUNNERS = ("docker", "podman", "nerdctl")
+_ONLY_VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
+@dataclass
+class Launched:
+    """One engine start found in shell words: its argv (with the image's entrypoint) and container facts."""
+
+    tokens: list[ArgToken]
+    image: ArgToken | None = None
+    gpus: ArgToken | None = None
+    env: dict[str, ArgToken] = field(default_factory=dict)
+    own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
+
+
+# ---------------------------------------------------------------- scripts
+
+
+def scan_comments(text: str) -> dict[int, Comment]:
+    """``#`` comments outside quotes, where a word starts (``a#b`` is a word, ``$#`` a parameter)."""
+    found: dict[int, Comment] = {}
+    quote = None
+    for number, line in enumerate(text.split("\n"), start=1):
+        previous = " "
+        for column, char in enumerate(line):
+            if quote:
+                quote = None if char == quote and previous != "\\" else quote
+            elif char in "'\"" and previous != "\\":
+                quote = char
+            elif char == "#" and previous in " \t;&|(" and line[max(0, column - 1)] != "$":
+                text_part = line[column + 1:].strip()
+                found[number] = Comment(number, column + 1, text_part, not line[:column].strip())
+                break
+            previous = char
+    return found
+
+
+def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, prefix: str,
+                env: dict[str, str | None] | None = None, name_of=None, heredocs: list[Heredoc] = ()) -> list[ServedModel]:
+    """The served models of shell commands in ``text``, which has the file's offsets (what is not a
+    command blanked): one per engine start; ``name_of(line)`` names the model started on ``line``."""
+    locate = locator(loaded)
+    found = []
+    after = 0  # directives between the previous engine start and this one's last line are its own
+    for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
+        last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
+        first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+        name = name_of(first.location.line) if name_of is not None and first is not None else None
+        model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
+                             name, heredocs=heredocs)
+        after = last
+        if model is not None:
+            found.append(model)
+    return found
+
+
+def locator(loaded: LoadedFile):
+    """``locate(start, end, word)`` for words at offsets of the file's text: location and comments."""
+    starts = _line_starts(loaded.text)
+
+    def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
+        line = bisect.bisect_right(starts, start)
+        column = start - starts[line - 1] + 1
+        end_line = bisect.bisect_right(starts, max(start, end - 1))
+        width = end - start if end_line == line else len(word)
+        return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
+
+    return locate
+
+
+def _line_starts(text: str) -> list[int]:
+    return [0] + [match.end() for match in re.finditer("\n", text)]
+
+
+# cat > FILE << EOF ... EOF (also <<-, a quoted delimiter, tee): a file the script writes, e.g. the
+# engine --config file a benchmark script generates before it starts the server
+_HEREDOC_START = re.compile(r"(?:cat|tee)[ \t]*>?[ \t]*([\w./-]+)[ \t]*<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n")
+
+
+@dataclass(frozen=True)
+class Heredoc:
+    name: str  # the file it writes, as written
+    start: int  # offset of its body in the script
+    body: str
+
+
+def file_heredocs(text: str) -> list[Heredoc]:
+    """Heredocs that write a file, in order."""
+    return [Heredoc(match.group(1), match.end(), body) for match, body in _bodies(text, _HEREDOC_START)]
+
+
+def _bodies(text: str, start: re.Pattern):
+    """(opening match, body) of each heredoc ``start`` opens (delimiter in group 2); each search starts
+    after the previous body (linear in the script, whatever a pull request writes: a body without its
+    delimiter runs to the end, as in the shell)."""
+    position = 0
+    while (match := start.search(text, position)) is not None:
+        end = re.compile(rf"^[ \t]*{re.escape(match.group(2))}[ \t]*$", re.M).search(text, match.end())
+        yield match, text[match.end():end.start() if end is not None else len(text)]
+        position = end.end() if end is not None else len(text)
+
+
+# any heredoc (`cat <<EOF > FILE`, `kubectl apply -f - <<'EOF'`, `cat <<EOF | kubectl apply -f -`); the
+# delimiter starts with a letter, so `$((1 << 2))` opens none
+_ANY_HEREDOC = re.compile(r"(?<![<\w])<<-?[ \t]*(['\"]?)([A-Za-z_]\w*)\1[^\n]*\n")
+_MANIFEST_KEYS = (re.compile(r"^[ \t]*apiVersion:[ \t]*\S", re.M), re.compile(r"^[ \t]*kind:[ \t]*\S", re.M))
+
+
+def manifest_heredocs(text: str) -> list[Heredoc]:
+    """Heredocs whose body is a Kubernetes manifest (apiVersion and kind): what the script applies."""
+    return [Heredoc("", match.end(), body) for match, body in _bodies(text, _ANY_HEREDOC)
+            if all(key.search(body) for key in _MANIFEST_KEYS)]
+
+
+def manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[Heredoc]) -> list[ServedModel]:
+    """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
+    and column in the script (the body is parsed below as many blank lines as precede it)."""
+    found: list[ServedModel] = []
+    for doc in manifests:
+        inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
+        inner.path = loaded.path
+        if inner.error is None:
+            found += document_models(workspace, inner)
+    return found
+
+
+def without(text: str, heredocs: list[Heredoc]) -> str:
+    """The script with heredoc bodies blanked (newlines kept): they are data, not commands."""
+    for doc in heredocs:
+        blank = re.sub(r"[^\n]", " ", doc.body)
+        text = text[:doc.start] + blank + text[doc.start + len(doc.body):]
+    return text
+
+
+class _TextMap:
+    """Offsets in a heredoc body -> lines and columns of the script (the protocol of ``shell.SourceMap``)."""
+
+    def __init__(self, text: str, start: int):
+        self.start, self.starts = start, _line_starts(text)
+
+    def absolute(self, offset: int) -> int:
+        return self.start + offset
+
+    def line_column(self, absolute: int) -> tuple[int, int]:
+        line = bisect.bisect_right(self.starts, absolute)
+        return line, absolute - self.starts[line - 1] + 1
+
+
+def _heredoc_config(loaded: LoadedFile, heredocs: list[Heredoc], written: str):
+    """The engine --config file the script itself writes, parsed and located in the script."""
+    for doc in heredocs:
+        if posixpath.normpath(doc.name) == posixpath.normpath(written):
+            inner = parse_text(f"{loaded.path}#{doc.name}.yaml", doc.body)  # YAML, whatever the script's suffix
+            inner.path = loaded.path
+            if inner.error is None and inner.documents and inner.documents[0].root is not None:
+                return inner, inner.documents[0].root, _TextMap(loaded.text, doc.start)
+    return None
+
+
+# ---------------------------------------------------------------- commands that start an engine
+
+
+def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
+    """Every engine start in already expanded shell ``words``; ``locate(start, end, word)`` gives a
+    word's location and comments."""
+    found: list[Launched] = []
+    for command in segments(words):
+        tokens = [ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command
+                  if word not in OPERATORS]
+        texts = [t.text for t in tokens]
+        runner = next((i for i, t in enumerate(texts[:-1]) if t.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS
+                       and texts[i + 1] == "run"), None)
+        if runner is not None:
+            launched = docker_run(tokens[runner + 2:])
+            if launched is not None:
+                found.append(launched)
+        elif _starts(tokens):
+            found.append(Launched(tokens, env=_assignments(tokens)))
+    return found
+
+
+def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
+    """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
+    task's ``run:``), each word located where it is written in the file."""
+    mapping = SourceMap(ctx.loaded.text, node)
+
+    def locate(start: int, end: int, word: str):
+        line, column, end_column = mapping.span(start, end, word)
+        return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
+
+    return launches(expand(lex(mapping.value, shell=True), env), locate)
+
+
+def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
+    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env."""
+    env: dict[str, ArgToken] = {}
+    for token in tokens:
+        name, assigned, _ = token.text.partition("=")
+        if not assigned or not name.isidentifier():
+            break
+        env[name] = _tail(token, len(name) + 1)
+    return env
+
+
+def _starts(tokens: list[ArgToken]) -> bool:
+    return find_launch(tokens, None) is not None
+
+
+def docker_run(tokens: list[ArgToken]) -> Launched | None:
+    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter."""
+    launched = Launched([])
+    entrypoint: list[ArgToken] = []
+    index = 0
+    while index < len(tokens) and (tokens[index].text.startswith("-") or _variable(tokens[index].text)):
+        token = tokens[index]  # a word that is only a variable ($GPU_OPTIONS): options of unknown value
+        option, has_value, value = token.text.partition("=")
+        if not has_value and option in _DOCKER_VALUE_OPTIONS and index + 1 < len(tokens):
+            index += 1
+            value_token = tokens[index]
+        else:
+            value_token = _tail(token, len(option) + 1) if has_value else None
+        if value_token is not None:
+            _docker_option(launched, entrypoint, option, value_token)
+        index += 1
+    if index >= len(tokens):
+        return None
+    launched.image = tokens[index]
+    if parse_image(launched.image.text).engine is None:
+        return None
+    # the container's arguments: what the image's entrypoint receives, not a shell command
+    arguments = entrypoint + [ArgToken(t.text, t.location, t.comments, "args") for t in tokens[index + 1:]]
+    texts = [t.text for t in arguments]
+    if len(texts) >= 3 and texts[0].rsplit("/", 1)[-1] in ("sh", "bash") and texts[1] in ("-c", "-lc", "-ec"):
+        inner = next(iter(launches(expand(lex(texts[2])), _within(arguments[2]))), None)
+        arguments = inner.tokens if inner is not None else arguments
+    launched.tokens = arguments
+    return launched
+
+
+def _variable(text: str) -> bool:
+    return text.startswith("$") and bool(_ONLY_VARIABLE.fullmatch(text))
+
+
+def _within(token: ArgToken):
+    """``locate`` for words of a script held in one token (``bash -c "..."``), by offset from it."""
+    def locate(start: int, end: int, word: str):
+        before = token.text[:start]
+        line = token.location.line + before.count("\n")
+        column = (token.location.column + start) if "\n" not in before else start - before.rfind("\n")
+        return Location(token.location.path, line, column, line, column + len(word)), token.comments
+
+    return locate
+
+
+def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken) -> None:
+    if option == "--gpus":
+        launched.gpus = value
+    elif option == "--entrypoint":  # --entrypoint="" clears the image's: the arguments are the command
+        launched.own_entrypoint = True
+        entrypoint.extend([value] if value.text else [])
+    elif option in ("-e", "--env"):
+        name, assigned, _ = value.text.partition("=")
+        launched.env[name] = _tail(value, len(name) + 1) if assigned else ArgToken("", value.location, (), "env", True)
+
+
+def _tail(token: ArgToken, offset: int) -> ArgToken:
+    """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
+    loc = token.location
+    return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
+                    token.comments, token.origin)
+
+
+# Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
+# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...).
+_SLURM_GPUS = re.compile(r"(?:--gres[= ]gpu(?::(?P<gres>[\w.-]+))?:|--gpus(?:-per-node|-per-task)?[= ](?:(?P<gpus>[\w.-]+):)?"
+                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b")
+
+
+def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | None, str | None]:
+    """The GPUs Slurm gives the engine, and their type when named: ``srun --gres=gpu:2 vllm serve ...``
+    (the command's own options), else the script's ``#SBATCH`` lines."""
+    for index, token in enumerate(tokens):
+        if token.text.startswith(("--gres", "--gpus", "-G")):
+            joined = token.text if "=" in token.text or index + 1 >= len(tokens) else f"{token.text}={tokens[index + 1].text}"
+            match = _SLURM_GPUS.fullmatch(joined.replace("-G=", "-G "))
+            if match is not None:
+                where = token if "=" in token.text else tokens[index + 1]
+                return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
+                               where.location, where.text, "shell"), _slurm_type(match)
+    for number, line in enumerate(loaded.text.split("\n"), start=1):
+        match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
+        if match is not None:
+            column = match.start("count") + 1
+            location = Location(loaded.path, number, column, number, column + len(match.group("count")))
+            return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
+                           location, match.group("count"), "shell"), _slurm_type(match)
+    return None, None
+
+
+def _slurm_type(match: re.Match) -> str | None:
+    return match.group("gres") or match.group("gpus") or match.group("short")
+
+
+def gpu_count(text: str) -> int | str:
+    """``--gpus``: ``2``, ``all`` (unknown here), ``device=0,1`` (quoted or not) -> 2."""
+    value = text.strip("'\"")
+    if value.startswith("device="):
+        return len(value.split("=", 1)[1].strip("'\"").split(","))
+    if value.startswith("count="):
+        return to_int(value.split("=", 1)[1])
+    return to_int(value)
+
+
+# ---------------------------------------------------------------- served models
+
+
+def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
+                 index: int, lines: tuple[int, int], name: str | None = None,
+                 heredocs: list[Heredoc] = ()) -> ServedModel | None:
+    """The served model of one engine start in a script (or a workflow step); directives on the
+    lines after ``lines[0]`` up to ``lines[1]`` are its own."""
+    first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+    if first is None:
+        return None
+    stem = posixpath.splitext(posixpath.basename(loaded.path))[0]
+    model = ServedModel(name=name or (stem if index == 0 else f"{stem}#{index + 1}"), kind=kind, path=loaded.path,
+                        document=0, location=first.location, identity=f"{loaded.path}#{identity}")
+    model.comments = [(line, comment.text) for line, comment in sorted(loaded.comments.items())]
+    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
+                                                   if lines[0] < line <= lines[1]])
+    image_engine = None
+    if launched.image is not None:
+        image = Setting("image", launched.image.text, launched.image.location, "docker run IMAGE", launched.image.comments,
+                        launched.image.location, launched.image.text, "shell")
+        set_image(None, model, image)
+        image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
+    if not apply_launch(None, model, launched.tokens, image_engine):
+        return None
+    for env_name, token in launched.env.items():
+        model.env[env_name] = Setting(env_name, token.text if not token.synthetic else None, token.location,
+                                      f"docker run -e {env_name}", token.comments, token.location, token.text, "env")
+    if launched.gpus is not None:
+        model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
+                             launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
+    visible = launched.env.get("CUDA_VISIBLE_DEVICES")
+    if model.gpus is None and visible is not None and re.fullmatch(r"\d+(,\d+)*", visible.text):
+        model.gpus = Setting("gpus", len(visible.text.split(",")), visible.location, "CUDA_VISIBLE_DEVICES",
+                             visible.comments, visible.location, visible.text, "env")
+    if model.gpus is None:
+        model.gpus, product = slurm_gpus(loaded, launched.tokens)
+        model.gpu_product = model.gpu_product or product
+    argument = config_file.config_argument(model)
+    if argument is not None:
+        found = _heredoc_config(loaded, heredocs, argument.text) or \
+            config_file.beside(workspace, loaded.path, argument.text) or \
+            config_file.beside(workspace, "", argument.text)
+        if found is not None:
+            config_file.apply_file(model, *found)
+    return finish(model)

@@ -1,0 +1,1 @@
+"""Helm charts and kustomizations, rendered and read back through the registry."""

@@ -1,0 +1,400 @@
+"""A local Helm chart (a folder with ``Chart.yaml``), linted as ``helm template`` renders it.
+
+The chart is staged with its local dependencies (``helmstage.py``) and rendered once with its default
+``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
+``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
+would install it. The rendered objects go through the other adapters; each value is then mapped back
+to the values file and line that set it where the value can be traced there (the environment's file
+first, then ``values.yaml``, then the dependencies' defaults), else to the word in a template that
+holds it literally, else to the template that produced the object (helm's ``# Source:`` comment). A
+served model is placed where its model is set; one a values adapter already reads from that line, or
+one a rendering repeats unchanged, is reported once. The files under ``templates/`` are not linted one
+by one (they are not YAML until rendered); discovery sets them aside and one note says so.
+
+``render-helm`` in the configuration or ``--render-helm/--no-render-helm``: unset renders when
+``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ...paths import escapes
+from ...model import Location, ServedModel
+from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
+from ..core.contexts import DocContext
+from ..launch.configmaps import index as index_configmaps
+from ..core.protocol import document_adapters, has_serving_marker
+from .kustomize import TIMEOUT, SourceIndex, note, render_models
+
+if TYPE_CHECKING:
+    from .helm_sandbox import Staged
+
+CHART_FILES = ("Chart.yaml",)
+MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
+_IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
+_SOURCE = re.compile(r"^# Source: (\S+)", re.M)
+_TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
+
+
+def is_chart(ctx: DocContext, root: YNode) -> bool:
+    return ctx.path.rsplit("/", 1)[-1] in CHART_FILES and root.scalar("apiVersion") in ("v1", "v2") \
+        and isinstance(root.scalar("name"), str)
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    """Served models of every rendering of the chart whose ``Chart.yaml`` this is."""
+    if not is_chart(ctx, root) or ctx.workspace.config.get("render-helm") is False:
+        return []
+    repo = Path(str(ctx.workspace.config.get("root")))
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    folder = repo / folder_rel
+    if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILES[0]).is_file():
+        return []  # a subchart vendored in another chart: rendered through that chart only
+    templates = _templates(repo, folder)
+    values = values_files(folder)
+    if len(values) > MAX_VALUES_FILES:
+        note(f"{folder_rel}: {len(values)} values files; rendered with the first {MAX_VALUES_FILES} only")
+        values = values[:MAX_VALUES_FILES]
+    default = folder / "values.yaml"
+    serving = _serving(templates, [default, *values])
+    if not serving and root.get("dependencies") is None:
+        return []  # nothing a served model could be rendered from: not worth a helm run
+    helm = helm_binary()
+    if helm is None:
+        note(f"{folder_rel}: helm not found, chart not rendered (its values files are linted one by one)")
+        return []
+    import tempfile  # only a chart that may serve a model is staged: not at import
+
+    from .helm_sandbox import StageError, stage
+
+    with tempfile.TemporaryDirectory(prefix="cfgcheck-helm-") as scratch:
+        try:
+            staged = stage(repo, folder, Path(scratch) / "chart")
+        except StageError as exc:
+            note(f"{folder_rel}: chart not rendered: {exc}")
+            return []
+        for dependency in staged.dependency_folders:
+            templates += _templates(repo, dependency)
+        if not serving and not _serving(templates, staged.dependency_values):
+            return []
+        if staged.substituted:
+            note(f"{folder_rel}: remote dependencies rendered with the repository's own chart of that name: "
+                 f"{', '.join(staged.substituted)}")
+        if staged.dropped:
+            note(f"{folder_rel}: rendered without its remote dependencies {', '.join(staged.dropped)}: not "
+                 "vendored under charts/ and cfgcheck does not download (run `helm dependency build` and commit "
+                 "charts/ to lint them); their values are read by the values adapters")
+        return _renderings(ctx, root, helm, staged, Path(scratch), templates, [default, *values])
+
+
+def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
+                templates: list[tuple[str, str]], values: list[Path]) -> list[ServedModel]:
+    """One ``helm template`` per values file (the chart's defaults alone first), mapped back."""
+    from .helm_sandbox import run_template
+
+    repo = Path(str(ctx.workspace.config.get("root")))
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
+    home = scratch / "home"
+    home.mkdir()
+    default, extras = values[0], values[1:]
+    found: list[ServedModel] = []
+    seen: set[tuple] = set()
+    for extra in [None, *extras]:
+        label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
+        rendered, failure = run_template(helm, str(root.scalar("name")), staged.path, extra, home, limit,
+                                         TIMEOUT, staged.kube_version)
+        if rendered is None:
+            note(f"{folder_rel}{'' if extra is None else ' with ' + label}: "
+                 f"{failure.replace(str(scratch), '…')}; chart not rendered")
+            continue
+        own = [p for p in (extra, default) if p is not None and p.is_file()]
+        files = [*staged.dependency_values, *reversed(own)]
+        index_configmaps(ctx.workspace, parse_text(ctx.path, rendered))  # envFrom across subcharts
+        models = []
+        for key, part in _by_subchart(rendered).items():
+            # a subchart's values: its own defaults, then the chart's values under its key (the same model
+            # id written for several subcharts of an umbrella is traced to the right one)
+            scoped = [(p, None) for p in staged.dependency_values if staged.keys.get(p) == key] if key else []
+            index = ScopedIndex(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
+            fallback = _fallback(folder_rel, staged.origins, part, templates)
+            rendered_models = render_models(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]",
+                                            keep_unchanged=True)
+            for model in rendered_models:
+                _image_beside_its_repository(model, index)
+            models += rendered_models
+        places = _places(repo, own, staged.keys, ctx.workspace)
+        for model in _anchored(models, places, _read_directly(repo, files, ctx.workspace)):
+            signature = _signature(model)
+            if signature in seen:
+                continue  # a values file that changes nothing this served model runs with: one report
+            seen.add(signature)
+            if extra is not None:
+                _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
+            found.append(model)
+    return found
+
+
+def _by_subchart(rendered: str) -> dict[str, str]:
+    """The rendered documents by the subchart whose template made them (helm's ``# Source:
+    CHART/charts/SUB/templates/...``; "" for the chart's own), in order, each group one YAML stream."""
+    groups: dict[str, list[str]] = {}
+    for chunk in re.split(r"(?m)^---[ \t]*\n", rendered):
+        if not chunk.strip():
+            continue
+        source = _SOURCE.search(chunk)
+        parts = source.group(1).split("/") if source else []
+        groups.setdefault(parts[2] if len(parts) > 3 and parts[1] == "charts" else "", []).append(chunk)
+    return {key: "".join(f"---\n{chunk}" for chunk in chunks) for key, chunks in groups.items()}
+
+
+class ScopedIndex(SourceIndex):
+    """A :class:`SourceIndex` over values files, each whole (key None) or only under one top-level key."""
+
+    def __init__(self, repo: Path, files: list[tuple[Path, str | None]], workspace, raw: list[tuple[str, str]]):
+        super().__init__(repo, [], workspace, raw)
+        for file, key in files:
+            loaded = load_file(repo, file)
+            for document in loaded.documents:
+                node = document.root
+                if node is not None and key is not None:
+                    node = node.get(key) if node.kind == "map" else None
+                if node is not None:
+                    self._walk(DocContext(loaded, document, workspace), node)
+
+
+def _image_beside_its_repository(model: ServedModel, index: SourceIndex) -> None:
+    """Helm values split an image into ``repository`` and ``tag``; a tag such as ``latest`` is written in
+    many values files (an umbrella's own app image), so the image is placed at the tag written within a
+    few lines after its repository, else at the repository, when the tag line found first is not there."""
+    image = model.image
+    if image is None or not isinstance(image.value, str) or "@" in image.value or ":" not in image.value:
+        return
+    repository, tag = image.value.rsplit(":", 1)
+    if "/" in tag:
+        return  # a registry port, no tag
+    at = index.find(repository, None)
+    if at is None or (at.path == image.location.path and 0 <= image.location.line - at.line <= _IMAGE_SPAN):
+        return
+    near = [location for location, _ in index.by_text.get(tag, [])
+            if location.path == at.path and 0 <= location.line - at.line <= _IMAGE_SPAN]
+    image.location = near[0] if near else at
+
+
+def _signature(model: ServedModel) -> tuple:
+    """What a rendered served model runs: its object, argv, image, env, GPUs (not where it is reported)."""
+    return (model.identity.split("]", 1)[-1], tuple(token.text for token in model.argv),
+            *(str(s.value) if s is not None else None for s in (model.image, model.model, model.gpus, model.replicas)),
+            tuple(sorted((name, str(setting.value)) for name, setting in model.env.items())))
+
+
+def _place_in(model: ServedModel, values: str) -> None:
+    """A served model of a rendering with an extra values file whose model that file does not set: placed
+    at the first line of that file that sets one of its settings (what makes this rendering differ)."""
+    if model.location.path == values:
+        return
+    settings = [s for group in model.occurrences.values() for s in group]
+    settings += [s for s in (model.image, model.gpus, model.replicas) if s is not None] + list(model.env.values())
+    lines = [s.location for s in settings if s.location.path == values]
+    if lines:
+        first = min(lines, key=lambda location: (location.line, location.column))
+        model.location = Location(first.path, first.line, first.column)
+        model.path = first.path
+
+
+def _anchored(models: list[ServedModel], places: dict[str, Location | None],
+              direct: set[tuple[str, int]]) -> list[ServedModel]:
+    """Rendered served models placed where their model is set, when the chart's values file sets it
+    (the line a user edits to change what is served), or at the umbrella's key of the dependency whose
+    defaults set it; those a values adapter reads from that same line already (the production-stack
+    chart's ``modelSpec``, an umbrella's ``app-template`` values) are left to it, so that one setting is
+    not reported twice."""
+    kept = []
+    for model in models:
+        where = model.model.location if model.model is not None else None
+        if where is not None and where.path in places:
+            if (where.path, where.line) in direct:
+                continue
+            anchor = places[where.path] or where
+            model.location = Location(anchor.path, anchor.line, anchor.column)
+            model.path = anchor.path
+        kept.append(model)
+    return kept
+
+
+def _places(repo: Path, own: list[Path], keys: dict[Path, str], workspace) -> dict[str, Location | None]:
+    """Repo-relative values files -> where a served model whose model one of them sets is placed: None
+    for the chart's own values files (at the model), the dependency's key in them for a dependency's."""
+    base = repo.resolve()
+    places: dict[str, Location | None] = {p.resolve().relative_to(base).as_posix(): None for p in own}
+    for values, key in keys.items():
+        for file in own:
+            loaded = load_file(repo, file)
+            root = loaded.documents[0].root if loaded.documents else None
+            node = root.key_node(key) if root is not None and root.kind == "map" else None
+            if node is not None:
+                places[values.relative_to(base).as_posix()] = DocContext(loaded, loaded.documents[0],
+                                                                         workspace).location(node)
+                break
+    return places
+
+
+def _read_directly(repo: Path, files: list[Path], workspace) -> set[tuple[str, int]]:
+    """(path, line) of the model of every served model the values adapters read from ``files``."""
+    found: set[tuple[str, int]] = set()
+    for file in files:
+        loaded = load_file(repo, file)
+        for document in loaded.documents:
+            if document.root is None or document.root.kind != "map":
+                continue
+            sub = DocContext(loaded, document, workspace)
+            for adapter in document_adapters():
+                for model in adapter.served_models(sub, document.root):
+                    if model.model is not None:
+                        found.add((model.model.location.path, model.model.location.line))
+    return found
+
+
+def values_files(folder: Path) -> list[Path]:
+    """The values files a user would apply to the chart besides its ``values.yaml``: those beside it
+    (``values-prod.yaml``, ``gaudi-values.yaml``) and the chart-testing ``ci/*-values.yaml``
+    (helm/chart-testing: every file of ``ci/`` is one install), in name order."""
+    found = [p for p in folder.glob("*values*.y*ml") if p.name != "values.yaml"]
+    found += folder.glob("ci/*.y*ml")
+    return sorted((p for p in found if p.is_file() and not p.is_symlink()), key=lambda p: p.relative_to(folder))
+
+
+def _serving(templates: list[tuple[str, str]], values: list[Path]) -> bool:
+    return any(has_serving_marker(text) for text in [text for _, text in templates] + [_read(p) for p in values
+                                                                                        if p.is_file()])
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text("utf-8", errors="replace")
+    except OSError:
+        return ""
+
+
+def _templates(repo: Path, folder: Path) -> list[tuple[str, str]]:
+    """(repo-relative path, text) of the chart's templates, its subcharts' included."""
+    found = []
+    base, real = repo.resolve(), folder.resolve()
+    for path in sorted(folder.rglob("templates/*")):
+        if path.is_file() and path.suffix in _TEMPLATE_SUFFIXES and not path.is_symlink():
+            found.append(((real / path.relative_to(folder)).relative_to(base).as_posix(), _read(path)))
+    return found
+
+
+def _fallback(folder_rel: str, origins: dict[str, str], rendered: str, templates: list[tuple[str, str]]):
+    """Where a rendered object came from: the ``kind:`` line of the template named by the
+    ``# Source:`` comment helm writes above it (``CHART/templates/x.yaml``, subcharts under
+    ``CHART/charts/SUB/templates/``, a staged ``file://`` dependency in its own folder)."""
+    sources = [(rendered.count("\n", 0, m.start()) + 1, m.group(1)) for m in _SOURCE.finditer(rendered)]
+    texts = dict(templates)
+    prefix = "" if folder_rel == "." else folder_rel + "/"
+
+    def origin(source: str) -> str:
+        inside = source.split("/", 1)[-1]
+        for sub in sorted(origins, key=len, reverse=True):
+            if inside.startswith(sub + "/"):
+                return f"{origins[sub]}/{inside[len(sub) + 1:]}"
+        return prefix + inside
+
+    def locate(kind: Any, _name: Any, document: Document) -> Location | None:
+        above = [source for line, source in sources if line <= document.line]
+        if not above:
+            return None
+        rel = origin(above[-1])
+        text = texts.get(rel)
+        if text is None:
+            return None
+        match = re.search(rf"^kind:[ \t]*['\"]?{re.escape(str(kind))}\b", text, re.M) if kind else None
+        line = text.count("\n", 0, match.start()) + 1 if match else 1
+        return Location(rel, line, 1)
+
+    return locate
+
+
+def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
+    """The keys under which a chart's values file holds the values of the charts it depends on: each
+    ``Chart.yaml`` ``dependencies[]`` entry's ``alias``, else its ``name`` (Helm's rule), for the
+    ``Chart.yaml`` beside ``values_path``; [] when there is none (or it cannot be read)."""
+    root = config.get("root")
+    if not root:
+        return []
+    repo = Path(str(root))
+    folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
+    chart = repo / folder / CHART_FILES[0]
+    if not chart.is_file() or escapes(chart, repo):
+        return []
+    try:
+        data = load_data(chart)
+    except YamlError:
+        return []  # the Chart.yaml is linted on its own: its CFG000 says what is wrong
+    entries = data.get("dependencies") if isinstance(data, dict) else None
+    keys = [entry.get("alias") or entry.get("name") for entry in entries or () if isinstance(entry, dict)]
+    return [key for key in keys if isinstance(key, str) and key]
+
+
+def charts_holding(root: Path, paths: list[str]) -> list[str]:
+    """The ``Chart.yaml`` (repo-relative) of each Helm chart that holds one of ``paths``: a change to any
+    file of a chart changes what it renders."""
+    found: set[str] = set()
+    for path in paths:
+        folder = Path(path).parent
+        for candidate in [folder, *folder.parents]:
+            chart = (candidate / CHART_FILES[0]).as_posix()
+            if (root / chart).is_file() and not escapes(root / chart, root):
+                found.add(chart)
+                break
+    return sorted(found)
+
+
+def helm_binary() -> str | None:
+    """helm on PATH, else the one the ``helm`` extra installed beside this Python (a venv's bin folder,
+    found also when cfgcheck runs by its full path without the venv activated)."""
+    import shutil
+
+    beside = Path(sys.executable).parent / "helm"
+    return shutil.which("helm") or (str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None)
+
+
+def rendering(config: dict[str, Any]) -> bool:
+    """Whether charts are rendered in this run: helm is installed and ``render-helm`` is not false."""
+    return config.get("render-helm") is not False and helm_binary() is not None
+
+
+def note_templates(templates: list[str], config: dict[str, Any]) -> None:
+    """One note per chart for the templates discovery set aside, saying how they are (or can be) linted."""
+    for folder, files in _by_folder(templates, lambda path: path.rsplit("/templates/", 1)[0]).items():
+        count = f"{folder}: {_files(files, 'Helm template file')}"
+        if rendering(config):
+            note(f"{count} not linted one by one: the chart is linted as helm template renders it")
+        else:
+            why = "rendering is off (render-helm: false)" if config.get("render-helm") is False else "helm not found"
+            note(f"{count} not linted: {why}; lint the rendered output with "
+                 f"`helm template NAME {folder} | cfgcheck lint - --stdin-filename {folder}/rendered.yaml`")
+
+
+def note_unrendered(paths: list[str]) -> None:
+    """One note per folder for the other templates (Jinja, Go, envsubst bodies that are not YAML)."""
+    for folder, files in _by_folder(paths, lambda path: path.rsplit("/", 1)[0] if "/" in path else ".").items():
+        note(f"{folder}: {_files(files, 'template file')} not linted: YAML only once rendered; lint what "
+             f"renders them (`<render command> | cfgcheck lint - --stdin-filename {files[0]}`)")
+
+
+def _by_folder(paths: list[str], folder_of) -> dict[str, list[str]]:
+    found: dict[str, list[str]] = {}
+    for path in paths:
+        found.setdefault(folder_of(path), []).append(path)
+    return found
+
+
+def _files(files: list[str], what: str) -> str:
+    return f"{len(files)} {what}{'s' if len(files) != 1 else ''} (such as {files[0].rsplit('/', 1)[-1]})"

@@ -1,0 +1,317 @@
+"""A Helm chart copied into a private folder with its local dependencies, and ``helm template`` run on
+it with nothing of the caller's environment (DESIGN: every byte of a pull request is hostile).
+
+``helm template`` needs every dependency of ``Chart.yaml`` under ``charts/``; ``helm dependency build``
+would put them there, but it also downloads remote ones. So the chart is staged instead: a dependency
+already vendored (``charts/NAME/`` or ``charts/NAME-VERSION.tgz``) stays as it is; a ``file://`` one
+that stays inside the repository is copied to ``charts/NAME/`` (its own dependencies staged the same
+way, as ``helm dependency build`` packages them); a remote one that is not vendored cannot be had
+without the network, so it is left out of the staged ``Chart.yaml`` and the caller says so.
+
+helm runs with ``HELM_NO_PLUGINS`` and its cache, configuration and data folders inside the staging
+folder (no plugin, repository list, registry credential or kubeconfig of the machine is read), no
+``--dependency-update``, no post-renderer and no schema validation (a schema's remote ``$ref`` would be
+fetched), under a timeout and an output bound.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+import threading
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+import yaml
+
+from ...paths import UnsafePath, escapes, inside_repo
+from ...yamlio import YamlError, data_of, load_data
+
+CHART_FILE = "Chart.yaml"
+MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger ones are not rendered
+_LOWER_BOUND = re.compile(r"(?:^|>=?|\^|~|=)\s*v?(\d+\.\d+(?:\.\d+)?)")
+MAX_CHARTS = 2000  # Chart.yaml files read to find a chart the repository publishes itself
+MAX_DEPTH = 8  # dependencies of dependencies: deeper nesting is a loop or a hostile chart
+# what helm may see of the caller's environment: the rest (HELM_*, KUBECONFIG, proxies, tokens) is dropped
+_KEPT_ENV = ("PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
+
+
+class StageError(Exception):
+    """The chart cannot be staged (too large, a dependency outside the repository, a loop)."""
+
+
+@dataclass
+class Staged:
+    """A staged chart: ``path`` to render; ``origins`` maps each staged subchart folder (relative to
+    the staged chart, ``charts/vllm``) to its folder in the repository; ``dependency_values`` are the
+    repository's ``values.yaml`` of the staged dependencies (lowest priority first); ``dropped`` the
+    remote dependencies left out; ``substituted`` the remote ones staged from the repository's own chart
+    of that name (a repository that publishes the chart it depends on); ``keys`` the key of the chart's
+    values under which each dependency's values sit (its alias or name; a nested one's, its parent's)."""
+
+    path: Path
+    origins: dict[str, str] = field(default_factory=dict)
+    dependency_values: list[Path] = field(default_factory=list)
+    dependency_folders: list[Path] = field(default_factory=list)
+    dropped: list[str] = field(default_factory=list)
+    substituted: list[str] = field(default_factory=list)
+    keys: dict[Path, str] = field(default_factory=dict)
+    kube_version: str | None = None
+
+
+def stage(repo: Path, folder: Path, into: Path) -> Staged:
+    """Copy the chart at ``folder`` (inside ``repo``) to ``into``/NAME with its local dependencies."""
+    staged = Staged(into / folder.name)
+    budget = [MAX_STAGED_BYTES]
+    _stage(repo, folder, staged.path, "", staged, budget, [folder.resolve()], None)
+    staged.kube_version = lowest_kube_version(_chart_data(folder).get("kubeVersion"))
+    return staged
+
+
+def lowest_kube_version(constraint: object) -> str | None:
+    """The version a chart's ``kubeVersion`` constraint starts at (``>=1.33.0-0`` -> ``1.33.0``), to render
+    it as such a cluster would (helm's own default, its client library's version, may be older); None when
+    the chart sets none or it has no lower bound."""
+    if not isinstance(constraint, str):
+        return None
+    match = _LOWER_BOUND.search(constraint)
+    return match.group(1) if match else None
+
+
+def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, budget: list[int],
+           chain: list[Path], top: str | None) -> None:
+    _copy(repo, folder, target, budget)
+    data = _chart_data(folder)
+    entries = data.get("dependencies") if isinstance(data, dict) else None
+    kept: list[object] = []
+    changed = False
+    for entry in entries if isinstance(entries, list) else []:
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            kept.append(entry)
+            continue
+        name, alias = entry["name"], entry.get("alias")
+        source = str(entry.get("repository") or "")
+        vendored = _vendored(folder / "charts", name)
+        if vendored is not None:
+            unpacked = vendored
+            if (unpacked / "values.yaml").is_file() and not (unpacked / "values.yaml").is_symlink():
+                staged.dependency_values.insert(0, unpacked.resolve() / "values.yaml")
+                staged.keys[unpacked.resolve() / "values.yaml"] = top or (alias if isinstance(alias, str) and alias
+                                                                          else name)
+            kept.append(entry)
+        elif source.startswith("file://") or _published_here(repo, name, chain):
+            if source.startswith("file://"):
+                dependency = _local_dependency(repo, folder, source[len("file://"):], chain)
+            else:
+                dependency = _published_here(repo, name, chain)
+                staged.substituted.append(f"{name} ({source}) with {dependency.relative_to(repo.resolve()).as_posix()}")
+            sub = f"{prefix}charts/{name}"
+            if not (target / "charts" / name).exists():  # a chart used twice (two aliases) is staged once
+                key = top or (alias if isinstance(alias, str) and alias else name)
+                staged.dependency_values.insert(0, dependency / "values.yaml")
+                staged.keys[dependency / "values.yaml"] = key
+                staged.dependency_folders.append(dependency)
+                _stage(repo, dependency, target / "charts" / name, sub + "/", staged, budget, [*chain, dependency],
+                       key)
+            relative = dependency.relative_to(repo.resolve()).as_posix()
+            staged.origins[sub] = relative
+            if isinstance(alias, str) and alias:
+                staged.origins[f"{prefix}charts/{alias}"] = relative  # helm names an aliased subchart by its alias
+            kept.append(entry)
+        else:
+            if f"{name} ({source or 'no repository'})" not in staged.dropped:
+                staged.dropped.append(f"{name} ({source or 'no repository'})")
+            changed = True
+    if changed:
+        data["dependencies"] = kept
+        (target / CHART_FILE).write_text(yaml.safe_dump(data, sort_keys=False), "utf-8")
+    staged.dependency_values = [p for p in staged.dependency_values if p.is_file()]
+
+
+def _chart_data(folder: Path) -> dict:
+    try:
+        data = load_data(folder / CHART_FILE)
+    except YamlError as exc:
+        raise StageError(f"{CHART_FILE} cannot be read ({exc})") from None
+    return data if isinstance(data, dict) else {}
+
+
+def _vendored(charts: Path, name: str) -> Path | None:
+    """Where ``charts/`` holds the dependency already: the folder whose ``Chart.yaml`` is named so (helm
+    matches by that name, not the folder's), or the archive helm packages (``NAME-VERSION.tgz``)."""
+    if (charts / name / CHART_FILE).is_file() and _chart_name(charts / name) == name:
+        return charts / name
+    for chart in sorted(charts.glob(f"*/{CHART_FILE}")) if charts.is_dir() else []:
+        if not chart.is_symlink() and _chart_name(chart.parent) == name:
+            return chart.parent
+    return next(iter(sorted(charts.glob(f"{name}-*.tgz"))), None) if charts.is_dir() else None
+
+
+def _chart_name(folder: Path) -> object:
+    try:
+        data = load_data(folder / CHART_FILE)
+    except YamlError:
+        return None
+    return data.get("name") if isinstance(data, dict) else None
+
+
+def _published_here(repo: Path, name: str, chain: list[Path]) -> Path | None:
+    """The repository's own chart named ``name`` (``Chart.yaml`` ``name:``), if exactly one, not in ``chain``."""
+    found = [repo.resolve() / folder for folder in repository_charts(repo.resolve()).get(name, [])]
+    found = [folder for folder in found if folder not in chain]
+    return found[0] if len(found) == 1 else None
+
+
+@functools.lru_cache(maxsize=8)
+def repository_charts(repo: Path) -> dict[str, list[str]]:
+    """The work tree's chart folders (repo-relative) by chart name."""
+    paths = []
+    for chart in repo.rglob(CHART_FILE):
+        if len(paths) >= MAX_CHARTS:
+            break
+        if ".git" not in chart.relative_to(repo).parts and not chart.is_symlink() and chart.is_file():
+            paths.append(chart.relative_to(repo).as_posix())
+    return charts_by_name(paths, lambda path: (repo / path).read_bytes())
+
+
+def charts_by_name(paths: list[str], read: Callable[[str], bytes | None]) -> dict[str, list[str]]:
+    """Chart folders by the ``name:`` of their ``Chart.yaml`` (``paths``; at most ``MAX_CHARTS`` read)."""
+    found: dict[str, list[str]] = {}
+    for path in paths[:MAX_CHARTS]:
+        try:
+            data = data_of(read(path) or b"", path)
+        except (YamlError, OSError):
+            continue
+        name = data.get("name") if isinstance(data, dict) else None
+        if isinstance(name, str):
+            found.setdefault(name, []).append(path.rsplit("/", 1)[0] if "/" in path else ".")
+    return found
+
+
+def _local_dependency(repo: Path, folder: Path, written: str, chain: list[Path]) -> Path:
+    """The folder of a ``file://`` dependency, refused outside the repository, in a loop or too deep."""
+    target = Path(os.path.normpath(folder / written))
+    try:
+        resolved = inside_repo(repo, target, what="chart dependency")
+    except UnsafePath as exc:
+        raise StageError(str(exc)) from None
+    if not (resolved / CHART_FILE).is_file():
+        raise StageError(f"dependency file://{written} has no {CHART_FILE}")
+    if resolved in chain or len(chain) > MAX_DEPTH:
+        raise StageError(f"dependency file://{written} depends on itself or nests deeper than {MAX_DEPTH}")
+    return resolved
+
+
+def _copy(repo: Path, folder: Path, target: Path, budget: list[int]) -> None:
+    """Copy the chart's files, following no symlinked folder (a loop) and no link out of the repository."""
+    for path in sorted(folder.rglob("*")):
+        relative = path.relative_to(folder)
+        if ".git" in relative.parts or any(p.is_symlink() and p.is_dir() for p in _parents(path, folder)):
+            continue
+        if path.is_symlink() and escapes(path, repo):
+            raise StageError(f"{path.relative_to(repo).as_posix()} links outside the repository")
+        if path.is_dir():
+            continue
+        if not path.is_file():
+            continue  # a FIFO or a device would block or never end
+        budget[0] -= path.stat().st_size
+        if budget[0] < 0:
+            raise StageError(f"the chart and its dependencies are larger than {MAX_STAGED_BYTES:,} bytes")
+        destination = target / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(path, destination)
+
+
+def _parents(path: Path, stop: Path) -> list[Path]:
+    found = []
+    for parent in path.parents:
+        if parent == stop:
+            break
+        found.append(parent)
+    return found
+
+
+def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
+                       charts: Callable[[], dict[str, list[str]]]) -> list[str]:
+    """Repo-relative folders of the local charts ``chart_folder`` renders with, transitively: ``file://``
+    dependencies inside the repository and remote ones the repository publishes itself (``charts()``:
+    chart folders by name), as :func:`stage` takes them; ``read(path)`` gives a file's bytes (the work
+    tree, or a commit in diff mode), None when absent. Vendored ones are inside the chart folder."""
+    found: list[str] = []
+    pending = [chart_folder]
+    while pending and len(found) <= MAX_CHARTS:
+        folder = pending.pop()
+        raw = read(f"{folder}/{CHART_FILE}" if folder != "." else CHART_FILE)
+        try:
+            data = data_of(raw, CHART_FILE) if raw is not None else None
+        except YamlError:
+            data = None
+        entries = data.get("dependencies") if isinstance(data, dict) else None
+        for entry in entries if isinstance(entries, list) else []:
+            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+                continue
+            source = str(entry.get("repository") or "")
+            if source.startswith("file://"):
+                target = os.path.normpath(os.path.join(folder, source[len("file://"):]))
+                targets = [] if target.startswith("..") or os.path.isabs(target) else [target]
+            else:
+                targets = charts().get(entry["name"], [])[:1]
+            for target in targets:
+                if target not in found and target != chart_folder:
+                    found.append(target)
+                    pending.append(target)
+    return found
+
+
+def helm_env(home: Path) -> dict[str, str]:
+    """helm's environment: ``PATH`` and the locale only, every helm folder inside ``home``, no plugins."""
+    env = {name: os.environ[name] for name in _KEPT_ENV if name in os.environ}
+    env.update(HOME=str(home), HELM_NO_PLUGINS="1", HELM_CACHE_HOME=str(home / "cache"),
+               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"),
+               HELM_PLUGINS=str(home / "plugins"), HELM_REGISTRY_CONFIG=str(home / "registry.json"),
+               HELM_REPOSITORY_CONFIG=str(home / "repositories.yaml"),
+               HELM_REPOSITORY_CACHE=str(home / "repository"), KUBECONFIG=str(home / "kubeconfig"))
+    return env
+
+
+def run_template(helm: str, release: str, chart: Path, values: Path | None, home: Path, limit: int,
+                 timeout: float, kube_version: str | None = None) -> tuple[str | None, str]:
+    """``helm template RELEASE CHART [--values FILE]``: (output, "") or (None, why it failed). At most
+    ``limit`` bytes and ``timeout`` seconds: a chart from a pull request can loop or print without end."""
+    args = [helm, "template", release, str(chart)]
+    if values is not None:
+        args += ["--values", str(values)]
+    args.append("--skip-tests")  # test hooks (templates/tests/) are pods that probe a release, not servers
+    # a values.schema.json may $ref an http(s) URL, which the schema loader would fetch
+    args.append("--skip-schema-validation")
+    if kube_version is not None:
+        args += ["--kube-version", kube_version]
+    with tempfile.TemporaryFile() as errors:
+        try:
+            process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
+                                       env=helm_env(home), cwd=home)
+        except OSError as exc:
+            return None, f"helm template failed ({exc.strerror or exc})"
+        timer = threading.Timer(timeout, process.kill)
+        timer.start()
+        try:
+            output = process.stdout.read(limit + 1)
+            if len(output) > limit:
+                process.kill()
+            process.stdout.close()
+            code = process.wait()
+        finally:
+            timer.cancel()
+        errors.seek(0)
+        lines = errors.read(4000).decode("utf-8", "replace").strip().splitlines() or ["killed"]
+        first = next((line for line in lines if line.startswith("Error")), lines[0])  # after helm's warnings
+    if len(output) > limit:
+        return None, f"helm template printed more than {limit:,} bytes (limit max-file-bytes)"
+    if code != 0:
+        return None, f"helm template failed: {first}"
+    return output.decode("utf-8", "replace"), ""

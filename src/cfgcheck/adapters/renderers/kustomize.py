@@ -1,0 +1,291 @@
+"""A folder with a ``kustomization.yaml``, linted as ``kubectl kustomize`` renders it.
+
+The rendered objects go through the other adapters; every location is then mapped back to the source
+file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
+source object the rendered one was built from, else to the kustomization itself. A rendered served
+model whose every setting comes from one base file is left out: linting that file already covers it.
+Without ``kubectl`` (or with remote resources, a reference outside the repository, or when rendering
+fails) the folder is linted file by file, and a note says so on stderr. A ``Component`` is rendered
+only through the kustomizations that include it; the same patch line rendered through several of
+them gives one finding (``lint.distinct``).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+from typing import Callable
+
+from ...model import Location, ServedModel, Setting
+from ...paths import UnsafePath, inside_repo
+from ...textsafe import neutralise
+from ...yamlio import Document, YNode, load_file, parse_text
+from ..core.contexts import DocContext, Workspace
+from ..launch.configmaps import index as index_configmaps
+from ..core.protocol import document_adapters, has_serving_marker
+from ..launch.shell import shell_tokens
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+TIMEOUT = 60
+# A kustomization is read by its file name (``NAMES``); the files it renders are prefiltered by markers.
+MARKERS: tuple[str, ...] = ()
+_noted: set[str] = set()
+
+
+def note(message: str) -> None:
+    if message not in _noted:
+        _noted.add(message)
+        sys.stderr.write(f"cfgcheck: note: {neutralise(message)}\n")  # paths and kubectl output: from the PR
+
+
+def is_kustomization(ctx: DocContext, root: YNode) -> bool:
+    if ctx.path.rsplit("/", 1)[-1] not in NAMES:
+        return False
+    kind = root.scalar("kind")
+    return kind in (None, "Kustomization", "Component")
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
+        return []  # a Component patches what includes it: rendered through those kustomizations only
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
+    folder = repo / folder_rel
+    files, remote, outside = _source_files(repo, folder)
+    if outside:
+        note(f"{folder_rel}: kustomization draws from outside the repository ({outside}), not rendered")
+        return []
+    if not remote and not any(_may_serve(file) for file in files):
+        return []  # nothing a served model could be rendered from: not worth a kubectl run
+    import shutil  # only a kustomization that may serve a model is rendered: not at import
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
+        return []
+    if remote:
+        note(f"{folder_rel}: kustomization has remote resources, not rendered (no network access)")
+        return []
+    try:
+        run = subprocess.run([kubectl, "kustomize", str(folder)], capture_output=True, text=True, timeout=TIMEOUT,
+                             check=False)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        note(f"{folder_rel}: kubectl kustomize failed ({type(exc).__name__}); files linted one by one")
+        return []
+    if run.returncode != 0:
+        first = (run.stderr.strip().splitlines() or ["unknown error"])[0]
+        note(f"{folder_rel}: kubectl kustomize failed: {first}")
+        return []
+    index = SourceIndex(repo, files, ctx.workspace)
+    return render_models(ctx, run.stdout, index, lambda kind, name, _document: index.objects.get((kind, name)),
+                         f"{ctx.path}#rendered")
+
+
+def _may_serve(file: Path) -> bool:
+    try:
+        return has_serving_marker(file.read_text("utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+def _source_files(repo: Path, folder: Path, seen: set[Path] | None = None) -> tuple[list[Path], bool, str | None]:
+    """YAML files a kustomization draws from (resources, components, patches), in apply order; whether
+    it has remote resources; the first reference that leaves the repository (a pull request writes
+    ``resources: ../../..``: neither cfgcheck nor kubectl reads outside the checkout), else None."""
+    seen = seen if seen is not None else set()
+    folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
+    if folder in seen:
+        return [], False, None
+    seen.add(folder)
+    kfile = next((folder / n for n in NAMES if (folder / n).is_file()), None)
+    if kfile is None:
+        return [], False, None
+    loaded = load_file(repo, kfile)
+    root = loaded.documents[0].root if loaded.documents else None
+    if root is None or root.kind != "map":
+        return [kfile], False, None
+    files: list[Path] = []
+    remote = False
+    refs: list[str] = []
+    for key in ("resources", "bases", "components", "patchesStrategicMerge", "crds"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    for key in ("patches", "patchesJson6902"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.scalar("path")) for c in node.value if c.kind == "map" and c.scalar("path"))
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    for ref in refs:
+        if "://" in ref or ref.startswith(("github.com/", "git@")) or "?ref=" in ref:
+            remote = True
+            continue
+        target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
+        try:
+            inside_repo(repo, target, what="kustomize reference")
+        except UnsafePath:
+            return files, remote, ref
+        if target.is_dir():
+            sub, sub_remote, outside = _source_files(repo, target, seen)
+            if outside:
+                return files, remote, outside
+            files.extend(sub)
+            remote = remote or sub_remote
+        elif target.is_file():
+            files.append(target)
+    files.append(kfile)  # inline patches and images: last, they win
+    return files, remote, None
+
+
+# ---------------------------------------------------------------- mapping rendered -> source
+
+
+class SourceIndex:
+    """Scalar values and shell words of the source files, by text, in apply order; ``raw`` files
+    (templates, not YAML) are searched for a value as a whole word when no source value holds it."""
+
+    def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
+        self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
+        self.objects: dict[tuple[str, str], Location] = {}
+        self.raw = list(raw)  # (repo-relative path, text)
+        for file in files:
+            loaded = load_file(repo, file)
+            for document in loaded.documents:
+                if document.root is None:
+                    continue
+                ctx = DocContext(loaded, document, workspace)
+                self._walk(ctx, document.root)
+                kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
+                node = document.root.path("metadata", "name")
+                if isinstance(kind, str) and isinstance(name, str) and node is not None:
+                    self.objects[(kind, name)] = ctx.location(node)
+
+    def _walk(self, ctx: DocContext, node: YNode) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.kind == "map":
+                for _, value in current.items():
+                    stack.append(value)
+            elif current.kind == "seq":
+                stack.extend(current.value)
+            elif current.value is not None:
+                text = str(current.value)
+                self.by_text.setdefault(text, []).append((ctx.location(current), None))
+                if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
+                    previous = None
+                    for token in shell_tokens(ctx, current, "index", segment=False):
+                        self.by_text.setdefault(token.text, []).append((token.location, previous))
+                        previous = token.text
+                if isinstance(current.value, str) and ":" in text and "/" in text:
+                    tag = text.rsplit(":", 1)[1]
+                    self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
+
+    def find(self, text: str, previous: str | None) -> Location | None:
+        candidates = self.by_text.get(text) or []
+        if not candidates:
+            return self._find_raw(text)
+        preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
+        return (preferred or [loc for loc, _ in candidates])[-1]
+
+    def _find_raw(self, text: str) -> Location | None:
+        if not 2 <= len(text) <= 200 or "\n" in text:
+            return None  # a word a template holds literally, not a block
+        word = re.compile(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])")
+        for path, source in self.raw:
+            for number, line in enumerate(source.splitlines(), start=1):
+                match = word.search(line)
+                if match:
+                    return Location(path, number, match.start() + 1, number, match.end() + 1)
+        return None
+
+
+Fallback = Callable[[str, str, Document], "Location | None"]
+
+
+def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallback_of: Fallback,
+                  identity: str, keep_unchanged: bool = False) -> list[ServedModel]:
+    """Served models of the rendered output, located in the source files they came from: a value
+    where ``index`` finds it, else the object ``fallback_of(kind, name, document)`` names, else the
+    file of ``ctx``. ``identity`` prefixes their identities. Unless ``keep_unchanged``, a served model
+    whose every setting sits in one source file is left out (linting that file covers it)."""
+    rendered = parse_text(ctx.path, rendered_text)
+    if rendered.error is not None:
+        note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
+        return []
+    index_configmaps(ctx.workspace, rendered)  # env taken from a ConfigMap the same rendering holds
+    found: list[ServedModel] = []
+    for document in rendered.documents:
+        root = document.root
+        if root is None or root.kind != "map":
+            continue
+        sub = DocContext(rendered, document, ctx.workspace)
+        for adapter in document_adapters():
+            if adapter.served_models is served_models:
+                continue
+            models = adapter.served_models(sub, root)
+            if models:
+                kind, name = root.scalar("kind"), root.scalar("metadata", "name")
+                fallback = fallback_of(kind, name, document) or Location(ctx.path, 1, 1)
+                for model in models:
+                    mapped = _remap(model, fallback, index, identity, keep_unchanged)
+                    if mapped is not None:
+                        found.append(mapped)
+                break
+    return found
+
+
+def _remap(model: ServedModel, fallback: Location, index: SourceIndex, identity: str,
+           keep_unchanged: bool) -> ServedModel | None:
+    previous_of: dict[tuple[int, int], str] = {}
+    for before, token in zip(model.argv, model.argv[1:]):
+        previous_of[(token.location.line, token.location.column)] = before.text
+    mapped: dict[tuple[int, int], Location] = {}
+    unmapped = False
+
+    anchor = (model.location.line, model.location.column)
+
+    def where(location: Location, text: str | None) -> Location:
+        nonlocal unmapped
+        key = (location.line, location.column)
+        if key in mapped:
+            return mapped[key]
+        if key == anchor:  # the object itself (defaults such as the strategy are placed there)
+            mapped[key] = fallback
+            return fallback
+        found = index.find(text, previous_of.get(key)) if text is not None else None
+        if found is None and text is not None and ":" in text:
+            tag = text.rsplit(':', 1)[1]
+            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
+            found = index.find(f"tag:{tag}", None) or (index.find(tag, None) if not tag.isdigit() else None)
+        if found is None:
+            unmapped = unmapped or text is not None  # a value the sources do not hold: generated
+            found = fallback
+        mapped[key] = found
+        return found
+
+    for token in model.argv:
+        token.location = where(token.location, None if token.synthetic else token.text)
+    settings: list[Setting] = [s for group in model.occurrences.values() for s in group]
+    settings += [s for s in (model.image, model.model, model.model_revision, model.gpus, model.replicas, model.strategy)
+                 if s is not None]
+    settings += list(model.env.values()) + [s for s, _ in model.inert]
+    for setting in {id(s): s for s in settings}.values():
+        text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
+        setting.location = where(setting.location, text)
+        if setting.key_location is not None:
+            setting.key_location = where(setting.key_location, setting.source if setting.is_flag else None)
+    for directive in model.directives:
+        directive.location = fallback
+    model.location = fallback
+    model.path = fallback.path
+    model.comments = []
+    files = {s.location.path for s in settings if s.location is not fallback}
+    if not keep_unchanged and not unmapped and len(files | {fallback.path}) == 1:
+        return None  # nothing the overlay changed: the base file's own lint covers it
+    model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
+    return model
+
