@@ -481,8 +481,12 @@ def _run(options: Options) -> int:
 
 
 def _work_tree_baseline(path: Path | None):
-    """The baseline of a whole-repository run (a push to the default branch: its own, trusted copy)."""
+    """The baseline of a whole-repository run (a push to the default branch: its own, trusted copy); a file
+    not committed yet is no baseline, as on a pull request whose base has none."""
     if path is None:
+        return None
+    if not path.exists():
+        _say(f"baseline {path} not found: every finding counts (record one with cfgcheck lint --write-baseline)")
         return None
     from .. import baseline
 
