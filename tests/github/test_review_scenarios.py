@@ -159,7 +159,7 @@ def test_pull_request_adding_a_whole_repository(fake_github, tmp_path, monkeypat
     supply = summary.split("#### Supply chain", 1)[1].split("####", 1)[0]
     assert "**20** images without a digest, **4** images on a tag that names no version, **24** models without " \
            "a pinned revision" in supply
-    assert "<details><summary>Places</summary>" in supply
+    assert "<details><summary>Places (24 files)</summary>" in supply
     fixable = next(c for c in inline if code_of(c.body) == "CFG101")
     assert "```suggestion\n            - --mem-fraction-static\n```" in fixable.body
     assert fixable.line == 22 and fixable.start_line is None

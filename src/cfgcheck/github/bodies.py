@@ -26,6 +26,7 @@ FP_MARKER = re.compile(r"<!-- cfgcheck:fp=([0-9a-f]{40}) -->")
 MAX_COMMENT = 60000  # GitHub refuses bodies over 65,536 characters; redaction and notes need a margin
 MAX_CELL = 1000  # characters of one value from a linted file in a comment
 MAX_PLACES = 30  # other places of a cause listed in one inline comment
+MAX_GIST = 120  # characters of a place's own message listed under its cause
 TRUNCATED = " … (truncated)"
 
 
@@ -34,6 +35,14 @@ def clip(value: Any) -> Any:
     if isinstance(value, str) and len(value) > MAX_CELL:
         return value[:MAX_CELL] + TRUNCATED
     return value
+
+
+def gist(finding: Finding, first: Finding) -> str | None:
+    """A place's own message beside its cause's first, cut to ``MAX_GIST`` characters (the head of a message
+    says what differs: the flag, the model); None when it is the same message."""
+    if finding.message == first.message:
+        return None
+    return finding.message if len(finding.message) <= MAX_GIST else finding.message[:MAX_GIST] + " …"
 
 
 def fit(body: str) -> str:
@@ -225,7 +234,7 @@ def render_review_comment(finding: Finding, root: Overrides | Path | None = None
 
     others = others or []
     places = [{"path": clip(f.location.path), "line": f.location.line,
-               "message": clip(f.message) if f.message != finding.message else None} for f in others[:MAX_PLACES]]
+               "message": gist(f, finding)} for f in others[:MAX_PLACES]]
     fix = finding.fix.description if finding.fix is not None and suggestion is None else None
     return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
                   **finding_row(finding, None, None), fix=clip(fix), fps=covers or [fingerprint_id(finding)],

@@ -30,7 +30,7 @@ from typing import Callable, Iterator
 from urllib.parse import quote
 
 from ..model import SEVERITY_RANK, Finding
-from .bodies import chart, clip, doc_url, drift_sections, fingerprint_id, finding_row, model_rows
+from .bodies import chart, clip, doc_url, drift_sections, fingerprint_id, finding_row, gist, model_rows
 from .causes import Cause, group, supply_chain_counts
 
 PLACEMENTS = {  # fingerprint placement -> what the summary's comment column says, most useful first
@@ -125,7 +125,7 @@ class Layout:
         """One cause as a table row: the first place linked, every place (up to ``cap``) folded below."""
         first = cause.first
         places = [{"path": clip(f.location.path), "line": f.location.line, "link": self._link(f),
-                   "message": clip(f.message) if f.message != first.message else None}
+                   "message": gist(f, first)}
                   for f in cause.findings]
         shown = places[:cap] if len(places) > 1 else []
         seen = {self._placement.get(fingerprint_id(f)) for f in cause.findings}
@@ -165,13 +165,19 @@ class Layout:
         }
 
     def _supply(self, cut: Cut) -> dict | None:
+        """The supply-chain section: counts per rule, and the places by file (one line each when shown)."""
         if not self.supply:
             return None
-        places = [{"code": c.code, "path": clip(f.location.path), "line": f.location.line, "link": self._link(f),
-                   "message": clip(f.message)} for c in self.supply for f in c.findings]
+        files: dict[str, list[dict]] = {}
+        for cause in self.supply:
+            for f in cause.findings:
+                files.setdefault(f.location.path, []).append({"code": f.code, "line": f.location.line,
+                                                              "link": self._link(f)})
         severities = sorted({c.severity for c in self.supply}, key=lambda s: -SEVERITY_RANK[s])
-        return {"counts": supply_chain_counts(self.supply), "places": places if cut.details else [],
-                "severities": severities, "inline": self.settings.supply_chain == "inline",
+        return {"counts": supply_chain_counts(self.supply), "severities": severities,
+                "files": [{"path": clip(path), "places": sorted(places, key=lambda p: p["line"])}
+                          for path, places in sorted(files.items())] if cut.details else [],
+                "inline": self.settings.supply_chain == "inline",
                 "codes": sorted({(c.code, c.first.rule, doc_url(c.first)) for c in self.supply})}
 
 
