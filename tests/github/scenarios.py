@@ -17,7 +17,6 @@ same builders to render the Renovate summary before and after.
 from __future__ import annotations
 
 import json
-import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -150,12 +149,22 @@ class Scenario:
         changes.update({path: None for path in self.base if path not in self.head})
         self.number = self.gh.add_pull(NAME, head="feature", changes=changes).number
         self.event = self.tmp / "event.json"
+        self._write_event()
+        self.step_summary = self.tmp / "step-summary.md"
+
+    def _write_event(self) -> None:
         self.event.write_text(json.dumps({
             "action": "synchronize", "number": self.number,
             "pull_request": {"number": self.number, "base": {"ref": "main", "sha": self.base_sha},
                              "head": {"ref": "feature", "sha": self.gh.repo(NAME).branches["feature"]}},
             "repository": {"full_name": NAME}}))
-        self.step_summary = self.tmp / "step-summary.md"
+
+    def push(self, files: dict[str, str]) -> None:
+        """A new commit on the pull request's branch, in the checkout and on the server: ``files`` changed."""
+        self.head = {**self.head, **files}
+        self._commit(self.head, "push")
+        self.gh.push(NAME, "feature", files)
+        self._write_event()
 
     def _commit(self, files: dict[str, str], message: str) -> None:
         for path in git(self.repo, "ls-files").split():
@@ -187,7 +196,3 @@ class Scenario:
     def patches(self) -> dict[str, str | None]:
         return {f["filename"]: f.get("patch") for f in self.gh.repo(NAME).pull_files(self.gh.repo(NAME).pull(self.number))}
 
-
-def environment_without_tokens() -> dict[str, str]:
-    """The calling process's environment minus what would reach a real GitHub."""
-    return {k: v for k, v in os.environ.items() if k not in ("GITHUB_TOKEN", "GH_TOKEN", "CFGCHECK_BOT_LOGIN")}

@@ -26,7 +26,7 @@ from cfgcheck.github.bodies import FP_MARKER, MAX_COMMENT, SUMMARY_MARKER, finge
 from cfgcheck.github.review import right_lines
 from helpers import git, shared
 from tests.github import scenarios
-from tests.github.scenarios import NAME, Scenario
+from tests.github.scenarios import Scenario
 
 LIMIT = 65_536
 SUPPLY = {"CFG301", "CFG302", "CFG303"}
@@ -186,17 +186,33 @@ def test_a_summary_from_an_earlier_push_is_edited_to_say_the_findings_are_gone(f
     sc = Scenario(fake_github, tmp_path, base, broken)
     assert review(sc, monkeypatch).exit_code == 1
     (first,) = sc.summaries()
-    git(sc.repo, "checkout", "-q", "HEAD~1", "--", "apps/chat.yaml")
-    (sc.repo / "apps/chat.yaml").write_text(head["apps/chat.yaml"])
-    git(sc.repo, "commit", "-qam", "fix")
-    fake_github.push(NAME, "feature", head)
-    sc.event.write_text(sc.event.read_text().replace(
-        re.search(r'"head": \{"ref": "feature", "sha": "(\w+)"', sc.event.read_text()).group(1),
-        fake_github.repo(NAME).branches["feature"]))
+    sc.push(head)
     assert review(sc, monkeypatch).exit_code == 0
     (edited,) = sc.summaries()
     assert edited.id == first.id and "### cfgcheck: no new findings" in edited.body
     assert sc.inline() == []
+
+
+def test_a_rerun_is_quiet_and_a_cause_that_loses_places_is_updated_in_place(fake_github, tmp_path,
+                                                                            monkeypatch) -> None:
+    base, head = scenarios.renovate()
+    sc = Scenario(fake_github, tmp_path, base, head)
+    review(sc, monkeypatch)
+    comments = {c.id: c.body for c in sc.inline()}
+    mark = len(fake_github.requests)
+    review(sc, monkeypatch)
+    writes = [r for r in fake_github.requests[mark:] if r.method in ("POST", "PATCH", "DELETE")]
+    assert writes == [], [r.op for r in writes]
+    # the bump is taken back in one file (two served models): their places leave the comments of their causes
+    sc.push({"serving/team-0/svc-0.yaml": base["serving/team-0/svc-0.yaml"]})
+    mark = len(fake_github.requests)
+    review(sc, monkeypatch)
+    ops = [r.op for r in fake_github.requests[mark:] if r.method in ("POST", "PATCH", "DELETE")]
+    assert "pulls/create-review" not in ops and "pulls/delete-review-comment" not in ops
+    assert {c.id for c in sc.inline()} == set(comments)
+    drift = next(c for c in sc.inline() if code_of(c.body) == "CFG403" and "**warning**" in c.body)
+    assert drift.body != comments[drift.id] and "The same cause at 27 more places" in drift.body
+    assert len(FP_MARKER.findall(drift.body)) == 28
 
 
 def test_seed_style_raise_in_a_repository_full_of_pinning_findings(fake_github, tmp_path, monkeypatch) -> None:
