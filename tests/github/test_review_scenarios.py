@@ -359,6 +359,8 @@ def test_a_multi_line_fix_is_one_suggestion_over_its_lines() -> None:
     assert made.block().startswith("```suggestion\n") and made.block().endswith("\n```")
     assert suggest(finding, text, {2}, lambda s: True) is None, "line 3 is not in the diff"
     assert suggest(finding, text, {1, 2, 3}, lambda s: False) is None, "redaction would change the lines"
+    hidden = text.replace('"4294967296"', '"4294967296"\u202e')
+    assert suggest(finding, hidden, {1, 2, 3}, lambda s: True) is None, "a bidirectional override is not suggested"
     fenced = suggest(Finding("m", Location("a.yaml", 1, 1), fix=Fix("x", (Edit(Location("a.yaml", 1, 1), "args",
                                                                                  "a```b"),))), text, {1}, lambda s: True)
     assert fenced.block().startswith("````suggestion\n")

@@ -10,8 +10,10 @@ A suggestion is made only when it would do exactly that:
 * every line from the first edited (or the finding's) line to the last is in the diff, since GitHub
   accepts a comment only on lines of one hunk;
 * the edits still match the file (they were computed from the text linted);
-* the lines hold no control character and nothing the redaction step would change (a secret-looking
-  value would reach GitHub masked, and applying the suggestion would write the mask into the file).
+* the lines hold no control character (``textsafe``: a tab, an escape, a bidirectional override would
+  reach the reviewer as something other than what is applied) and nothing the redaction step would
+  change (a secret-looking value would reach GitHub masked, and applying the suggestion would write the
+  mask into the file).
 """
 
 from __future__ import annotations
@@ -21,9 +23,8 @@ from dataclasses import dataclass
 from typing import Callable
 
 from ..model import Finding
+from ..textsafe import neutralise
 from ..yamlio import apply_edits
-
-_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 @dataclass(frozen=True)
@@ -65,6 +66,7 @@ def suggest(finding: Finding, text: str | None, changed: set[int],
     replaced = "\n".join(line.rstrip("\r") for line in replaced.split("\n"))
     replaced = replaced[:-1] if replaced.endswith("\n") else replaced
     original = "".join(before[start - 1:end])
-    if _CONTROL.search(original + replaced) or not unchanged_by(original + replaced):
+    shown = (original + replaced).replace("\r\n", "\n").split("\n")
+    if any(neutralise(line) != line for line in shown) or not unchanged_by(original + replaced):
         return None
     return Suggestion(start, end, replaced)
