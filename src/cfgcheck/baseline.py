@@ -17,13 +17,16 @@ second one with the same identity is new. Baselined findings stay in the report 
 from __future__ import annotations
 
 import json
+import os
 from collections import Counter
 from pathlib import Path
 
 from .errors import ConfigError
+from .paths import UnsafePath, blob_at, inside_repo, repo_relative
 from .model import Finding
 
 VERSION = 1
+MAX_BYTES = 16 * 1024 * 1024  # a baseline read from a commit: far above any real one (a few KB per 100 findings)
 Key = tuple[str, str, str, str, str]  # code, path, served model, setting, message (one of the last two)
 
 
@@ -54,19 +57,26 @@ def write(path: Path, findings: list[Finding]) -> int:
 def load(path: Path) -> Counter:
     """The recorded identities with their counts; a one-line ConfigError for anything else."""
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
     except OSError as exc:
         raise ConfigError(f"cannot read the baseline {path}: {exc.strerror or exc}") from None
+    return loads(text, str(path))
+
+
+def loads(text: str, name: str) -> Counter:
+    """``load`` for a baseline's text (``review`` reads it from the base commit, not the work tree)."""
+    try:
+        data = json.loads(text)
     except ValueError as exc:
-        raise ConfigError(f"the baseline {path} is not JSON: {exc}") from None
+        raise ConfigError(f"the baseline {name} is not JSON: {exc}") from None
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("findings"), list):
-        raise ConfigError(f"the baseline {path} is not a version {VERSION} cfgcheck baseline "
+        raise ConfigError(f"the baseline {name} is not a version {VERSION} cfgcheck baseline "
                           "(write one with --write-baseline)")
     counts: Counter = Counter()
     for entry in data["findings"]:
         if not isinstance(entry, dict) or not isinstance(entry.get("code"), str) \
                 or not isinstance(entry.get("path"), str) or not isinstance(entry.get("count", 1), int):
-            raise ConfigError(f"the baseline {path} has a malformed entry: {str(entry)[:80]}")
+            raise ConfigError(f"the baseline {name} has a malformed entry: {str(entry)[:80]}")
         counts[(entry["code"], entry["path"], entry.get("model") or "", entry.get("setting") or "",
                 "" if entry.get("setting") else str(entry.get("message") or ""))] += entry.get("count", 1)
     return counts
@@ -84,3 +94,29 @@ def apply(findings: list[Finding], recorded: Counter, name: str) -> int:
             left[identity] -= 1
             finding.suppressed = f"in the baseline {name}"
     return sum(left.values())
+
+
+def reviewed(root: Path, commit: str, path: Path) -> tuple[Counter | None, list[str]]:
+    """The baseline a pull request's review applies: ``path`` as ``commit`` (the base) has it, never as the
+    pull request has it (it could record the findings it introduces); and, one line, what the pull
+    request changes in it (applied once merged). None when the base has no such file."""
+
+    try:
+        relative = repo_relative(root, os.path.abspath(path), what="baseline")
+        raw = blob_at(root, commit, relative, what="baseline", limit=MAX_BYTES)
+    except UnsafePath as exc:
+        raise ConfigError(str(exc)) from None
+    before = loads(raw.decode("utf-8", "replace"), f"{relative} at {commit[:12]}") if raw is not None else None
+    try:  # the pull request's copy: only compared, and a broken one never stops the review
+        head = inside_repo(root, relative, what="baseline", links=False)
+        after = load(head) if head.is_file() else None
+    except (UnsafePath, ConfigError) as exc:
+        return before, [f"the pull request's baseline cannot be used ({exc}); it would fail after merge"]
+    if before == after:
+        return before, []
+    return before, [f"baseline {relative} changed ({_size(before)} → {_size(after)} findings recorded), "
+                    "used once merged"]
+
+
+def _size(counts: Counter | None) -> str:
+    return "no file" if counts is None else str(sum(counts.values()))

@@ -178,6 +178,8 @@ def review_command(
                               help="review (a pull request against its base), lint (the whole repository: push, "
                                    "schedule) or auto (review on pull_request events or with --pr/--base)."),
     online: Optional[bool] = typer.Option(None, "--online/--offline", help=ONLINE_HELP),
+    baseline: Optional[Path] = typer.Option(None, "--baseline", help="Findings recorded in this baseline FILE do "
+                                            "not fail the run (a pull request: the base commit's copy)."),
 ) -> None:
     """Lint a pull request against its base and post a review, a summary comment, annotations and SARIF."""
     from .github.review import Options, run
@@ -188,7 +190,7 @@ def review_command(
     code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
                        token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,
                        select=split_values(select), ignore=split_values(ignore), comment=comment, bot_login=bot_login,
-                       mode=mode.value))
+                       mode=mode.value, baseline=baseline))
     raise typer.Exit(code)
 
 

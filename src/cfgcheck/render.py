@@ -163,13 +163,27 @@ def render(template: str, overrides: Overrides | Path | None = None, *,
     source = Overrides(overrides) if isinstance(overrides, Path) else overrides
     if source is not None:
         try:
+            if source.commit is not None and not filters:  # a commit's templates never change: compiled once
+                return _committed_environment(source).get_template(template).render(**context)
             return environment(source, filters).get_template(template).render(**context)
         # a repository's template must never stop the run: syntax and undefined names, sandbox
         # violations, a refused path, and whatever its expressions raise (TypeError, ZeroDivisionError)
         except Exception as exc:  # noqa: BLE001
             note(f"template override {OVERRIDE_DIR}/{template} not used ({_reason(exc)}); "
                  "the packaged template is used")
-    return environment(None, filters).get_template(template).render(**context)
+    return (environment(None, filters) if filters else _packaged_environment()).get_template(template).render(**context)
+
+
+@lru_cache(maxsize=1)
+def _packaged_environment():
+    """The packaged templates' environment, made once: jinja2 caches each template compiled in it (a review
+    renders one per inline comment, and the summary again for each cut that makes it fit)."""
+    return environment(None)
+
+
+@lru_cache(maxsize=8)
+def _committed_environment(source: Overrides):
+    return environment(source)
 
 
 def changed_overrides(root: Path, commit: str) -> list[str]:

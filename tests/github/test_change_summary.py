@@ -5,11 +5,12 @@ drifting defaults and env variables the new version stops reading. Real git repo
 from __future__ import annotations
 
 from pathlib import Path
+from types import SimpleNamespace
 
 from cfgcheck.changes import model_changes
 from cfgcheck.config import load
 from cfgcheck.diff import lint_diff
-from cfgcheck.github.bodies import render_summary
+from cfgcheck.github.summary import render_summary
 from helpers import FIXTURES, git, make_repo, write
 
 SPEC = (FIXTURES / "change" / "tokenspeed-spec.yaml").read_text(encoding="utf-8")
@@ -42,14 +43,18 @@ def test_image_only_bump_shows_one_upgrade_table(tmp_path: Path) -> None:
     repo = make_repo(tmp_path, {"chat.yaml": old})
     commit(repo, {"chat.yaml": old.replace("v0.10.2", "v0.26.0")}, "chore(deps): update vllm/vllm-openai to v0.26.0")
     body = summary(repo)
-    assert "#### Engine upgrade" in body
-    assert "**vLLM 0.10.2 → 0.26.0** for chat/vllm: what the new engine version changes" in body
-    assert "| change | flag, setting or env | 0.10.2 | 0.26.0 |" in body
-    assert "| flag removed | --swap-space (chat.yaml:15) | accepted | **removed** |" in body
-    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
+    assert body.count("#### Engine upgrade") == 1
+    assert "#### Engine upgrade: vLLM 0.10.2 → 0.26.0 (1 served model in 1 file)" in body
+    assert "| change | flag, setting or env | 0.10.2 | 0.26.0 | matters for |" in body
+    assert "| flag removed | --swap-space | accepted | **removed** | chat/vllm<br>chat.yaml:15 |" in body
+    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** | chat/vllm |" in body
     assert "no env catalog for vllm" not in body  # the env catalogs are generated from the wheels
-    row = next(line for line in body.splitlines() if "VLLM" in line and "USE" in line and "V1" in line)
-    assert "read" in row, row
+    row = next(line for line in body.splitlines() if "VLLM" in line and "USE" in line and "V1" in line
+               and line.startswith("| env"))
+    assert "| read | **ignored** |" in row, row
+    # the CFG403 findings the section summarises are not repeated as rows
+    assert "CFG403 default-drift: 2 warnings and 1 note, summarised in this section" in body
+    assert "[CFG403]" not in body
 
 
 def test_one_table_for_several_manifests_bumped_alike(tmp_path: Path) -> None:
@@ -59,9 +64,30 @@ def test_one_table_for_several_manifests_bumped_alike(tmp_path: Path) -> None:
     commit(repo, {"a/chat.yaml": chat.replace("v0.19.0", "v0.20.0"),
                   "b/other.yaml": other.replace("v0.19.0", "v0.20.0")}, "chore(deps): update vllm to v0.20.0")
     body = summary(repo)
-    assert body.count("| change | flag, setting or env | 0.19.0 | 0.20.0 |") == 1
-    assert "**vLLM 0.19.0 → 0.20.0** for chat/vllm, other/vllm" in body
-    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** |" in body
+    assert body.count("| change | flag, setting or env | 0.19.0 | 0.20.0 | matters for |") == 1
+    assert "#### Engine upgrade: vLLM 0.19.0 → 0.20.0 (2 served models in 2 files)" in body
+    assert "| default | gpu\\_memory\\_utilization | 0.9 | **0.92** | chat/vllm, other/vllm |" in body
+
+
+def test_drift_sections_group_models_by_their_drifted_defaults() -> None:
+    """The grouping ``upgrade``/``propose`` bodies reuse: one group per (engine, from, to, drifted defaults),
+    every row once with the models it matters for, and the version pair's other defaults as unaffected."""
+    from cfgcheck.drift import DefaultDrift, VersionChange
+    from cfgcheck.github.bodies import drift_sections
+
+    def change(name: str, dests: list[str]):
+        upgrade = VersionChange("sglang", "0.5.5.post3", "0.5.23", "0.5.5.post3", "0.5.23",
+                                drifts=[DefaultDrift(d, None, "old", "new") for d in dests])
+        return SimpleNamespace(name=name, path=f"{name}.yaml", upgrade=upgrade)
+
+    changes = [change("a", ["load_balance_method"]), change("b", []), change("c", []),
+               change("d", ["load_balance_method"])]
+    (section,) = drift_sections(changes)
+    assert section["label"] == "SGLang 0.5.5.post3 → 0.5.23" and section["models"] == ["a", "b", "c", "d"]
+    assert [g["models"] for g in section["groups"]] == [["a", "d"], ["b", "c"]]  # largest first, then first seen
+    assert [(r["what"], r["models"]) for r in section["rows"]] == [("load_balance_method", ["a", "d"])]
+    assert section["files"] == 4 and "load_balance_method" not in {u["what"] for u in section["unaffected"]}
+    assert {"hicache_mem_layout", "hicache_storage_prefetch_policy"} <= {u["what"] for u in section["unaffected"]}
 
 
 SGLANG = (FIXTURES / "change" / "sglang-deployment.yaml.in").read_text(encoding="utf-8").format(

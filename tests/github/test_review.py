@@ -391,7 +391,8 @@ def test_huge_values_are_cut_to_fit_githubs_limit(fake_github, tmp_path, monkeyp
 
 
 def test_summary_drops_rows_with_a_note_when_too_long() -> None:
-    from cfgcheck.github.bodies import MAX_COMMENT, render_summary
+    from cfgcheck.github.bodies import MAX_COMMENT
+    from cfgcheck.github.summary import render_summary
     from cfgcheck.lint import LintResult
     from cfgcheck.model import Finding, Location
 
@@ -537,7 +538,7 @@ def test_action_yml_is_valid() -> None:
     action = loaded.documents[0].root.to_python()
     assert action["runs"]["using"] == "composite"
     assert set(action["inputs"]) == {"paths", "config", "fail-on", "github-token", "sarif-file", "comment",
-                                     "bot-login", "mode", "hub"}
+                                     "bot-login", "mode", "hub", "baseline"}
     assert action["inputs"]["github-token"]["default"] == "${{ github.token }}"
     assert action["inputs"]["bot-login"]["default"] == "github-actions[bot]"
     assert action["inputs"]["mode"]["default"] == "auto"
@@ -552,8 +553,11 @@ def test_action_yml_is_valid() -> None:
     assert review["id"] and "GITHUB_TOKEN" in review["env"]
     assert review["env"]["CFGCHECK_BOT_LOGIN"] == "${{ inputs.bot-login }}"
     assert review["env"]["CFGCHECK_MODE"] == "${{ inputs.mode }}"
-    # the Hub lookup is on by default and its answers are cached between runs in the folder cfgcheck uses
-    assert action["inputs"]["hub"]["default"] == "true" and review["env"]["CFGCHECK_HUB"] == "${{ inputs.hub }}"
+    # the Hub lookup sends model ids out of CI: off unless asked for, said in its description, and its
+    # answers cached between runs in the folder cfgcheck uses
+    assert action["inputs"]["hub"]["default"] == "false" and review["env"]["CFGCHECK_HUB"] == "${{ inputs.hub }}"
+    assert "model ids" in action["inputs"]["hub"]["description"] and "HF_ENDPOINT" in action["inputs"]["hub"]["description"]
+    assert action["inputs"]["baseline"]["default"] == "" and review["env"]["CFGCHECK_BASELINE"] == "${{ inputs.baseline }}"
     hub_cache = next(s for s in steps if str(s.get("uses", "")).startswith("actions/cache@") and "hub" in s["with"]["key"])
     assert hub_cache["with"]["path"] == review["env"]["CFGCHECK_CACHE_DIR"]
     for name, output in action["outputs"].items():
@@ -589,6 +593,18 @@ def test_readme_workflow_is_hardened() -> None:
         name, _, ref = step.get("uses", "").partition("@")
         if not name.startswith("cfgcheck/"):
             assert re.fullmatch(r"[0-9a-f]{40}", ref), step["uses"]
+    # cfgcheck itself: no release is tagged, so a tag would not resolve; main does, and the text says how to pin it
+    cfgcheck = next(s for s in steps if s.get("uses", "").startswith("cfgcheck/cfgcheck@"))
+    assert cfgcheck["uses"] == "cfgcheck/cfgcheck@main" and "git ls-remote https://github.com/cfgcheck/cfgcheck" in readme
+    assert cfgcheck["with"]["baseline"] == ".cfgcheck-baseline.json" and "hub" not in cfgcheck["with"]
+    # SARIF: the permission it needs, and no upload where the token is read-only (forks, Dependabot)
+    job = workflow["jobs"]["cfgcheck"]
+    assert job["permissions"] == {"contents": "read", "pull-requests": "write", "security-events": "write"}
+    assert workflow["permissions"] == {"contents": "read"}
+    upload = next(s for s in steps if s.get("uses", "").startswith("github/codeql-action/upload-sarif@"))
+    condition = " ".join(upload["if"].split())
+    assert "github.event.pull_request.head.repo.full_name == github.repository" in condition
+    assert "github.actor != 'dependabot[bot]'" in condition and "always()" in condition
 
 
 def action_step(step_id: str) -> dict:
@@ -607,7 +623,8 @@ def run_step(tmp_path: Path, cfgcheck: str, env: dict[str, str], cwd: Path):
     (venv_bin / "cfgcheck").write_text(cfgcheck)
     (venv_bin / "cfgcheck").chmod(stat.S_IRWXU)
     defaults = {"CFGCHECK_PATHS": ".", "CFGCHECK_CONFIG": "", "CFGCHECK_FAIL_ON": "error", "CFGCHECK_SARIF": "",
-                "CFGCHECK_COMMENT": "true", "CFGCHECK_BOT_LOGIN": "github-actions[bot]", "CFGCHECK_MODE": "auto"}
+                "CFGCHECK_COMMENT": "true", "CFGCHECK_BOT_LOGIN": "github-actions[bot]", "CFGCHECK_MODE": "auto",
+                "CFGCHECK_BASELINE": ""}
     full = {**os.environ, **defaults, **env, "RUNNER_TEMP": str(tmp_path / "runner-temp")}
     return subprocess.run(["bash", "-c", action_step("review")["run"]], cwd=cwd, env=full, capture_output=True,
                           text=True, timeout=120)
@@ -617,11 +634,12 @@ def test_action_run_step_passes_inputs_as_arguments_never_as_code(tmp_path: Path
     echo = "#!/usr/bin/env bash\nprintf '%s\\n' \"$@\"\n"
     out = run_step(tmp_path, echo, {"CFGCHECK_PATHS": "apps/*.yaml  'two words'\n$(touch pwned) -x",
                                     "CFGCHECK_COMMENT": "false", "CFGCHECK_SARIF": "out dir/c.sarif",
-                                    "CFGCHECK_CONFIG": "cfg;rm -rf /.yaml"}, tmp_path)
+                                    "CFGCHECK_CONFIG": "cfg;rm -rf /.yaml", "CFGCHECK_BASELINE": "$(touch pwned).json"},
+                   tmp_path)
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["review", "--fail-on", "error", "--config", "cfg;rm -rf /.yaml", "--sarif",
-                                       "out dir/c.sarif", "--no-comment", "--", "apps/*.yaml", "'two", "words'",
-                                       "$(touch", "pwned)", "-x"]
+                                       "out dir/c.sarif", "--baseline", "$(touch pwned).json", "--no-comment", "--",
+                                       "apps/*.yaml", "'two", "words'", "$(touch", "pwned)", "-x"]
     assert not (tmp_path / "pwned").exists()
 
 

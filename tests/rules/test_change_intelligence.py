@@ -151,7 +151,7 @@ def test_third_seed_end_to_end_with_a_python_spec_file(tmp_path: Path) -> None:
     """The seed's form: the pin in a Python spec file (read with ast), the explanation in a CI workflow.
     Removing the pin reports the workflow comment, and the summary shows the default that now applies."""
     from cfgcheck.changes import model_changes
-    from cfgcheck.github.bodies import render_summary
+    from cfgcheck.github.summary import render_summary
 
     specs = (HERE / "model_specs.py").read_text(encoding="utf-8")
     repo = make_repo(tmp_path, {"e2e_test/infra/model_specs.py": specs, ".github/workflows/pr-test.yml": WORKFLOW})

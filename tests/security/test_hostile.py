@@ -528,6 +528,7 @@ def unescape_data(text: str) -> str:
 
 
 def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
+    from cfgcheck.reporters import severity_first
     from cfgcheck.reporters.annotations import render
     from cfgcheck.textsafe import neutralise
 
@@ -535,7 +536,7 @@ def test_github_annotations_escape_per_the_toolkit(tmp_path: Path) -> None:
     out = render(result)
     lines = out.split("\n")[:-1]
     assert len(lines) == len(result.active())
-    for line, finding in zip(lines, result.active()):
+    for line, finding in zip(lines, severity_first(result.active())):  # errors first
         assert "\r" not in line
         command, _, rest = line.partition(" ")
         assert command in ("::error", "::warning", "::notice")

@@ -3,7 +3,9 @@ hidden markers that find them again. Pure functions: nothing here talks to GitHu
 
 Values taken from linted files reach the templates raw and are escaped there (the ``md`` filter); here
 they are cut at ``MAX_CELL`` characters with a visible note, and a summary that would pass GitHub's
-65,536-character limit drops rows from the end of its tables, saying how many.
+65,536-character limit is cut by severity (``summary.cuts``: notes, then warnings, never an error),
+saying what it left out. ``drift_sections`` groups an engine upgrade's drifted defaults for the review
+summary and for the ``upgrade``/``propose`` pull-request bodies alike.
 """
 
 from __future__ import annotations
@@ -13,15 +15,14 @@ import math
 import re
 from pathlib import Path
 from typing import Any
-from urllib.parse import quote
 
 from ..model import Finding
 from ..render import Overrides, render, trusted
 from ..reporters.sarif import DOCS
 from ..changes import KEY_SETTINGS
-from ..drift import show
+from ..drift import catalog_drifts, show
+from ..engines.catalog import catalog_for
 from ..capacity.concurrency_plot import mermaid_points
-from .. import __version__
 
 SUMMARY_MARKER = "<!-- cfgcheck:summary -->"
 REVIEW_MARKER = "<!-- cfgcheck:review -->"
@@ -29,6 +30,8 @@ RESOLVED_MARKER = "<!-- cfgcheck:resolved -->"
 FP_MARKER = re.compile(r"<!-- cfgcheck:fp=([0-9a-f]{40}) -->")
 MAX_COMMENT = 60000  # GitHub refuses bodies over 65,536 characters; redaction and notes need a margin
 MAX_CELL = 1000  # characters of one value from a linted file in a comment
+MAX_PLACES = 30  # other places of a cause listed in one inline comment
+MAX_GIST = 120  # characters of a place's own message listed under its cause
 TRUNCATED = " … (truncated)"
 
 
@@ -37,6 +40,14 @@ def clip(value: Any) -> Any:
     if isinstance(value, str) and len(value) > MAX_CELL:
         return value[:MAX_CELL] + TRUNCATED
     return value
+
+
+def gist(finding: Finding, first: Finding) -> str | None:
+    """A place's own message beside its cause's first, cut to ``MAX_GIST`` characters (the head of a message
+    says what differs: the flag, the model); None when it is the same message."""
+    if finding.message == first.message:
+        return None
+    return finding.message if len(finding.message) <= MAX_GIST else finding.message[:MAX_GIST] + " …"
 
 
 def fit(body: str) -> str:
@@ -107,29 +118,76 @@ def _replaced_rows(rows: list[dict], replaced) -> None:
         row.update(after=clip(item["default"]), after_note=clip(note), changed=True)
 
 
-def upgrade_tables(changes: list) -> list[dict]:
-    """One table per engine version change: flags in use it removes or renames, defaults that drift,
-    env variables it stops reading (values raw; the template escapes them). Served models whose change
-    brings the same rows (a Renovate bump of several manifests) share one table."""
+def drift_sections(changes: list) -> list[dict]:
+    """The engine upgrades of a change, one section per (engine, from, to), for the review summary and the
+    ``upgrade``/``propose`` pull-request bodies and ADRs (values raw: the templates escape them).
 
-    tables: dict[tuple, dict] = {}
+    A Renovate bump moves many served models from one version to the same other one; each model's
+    ``ModelChange.upgrade`` (``drift.VersionChange``) lists the defaults that drift for it (CFG403 reads the
+    same data), the flags it uses that the new version removes and the env variables it stops reading.
+    A section holds:
+
+    * ``engine``, ``label`` ("SGLang 0.5.5.post3 → 0.5.23"), ``old``, ``new``; ``models`` (names of the served
+      models it moves) and ``files`` (how many files hold them);
+    * ``groups``: the served models that share one set of drifted defaults, largest first, each
+      ``{"drifts": [row], "models": [name]}``: one drift table per (engine, from, to, drifted-defaults set);
+    * ``rows``: each removed flag, drifted default and dropped env variable once, with the ``models`` it
+      matters for and, for flags and env, the places (``where``): one table for the whole section;
+    * ``unaffected``: defaults the two versions change that matter for none of these models (they set
+      them, or the feature is off for them), for one folded line;
+    * ``notes``: what could not be compared, once each.
+
+    A row is ``{"kind", "what", "flag", "before", "after", "models", "where"}``.
+    """
+
+    sections: dict[tuple, dict] = {}
     for change in changes:
         upgrade = getattr(change, "upgrade", None)
         if upgrade is None:
             continue
-        rows = [{"kind": "flag removed", "what": clip(f.written), "before": "accepted",
-                 "after": f"renamed to {f.successor}" if f.successor else "removed",
-                 "where": f"{f.location.path}:{f.location.line}"} for f in upgrade.removed_flags]
-        rows += [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
-                  "before": show(d.old), "after": show(d.new), "where": None} for d in upgrade.drifts]
-        rows += [{"kind": "env no longer read", "what": clip(e.name), "before": "read", "after": "ignored",
-                  "where": f"{e.location.path}:{e.location.line}"} for e in upgrade.dropped_env]
-        notes = [clip(n) for n in upgrade.notes]
-        key = (upgrade.label, repr(rows), repr(notes))
-        table = tables.setdefault(key, {"label": upgrade.label, "old": upgrade.old, "new": upgrade.new,
-                                        "rows": rows, "notes": notes, "models": []})
-        table["models"].append(clip(change.name))
-    return list(tables.values())
+        section = sections.setdefault((upgrade.engine, upgrade.old, upgrade.new), {
+            "engine": upgrade.engine, "label": upgrade.label, "old": upgrade.old, "new": upgrade.new,
+            "models": [], "paths": set(), "groups": {}, "rows": {}, "notes": []})
+        name = clip(change.name)
+        section["models"].append(name)
+        section["paths"].add(change.path)
+        drifts = [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
+                   "flag": d.flag, "before": show(d.old), "after": show(d.new)} for d in upgrade.drifts]
+        same = tuple(sorted((d["what"], d["before"], d["after"]) for d in drifts))
+        section["groups"].setdefault(same, {"drifts": drifts, "models": []})["models"].append(name)
+        for item in _upgrade_items(upgrade, drifts):
+            row = section["rows"].setdefault(item["key"], {**item["row"], "models": [], "where": []})
+            row["models"].append(name)
+            row["where"] += item["where"]
+        section["notes"] += [n for n in map(clip, upgrade.notes) if n not in section["notes"]]
+    return [_finish_section(section) for section in sections.values()]
+
+
+def _upgrade_items(upgrade, drifts: list[dict]) -> list[dict]:
+    """One served model's rows of its upgrade: removed flags, drifted defaults, env no longer read."""
+    items = [{"key": ("flag", f.written, f.successor), "where": [f"{f.location.path}:{f.location.line}"],
+              "row": {"kind": "flag removed", "what": clip(f.written), "flag": None, "before": "accepted",
+                      "after": f"renamed to {f.successor}" if f.successor else "removed"}}
+             for f in upgrade.removed_flags]
+    items += [{"key": ("default", d["what"], d["before"], d["after"]), "where": [], "row": d} for d in drifts]
+    items += [{"key": ("env", e.name), "where": [f"{e.location.path}:{e.location.line}"],
+               "row": {"kind": "env no longer read", "what": clip(e.name), "flag": None, "before": "read",
+                       "after": "ignored"}} for e in upgrade.dropped_env]
+    return items
+
+
+def _finish_section(section: dict) -> dict:
+    """Groups largest first; the defaults these versions change that no row holds, as ``unaffected``."""
+
+    rows = [{**row, "models": list(dict.fromkeys(row["models"]))} for row in section.pop("rows").values()]
+    groups = sorted(section.pop("groups").values(), key=lambda g: -len(g["models"]))
+    paths = section.pop("paths")
+    old, new = catalog_for(section["engine"], section["old"]), catalog_for(section["engine"], section["new"])
+    listed = {row["what"] for row in rows}
+    unaffected = [] if old is None or new is None or old.version == new.version else [
+        {"what": d.dest, "before": show(d.old), "after": show(d.new)}
+        for d in catalog_drifts(old, new, set()) if d.dest not in listed]
+    return {**section, "files": len(paths), "groups": groups, "rows": rows, "unaffected": unaffected}
 
 
 def _rounded(value: float | None) -> float | None:
@@ -164,10 +222,20 @@ def finding_row(finding: Finding, placement: str | None, link: str | None) -> di
 
 
 def render_review_comment(finding: Finding, root: Overrides | Path | None = None,
-                          resolved_in: str | None = None) -> str:
+                          resolved_in: str | None = None, *, others: list[Finding] | None = None,
+                          covers: list[str] | None = None, suggestion=None, counted: str | None = None) -> str:
+    """One inline comment for ``finding`` and the ``others`` of its cause (listed, folded, up to
+    ``MAX_PLACES``; ``counted`` says how many, "×36 served models"); ``covers``: the fingerprint ids the comment stands for (its hidden markers, the
+    finding's first), so a re-run knows each of them is commented; ``suggestion``: a
+    ``suggestions.Suggestion`` for the commented lines, which replaces the prose about ``cfgcheck fix``."""
+    others = others or []
+    places = [{"path": clip(f.location.path), "line": f.location.line,
+               "message": gist(f, finding)} for f in others[:MAX_PLACES]]
+    fix = finding.fix.description if finding.fix is not None and suggestion is None else None
     return render("review_comment.md.j2", root, fp=fingerprint_id(finding), resolved_in=resolved_in,
-                  **finding_row(finding, None, None),
-                  fix=clip(finding.fix.description) if finding.fix else None).rstrip("\n") + "\n"
+                  **finding_row(finding, None, None), fix=clip(fix), fps=covers or [fingerprint_id(finding)],
+                  places=places, more=len(others) - len(places), counted=counted,
+                  suggestion=trusted(suggestion.block()) if suggestion is not None else None).rstrip("\n") + "\n"
 
 
 def resolve_body(body: str, sha: str) -> str:
@@ -177,39 +245,3 @@ def resolve_body(body: str, sha: str) -> str:
     text = [line.strip() for line in body.splitlines() if line.strip() and not line.lstrip().startswith("<!--")]
     headline = " — ".join(text[:2])
     return f"{markers}{RESOLVED_MARKER}\n**Resolved in {sha}.** ~~{headline}~~\n"
-
-
-def render_summary(result, changes: list, outcome, *, root: Overrides | Path | None = None,
-                   head: str | None = None, base: str | None = None, web_url: str | None = None,
-                   step: bool = False, whole: bool = False, config_changes: list[str] | None = None) -> str:
-    """The summary comment (and step summary) body; shortened to fit GitHub's comment size limit.
-    ``whole``: the result of linting the whole repository (push, schedule), not of a change."""
-
-    counts = result.counts()
-    active = result.active()
-    placement = outcome.placement if outcome is not None else {}
-    show_placement = bool(placement) and not (outcome is not None and outcome.degraded)
-    rows = []
-    for finding in active:
-        link = None
-        if web_url and head:
-            link = f"{web_url}/blob/{head}/{quote(finding.location.path)}#L{finding.location.line}"
-        rows.append(finding_row(finding, placement.get(fingerprint_id(finding)) if show_placement else None, link))
-    models = [{"name": clip(c.name), "path": clip(c.path), "added": c.before is None, "removed": c.after is None,
-               "rows": model_rows(c), "chart": chart(c),
-               "overcommitted": c.after is not None and c.after.overcommitted,
-               "seqs": c.after.max_num_seqs if c.after else None,
-               "concurrency": c.after.concurrency if c.after else None} for c in changes]
-    upgrades = upgrade_tables(changes)
-    limit, model_limit = len(rows), len(models)
-    while True:  # halve the rows of both tables until the body fits; the template says how many are left out
-        body = render("summary_comment.md.j2", root, marker=trusted(SUMMARY_MARKER), step=step, counts=counts,
-                      config_changes=config_changes or [],
-                      findings=rows[:limit], hidden=len(rows) - limit, fixed=len(result.fixed),
-                      models=models[:model_limit], hidden_models=len(models) - model_limit, outcome=outcome,
-                      upgrades=upgrades[:max(model_limit, 1)],
-                      show_placement=show_placement, head=(head or "")[:12], base=(base or "")[:12],
-                      version=__version__, whole=whole)
-        if len(body) <= MAX_COMMENT or limit == model_limit == 0:
-            return fit(body)
-        limit, model_limit = limit // 2, model_limit // 2

@@ -6,26 +6,32 @@ One run, inside GitHub Actions or outside it with ``--pr/--base/--repo``:
    the PR head and of GitHub's merge commit give the same result);
 2. write SARIF (``--sarif``), then through PyGithub post **one review** whose inline comments sit on
    changed lines (side RIGHT; a finding on a line outside the diff goes to the summary, since GitHub
-   rejects a whole review for one such comment), clean up the bot's stale comments, and keep **one
-   summary comment** found by its hidden marker and edited in place;
+   rejects a whole review for one such comment): one comment per cause, errors first, with a
+   ``suggestion`` block where the fix is mechanical (``inline.plan``); clean up the bot's stale
+   comments, and keep **one summary comment** (``summary.Layout``) found by its hidden marker and
+   edited in place, created only when the pull request has something to say;
 3. print workflow annotations, append the summary to ``$GITHUB_STEP_SUMMARY`` and write the step
    outputs to ``$GITHUB_OUTPUT``.
+
+``--baseline FILE``: the findings it records do not fail the run. On a pull request the file is read
+from the base commit, like the configuration: a pull request cannot record its own findings there.
 
 Without a pull request (``push``, ``schedule``: ``--mode auto``, see ``decide_mode``) or with
 ``--mode lint`` it lints the whole repository instead and does step 3 with SARIF, posting nothing:
 code scanning needs a full analysis of the default branch before it shows alerts on pull requests.
 
 Idempotence: every inline comment carries ``<!-- cfgcheck:fp=<sha1 of the finding fingerprint> -->``
-(rule, served model, setting: it survives line shifts). A re-run posts only fingerprints that have no
-comment yet; a bot comment whose finding is gone is deleted, or, when someone replied to it, edited
-to say it is resolved. The bot's comments are recognised by their marker, top-level (not a reply), and
+(rule, served model, setting: it survives line shifts) for each finding of its cause on a changed line.
+A re-run posts only causes none of whose fingerprints has a comment yet, and brings a comment it keeps
+up to date; a bot comment none of whose findings remains is deleted, or, when someone replied to it,
+edited to say it is resolved. The bot's comments are recognised by their marker, top-level (not a reply), and
 always by author: ``--bot-login`` (default ``github-actions[bot]``, the author of ``GITHUB_TOKEN``'s
 comments). A comment anyone else wrote is never edited or deleted, whatever markers it carries; when
 cfgcheck's own comments come back under another login, it says which login to configure.
 
 Every body sent to GitHub passes ``redact`` (token, secret environment values, credentials) and stays
 under GitHub's 65,536-character limit: values from linted files are cut at ``MAX_CELL`` characters and
-rows at the end of the summary are dropped, each with a visible note. A comment GitHub refuses (422) is
+the summary drops notes, then warnings, never an error (``summary.cuts``), saying what it left out. A comment GitHub refuses (422) is
 posted alone, so the refusal costs that comment only; the summary still lists it.
 
 A token that cannot write (pull requests from forks get a read-only ``GITHUB_TOKEN``: 403 "Resource
@@ -46,19 +52,21 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError
-from ..model import Finding
 from ..redact import redact
 from ..render import Overrides, changed_overrides
 from . import client
 from .bodies import (FP_MARKER, RESOLVED_MARKER, REVIEW_MARKER, SUMMARY_MARKER, fingerprint_id, fit,
-                     render_review_comment, render_summary, resolve_body)
+                     resolve_body)
 from .client import GitHubError
 from ..changes import model_changes
 from ..config import load_for, locate, reviewed
 from ..diff import lint_diff, merge_base
 from ..lint import lint
+from .. import baseline
 from ..reporters.annotations import render as render_annotations
 from ..reporters import sarif
+from .inline import Planned, plan
+from .summary import ReviewSettings, render_summary
 
 MAX_INLINE = 50  # inline comments per run; the rest are listed in the summary
 DEFAULT_BOT_LOGIN = "github-actions[bot]"  # the author of comments made with GITHUB_TOKEN
@@ -81,6 +89,7 @@ class Options:
     comment: bool = True
     bot_login: str | None = None
     mode: str = "auto"  # auto | review | lint
+    baseline: Path | None = None  # findings recorded here do not fail the run (review: the base's copy)
 
 
 @dataclass
@@ -226,7 +235,7 @@ class Publisher:
         self.review_comments = self._read("list review comments", lambda: list(self.pull.get_review_comments()))
         self.issue_comments = self._read("list comments", lambda: list(self.pull.get_issue_comments()))
 
-    def publish(self, result, changes: list) -> Outcome:
+    def publish(self, result, changes: list, settings: ReviewSettings) -> Outcome:
         """Post the review, clean up, update the summary; a 403 on a write degrades."""
         if self.ctx.head is not None and self.ctx.head != self.api_head:
             # A newer push has its own run; writing from this one could undo what that run posted.
@@ -235,8 +244,8 @@ class Publisher:
             self.outcome.degraded = True
             return self.outcome
         try:
-            self._review(result)
-            self._summary(result, changes)
+            self._review(result, settings)
+            self._summary(result, changes, settings)
         except _Degraded as exc:
             self.outcome.degraded = True
             self.outcome.notice = (f"read-only token ({exc}): pull requests from forks cannot be commented on; "
@@ -244,7 +253,7 @@ class Publisher:
         return self.outcome
 
     def _ours(self) -> tuple[dict[str, Any], dict[int, set[str]]]:
-        """The bot's own top-level review comments by fingerprint, and who replied to each comment."""
+        """The bot's own top-level review comments by each fingerprint they carry, and who replied to each."""
         ours: dict[str, Any] = {}
         replied: dict[int, set[str]] = {}
         for comment in self.review_comments:
@@ -252,81 +261,104 @@ class Publisher:
             if parent is not None:
                 replied.setdefault(parent, set()).add(comment.user.login if comment.user else "")
                 continue
-            match = FP_MARKER.search(comment.body or "")
-            if match and self._own(comment):
-                ours.setdefault(match.group(1), comment)
+            prints = FP_MARKER.findall(comment.body or "")
+            if prints and self._own(comment):
+                for fp in prints:
+                    ours.setdefault(fp, comment)
         return ours, replied
 
-    def _review(self, result) -> None:
+    def _review(self, result, settings: ReviewSettings) -> None:
+        """One comment per cause on the changed lines, errors first, up to ``MAX_INLINE`` new ones."""
         outcome = self.outcome
         diff_lines = {f.filename: right_lines(f.patch) for f in self.files}
         ours, replied = self._ours()
-        current: dict[str, Finding] = {}
-        for finding in result.active():
-            current.setdefault(fingerprint_id(finding), finding)
-        new: list[tuple[str, Finding]] = []
-        for fp, finding in current.items():
-            if fp in ours:
-                outcome.placement[fp] = "inline"
-            elif finding.location.line not in diff_lines.get(finding.location.path, ()):
-                outcome.placement[fp] = "outside"
+        current = {fingerprint_id(f) for f in result.active()}
+        planned, outcome.placement = plan(
+            result.active(), {f.path: f.text for f in result.files}, diff_lines,
+            supply_inline=settings.supply_chain == "inline", root=self.root,
+            unchanged_by=lambda text: redact(text, self.conn.token) == text)
+        claimed: set[int] = set()
+        new: list[Planned] = []
+        for item in planned:
+            existing = next((ours[fp] for fp in item.covers if fp in ours and ours[fp].id not in claimed), None)
+            if existing is not None:
+                claimed.add(existing.id)
+                outcome.placement.update(dict.fromkeys(item.covers, "inline"))
+                self._refresh(existing, item)
             elif len(new) >= MAX_INLINE:
-                outcome.placement[fp] = "limit"
+                outcome.placement.update(dict.fromkeys(item.covers, "limit"))
             else:
-                new.append((fp, finding))
+                new.append(item)
         if new:
             self._post(new)
-        self._clean_up(ours, current, replied)
+        self._clean_up(ours, current, replied, claimed)
 
-    def _post(self, new: list[tuple[str, Finding]]) -> None:
+    def _refresh(self, comment, item: Planned) -> None:
+        """An earlier run's comment for this cause: brought up to date (places, a finding back after it was
+        resolved); the suggestion only while the comment still sits on the lines it replaces."""
+        self.outcome.kept += 1
+        here = (comment.path, comment.line, getattr(comment, "start_line", None)) == \
+            (item.path, item.line, item.start_line)
+        fresh = self._body(item.body if here else item.plain)
+        if (comment.body or "").strip() != fresh.strip():
+            self._isolated("update a review comment", lambda: comment.edit(fresh))
+
+    def _post(self, new: list[Planned]) -> None:
         """One review with every new inline comment; when GitHub refuses it (422), each comment alone."""
-        comments = [{"path": f.location.path, "line": f.location.line, "side": "RIGHT",
-                     "body": self._body(render_review_comment(f, self.root))} for _, f in new]
+        comments = [dict(item.payload(), body=self._body(item.body)) for item in new]
         count = len(comments)
-        body = self._body(f"{REVIEW_MARKER}\n**cfgcheck**: {count} new finding{'s' if count != 1 else ''} on the "
-                          "changed lines. The summary comment lists every finding with the capacity before and after.")
+        errors = sum(1 for item in new if item.anchor.severity == "error")
+        body = self._body(f"{REVIEW_MARKER}\n**cfgcheck**: {count} comment{'s' if count != 1 else ''} on the changed "
+                          f"lines{f', {errors} of them on errors' if errors else ''}, one per cause. The summary "
+                          "comment lists every finding, errors first, with the capacity before and after.")
         try:
             review = self._write("post the review", lambda: self.pull.create_review(body=body, event="COMMENT",
                                                                                      comments=comments))
             self._created(review)
-            placed = {fp for fp, _ in new}
+            placed = set(range(count))
         except GitHubError as error:
             if error.status != 422:
                 raise
             # One refused comment refuses the whole review: post them one by one so that it costs that one only.
             _say(f"{error}; posting the review comments one by one", self.conn.token)
             placed = self._post_each(new, comments)
-        for fp, _ in new:
-            self.outcome.placement[fp] = "inline" if fp in placed else "refused"
+        for index, item in enumerate(new):
+            self.outcome.placement.update(dict.fromkeys(item.covers, "inline" if index in placed else "refused"))
         self.outcome.posted = len(placed)
 
-    def _post_each(self, new: list[tuple[str, Finding]], comments: list[dict]) -> set[str]:
+    def _post_each(self, new: list[Planned], comments: list[dict]) -> set[int]:
         commit = self._read("read the head commit", lambda: self.repo.get_commit(self.api_head))
         placed = set()
-        for (fp, finding), comment in zip(new, comments):
+        for index, (item, comment) in enumerate(zip(new, comments)):
             made: list = []
-            if self._isolated(f"post the {finding.code} review comment (listed in the summary)", lambda c=comment: (
+            extra = {"start_line": comment["start_line"], "start_side": "RIGHT"} if "start_line" in comment else {}
+            if self._isolated(f"post the {item.anchor.code} review comment (listed in the summary)", lambda c=comment, e=extra: (
                     made.append(self.pull.create_review_comment(c["body"], commit, c["path"], line=c["line"],
-                                                                side="RIGHT")))):
+                                                                side="RIGHT", **e)))):
                 self._created(made[0])
-                placed.add(fp)
+                placed.add(index)
         return placed
 
-    def _clean_up(self, ours: dict[str, Any], current: dict[str, Finding], replied: dict[int, set[str]]) -> None:
-        """The bot's comments whose finding is gone: deleted, or marked resolved when someone replied."""
+    def _clean_up(self, ours: dict[str, Any], current: set[str], replied: dict[int, set[str]],
+                  claimed: set[int]) -> None:
+        """The bot's comments none of whose findings remain: deleted, or marked resolved when someone replied."""
         outcome = self.outcome
         sha = (self.api_head or "")[:7]
+        prints: dict[int, set[str]] = {}
+        comments: dict[int, Any] = {}
         for fp, comment in ours.items():  # only the bot's own (``_ours``): nobody else's comment is touched
+            prints.setdefault(comment.id, set()).add(fp)
+            comments[comment.id] = comment
+        for number, comment in comments.items():
             body = comment.body or ""
-            if fp in current:
+            if number in claimed:
+                continue
+            if prints[number] & current:  # its finding stays, on a line the review no longer comments
                 outcome.kept += 1
-                if RESOLVED_MARKER in body:  # the finding is back: restore the comment
-                    fresh = self._body(render_review_comment(current[fp], self.root))
-                    self._isolated("reopen a review comment", lambda c=comment, b=fresh: c.edit(b))
                 continue
             if RESOLVED_MARKER in body:
                 continue
-            humans = replied.get(comment.id, set()) - {self.bot_login}
+            humans = replied.get(number, set()) - {self.bot_login}
             if humans:
                 resolved = self._body(resolve_body(body, sha))
                 if self._isolated("mark a review comment resolved", lambda c=comment, b=resolved: c.edit(b)):
@@ -335,10 +367,12 @@ class Publisher:
                 self._write("delete a resolved review comment", lambda c=comment: c.delete())
                 outcome.deleted += 1
 
-    def _summary(self, result, changes: list) -> None:
+    def _summary(self, result, changes: list, settings: ReviewSettings) -> None:
+        """Created only when the pull request has something to say (findings, suppressions it adds, a change to
+        cfgcheck's configuration); an existing summary is edited in place, to "no new findings" too."""
         existing = [c for c in self.issue_comments if SUMMARY_MARKER in (c.body or "") and self._own(c)]
         body = self._body(render_summary(result, changes, self.outcome, root=self.root, head=self.api_head,
-                                         base=self.ctx.base, web_url=self.web_url,
+                                         base=self.ctx.base, web_url=self.web_url, settings=settings,
                                          config_changes=self.ctx.config_changes))
         if existing:
             first = existing[0]
@@ -349,7 +383,7 @@ class Publisher:
                 self.outcome.summary = "unchanged"
             for extra in existing[1:]:  # left by a concurrent run: keep one
                 self._write("delete a duplicate summary comment", lambda c=extra: c.delete())
-        elif result.active() or result.fixed or changes:
+        elif result.active() or getattr(result, "silenced", None) or self.ctx.config_changes:
             created = self._write("post the summary comment", lambda: self.pull.create_issue_comment(body))
             self._created(created)
             self.outcome.summary = "created"
@@ -407,8 +441,10 @@ def _run(options: Options) -> int:
         config = load_for(paths, options.config_file)
         event = os.environ.get("GITHUB_EVENT_NAME") or "none"
         _say(f"linting the whole repository (event {event}): annotations, step summary and SARIF, no comments")
-        return _report(options, config, lint(paths, config, options.select, options.ignore), [], None, None,
-                       templates=root)
+        result = lint(paths, config, options.select, options.ignore)
+        recorded = _work_tree_baseline(options.baseline)
+        return _report(options, config, result, [], None, None, templates=root,
+                       baseline=_apply_baseline(result, recorded, options.baseline))
     token: str | None = None
     publisher: Publisher | None = None
     if options.comment and ctx.pr is not None and ctx.repo is not None:
@@ -425,27 +461,55 @@ def _run(options: Options) -> int:
     if not ctx.base:
         raise ConfigError("no base to compare with: run on a pull_request event or pass --base REF")
 
-    # the base commit's configuration and templates, never the pull request's (docs/SECURITY.md)
+    # the base commit's configuration, templates and baseline, never the pull request's (docs/SECURITY.md)
     base = merge_base(root, ctx.base).commit
     config, ctx.config_changes = reviewed(root, base, options.config_file)
     ctx.config_changes += [f"template override changed, used once merged: {name}"
                            for name in changed_overrides(root, base)]
+    recorded = None
+    if options.baseline is not None:
+
+        recorded, changed = baseline.reviewed(root, base, options.baseline)
+        ctx.config_changes += changed
     templates = Overrides(root, base)
     if publisher is not None:
         publisher.root = templates
     result = lint_diff(paths, config, ctx.base, options.select, options.ignore)  # compares with the merge base
+    applied = _apply_baseline(result, recorded, options.baseline)
     changes = model_changes(result.models, result.base_models, config.as_dict())
-    return _report(options, config, result, changes, publisher, ctx, token, templates=templates)
+    return _report(options, config, result, changes, publisher, ctx, token, templates=templates, baseline=applied)
+
+
+def _work_tree_baseline(path: Path | None):
+    """The baseline of a whole-repository run (a push to the default branch: its own, trusted copy); a file
+    not committed yet is no baseline, as on a pull request whose base has none."""
+    if path is None:
+        return None
+    if not path.exists():
+        _say(f"baseline {path} not found: every finding counts (record one with cfgcheck lint --write-baseline)")
+        return None
+
+    return baseline.load(path)
+
+
+def _apply_baseline(result, recorded, path: Path | None) -> tuple[str, int] | None:
+    """Mark the findings the baseline records as suppressed (they no longer fail the run); (file name,
+    findings it records) for the summary, None without a baseline."""
+    if recorded is None or path is None:
+        return None
+
+    baseline.apply(result.findings, recorded, path.name)
+    return path.name, sum(recorded.values())
 
 
 def _say(line: str, token: str | None = None) -> None:
     sys.stderr.write(f"cfgcheck: {redact(line, token)}\n")
 
 
-def _publish(publisher: Publisher, result, changes: list,
+def _publish(publisher: Publisher, result, changes: list, settings: ReviewSettings,
              token: str | None) -> tuple[Outcome | None, GitHubError | None]:
     try:
-        outcome = publisher.publish(result, changes)
+        outcome = publisher.publish(result, changes, settings)
     except GitHubError as exc:
         return None, exc
     if outcome.notice:
@@ -464,7 +528,7 @@ def _publish(publisher: Publisher, result, changes: list,
 
 
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
-            token: str | None = None, *, templates: Overrides | Path) -> int:
+            token: str | None = None, *, templates: Overrides | Path, baseline: tuple[str, int] | None = None) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
     # package's own `from __future__ import annotations` would answer instead of the module
 
@@ -474,13 +538,14 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
             options.sarif.write_text(sarif.render(result), encoding="utf-8")
         except OSError as exc:
             raise ConfigError(f"cannot write {options.sarif}: {exc.strerror or exc}") from None
-    outcome, error = _publish(publisher, result, changes, token) if publisher is not None else (None, None)
+    settings = ReviewSettings.of(config, options.fail_on, baseline)
+    outcome, error = _publish(publisher, result, changes, settings, token) if publisher else (None, None)
     sys.stdout.write(redact(render_annotations(result), token))
     sys.stdout.flush()
     step = render_summary(result, changes, outcome, root=templates,
                           head=publisher.api_head if publisher and publisher.pull else ctx and ctx.head,
                           base=ctx and ctx.base, web_url=publisher.web_url if publisher else None, step=True,
-                          whole=ctx is None, config_changes=ctx.config_changes if ctx else None)
+                          whole=ctx is None, config_changes=ctx.config_changes if ctx else None, settings=settings)
     _append(os.environ.get("GITHUB_STEP_SUMMARY"), redact(step, token) + "\n")
     counts = result.counts()
     _append(os.environ.get("GITHUB_OUTPUT"), _outputs({
@@ -489,5 +554,4 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
     if error is not None:
         _say(f"error: {error}", token)
         return 2
-    threshold = options.fail_on or config.get("fail-on", "error")
-    return result.exit_code(threshold)
+    return result.exit_code(settings.fail_on)

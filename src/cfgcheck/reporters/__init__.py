@@ -6,7 +6,7 @@ from __future__ import annotations
 import importlib
 from typing import Callable, Sequence
 
-from ..model import Finding
+from ..model import SEVERITY_RANK, Finding
 
 # format name -> module in this package that defines ``render(result, **options) -> str``
 MODULES = {
@@ -25,6 +25,12 @@ def renderer(fmt: str) -> Callable:
 def rule_url(code: str, name: str) -> str:
     """The rule's section in docs/rules.md (GitHub's heading anchor for ``## CODE name``)."""
     return f"{DOCS}#{code.lower()}-{name}"
+
+
+def severity_first(findings: Sequence[Finding]) -> list[Finding]:
+    """Errors, then warnings, then notes; by file and line within each: the order a reviewer fixes them in,
+    and the one GitHub's per-step annotation limit (10 of each level shown) needs so no error is hidden."""
+    return sorted(findings, key=lambda f: (-SEVERITY_RANK.get(f.severity, 0), f.location.sort_key()))
 
 
 def stable_ids(findings: Sequence[Finding]) -> list[str]:

@@ -3,12 +3,14 @@
 Escaped per GitHub's rules (toolkit ``escapeData``/``escapeProperty``), so nothing taken from a file
 can end the command early or start another one (``::set-output``, ``::add-mask``); control characters
 are first written as visible escapes (``textsafe``), so a CR or LF from a file never reaches the
-annotation as a line break either.
+annotation as a line break either. Errors come first, then warnings, then notes: GitHub shows a
+limited number of annotations per step and per job, and an error must never be the one left out.
 """
 
 from __future__ import annotations
 
 from ..lint import LintResult
+from . import severity_first
 from ..textsafe import neutralise
 
 COMMANDS = {"error": "error", "warning": "warning", "note": "notice"}
@@ -37,6 +39,8 @@ def annotation(finding) -> str:
 
 
 def render(result: LintResult, **_: object) -> str:
+
     # a plain log line, not a command: the compared commit shows in the job log, not as an annotation
     head = f"cfgcheck: {escape_data(result.base.describe())}\n" if result.base is not None else ""
-    return head + "".join(annotation(f) + "\n" for f in result.active())
+    # errors first: GitHub shows only the first annotations of each level per step and per job
+    return head + "".join(annotation(f) + "\n" for f in severity_first(result.active()))

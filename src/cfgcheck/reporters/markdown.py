@@ -1,4 +1,4 @@
-"""``--format markdown``: a findings table for PR comments and step summaries.
+"""``--format markdown``: a findings table for PR comments and step summaries, errors first.
 
 Text taken from linted files is escaped so it cannot inject Markdown, HTML, @mentions or autolinks.
 """
@@ -9,6 +9,7 @@ import re
 
 from ..lint import LintResult
 from ..textsafe import neutralise
+from . import severity_first
 from .text import summary
 
 _SPECIAL = re.compile(r"([\\`*_{}\[\]()#+!|<>~])")
@@ -51,5 +52,5 @@ def table(findings) -> str:
 
 def render(result: LintResult, **_: object) -> str:
     head = f"**cfgcheck**: {escape(summary(result))}"  # the summary names the base ref: escaped
-    active = result.active()
+    active = severity_first(result.active())
     return head + "\n\n" + (table(active) if active else "No findings.") + "\n"
