@@ -156,8 +156,9 @@ def test_value_forms():
 
 
 def _change(name: str, drifts: list, old: str = "0.5.5.post3", new: str = "0.5.23"):
-    upgrade = SimpleNamespace(engine="sglang", old=old, new=new, label=f"SGLang {old} → {new}", drifts=drifts)
-    return SimpleNamespace(name=name, upgrade=upgrade)
+    upgrade = SimpleNamespace(engine="sglang", old=old, new=new, label=f"SGLang {old} → {new}", drifts=drifts,
+                              removed_flags=[], dropped_env=[], notes=[])
+    return SimpleNamespace(name=name, path=f"{name}.yaml", upgrade=upgrade)
 
 
 def test_drift_groups_are_one_per_version_pair_and_set_of_defaults():

@@ -137,7 +137,8 @@ def drift_sections(changes: list) -> list[dict]:
       them, or the feature is off for them), for one folded line;
     * ``notes``: what could not be compared, once each.
 
-    A row is ``{"kind", "what", "flag", "before", "after", "models", "where"}``.
+    A row is ``{"kind", "what", "flag", "before", "after", "models", "where"}`` (a drifted default's also
+    ``how``: derived at start-up, or None).
     """
 
     sections: dict[tuple, dict] = {}
@@ -151,7 +152,7 @@ def drift_sections(changes: list) -> list[dict]:
         name = clip(change.name)
         section["models"].append(name)
         section["paths"].add(change.path)
-        drifts = [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest,
+        drifts = [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest, "how": d.derived,
                    "flag": d.flag, "before": show(d.old), "after": show(d.new)} for d in upgrade.drifts]
         same = tuple(sorted((d["what"], d["before"], d["after"]) for d in drifts))
         section["groups"].setdefault(same, {"drifts": drifts, "models": []})["models"].append(name)

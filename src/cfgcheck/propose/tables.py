@@ -9,8 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from ..drift import show
-from ..github.bodies import clip
+from ..github.bodies import clip, drift_sections
 from ..model import Finding
 from .rollout import Rollout
 
@@ -31,24 +30,17 @@ class DriftGroup:
 
 def drift_groups(changes: Iterable[Any]) -> list[DriftGroup]:
     """One group per (engine, old version, new version, set of drifted defaults) among ``changes``
-    (``changes.ModelChange``, or anything with ``name`` and ``upgrade``: a ``drift.VersionChange``).
+    (``changes.ModelChange``, or anything with ``name``, ``path`` and ``upgrade``: a ``drift.VersionChange``),
+    as the review summary groups them (``github.bodies.drift_sections``), largest group first.
 
     Thirty-six served models moved by one image bump share one table instead of repeating it; models
     whose configurations pin different defaults (so that a different set drifts) get a table each.
     Served models whose version does not move are left out; a group's defaults may be empty (the
-    version moves, no default the configuration relies on changes). Groups keep the order in which
-    their first model comes."""
-    groups: dict[tuple, DriftGroup] = {}
-    for change in changes:
-        upgrade = getattr(change, "upgrade", None)
-        if upgrade is None:
-            continue
-        drifts = [{"setting": d.dest, "before": clip(show(d.old)), "after": clip(show(d.new)), "how": d.derived,
-                   "pin": d.flag} for d in upgrade.drifts]
-        key = (upgrade.engine, upgrade.old, upgrade.new, tuple(tuple(sorted(d.items())) for d in drifts))
-        group = groups.setdefault(key, DriftGroup(upgrade.engine, upgrade.label, upgrade.old, upgrade.new, drifts))
-        group.models.append(clip(change.name))
-    return list(groups.values())
+    version moves, no default the configuration relies on changes)."""
+    return [DriftGroup(section["engine"], section["label"], section["old"], section["new"],
+                       [{"setting": d["what"], "before": clip(d["before"]), "after": clip(d["after"]),
+                         "how": d["how"], "pin": d["flag"]} for d in group["drifts"]], list(group["models"]))
+            for section in drift_sections(list(changes)) for group in section["groups"]]
 
 
 def grouped(pairs: Iterable[tuple[Any, str]]) -> list[tuple[Any, list[str]]]:
