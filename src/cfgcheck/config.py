@@ -21,6 +21,11 @@ from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, re
 from .yamlio import YamlError, data_of
 
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
+# Which rules are findings and at which severity (a rule's PROFILES metadata), as kube-linter's and
+# Checkov's default checks do: `recommended` keeps pinning advice quiet, `strict` makes every supply-chain
+# rule a warning (DESIGN.md section 6). Single rules are then adjusted under `rules:`.
+PROFILES = ("recommended", "strict")
+DEFAULT_PROFILE = "recommended"
 PYPROJECT = "pyproject.toml"
 MAX_CONFIG_BYTES = 1024 * 1024
 _TYPES = {"object": "a mapping", "array": "a list", "string": "a string", "integer": "a whole number",
@@ -41,6 +46,10 @@ class Config:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
+
+    @property
+    def profile(self) -> str:
+        return self.data.get("profile", DEFAULT_PROFILE)
 
     @property
     def rule_settings(self) -> dict[str, dict[str, Any]]:
@@ -408,9 +417,10 @@ def changes(base: Config, head: Config) -> list[str]:
     old_exclude, new_exclude = base.get("exclude") or [], head.get("exclude") or []
     lines += _listed("paths excluded", [excerpt(p) for p in new_exclude if p not in old_exclude])
     lines += _listed("exclusions removed", [excerpt(p) for p in old_exclude if p not in new_exclude])
-    if base.get("fail-on", "error") != head.get("fail-on", "error"):
-        lines.append(f"fail-on: {base.get('fail-on', 'error')} → {head.get('fail-on', 'error')}")
-    handled = {"select", "ignore", "rules", "exclude", "fail-on"}
+    for key, default in (("fail-on", "error"), ("profile", DEFAULT_PROFILE)):
+        if base.get(key, default) != head.get(key, default):
+            lines.append(f"{key}: {base.get(key, default)} → {head.get(key, default)}")
+    handled = {"select", "ignore", "rules", "exclude", "fail-on", "profile"}
     lines += _listed("other settings changed", sorted(key for key in set(base.data) | set(head.data)
                                                       if key not in handled and base.get(key) != head.get(key)))
     return lines

@@ -286,9 +286,10 @@ def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
 
 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
-    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
-    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity, rule.defaults
+    """Severity and options of ``rule``: its severity in the configured profile, then ``rules:``, whose
+    keys name rules as ``--select`` does (codes, prefixes, names); a key naming fewer rules is more
+    specific and wins (CFG2, then CFG204)."""
+    severity, options = rule.severity_in(config.profile), rule.defaults
     matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
                 if rule.code in (codes := resolve_codes([key]))]
     for _, settings in sorted(matching, key=lambda item: -item[0]):
@@ -297,12 +298,13 @@ def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
     return severity, options
 
 
-def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None) -> Finding:
+def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None,
+          default: str | None = None) -> Finding:
     """Code, rule and severity: the configured one, or lower when the rule lowered it (a finding that
     rests on an assumed engine version), or the rule's own for one finding it is sure breaks (raised)
-    when the severity is not configured."""
+    when the severity is the ``default`` of the run's profile (not configured)."""
     own = finding.severity if finding.severity in SEVERITY_RANK else None
-    if own is not None and (SEVERITY_RANK[own] < SEVERITY_RANK.get(severity, 0) or severity == rule.severity):
+    if own is not None and (SEVERITY_RANK[own] < SEVERITY_RANK.get(severity, 0) or severity == (default or rule.severity)):
         severity = own
     finding.code, finding.rule, finding.severity = rule.code, rule.name, severity
     if model is not None:
@@ -324,16 +326,17 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
         if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
+        graded = (severity, rule.severity_in(config.profile))  # (configured, the profile's)
         checked = models if rule.templates else [m for m in models if not m.template]
         if rule.scope == "run":
             ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
-            findings.extend(_run_scope(rule, severity, checked, ctx, crashed))
+            findings.extend(_run_scope(rule, graded, checked, ctx, crashed))
             continue
         for model in checked:
             base = base_of.get(model.identity) if base_of else None
             ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
             try:
-                findings.extend([stamp(f, rule, severity, model) for f in rule.check(model, ctx)])
+                findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:
                 findings.extend(crashed(exc, rule, model))
     return findings
@@ -356,12 +359,14 @@ class _CrashReport:
         return [stamp(Finding(message, model.location, setting=f"crash:{rule.code}"), self.rule, self.severity, model)]
 
 
-def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleContext,
+def _run_scope(rule: Rule, graded: tuple[str, str], models: list[ServedModel], ctx: RuleContext,
                crashed: _CrashReport) -> list[Finding]:
     """A rule that checks every served model at once; when it raises, it runs again file by file so
-    that only the files it fails on are reported, and the others keep their findings."""
+    that only the files it fails on are reported, and the others keep their findings. ``graded``:
+    (the configured severity, the profile's)."""
+    severity, default = graded
     try:
-        return [stamp(f, rule, severity, None) for f in rule.check(models, ctx)]
+        return [stamp(f, rule, severity, None, default) for f in rule.check(models, ctx)]
     except Exception:
         if os.environ.get("CFGCHECK_DEBUG"):
             raise
@@ -371,7 +376,7 @@ def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleCo
     findings: list[Finding] = []
     for group in by_file.values():
         try:
-            findings.extend([stamp(f, rule, severity, None) for f in rule.check(group, ctx)])
+            findings.extend([stamp(f, rule, severity, None, default) for f in rule.check(group, ctx)])
         except Exception as exc:
             findings.extend(crashed(exc, rule, group[0]))
     return findings
