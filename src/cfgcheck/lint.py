@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
-from . import adapters, suppressions
+from . import adapters, precedence, suppressions
 from .adapters.protocol import always_read, has_serving_marker
 from .config import Config, ConfigError
 from .context import RuleContext
@@ -426,12 +426,13 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
              config: Config, ran: set[str] | None = None) -> LintResult:
-    """Findings deduplicated, suppressed and sorted, with the suppression findings; ``ran`` are the codes
-    of the enabled rules (default: those of ``rules``)."""
-    findings = distinct(findings)
+    """Findings deduplicated, one per cause (``precedence``), suppressed and sorted, with the suppression
+    findings; ``ran`` are the codes of the enabled rules (default: those of ``rules``)."""
+    findings, answered = precedence.resolve(distinct(findings))
     source = config.source.name if config.source is not None else ".cfgcheck.yaml"
     found = suppressions.collect(loaded, models, config.get("per-file-ignores"), source)
-    suppressions.apply(findings, found.suppressions)
+    # a suppression written for a finding another one now answers for is used, not reported as unused
+    suppressions.apply(findings + answered, found.suppressions)
     ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
