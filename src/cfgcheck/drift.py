@@ -27,7 +27,7 @@ from .capacity.gpus import resolve_gpu
 from .engines import defaults
 from .engines.argv import launch_offset, walk
 from .engines.catalog import Catalog, catalog_for
-from .engines.history import successor
+from .engines.history import Rename, rename
 from .engines.versions import DATA_DIR, DISPLAY, version_key
 from .model import Location, ServedModel
 
@@ -54,8 +54,12 @@ class RemovedFlag:
 
     written: str  # the flag as the configuration writes it
     option: str  # the full option string the old version knew
-    successor: str | None  # what the new version calls it, where the catalogs say
+    rename: Rename | None  # what the new version calls it, where the catalogs say (``certain``: same meaning)
     location: Location
+
+    @property
+    def successor(self) -> str | None:
+        return self.rename.successor if self.rename is not None else None
 
 
 @dataclass(eq=False)
@@ -213,7 +217,7 @@ def removed_flags(model: ServedModel, old: Catalog, new: Catalog) -> list[Remove
             continue
         if new.resolve(flag.token.text).kind in ("exact", "abbrev"):
             continue
-        gone.append(RemovedFlag(res.written, res.option, successor(new.engine, res.option, new.version),
+        gone.append(RemovedFlag(res.written, res.option, rename(new.engine, res.option, new.version),
                                 flag.token.location))
     return gone
 
