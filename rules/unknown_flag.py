@@ -106,6 +106,7 @@ class _Verdict:
     remediation: str
     level: str
     many: str = ""  # the message of several flags on one line: {flags}; "" when each is said alone
+    many_remedy: str = ""  # the remediation of several flags (default: each flag's, named)
 
 
 def _finding(group: list[tuple]) -> Finding:
@@ -113,9 +114,7 @@ def _finding(group: list[tuple]) -> Finding:
     if len(group) == 1 or not verdict.many:
         return Finding(verdict.message, flag.token.location, remediation=verdict.remediation, setting=written[0],
                        severity=verdict.level)
-    remedies = {v.remediation for _, v in group}
-    remediation = verdict.remediation if len(remedies) == 1 else \
-        "; ".join(f"{f.resolution.written}: {v.remediation}" for f, v in group)
+    remediation = verdict.many_remedy or "; ".join(f"{f.resolution.written}: {v.remediation}" for f, v in group)
     first, last = group[0][0].token.location, group[-1][0].token.location
     where = Location(first.path, first.line, first.column, last.end_line, last.end_column) \
         if last.end_line in (None, first.line) else first
@@ -155,14 +154,16 @@ def _judge(model, catalog, flag, label: str) -> _Verdict | None:
         tail = f"dynamo.{model.engine} adds its own; cfgcheck has no Dynamo catalog"
         return _Verdict("dynamo", f"flag '{res.written}' is no {name} flag: read as a Dynamo flag ({tail})",
                         "if Dynamo does not accept it either, remove it; else add it to this rule's `ignore`", "note",
-                        f"{{count}} flags are no {name} flags: {{flags}}, read as Dynamo flags ({tail})")
+                        f"{{count}} flags are no {name} flags: {{flags}}, read as Dynamo flags ({tail})",
+                        "remove those Dynamo does not accept either; add the others to this rule's `ignore`")
     if unfamiliar_image(model) and not is_typo(catalog, res.written):
         image = f"the image {model.image.value if model.image else ''} may add"
         return _Verdict("unfamiliar", f"flag '{res.written}' is in no catalogued {name} version; {image} it "
                         f"({stated(model)[1]})",
                         "if the image does not accept it, remove it; else add it to this rule's `ignore`", "note",
                         f"{{count}} flags are in no catalogued {name} version: {{flags}}; {image} them "
-                        f"({stated(model)[1]})")
+                        f"({stated(model)[1]})",
+                        "remove those the image does not accept; add the others to this rule's `ignore`")
     if flag.token.origin.startswith(KEYWORD_ORIGIN):  # Ray Serve LLM engine_kwargs: EngineArgs(**kwargs)
         message, remediation, level = _keyword_finding(catalog, res.written.lstrip("-"), label)
         return _Verdict("keyword", message, remediation, level)
