@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from cfgcheck import capacity
 from cfgcheck.model import ServedModel
 
@@ -16,17 +14,6 @@ def effective_seqs(model: ServedModel, estimate: capacity.CapacityEstimate) -> i
     if isinstance(value, int) and not isinstance(value, bool):
         return value
     return estimate.max_num_seqs
-
-
-def step_limit(ctx) -> float:
-    """The largest factor by which a sequence limit may change in one step: CFG206's ``max-step`` as this
-    run configures it, so that other rules' advice never asks for a step CFG206 then flags."""
-    from cfgcheck.config import Config
-    from cfgcheck.lint import rule_options
-    from cfgcheck.registry import load
-
-    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
-    return float(rule_options(load("CFG206"), config)[1]["max-step"])
 
 
 def seqs_location(model: ServedModel):

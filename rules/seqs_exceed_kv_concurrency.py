@@ -59,7 +59,6 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Iterator
 
@@ -68,7 +67,7 @@ from cfgcheck.capacity.gpus import kv_from_compiled_buckets
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
-from ._change import step_limit
+from ._steps import step_limit
 
 CODE = "CFG203"
 NAME = "seqs-exceed-kv-concurrency"
@@ -121,18 +120,18 @@ def check(model, ctx) -> Iterator[Finding]:
     )
 
 
-def _remedy(est, seqs: int, conc: float, step: float) -> str:
+def _remedy(est, seqs: int, conc: float, step: int) -> str:
     """Cap the context, else lower the limit, in a step CFG206 accepts (never more than ``step`` x at once)."""
     cap = cap_for(est, seqs)
     if cap:
         remedy = f"cap max_model_len at {cap:,} in the same change (keeps {seqs} full-length requests inside the pool)"
     else:
         remedy = f"no max_model_len keeps {seqs} requests inside this pool"
-    fits = max(1, int(conc))
-    if seqs <= fits * step + 1e-9:
+    fits, step = max(1, int(conc)), max(1, step)
+    if seqs <= fits * step:
         lower = f"lower the sequence limit to {fits}"
-    else:
-        lower = f"lower the sequence limit in steps of at most {step:g}x (next: {max(fits, math.ceil(seqs / step))}), " \
+    else:  # integers throughout: a limit of any size is a valid (absurd) value, not an overflow
+        lower = f"lower the sequence limit in steps of at most {step}x (next: {max(fits, -(-seqs // step))}), " \
                 f"measuring each, towards {fits}"
     return f"{remedy}, or {lower}, or grow the pool"
 

@@ -289,13 +289,20 @@ def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
     """Severity and options of ``rule``: its severity in the configured profile, then ``rules:``, whose
     keys name rules as ``--select`` does (codes, prefixes, names); a key naming fewer rules is more
     specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity_in(config.profile), rule.defaults
+    settings = configured(rule.code, config)
+    options = rule.defaults
+    options.update({k: v for k, v in settings.items() if k != "severity"})
+    return settings.get("severity", rule.severity_in(config.profile)), options
+
+
+def configured(code: str, config: Config) -> dict[str, Any]:
+    """What ``rules:`` sets for rule ``code`` (severity, options), a key naming fewer rules winning."""
     matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
-                if rule.code in (codes := resolve_codes([key]))]
+                if code in (codes := resolve_codes([key]))]
+    merged: dict[str, Any] = {}
     for _, settings in sorted(matching, key=lambda item: -item[0]):
-        severity = settings.get("severity", severity)
-        options.update({k: v for k, v in settings.items() if k != "severity"})
-    return severity, options
+        merged.update(settings)
+    return merged
 
 
 def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None,
