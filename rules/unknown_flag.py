@@ -99,7 +99,7 @@ def check(model, ctx):
         yield _finding(group)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create
 class _Verdict:
     kind: str  # what is said of the flag: one finding per line and kind names every such flag
     message: str  # of one flag

@@ -81,7 +81,7 @@ class Facts:
         return bool(architecture.is_hybrid if kind == "hybrid" else architecture.sliding_layers)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create
 class Gate:
     engines: tuple[str, ...]
     prefixes: tuple[str, ...]  # argparse destinations equal to or starting with one of these

@@ -23,7 +23,7 @@ from .yamlio import YamlError, data_of
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
 # Which rules are findings and at which severity (a rule's PROFILES metadata), as kube-linter's and
 # Checkov's default checks do: `recommended` keeps pinning advice quiet, `strict` makes every supply-chain
-# rule a warning (DESIGN.md section 6). Single rules are then adjusted under `rules:`.
+# rule a warning (README.md, Configuration). Single rules are then adjusted under `rules:`.
 PROFILES = ("recommended", "strict")
 DEFAULT_PROFILE = "recommended"
 PYPROJECT = "pyproject.toml"

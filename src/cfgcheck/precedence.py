@@ -1,4 +1,4 @@
-"""One cause, one finding: after the rules, before suppressions (DESIGN.md section 6).
+"""One cause, one finding: after the rules, before suppressions (docs/ARCHITECTURE.md, step 6).
 
 Rules check one thing each, so one cause can meet several of them on one setting: a sequence limit
 the KV pool cannot hold is also below the engine's default; a memory fraction the engine ignores is
@@ -23,10 +23,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from .model import SEVERITY_RANK, Finding
+from .model import SEVERITY_RANK, Finding, Location
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create
 class Relation:
     specific: str  # the code of the finding that stays
     general: str  # the code of the finding it answers for
@@ -81,10 +81,14 @@ def _apply(relation: Relation, specific: Finding, general: Finding) -> tuple[Fin
         if not relation.clause:
             return specific, general
         said = f"{specific.message}; {relation.clause} ({general.code}: {general.message})"
-        return replace(specific, message=said), general
+        return replace(specific, message=said, related=_related(specific, general)), general
     if SEVERITY_RANK.get(general.severity, 0) > SEVERITY_RANK.get(specific.severity, 0):
         specific, general = general, specific
     said = f"{specific.message}; also {general.code}: {general.message}"
     remedy = "; ".join(part for part in (specific.remediation, general.remediation) if part) or None
-    related = specific.related + tuple(loc for loc in general.related if loc not in specific.related)
-    return replace(specific, message=said, remediation=remedy, related=related), general
+    return replace(specific, message=said, remediation=remedy, related=_related(specific, general)), general
+
+
+def _related(specific: Finding, general: Finding) -> tuple[Location, ...]:
+    """The places the finding that stays points to, then those of the one it answers for (a ceiling's comment)."""
+    return specific.related + tuple(loc for loc in general.related if loc not in specific.related)

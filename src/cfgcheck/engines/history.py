@@ -51,7 +51,7 @@ _FLAG_IN_TEXT = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,;)
 _ALIAS = re.compile(r"\balias\b", re.I)
 
 
-@dataclass(frozen=True)
+@dataclass(eq=False)  # never compared by value: cheaper to create
 class Rename:
     """What replaced a removed option in a version, as the catalogs say."""
 
