@@ -213,7 +213,7 @@ def render_plan(plans: list[ModelPlan], target: Target, facts: list[str]) -> str
         lines += [f"    note: {n}" for n in ([p.digest_note] if p.digest_note else []) + p.notes]
         lines += [f"    flag rewritten: {w} -> {s} (line {t.location.line})" for t, w, s in p.renames]
         lines += [f"    flag removed in {target.version}, not rewritten: {r.written} (line {r.location.line})"
-                  + (f"; successor {r.successor} takes another kind of value" if r.successor else "")
+                  + (f"; successor {r.successor} is not known to take the same values" if r.successor else "")
                   for r in p.unrewritten]
         lines += [f"    default drift: {d.dest} {show(d.old)} -> {show(d.new)}"
                   + (f" ({d.derived})" if d.derived else "") for d in p.drifts]
