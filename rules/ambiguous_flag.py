@@ -57,7 +57,8 @@ from cfgcheck.engines.argv import as_written, flag_location
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.history import rename, rename_edit
 from cfgcheck.engines.versions import known_versions, version_key
-from cfgcheck.engines.confidence import in_every_version, severity
+from cfgcheck.engines.confidence import confidence, in_every_version, severity
+from cfgcheck.engines.images import UNKNOWN
 from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
@@ -80,9 +81,11 @@ def _earlier_meaning(catalog, written: str) -> tuple[str, str | None]:
     return "", None
 
 
-def _meant_now(catalog, token, written: str, meant: str | None) -> tuple[str, Edit] | None:
+def _meant_now(model, catalog, token, written: str, meant: str | None) -> tuple[str, Edit | None] | None:
     """(how, edit) that writes what the flag meant before, where the catalogs are sure of it: the option it
-    abbreviated, which this version still has, or that option's certain successor (history.rename)."""
+    abbreviated, which this version still has (right in every version that has it), or that option's
+    certain successor (history.rename), only where the image names the engine version: an older version
+    would not know the successor."""
     if meant is None or token.synthetic or token.text.split("=", 1)[0] != written:
         return None
     if catalog.option(meant) is not None:
@@ -90,7 +93,10 @@ def _meant_now(catalog, token, written: str, meant: str | None) -> tuple[str, Ed
             Edit(flag_location(token, written), as_written(token, written), as_written(token, meant))
     found = rename(catalog.engine, meant, catalog.version)
     edit = rename_edit(token, written, found)
-    return (f"write {found.replacement} (it replaced {meant}: {found.how})", edit) if edit else None
+    if edit is None:
+        return None
+    return f"write {found.replacement} (it replaced {meant}: {found.how})", \
+        edit if confidence(model, catalog) != UNKNOWN else None
 
 
 def check(model, ctx):
@@ -104,12 +110,12 @@ def check(model, ctx):
             continue
         shown = ", ".join(res.candidates[:8]) + (", ..." if len(res.candidates) > 8 else "")
         earlier, meant = _earlier_meaning(catalog, res.written)
-        fixed = _meant_now(catalog, flag.token, res.written, meant)
+        fixed = _meant_now(model, catalog, flag.token, res.written, meant)
         yield Finding(
             f"'{res.written}' is ambiguous ({label}): could match {shown}; the engine will not start",
-            fixed[1].location if fixed else flag.token.location,
+            fixed[1].location if fixed and fixed[1] else flag.token.location,
             remediation=f"{fixed[0]}{earlier}" if fixed else f"write the full name of the intended flag{earlier}",
-            fix=Fix(fixed[0], (fixed[1],)) if fixed else None,
+            fix=Fix(fixed[0], (fixed[1],)) if fixed and fixed[1] else None,
             setting=res.written,
             severity=severity(model, catalog, lambda: in_every_version(
                 catalog.engine, lambda other: other.resolve(res.written).kind in ("ambiguous", "unknown"))),

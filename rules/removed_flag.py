@@ -58,7 +58,8 @@ from __future__ import annotations
 
 from cfgcheck.engines.history import flag_history, rename_edit, undecided
 from cfgcheck.engines.versions import DISPLAY, version_ranges
-from cfgcheck.engines.confidence import severity
+from cfgcheck.engines.confidence import confidence, severity
+from cfgcheck.engines.images import UNKNOWN
 from cfgcheck.model import Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
@@ -90,7 +91,8 @@ def check(model, ctx):
             continue
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
-        edit = rename_edit(flag.token, res.written, hist.rename)
+        # an older version than the one assumed may not know the successor: a fix only where the image says
+        edit = rename_edit(flag.token, res.written, hist.rename) if confidence(model, catalog) != UNKNOWN else None
         # other versions accept it by definition: an error only when the version is exact
         yield Finding(message, edit.location if edit else flag.token.location, remediation=renamed(hist.rename),
                       fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,

@@ -11,7 +11,7 @@ from cfgcheck.engines.history import rename, rename_edit
 from cfgcheck.engines.versions import known_versions
 from cfgcheck.model import ArgToken, Location
 from cfgcheck.propose.fix import compute
-from helpers import FIXTURES, lint_fixture
+from helpers import FIXTURES, lint_fixture, lint_text
 
 RULES = FIXTURES / "rules"
 
@@ -82,3 +82,13 @@ def test_an_ambiguous_flag_that_abbreviated_a_flag_still_there_is_written_in_ful
     assert "- --max-num-seqs\n" in compute(result).files[0].after
     never = lint_fixture(RULES / "CFG102/fail-ambiguous-max-num.yaml", tmp_path / "never")
     assert [f.fix for f in never.findings if f.code == "CFG102"] == [None]  # ambiguous in every version: no guess
+
+
+def test_a_rename_is_no_fix_where_the_engine_version_is_not_known(tmp_path: Path) -> None:
+    """An older SGLang than the newest catalogued one may not know the successor: the advice names it, cfgcheck fix
+    leaves the flag."""
+    text = (RULES / "CFG102/fail-ambiguous-renamed-flag.yaml").read_text(encoding="utf-8").replace(
+        "lmsysorg/sglang:v0.5.23-cu129-amd64", "registry.example.com/team/inference:1.4")
+    result = lint_text(tmp_path, text)
+    (ambiguous,) = [f for f in result.findings if f.code == "CFG102"]
+    assert ambiguous.fix is None and ambiguous.remediation.startswith("write --cuda-graph-bs-decode (it replaced")
