@@ -32,19 +32,17 @@ class Relation:
     general: str  # the code of the finding it answers for
     kind: str  # "contradicts" | "folds"
     clause: str = ""  # contradicts: what the finding that stays adds (no clause: the general one goes unsaid)
-    why: str = ""  # for the reader of this table
 
 
 RELATIONS = (
-    Relation("CFG203", "CFG205", "contradicts",
-             why="a limit above what the KV pool holds is not one to raise to the engine's default: the pool, "
-                 "not the default, bounds it (CFG205 would advise the opposite of CFG203)"),
-    Relation("CFG107", "CFG204", "contradicts", clause="a documented ceiling does not apply to a value the "
-             "engine ignores",
-             why="the engine ignores the value (CFG107), so it cannot take memory above the ceiling (CFG204)"),
-    Relation("CFG208", "CFG501", "folds",
-             why="the parallel size decides both the GPUs the pod needs and the ranks that share /dev/shm: "
-                 "one setting, one finding"),
+    # a limit above what the KV pool holds is not one to raise to the engine's default: the pool, not the
+    # default, bounds it (CFG205 would advise the opposite of CFG203)
+    Relation("CFG203", "CFG205", "contradicts"),
+    # the engine ignores the value (CFG107), so it cannot take memory above the ceiling (CFG204)
+    Relation("CFG107", "CFG204", "contradicts",
+             clause="a documented ceiling does not apply to a value the engine ignores"),
+    # the parallel size decides both the GPUs the pod needs and the ranks that share /dev/shm
+    Relation("CFG208", "CFG501", "folds"),
 )
 
 
