@@ -53,28 +53,50 @@ None.
 
 from __future__ import annotations
 
+from cfgcheck.engines.argv import as_written, flag_location
 from cfgcheck.engines.catalog import catalog_for
+from cfgcheck.engines.history import rename, rename_edit
 from cfgcheck.engines.versions import known_versions, version_key
-from cfgcheck.engines.confidence import in_every_version, severity
-from cfgcheck.model import Finding
+from cfgcheck.engines.confidence import confidence, in_every_version, severity
+from cfgcheck.engines.images import UNKNOWN
+from cfgcheck.model import Edit, Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 
-def _earlier_meaning(catalog, written: str) -> str:
-    """What the flag meant in the newest earlier version where it was not ambiguous."""
+def _earlier_meaning(catalog, written: str) -> tuple[str, str | None]:
+    """What the flag meant in the newest earlier version where it was not ambiguous: in words, and the
+    option it meant (None when no earlier version read it as one option)."""
     for version in reversed(known_versions(catalog.engine)):
         if version_key(version) >= version_key(catalog.version):
             continue
         res = catalog_for(catalog.engine, version).resolve(written)
         if res.kind in ("exact", "abbrev"):
             how = "an exact flag" if res.kind == "exact" else f"short for {res.option}"
-            return f"; it was {how} up to {catalog_for(catalog.engine, version).display}"
+            return f"; it was {how} up to {catalog_for(catalog.engine, version).display}", res.option
         if res.kind == "unknown":
-            return ""
-    return ""
+            return "", None
+    return "", None
+
+
+def _meant_now(model, catalog, token, written: str, meant: str | None) -> tuple[str, Edit | None] | None:
+    """(how, edit) that writes what the flag meant before, where the catalogs are sure of it: the option it
+    abbreviated, which this version still has (right in every version that has it), or that option's
+    certain successor (history.rename), only where the image names the engine version: an older version
+    would not know the successor."""
+    if meant is None or token.synthetic or token.text.split("=", 1)[0] != written:
+        return None
+    if catalog.option(meant) is not None:
+        return f"write {meant}, the flag it abbreviated", \
+            Edit(flag_location(token, written), as_written(token, written), as_written(token, meant))
+    found = rename(catalog.engine, meant, catalog.version)
+    edit = rename_edit(token, written, found)
+    if edit is None:
+        return None
+    return f"write {found.replacement} (it replaced {meant}: {found.how})", \
+        edit if confidence(model, catalog) != UNKNOWN else None
 
 
 def check(model, ctx):
@@ -87,10 +109,13 @@ def check(model, ctx):
         if res.kind != "ambiguous" or flag.token.synthetic:
             continue
         shown = ", ".join(res.candidates[:8]) + (", ..." if len(res.candidates) > 8 else "")
+        earlier, meant = _earlier_meaning(catalog, res.written)
+        fixed = _meant_now(model, catalog, flag.token, res.written, meant)
         yield Finding(
             f"'{res.written}' is ambiguous ({label}): could match {shown}; the engine will not start",
-            flag.token.location,
-            remediation=f"write the full name of the intended flag{_earlier_meaning(catalog, res.written)}",
+            fixed[1].location if fixed and fixed[1] else flag.token.location,
+            remediation=f"{fixed[0]}{earlier}" if fixed else f"write the full name of the intended flag{earlier}",
+            fix=Fix(fixed[0], (fixed[1],)) if fixed and fixed[1] else None,
             setting=res.written,
             severity=severity(model, catalog, lambda: in_every_version(
                 catalog.engine, lambda other: other.resolve(res.written).kind in ("ambiguous", "unknown"))),

@@ -10,10 +10,15 @@ the engine derives at start-up where they are known: vLLM's usage-context `max_n
 V0 -> V1 engine core. Env variables the configuration sets that the new version stops reading are
 reported too (when the engine's env catalog is present); flags it removes are CFG104 findings that
 the change introduces.
-The drifted defaults of one version change are named in one finding (served models that share the
-changed image line share it too): a bump is one decision for the reviewer, not one per default.
-Defaults that were or become derived at start-up (the parser leaves them unset) are named together
-in one note per served model: their effective value may not change. The finding is an error when the new default crosses a documented ceiling (as CFG204 reads them: a
+Only the defaults the served model reads are reported: many options are read only under a feature
+(SGLang's `--hicache-*` with hierarchical cache on, `--load-balance-method` with data parallel > 1,
+`--mamba-*` and `--swa-*` for hybrid and sliding-window models, speculative decoding, LoRA; see
+`cfgcheck.applicability`), and a default of a feature the model does not use is counted, not listed.
+The drifted defaults of one version change are named in one finding per served model (served models
+that share the changed image line share it too): a bump is one decision for the reviewer, not one per
+default. Defaults that were or become derived at start-up (the parser leaves them unset) are named in it
+too; when they are all it names, it is a note (their effective value may not change). The finding is an
+error when a new default crosses a documented ceiling (as CFG204 reads them: a
 `# cfgcheck: ceiling=` directive, `ceilings:` in `.cfgcheck.yaml`, or a ceiling documented on another
 served model on the same GPUs).
 
@@ -109,12 +114,18 @@ def _pin(drift: DefaultDrift) -> str:
     return drift.flag or drift.dest
 
 
-def _remediation(drifts: list[DefaultDrift]) -> str:
+def _remediation(plain: list[DefaultDrift], derived: list[DefaultDrift]) -> str:
     # names no served model: models sharing one image line fold into one finding (lint.distinct)
-    pins = ", ".join(_pin(d) for d in drifts)
-    accept = f"accept {show(drifts[0].new)}" if len(drifts) == 1 else "accept the new defaults"
-    return f"pin the old {'value' if len(drifts) == 1 else 'values'} ({pins}), or {accept} and say so in the " \
-           f"change description"
+    parts = []
+    if plain:
+        pins = ", ".join(_pin(d) for d in plain)
+        accept = f"accept {show(plain[0].new)}" if len(plain) == 1 else "accept the new defaults"
+        parts.append(f"pin the old {'value' if len(plain) == 1 else 'values'} ({pins}), or {accept} and say so in "
+                     "the change description")
+    if derived:
+        parts.append(f"read the engine's release notes for {', '.join(d.dest for d in derived)}; pin a value where "
+                     "the old behaviour matters")
+    return "; ".join(parts)
 
 
 def _change(drift: DefaultDrift) -> str:
@@ -130,47 +141,57 @@ def check(model, ctx):
         return
     where = model.image.location if model.image is not None else model.location
     ignored = set(ctx.options.get("ignore") or ())
-    drifts = [d for d in change.drifts if d.dest not in ignored]
-    # a default that becomes (or was) derived at start-up may keep its effective value: one note names them
-    derived = [d for d in drifts if d.old is None or d.new is None]
-    plain = []
-    for drift in drifts:
-        if drift in derived:
-            continue
-        crossed = _ceiling_crossed(model, ctx, drift, where)
-        if crossed is None:
-            plain.append(drift)
-        else:
-            yield _above_ceiling(change, drift, crossed, where)
-    # one version change is one decision for the reviewer: its drifted defaults in one finding
-    if plain:
-        yield _drifted(change, plain, where)
-    if derived:
-        names = ", ".join(f"{d.dest} ({show(d.old)} → {show(d.new)})" for d in derived)
-        yield Finding(f"{change.label} also changes {len(derived)} default{'s' if len(derived) != 1 else ''} to or "
-                      f"from a value derived at start-up that this configuration does not set: {names}",
-                      where, remediation="read the engine's release notes for these; pin a value where the old "
-                                         "behaviour matters", setting="default:derived", severity="note")
+    relevant = [d for d in change.relevant if d.dest not in ignored]
+    # one version change is one decision for the reviewer: the defaults it changes under this served
+    # model's features in one finding; those of features it does not use stay on the change (drift.py)
+    if relevant:
+        yield _drifted(model, ctx, change, relevant, where)
     for env in change.dropped_env:
         yield Finding(f"{change.label}: {env.name} is no longer read by {change.new}; this change makes it inert",
                       env.location, remediation=f"remove {env.name} or find what replaces it in the release notes",
                       setting=f"env:{env.name}")
 
 
-def _drifted(change: VersionChange, drifts: list[DefaultDrift], where) -> Finding:
-    if len(drifts) == 1:
-        message = f"{change.label} changes the default of {_change(drifts[0])}; this configuration does not set it"
+def _drifted(model, ctx, change: VersionChange, relevant: list[DefaultDrift], where) -> Finding:
+    """The defaults that drift under this served model, in one finding: an error when one crosses a documented
+    ceiling, a note when all of them were or become derived at start-up (their effective value may stay)."""
+    crossed = {d.dest: c for d in relevant if (c := _ceiling_crossed(model, ctx, d, where)) is not None}
+    plain = [d for d in relevant if d.old is not None and d.new is not None]
+    derived = [d for d in relevant if d.old is None or d.new is None]
+    said = [_change(d) + _above(crossed.get(d.dest)) for d in plain]
+    if len(said) == 1 and not derived:
+        message = f"{change.label} changes the default of {said[0]}; this configuration does not set it"
+    elif said:
+        message = f"{change.label} changes {len(said)} defaults this configuration does not set: " + "; ".join(said)
     else:
-        message = f"{change.label} changes {len(drifts)} defaults this configuration does not set: " + \
-                  "; ".join(_change(d) for d in drifts)
-    setting = f"default:{drifts[0].dest}" if len(drifts) == 1 else "default:" + ",".join(d.dest for d in drifts)
-    return Finding(message, where, remediation=_remediation(drifts), setting=setting)
+        message = f"{change.label} changes {len(derived)} default{'s' if len(derived) != 1 else ''} to or from a " \
+                  "value derived at start-up that this configuration does not set"
+    if derived:
+        names = ", ".join(f"{d.dest} ({show(d.old)} → {show(d.new)})" for d in derived)
+        message += f"{'; and to or from a value derived at start-up: ' if said else ': '}{names}"
+    message += _unread(change, set(ctx.options.get("ignore") or ()))
+    severity = "error" if crossed else "" if plain else "note"
+    dests = ",".join(d.dest for d in relevant)
+    return Finding(message, where, remediation=_remediation(plain, derived), setting=f"default:{dests}",
+                   related=tuple(c[1].location for c in crossed.values()), severity=severity)
 
 
-def _above_ceiling(change: VersionChange, drift: DefaultDrift, crossed, where) -> Finding:
+def _above(crossed) -> str:
+    if crossed is None:
+        return ""
     limit, ceiling = crossed
     on = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
-    message = f"{change.label} changes the default of {_change(drift)}; this configuration does not set it, " \
-              f"and {show(drift.new)} is above the ceiling {limit:g}{on}"
-    return Finding(message, where, remediation=_remediation([drift]), setting=f"default:{drift.dest}",
-                   related=(ceiling.location,), severity="error")
+    return f", above the ceiling {limit:g}{on}"
+
+
+def _unread(change: VersionChange, ignored: set[str]) -> str:
+    """What else drifts, for features this served model does not use or that are not known for it."""
+    text = ""
+    undecided = [d for d in change.undecided if d.dest not in ignored]
+    if undecided:
+        features = " or ".join(dict.fromkeys(d.feature for d in undecided))
+        text += f"; and where it is {features} (not known here): {', '.join(d.dest for d in undecided)}"
+    count = len([d for d in change.irrelevant if d.dest not in ignored])
+    if count:
+        text += f"; {count} more default{'s' if count != 1 else ''} change for features it does not use"
+    return text

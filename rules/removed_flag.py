@@ -56,10 +56,11 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.history import flag_history, undecided
+from cfgcheck.engines.history import flag_history, rename_edit, undecided
 from cfgcheck.engines.versions import DISPLAY, version_ranges
-from cfgcheck.engines.confidence import severity
-from cfgcheck.model import Finding
+from cfgcheck.engines.confidence import confidence, severity
+from cfgcheck.engines.images import UNKNOWN
+from cfgcheck.model import Finding, Fix
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -90,10 +91,19 @@ def check(model, ctx):
             continue
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
-        if hist.successor:
-            remediation = f"use {hist.successor} instead (check its value format), or remove the flag"
-        else:
-            remediation = "remove the flag or find its replacement in the engine's release notes"
+        # an older version than the one assumed may not know the successor: a fix only where the image says
+        edit = rename_edit(flag.token, res.written, hist.rename) if confidence(model, catalog) != UNKNOWN else None
         # other versions accept it by definition: an error only when the version is exact
-        yield Finding(message, flag.token.location, remediation=remediation, setting=hist.option or res.written,
-                      severity=severity(model, catalog, lambda: False))
+        yield Finding(message, edit.location if edit else flag.token.location, remediation=renamed(hist.rename),
+                      fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,
+                      setting=hist.option or res.written, severity=severity(model, catalog, lambda: False))
+
+
+def renamed(rename) -> str:
+    """The advice for a flag the target version no longer accepts, by what the catalogs say replaced it."""
+    if rename is None:
+        return "remove the flag or find its replacement in the engine's release notes"
+    if rename.certain:
+        return f"write {rename.replacement} instead (the same setting: {rename.how})"
+    return f"{rename.successor} replaced it ({rename.how}), but not with the same values: check its value " \
+           "format and choices in the release notes before writing it, or remove the flag"

@@ -46,7 +46,8 @@ spec:
 None.
 """
 
-from cfgcheck.engines.images import parse_image
+from cfgcheck.engines.images import known_image, parse_image
+from cfgcheck.engines.versions import DISPLAY, versions
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG302", "rolling-tag", "warning"
@@ -63,4 +64,21 @@ def check(model, ctx):
         return
     what = f"tag '{ref.tag}'" if ref.tag else "no tag"
     yield Finding(f"image {ref.repository} has {what}: the engine version cannot be known", image.location,
-                  remediation="use a versioned tag (for example v0.26.0) pinned by digest", setting="image")
+                  remediation=f"use {_versioned_tag(ref)} pinned by digest", setting="image")
+
+
+def _versioned_tag(ref) -> str:
+    """A versioned tag of the image's own kind: a release of the engine its tags name (SGLang's for
+    lmsysorg/sglang), or the build's own release where its tags name a vendor's or a wrapper's
+    (data/images.json), never another engine's version."""
+    entry = known_image(ref)
+    if entry is None:
+        built = ref.engine
+        kind = f" (a {DISPLAY.get(built, built)} build)" if built else ""
+        return f"a versioned tag of {ref.repository}{kind}"
+    engine = entry["engine"]
+    name = DISPLAY.get(engine, engine)
+    if entry["version"] == "tag" and entry.get("exact") and versions(engine):
+        return f"a tag naming a release of {name} (for example v{versions(engine)[-1]}, the newest cfgcheck knows)"
+    why = entry.get("why") or f"a {name} build"
+    return f"a release tag of {ref.repository} ({why})"

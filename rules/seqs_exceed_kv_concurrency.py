@@ -7,7 +7,11 @@
 is one, else the exact `--kv-cache-memory-bytes`, else an estimate.
 
 Not on AWS Neuron with an estimated pool: there the engine allocates the KV cache for the compiled
-batch and sequence buckets, so the window always fits.
+batch and sequence buckets, so the window always fits. A comment on or above the limit that states a
+measurement of it (`# measured: 32 seqs at p99 TTFT 1.2 s on the H100`: a word such as measured,
+benchmark, sweep, p99 or TTFT, and numbers) makes the finding a note that says the measurement was
+respected. The advice to lower the limit keeps to the step CFG206 (unattributable-step) accepts: a
+limit more than `max-step` times what fits is lowered in steps, not at once.
 
 ## Why it matters
 The admission window lets more requests run than the pool can keep at full length. When they grow, the
@@ -55,12 +59,15 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
+import re
 from typing import Iterator
 
 from cfgcheck.capacity import cap_for, concurrency_at
 from cfgcheck.capacity.gpus import kv_from_compiled_buckets
 from cfgcheck.model import Finding
 from cfgcheck.registry import Option
+
+from ._steps import step_limit
 
 CODE = "CFG203"
 NAME = "seqs-exceed-kv-concurrency"
@@ -99,16 +106,47 @@ def check(model, ctx) -> Iterator[Finding]:
     prefix = {"measured": "pool", "explicit": "explicit pool", "estimated": "estimated pool ~"}[est.kv_pool_source]
     pool = f"{prefix}{'' if prefix.endswith('~') else ' '}{est.kv_pool_tokens:,} tokens"
     label = "max_num_seqs" if setting is not None else "default max_num_seqs"
+    message = f"{label} {seqs} > {conc:.2f} full-length requests ({pool} / max_model_len {length:,})"
+    measured = measurement(model, setting) if setting is not None else None
+    if measured:  # a stated measurement of this limit is the reason for it: said, not overruled
+        message += f"; kept as a note: the measurement beside it is respected (\"{measured[:80]}\")"
+    yield Finding(
+        message=message,
+        location=setting.location if setting is not None else model.location,
+        remediation=_remedy(est, seqs, conc, step_limit(ctx)),
+        setting="max_num_seqs",
+        model=model.name,
+        severity="note" if measured else "",
+    )
+
+
+def _remedy(est, seqs: int, conc: float, step: int) -> str:
+    """Cap the context, else lower the limit, in a step CFG206 accepts (never more than ``step`` x at once)."""
     cap = cap_for(est, seqs)
     if cap:
         remedy = f"cap max_model_len at {cap:,} in the same change (keeps {seqs} full-length requests inside the pool)"
     else:
         remedy = f"no max_model_len keeps {seqs} requests inside this pool"
-    remedy += f", or lower the sequence limit to {max(1, int(conc))}, or grow the pool"
-    yield Finding(
-        message=f"{label} {seqs} > {conc:.2f} full-length requests ({pool} / max_model_len {length:,})",
-        location=setting.location if setting is not None else model.location,
-        remediation=remedy,
-        setting="max_num_seqs",
-        model=model.name,
-    )
+    fits, step = max(1, int(conc)), max(1, step)
+    if seqs <= fits * step:
+        lower = f"lower the sequence limit to {fits}"
+    else:  # integers throughout: a limit of any size is a valid (absurd) value, not an overflow
+        lower = f"lower the sequence limit in steps of at most {step}x (next: {max(fits, -(-seqs // step))}), " \
+                f"measuring each, towards {fits}"
+    return f"{remedy}, or {lower}, or grow the pool"
+
+
+# what a comment says when it states a measurement: the word for it, and a number besides the marker's own
+_MEASURED = re.compile(r"\b(?:measured|measurements?|benchmark(?:ed|s)?|load[- ]?test(?:ed|s)?|sweep|knee|"
+                       r"p(?:50|90|95|99)|ttft|tpot|itl|goodput)\b", re.I)
+_DIGIT = re.compile(r"\d")
+
+
+def measurement(model, setting) -> str | None:
+    """A comment on or above the sequence limit (or another place it is written) that states measured
+    numbers ("measured: 32 seqs at p99 TTFT 1.2 s on the H100"), or None."""
+    places = [setting] + [o for o in (model.occurrences.get(setting.name) or []) if o is not setting]
+    for text in (comment for place in places for comment in place.comments):
+        if _MEASURED.search(text) and _DIGIT.search(_MEASURED.sub(" ", text)):
+            return text.strip()
+    return None

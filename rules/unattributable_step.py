@@ -50,9 +50,10 @@ from cfgcheck.model import Finding
 from cfgcheck.registry import Option
 
 from ._change import effective_seqs, seqs_location
+from ._steps import MAX_STEP
 
 CODE, NAME, SEVERITY = "CFG206", "unattributable-step", "warning"
-OPTIONS = {"max-step": Option(int, 4, "the largest factor allowed in one change.")}
+OPTIONS = {"max-step": Option(int, MAX_STEP, "the largest factor allowed in one change.")}
 DIFF_ONLY = True
 
 

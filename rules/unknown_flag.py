@@ -14,7 +14,8 @@ image, a flag no catalogued version knows is a note (the image may add it, as `v
 Dynamo flag (`dynamo.vllm` parses its own, such as `--is-prefill-worker`). Ray Serve LLM `engine_kwargs` are keyword arguments
 of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names an argument exactly, with
 underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
-`serveConfigV2`.
+`serveConfigV2`. Flags said of in the same words on one line (five Dynamo flags in one shell string) are
+one finding that names each of them.
 
 ## Why it matters
 argparse refuses unknown options: the engine exits at start-up with `unrecognized arguments`.
@@ -59,12 +60,14 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from cfgcheck.engines.argv import KEYWORD_ORIGIN
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.history import flag_history, undecided
 from cfgcheck.engines.versions import DISPLAY, versions
 from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
-from cfgcheck.model import Finding
+from cfgcheck.model import Finding, Location
 from cfgcheck.registry import Option
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
@@ -82,58 +85,92 @@ def check(model, ctx):
         return
     catalog, flags, label = found
     ignore = set(ctx.options["ignore"])
-    name = DISPLAY.get(catalog.engine, catalog.engine)
+    # one finding per line and kind: five Dynamo flags on one line are one note naming the five
+    judged: dict[tuple, list[tuple]] = {}
     for flag in flags:
         res = flag.resolution
         if res.kind != "unknown" or flag.token.synthetic or res.written in ignore or res.normalized in ignore:
             continue
-        hist = flag_history(catalog, res)
-        if hist.older:
-            continue  # removed-flag reports it
-        routed = catalog.behaviour.get("unknown_flags_go_to")
-        if routed:  # TokenSpeed's `ts serve`: flags the engine lacks go to its gateway
-            routing = catalog.behaviour.get("ts_serve_routing") or {}
-            known = {f for v in routing.values() if isinstance(v, list) for f in v}
-            known |= set(routing.get("aliases") or {})
-            close = catalog.suggest(res.written)
-            if res.normalized in known or not close:
-                continue
-            yield Finding(
-                f"'{res.written}' is not a flag of the {label} engine; it would go to {routed.split(' (')[0]}",
-                flag.token.location,
-                remediation=f"did you mean {close[0]}?",
-                setting=res.written,
-            )
-            continue
-        between = undecided(catalog, hist.older + hist.newer) if hist.newer else None
-        if between:
-            message = f"'{res.written}' may be unknown to {name} {catalog.requested}: it is not catalogued, and " \
-                      f"{name} {between[0]} lacks the flag while {between[1]} has it"
-            remediation = f"check the flag against {name} {catalog.requested}'s --help, or pin a catalogued version"
-            level = "note"
-        elif hist.newer:
-            message = f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}"
-            remediation = f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag"
-            level = severity(model, catalog, lambda: False)
-        elif model.kind.startswith("Dynamo") and not is_typo(catalog, res.written):
-            # dynamo.vllm / dynamo.sglang parse their own flags before the engine's (no Dynamo catalog here)
-            message = f"flag '{res.written}' is no {name} flag: read as a Dynamo flag (dynamo.{model.engine} adds " \
-                      f"its own; cfgcheck has no Dynamo catalog)"
-            remediation = "if Dynamo does not accept it either, remove it; else add it to this rule's `ignore`"
-            level = "note"
-        elif unfamiliar_image(model) and not is_typo(catalog, res.written):
-            message = f"flag '{res.written}' is in no catalogued {name} version; the image " \
-                      f"{model.image.value if model.image else ''} may add it ({stated(model)[1]})"
-            remediation = "if the image does not accept it, remove it; else add it to this rule's `ignore`"
-            level = "note"
-        elif flag.token.origin.startswith(KEYWORD_ORIGIN):  # Ray Serve LLM engine_kwargs: EngineArgs(**kwargs)
-            message, remediation, level = _keyword_finding(catalog, res.written.lstrip("-"), label)
-        else:
-            message = f"unknown flag '{res.written}' in {label}"
-            close = catalog.suggest(res.written)
-            remediation = f"did you mean {close[0]}?" if close else "remove the flag or check its spelling"
-            level = SEVERITY  # no catalogued version accepts it
-        yield Finding(message, flag.token.location, remediation=remediation, setting=res.written, severity=level)
+        verdict = _judge(model, catalog, flag, label)
+        if verdict is not None:
+            where = flag.token.location
+            judged.setdefault((where.path, where.line, verdict.kind, verdict.level), []).append((flag, verdict))
+    for group in judged.values():
+        yield _finding(group)
+
+
+@dataclass(eq=False)  # never compared by value: cheaper to create
+class _Verdict:
+    kind: str  # what is said of the flag: one finding per line and kind names every such flag
+    message: str  # of one flag
+    remediation: str
+    level: str
+    many: str = ""  # the message of several flags on one line: {flags}; "" when each is said alone
+    many_remedy: str = ""  # the remediation of several flags (default: each flag's, named)
+
+
+def _finding(group: list[tuple]) -> Finding:
+    (flag, verdict), written = group[0], [f.resolution.written for f, _ in group]
+    if len(group) == 1 or not verdict.many:
+        return Finding(verdict.message, flag.token.location, remediation=verdict.remediation, setting=written[0],
+                       severity=verdict.level)
+    remediation = verdict.many_remedy or "; ".join(f"{f.resolution.written}: {v.remediation}" for f, v in group)
+    first, last = group[0][0].token.location, group[-1][0].token.location
+    where = Location(first.path, first.line, first.column, last.end_line, last.end_column) \
+        if last.end_line in (None, first.line) else first
+    names = ", ".join(f"'{w}'" for w in written)
+    return Finding(verdict.many.format(flags=names, count=len(group)), where, remediation=remediation,
+                   setting=",".join(written), severity=verdict.level)
+
+
+def _judge(model, catalog, flag, label: str) -> _Verdict | None:
+    res = flag.resolution
+    name = DISPLAY.get(catalog.engine, catalog.engine)
+    hist = flag_history(catalog, res)
+    if hist.older:
+        return None  # removed-flag reports it
+    routed = catalog.behaviour.get("unknown_flags_go_to")
+    if routed:  # TokenSpeed's `ts serve`: flags the engine lacks go to its gateway
+        routing = catalog.behaviour.get("ts_serve_routing") or {}
+        known = {f for v in routing.values() if isinstance(v, list) for f in v}
+        known |= set(routing.get("aliases") or {})
+        close = catalog.suggest(res.written)
+        if res.normalized in known or not close:
+            return None
+        return _Verdict("routed", f"'{res.written}' is not a flag of the {label} engine; it would go to "
+                        f"{routed.split(' (')[0]}", f"did you mean {close[0]}?", SEVERITY)
+    between = undecided(catalog, hist.older + hist.newer) if hist.newer else None
+    if between:
+        return _Verdict("undecided", f"'{res.written}' may be unknown to {name} {catalog.requested}: it is not "
+                        f"catalogued, and {name} {between[0]} lacks the flag while {between[1]} has it",
+                        f"check the flag against {name} {catalog.requested}'s --help, or pin a catalogued version",
+                        "note")
+    if hist.newer:
+        return _Verdict("added", f"unknown flag '{res.written}' in {label}: it was added in {name} {hist.newer[0]}",
+                        f"upgrade the image to {name} {hist.newer[0]} or later, or remove the flag",
+                        severity(model, catalog, lambda: False))
+    if model.kind.startswith("Dynamo") and not is_typo(catalog, res.written):
+        # dynamo.vllm / dynamo.sglang parse their own flags before the engine's (no Dynamo catalog here)
+        tail = f"dynamo.{model.engine} adds its own; cfgcheck has no Dynamo catalog"
+        return _Verdict("dynamo", f"flag '{res.written}' is no {name} flag: read as a Dynamo flag ({tail})",
+                        "if Dynamo does not accept it either, remove it; else add it to this rule's `ignore`", "note",
+                        f"{{count}} flags are no {name} flags: {{flags}}, read as Dynamo flags ({tail})",
+                        "remove those Dynamo does not accept either; add the others to this rule's `ignore`")
+    if unfamiliar_image(model) and not is_typo(catalog, res.written):
+        image = f"the image {model.image.value if model.image else ''} may add"
+        return _Verdict("unfamiliar", f"flag '{res.written}' is in no catalogued {name} version; {image} it "
+                        f"({stated(model)[1]})",
+                        "if the image does not accept it, remove it; else add it to this rule's `ignore`", "note",
+                        f"{{count}} flags are in no catalogued {name} version: {{flags}}; {image} them "
+                        f"({stated(model)[1]})",
+                        "remove those the image does not accept; add the others to this rule's `ignore`")
+    if flag.token.origin.startswith(KEYWORD_ORIGIN):  # Ray Serve LLM engine_kwargs: EngineArgs(**kwargs)
+        message, remediation, level = _keyword_finding(catalog, res.written.lstrip("-"), label)
+        return _Verdict("keyword", message, remediation, level)
+    close = catalog.suggest(res.written)
+    return _Verdict("unknown", f"unknown flag '{res.written}' in {label}",
+                    f"did you mean {close[0]}?" if close else "remove the flag or check its spelling",
+                    SEVERITY, f"{{count}} unknown flags in {label}: {{flags}}")  # no catalogued version accepts it
 
 
 def _keyword_finding(catalog, key: str, label: str) -> tuple[str, str, str]:

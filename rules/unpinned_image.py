@@ -6,6 +6,7 @@ The image of a served model (`spec.image`, a container `image`, production-stack
 bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
 as are references still holding a variable or template. A rolling tag (`latest`, `nightly`, no tag)
 is reported once, by CFG302 (rolling-tag), whose fix (a versioned tag pinned by digest) covers this one.
+A note in the `recommended` profile (the default), a warning in `strict`.
 
 ## Why it matters
 Tags move. The same `v0.26.0` tag can be rebuilt, and rolling tags change every day; a restart then
@@ -42,6 +43,9 @@ from cfgcheck.engines.images import parse_image
 from cfgcheck.model import Finding
 
 CODE, NAME, SEVERITY = "CFG301", "unpinned-image", "warning"
+# a note in the default profile: a repository opts into pinning advice with `profile: strict` (or
+# `rules: {CFG301: {severity: warning}}`), as kube-linter's and Checkov's defaults leave it to be chosen
+PROFILES = {"recommended": "note"}
 OPTIONS: dict = {}
 
 

@@ -4,6 +4,7 @@
 A Hugging Face model id (`org/name`, `hf://org/name`) served without a revision: no `@<sha>` in an
 LLMKube `Model.spec.source`, and no `--revision` flag for vLLM or SGLang. Local paths, URLs to files
 and templated values are not flagged.
+A note in the `recommended` profile (the default), a warning in `strict`.
 
 ## Why it matters
 Model repositories change in place: new weights, a new tokenizer, a changed `config.json` with a
@@ -51,6 +52,9 @@ from cfgcheck.model import Finding
 from ._pod_rules import how_to_pass
 
 CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
+# a note in the default profile: a repository opts into pinning advice with `profile: strict` (or
+# `rules: {CFG303: {severity: warning}}`), as kube-linter's and Checkov's defaults leave it to be chosen
+PROFILES = {"recommended": "note"}
 OPTIONS: dict = {}
 _HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+$")
 

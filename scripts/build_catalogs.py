@@ -12,7 +12,7 @@ For each engine version this tool
 3. verifies the parser's behaviour (abbreviations, underscores, ``--flag=value``, last occurrence
    wins, human-readable integers, dotted JSON keys, ``-O3``) by calling ``parse_args`` on sample
    argv, and classifies each option's ``type=`` callable by calling it on sample strings and
-   comparing with the validators of ``cfgcheck.engines.values`` (so the linter's value checks are
+   comparing with the validators of ``cfgcheck.engines.value_types`` (so the linter's value checks are
    proven equal to the engine's own on those samples);
 4. merges the result into ``src/cfgcheck/engines/catalogs/<engine>.json``: a shared table of distinct
    option specs plus, per version, the list of spec ids. A patch release whose options and

@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from .errors import ConfigError
 from .model import SEVERITY_RANK
 from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, repo_relative
-from .registry import by_code, enabled_rules, resolve_codes, rule_options
+from .registry import DEFAULT_PROFILE, by_code, enabled_rules, resolve_codes, rule_options
 from .yamlio import YamlError, data_of
 
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
@@ -40,6 +40,10 @@ class Config:
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)
+
+    @property
+    def profile(self) -> str:
+        return self.data.get("profile", DEFAULT_PROFILE)
 
     @property
     def rule_settings(self) -> dict[str, dict[str, Any]]:
@@ -401,9 +405,10 @@ def changes(base: Config, head: Config) -> list[str]:
     old_exclude, new_exclude = base.get("exclude") or [], head.get("exclude") or []
     lines += _listed("paths excluded", [excerpt(p) for p in new_exclude if p not in old_exclude])
     lines += _listed("exclusions removed", [excerpt(p) for p in old_exclude if p not in new_exclude])
-    if base.get("fail-on", "error") != head.get("fail-on", "error"):
-        lines.append(f"fail-on: {base.get('fail-on', 'error')} → {head.get('fail-on', 'error')}")
-    handled = {"select", "ignore", "rules", "exclude", "fail-on"}
+    for key, default in (("fail-on", "error"), ("profile", DEFAULT_PROFILE)):
+        if base.get(key, default) != head.get(key, default):
+            lines.append(f"{key}: {base.get(key, default)} → {head.get(key, default)}")
+    handled = {"select", "ignore", "rules", "exclude", "fail-on", "profile"}
     lines += _listed("other settings changed", sorted(key for key in set(base.data) | set(head.data)
                                                       if key not in handled and base.get(key) != head.get(key)))
     return lines

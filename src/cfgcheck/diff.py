@@ -15,7 +15,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import stale
+from . import precedence, stale
 from .config import Config
 from .errors import ConfigError
 from .adapters.core.registry import file_format, file_suffixes
@@ -192,6 +192,7 @@ def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | N
     base_rules = [r for r in rules if not r.diff_only]
     base_findings = unreadable(base_files, base_rules, config) + run_rules(
         base_rules, config, base_models, context=base_context)
+    base_findings = precedence.resolve(base_findings)[0]  # as the head's: an answered finding is not "fixed"
     result = finalize(head_findings, head_files, head_models, rules, config)
     base_prints = {f.fingerprint() for f in base_findings}
     head_prints = {f.fingerprint() for f in result.findings}

@@ -22,12 +22,12 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import capacity, settings
+from . import applicability, capacity, settings
 from .capacity.gpus import resolve_gpu
 from .engines import defaults
 from .engines.argv import launch_offset, walk
 from .engines.catalog import Catalog, catalog_for
-from .engines.history import successor
+from .engines.history import Rename, rename
 from .engines.versions import DATA_DIR, DISPLAY, version_key
 from .model import Location, ServedModel
 
@@ -42,6 +42,8 @@ class DefaultDrift:
     old: Any
     new: Any
     derived: str = ""  # how the engine derives it at run time ("" for a parser default)
+    feature: str = ""  # the feature of the served model under which the engine reads it ("": always)
+    applies: bool | None = True  # that feature is on for this model; None: not known (an unknown architecture)
 
     @property
     def setting(self) -> str:
@@ -54,8 +56,12 @@ class RemovedFlag:
 
     written: str  # the flag as the configuration writes it
     option: str  # the full option string the old version knew
-    successor: str | None  # what the new version calls it, where the catalogs say
+    rename: Rename | None  # what the new version calls it, where the catalogs say (``certain``: same meaning)
     location: Location
+
+    @property
+    def successor(self) -> str | None:
+        return self.rename.successor if self.rename is not None else None
 
 
 @dataclass(eq=False)
@@ -83,6 +89,21 @@ class VersionChange:
     @property
     def label(self) -> str:
         return f"{DISPLAY.get(self.engine, self.engine)} {self.old} → {self.new}"
+
+    @property
+    def relevant(self) -> list[DefaultDrift]:
+        """The drifted defaults this served model reads: not gated by a feature, or by one it uses."""
+        return [d for d in self.drifts if d.applies is True]
+
+    @property
+    def undecided(self) -> list[DefaultDrift]:
+        """The drifted defaults of a feature not known for this model (hybrid layers of an unknown architecture)."""
+        return [d for d in self.drifts if d.applies is None]
+
+    @property
+    def irrelevant(self) -> list[DefaultDrift]:
+        """The drifted defaults of features this served model does not use (``feature`` says which)."""
+        return [d for d in self.drifts if d.applies is False]
 
 
 def show(value: Any) -> str:
@@ -121,12 +142,23 @@ def set_dests(model: ServedModel, catalog: Catalog) -> set[str]:
     """Argparse destinations the configuration sets: its canonical settings and every flag in argv."""
     engine_dests = settings.DESTS.get(model.engine, {})
     names = set(model.settings)
-    dests = {dest for dest, name in engine_dests.items() if name in names} | names
+    return {dest for dest, name in engine_dests.items() if name in names} | names | set(written(model, catalog))
+
+
+def written(model: ServedModel, catalog: Catalog) -> dict[str, Any]:
+    """The value of each argparse destination argv sets (last wins, as argparse does): the value text,
+    or True / False for a switch by its polarity."""
     tokens = list(model.argv)
+    values: dict[str, Any] = {}
     for flag in walk(catalog, tokens[launch_offset(tokens):]):
-        if flag.resolution.spec is not None:
-            dests.add(flag.resolution.spec.dest)
-    return dests
+        spec = flag.resolution.spec
+        if spec is None:
+            continue
+        if flag.inline_value is not None or flag.value is not None:
+            values[spec.dest] = flag.inline_value if flag.inline_value is not None else flag.value.text
+        else:
+            values[spec.dest] = not spec.is_negative(flag.resolution.option or "")
+    return values
 
 
 def pin_flag(catalog: Catalog, dest: str, value: Any) -> str | None:
@@ -213,7 +245,7 @@ def removed_flags(model: ServedModel, old: Catalog, new: Catalog) -> list[Remove
             continue
         if new.resolve(flag.token.text).kind in ("exact", "abbrev"):
             continue
-        gone.append(RemovedFlag(res.written, res.option, successor(new.engine, res.option, new.version),
+        gone.append(RemovedFlag(res.written, res.option, rename(new.engine, res.option, new.version),
                                 flag.token.location))
     return gone
 
@@ -270,6 +302,7 @@ def between(head: ServedModel, old: str, new: str, config: dict) -> VersionChang
     derived = runtime_drifts(head, old, new, config, pinned)
     known = {d.dest for d in change.drifts}
     change.drifts += [d for d in derived if d.dest not in known]
+    applicability.judge(change.drifts, head, written(head, after), config)
     env = dropped_env(head, old, new)
     if env is None:
         change.notes.append(f"no env catalog for {head.engine}: env variables not compared")

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .adapters.core import registry as adapters
-from . import suppressions
+from . import precedence, suppressions
 from .adapters.core.protocol import always_read, has_serving_marker
 from .adapters.core.registry import file_format, file_suffixes
 from .config import Config
@@ -254,12 +254,13 @@ def _models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedMo
 # ---------------------------------------------------------------- rules
 
 
-def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None) -> Finding:
+def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None,
+          default: str | None = None) -> Finding:
     """Code, rule and severity: the configured one, or lower when the rule lowered it (a finding that
     rests on an assumed engine version), or the rule's own for one finding it is sure breaks (raised)
-    when the severity is not configured."""
+    when the severity is the ``default`` of the run's profile (not configured)."""
     own = finding.severity if finding.severity in SEVERITY_RANK else None
-    if own is not None and (SEVERITY_RANK[own] < SEVERITY_RANK.get(severity, 0) or severity == rule.severity):
+    if own is not None and (SEVERITY_RANK[own] < SEVERITY_RANK.get(severity, 0) or severity == (default or rule.severity)):
         severity = own
     finding.code, finding.rule, finding.severity = rule.code, rule.name, severity
     if model is not None:
@@ -281,16 +282,17 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
         if rule.check is None or (rule.diff_only and base_of is None):
             continue
         severity, options = rule_options(rule, config)
+        graded = (severity, rule.severity_in(config.profile))  # (configured, the profile's)
         checked = models if rule.templates else [m for m in models if not m.template]
         if rule.scope == "run":
             ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
-            findings.extend(_run_scope(rule, severity, checked, ctx, crashed))
+            findings.extend(_run_scope(rule, graded, checked, ctx, crashed))
             continue
         for model in checked:
             base = base_of.get(model.identity) if base_of else None
             ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
             try:
-                findings.extend([stamp(f, rule, severity, model) for f in rule.check(model, ctx)])
+                findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:
                 findings.extend(crashed(exc, rule, model))
     return findings
@@ -313,12 +315,14 @@ class _CrashReport:
         return [stamp(Finding(message, model.location, setting=f"crash:{rule.code}"), self.rule, self.severity, model)]
 
 
-def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleContext,
+def _run_scope(rule: Rule, graded: tuple[str, str], models: list[ServedModel], ctx: RuleContext,
                crashed: _CrashReport) -> list[Finding]:
     """A rule that checks every served model at once; when it raises, it runs again file by file so
-    that only the files it fails on are reported, and the others keep their findings."""
+    that only the files it fails on are reported, and the others keep their findings. ``graded``:
+    (the configured severity, the profile's)."""
+    severity, default = graded
     try:
-        return [stamp(f, rule, severity, None) for f in rule.check(models, ctx)]
+        return [stamp(f, rule, severity, None, default) for f in rule.check(models, ctx)]
     except Exception:
         if os.environ.get("CFGCHECK_DEBUG"):
             raise
@@ -328,7 +332,7 @@ def _run_scope(rule: Rule, severity: str, models: list[ServedModel], ctx: RuleCo
     findings: list[Finding] = []
     for group in by_file.values():
         try:
-            findings.extend([stamp(f, rule, severity, None) for f in rule.check(group, ctx)])
+            findings.extend([stamp(f, rule, severity, None, default) for f in rule.check(group, ctx)])
         except Exception as exc:
             findings.extend(crashed(exc, rule, group[0]))
     return findings
@@ -379,12 +383,13 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],
              config: Config, ran: set[str] | None = None) -> LintResult:
-    """Findings deduplicated, suppressed and sorted, with the suppression findings; ``ran`` are the codes
-    of the enabled rules (default: those of ``rules``)."""
-    findings = distinct(findings)
+    """Findings deduplicated, one per cause (``precedence``), suppressed and sorted, with the suppression
+    findings; ``ran`` are the codes of the enabled rules (default: those of ``rules``)."""
+    findings, answered = precedence.resolve(distinct(findings))
     source = config.source.name if config.source is not None else ".cfgcheck.yaml"
     found = suppressions.collect(loaded, models, config.get("per-file-ignores"), source)
-    suppressions.apply(findings, found.suppressions)
+    # a suppression written for a finding another one now answers for is used, not reported as unused
+    suppressions.apply(findings + answered, found.suppressions)
     ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))

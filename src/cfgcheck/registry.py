@@ -3,7 +3,8 @@ rule selection: the codes ``--select``, ``ignore:``, ``rules:`` and suppressions
 options of each rule under a configuration.
 
 A rule module holds metadata (``CODE``, ``NAME``, ``SEVERITY``, ``OPTIONS`` declared as
-:class:`Option`), a docstring in fixed sections, and ``check(model, ctx)`` yielding findings (``ctx`` is
+:class:`Option`, and ``PROFILES``: its severity in a profile where that differs from ``SEVERITY``, which
+is the ``strict`` one), a docstring in fixed sections, and ``check(model, ctx)`` yielding findings (``ctx`` is
 a :class:`cfgcheck.context.RuleContext`). Rules whose findings the engine itself makes (unreadable
 input, suppression problems) have no ``check``.
 
@@ -18,7 +19,7 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -29,6 +30,12 @@ from .errors import ConfigError
 if TYPE_CHECKING:
     from .config import Config
     from .model import ServedModel
+
+# Which rules are findings and at which severity (a rule's PROFILES metadata), as kube-linter's and
+# Checkov's default checks do: `recommended` keeps pinning advice quiet, `strict` makes every supply-chain
+# rule a warning (README.md, Configuration). Single rules are then adjusted under `rules:`.
+PROFILES = ("recommended", "strict")
+DEFAULT_PROFILE = "recommended"
 
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 
@@ -74,8 +81,18 @@ def defaults(options: dict[str, Option]) -> dict[str, Any]:
     return {name: list(option.default) if option.type is list else option.default for name, option in options.items()}
 
 
+class _Graded:
+    """The severity of a rule in a profile: its ``PROFILES`` entry, else its ``SEVERITY``."""
+
+    severity: str
+    profiles: dict[str, str]
+
+    def severity_in(self, profile: str = DEFAULT_PROFILE) -> str:
+        return self.profiles.get(profile, self.severity)
+
+
 @dataclass
-class Rule:  # compared by value: a rule enabled for the run is found in the list (lint.py)
+class Rule(_Graded):  # compared by value: a rule enabled for the run is found in the list (lint.py)
     code: str
     name: str
     severity: str
@@ -87,6 +104,7 @@ class Rule:  # compared by value: a rule enabled for the run is found in the lis
     module: str
     diff_only: bool = False  # compares base and head: runs only in diff mode
     templates: bool = False  # also checks runtime templates (ServedModel.template): true of their own text
+    profiles: dict[str, str] = field(default_factory=dict)  # profile -> severity, where not ``severity``
 
     @property
     def defaults(self) -> dict[str, Any]:
@@ -137,7 +155,17 @@ def _from_module(module: ModuleType) -> Rule | None:
     scope = getattr(module, "SCOPE", "model" if check else "engine")
     return Rule(code, module.NAME, module.SEVERITY, options, summary, sections,
                 check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)),
-                bool(getattr(module, "TEMPLATES", False)))
+                bool(getattr(module, "TEMPLATES", False)), _profiles(module))
+
+
+def _profiles(module: ModuleType) -> dict[str, str]:
+    """A module's ``PROFILES`` (profile -> severity), checked: known profiles, known severities."""
+    profiles = dict(getattr(module, "PROFILES", {}))
+    wrong = sorted(f"{name}: {severity}" for name, severity in profiles.items()
+                   if name not in PROFILES or severity not in ("error", "warning", "note"))
+    if wrong:
+        raise TypeError(f"PROFILES must map {', '.join(PROFILES)} to error, warning or note; got {', '.join(wrong)}")
+    return profiles
 
 
 @lru_cache(maxsize=None)
@@ -169,16 +197,17 @@ def all_rules() -> tuple[Rule, ...]:
 # writes it from the modules and tests/rules/test_rule_index.py keeps it current.
 
 INDEX = Path(__file__).parent / "data" / "rule_index.json"
-INDEX_FIELDS = ("code", "name", "severity", "scope", "module", "diff_only")
+INDEX_FIELDS = ("code", "name", "severity", "profiles", "scope", "module", "diff_only")
 
 
 @dataclass(eq=False)
-class RuleEntry:
+class RuleEntry(_Graded):
     """A built-in rule as the index lists it."""
 
     code: str
     name: str
     severity: str
+    profiles: dict[str, str]
     scope: str
     module: str
     diff_only: bool  # runs only in diff mode: a lint run need not import it
@@ -196,7 +225,7 @@ def _builtin_index() -> tuple[RuleEntry, ...]:
 
 
 def rule_index() -> tuple[RuleEntry | Rule, ...]:
-    """Code, name, severity, scope, module and diff_only of every rule, sorted by code: from the index while no
+    """Code, name, severities, scope, module and diff_only of every rule, sorted by code: from the index while no
     rule had to be imported and no plugin is installed, else from the rules themselves."""
     if all_rules.cache_info().currsize or _plugins_declared():
         return all_rules()
@@ -340,12 +369,20 @@ def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
 
 
 def rule_options(rule: Rule, config: Config) -> tuple[str, dict[str, Any]]:
-    """Severity and options of ``rule``: ``rules:`` keys name rules as ``--select`` does (codes,
-    prefixes, names); a key naming fewer rules is more specific and wins (CFG2, then CFG204)."""
-    severity, options = rule.severity, rule.defaults
+    """Severity and options of ``rule``: its severity in the configured profile, then ``rules:``, whose
+    keys name rules as ``--select`` does (codes, prefixes, names); a key naming fewer rules is more
+    specific and wins (CFG2, then CFG204)."""
+    settings = configured(rule.code, config)
+    options = rule.defaults
+    options.update({k: v for k, v in settings.items() if k != "severity"})
+    return settings.get("severity", rule.severity_in(config.profile)), options
+
+
+def configured(code: str, config: Config) -> dict[str, Any]:
+    """What ``rules:`` sets for rule ``code`` (severity, options), a key naming fewer rules winning."""
     matching = [(len(codes), settings) for key, settings in config.rule_settings.items()
-                if rule.code in (codes := resolve_codes([key]))]
+                if code in (codes := resolve_codes([key]))]
+    merged: dict[str, Any] = {}
     for _, settings in sorted(matching, key=lambda item: -item[0]):
-        severity = settings.get("severity", severity)
-        options.update({k: v for k, v in settings.items() if k != "severity"})
-    return severity, options
+        merged.update(settings)
+    return merged

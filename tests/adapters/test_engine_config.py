@@ -29,7 +29,8 @@ def test_configmap_key_lines_map_back_to_the_configmap_file():
     found = _found(result)
     assert ("CFG101", "deployment.yaml", 9, 5) in found  # kv-cache-memory: the seed's abbreviation
     assert ("CFG107", "deployment.yaml", 10, 5) in found  # enable-prefix-caching: false does nothing
-    assert ("CFG205", "deployment.yaml", 12, 19) in found  # max-num-seqs: 4 with no reason
+    # max-num-seqs: 4 above what the pool holds (CFG203, which answers for "pinned below the default", CFG205)
+    assert ("CFG203", "deployment.yaml", 12, 19) in found
     chat = {m.name: m for m in result.models}["chat/vllm"]
     assert chat.model.value == "Qwen/Qwen3-8B" and chat.model.location.line == 8
     assert chat.value("tensor_parallel_size") == 2  # the command line wins over the file

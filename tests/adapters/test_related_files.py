@@ -54,7 +54,7 @@ def _findings(repo, *names):
 def test_a_changed_env_file_relints_the_compose_file_beside_it(tmp_path):
     repo = make_repo(tmp_path, {"compose.yaml": COMPOSE, "engine/vllm.yaml": ENGINE, ".env": "SEQS=4\n"})
     found = _findings(repo, ".env")
-    assert ("CFG205", ".env", 1) in found  # --max-num-seqs 4 from .env, no reason given
+    assert ("CFG203", ".env", 1) in found  # --max-num-seqs 4 from .env, above what the pool holds
     assert ("CFG101", "engine/vllm.yaml", 2) in found  # the --config file is read as well
 
 

@@ -365,7 +365,7 @@ def test_rules_keys_accept_prefixes_and_the_more_specific_wins() -> None:
                                                    "CFG203": {"severity": "error"}}}, "t"))
     assert rule_options(find("CFG203"), config) == ("error", {"include-defaults": False, "estimate-margin": 0.3})
     assert rule_options(find("CFG202"), config) == ("note", {"estimate-margin": 0.3})
-    assert rule_options(find("CFG301"), config)[0] == "warning"
+    assert rule_options(find("CFG302"), config)[0] == "warning"  # not configured: its default
 
 
 @pytest.mark.parametrize("text, message", [

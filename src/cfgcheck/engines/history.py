@@ -7,8 +7,9 @@ import functools
 import re
 from dataclasses import dataclass
 
-from .argv import KEYWORD_ORIGIN
-from .catalog import Catalog, Resolution, catalog_for
+from ..model import Edit
+from .argv import KEYWORD_ORIGIN, as_written, flag_location
+from .catalog import Catalog, OptionSpec, Resolution, catalog_for
 from .versions import catalog_data, version_key, versions
 
 
@@ -44,16 +45,44 @@ def history(engine: str, option_string: str) -> list[str]:
     return list(_option_index(engine).get(_normalized_exact(engine, option_string), ()))
 
 
-_FLAG_IN_TEXT = re.compile(r"--[a-z0-9][a-z0-9-]*[a-z0-9]")
+# a flag a deprecation note names, with the value it gives where the note spells one:
+# "Deprecated alias for --cuda-graph-backend-prefill=disabled.", "Alias for --elastic-ep-join-mode recover."
+_FLAG_IN_TEXT = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,;).])| ([A-Za-z0-9_][\w.-]*\w))?")
+_ALIAS = re.compile(r"\balias\b", re.I)
+
+
+@dataclass(eq=False)  # never compared by value: cheaper to create
+class Rename:
+    """What replaced a removed option in a version, as the catalogs say."""
+
+    option: str  # the option the earlier version had
+    successor: str  # the option of the target version that replaced it
+    value: str | None  # the value the successor takes where the removed option was a switch
+    how: str  # how the catalogs say so, in words
+    certain: bool  # same meaning and the same kind of value: a mechanical fix (``fix``, ``upgrade``)
+
+    @property
+    def replacement(self) -> str:
+        """The text that replaces the option as written: ``--successor`` or ``--successor=value``."""
+        return f"{self.successor}={self.value}" if self.value is not None else self.successor
 
 
 def successor(engine: str, option_string: str, version: str | None = None) -> str | None:
-    """The option that replaced a removed one in ``version`` (default: the newest), where the data says.
+    """The option that replaced a removed one in ``version`` (default: the newest), where the data says."""
+    found = rename(engine, option_string, version)
+    return found.successor if found is not None else None
+
+
+def rename(engine: str, option_string: str, version: str | None = None) -> Rename | None:
+    """How a removed option is written in ``version`` (default: the newest), where the data says; the one
+    place ``upgrade``, the flag rules and drift learn it.
 
     Looked up in the last catalogued version before ``version`` that had the option: an alias of the
-    same action with the same polarity that ``version`` accepts; else a flag named by its
-    deprecation note that ``version`` accepts; else the one option of ``version`` with the same
-    destination. None when none of these determines it.
+    same action with the same polarity that ``version`` accepts (certain: one argparse action); else a
+    flag named by its deprecation note that ``version`` accepts (certain when it takes the same kind of
+    value, or the note gives the value a former switch now takes); else the one option of ``version``
+    with the same destination (certain when it takes the same kind of value). None when none of these
+    determines it.
     """
     had = history(engine, option_string)
     target = catalog_for(engine, version or versions(engine)[-1])
@@ -71,18 +100,60 @@ def successor(engine: str, option_string: str, version: str | None = None) -> st
     for alias in spec.option_strings:
         if alias != option and alias.startswith("--") and spec.is_negative(alias) == negative \
                 and target.option(alias) is not None:
-            return alias
+            return Rename(option, alias, None, f"an alias of {option} in {last.display}", True)
     if spec.deprecated_note:
-        for flag in _FLAG_IN_TEXT.findall(spec.deprecated_note):
-            if flag != option and target.option(flag) is not None:
-                return flag
+        named = _named_by_note(option, spec, target)
+        if named is not None:
+            return named
     same_dest = [s for s in target.options() if s.dest == spec.dest]
     if len(same_dest) == 1:
         new = same_dest[0]
         if negative and not new.negative:
-            return new.negative_forms[0] if new.negative_forms else None
-        return new.name if not new.negative or negative else None
+            name = new.negative_forms[0] if new.negative_forms else None
+        else:
+            name = new.name if not new.negative or negative else None
+        if name is not None:
+            return Rename(option, name, None, f"the one option of {target.display} that sets {spec.dest}",
+                          _same_kind(spec, new, alias=False))
     return None
+
+
+def rename_edit(token, written: str, found: Rename | None) -> Edit | None:
+    """The edit that writes ``found``'s successor where ``token`` writes the removed flag as ``written``:
+    only a certain rename of a flag written as such (not made by an operator from a typed field), and a
+    switch that becomes ``--option=value`` only where it stands alone on a command line."""
+    if found is None or not found.certain or token.synthetic or token.text.split("=", 1)[0] != written:
+        return None
+    if found.value is not None and ("=" in token.text or token.origin.startswith("config:")):
+        return None
+    return Edit(flag_location(token, written), as_written(token, written), as_written(token, found.replacement))
+
+
+def _named_by_note(option: str, spec: OptionSpec, target: Catalog) -> Rename | None:
+    note = spec.deprecated_note or ""
+    how = f"named by its deprecation note (\"{note.strip()[:80]}\")"
+    for match in _FLAG_IN_TEXT.finditer(note):
+        flag, given, spelled = match.groups()
+        new = target.option(flag) if flag != option else None
+        if new is None:
+            continue
+        if not spec.takes_value and new.takes_value:  # a switch now written as an option with a value
+            value = given if given is not None else spelled if spelled in (new.choices or ()) else None
+            sure = value is not None and target.check_value(new, value) is None
+            return Rename(option, flag, value if sure else None, how, sure)
+        return Rename(option, flag, None, how, _same_kind(spec, new, alias=bool(_ALIAS.search(note))))
+    return None
+
+
+def _same_kind(old: OptionSpec, new: OptionSpec, alias: bool) -> bool:
+    """Whether a value written for ``old`` means the same to ``new``: both switches of one polarity, or
+    both take a value of one type whose choices (unless the note calls it an alias, which hands the value
+    on as written) include the old ones."""
+    if old.takes_value != new.takes_value or old.type != new.type or old.nargs != new.nargs:
+        return False
+    if not old.takes_value:
+        return old.negative == new.negative
+    return alias or new.choices is None or (old.choices is not None and set(old.choices) <= set(new.choices))
 
 
 @dataclass(eq=False)  # never compared by value: cheaper to create at start-up
@@ -92,7 +163,11 @@ class FlagHistory:
     option: str | None  # the full option string those versions know
     older: tuple[str, ...]  # versions before the target that accept it
     newer: tuple[str, ...]  # versions after the target that accept it
-    successor: str | None  # the option that replaced it in the target version, if determinable
+    rename: Rename | None  # what replaced it in the target version, where the catalogs say
+
+    @property
+    def successor(self) -> str | None:
+        return self.rename.successor if self.rename is not None else None
 
 
 _FLAG_HISTORY: dict[tuple, "FlagHistory"] = {}
@@ -143,4 +218,4 @@ def _flag_history(catalog: Catalog, resolution: Resolution) -> FlagHistory:
     here = version_key(catalog.version)
     older = tuple(v for v in had if version_key(v) < here)
     newer = tuple(v for v in had if version_key(v) > here)
-    return FlagHistory(option, older, newer, successor(engine, option, catalog.version) if older else None)
+    return FlagHistory(option, older, newer, rename(engine, option, catalog.version) if older else None)

@@ -157,6 +157,11 @@ def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
     return None, False
 
 
+def known_image(ref: ImageRef) -> dict | None:
+    """The ``data/images.json`` entry of ``ref``'s repository (or of the upstream image it mirrors)."""
+    return _entry(ref)[0]
+
+
 def _matches(full: str, pattern: str) -> bool:
     """``fnmatch`` of a table pattern; most are a plain repository, compared as a string rather than
     through a regex compiled for each row of the table."""

@@ -8,7 +8,8 @@ For each served model of the engine whose image names a version:
   of the new tag from ``--digest`` or from the registry (``oci.Registry``); a dry run that cannot
   resolve it shows the tag alone and says so, a real run refuses;
 * flags the target version removed or renamed are rewritten to their successors where the catalogs
-  know one with the same kind of value (``history.successor``); the others are listed;
+  are sure of one (``history.rename``: same meaning, same kind of value), as ``cfgcheck fix`` rewrites
+  them; the others are listed;
 * the defaults that drift (``drift.between``) are listed, for the PR body and the ADR.
 
 A served model without an image tag to move (a rolling tag, a template, a pip pin in a script) is
@@ -22,8 +23,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..drift import DefaultDrift, RemovedFlag, between, show
-from ..engines.argv import flag_location
 from ..engines.catalog import catalog_for
+from ..engines.history import rename_edit
 from ..engines.versions import DISPLAY, known_versions, version_key
 from ..engines.images import _VERSION, parse_image
 from ..model import Edit, ServedModel
@@ -55,6 +56,7 @@ class ModelPlan:
     image: str | None = None  # the new image reference
     digest_note: str | None = None  # why the digest is missing from ``image``
     renames: list[tuple[Any, str, str]] = field(default_factory=list)  # (token, written, successor)
+    edits: list[Edit] = field(default_factory=list)  # the renames as text edits (history.rename_edit)
     unrewritten: list[RemovedFlag] = field(default_factory=list)
     drifts: list[DefaultDrift] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
@@ -137,20 +139,15 @@ def _image(plan: ModelPlan, target: Target) -> None:
     plan.image = image
 
 
-def _flags(plan: ModelPlan, target: Target, change) -> None:
-    """Removed flags with a successor of the same kind become renames; the others stay listed."""
-    new = catalog_for(target.engine, target.version)
-    old = catalog_for(target.engine, plan.model.engine_version)
+def _flags(plan: ModelPlan, change) -> None:
+    """Removed flags whose successor the catalogs are sure of (``history.rename``: same meaning) become
+    renames, as ``cfgcheck fix`` makes them; the others stay listed."""
     for removed in change.removed_flags:
-        successor = removed.successor
         token = next((t for t in plan.model.argv if t.location == removed.location), None)
-        before = old.option(removed.option) if old else None
-        after = new.option(successor) if new and successor else None
-        same_kind = before is not None and after is not None and before.takes_value == after.takes_value \
-            and before.type == after.type
-        written = token.text.split("=", 1)[0] if token is not None else ""
-        if same_kind and token is not None and not token.synthetic and written == removed.written:
-            plan.renames.append((token, written, successor))
+        edit = rename_edit(token, removed.written, removed.rename) if token is not None else None
+        if edit is not None:
+            plan.renames.append((token, removed.written, removed.rename.replacement))
+            plan.edits.append(edit)
         else:
             plan.unrewritten.append(removed)
 
@@ -172,7 +169,7 @@ def plan_models(models: list[ServedModel], target: Target, config: dict) -> list
         change = between(model, model.engine_version, target.version, config)
         plan.drifts = change.drifts
         plan.notes += change.notes
-        _flags(plan, target, change)
+        _flags(plan, change)
     return plans
 
 
@@ -185,9 +182,8 @@ def flag_edits(plans: list[ModelPlan]) -> dict[str, list[Edit]]:
     """Edits that rename removed flags to their successors, by file."""
     edits: dict[str, list[Edit]] = {}
     for plan in plans:
-        for token, written, successor in plan.renames:
-            where = flag_location(token, written)
-            edits.setdefault(where.path, []).append(Edit(where, written, successor))
+        for edit in plan.edits:
+            edits.setdefault(edit.location.path, []).append(edit)
     return edits
 
 
@@ -215,7 +211,7 @@ def render_plan(plans: list[ModelPlan], target: Target, facts: list[str]) -> str
         lines += [f"    note: {n}" for n in ([p.digest_note] if p.digest_note else []) + p.notes]
         lines += [f"    flag rewritten: {w} -> {s} (line {t.location.line})" for t, w, s in p.renames]
         lines += [f"    flag removed in {target.version}, not rewritten: {r.written} (line {r.location.line})"
-                  + (f"; successor {r.successor} takes another kind of value" if r.successor else "")
+                  + (f"; successor {r.successor} is not known to take the same values" if r.successor else "")
                   for r in p.unrewritten]
         lines += [f"    default drift: {d.dest} {show(d.old)} -> {show(d.new)}"
                   + (f" ({d.derived})" if d.derived else "") for d in p.drifts]
