@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from cfgcheck import registry
-from cfgcheck.config import PROFILES, Config, ConfigError, _schema, changes, validate
-from cfgcheck.docs import render_rules
+from cfgcheck.config import Config, ConfigError, _schema, changes, validate
+from cfgcheck.registry import PROFILES
+from cfgcheck.rule_reference import render_rules
 from helpers import lint_text
 
 UNPINNED = """apiVersion: apps/v1
