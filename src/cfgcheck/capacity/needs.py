@@ -16,7 +16,7 @@ from typing import Any, Callable
 from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
 from .gpus import Gpu, accelerator_kind, bundled_gpus
 from .tables import GiB, MiB
-from .values import int_value, truthy
+from ..settings import int_value, truthy
 
 # device resources and image words that name the vendor without naming the GPU
 _VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
-from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
+from ..settings import canonical_name, parse
 
 if TYPE_CHECKING:  # annotations only: the catalogs load when a flag is first walked
     from .catalog import Catalog, Resolution
