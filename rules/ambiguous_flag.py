@@ -53,10 +53,7 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.versions import known_versions, version_key
-from cfgcheck.engines.confidence import in_every_version, severity
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, catalog_for, in_every_version, known_versions, severity, version_key
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

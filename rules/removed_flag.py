@@ -56,10 +56,7 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.history import flag_history, undecided
-from cfgcheck.engines.versions import DISPLAY, version_ranges
-from cfgcheck.engines.confidence import severity
-from cfgcheck.model import Finding
+from cfgcheck.api import DISPLAY, Finding, flag_history, severity, undecided, version_ranges
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

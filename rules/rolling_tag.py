@@ -46,8 +46,7 @@ spec:
 None.
 """
 
-from cfgcheck.engines.images import parse_image
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, parse_image
 
 CODE, NAME, SEVERITY = "CFG302", "rolling-tag", "warning"
 OPTIONS: dict = {}

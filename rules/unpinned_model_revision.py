@@ -46,7 +46,7 @@ None.
 
 import re
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 from ._runtime import how_to_pass
 

@@ -72,14 +72,16 @@ class Fact:
         return DISPLAY.get(self.engine or "", self.engine or "the engine")
 
     def describe(self) -> str:
-        """Where the value comes from, for a message: "written", "default of vLLM 0.26.0", "derived on H100"."""
+        """Where the value comes from, for a message: "written", "default of vLLM 0.26.0", "derived on H100-80GB
+        from its memory at TP 1"."""
         on = f" on {self.gpu}" if self.gpu else ""
         if self.source == WRITTEN:
             return "written"
         if self.source == DEFAULT:
-            return f"default of {self.who}{f' {self.version}' if self.version else ''}{on}"
+            which = f"{self.who} {self.version}" if self.version else f"the newest {self.who} (version not known)"
+            return f"default of {which}{on}"
         if self.source == DERIVED:
-            return f"derived{on}" + (f" ({self.how})" if self.how else "")
+            return f"derived{on}" + (f" {self.how}" if self.how else "")
         return f"unknown ({self.how})" if self.how else "unknown"
 
 
@@ -163,6 +165,8 @@ class Facts:
                  version: str | None = None) -> None:
         self.model = model
         self.engine = (model.engine or "unknown").lower()
+        # whose defaults apply: an engine not read from the image is taken for vLLM, as capacity takes it
+        self.modelled = "vllm" if self.engine == "unknown" else self.engine
         self.version = version if version is not None else model.engine_version
         self.gpu, self.arch = gpu, arch
         self.pool: tuple[int, int] | None = None  # (KV pool tokens, context length), once the estimate has them
@@ -222,7 +226,7 @@ class Facts:
         return Fact(name, value, unit, WRITTEN, setting)
 
     def _fact(self, name: str, value: object, source: str, how: str = "", gpu: bool = False) -> Fact:
-        return Fact(name, value, unit_of(name), source, None, self.engine, self.version,
+        return Fact(name, value, unit_of(name), source, None, self.modelled, self.version,
                     self.gpu.name if gpu and self.gpu is not None else None, how)
 
     def _unknown(self, name: str, why: str, at_least: int | float | None = None) -> Fact:
@@ -281,7 +285,7 @@ class Facts:
     def _max_model_len(self, name: str) -> Fact:
         longest = self.arch.derived_max_len() if self.arch is not None else None
         if longest:
-            return self._fact(name, longest, DERIVED, "the model's maximum")
+            return self._fact(name, longest, DERIVED, "from the model's maximum")
         return self._unknown(name, "the model's maximum, which is not known")
 
     def _max_num_batched_tokens(self, name: str) -> Fact:

@@ -280,7 +280,7 @@ def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
     that only compare a change's base with its head (run_rules skips them without a base), else only
     those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
     def needed(entry) -> bool:
-        return not entry.diff_only if models else entry.scope != "model"
+        return not entry.diff_only if models else entry.scope == "engine"
 
     return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
 
@@ -318,7 +318,6 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     findings: list[Finding] = []
     settings = config.as_dict()
     everything = [m for m in (context if context is not None else models) if not m.template]
-    cache: dict = {}
     crashed = _CrashReport(rules, config)
     for rule in rules:
         if rule.check is None or (rule.diff_only and base_of is None):
@@ -326,12 +325,12 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
         severity, options = rule_options(rule, config)
         checked = models if rule.templates else [m for m in models if not m.template]
         if rule.scope == "run":
-            ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
+            ctx = RuleContext(options, settings, everything, None, base_models or [], base_of or {})
             findings.extend(_run_scope(rule, severity, checked, ctx, crashed))
             continue
         for model in checked:
             base = base_of.get(model.identity) if base_of else None
-            ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
+            ctx = RuleContext(options, settings, everything, base, base_models or [])
             try:
                 findings.extend([stamp(f, rule, severity, model) for f in rule.check(model, ctx)])
             except Exception as exc:

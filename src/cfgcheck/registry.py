@@ -20,9 +20,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import Any, Callable
+from typing import TYPE_CHECKING, Any
 
 from .config import ConfigError
+
+if TYPE_CHECKING:  # annotations only: the check signatures rules follow
+    from .context import ModelCheck, RunCheck
 
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 
@@ -76,7 +79,7 @@ class Rule:  # compared by value: a rule enabled for the run is found in the lis
     options: dict[str, Option]
     summary: str
     sections: dict[str, str]
-    check: Callable | None
+    check: ModelCheck | RunCheck | None
     scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
     module: str
     diff_only: bool = False  # compares base and head: runs only in diff mode
