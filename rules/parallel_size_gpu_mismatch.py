@@ -141,7 +141,8 @@ def check(model, ctx) -> Iterator[Finding]:
     tp_s = model.setting("tensor_parallel_size")
     pp_s = model.setting("pipeline_parallel_size")
     dp_s = model.setting("data_parallel_size")
-    tp, pp, dp = (as_int(s.value, 1) if s is not None else 1 for s in (tp_s, pp_s, dp_s))
+    layout = ctx.topology(model)
+    tp, pp, dp = layout.tp, layout.pp, layout.dp
     dp_attention = "--enable-dp-attention" in tokens or bool(model.value("enable_dp_attention"))
     world = tp * pp * (1 if (model.engine == "sglang" and dp_attention) else dp)
     parts = [f"tensor {tp}"]
