@@ -13,7 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from cfgcheck.model import Location, ServedModel, Setting
+from cfgcheck.api import Location, ServedModel, Setting
 
 MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # Comments come from pull requests: every pattern runs in linear time. A number starts only where no
@@ -62,23 +62,22 @@ def from_comments(setting: Setting) -> Ceiling | None:
     return None
 
 
-def documented(model: ServedModel, config: dict, siblings: list[ServedModel] = (),
-               cache: dict | None = None) -> list[tuple[Setting, Ceiling]]:
+def documented(model: ServedModel, config: dict, pools: dict | None = None) -> list[tuple[Setting, Ceiling]]:
     """(setting, ceiling) for each memory setting of ``model`` that has a documented ceiling: its own,
-    or one documented on another served model that runs on the same GPUs (``siblings``)."""
+    or one documented on another served model that runs on the same GPUs (``pools``: ``gpu_pools`` of the
+    run's served models)."""
     found = []
     for name in MEMORY_SETTINGS:
         setting = model.setting(name)
         if setting is None:
             continue
-        ceiling = ceiling_for(model, setting, config, siblings, cache)
+        ceiling = ceiling_for(model, setting, config, pools)
         if ceiling is not None:
             found.append((setting, ceiling))
     return found
 
 
-def ceiling_for(model: ServedModel, setting: Setting, config: dict, siblings: list[ServedModel] = (),
-                cache: dict | None = None) -> Ceiling | None:
+def ceiling_for(model: ServedModel, setting: Setting, config: dict, pools: dict | None = None) -> Ceiling | None:
     """The ceiling documented for ``setting`` of ``model`` (which may be the engine's default, not
     written in the file): beside it, a directive, the config, or a sibling on the same GPUs."""
     ceiling = from_comments(setting)
@@ -92,20 +91,18 @@ def ceiling_for(model: ServedModel, setting: Setting, config: dict, siblings: li
     if ceiling is None:
         ceiling = _from_config(model, setting, config)
     if ceiling is None:
-        ceiling = _from_siblings(model, setting, _by_pool(siblings, cache if cache is not None else {}))
+        ceiling = _from_siblings(model, setting, pools or {})
     return ceiling
 
 
-def _by_pool(siblings, cache: dict) -> dict:
-    """Served models by the GPUs they run on, grouped once per run."""
-    if "models-by-gpu-pool" not in cache:
-        groups: dict = {}
-        for other in siblings:
-            pool = other.gpu_pool()
-            if pool is not None:
-                groups.setdefault(pool, []).append(other)
-        cache["models-by-gpu-pool"] = groups
-    return cache["models-by-gpu-pool"]
+def gpu_pools(models: list[ServedModel]) -> dict[tuple[str, str], list[ServedModel]]:
+    """Served models by the GPUs they run on (``ServedModel.gpu_pool``): what a run-scoped rule groups once."""
+    groups: dict[tuple[str, str], list[ServedModel]] = {}
+    for other in models:
+        pool = other.gpu_pool()
+        if pool is not None:
+            groups.setdefault(pool, []).append(other)
+    return groups
 
 
 def _from_siblings(model: ServedModel, setting: Setting, by_pool: dict) -> Ceiling | None:

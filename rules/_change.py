@@ -2,18 +2,17 @@
 
 from __future__ import annotations
 
-from cfgcheck import capacity
-from cfgcheck.model import ServedModel
+from cfgcheck.api import CapacityEstimate, ServedModel
 
 SEQ_SETTING = "max_num_seqs"
 
 
-def effective_seqs(model: ServedModel, estimate: capacity.CapacityEstimate) -> int | None:
-    """The sequence limit the engine runs with: the explicit value, else the version's default."""
-    value = model.value(SEQ_SETTING)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return estimate.max_num_seqs
+def effective_seqs(estimate: CapacityEstimate) -> int | None:
+    """The sequence limit the engine runs with (its effective value: as written, else the version's default on
+    its GPU, else derived from the pool), from the facts the estimate read."""
+    assert estimate.facts is not None  # every estimate has its facts
+    value = estimate.facts.get(SEQ_SETTING).value
+    return value if isinstance(value, int) else None
 
 
 def seqs_location(model: ServedModel):

@@ -3,10 +3,12 @@ the parallel ranks one pod runs; and, for every rule, remediation worded where t
 
 from __future__ import annotations
 
-from cfgcheck.model import ServedModel, Setting
-from cfgcheck.settings import flag
+from cfgcheck.api import ServedModel, Setting, flag, topology
 
 GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
+# CUDA_VISIBLE_DEVICES values that leave a CUDA process no device (CUDA programming guide, CUDA
+# environment variables: the list stops at the first invalid entry; `all` is not a device).
+HIDING = ("all", "none", "void", "-1", "")
 # Image names and tags of engine builds that run without a GPU (vLLM's vllm-cpu / -cpu images,
 # SGLang's -cpu / xeon images, the Neuron, TPU, Gaudi (HPU) and OpenVINO builds).
 NON_GPU_IMAGE_MARKERS = ("cpu", "xeon", "neuron", "tpu", "hpu", "gaudi", "openvino")
@@ -30,44 +32,11 @@ def serves(model) -> bool:
     return model.engine in GPU_ENGINES and model.model is not None
 
 
-def as_int(value, default: int | None = None) -> int | None:
-    if isinstance(value, bool):
-        return default
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    if isinstance(value, str) and value.strip().isdigit():
-        return int(value.strip())
-    return default
-
-
-def pod_gpus(model: ServedModel) -> int | None:
-    """GPUs of this one pod: its container's own request (``model.gpus`` may count a whole LWS or Ray
-    group), else the served model's GPU count."""
-    pod = model.pod
-    if pod is not None and model.gpu_resource:
-        own = pod.limits.get(model.gpu_resource) or pod.requests.get(model.gpu_resource)
-        if own is not None:
-            return as_int(own.value)
-    return as_int(model.gpus.value) if model.gpus is not None else None
-
-
 def local_ranks(model: ServedModel) -> tuple[int, Setting | None]:
-    """Tensor x pipeline ranks inside this pod, and the setting that asks for them.
-
-    A pod that requests fewer GPUs than the world size holds only its share of the ranks (a
-    multi-node layout); the rest run in other pods."""
-    tp_setting = model.setting("tensor_parallel_size")
-    pp_setting = model.setting("pipeline_parallel_size")
-    tp = as_int(tp_setting.value, 1) if tp_setting is not None else 1
-    pp = as_int(pp_setting.value, 1) if pp_setting is not None else 1
-    world = max(tp, 1) * max(pp, 1)
-    gpus = pod_gpus(model)
-    if gpus is not None and 0 < gpus < world:
-        world = gpus
-    at = tp_setting if tp_setting is not None and tp > 1 else pp_setting if pp > 1 else tp_setting
-    return world, at
+    """Tensor x pipeline ranks inside this pod (``Topology.ranks_here``), and the setting that asks for them."""
+    layout = topology(model)
+    at = layout.tp_setting if layout.tp > 1 else layout.pp_setting if layout.pp > 1 else layout.tp_setting
+    return layout.ranks_here, at
 
 
 def runs_on_cpu(model) -> bool:

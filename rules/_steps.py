@@ -5,8 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from cfgcheck.config import Config
-from cfgcheck.registry import configured
+from cfgcheck.api import Config, configured
 
 # raise in attributable steps (4 -> 16, not 4 -> 64): a larger change cannot be measured as one effect
 # (rules/unattributable_step.py, "Why it matters")

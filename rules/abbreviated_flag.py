@@ -59,12 +59,8 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.engines.argv import as_written, flag_location
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.versions import DISPLAY, known_versions, version_key, versions
-from cfgcheck.engines.confidence import in_every_version, severity
-from cfgcheck.model import Edit, Finding, Fix
-from cfgcheck.registry import Option
+from cfgcheck.api import (DISPLAY, Edit, Finding, Fix, Option, as_written, catalog_for, flag_location,
+                          in_every_version, known_versions, severity, version_key, versions)
 
 CODE, NAME, SEVERITY = "CFG101", "abbreviated-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

@@ -53,13 +53,8 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.argv import as_written, flag_location
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.history import rename, rename_edit
-from cfgcheck.engines.versions import known_versions, version_key
-from cfgcheck.engines.confidence import confidence, in_every_version, severity
-from cfgcheck.engines.images import UNKNOWN
-from cfgcheck.model import Edit, Finding, Fix
+from cfgcheck.api import (Edit, Finding, Fix, IMAGE_UNKNOWN, as_written, catalog_for, confidence, flag_location,
+                          in_every_version, known_versions, rename, rename_edit, severity, version_key)
 
 CODE, NAME, SEVERITY = "CFG102", "ambiguous-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -96,7 +91,7 @@ def _meant_now(model, catalog, token, written: str, meant: str | None) -> tuple[
     if edit is None:
         return None
     return f"write {found.replacement} (it replaced {meant}: {found.how})", \
-        edit if confidence(model, catalog) != UNKNOWN else None
+        edit if confidence(model, catalog) != IMAGE_UNKNOWN else None
 
 
 def check(model, ctx):

@@ -46,7 +46,7 @@ spec:
 None.
 """
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 CODE, NAME, SEVERITY = "CFG109", "config-file-ignored", "error"
 OPTIONS: dict = {}

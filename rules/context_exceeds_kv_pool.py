@@ -74,11 +74,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import GiB, concurrency_at, longest_fitting_len
-from cfgcheck.capacity.gpus import DEVICE, accelerator_kind, kv_from_compiled_buckets
-from cfgcheck.capacity.needs import ESTIMATE_MARGIN, on_largest_gpu, vendor_label, vendor_of, weight_assumptions
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import (DEVICE, ESTIMATE_MARGIN, Finding, GiB, Option, accelerator_kind, concurrency_at,
+                          kv_from_compiled_buckets, longest_fitting_len, on_largest_gpu, vendor_label, vendor_of,
+                          weight_assumptions)
 
 CODE = "CFG202"
 NAME = "context-exceeds-kv-pool"

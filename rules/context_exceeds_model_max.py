@@ -80,8 +80,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import lookup_architecture
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, lookup_architecture
 
 CODE = "CFG207"
 NAME = "context-exceeds-model-max"

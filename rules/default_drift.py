@@ -83,24 +83,24 @@ spec:
 
 from __future__ import annotations
 
-from cfgcheck.drift import DefaultDrift, VersionChange, show, version_change
-from cfgcheck.model import Finding, Setting
-from cfgcheck.registry import Option
+from cfgcheck.api import (DefaultDrift, Finding, Option, RuleContext, ServedModel, Setting, VersionChange, show,
+                          version_change)
 
-from ._ceilings import MEMORY_SETTINGS, ceiling_for
+from ._ceilings import MEMORY_SETTINGS, ceiling_for, gpu_pools
 
 CODE, NAME, SEVERITY = "CFG403", "default-drift", "warning"
 OPTIONS = {"ignore": Option(list, [], "settings (argparse destinations, e.g. `allowed_origins`) whose default drift "
                                         "is not reported.")}
 DIFF_ONLY = True
+SCOPE = "run"  # a ceiling documented on one served model holds for the others on its GPUs
 
 
-def _ceiling_crossed(model, ctx, drift: DefaultDrift, where):
+def _ceiling_crossed(model, ctx, drift: DefaultDrift, where, pools: dict):
     """(limit, ceiling) when the new default is above a ceiling documented for that setting."""
     if drift.setting not in MEMORY_SETTINGS or not isinstance(drift.new, (int, float)):
         return None
     default = Setting(drift.setting, drift.new, where, "default")
-    ceiling = ceiling_for(model, default, ctx.config, ctx.models, ctx.cache)
+    ceiling = ceiling_for(model, default, ctx.config, pools)
     limit = ceiling.limit(drift.old) if ceiling is not None else None
     if limit is None or drift.new <= limit + 1e-9:
         return None
@@ -133,10 +133,19 @@ def _change(drift: DefaultDrift) -> str:
     return f"{drift.dest}{how} from {show(drift.old)} to {show(drift.new)}"
 
 
-def check(model, ctx):
-    if ctx.base is None:
+def check(models: list[ServedModel], ctx: RuleContext):
+    pools = gpu_pools(ctx.models)
+    for model in models:
+        for finding in _drifts(model, ctx, pools):
+            finding.model, finding.model_identity = model.name, model.identity
+            yield finding
+
+
+def _drifts(model: ServedModel, ctx: RuleContext, pools: dict):
+    base = ctx.base_of(model)
+    if base is None:
         return
-    change: VersionChange | None = version_change(ctx.base, model, ctx.config)
+    change: VersionChange | None = version_change(base, model, ctx.config)
     if change is None:
         return
     where = model.image.location if model.image is not None else model.location
@@ -145,17 +154,17 @@ def check(model, ctx):
     # one version change is one decision for the reviewer: the defaults it changes under this served
     # model's features in one finding; those of features it does not use stay on the change (drift.py)
     if relevant:
-        yield _drifted(model, ctx, change, relevant, where)
+        yield _drifted(model, ctx, change, relevant, where, pools)
     for env in change.dropped_env:
         yield Finding(f"{change.label}: {env.name} is no longer read by {change.new}; this change makes it inert",
                       env.location, remediation=f"remove {env.name} or find what replaces it in the release notes",
                       setting=f"env:{env.name}")
 
 
-def _drifted(model, ctx, change: VersionChange, relevant: list[DefaultDrift], where) -> Finding:
+def _drifted(model, ctx, change: VersionChange, relevant: list[DefaultDrift], where, pools: dict) -> Finding:
     """The defaults that drift under this served model, in one finding: an error when one crosses a documented
     ceiling, a note when all of them were or become derived at start-up (their effective value may stay)."""
-    crossed = {d.dest: c for d in relevant if (c := _ceiling_crossed(model, ctx, d, where)) is not None}
+    crossed = {d.dest: c for d in relevant if (c := _ceiling_crossed(model, ctx, d, where, pools)) is not None}
     plain = [d for d in relevant if d.old is not None and d.new is not None]
     derived = [d for d in relevant if d.old is None or d.new is None]
     said = [_change(d) + _above(crossed.get(d.dest)) for d in plain]

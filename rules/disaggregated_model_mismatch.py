@@ -79,10 +79,11 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.model import Finding, unresolved
+from cfgcheck.api import Finding, RuleContext, ServedModel, unresolved
 
 CODE, NAME, SEVERITY = "CFG215", "disaggregated-model-mismatch", "error"
 OPTIONS: dict = {}
+SCOPE = "run"  # compares the prefill and decode workers of one graph, wherever they are defined
 
 
 def _model_of(model) -> tuple[str, object] | None:
@@ -97,14 +98,20 @@ def _is_path(text: str) -> bool:
     return text.startswith(("/", "./", "../", "~"))
 
 
-def check(model, ctx) -> Iterator[Finding]:
-    if model.disaggregation is None or model.disaggregation[1] != "prefill":
-        return
+def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
+    decoders: dict[str, list[ServedModel]] = {}
+    for other in ctx.models:
+        if other.disaggregation is not None and other.disaggregation[1] == "decode":
+            decoders.setdefault(other.disaggregation[0], []).append(other)
+    for model in models:
+        if model.disaggregation is not None and model.disaggregation[1] == "prefill":
+            yield from _mismatch(model, decoders.get(model.disaggregation[0], []))
+
+
+def _mismatch(model: ServedModel, decoders: list[ServedModel]) -> Iterator[Finding]:
     mine = _model_of(model)
     if mine is None:
         return
-    group = model.disaggregation[0]
-    decoders = [m for m in ctx.models if m.disaggregation == (group, "decode")]
     for decode in decoders:
         theirs = _model_of(decode)
         if theirs is None or theirs[0] == mine[0]:
@@ -117,5 +124,6 @@ def check(model, ctx) -> Iterator[Finding]:
             severity = "warning"
             message += "; one is a local path, so they may be the same weights (assumed different)"
         yield Finding(message, mine[1].location, severity=severity, setting="model", related=(where,),
-                      remediation=f"serve the decode workers' model {theirs[0]} on the prefill workers too")
+                      remediation=f"serve the decode workers' model {theirs[0]} on the prefill workers too",
+                      model=model.name, model_identity=model.identity)
         return

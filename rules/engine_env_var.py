@@ -81,13 +81,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity.gpus import accelerator_kind
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.versions import DISPLAY, version_key, version_ranges
-from cfgcheck.engines.confidence import confidence, label
-from cfgcheck.engines.envs import names_read, prefixes, readers, typo_of
-from cfgcheck.engines.images import EXACT, UNKNOWN, parse_image
-from cfgcheck.model import Finding
+from cfgcheck.api import (DISPLAY, Finding, IMAGE_EXACT as EXACT, IMAGE_UNKNOWN as UNKNOWN, accelerator_kind,
+                          catalog_for, confidence, label, names_read, parse_image, prefixes, readers, typo_of,
+                          version_key, version_ranges)
 
 CODE, NAME, SEVERITY = "CFG108", "engine-env-var", "warning"
 OPTIONS: dict = {}

@@ -68,8 +68,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, catalog_for, float_value
 
 from ._pod_rules import local_ranks, serves
 
@@ -88,20 +87,13 @@ ENGINE_BUFFERS = (
 FLAGS = {"swap_space": "--swap-space"}
 
 
-def _number(value) -> float | None:
-    try:
-        return float(value)
-    except (TypeError, ValueError):
-        return None
-
-
 def host_buffers(model) -> list[tuple[str, int, object]]:
     """(description, bytes, setting) of every host buffer the engine's settings reserve."""
     ranks = local_ranks(model)[0]
     found = []
     for name, engine, unit, per_rank in ENGINE_BUFFERS:
         setting = model.setting(name)
-        amount = _number(setting.value) if setting is not None and model.engine == engine else None
+        amount = float_value(setting.value) if setting is not None and model.engine == engine else None
         if not amount or amount <= 0:
             continue
         if name in FLAGS:
@@ -113,7 +105,7 @@ def host_buffers(model) -> list[tuple[str, int, object]]:
         found.append((label, int(amount * unit * times), setting))
     lmcache = model.env.get("LMCACHE_MAX_LOCAL_CPU_SIZE")
     local = model.env.get("LMCACHE_LOCAL_CPU")
-    amount = _number(lmcache.value) if lmcache is not None else None
+    amount = float_value(lmcache.value) if lmcache is not None else None
     if amount and amount > 0 and (local is None or str(local.value).lower() not in ("false", "0")):
         found.append((f"LMCACHE_MAX_LOCAL_CPU_SIZE {lmcache.value} GB", int(amount * GB), lmcache))
     return found

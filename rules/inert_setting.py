@@ -38,7 +38,7 @@ spec:
 None.
 """
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 CODE, NAME, SEVERITY = "CFG107", "inert-setting", "warning"
 OPTIONS: dict = {}

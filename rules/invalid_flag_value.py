@@ -58,9 +58,7 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.engines.argv import value_location
-from cfgcheck.engines.confidence import in_every_version, severity
-from cfgcheck.model import Edit, Finding, Fix, unresolved
+from cfgcheck.api import Edit, Finding, Fix, in_every_version, severity, unresolved, value_location
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

@@ -46,17 +46,25 @@ spec:
 None. Ceilings that are not written next to the key go in `.cfgcheck.yaml` under `ceilings:`.
 """
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, RuleContext, ServedModel
 
-from ._ceilings import documented
+from ._ceilings import documented, gpu_pools
 
 CODE, NAME, SEVERITY = "CFG204", "memory-above-ceiling", "error"
 OPTIONS: dict = {}
+SCOPE = "run"  # a ceiling documented on one served model holds for the others on its GPUs
 
 
-def check(model, ctx):
-    for setting, ceiling in documented(model, ctx.config, ctx.models, ctx.cache):
-        base = ctx.base.setting(setting.name) if ctx.base is not None else None
+def check(models: list[ServedModel], ctx: RuleContext):
+    pools = gpu_pools(ctx.models)
+    for model in models:
+        yield from _above(model, ctx, pools)
+
+
+def _above(model: ServedModel, ctx: RuleContext, pools: dict):
+    for setting, ceiling in documented(model, ctx.config, pools):
+        before = ctx.base_of(model)
+        base = before.setting(setting.name) if before is not None else None
         limit = ceiling.limit(base.value if base is not None else None)
         if limit is None or not isinstance(setting.value, (int, float)) or setting.value <= limit + 1e-9:
             continue
@@ -68,4 +76,5 @@ def check(model, ctx):
                         f"with its reason (\"{ceiling.text[:80]}\")",
             setting=setting.name,
             related=(ceiling.location,),
+            model=model.name, model_identity=model.identity,
         )

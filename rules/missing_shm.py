@@ -79,7 +79,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 from ._pod_rules import local_ranks, serves
 

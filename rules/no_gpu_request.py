@@ -73,10 +73,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity.gpus import DEVICE, UNIT, accelerator_kind
-from cfgcheck.model import Finding
+from cfgcheck.api import DEVICE, UNIT, Finding, accelerator_kind, as_int, int_value
 
-from ._pod_rules import as_int, runs_on_cpu, serves
+from ._pod_rules import runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}
@@ -98,14 +97,6 @@ def _device_resource(pod) -> bool:
     return False
 
 
-def _helm_int(value) -> int | None:
-    """Helm's ``int``: 0.5 -> 0, "2" -> 2; None when the value is not a number (a template)."""
-    try:
-        return int(float(str(value)))
-    except ValueError:
-        return None
-
-
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
     if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
@@ -121,7 +112,7 @@ def check(model, ctx) -> Iterator[Finding]:
         return  # an image chosen at deploy time may be a simulator or a CPU build
     gpus = model.gpus
     if pod.format == "production-stack":
-        rendered = _helm_int(gpus.value) if gpus is not None else 0
+        rendered = int_value(gpus.value) if gpus is not None else 0  # Helm's int: 0.5 -> 0
         if rendered is None or rendered > 0:
             return
     elif gpus is not None:

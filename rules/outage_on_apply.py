@@ -65,11 +65,10 @@ None.
 
 import math
 
-from cfgcheck.capacity.gpus import request_unit
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, as_int, request_unit
 
 from ._change import changed_settings
-from ._pod_rules import as_int
+
 
 CODE, NAME, SEVERITY = "CFG401", "outage-on-apply", "note"
 OPTIONS: dict = {}

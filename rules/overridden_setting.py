@@ -40,7 +40,7 @@ None.
 
 import re
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 CODE, NAME, SEVERITY = "CFG106", "overridden-setting", "warning"
 OPTIONS: dict = {}

@@ -86,9 +86,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity.gpus import parallel_units, resolve_gpu
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import Finding, Option, as_int, parallel_units, resolve_gpu
 
 from ._pod_rules import how_to_pass
 
@@ -101,13 +99,6 @@ OPTIONS = {
 }
 
 _MULTI_NODE_FLAGS = ("--nnodes", "--headless", "--data-parallel-size-local", "--node-rank", "--dist-init-addr", "--data-parallel-address")
-
-
-def _int(value, default=1):
-    try:
-        return int(value)
-    except (TypeError, ValueError):
-        return default
 
 
 def _unknown(setting) -> bool:
@@ -125,8 +116,8 @@ def _requested_gpus(model, requested: int | None, tokens: list[str]) -> tuple[in
     if model.gpus_span == "unknown":
         return None  # a per-pod count of a resource of several pods whose topology is not known here
     nnodes = model.setting("nnodes")
-    if nnodes is not None and not _unknown(nnodes) and _int(nnodes.value) > 1:
-        return requested * _int(nnodes.value), f" ({_int(nnodes.value)} nodes x {requested})"
+    if nnodes is not None and not _unknown(nnodes) and as_int(nnodes.value, 1) > 1:
+        return requested * as_int(nnodes.value, 1), f" ({as_int(nnodes.value, 1)} nodes x {requested})"
     if any(t.split("=", 1)[0] in _MULTI_NODE_FLAGS for t in tokens):
         return None
     return requested, ""
@@ -150,7 +141,8 @@ def check(model, ctx) -> Iterator[Finding]:
     tp_s = model.setting("tensor_parallel_size")
     pp_s = model.setting("pipeline_parallel_size")
     dp_s = model.setting("data_parallel_size")
-    tp, pp, dp = _int(tp_s.value if tp_s else 1), _int(pp_s.value if pp_s else 1), _int(dp_s.value if dp_s else 1)
+    layout = ctx.topology(model)
+    tp, pp, dp = layout.tp, layout.pp, layout.dp
     dp_attention = "--enable-dp-attention" in tokens or bool(model.value("enable_dp_attention"))
     world = tp * pp * (1 if (model.engine == "sglang" and dp_attention) else dp)
     parts = [f"tensor {tp}"]

@@ -60,10 +60,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import lookup_architecture
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, as_int, lookup_architecture
 
-from ._pod_rules import as_int
 
 CODE, NAME, SEVERITY = "CFG210", "parallel-split-mismatch", "error"
 OPTIONS: dict = {}

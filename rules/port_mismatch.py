@@ -77,11 +77,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.images import image_engine, parse_image
-from cfgcheck.model import Finding, Location
+from cfgcheck.api import Finding, Location, RuleContext, ServedModel, WRITTEN, as_int, image_engine, parse_image
 
-from ._pod_rules import as_int, serves
+from ._pod_rules import serves
 
 CODE, NAME, SEVERITY = "CFG503", "port-mismatch", "error"
 OPTIONS: dict = {}
@@ -91,15 +89,10 @@ CHECKED_FORMATS = ("kubernetes", "compose")
 NOT_THE_ENGINE = "huggingfaceserver"  # KServe's server wraps vLLM and serves on its own --http_port
 
 
-def _listen(model) -> tuple[int | None, str | None, Location | None]:
-    """(port, host, where the port is set) from the argv, else the engine version's defaults."""
-    catalog = catalog_for(model.engine, model.engine_version)
-    port_setting, host_setting = model.setting("port"), model.setting("host")
-    default_port = catalog.option("--port").default if catalog and catalog.option("--port") else None
-    default_host = catalog.option("--host").default if catalog and catalog.option("--host") else None
-    port = as_int(port_setting.value) if port_setting is not None else as_int(default_port)
-    host = str(host_setting.value) if host_setting is not None else default_host
-    return port, host, port_setting.location if port_setting is not None else None
+def _listen(model: ServedModel, ctx: RuleContext) -> tuple[int | None, str | None, Location | None]:
+    """(port, host, where the port is set): the effective ones (as written, else the engine version's defaults)."""
+    port, host = ctx.effective(model, "port"), ctx.effective(model, "host")
+    return port.value, host.value, port.location if port.source == WRITTEN else None
 
 
 def _resolve(port, pod) -> int | None:
@@ -115,13 +108,13 @@ def _selects(service, pod) -> bool:
     return all(pod.labels.get(key) == value for key, value in service.selector.items())
 
 
-def check(model, ctx) -> Iterator[Finding]:
+def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     pod = model.pod
     if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
         return
     if model.image is not None and NOT_THE_ENGINE in str(model.image.value):
         return
-    port, host, port_at = _listen(model)
+    port, host, port_at = _listen(model, ctx)
     if port is None:
         return  # a templated or variable port
     version = f" {model.engine_version}" if model.engine_version else ""

@@ -81,12 +81,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import lookup_architecture, resolve_gpu
-from cfgcheck.capacity.architecture import normalize_model_id, quant_bits_from_text
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.confidence import label, severity
-from cfgcheck.engines.precision import facts_version, needs_more_everywhere, quantization_requirement
-from cfgcheck.model import Finding
+from cfgcheck.api import (Finding, catalog_for, facts_version, label, lookup_architecture, needs_more_everywhere,
+                          normalize_model_id, quant_bits_from_text, quantization_requirement, resolve_gpu, severity)
 
 from ._pod_rules import how_to_pass
 

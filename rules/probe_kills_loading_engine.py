@@ -80,9 +80,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import lookup_architecture
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import Finding, Option, lookup_architecture
 
 from ._pod_rules import serves
 

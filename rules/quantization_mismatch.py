@@ -80,14 +80,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.capacity import lookup_architecture
-from cfgcheck.capacity.architecture import normalize_model_id, quant_bits_from_text
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.confidence import label, severity
-from cfgcheck.engines.precision import (act_dtype_refused_everywhere, act_dtypes, facts_version, float16_refusal,
-                                        float16_refused_everywhere)
-from cfgcheck.engines.versions import DISPLAY
-from cfgcheck.model import Finding
+from cfgcheck.api import (DISPLAY, Finding, act_dtype_refused_everywhere, act_dtypes, catalog_for, facts_version,
+                          float16_refusal, float16_refused_everywhere, label, lookup_architecture,
+                          normalize_model_id, quant_bits_from_text, severity)
 
 from ._pod_rules import how_to_pass
 

@@ -63,7 +63,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
 

@@ -56,11 +56,8 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.engines.history import flag_history, rename_edit, undecided
-from cfgcheck.engines.versions import DISPLAY, version_ranges
-from cfgcheck.engines.confidence import confidence, severity
-from cfgcheck.engines.images import UNKNOWN
-from cfgcheck.model import Finding, Fix
+from cfgcheck.api import (DISPLAY, Finding, Fix, IMAGE_UNKNOWN, confidence, flag_history, rename_edit, severity,
+                          undecided, version_ranges)
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -92,7 +89,7 @@ def check(model, ctx):
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
         # an older version than the one assumed may not know the successor: a fix only where the image says
-        edit = rename_edit(flag.token, res.written, hist.rename) if confidence(model, catalog) != UNKNOWN else None
+        edit = rename_edit(flag.token, res.written, hist.rename) if confidence(model, catalog) != IMAGE_UNKNOWN else None
         # other versions accept it by definition: an error only when the version is exact
         yield Finding(message, edit.location if edit else flag.token.location, remediation=renamed(hist.rename),
                       fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,

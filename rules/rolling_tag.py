@@ -46,9 +46,7 @@ spec:
 None.
 """
 
-from cfgcheck.engines.images import known_image, parse_image
-from cfgcheck.engines.versions import DISPLAY, versions
-from cfgcheck.model import Finding
+from cfgcheck.api import DISPLAY, Finding, known_image, parse_image, versions
 
 CODE, NAME, SEVERITY = "CFG302", "rolling-tag", "warning"
 OPTIONS: dict = {}

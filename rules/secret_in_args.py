@@ -52,7 +52,7 @@ None.
 
 import re
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 CODE, NAME, SEVERITY = "CFG305", "secret-in-args", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

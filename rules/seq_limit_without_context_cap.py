@@ -63,9 +63,7 @@ spec:
 None.
 """
 
-from cfgcheck import capacity
-from cfgcheck.capacity.gpus import kv_from_compiled_buckets
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, cap_for, concurrency_at, kv_from_compiled_buckets
 
 from ._change import effective_seqs, seqs_location
 
@@ -80,16 +78,16 @@ def check(model, ctx):
     if kv_from_compiled_buckets(model):
         return  # Neuron: the window is the compiled batch size, recompiled with its KV cache
     before, after = ctx.capacity(ctx.base), ctx.capacity(model)
-    seqs_before, seqs_after = effective_seqs(ctx.base, before), effective_seqs(model, after)
+    seqs_before, seqs_after = effective_seqs(before), effective_seqs(after)
     if seqs_before is None or seqs_after is None or seqs_after <= seqs_before:
         return
     len_before, len_after = before.max_model_len, after.max_model_len
-    fits_after = capacity.concurrency_at(after, len_after)
+    fits_after = concurrency_at(after, len_after)
     if fits_after is not None:
         if seqs_after <= fits_after + 1e-9:
             return
-        fits_before = capacity.concurrency_at(before, len_before)
-        cap = capacity.cap_for(after, seqs_after)
+        fits_before = concurrency_at(before, len_before)
+        cap = cap_for(after, seqs_after)
         was = f"{fits_before:.2f}" if fits_before is not None else "?"
         before_len = f"{len_before:,}" if isinstance(len_before, int) else "?"
         message = (f"max_num_seqs raised {seqs_before} -> {seqs_after} but only {fits_after:.2f} full-length requests fit "
@@ -97,7 +95,7 @@ def check(model, ctx):
         room = int(fits_after)
         other = (f"or raise max_num_seqs only to {room}" if room > seqs_before
                  else "or keep the window: at this context length the pool has no room for more sequences")
-        fix = (f"cap max_model_len at {cap:,} in this change (then {capacity.concurrency_at(after, cap):.2f} fit), {other}"
+        fix = (f"cap max_model_len at {cap:,} in this change (then {concurrency_at(after, cap):.2f} fit), {other}"
                if cap else f"{other.removeprefix('or ')}, or grow the pool")
     else:
         model_max = after.architecture.max_position_embeddings if after.architecture is not None else None

@@ -62,10 +62,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.capacity import cap_for, concurrency_at
-from cfgcheck.capacity.gpus import kv_from_compiled_buckets
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import Finding, Option, cap_for, concurrency_at, kv_from_compiled_buckets
 
 from ._steps import step_limit
 

@@ -68,7 +68,7 @@ spec:
 None.
 """
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 CODE, NAME, SEVERITY = "CFG402", "stale-flag-reference", "warning"
 OPTIONS: dict = {}

@@ -46,8 +46,7 @@ spec:
 Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 """
 
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import Finding, Option
 
 from ._change import effective_seqs, seqs_location
 from ._steps import MAX_STEP
@@ -60,8 +59,8 @@ DIFF_ONLY = True
 def check(model, ctx):
     if ctx.base is None:
         return
-    before = effective_seqs(ctx.base, ctx.capacity(ctx.base))
-    after = effective_seqs(model, ctx.capacity(model))
+    before = effective_seqs(ctx.capacity(ctx.base))
+    after = effective_seqs(ctx.capacity(model))
     if not before or not after or before == after:
         return
     factor = max(after / before, before / after)

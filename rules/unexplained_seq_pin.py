@@ -93,12 +93,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.capacity import resolve_gpu
-from cfgcheck.capacity.gpus import accelerator_kind
-from cfgcheck.engines.defaults import (default_max_num_seqs, min_default_max_num_seqs,
-                                      sglang_default_max_running_requests)
-from cfgcheck.model import Finding
-from cfgcheck.registry import Option
+from cfgcheck.api import DERIVED, Finding, Option, RuleContext, ServedModel, accelerator_kind
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -158,26 +153,17 @@ def _stated_elsewhere(model, value: int) -> list[str]:
     return found
 
 
-def _engine_default(model, ctx) -> tuple[int | None, str]:
-    engine = (model.engine or "unknown").lower()
-    if engine == "sglang":
-        est = ctx.capacity(model)
-        if est.kv_pool_tokens and est.max_model_len:
-            return sglang_default_max_running_requests(est.kv_pool_tokens, est.max_model_len), "SGLang's derived default"
-        return None, ""
-    if engine == "tokenspeed":
-        speculative = any(t.text.startswith("--speculative-algo") for t in model.argv)
-        return default_max_num_seqs(engine, model.engine_version, None, speculative), "TokenSpeed's default"
-    if engine not in ("vllm", "unknown"):
-        return None, ""
-    gpu, _ = resolve_gpu(model, ctx.config)
-    d = default_max_num_seqs(engine, model.engine_version, gpu)
-    if d is not None:
-        return d, f"vLLM's default on {gpu.name}" if gpu is not None else "vLLM's default"
-    return min_default_max_num_seqs(engine, model.engine_version), "vLLM's default on any GPU"
+def _engine_default(model: ServedModel, ctx: RuleContext) -> tuple[int | None, str]:
+    """The sequence window the engine would use unset (its effective default), and how to name it."""
+    default = ctx.facts(model).default("max_num_seqs")
+    if default.source == DERIVED:
+        return default.value, f"{default.who}'s derived default"
+    if default.value is None:  # on a GPU not known: the bound that holds on every GPU
+        return default.at_least, f"{default.who}'s default on any GPU" if default.at_least is not None else ""
+    return default.value, f"{default.who}'s default" + (f" on {default.gpu}" if default.gpu else "")
 
 
-def check(model, ctx) -> Iterator[Finding]:
+def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     options = ctx.options
     setting = model.setting("max_num_seqs") or model.setting("max_running_requests")
     if setting is None:

@@ -62,13 +62,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from cfgcheck.engines.argv import KEYWORD_ORIGIN
-from cfgcheck.engines.catalog import catalog_for
-from cfgcheck.engines.history import flag_history, undecided
-from cfgcheck.engines.versions import DISPLAY, versions
-from cfgcheck.engines.confidence import is_typo, severity, stated, unfamiliar_image
-from cfgcheck.model import Finding, Location
-from cfgcheck.registry import Option
+from cfgcheck.api import (DISPLAY, Finding, KEYWORD_ORIGIN, Location, Option, catalog_for, flag_history, is_typo,
+                          severity, stated, undecided, unfamiliar_image, versions)
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used

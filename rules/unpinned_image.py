@@ -39,8 +39,7 @@ spec:
 None.
 """
 
-from cfgcheck.engines.images import parse_image
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding, parse_image
 
 CODE, NAME, SEVERITY = "CFG301", "unpinned-image", "warning"
 # a note in the default profile: a repository opts into pinning advice with `profile: strict` (or

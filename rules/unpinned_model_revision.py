@@ -47,7 +47,7 @@ None.
 
 import re
 
-from cfgcheck.model import Finding
+from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
 

@@ -1,33 +1,79 @@
-"""What a rule sees besides its served model: its options, the configuration, the other served models,
-and engine facts computed once per served model (the flag walk, the KV-pool estimate)."""
+"""What a rule sees besides its served model: its options, the configuration, the other served models of
+the run, the base in diff mode, and facts worked out once per served model (the flag walk, the effective
+settings, the parallel layout, the KV-pool estimate). ``check`` has one of two signatures: ``ModelCheck``
+(one served model) or, for a rule that declares ``SCOPE = "run"``, ``RunCheck`` (every served model at
+once: the cross-model rules group the run's models once there, instead of caching across calls)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from .model import ServedModel
+from .model import Finding, ServedModel
+
+if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks
+    from .capacity.estimate import CapacityEstimate
+    from .effective import Fact, Facts, Topology
+    from .engines.argv import ParsedFlag
+    from .engines.catalog import Catalog
 
 
 @dataclass(eq=False)
 class RuleContext:
-    """Handed to ``check(model, ctx)``; ``options`` holds every declared option (defaults filled in)."""
+    """Handed to ``check``; ``options`` holds every declared option (defaults filled in)."""
 
     options: dict[str, Any]
     config: dict[str, Any] = field(default_factory=dict)
     models: list[ServedModel] = field(default_factory=list)  # every served model of the run
-    base: ServedModel | None = None  # diff mode: the same served model at the base
+    base: ServedModel | None = None  # diff mode, a rule of one served model: the same served model at the base
     base_models: list[ServedModel] = field(default_factory=list)
-    cache: dict = field(default_factory=dict)  # shared by every rule of one run: facts about ``models``
+    bases: dict[str, ServedModel] = field(default_factory=dict)  # diff mode: base served models by identity
 
-    def flags(self, model: ServedModel):
+    def base_of(self, model: ServedModel) -> ServedModel | None:
+        """Diff mode: ``model`` at the base commit (None: new in this change, or not diff mode)."""
+        if self.base is not None and self.base.identity == model.identity:
+            return self.base
+        return self.bases.get(model.identity)
+
+    def flags(self, model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
         """(catalog, walked argv flags, version label) of ``model``'s engine, or None; walked once."""
         from .engines.argv import model_flags
 
         return model_flags(model)
 
-    def capacity(self, model: ServedModel):
+    def capacity(self, model: ServedModel) -> CapacityEstimate:
         """The KV-pool estimate of ``model`` under this run's configuration; computed once."""
         from .capacity import estimate
 
         return estimate(model, self.config)
+
+    def facts(self, model: ServedModel) -> Facts:
+        """Every effective setting of ``model``: the ones the capacity estimate read, the same objects."""
+        facts = self.capacity(model).facts
+        assert facts is not None  # every estimate has its facts
+        return facts
+
+    def effective(self, model: ServedModel, name: str) -> Fact:
+        """What ``model``'s engine runs with for setting ``name`` and where it comes from (written, the
+        default of its version on its GPU, derived at start-up, unknown); ``effective.MEMORY_FRACTION``
+        names the engine's memory fraction whatever the engine calls it."""
+        return self.facts(model).get(name)
+
+    def topology(self, model: ServedModel) -> Topology:
+        """Tensor, pipeline, data and expert ranks, GPUs per pod, pods and nodes of ``model``."""
+        from .effective import topology
+
+        return topology(model)
+
+
+class ModelCheck(Protocol):
+    """``check(model, ctx)``: the findings of one served model."""
+
+    def __call__(self, model: ServedModel, ctx: RuleContext, /) -> Iterable[Finding]: ...
+
+
+class RunCheck(Protocol):
+    """``check(models, ctx)`` of a rule with ``SCOPE = "run"``: the findings of every served model at once,
+    each naming its served model (``Finding.model``, ``Finding.model_identity``)."""
+
+    def __call__(self, models: list[ServedModel], ctx: RuleContext, /) -> Iterable[Finding]: ...

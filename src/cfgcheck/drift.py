@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import applicability, capacity, settings
-from .capacity.gpus import resolve_gpu
+from .effective import DERIVED
 from .engines import defaults
 from .engines.argv import launch_offset, walk
 from .engines.catalog import Catalog, catalog_for
@@ -204,7 +204,9 @@ def runtime_drifts(model: ServedModel, old: str, new: str, config: dict, pinned:
     two versions for this served model's GPU and model."""
     if model.engine != "vllm":
         return []
-    gpu, _ = resolve_gpu(model, config)
+    facts = capacity.estimate(model, config).facts  # this served model's GPU and architecture
+    before, after = facts.at(old), facts.at(new)
+    gpu = facts.gpu
     where = f"on {gpu.name}" if gpu is not None else "GPU class unknown"
     found: list[DefaultDrift] = []
 
@@ -215,23 +217,16 @@ def runtime_drifts(model: ServedModel, old: str, new: str, config: dict, pinned:
             found.append(DefaultDrift(dest, pin_flag(catalog, dest, was) if catalog else None, was, now, how))
 
     if gpu is not None:
-        add("max_num_seqs", defaults.default_max_num_seqs("vllm", old, gpu),
-            defaults.default_max_num_seqs("vllm", new, gpu), f"usage-context default {where}")
-        add("max_num_batched_tokens", defaults.default_max_num_batched_tokens("vllm", old, gpu),
-            defaults.default_max_num_batched_tokens("vllm", new, gpu), f"usage-context default {where}")
-    architecture = _architecture(model, config)
-    if architecture is not None and architecture.is_hybrid:
-        add("enable_prefix_caching", defaults.default_prefix_caching(defaults.parse_version(old)),
-            defaults.default_prefix_caching(defaults.parse_version(new)), "for a hybrid model")
+        for dest in ("max_num_seqs", "max_num_batched_tokens"):
+            add(dest, before.default(dest).value, after.default(dest).value, f"usage-context default {where}")
+    if facts.arch is not None and facts.arch.is_hybrid:
+        add("enable_prefix_caching", before.default("enable_prefix_caching").value,
+            after.default("enable_prefix_caching").value, "for a hybrid model")
     add("engine", defaults.vllm_engine_generation(old), defaults.vllm_engine_generation(new),
         "engine core when VLLM_USE_V1 is unset")
     add("enable_chunked_prefill", defaults.vllm_chunked_prefill(old), defaults.vllm_chunked_prefill(new),
         "chunked prefill when unset")
     return found
-
-
-def _architecture(model: ServedModel, config: dict):
-    return capacity.estimate(model, config).architecture
 
 
 def removed_flags(model: ServedModel, old: Catalog, new: Catalog) -> list[RemovedFlag]:
@@ -312,23 +307,21 @@ def between(head: ServedModel, old: str, new: str, config: dict) -> VersionChang
 
 
 def applied_default(model: ServedModel, name: str, config: dict) -> tuple[Any, str]:
-    """The value ``model``'s engine version uses for setting ``name`` left unset, and how it comes
-    about: a parser default, a default derived for this GPU and model (the capacity estimate), or
-    (value None) derived at start-up in a way cfgcheck does not model."""
+    """The value ``model``'s engine version uses for setting ``name`` left unset (its effective default,
+    ``cfgcheck.effective``), and how it comes about: a parser default, a default for this GPU and model, a
+    value derived from the model or the KV pool, or (value None) derived at start-up in a way cfgcheck
+    does not model."""
+    est = capacity.estimate(model, config)
+    fact = est.facts.default(name)
     engine = DISPLAY.get(model.engine, model.engine)
     version = f"{engine} {model.engine_version}" if model.engine_version else engine
-    if name in ("max_num_seqs", "max_model_len"):
-        est = capacity.estimate(model, config)
-        value = est.max_num_seqs if name == "max_num_seqs" else est.max_model_len
-        source = est.max_num_seqs_source if name == "max_num_seqs" else est.max_model_len_source
-        if value is not None and source in ("default", "model-default"):
-            how = "the model's maximum" if source == "model-default" else \
-                f"derived from the KV pool of {est.gpu or 'this GPU'}" if model.engine == "sglang" else \
-                f"{version}'s default" + (f" on {est.gpu}" if est.gpu and model.engine == "vllm" else "")
-            return value, how
-    catalog = catalog_for(model.engine, model.engine_version)
-    dests = settings.BY_NAME[name].dests.get(model.engine, ()) if name in settings.BY_NAME else (name,)
-    for spec in catalog.options() if catalog is not None else ():
-        if spec.dest in dests and spec.takes_value and _comparable(spec.default) and spec.default is not None:
-            return spec.default, f"{catalog.display}'s parser default"
-    return None, f"derived at start-up by {version} (not modelled by cfgcheck)"
+    if fact.value is None:
+        return None, f"derived at start-up by {version} (not modelled by cfgcheck)"
+    if fact.source == DERIVED:
+        return fact.value, "the model's maximum" if name == "max_model_len" else \
+            f"derived from the KV pool of {est.gpu or 'this GPU'}" if name == "max_num_seqs" else \
+            f"derived at start-up by {version} ({fact.how})"
+    if fact.how == "parser default":
+        catalog = catalog_for(model.engine, model.engine_version)
+        return fact.value, f"{catalog.display if catalog is not None else version}'s parser default"
+    return fact.value, f"{version}'s default" + (f" on {fact.gpu}" if fact.gpu else "")

@@ -276,7 +276,6 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     findings: list[Finding] = []
     settings = config.as_dict()
     everything = [m for m in (context if context is not None else models) if not m.template]
-    cache: dict = {}
     crashed = _CrashReport(rules, config)
     for rule in rules:
         if rule.check is None or (rule.diff_only and base_of is None):
@@ -285,12 +284,12 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
         graded = (severity, rule.severity_in(config.profile))  # (configured, the profile's)
         checked = models if rule.templates else [m for m in models if not m.template]
         if rule.scope == "run":
-            ctx = RuleContext(options, settings, everything, None, base_models or [], cache)
+            ctx = RuleContext(options, settings, everything, None, base_models or [], base_of or {})
             findings.extend(_run_scope(rule, graded, checked, ctx, crashed))
             continue
         for model in checked:
             base = base_of.get(model.identity) if base_of else None
-            ctx = RuleContext(options, settings, everything, base, base_models or [], cache)
+            ctx = RuleContext(options, settings, everything, base, base_models or [])
             try:
                 findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Iterable
 
 from .errors import ConfigError
 
@@ -36,6 +36,9 @@ if TYPE_CHECKING:
 # rule a warning (README.md, Configuration). Single rules are then adjusted under `rules:`.
 PROFILES = ("recommended", "strict")
 DEFAULT_PROFILE = "recommended"
+
+if TYPE_CHECKING:  # annotations only: the check signatures rules follow
+    from .context import ModelCheck, RunCheck
 
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 
@@ -99,7 +102,7 @@ class Rule(_Graded):  # compared by value: a rule enabled for the run is found i
     options: dict[str, Option]
     summary: str
     sections: dict[str, str]
-    check: Callable | None
+    check: ModelCheck | RunCheck | None
     scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
     module: str
     diff_only: bool = False  # compares base and head: runs only in diff mode
@@ -363,7 +366,7 @@ def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
     that only compare a change's base with its head (run_rules skips them without a base), else only
     those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
     def needed(entry) -> bool:
-        return not entry.diff_only if models else entry.scope != "model"
+        return not entry.diff_only if models else entry.scope == "engine"
 
     return [load(entry.code) for entry in rule_index() if entry.code in codes and needed(entry)]
 

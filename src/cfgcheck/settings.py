@@ -15,6 +15,11 @@ from typing import Callable
 # Setting types. "size" is an integer the engine reads with its human-readable parser (only the
 # options the engines' catalogs type as human-readable-int / si-iec-int); "int" is argparse's int().
 INT, SIZE, FLOAT, STR, BOOL, JSON = "int", "size", "float", "str", "bool", "json"
+# What a value counts, so that a reader never confuses a token count with a byte count or a fraction:
+# the unit of each setting's effective value (``effective.Fact.unit``).
+TOKENS, SEQUENCES, FRACTION, BYTES, RANKS, BLOCKS, COUNT = "tokens", "sequences", "fraction", "bytes", "ranks", "blocks", "count"
+PORT, ADDRESS, SWITCH, TEXT = "port", "address", "switch", "text"
+_UNIT_OF_TYPE = {INT: COUNT, SIZE: COUNT, FLOAT: FRACTION, STR: TEXT, BOOL: SWITCH, JSON: TEXT}
 
 
 @dataclass(eq=False)
@@ -28,6 +33,10 @@ class SettingDef:
     fields: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # format -> (field, flag emitted)
     key: bool = False  # shown before/after in pull-request change summaries
     common: bool = False  # offered by ``propose`` for a served model of an unknown engine
+    unit: str = ""  # what the value counts (TOKENS, BYTES ...); "" takes the type's (_UNIT_OF_TYPE)
+
+    def __post_init__(self) -> None:
+        self.unit = self.unit or _UNIT_OF_TYPE[self.type]
 
 
 def _on(vllm: tuple[str, ...] = (), sglang: tuple[str, ...] = (), llama: tuple[str, ...] = (),
@@ -56,13 +65,13 @@ SETTINGS: tuple[SettingDef, ...] = (
                 LLMKUBE_LLAMACPP: (("contextSize", "--ctx-size"),),
                 PRODUCTION_STACK: (("maxModelLen", "--max-model-len"),),
                 VLLM_RUNTIME_MODEL: (("maxModelLen", "--max-model-len"),),
-                VLLM_RUNTIME_CONFIG: (("maxModelLen", "--max-model-len"),)}, key=True, common=True),
+                VLLM_RUNTIME_CONFIG: (("maxModelLen", "--max-model-len"),)}, key=True, common=True, unit=TOKENS),
     SettingDef("max_num_seqs", INT, "most requests scheduled at once",
                _on(("max_num_seqs",), ("max_running_requests",), ("parallel", "np")),
                {LLMKUBE_SGLANG: (("maxRunningRequests", "--max-running-requests"),),
                 PRODUCTION_STACK: (("maxNumSeqs", "--max-num-seqs"),),
                 VLLM_RUNTIME_MODEL: (("maxNumSeqs", "--max-num-seqs"),),
-                VLLM_RUNTIME_CONFIG: (("maxNumSeqs", "--max-num-seqs"),)}, key=True, common=True),
+                VLLM_RUNTIME_CONFIG: (("maxNumSeqs", "--max-num-seqs"),)}, key=True, common=True, unit=SEQUENCES),
     SettingDef("gpu_memory_utilization", FLOAT, "vLLM's fraction of GPU memory for weights, activations and KV cache",
                _on(("gpu_memory_utilization",)),
                {LLMKUBE_VLLM: (("gpuMemoryUtilization", "--gpu-memory-utilization"),),
@@ -72,14 +81,14 @@ SETTINGS: tuple[SettingDef, ...] = (
                _on(sglang=("mem_fraction_static",)),
                {LLMKUBE_SGLANG: (("memFractionStatic", "--mem-fraction-static"),)}, key=True, common=True),
     SettingDef("kv_cache_memory_bytes", SIZE, "vLLM's KV cache size per GPU, overriding gpu_memory_utilization",
-               _on(("kv_cache_memory_bytes",), tokenspeed=()), key=True, common=True),
+               _on(("kv_cache_memory_bytes",), tokenspeed=()), key=True, common=True, unit=BYTES),
     SettingDef("tensor_parallel_size", INT, "GPUs each layer is split across",
                _on(("tensor_parallel_size",), ("tp_size",)),
                {LLMKUBE_VLLM: (("tensorParallelSize", "--tensor-parallel-size"),),
                 LLMKUBE_SGLANG: (("tensorParallelSize", "--tp"),),
                 PRODUCTION_STACK: (("tensorParallelSize", "--tensor-parallel-size"),),
                 VLLM_RUNTIME_CONFIG: (("tensorParallelSize", "--tensor-parallel-size"),),
-                KSERVE_PARALLELISM: (("tensor", "--tensor-parallel-size"),)}, key=True, common=True),
+                KSERVE_PARALLELISM: (("tensor", "--tensor-parallel-size"),)}, key=True, common=True, unit=RANKS),
     SettingDef("kv_cache_dtype", STR, "data type of the KV cache (auto, fp8 ...)",
                _on(("kv_cache_dtype",), ("kv_cache_dtype",)),
                {LLMKUBE_VLLM: (("kvCacheDtype", "--kv-cache-dtype"),),
@@ -90,7 +99,7 @@ SETTINGS: tuple[SettingDef, ...] = (
                _on(("max_num_batched_tokens",), tokenspeed=()),
                {LLMKUBE_VLLM: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
                 PRODUCTION_STACK: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
-                VLLM_RUNTIME_CONFIG: (("maxNumBatchedTokens", "--max-num-batched-tokens"),)}, common=True),
+                VLLM_RUNTIME_CONFIG: (("maxNumBatchedTokens", "--max-num-batched-tokens"),)}, common=True, unit=TOKENS),
     SettingDef("model", STR, "the model served: a Hugging Face repository or a path",
                _on(("model",), ("model_path",), ("model", "hf_repo", "m", "hf", "hfr"))),
     SettingDef("model_revision", STR, "the model repository's revision (commit, branch or tag)",
@@ -99,15 +108,15 @@ SETTINGS: tuple[SettingDef, ...] = (
                _on(("pipeline_parallel_size",), ("pp_size",)),
                {PRODUCTION_STACK: (("pipelineParallelSize", "--pipeline-parallel-size"),),
                 VLLM_RUNTIME_CONFIG: (("pipelineParallelSize", "--pipeline-parallel-size"),),
-                KSERVE_PARALLELISM: (("pipeline", "--pipeline-parallel-size"),)}),
+                KSERVE_PARALLELISM: (("pipeline", "--pipeline-parallel-size"),)}, unit=RANKS),
     SettingDef("data_parallel_size", INT, "engine replicas behind one server",
                _on(("data_parallel_size",), ("dp_size",)),
-               {KSERVE_PARALLELISM: (("data", "--data-parallel-size"),)}),
+               {KSERVE_PARALLELISM: (("data", "--data-parallel-size"),)}, unit=RANKS),
     SettingDef("data_parallel_size_local", INT, "data-parallel replicas on this node",
                _on(("data_parallel_size_local",), tokenspeed=()),
-               {KSERVE_PARALLELISM: (("dataLocal", "--data-parallel-size-local"),)}),
+               {KSERVE_PARALLELISM: (("dataLocal", "--data-parallel-size-local"),)}, unit=RANKS),
     SettingDef("expert_parallel_size", INT, "SGLang's expert-parallel group size",
-               _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",))),
+               _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",)), unit=RANKS),
     SettingDef("enable_expert_parallel", BOOL, "vLLM spreads MoE experts over the TP x DP GPUs",
                _on(("enable_expert_parallel",)),
                {KSERVE_PARALLELISM: (("expert", "--enable-expert-parallel"),)}),
@@ -122,14 +131,14 @@ SETTINGS: tuple[SettingDef, ...] = (
                 PRODUCTION_STACK: (("quantization", "--quantization"),),
                 VLLM_RUNTIME_CONFIG: (("quantization", "--quantization"),)}),
     SettingDef("block_size", INT, "tokens per KV cache block (SGLang: page size)",
-               _on(("block_size",), ("page_size",))),
+               _on(("block_size",), ("page_size",)), unit=TOKENS),
     SettingDef("num_gpu_blocks_override", INT, "vLLM's KV block count, replacing the profiled one",
-               _on(("num_gpu_blocks_override",), tokenspeed=())),
+               _on(("num_gpu_blocks_override",), tokenspeed=()), unit=BLOCKS),
     SettingDef("chunked_prefill_size", INT, "SGLang's most prompt tokens prefilled per chunk",
                _on(sglang=("chunked_prefill_size",), tokenspeed=("chunked_prefill_size",)),
-               {LLMKUBE_SGLANG: (("chunkedPrefillSize", "--chunked-prefill-size"),)}),
+               {LLMKUBE_SGLANG: (("chunkedPrefillSize", "--chunked-prefill-size"),)}, unit=TOKENS),
     SettingDef("max_total_tokens", SIZE, "SGLang's KV pool size in tokens",
-               _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",))),
+               _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",)), unit=TOKENS),
     SettingDef("enable_prefix_caching", BOOL, "reuse the KV cache of shared prompt prefixes",
                _on(("enable_prefix_caching",)),
                {LLMKUBE_VLLM: (("enablePrefixCaching", "--enable-prefix-caching"),),
@@ -262,10 +271,69 @@ vllm_size, sglang_size = VLLM_SIZE.parse, SGLANG_SIZE.parse
 _SIZE_PARSERS: dict[str, Callable[[str], int]] = {"vllm": vllm_size, "sglang": sglang_size}
 
 
-def human_int(text: str) -> int | None:
-    """vLLM's human-readable int of ``text``, or None when vLLM refuses it."""
+# ---------------------------------------------------------------- numbers as the rules and capacity read them
+#
+# A value reaches cfgcheck parsed by the engine's converter (``parse`` above, for argv), typed by YAML
+# (an operator's field), or as text still holding a variable. These read a number out of any of them,
+# None (or ``default``) when there is none: one definition for every reader.
+
+
+def as_int(value: object, default: int | None = None) -> int | None:
+    """A whole number as written: an int, an integral float, or digits (``" 8 "``); else ``default``."""
+    if isinstance(value, bool):
+        return default
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    if isinstance(value, str) and value.strip().isdigit():
+        try:
+            return int(value.strip())
+        except ValueError:  # "²" is a digit to isdigit(), and Python refuses ints of over 4,300 digits
+            return default
+    return default
+
+
+def int_value(value: object) -> int | None:
+    """A number truncated to an int as Helm's ``int`` does (``0.5`` -> 0, ``"2"`` -> 2); None for text, a
+    boolean, infinity or NaN."""
+    if value is None or isinstance(value, bool):
+        return None
     try:
-        return vllm_size(text)
+        return int(float(value))  # type: ignore[arg-type]  # anything else is refused below
+    except (TypeError, ValueError, OverflowError):
+        return None
+
+
+def float_value(value: object) -> float | None:
+    if value is None or isinstance(value, bool):
+        return None
+    try:
+        return float(value)  # type: ignore[arg-type]  # anything else is refused below
+    except (TypeError, ValueError):
+        return None
+
+
+def truthy(value: object) -> bool | None:
+    """A switch as written: a boolean, or 1/true/yes/on (a valueless flag is ``""``); None when unset."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return value
+    return str(value).strip().lower() in ("1", "true", "yes", "on", "")
+
+
+def human_int(value: object) -> int | None:
+    """vLLM's human-readable int (``4G`` = 4 GiB, ``4g`` = 4e9, ``32k`` = 32000, plain digits) of a text,
+    an int as it is, a float truncated; None when vLLM refuses it."""
+    if value is None or isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float):
+        return int_value(value)
+    try:
+        return vllm_size(str(value))
     except ValueError:
         return None
 
@@ -285,3 +353,29 @@ def parse(name: str, text: str, engine: str) -> object:
     except ValueError:  # the engine refuses it: the text stays, and CFG rules on values say why
         return text
     return text
+
+
+# The engine's own flags cfgcheck reads beside the vocabulary (argv settings named by their destination).
+_OTHER_UNITS = {"port": PORT, "host": ADDRESS}
+
+
+def unit_of(name: str) -> str:
+    """What setting ``name``'s value counts."""
+    setting = BY_NAME.get(name)
+    return setting.unit if setting is not None else _OTHER_UNITS.get(name, TEXT)
+
+
+def typed(name: str, value: object) -> object:
+    """The value of setting ``name`` in its unit (a float fraction, an int count of tokens, bytes or
+    ranks, a switch, an address), or None when what is written is no such value (a variable, a typo)."""
+    unit = unit_of(name)
+    if unit == FRACTION:
+        return float_value(value)
+    if unit == SWITCH:
+        return truthy(value)
+    if unit == TEXT:  # a text, a list or a JSON object, as the engine's parser left it
+        return value
+    if unit == ADDRESS:
+        return None if value is None else str(value)
+    setting = BY_NAME.get(name)
+    return human_int(value) if setting is not None and setting.type == SIZE else int_value(value)

@@ -20,7 +20,7 @@ from .layout import KvLayout, kv_bytes_per_token, kv_cache_dtype_bytes, kv_layou
 from .measured import find_measured_pool
 from .report import capacity_rows, render_capacity
 from .tables import GiB, MiB
-from .setting_values import human_int
+from ..settings import human_int
 
 __all__ = [
     "GiB", "MiB", "POOL_SOURCES", "Architecture", "CapacityEstimate", "Gpu", "KvLayout", "ModelConfigError",

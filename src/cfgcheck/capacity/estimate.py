@@ -19,6 +19,8 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
+from .. import effective
+from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
@@ -29,7 +31,8 @@ from . import online, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
-from .setting_values import argv_value, float_value, human_int, int_value, truthy
+from ..settings import human_int, int_value, truthy
+from .setting_values import argv_value
 
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
 _ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled
@@ -86,6 +89,7 @@ class CapacityEstimate:
     layout: KvLayout | None = None
     num_blocks: int | None = None
     weight_bytes_per_gpu: int | None = None
+    facts: Facts | None = None  # the effective settings the estimate read (cfgcheck.effective)
 
     JSON_FIELDS = (
         "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max_model_len", "max_num_seqs",
@@ -232,7 +236,7 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     config = config or {}
     run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
                config=config)
-    est = CapacityEstimate(engine=run.engine, engine_version=run.version)
+    est = CapacityEstimate(engine=run.engine, engine_version=run.version, facts=Facts(model))
     est.model = model.model.value if getattr(model, "model", None) is not None else None
     variables = [n for n in _SIZING if unresolved(model.value(n))] + \
         (["gpus"] if getattr(model, "gpus", None) is not None and unresolved(model.gpus.value) else [])
@@ -242,11 +246,12 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     if run.engine not in _ENGINES:
         est.reasons.append(f"capacity arithmetic is not modelled for engine {run.engine}")
     _read_model_and_gpu(model, config, run, est, gpu)
-    _read_limits(model, run, est)
+    _read_limits(run, est)
     _read_layout(model, run, est)
     if not (_measured_pool(model, run, est) or _explicit_pool(model, run, est)):
         _budget_pool(model, run, est)
         _state_range(run, est)
+    _settle(est)
     return est
 
 
@@ -265,8 +270,8 @@ def _state_range(run: _Run, est: CapacityEstimate) -> None:
 
 def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstimate, gpu: Gpu | None = None) -> None:
     """Parallelism, KV dtype, the architecture and the GPU, with a reason for each that is unknown."""
-    run.tp = int_value(model.value("tensor_parallel_size")) or 1
-    run.pp = int_value(model.value("pipeline_parallel_size")) or 1
+    layout = effective.topology(model)
+    run.tp, run.pp = layout.tp, layout.pp
     est.tensor_parallel_size, est.pipeline_parallel_size = run.tp, run.pp
     gpus_setting = getattr(model, "gpus", None)
     est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
@@ -292,6 +297,7 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     if run.gpu is not None:
         est.gpu = run.gpu.name
         est.gpu_memory_bytes = run.gpu.memory_bytes
+    est.facts.ground(run.gpu, run.arch)
     if run.version is None and run.engine in ("vllm", "sglang"):
         est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")
 
@@ -317,63 +323,50 @@ def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEsti
     return arch
 
 
-def _read_limits(model: Any, run: _Run, est: CapacityEstimate) -> None:
-    """max_model_len, max_num_seqs and the memory fraction: as written, else the engine's default."""
-    mml = int_value(model.value("max_model_len"))
-    if mml is not None and mml > 0:
-        est.max_model_len, est.max_model_len_source = mml, "explicit"
-    elif run.arch is not None and run.arch.derived_max_len():
-        est.max_model_len, est.max_model_len_source = run.arch.derived_max_len(), "model-default"
+def _read_limits(run: _Run, est: CapacityEstimate) -> None:
+    """max_model_len, max_num_seqs, the memory fraction and the profile's batched tokens: their effective
+    values (as written, else the engine's default or derivation)."""
+    facts = est.facts
+    length, seqs, fraction = (_usable(est, name) for name in ("max_model_len", "max_num_seqs", effective.MEMORY_FRACTION))
+    if length.value is not None:
+        est.max_model_len, est.max_model_len_source = length.value, "explicit" if length.source == WRITTEN else "model-default"
     else:
         est.reasons.append("max_model_len not set and the model's maximum is unknown")
-    run.explicit_seqs = int_value(model.value("max_num_seqs"))
-    if run.explicit_seqs is not None:
-        est.max_num_seqs, est.max_num_seqs_source = run.explicit_seqs, "explicit"
-    else:
-        default = defaults.default_max_num_seqs(run.engine, run.version, run.gpu)
-        if default is not None:
-            est.max_num_seqs, est.max_num_seqs_source = default, "default"
-    if run.engine == "sglang":
-        util = float_value(model.value("mem_fraction_static"))
-        if util is None and run.gpu is not None:
-            vlm = run.arch is not None and run.arch.vision
-            util = defaults.sglang_default_mem_fraction(run.gpu, run.tp, run.pp, vision=vlm, version=run.version)
-            if vlm:
-                est.reasons.append(f"SGLang lowers a vision model's default mem_fraction_static by "
-                                   f"x{defaults.sglang_vlm_fraction_factor():.2f} (a ViT-L/14-sized encoder assumed: "
-                                   "the table does not size the encoder)")
-        est.gpu_memory_utilization = util
-    elif run.engine == "tokenspeed":
-        util = float_value(model.value("gpu_memory_utilization"))
-        vlm = run.arch is not None and run.arch.vision
-        est.gpu_memory_utilization = util if util is not None else defaults.tokenspeed_default_gpu_memory_utilization(vlm)
-    else:
-        util = float_value(model.value("gpu_memory_utilization"))
-        est.gpu_memory_utilization = util if util is not None else defaults.default_gpu_memory_utilization(run.engine, run.version)
+    if seqs.source == WRITTEN:
+        run.explicit_seqs = seqs.value
+    if seqs.value is not None and seqs.source != DERIVED:  # SGLang's derived window waits for the pool
+        est.max_num_seqs, est.max_num_seqs_source = seqs.value, "explicit" if seqs.source == WRITTEN else "default"
+    est.gpu_memory_utilization = fraction.value
+    if fraction.source == DERIVED and facts.vision:
+        est.reasons.append(f"SGLang lowers a vision model's default mem_fraction_static by "
+                           f"x{defaults.sglang_vlm_fraction_factor():.2f} (a ViT-L/14-sized encoder assumed: "
+                           "the table does not size the encoder)")
+    batched = _usable(est, "max_num_batched_tokens")
+    run.batched_tokens = batched.value
+    run.batched_tokens_why = "as configured" if batched.source == WRITTEN else batched.how
 
 
-def _batched_tokens(model: Any, run: _Run, est: CapacityEstimate) -> None:
-    """The profile run's token count: as written, else the engine's default for this version."""
-    written = int_value(model.value("max_num_batched_tokens"))
-    if written:
-        run.batched_tokens, run.batched_tokens_why = written, "as configured"
-        return
-    chunked = defaults.v0_chunked_prefill(run.version, est.max_model_len, truthy(model.value("enable_chunked_prefill")))
-    run.batched_tokens = defaults.default_max_num_batched_tokens(run.engine, run.version, run.gpu, est.max_model_len, chunked)
-    if chunked is False:
-        run.batched_tokens_why = "V0 engine without chunked prefill: the profile prefills the whole max_model_len"
-    elif chunked:
-        run.batched_tokens_why = "V0 engine with chunked prefill (max_model_len > 32K)"
-    else:
-        run.batched_tokens_why = "the engine's default for this GPU"
+def _usable(est: CapacityEstimate, name: str) -> Fact:
+    """The effective value of ``name``; for a written value the engine refuses (CFG105 reports it), its default,
+    with a reason."""
+    fact = est.facts.get(name)
+    if fact.source == UNKNOWN and fact.setting is not None:
+        est.reasons.append(f"{fact.setting.source} {fact.how}: the engine's default assumed")
+        fact = est.facts.default(name)
+    return fact
+
+
+def _settle(est: CapacityEstimate) -> None:
+    """The sequence window SGLang derives from the pool, once the pool is known."""
+    est.facts.settle(est.kv_pool_tokens, est.max_model_len)
+    seqs = est.facts.get("max_num_seqs")
+    if est.max_num_seqs is None and seqs.value is not None:
+        est.max_num_seqs, est.max_num_seqs_source = seqs.value, "default"
 
 
 def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
     """The KV layout on one GPU and the bytes one more token of context costs."""
-    _batched_tokens(model, run, est)
-    prefix = truthy(model.value("enable_prefix_caching"))
-    if prefix is None:
-        prefix = defaults.default_prefix_caching(run.parsed_version)
+    prefix = est.facts.get("enable_prefix_caching").value
     arch = run.arch
     if arch is None or not arch.num_layers:
         return
@@ -458,7 +451,8 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     if run.engine not in _ENGINES:
         return
-    unknown = run.extra.unknown or overheads.unmodelled_device(run.gpu)
+    unknown = run.extra.unknown or overheads.unmodelled_device(run.gpu) or \
+        (est.gpu_memory_utilization is None and "the memory fraction is not known")
     if unknown:
         est.reasons.append(f"{unknown}: pool unknown")
         return
@@ -522,9 +516,6 @@ def _token_pool(model: Any, run: _Run, est: CapacityEstimate, frac: float, overh
     est.layout = None
     if est.max_model_len:
         est.max_concurrency = tokens / est.max_model_len
-    if est.max_num_seqs is None and est.max_model_len:
-        est.max_num_seqs = defaults.sglang_default_max_running_requests(tokens, est.max_model_len)
-        est.max_num_seqs_source = "default"
 
 
 def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:

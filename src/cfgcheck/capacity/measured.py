@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
-from .setting_values import int_value
+from ..settings import int_value
 
 
 # Comments come from pull requests: the patterns run on whole comments are linear in time. A number

@@ -16,7 +16,8 @@ from typing import Any, Callable
 from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
 from .gpus import Gpu, accelerator_kind, bundled_gpus
 from .tables import GiB, MiB
-from .setting_values import int_value, truthy
+from ..effective import topology
+from ..settings import truthy
 
 # device resources and image words that name the vendor without naming the GPU
 _VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}
@@ -100,8 +101,8 @@ def _experts_spread(model: Any, est: CapacityEstimate) -> bool:
     one GPU holds less than the weights over TP x PP that the estimate counts."""
     if not (est.architecture is not None and est.architecture.num_experts):
         return False
-    ranks = [int_value(model.value(name)) or 1 for name in ("data_parallel_size", "expert_parallel_size")]
-    return max(ranks) > 1 or bool(truthy(model.value("enable_expert_parallel")))
+    layout = topology(model)
+    return max(layout.dp, layout.ep) > 1 or bool(truthy(model.value("enable_expert_parallel")))
 
 
 def _fits(est: CapacityEstimate, all_seqs: bool = False) -> bool | None:

@@ -20,7 +20,7 @@ from typing import Any
 
 from .architecture import Architecture, lookup_architecture
 from .tables import GiB
-from .setting_values import float_value, int_value, truthy
+from ..settings import float_value, int_value, truthy
 
 # vLLM LoRAConfig defaults (vllm/config/lora.py): max_loras 1, max_lora_rank 16.
 LORA_MAX_LORAS_DEFAULT = 1

@@ -12,7 +12,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 from ..model import ArgToken, ServedModel, Setting
-from ..settings import canonical_name, human_int, parse  # noqa: F401 - human_int: capacity's import
+from ..settings import canonical_name, parse
 from .catalog import Resolution, catalog_for
 from .confidence import label
 

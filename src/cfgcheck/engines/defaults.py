@@ -76,10 +76,6 @@ TOKENSPEED_GPU_MEMORY_UTILIZATION = 0.95
 TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION = 0.9
 
 
-def tokenspeed_default_gpu_memory_utilization(vision: bool) -> float:
-    return TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION if vision else TOKENSPEED_GPU_MEMORY_UTILIZATION
-
-
 def parse_version(text: str | None) -> tuple[int, ...] | None:
     """``"v0.26.0"`` / ``"0.10.2rc1"`` -> ``(0, 26, 0)``; None when there is no version."""
     if not text:
@@ -90,9 +86,13 @@ def parse_version(text: str | None) -> tuple[int, ...] | None:
     return tuple(int(x) for x in m.groups(default="0"))
 
 
-def default_gpu_memory_utilization(engine: str | None, version: str | None) -> float | None:
+def default_gpu_memory_utilization(engine: str | None, version: str | None, vision: bool = False) -> float | None:
+    """``gpu_memory_utilization`` left unset: vLLM's by version, TokenSpeed's own (lower for a vision model);
+    None for SGLang, whose ``mem_fraction_static`` is derived from the GPU (``sglang_default_mem_fraction``)."""
     if (engine or "").lower() == "sglang":
         return None
+    if (engine or "").lower() == "tokenspeed":
+        return TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION if vision else TOKENSPEED_GPU_MEMORY_UTILIZATION
     v = parse_version(version)
     if v is None or v >= VLLM_UTIL_092_SINCE:
         return VLLM_GPU_MEMORY_UTILIZATION

@@ -1,0 +1,113 @@
+"""CFG209 on engines that share one GPU, for every engine and mixed: the fraction each engine counts is the
+one the capacity estimate uses (``cfgcheck.effective``), and the message says where each comes from."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from cfgcheck import capacity
+from helpers import lint_text
+
+IMAGES = {
+    "vllm": ("vllm/vllm-openai:v0.26.0", '["--model", "Qwen/Qwen3-8B"{extra}]'),
+    "sglang": ("lmsysorg/sglang:v0.5.23",
+               '["python3", "-m", "sglang.launch_server", "--model-path", "Qwen/Qwen3-8B"{extra}]'),
+    "tokenspeed": ("lightseekorg/tokenspeed:v0.1.1", '["tokenspeed", "serve", "--model", "Qwen/Qwen3-8B"{extra}]'),
+}
+# what each engine's unset fraction is on an H100 80GB, and the words the message gives its source in
+UNSET = {"vllm": (0.92, "default of vLLM 0.26.0"), "sglang": (0.842, "derived on H100-80GB"),
+         "tokenspeed": (0.95, "default of TokenSpeed 0.1.1")}
+PAIRS = [("vllm", "vllm"), ("sglang", "sglang"), ("tokenspeed", "tokenspeed"), ("vllm", "sglang"),
+         ("sglang", "tokenspeed"), ("tokenspeed", "vllm")]
+
+
+def _command(engine: str, fraction: str | None) -> str:
+    flag = "--mem-fraction-static" if engine == "sglang" else "--gpu-memory-utilization"
+    return IMAGES[engine][1].format(extra=f', "{flag}", "{fraction}"' if fraction else "")
+
+
+def compose(engines: tuple[str, ...], fractions: tuple[str | None, ...] = (None, None)) -> str:
+    services = []
+    for index, (engine, fraction) in enumerate(zip(engines, fractions)):
+        services.append(f"""  {engine}-{index}:
+    image: {IMAGES[engine][0]}
+    command: {_command(engine, fraction)}
+    deploy:
+      resources:
+        reservations:
+          devices:
+            - driver: nvidia
+              device_ids: ["0"]
+              capabilities: [gpu]
+""")
+    return "services:\n" + "".join(services)
+
+
+def pods(engines: tuple[str, str], fractions: tuple[str | None, str | None] = (None, None)) -> str:
+    documents = []
+    for index, (engine, fraction) in enumerate(zip(engines, fractions)):
+        documents.append(f"""apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {engine}-{index}
+spec:
+  template:
+    spec:
+      nodeSelector:
+        kubernetes.io/hostname: gpu-node-1
+        nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+      runtimeClassName: nvidia
+      containers:
+        - name: engine
+          image: {IMAGES[engine][0]}
+          command: {_command(engine, fraction)}
+          env:
+            - name: NVIDIA_VISIBLE_DEVICES
+              value: "0"
+""")
+    return "---\n".join(documents)
+
+
+def _shared(tmp_path: Path, text: str, name: str, config: dict | None = None):
+    result = lint_text(tmp_path, text, name=name, config=config, select=["CFG209"])
+    return result, [f for f in result.findings if f.code == "CFG209"]
+
+
+@pytest.mark.parametrize("layout", ["compose", "pods"])
+@pytest.mark.parametrize("engines", PAIRS, ids=["-".join(p) for p in PAIRS])
+def test_unset_fractions_on_one_gpu_are_counted_as_capacity_counts_them(tmp_path: Path, layout: str,
+                                                                         engines: tuple[str, str]) -> None:
+    text = compose(engines) if layout == "compose" else pods(engines)
+    config = {"gpu": "H100"} if layout == "compose" else None  # a compose file names no GPU product
+    result, found = _shared(tmp_path, text, "compose.yaml" if layout == "compose" else "pods.yaml", config)
+    (finding,) = found
+    total = sum(UNSET[engine][0] for engine in engines)
+    assert f"sum to {total:.2f}" in finding.message
+    for engine in engines:
+        assert f"{UNSET[engine][0]:g} ({UNSET[engine][1]}" in finding.message
+    for model in result.models:  # the very fraction the capacity estimate of each engine uses
+        assert capacity.estimate(model, config or {}).gpu_memory_utilization == pytest.approx(UNSET[model.engine][0])
+    assert finding.model_identity == result.models[1].identity  # reported on the engine after the first
+
+
+@pytest.mark.parametrize("layout", ["compose", "pods"])
+def test_written_fractions_say_so_and_a_fit_is_quiet(tmp_path: Path, layout: str) -> None:
+    make, name = (compose, "compose.yaml") if layout == "compose" else (pods, "pods.yaml")
+    config = {"gpu": "H100"} if layout == "compose" else None
+    _, (finding,) = _shared(tmp_path, make(("vllm", "sglang"), ("0.5", None)), name, config)
+    assert "sum to 1.34 (vllm-0" in finding.message and "0.5 (written)" in finding.message
+    assert "0.842 (derived on H100-80GB" in finding.message
+    _, quiet = _shared(tmp_path, make(("sglang", "tokenspeed"), ("0.45", "0.5")), name, config)
+    assert quiet == []
+
+
+def test_sglang_on_an_unknown_gpu_is_listed_as_unknown(tmp_path: Path) -> None:
+    """Without the GPU SGLang's start-up derivation cannot be done: the known fractions are summed and the
+    unknown one is named as such."""
+    _, found = _shared(tmp_path, compose(("vllm", "vllm", "sglang"), ("0.6", "0.5", None)), "compose.yaml")
+    assert len(found) == 2  # on each engine after the first
+    for finding in found:
+        assert "sum to 1.10" in finding.message
+        assert "sglang-2 unknown (derived at start-up from the GPU's memory; the GPU is not known)" in finding.message
