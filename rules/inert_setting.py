@@ -3,8 +3,10 @@
 ## What it flags
 - `parallelSlots` on an LLMKube InferenceService whose runtime is SGLang: the operator does not pass
   it to SGLang (use `sglangConfig.maxRunningRequests`).
-- `gpu_memory_utilization` beside `--kv-cache-memory-bytes` on vLLM: an explicit KV size skips the
-  memory profiler and does not respect the utilization.
+
+Not inert: `gpu_memory_utilization` beside `--kv-cache-memory-bytes` on vLLM. The explicit size skips the
+memory profiler and sizes the pool, but vLLM's worker still refuses to start unless that share of the
+GPU is free (vllm/v1/worker/utils.py `request_memory`), so a ceiling documented for it still holds (CFG204).
 
 ## Why it matters
 An inert setting looks like a control but changes nothing. Reviewers reason about it, tune it, and
@@ -48,9 +50,3 @@ def check(model, ctx):
     for setting, why in model.inert:
         yield Finding(f"{setting.source} has no effect: {why}", setting.location,
                       remediation="use the runtime's own setting, or remove it", setting=setting.source)
-    utilization, explicit = model.setting("gpu_memory_utilization"), model.setting("kv_cache_memory_bytes")
-    if model.engine == "vllm" and utilization is not None and explicit is not None:
-        yield Finding(f"{utilization.source} has no effect beside {explicit.source}: the KV size is explicit",
-                      utilization.location,
-                      remediation="remove one of them; an explicit KV size skips memory profiling",
-                      setting="gpu_memory_utilization", related=(explicit.location,))

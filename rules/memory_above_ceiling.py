@@ -70,7 +70,8 @@ def _above(model: ServedModel, ctx: RuleContext, pools: dict):
             continue
         where = f" documented on {ceiling.documented_on}" if ceiling.documented_on else ""
         yield Finding(
-            f"{setting.name} {setting.value:g} is above the ceiling {limit:g}{where or ' documented beside it'}",
+            f"{setting.name} {setting.value:g} is above the ceiling {limit:g}{where or ' documented beside it'}"
+            f"{_start_up_check(model, setting)}",
             setting.location,
             remediation=f"keep {setting.source} at or below {limit:g}, or change the documented ceiling "
                         f"with its reason (\"{ceiling.text[:80]}\")",
@@ -78,3 +79,14 @@ def _above(model: ServedModel, ctx: RuleContext, pools: dict):
             related=(ceiling.location,),
             model=model.name, model_identity=model.identity,
         )
+
+
+def _start_up_check(model: ServedModel, setting) -> str:
+    """Why the ceiling still holds beside an explicit KV size: vLLM sizes the pool from the bytes, but its
+    worker still demands ``gpu_memory_utilization`` x the GPU's memory free before it starts
+    (vllm/v1/worker/gpu_worker.py init_device -> vllm/v1/worker/utils.py request_memory)."""
+    if model.engine == "vllm" and setting.name == "gpu_memory_utilization" \
+            and model.setting("kv_cache_memory_bytes") is not None:
+        return ": beside an explicit KV size it no longer sizes the pool, but vLLM still refuses to start " \
+               "unless that share of the GPU is free"
+    return ""

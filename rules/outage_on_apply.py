@@ -63,9 +63,8 @@ spec:
 None.
 """
 
-import math
 
-from cfgcheck.api import Finding, as_int, request_unit
+from cfgcheck.api import Finding, as_int, request_unit, scaled_pods
 
 from ._change import changed_settings
 
@@ -96,23 +95,12 @@ def check(model, ctx):
     if deadlock is not None:
         gpus, surge = deadlock
         unit = request_unit(model)
-        yield Finding(f"changing {what} rolls out {surge} new pod{'s' if surge > 1 else ''} needing {gpus * surge} "
-                      f"{unit}{'s' if gpus * surge > 1 else ''} while the old pods keep theirs (RollingUpdate, "
-                      f"maxUnavailable 0): without {gpus * surge} free {unit}s on a node the rollout stays Pending",
-                      location, remediation=f"choose: keep {gpus * surge} {unit}s free for the surge pod, or accept a "
-                      "restart (strategy Recreate, or maxSurge 0 with maxUnavailable 1)", setting="restart")
-
-
-def _scaled(setting, replicas: int, default: str, round_up: bool) -> int | None:
-    """A maxSurge / maxUnavailable as a pod count: percentages of the replicas, rounded as Kubernetes does."""
-    text = str(setting.value) if setting is not None else default
-    if text.endswith("%"):
-        try:
-            exact = replicas * float(text[:-1]) / 100
-        except ValueError:
-            return None
-        return math.ceil(exact) if round_up else math.floor(exact)
-    return as_int(text)
+        units = f"{gpus * surge} {unit}{'s' if gpus * surge > 1 else ''}"
+        yield Finding(f"changing {what} rolls out {surge} new pod{'s' if surge > 1 else ''} needing {units} while the "
+                      f"old pods keep theirs (RollingUpdate, maxUnavailable 0): without {units} free on a node the "
+                      "rollout stays Pending", location,
+                      remediation=f"choose: keep {units} free for the surge pod, or accept a restart (strategy "
+                      "Recreate, or maxSurge 0 with maxUnavailable 1)", setting="restart")
 
 
 def _surge_without_room(model, replicas, strategy) -> tuple[int, int] | None:
@@ -123,8 +111,8 @@ def _surge_without_room(model, replicas, strategy) -> tuple[int, int] | None:
         return None
     if not isinstance(replicas, int) or replicas < 1:
         return None
-    surge = _scaled(pod.max_surge, replicas, "25%", round_up=True)
-    unavailable = _scaled(pod.max_unavailable, replicas, "25%", round_up=False)
+    surge = scaled_pods(pod.max_surge, replicas, "25%", round_up=True)
+    unavailable = scaled_pods(pod.max_unavailable, replicas, "25%", round_up=False)
     if surge is None or unavailable is None or surge < 1 or unavailable > 0:
         return None
     return gpus, surge

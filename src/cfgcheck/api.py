@@ -27,7 +27,7 @@ from typing import TYPE_CHECKING, Any
 from .context import ModelCheck, RuleContext, RunCheck
 from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, unresolved
 from .registry import Option, configured
-from .settings import as_int, flag, float_value, human_int, int_value, truthy
+from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
 if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/test_rule_api.py keeps the two equal)
     from .capacity import GiB, cap_for, concurrency_at, longest_fitting_len, lookup_architecture, resolve_gpu
@@ -81,7 +81,8 @@ _LAZY: dict[str, tuple[str, str]] = {
 
 __all__ = [
     "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
-    "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "truthy", "unresolved",
+    "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
+    "unresolved",
     *_LAZY,
 ]
 

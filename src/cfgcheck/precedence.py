@@ -1,8 +1,7 @@
 """One cause, one finding: after the rules, before suppressions (docs/ARCHITECTURE.md, step 6).
 
 Rules check one thing each, so one cause can meet several of them on one setting: a sequence limit
-the KV pool cannot hold is also below the engine's default; a memory fraction the engine ignores is
-also above a documented ceiling; a parallel size that does not fit the pod's GPUs also needs a
+the KV pool cannot hold is also below the engine's default; a parallel size that does not fit the pod's GPUs also needs a
 RAM-backed /dev/shm. Reported side by side, such findings repeat one cause, or contradict each other
 ("too many" and "too few" at once, an error on a value another finding calls inert).
 
@@ -38,9 +37,6 @@ RELATIONS = (
     # a limit above what the KV pool holds is not one to raise to the engine's default: the pool, not the
     # default, bounds it (CFG205 would advise the opposite of CFG203)
     Relation("CFG203", "CFG205", "contradicts"),
-    # the engine ignores the value (CFG107), so it cannot take memory above the ceiling (CFG204)
-    Relation("CFG107", "CFG204", "contradicts",
-             clause="a documented ceiling does not apply to a value the engine ignores"),
     # the parallel size decides both the GPUs the pod needs and the ranks that share /dev/shm
     Relation("CFG208", "CFG501", "folds"),
 )

@@ -8,6 +8,7 @@ settings (``engines.argv``, the operator adapters, ``propose``, ``changes``) is 
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass, field
 from typing import Callable
@@ -292,6 +293,20 @@ def as_int(value: object, default: int | None = None) -> int | None:
         except ValueError:  # "²" is a digit to isdigit(), and Python refuses ints of over 4,300 digits
             return default
     return default
+
+
+def scaled_pods(setting: object, replicas: int, default: str, round_up: bool) -> int | None:
+    """A Deployment's ``maxSurge`` / ``maxUnavailable`` (a ``Setting`` or None for ``default``) as a number of
+    pods: a count, or a percentage of the replicas rounded up (surge) or down (unavailable) as Kubernetes
+    does (k8s.io/apimachinery intstr.GetScaledValueFromIntOrPercent); None when it is neither."""
+    text = str(setting.value).strip() if setting is not None else default  # type: ignore[attr-defined]
+    if text.endswith("%"):
+        try:
+            share = replicas * float(text[:-1]) / 100
+        except ValueError:
+            return None
+        return math.ceil(share) if round_up else math.floor(share)
+    return as_int(text)
 
 
 def int_value(value: object) -> int | None:

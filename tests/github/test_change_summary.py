@@ -53,7 +53,7 @@ def test_image_only_bump_shows_one_upgrade_table(tmp_path: Path) -> None:
                and line.startswith("| env"))
     assert "| read | **ignored** |" in row, row
     # the CFG403 findings the section summarises are not repeated as rows
-    assert "CFG403 default-drift: 2 warnings and 1 note, summarised in this section" in body
+    assert "CFG403 default-drift: 2 warnings, summarised in this section" in body
     assert "[CFG403]" not in body
 
 

@@ -16,7 +16,6 @@ RULES = FIXTURES / "rules"
 # fixtures whose marked lines carry exactly the marked findings, one each (the others are answered for)
 ONE_PER_LINE = {
     "CFG205/pass-too-many-for-the-pool.yaml": "CFG205",  # CFG203 says too many: not also "pinned below"
-    "CFG204/pass-inert-beside-explicit-kv.yaml": "CFG204",  # CFG107 says inert: no error on that value
     "CFG501/pass-folded-into-parallel-size-mismatch.yaml": "CFG501",  # one parallel size, one finding
     "CFG103/fail-dynamo-flags-on-one-line.yaml": None,  # five Dynamo flags, one note
 }
@@ -38,11 +37,16 @@ def only(result, code: str) -> Finding:
     return finding
 
 
-def test_the_inert_finding_says_once_that_the_ceiling_does_not_apply(tmp_path: Path) -> None:
-    inert = only(lint_fixture(RULES / "CFG204/pass-inert-beside-explicit-kv.yaml", tmp_path), "CFG107")
-    assert inert.severity == "warning"
-    assert inert.message.endswith("; a documented ceiling does not apply to a value the engine ignores (CFG204: "
-                                  "gpu_memory_utilization 0.97 is above the ceiling 0.8 documented beside it)")
+def test_a_ceiling_beside_an_explicit_kv_size_still_holds_and_nothing_calls_the_value_inert(tmp_path: Path) -> None:
+    """vLLM sizes the pool from --kv-cache-memory-bytes but still demands gpu_memory_utilization x the GPU free at
+    start-up (vllm/v1/worker/utils.py request_memory): above a ceiling it fails beside the co-tenant."""
+    result = lint_fixture(RULES / "CFG204/fail-above-ceiling-beside-explicit-kv.yaml", tmp_path)
+    error = only(result, "CFG204")
+    assert error.severity == "error"
+    assert error.message == ("gpu_memory_utilization 0.97 is above the ceiling 0.8 documented beside it: beside an "
+                             "explicit KV size it no longer sizes the pool, but vLLM still refuses to start unless "
+                             "that share of the GPU is free")
+    assert "CFG107" not in {f.code for f in result.findings}
 
 
 def test_parallel_size_and_shared_memory_are_one_error_with_both_fixes(tmp_path: Path) -> None:

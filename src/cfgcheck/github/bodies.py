@@ -152,8 +152,10 @@ def drift_sections(changes: list) -> list[dict]:
         name = clip(change.name)
         section["models"].append(name)
         section["paths"].add(change.path)
-        drifts = [{"kind": "default" + (f" ({d.derived})" if d.derived else ""), "what": d.dest, "how": d.derived,
-                   "flag": d.flag, "before": show(d.old), "after": show(d.new)} for d in upgrade.drifts]
+        # the defaults this model reads (drift.VersionChange.relevant), and those that matter only if a
+        # feature its architecture would tell is on (undecided); the rest fold into ``unaffected``
+        drifts = [{"kind": _drift_kind(d), "what": d.dest, "how": d.derived, "flag": d.flag,
+                   "before": show(d.old), "after": show(d.new)} for d in _reads(upgrade)]
         same = tuple(sorted((d["what"], d["before"], d["after"]) for d in drifts))
         section["groups"].setdefault(same, {"drifts": drifts, "models": []})["models"].append(name)
         for item in _upgrade_items(upgrade, drifts):
@@ -162,6 +164,18 @@ def drift_sections(changes: list) -> list[dict]:
             row["where"] += item["where"]
         section["notes"] += [n for n in map(clip, upgrade.notes) if n not in section["notes"]]
     return [_finish_section(section) for section in sections.values()]
+
+
+def _reads(upgrade) -> list:
+    """The drifted defaults a served model reads or may read (its feature undecided), in the change's order."""
+    return [d for d in upgrade.drifts if getattr(d, "applies", True) is not False]
+
+
+def _drift_kind(drift) -> str:
+    """``default``, with how the engine derives it and, when the model's architecture is not known, the
+    feature under which it matters (``drift.DefaultDrift.feature``)."""
+    parts = [p for p in (drift.derived, f"only for {drift.feature}" if drift.applies is None else "") if p]
+    return "default" + (f" ({'; '.join(parts)})" if parts else "")
 
 
 def _upgrade_items(upgrade, drifts: list[dict]) -> list[dict]:

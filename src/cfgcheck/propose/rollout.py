@@ -15,11 +15,10 @@ surge rollout of their own (KubeAI, KAITO, OME, llm-d, Dynamo) are recorded by t
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
-from typing import Any
 
 from ..model import ServedModel
+from ..settings import as_int, scaled_pods
 
 ONE_BY_ONE = {"StatefulSet", "LeaderWorkerSet"}
 ENGINE_START = "one engine start: model load, compile and CUDA-graph capture, minutes{}"
@@ -37,28 +36,6 @@ class Rollout:
     needs_free_gpus: int | None = None  # a surge pod that needs GPUs beside the old pods' (else Pending)
     name: str = ""  # the served model's name and file
     path: str = ""
-
-
-def _count(value: Any) -> int | None:
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    return int(value) if isinstance(value, str) and value.strip().isdigit() else None
-
-
-def scaled_pods(setting: Any, replicas: int, default: str, round_up: bool) -> int | None:
-    """A ``maxSurge`` / ``maxUnavailable`` as a number of pods: a count, or a percentage of the replicas
-    rounded up (surge) or down (unavailable) as Kubernetes does; None when it is neither. The same
-    arithmetic as CFG401's (rules/outage_on_apply.py), which may call this one."""
-    text = str(setting.value).strip() if setting is not None else default
-    if text.endswith("%"):
-        try:
-            share = replicas * float(text[:-1]) / 100
-        except ValueError:
-            return None
-        return math.ceil(share) if round_up else math.floor(share)
-    return _count(text)
 
 
 def _start_time(model: ServedModel) -> str:
@@ -80,7 +57,7 @@ def _rolling(model: ServedModel, replicas: int, start: str) -> Rollout:
         return Rollout(f"yes, outage: RollingUpdate with maxUnavailable {down} of {replicas} replica"
                        f"{'s' if replicas != 1 else ''} stops the old pod first", True, "RollingUpdate", replicas,
                        f"a revert is the same outage again: {start}")
-    gpus = _count(model.gpus.value) if model.gpus is not None else None
+    gpus = as_int(model.gpus.value) if model.gpus is not None else None
     if down == 0 and surge >= 1 and kubernetes and gpus and pod.node:
         # pinned to one host: the new pod can only start beside the old one there; a host whose GPUs the
         # old pod holds (a single-GPU machine) keeps it Pending until someone deletes the old pod
@@ -109,7 +86,7 @@ def rollout(model: ServedModel) -> Rollout:
 
 def _by_strategy(model: ServedModel) -> Rollout:
     strategy = model.strategy.value if model.strategy is not None else None
-    written = _count(model.replicas.value) if model.replicas is not None else None
+    written = as_int(model.replicas.value) if model.replicas is not None else None
     replicas = 1 if model.replicas is None else written  # Kubernetes' default; None: templated
     start = _start_time(model)
     if strategy is None:
