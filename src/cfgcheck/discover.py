@@ -22,13 +22,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
+from . import git
 from .config import ConfigError
 from .paths import git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
@@ -165,14 +165,7 @@ def _git_listing(root: Path, folder: Path, exclude: list[str]) -> list[str] | No
 def _git_names(root: Path, *args: str) -> list[str] | None:
     if not git_may_find_repository(root):
         return None
-    try:
-        run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args[:-1], "--", args[-1]],
-                             capture_output=True, check=False)
-    except OSError:
-        return None
-    if run.returncode != 0:
-        return None
-    return [name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    return git.ls_files(root, *args[:-1], paths=(args[-1],))
 
 
 def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
@@ -417,10 +410,10 @@ def _grep(root: Path, searches: list[tuple[str, ...]]) -> list[set[str]] | None:
     first = searches[0] if len(searches) == 1 else tuple(dict.fromkeys(patterns[0] for patterns in searches))
     args = [arg for pattern in first for arg in ("-e", pattern)]
     try:
-        run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
-                              *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
-                              *(f"*{suffix}" for suffix in _file_suffixes())], capture_output=True, check=False)
-    except OSError:
+        run = git.run(root, "grep", "-l", "-I", "-i", "-E", "--untracked",
+                      *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
+                      *(f"*{suffix}" for suffix in _file_suffixes()))
+    except git.GitError:
         return None
     if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
         return None

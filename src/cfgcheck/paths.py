@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from .git import GitError, run
 
 # With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
 # "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).
@@ -106,23 +107,24 @@ def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> byt
     Raises UnsafePath for a symlink entry (mode 120000: its blob is the link's target, and following
     it is what must not happen), for a folder or submodule, and for a blob larger than ``limit``.
     """
-    from .diff import git
-
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
         raise ValueError(f"blob_at needs a full commit id, not {commit!r}")
-    listed = git(root, "ls-tree", "-z", "--full-tree", commit, "--", path, check=False)
-    entry = listed.stdout.split(b"\0")[0] if listed.returncode == 0 else b""
-    if not entry:
-        return None
-    mode, kind, blob = entry.partition(b"\t")[0].decode("ascii").split()
-    if mode == "120000":
-        raise UnsafePath(f"{what} {_shown(path)} is a symlink at {commit[:12]}; refused")
-    if kind != "blob":
-        raise UnsafePath(f"{what} {_shown(path)} is not a file at {commit[:12]}; refused")
-    size = int(git(root, "cat-file", "-s", blob).stdout)
-    if size > limit:
-        raise UnsafePath(f"{what} {_shown(path)} is larger than {limit:,} bytes; refused")
-    return git(root, "cat-file", "blob", blob).stdout
+    try:
+        listed = run(root, "ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path)
+        entry = listed.stdout.split(b"\0")[0] if listed.returncode == 0 else b""
+        if not entry:
+            return None
+        mode, kind, blob = entry.partition(b"\t")[0].decode("ascii").split()
+        if mode == "120000":
+            raise UnsafePath(f"{what} {_shown(path)} is a symlink at {commit[:12]}; refused")
+        if kind != "blob":
+            raise UnsafePath(f"{what} {_shown(path)} is not a file at {commit[:12]}; refused")
+        size = int(run(root, "cat-file", "-s", "--end-of-options", blob, check=True).stdout)
+        if size > limit:
+            raise UnsafePath(f"{what} {_shown(path)} is larger than {limit:,} bytes; refused")
+        return run(root, "cat-file", "blob", "--end-of-options", blob, check=True).stdout
+    except GitError as exc:
+        raise UnsafePath(f"{what} {_shown(path)} cannot be read at {commit[:12]} ({exc})") from None
 
 
 def _within(path: str | Path, base: str | Path) -> bool:

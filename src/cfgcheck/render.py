@@ -175,9 +175,9 @@ def render(template: str, overrides: Overrides | Path | None = None, *,
 
 def changed_overrides(root: Path, commit: str) -> list[str]:
     """Template overrides that differ between ``commit`` and the work tree (the pull request's)."""
-    from .diff import git
+    from .git import run
 
-    out = git(root, "diff", "--name-only", "-z", commit, "--", OVERRIDE_DIR, check=False)
+    out = run(root, "diff", "--name-only", "-z", "--end-of-options", commit, "--", OVERRIDE_DIR)
     return sorted(name for name in out.stdout.decode("utf-8", "replace").split("\0") if name)
 
 
