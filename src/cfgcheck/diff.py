@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git as _git_module, sandbox, stale
+from . import git as _git_module, sandbox, stale, staging
 from .config import Config, ConfigError
 from .adapters.helm import charts_holding, note_templates, rendering
 from .adapters.helmstage import CHART_FILE, charts_by_name, dependency_folders
@@ -220,8 +220,9 @@ def _without_templates(root: Path, changes: list[Change], config: Config) -> lis
 
 
 def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> list[ServedModel]:
-    """Served models of a chart as the base commit has it, rendered from a copy of its files (links are
-    not copied), so that its findings pair with the head's by identity."""
+    """Served models of a chart as the base commit has it, rendered from a copy of its blobs (links are
+    not copied; the copy is staged whole: Git tracks every file of it), so that its findings pair with
+    the head's by identity."""
     folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
     if _base_text(root, base, chart) is None:
         return []
@@ -229,7 +230,7 @@ def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> lis
     folders = [folder, *dependency_folders(folder, lambda path: _base_blob(root, base, path),
                                            lambda: _base_charts(root, base))]
     listing = git(root, "ls-tree", "-r", "-z", "--end-of-options", base, "--", *folders).stdout
-    with sandbox.scope() as run, run.folder("cfgcheck-chart-") as copy:
+    with sandbox.scope() as run, run.folder("cfgcheck-chart-") as copy, staging.from_commit(copy):
         for entry in filter(None, listing.decode("utf-8", "surrogateescape").split("\0")):
             meta, _, path = entry.partition("\t")
             mode, kind, sha = meta.split(" ")

@@ -26,7 +26,7 @@ import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
 from . import git
 from .config import ConfigError
@@ -168,8 +168,14 @@ def _git_names(root: Path, *args: str) -> list[str] | None:
     return git.ls_files(root, *args[:-1], paths=(args[-1],))
 
 
-def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
-    """YAML files under ``top`` without git: links not followed, every ``.gitignore`` applied."""
+def walk_files(top: Path, root: Path) -> list[Path]:
+    """Every file under ``top`` git would not ignore, found without git (links listed, not followed)."""
+    return _walk(top, root, [], wanted=lambda name: True)
+
+
+def _walk(top: Path, root: Path, exclude: list[str], wanted: Callable[[str], bool] = listed_file) -> list[Path]:
+    """Files under ``top`` without git (``wanted`` by name: YAML and the adapters' formats): links not
+    followed, every ``.gitignore`` applied."""
     found: list[Path] = []
     stack: list[tuple[Path, tuple[tuple[Path, object], ...]]] = [(top, _ignores_above(top, root))]
     while stack:
@@ -187,7 +193,7 @@ def _walk(top: Path, root: Path, exclude: list[str]) -> list[Path]:
                 if not _never_walked(entry.name, relpath(root, child)) and not _ignored(child, ignores, True) \
                         and not excluded(relpath(root, child), exclude, folder=True):
                     subfolders.append((child, ignores))
-            elif listed_file(entry.name) and not _ignored(child, ignores, False) and \
+            elif wanted(entry.name) and not _ignored(child, ignores, False) and \
                     not _in_never_walked(relpath(root, child)):
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(child)
@@ -281,18 +287,22 @@ def _add(path: Path, root: Path, exclude: list[str], found: list[Path], seen: se
 
 
 def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
-    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
+    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``, or leads
+    into a ``.git`` folder of it (the checkout's credentials live there: a ``.env`` linked to
+    ``.git/config`` is never read)."""
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
         return True
+    try:
+        inside = real.relative_to(root.resolve())
+    except ValueError:
+        inside = None
+    if inside is not None and ".git" in inside.parts:
+        return True
     if os.path.normpath(path.absolute()) == str(real):
         return False
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
+    return inside is None
 
 
 def stream_name(root: Path, stream: Path, stdin_filename: Path | None) -> str:

@@ -1,5 +1,5 @@
-"""Every git process cfgcheck starts, in one place (DESIGN §3; docs/SECURITY.md, "Rendering threat
-model": git reads a repository a pull request wrote).
+"""Every git process cfgcheck starts, in one place (git reads a repository a pull request wrote:
+docs/SECURITY.md, "Rendering threat model").
 
 Each call is ``git -c core.fsmonitor=false -c core.hooksPath=/dev/null SUBCOMMAND OPTIONS``: the
 callers put their fixed options first, ``--end-of-options`` before any revision or ref that came from

@@ -68,14 +68,19 @@ spec:
 
 FAKE_HELM = """\
 #!/bin/sh
-# a stand-in for `helm template NAME CHART [--values FILE]`: the image tag and maxModelLen come from
-# the chart's values.yaml, then from the --values file
+# a stand-in for `helm template [OPTIONS] [--values=FILE] -- NAME CHART`: the image tag and maxModelLen
+# come from the chart's values.yaml, then from the --values file
 [ "$1" = template ] || exit 2
+VALUES=
+while [ $# -gt 0 ]; do
+  case "$1" in --values=*) VALUES=${1#--values=};; --) CHART=$3; break;; esac
+  shift
+done
 pick() { sed -n "s/^ *$1: *//p" "$2" | head -n 1; }
-TAG=$(pick tag "$3/values.yaml"); LEN=$(pick maxModelLen "$3/values.yaml")
-if [ "$4" = --values ]; then
-  [ -n "$(pick tag "$5")" ] && TAG=$(pick tag "$5")
-  [ -n "$(pick maxModelLen "$5")" ] && LEN=$(pick maxModelLen "$5")
+TAG=$(pick tag "$CHART/values.yaml"); LEN=$(pick maxModelLen "$CHART/values.yaml")
+if [ -n "$VALUES" ]; then
+  [ -n "$(pick tag "$VALUES")" ] && TAG=$(pick tag "$VALUES")
+  [ -n "$(pick maxModelLen "$VALUES")" ] && LEN=$(pick maxModelLen "$VALUES")
 fi
 cat <<EOF
 {rendered}EOF

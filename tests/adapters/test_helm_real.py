@@ -261,8 +261,11 @@ def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_setti
     lint([tmp_path / "repo"], Config((tmp_path / "repo").resolve()))
     seen = record.read_text()
     args, env = seen.splitlines()[0], dict(line.split("=", 1) for line in seen.splitlines()[1:] if "=" in line)
-    assert args.startswith("template engine ") and args.endswith(" --skip-tests --skip-schema-validation")
-    assert "--post-renderer" not in args and "--dependency-update" not in args
+    # every option first, then `--`, the release name and the chart's absolute path
+    options, _, positionals = args.partition(" -- ")
+    assert options == "template --skip-tests --skip-schema-validation"
+    assert positionals.split(" ")[0] == "engine" and Path(positionals.split(" ")[1]).is_absolute()
+    assert "--post-renderer" not in args and "--dependency-update" not in args and "--enable-dns" not in args
     assert "ghs_secret" not in seen and "/home/u" not in seen and "/bin/evil" not in seen
     assert env["HELM_NO_PLUGINS"] == "1"
     scratch = Path(env["HOME"])
@@ -270,9 +273,10 @@ def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_setti
         assert Path(env[name]).is_relative_to(scratch), name
     assert not scratch.exists(), "the scratch folder is removed after the run"
     assert str(tmp_path / "repo") not in args, "helm renders a private copy, never the work tree itself"
-    assert set(helm_env(scratch)) - {"PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL"} == {
-        "HOME", "HELM_NO_PLUGINS", "HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_PLUGINS",
-        "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE", "KUBECONFIG"}
+    assert set(helm_env(scratch)) - {"PATH", "SYSTEMROOT", "LANG", "LC_ALL", "LC_CTYPE"} == {
+        "HOME", "TMPDIR", "GOMAXPROCS", "HELM_NO_PLUGINS", "HELM_CACHE_HOME", "HELM_CONFIG_HOME",
+        "HELM_DATA_HOME", "HELM_PLUGINS", "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE",
+        "KUBECONFIG"}
 
 
 def test_the_action_installs_the_locked_helm_of_the_helm_extra() -> None:
