@@ -74,15 +74,13 @@ def run(cwd: Path | str, *args: str, check: bool = False, error: type[Exception]
     if outcome.stopped is not None:
         bound = f"{timeout:g} s" if outcome.stopped == "timeout" else f"{limit:,} bytes of output"
         stderr, code = f"fatal: stopped after {bound}\n".encode(), code or 1
-    result = subprocess.CompletedProcess(["git", *args], code, outcome.stdout, stderr)
-    if text:
-        result.stdout = outcome.stdout.decode("utf-8", "replace")
-        result.stderr = stderr.decode("utf-8", "replace")
+    message = stderr.decode("utf-8", "replace")
     if check and code != 0:
-        lines = (stderr if isinstance(stderr, bytes) else stderr.encode()).decode("utf-8", "replace").strip()
-        last = lines.splitlines()[-1] if lines else code
+        last = message.strip().splitlines()[-1] if message.strip() else code
         raise error(f"git {' '.join(args[:2])} failed: {last}")
-    return result
+    if text:
+        return subprocess.CompletedProcess(["git", *args], code, outcome.stdout.decode("utf-8", "replace"), message)
+    return subprocess.CompletedProcess(["git", *args], code, outcome.stdout, stderr)
 
 
 def toplevel(folder: Path) -> Path | None:
@@ -94,10 +92,12 @@ def toplevel(folder: Path) -> Path | None:
     return Path(found.stdout.strip()).resolve() if found.returncode == 0 and found.stdout.strip() else None
 
 
-def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",)) -> list[str] | None:
-    """``git ls-files -z OPTIONS -- PATHS`` in ``root``: the entries, or None outside a work tree."""
+def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal: bool = False) -> list[str] | None:
+    """``git ls-files -z OPTIONS -- PATHS`` in ``root``: the entries, or None outside a work tree. With
+    ``literal``, the paths are names, not patterns (``GIT_LITERAL_PATHSPECS``)."""
     try:
-        found = run(root, "ls-files", "-z", *options, "--", *paths)
+        found = run(root, "ls-files", "-z", *options, "--", *paths,
+                    env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
     except GitError:
         return None
     if found.returncode != 0:

@@ -199,6 +199,8 @@ def _feed(process: subprocess.Popen, data: bytes) -> None:
 
 
 def _kill(process: subprocess.Popen) -> None:
+    if process.returncode is not None:
+        return  # reaped: its process group id may belong to another process by now
     try:
         if os.name == "posix":
             os.killpg(process.pid, signal.SIGKILL)
@@ -210,10 +212,11 @@ def _kill(process: subprocess.Popen) -> None:
 
 def _limit_hit(code: int, stderr: bytes) -> str | None:
     """Which resource limit ended a child: Go says "out of memory" (or cannot reserve its address
-    space); SIGXCPU / SIGKILL at the CPU limit; SIGXFSZ at the file-size limit."""
-    if code in (-signal.SIGXCPU, -signal.SIGKILL):
+    space); SIGXCPU at the CPU limit; SIGXFSZ at the file-size limit (a Go program reports either signal
+    itself)."""
+    if code == -signal.SIGXCPU or b"SIGXCPU" in stderr:
         return "cpu"
-    if code == -signal.SIGXFSZ:
+    if code == -signal.SIGXFSZ or b"SIGXFSZ" in stderr:
         return "file size"
     if code != 0 and (b"out of memory" in stderr or b"cannot allocate memory" in stderr.lower()
                       or b"failed to reserve" in stderr):

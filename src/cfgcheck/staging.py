@@ -90,11 +90,11 @@ def _rel(base: Path, path: Path) -> str:
 def _listing(base: Path, folder: Path) -> set[str]:
     """Repo-relative files under ``folder`` that may be staged (module docstring)."""
     scope = _rel(base, folder)
-    if str(folder) in _copies or any(str(folder).startswith(copy + os.sep) for copy in _copies):
+    if _in_copy(folder):
         return {_rel(base, Path(top) / name) for top, dirs, files in os.walk(folder)
                 for name in files if ".git" not in Path(top).relative_to(folder).parts}
     if git_may_find_repository(base):
-        tracked = git.ls_files(base, "-c", paths=(scope,))
+        tracked = git.ls_files(base, "-c", paths=(scope,), literal=True)
         if tracked is not None:
             if not tracked:
                 raise StageError("git tracks none of its files (add them to render it)")
@@ -131,10 +131,14 @@ def _tracked(base: Path, real: Path, listed: set[str]) -> bool:
     """Whether the file a link leads to may be read: listed already, or tracked by git elsewhere in the
     repository (outside git and in a commit's copy, where links are not kept, any file inside)."""
     rel = _rel(base, real)
-    if rel in listed or not git_may_find_repository(base) or any(str(base).startswith(c) for c in _copies):
+    if rel in listed or not git_may_find_repository(base) or _in_copy(base):
         return True
-    found = git.run(base, "ls-files", "-z", "-c", "--", rel, env={"GIT_LITERAL_PATHSPECS": "1"})
-    return found.returncode == 0 and rel.encode("utf-8", "surrogateescape") in found.stdout.split(b"\0")
+    return rel in (git.ls_files(base, "-c", paths=(rel,), literal=True) or [])
+
+
+def _in_copy(path: Path) -> bool:
+    text = str(path)
+    return any(text == copy or text.startswith(copy + os.sep) for copy in _copies)
 
 
 # ---------------------------------------------------------------- .helmignore, as helm reads it

@@ -382,3 +382,27 @@ def test_a_value_repeated_for_several_subcharts_is_traced_under_the_right_key(tm
     rendered = sorted((m.model.value, m.model.location.path, m.model.location.line) for m in result.models
                       if m.identity.startswith("qna/"))
     assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 5), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 8)]
+
+
+@needs_helm
+def test_only_what_git_tracks_of_a_chart_is_rendered(tmp_path: Path, capsys) -> None:
+    """Inside a git repository a chart is rendered from the files Git tracks: a subchart `helm dependency
+    build` left untracked is not vendored (the chart renders without it, and says so), a values file
+    that is not tracked is not rendered, and a chart Git tracks nothing of is one note."""
+    from helpers import git, make_repo
+
+    repo = make_repo(tmp_path, {f"stack/{name}": text for name, text in umbrella(
+        "stack", "repository: https://charts.example.invalid", "engine:\n  served: {maxModelLen: 4096}\n").items()})
+    write(repo / "stack/charts/engine", ENGINE_CHART)  # built, not committed
+    (repo / "stack/values-local.yaml").write_text("engine:\n  served: {model: Qwen/Qwen3-8B}\n")
+    write(repo / "new", ENGINE_CHART)  # a chart not added yet
+    result = lint([repo], Config(repo.resolve()))
+    err = capsys.readouterr().err
+    assert "stack: rendered without its remote dependencies engine (https://charts.example.invalid)" in err
+    assert "stack with values-local.yaml: not rendered: the values file is not tracked by git" in err
+    assert "new: chart not rendered: git tracks none of its files (add them to render it)" in err
+    assert result.models == []
+    git(repo, "add", "stack/charts", "stack/values-local.yaml")
+    rendered = lint([repo], Config(repo.resolve()))
+    assert sorted(m.model.value for m in rendered.models if m.identity.startswith("stack/")) == [
+        "Qwen/Qwen3-8B", "facebook/opt-125m"]

@@ -562,3 +562,78 @@ def test_no_file_the_repository_names_is_read_inside_git(tmp_path: Path) -> None
     assert [repofiles.read_text(workspace, rel) for rel in ("cfg.env", ".git/config", "linked.env")] == [
         None, None, "MODEL=Qwen/Qwen3-8B\n"]
     assert sorted(p.name for p in discover([repo], repo.resolve(), []).files) == ["app.yaml"]
+
+
+@needs_helm
+def test_the_run_budget_is_a_setting_of_the_configuration(tmp_path: Path) -> None:
+    """``render-budget`` in ``.cfgcheck.yaml`` (in review, the base's): charts that never finish cost the run
+    that many seconds, not 30 s each; a budget that is no positive number is a configuration error."""
+    files = {".cfgcheck.yaml": "render-budget: 1\n"}
+    for number in range(3):
+        files.update(in_folder(f"c{number}", chart(name=f"c{number}", value=ENDLESS)))
+    repo = make_repo(tmp_path, files)
+    started = time.monotonic()
+    done = lint_cli(repo)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert len(re.findall(r"^cfgcheck: note: c\d: chart not rendered: the rendering budget of 1 s", done.stderr,
+                          re.M)) == 3, done.stderr
+    assert elapsed < 25, elapsed
+    write(repo, {".cfgcheck.yaml": "render-budget: 0\n"})
+    refused = lint_cli(repo)
+    assert refused.returncode == 2 and "render-budget" in refused.stderr
+
+
+# ---------------------------------------------------------------- the sandbox itself
+
+needs_posix = pytest.mark.skipif(os.name != "posix", reason="resource limits and namespaces are POSIX (Linux) only")
+
+
+@needs_posix
+def test_a_renderer_runs_under_the_resource_limits() -> None:
+    probe = ("import resource as r; print(*[r.getrlimit(getattr(r, n))[0] for n in "
+             "('RLIMIT_AS', 'RLIMIT_CPU', 'RLIMIT_FSIZE', 'RLIMIT_NOFILE')])")
+    outcome = sandbox.run_bounded([sys.executable, "-c", probe], cwd=None, env=sandbox.child_env(None), timeout=10,
+                                  limit=12345, sandboxed=True)
+    assert outcome.stdout.split() == [str(sandbox.ADDRESS_SPACE).encode(), str(sandbox.cpu_seconds(10)).encode(),
+                                      b"12345", str(sandbox.OPEN_FILES).encode()]
+
+
+@needs_posix
+def test_a_renderer_reaches_no_network_where_a_namespace_is_available(listener) -> None:
+    if not sandbox.network_prefix():
+        pytest.skip("no unprivileged network namespace here: renderers run with the network, without proxies, "
+                    "DNS functions or URL-naming kustomizations")
+    url, asked = listener
+    fetch = f"import urllib.request; urllib.request.urlopen('{url}/latest/meta-data', timeout=3)"
+    outcome = sandbox.run_bounded([sys.executable, "-c", fetch], cwd=None, env=sandbox.child_env(None), timeout=20,
+                                  limit=1000, sandboxed=True)
+    assert outcome.returncode != 0 and asked == []
+    unsandboxed = sandbox.run_bounded([sys.executable, "-c", fetch], cwd=None, env=sandbox.child_env(None),
+                                      timeout=20, limit=1000)
+    assert unsandboxed.returncode == 0 and asked == ["/latest/meta-data"], "the listener answers outside the sandbox"
+
+
+def test_without_unshare_renderers_still_run(monkeypatch) -> None:
+    sandbox.network_prefix.cache_clear()
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    try:
+        assert sandbox.network_prefix() == ()
+        outcome = sandbox.run_bounded([sys.executable, "-c", "print('rendered')"], cwd=None,
+                                      env=sandbox.child_env(None), timeout=20, limit=1000, sandboxed=True)
+        assert outcome.stdout == b"rendered\n" and outcome.stopped is None
+    finally:
+        sandbox.network_prefix.cache_clear()
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="looks the grandchild up in /proc (Linux)")
+def test_a_child_that_never_ends_is_killed_with_its_process_group(tmp_path: Path) -> None:
+    pid_file = tmp_path / "grandchild"
+    script = f"sleep 30 & echo $! > '{pid_file}'; wait"
+    started = time.monotonic()
+    outcome = sandbox.run_bounded(["/bin/sh", "-c", script], cwd=None, env=sandbox.child_env(None), timeout=0.5,
+                                  limit=1000, sandboxed=True)
+    assert outcome.stopped == "timeout" and time.monotonic() - started < 10
+    grandchild = int(pid_file.read_text())
+    time.sleep(0.2)
+    assert not Path(f"/proc/{grandchild}").exists() or "Z" in Path(f"/proc/{grandchild}/stat").read_text().split()[2]

@@ -116,16 +116,14 @@ def _render(ctx: DocContext, repo: Path, kubectl: str, reach: Reach, folder_rel:
 
 def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     """The tracked files of ``folders`` (each once, a folder inside another with it) under ``into`` at
-    their repository paths."""
-    base = repo.resolve()
+    the paths the kustomizations name them by (a linked folder at the link's path: links are not copied)."""
+    top = Path(os.path.abspath(repo))
     budget = staging.new_budget(MAX_STAGED_BYTES)
-    kept = sorted({Path(os.path.realpath(folder)) for folder in folders}, key=lambda f: len(f.parts))
     done: list[Path] = []
-    for folder in kept:
+    for folder in sorted(set(folders), key=lambda f: len(f.parts)):
         if any(folder == above or above in folder.parents for above in done):
             continue
-        rel = folder.relative_to(base)
-        staging.stage(base, folder, into / rel, budget)
+        staging.stage(repo, folder, into / folder.relative_to(top), budget)
         done.append(folder)
     return into
 
