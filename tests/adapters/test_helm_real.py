@@ -17,7 +17,7 @@ from cfgcheck.adapters.helm import helm_binary
 from cfgcheck.adapters.helmstage import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import without_helm
+from helpers import recording_server, without_helm
 
 REPO = Path(__file__).resolve().parents[2]
 needs_helm = pytest.mark.skipif(helm_binary() is None,
@@ -324,29 +324,9 @@ def test_diff_mode_renders_the_base_with_its_file_dependencies(tmp_path: Path) -
 def test_a_schema_referring_to_the_network_is_not_fetched(tmp_path: Path) -> None:
     """values.schema.json may $ref a URL; helm's schema loader would fetch it. Rendering skips schema
     validation: a listener on 127.0.0.1 sees no request, and the chart still renders."""
-    import http.server
-    import threading
-
-    requests: list[str] = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            requests.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b'{"type": "object"}')
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        schema = '{"$ref": "http://127.0.0.1:%d/schema.json"}' % server.server_address[1]
-        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": schema})
+    with recording_server(b'{"type": "object"}') as (url, requests):
+        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": '{"$ref": "%s/schema.json"}' % url})
         result = lint([tmp_path], Config(tmp_path.resolve()))
-    finally:
-        server.shutdown()
     assert requests == [] and len(result.models) == 1
 
 

