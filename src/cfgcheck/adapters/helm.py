@@ -12,7 +12,10 @@ one a rendering repeats unchanged, is reported once. The files under ``templates
 by one (they are not YAML until rendered); discovery sets them aside and one note says so.
 
 ``render-helm`` in the configuration or ``--render-helm/--no-render-helm``: unset renders when
-``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders.
+``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders. Every
+rendering of a run shares one time budget (``render-budget``, ``sandbox.RenderRun``): a chart left when
+it is spent, or whose rendering hit a limit, is one note; after a rendering timed out, the chart's other
+values files are not rendered.
 """
 
 from __future__ import annotations

@@ -4,10 +4,15 @@ The rendered objects go through the other adapters; every location is then mappe
 file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
 source object the rendered one was built from, else to the kustomization itself. A rendered served
 model whose every setting comes from one base file is left out: linting that file already covers it.
-Without ``kubectl`` (or with remote resources, a reference outside the repository, or when rendering
-fails) the folder is linted file by file, and a note says so on stderr. A ``Component`` is rendered
-only through the kustomizations that include it; the same patch line rendered through several of
-them gives one finding (``lint.distinct``).
+Without ``kubectl`` (or when the kustomization names a URL anywhere, draws from outside the
+repository, or when rendering fails or hits a limit) the folder is linted file by file, and one note
+says so on stderr. A ``Component`` is rendered only through the kustomizations that include it; the
+same patch line rendered through several of them gives one finding (``lint.distinct``).
+
+kubectl renders a copy of the tracked files of every folder the kustomization reaches (no ``.git``, no
+untracked file: ``staging.py``), in the renderers' sandbox (``sandbox.py``: an allow-listed environment,
+no network where possible, resource limits, the run's time budget); never with ``--enable-helm``,
+``--enable-exec`` or ``--enable-alpha-plugins`` (docs/SECURITY.md, "Rendering threat model").
 """
 
 from __future__ import annotations
