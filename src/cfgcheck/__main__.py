@@ -15,6 +15,15 @@ def main() -> None:
     # A lint run allocates many small objects and few cycles: collecting the young generation every
     # 700 allocations costs more than half the run. Collect rarely instead.
     gc.set_threshold(50_000, 20, 20)
+    from .sandbox import session
+
+    # one rendering budget and one private folder for the whole run; SIGTERM (a cancelled CI job) and
+    # SIGINT end it through every ``finally``: renderers killed, staged copies removed
+    with session():
+        _run()
+
+
+def _run() -> None:
     from .lint_command import fast_lint_arguments, run_fast
 
     arguments = fast_lint_arguments(sys.argv[1:])

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import subprocess
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import Any, Iterable
 
 from .errors import ConfigError
 from .model import SEVERITY_RANK
+from .git import toplevel
 from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, repo_relative
 from .registry import DEFAULT_PROFILE, by_code, enabled_rules, resolve_codes, rule_options
 from .yamlio import YamlError, data_of
@@ -67,14 +67,7 @@ def repo_root(start: Path) -> Path:
     folder = start if start.is_dir() else start.parent
     if not git_may_find_repository(folder):
         return folder.resolve()
-    try:
-        out = subprocess.run(["git", "rev-parse", "--show-toplevel"], cwd=folder, capture_output=True,
-                             text=True, check=False)
-    except OSError:
-        return folder.resolve()
-    if out.returncode == 0 and out.stdout.strip():
-        return Path(out.stdout.strip()).resolve()
-    return folder.resolve()
+    return toplevel(folder) or folder.resolve()
 
 
 def locate(paths: list[Path]) -> Path:

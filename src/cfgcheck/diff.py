@@ -9,13 +9,12 @@ parsed: LLMKube Models their InferenceServices name, and files that document a s
 
 from __future__ import annotations
 
+import functools
 import re
-import subprocess
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import precedence, stale
+from . import git as _git_module, precedence, sandbox, stale, staging
 from .config import Config
 from .errors import ConfigError
 from .adapters.core.registry import file_format, file_suffixes
@@ -48,15 +47,8 @@ class Change:
     base_path: str | None  # path at the base (None for an added file)
 
 
-def git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess:
-    try:
-        result = subprocess.run(["git", *args], cwd=root, capture_output=True)
-    except OSError as exc:
-        raise ConfigError(f"cannot run git: {exc.strerror or exc}") from None
-    if check and result.returncode != 0:
-        message = result.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ConfigError(f"git {' '.join(args[:2])} failed: {message[-1] if message else result.returncode}")
-    return result
+# git for diff mode: a failure where an answer is needed is a ConfigError (exit 2, one line)
+git = functools.partial(_git_module.run, check=True, error=ConfigError)
 
 
 def merge_base(root: Path, ref: str) -> Base:
@@ -66,7 +58,7 @@ def merge_base(root: Path, ref: str) -> Base:
     in a shallow clone a missing merge base means missing history, so that would blame the branch for
     what ``ref`` changed: stop, and say how to fetch it."""
     commit = resolve_base(root, ref)
-    found = git(root, "merge-base", commit, "HEAD", check=False)
+    found = git(root, "merge-base", "--end-of-options", commit, "HEAD", check=False)
     if found.returncode == 0 and found.stdout.strip():
         return Base(ref, found.stdout.decode().strip())
     if _is_shallow(root):
@@ -82,7 +74,7 @@ def _is_shallow(root: Path) -> bool:
 def resolve_base(root: Path, ref: str) -> str:
     if git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode != 0:
         raise ConfigError(f"--base needs a git repository; {root} is not one")
-    found = git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    found = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}", check=False)
     if found.returncode == 0:
         return found.stdout.decode().strip()
     if _is_shallow(root):
@@ -111,7 +103,7 @@ def fetch_command(root: Path, ref: str) -> str:
 def changed_files(root: Path, base: str) -> list[Change]:
     """Files that differ between ``base`` and the working tree, renames followed, plus untracked ones
     (every file: a chart's ``_helpers.tpl`` matters too)."""
-    out = git(root, "diff", "--name-status", "-M", "-z", base, "--").stdout.decode("utf-8", "replace")
+    out = git(root, "diff", "--name-status", "-M", "-z", "--end-of-options", base, "--").stdout.decode("utf-8", "replace")
     fields = out.split("\0")
     changes: list[Change] = []
     index = 0
@@ -143,6 +135,12 @@ def _base_text(root: Path, base: str, path: str) -> str | None:
 @per_run
 def lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None = None,
               ignore: list[str] | None = None) -> LintResult:
+    with sandbox.scope():  # one rendering budget and one private folder for the head and the base
+        return _lint_diff(paths, config, ref, select, ignore)
+
+
+def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | None,
+               ignore: list[str] | None) -> LintResult:
     root = config.root
     compared = merge_base(root, ref)
     base = compared.commit
@@ -228,37 +226,37 @@ def _without_templates(root: Path, changes: list[Change], config: Config) -> lis
 
 
 def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> list[ServedModel]:
-    """Served models of a chart as the base commit has it, rendered from a copy of its files (links are
-    not copied), so that its findings pair with the head's by identity."""
+    """Served models of a chart as the base commit has it, rendered from a copy of its blobs (links are
+    not copied; the copy is staged whole: Git tracks every file of it), so that its findings pair with
+    the head's by identity."""
     folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
     if _base_text(root, base, chart) is None:
         return []
     # with the local charts it renders with (file:// dependencies), as the base has them
     folders = [folder, *dependency_folders(folder, lambda path: _base_blob(root, base, path),
                                            lambda: _base_charts(root, base))]
-    listing = git(root, "ls-tree", "-r", "-z", base, "--", *folders).stdout.decode("utf-8", "surrogateescape")
-    with tempfile.TemporaryDirectory(prefix="cfgcheck-chart-") as tmp:
-        copy = Path(tmp)
-        for entry in filter(None, listing.split("\0")):
+    listing = git(root, "ls-tree", "-r", "-z", "--end-of-options", base, "--", *folders).stdout
+    with sandbox.scope() as run, run.folder("cfgcheck-chart-") as copy, staging.from_commit(copy):
+        for entry in filter(None, listing.decode("utf-8", "surrogateescape").split("\0")):
             meta, _, path = entry.partition("\t")
             mode, kind, sha = meta.split(" ")
             if kind != "blob" or mode == "120000" or ".." in path.split("/"):
                 continue
             target = copy / path
             target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(git(root, "cat-file", "blob", sha).stdout)
+            target.write_bytes(git(root, "cat-file", "blob", "--end-of-options", sha).stdout)
         base_config = Config(copy, config.data, config.source)
         return served_models([load_file(copy, copy / chart, config.limits)], base_config)
 
 
 def _base_blob(root: Path, base: str, path: str) -> bytes | None:
-    shown = git(root, "show", f"{base}:{path}", check=False)
+    shown = git(root, "cat-file", "blob", "--end-of-options", f"{base}:{path}", check=False)
     return shown.stdout if shown.returncode == 0 else None
 
 
 def _base_charts(root: Path, base: str) -> dict[str, list[str]]:
     """The base commit's chart folders by chart name (for a remote dependency the repository publishes)."""
-    listing = git(root, "ls-tree", "-r", "-z", "--name-only", base).stdout.decode("utf-8", "surrogateescape")
+    listing = git(root, "ls-tree", "-r", "-z", "--name-only", "--end-of-options", base).stdout.decode("utf-8", "surrogateescape")
     paths = [p for p in listing.split("\0") if p.rsplit("/", 1)[-1] == CHART_FILE]
     return charts_by_name(paths, lambda path: _base_blob(root, base, path))
 

@@ -22,13 +22,13 @@ from __future__ import annotations
 import os
 import re
 import stat
-import subprocess
 import sys
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
+from typing import Callable, Iterable
 
+from . import git
 from .errors import ConfigError
 from .paths import escapes, git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, Readers, YamlError, decode, parse_text, relpath
@@ -123,7 +123,7 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
                 suffixes: tuple[str, ...]) -> None:
     listed = _git_listing(root, path, exclude, suffixes)
     if listed is None:
-        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude, suffixes)]
+        listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude, _named(suffixes))]
     charts: dict[str, bool] = {}
     base = str(root)
     for rel in listed:
@@ -156,25 +156,29 @@ def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[s
         for entry in _git_names(root, "-s", scope or ".") or []:
             meta, _, name = entry.partition("\t")
             if meta.startswith("160000 ") and (root / name).is_dir():
-                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude, suffixes))
+                found.extend(relpath(root, file) for file in _walk(root / name, root, exclude, _named(suffixes)))
     return found
 
 
 def _git_names(root: Path, *args: str) -> list[str] | None:
     if not git_may_find_repository(root):
         return None
-    try:
-        run = subprocess.run(["git", "-C", str(root), "ls-files", "-z", *args[:-1], "--", args[-1]],
-                             capture_output=True, check=False)
-    except OSError:
-        return None
-    if run.returncode != 0:
-        return None
-    return [name for name in run.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+    return git.ls_files(root, *args[:-1], paths=(args[-1],))
 
 
-def _walk(top: Path, root: Path, exclude: list[str], suffixes: tuple[str, ...]) -> list[Path]:
-    """YAML files under ``top`` without git: links not followed, every ``.gitignore`` applied."""
+def _named(suffixes: tuple[str, ...]) -> Callable[[str], bool]:
+    """The file names discovery lists: YAML and the endings of the formats that are not YAML."""
+    return lambda name: listed_file(name, suffixes)
+
+
+def walk_files(top: Path, root: Path) -> list[Path]:
+    """Every file under ``top`` git would not ignore, found without git (links listed, not followed)."""
+    return _walk(top, root, [], wanted=lambda name: True)
+
+
+def _walk(top: Path, root: Path, exclude: list[str], wanted: Callable[[str], bool]) -> list[Path]:
+    """Files under ``top`` without git (``wanted`` by name: YAML and the adapters' formats): links not
+    followed, every ``.gitignore`` applied."""
     found: list[Path] = []
     stack: list[tuple[Path, tuple[tuple[Path, object], ...]]] = [(top, _ignores_above(top, root))]
     while stack:
@@ -192,7 +196,7 @@ def _walk(top: Path, root: Path, exclude: list[str], suffixes: tuple[str, ...]) 
                 if not _never_walked(entry.name, relpath(root, child)) and not _ignored(child, ignores, True) \
                         and not excluded(relpath(root, child), exclude, folder=True):
                     subfolders.append((child, ignores))
-            elif listed_file(entry.name, suffixes) and not _ignored(child, ignores, False) and \
+            elif wanted(entry.name) and not _ignored(child, ignores, False) and \
                     not _in_never_walked(relpath(root, child)):
                 if entry.is_symlink() or entry.is_file(follow_symlinks=False):
                     found.append(child)
@@ -401,10 +405,10 @@ def _grep(root: Path, searches: list[tuple[str, ...]], suffixes: tuple[str, ...]
     first = searches[0] if len(searches) == 1 else tuple(dict.fromkeys(patterns[0] for patterns in searches))
     args = [arg for pattern in first for arg in ("-e", pattern)]
     try:
-        run = subprocess.run(["git", "-C", str(root), "grep", "-l", "-I", "-i", "-E", "--untracked",
-                              *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
-                              *(f"*{suffix}" for suffix in suffixes)], capture_output=True, check=False)
-    except OSError:
+        run = git.run(root, "grep", "-l", "-I", "-i", "-E", "--untracked",
+                      *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
+                      *(f"*{suffix}" for suffix in suffixes))
+    except git.GitError:
         return None
     if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree
         return None
@@ -425,7 +429,7 @@ def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str],
     """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
     ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
     ones)."""
-    return _matching(root, _walk(root, root, exclude, suffixes), searches, "[ \t]")
+    return _matching(root, _walk(root, root, exclude, _named(suffixes)), searches, "[ \t]")
 
 
 def _matching(root: Path, files: Iterable[Path], searches: list[tuple[str, ...]], space: str) -> list[set[str]]:

@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 
+from .git import GitError, run
 
 # With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
 # "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).
@@ -100,18 +101,22 @@ def _resolved(path: str) -> str | None:
 
 
 def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
-    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``."""
+    """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``, or leads
+    into a ``.git`` folder of it (the checkout's credentials live there: a ``.env`` linked to
+    ``.git/config`` is never read)."""
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
         return True
+    try:
+        inside = real.relative_to(root.resolve())
+    except ValueError:
+        inside = None
+    if inside is not None and ".git" in inside.parts:
+        return True
     if os.path.normpath(path.absolute()) == str(real):
         return False
-    try:
-        real.relative_to(root.resolve())
-    except ValueError:
-        return True
-    return False
+    return inside is None
 
 
 def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> bytes | None:
@@ -121,23 +126,24 @@ def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> byt
     Raises UnsafePath for a symlink entry (mode 120000: its blob is the link's target, and following
     it is what must not happen), for a folder or submodule, and for a blob larger than ``limit``.
     """
-    from .diff import git
-
     if not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", commit):
         raise ValueError(f"blob_at needs a full commit id, not {commit!r}")
-    listed = git(root, "ls-tree", "-z", "--full-tree", commit, "--", path, check=False)
-    entry = listed.stdout.split(b"\0")[0] if listed.returncode == 0 else b""
-    if not entry:
-        return None
-    mode, kind, blob = entry.partition(b"\t")[0].decode("ascii").split()
-    if mode == "120000":
-        raise UnsafePath(f"{what} {_shown(path)} is a symlink at {commit[:12]}; refused")
-    if kind != "blob":
-        raise UnsafePath(f"{what} {_shown(path)} is not a file at {commit[:12]}; refused")
-    size = int(git(root, "cat-file", "-s", blob).stdout)
-    if size > limit:
-        raise UnsafePath(f"{what} {_shown(path)} is larger than {limit:,} bytes; refused")
-    return git(root, "cat-file", "blob", blob).stdout
+    try:
+        listed = run(root, "ls-tree", "-z", "--full-tree", "--end-of-options", commit, "--", path)
+        entry = listed.stdout.split(b"\0")[0] if listed.returncode == 0 else b""
+        if not entry:
+            return None
+        mode, kind, blob = entry.partition(b"\t")[0].decode("ascii").split()
+        if mode == "120000":
+            raise UnsafePath(f"{what} {_shown(path)} is a symlink at {commit[:12]}; refused")
+        if kind != "blob":
+            raise UnsafePath(f"{what} {_shown(path)} is not a file at {commit[:12]}; refused")
+        size = int(run(root, "cat-file", "-s", "--end-of-options", blob, check=True).stdout)
+        if size > limit:
+            raise UnsafePath(f"{what} {_shown(path)} is larger than {limit:,} bytes; refused")
+        return run(root, "cat-file", "blob", "--end-of-options", blob, check=True).stdout
+    except GitError as exc:
+        raise UnsafePath(f"{what} {_shown(path)} cannot be read at {commit[:12]} ({exc})") from None
 
 
 def _within(path: str | Path, base: str | Path) -> bool:

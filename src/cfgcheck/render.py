@@ -22,6 +22,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Callable
 
+from .git import run
 from .notes import note
 from .paths import UnsafePath, blob_at, inside_repo, repo_relative
 from .reporters.markdown import escape
@@ -188,9 +189,7 @@ def _committed_environment(source: Overrides):
 
 def changed_overrides(root: Path, commit: str) -> list[str]:
     """Template overrides that differ between ``commit`` and the work tree (the pull request's)."""
-    from .diff import git
-
-    out = git(root, "diff", "--name-only", "-z", commit, "--", OVERRIDE_DIR, check=False)
+    out = run(root, "diff", "--name-only", "-z", "--end-of-options", commit, "--", OVERRIDE_DIR)
     return sorted(name for name in out.stdout.decode("utf-8", "replace").split("\0") if name)
 
 

@@ -17,12 +17,11 @@ The search costs one ``git grep`` per changed served model, with fixed strings p
 from __future__ import annotations
 
 import re
-import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from . import settings
+from . import git, settings
 from .engines.argv import launch_offset, walk
 from .engines.catalog import catalog_for
 from .engines.versions import DISPLAY
@@ -118,34 +117,31 @@ def changed_settings(base: ServedModel, head: ServedModel) -> list[ChangedSettin
 
 
 def _grep(root: Path, patterns: list[str]) -> list[tuple[str, int, str]]:
-    """(path, line, text) of lines holding any of ``patterns`` (fixed strings), at most MAX_HITS."""
-    args = ["git", "grep", "--untracked", "-n", "-z", "-I", "-F", "--no-color"]
+    """(path, line, text) of lines holding any of ``patterns`` (fixed strings), at most MAX_HITS; the
+    output is read up to MAX_HITS lines of MAX_LINE bytes (a longer line costs the ones after it)."""
+    args = ["grep", "--untracked", "-n", "-z", "-I", "-F", "--no-color"]
     for pattern in patterns:
         args += ["-e", pattern]
     args.append("--")
+    try:
+        out = git.run(root, *args, limit=MAX_HITS * MAX_LINE).stdout
+    except git.GitError:
+        return []
     hits: list[tuple[str, int, str]] = []
-    try:
-        proc = subprocess.Popen(args, cwd=root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
-    except OSError:
-        return hits
-    try:
-        for raw in proc.stdout:
-            parts = raw[:MAX_LINE].split(b"\0", 2)
-            if len(parts) == 3 and parts[1].isdigit():
-                hits.append((parts[0].decode("utf-8", "surrogateescape"), int(parts[1]),
-                             parts[2].decode("utf-8", "replace").rstrip("\r\n")))
-            if len(hits) >= MAX_HITS:
-                break
-    finally:
-        proc.kill()
-        proc.wait()
+    for raw in out.split(b"\n")[:-1]:  # the last piece is empty, or a line cut at the bound
+        parts = raw[:MAX_LINE].split(b"\0", 2)
+        if len(parts) == 3 and parts[1].isdigit():
+            hits.append((parts[0].decode("utf-8", "surrogateescape"), int(parts[1]),
+                         parts[2].decode("utf-8", "replace").rstrip("\r\n")))
+        if len(hits) >= MAX_HITS:
+            break
     return hits
 
 
 def _added_lines(root: Path, base: str, path: str) -> set[int]:
     """Head line numbers the change added to ``path`` (``git diff -U0``)."""
-    out = subprocess.run(["git", "diff", "-U0", "--no-color", "--no-ext-diff", base, "--", path], cwd=root,
-                         capture_output=True).stdout.decode("utf-8", "replace")
+    out = git.run(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--end-of-options", base, "--",
+                  path).stdout.decode("utf-8", "replace")
     added: set[int] = set()
     for match in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", out, re.M):
         start, count = int(match.group(1)), int(match.group(2) or 1)

@@ -240,9 +240,7 @@ def test_kustomize_rendered_with_fake_kubectl_maps_back_to_patch(tmp_path, monke
 
 def test_kustomize_without_kubectl_is_skipped_with_a_note(monkeypatch, capsys):
     monkeypatch.setenv("PATH", "/nonexistent")
-    from cfgcheck.adapters.renderers import kustomize
 
-    kustomize._noted.clear()
     root = FORMATS / "kustomize"
     config = Config(root)
     models = collect([root], config)[1]

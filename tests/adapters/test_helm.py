@@ -12,7 +12,6 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.__main__ import main as cfgcheck_main
-from cfgcheck.adapters.renderers import kustomize
 from cfgcheck.adapters.renderers.helm import helm_binary
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
@@ -68,14 +67,19 @@ spec:
 
 FAKE_HELM = """\
 #!/bin/sh
-# a stand-in for `helm template NAME CHART [--values FILE]`: the image tag and maxModelLen come from
-# the chart's values.yaml, then from the --values file
+# a stand-in for `helm template [OPTIONS] [--values=FILE] -- NAME CHART`: the image tag and maxModelLen
+# come from the chart's values.yaml, then from the --values file
 [ "$1" = template ] || exit 2
+VALUES=
+while [ $# -gt 0 ]; do
+  case "$1" in --values=*) VALUES=${1#--values=};; --) CHART=$3; break;; esac
+  shift
+done
 pick() { sed -n "s/^ *$1: *//p" "$2" | head -n 1; }
-TAG=$(pick tag "$3/values.yaml"); LEN=$(pick maxModelLen "$3/values.yaml")
-if [ "$4" = --values ]; then
-  [ -n "$(pick tag "$5")" ] && TAG=$(pick tag "$5")
-  [ -n "$(pick maxModelLen "$5")" ] && LEN=$(pick maxModelLen "$5")
+TAG=$(pick tag "$CHART/values.yaml"); LEN=$(pick maxModelLen "$CHART/values.yaml")
+if [ -n "$VALUES" ]; then
+  [ -n "$(pick tag "$VALUES")" ] && TAG=$(pick tag "$VALUES")
+  [ -n "$(pick maxModelLen "$VALUES")" ] && LEN=$(pick maxModelLen "$VALUES")
 fi
 cat <<EOF
 {rendered}EOF
@@ -93,7 +97,6 @@ def write_chart(root: Path) -> None:
 def chart(tmp_path: Path) -> Path:
     root = tmp_path / "repo"
     write_chart(root)
-    kustomize._noted.clear()
     return root
 
 
@@ -139,7 +142,6 @@ def test_diff_mode_renders_the_chart_at_head_and_base(tmp_path: Path, monkeypatc
     from cfgcheck.diff import lint_diff
     from helpers import git, make_repo, write
 
-    kustomize._noted.clear()
     fake_helm(tmp_path, monkeypatch)
     base_values = CHART["charts/chat/values.yaml"].replace("64000", "32768")
     repo = make_repo(tmp_path, {**CHART, "charts/chat/values.yaml": base_values})

@@ -12,12 +12,11 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.adapters.renderers import kustomize
 from cfgcheck.adapters.renderers.helm import helm_binary
 from cfgcheck.adapters.renderers.helm_sandbox import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import without_helm
+from helpers import recording_server, without_helm
 
 REPO = Path(__file__).resolve().parents[2]
 needs_helm = pytest.mark.skipif(helm_binary() is None,
@@ -75,11 +74,6 @@ def umbrella(name: str, dependency: str, values: str) -> dict[str, str]:
 def models(result) -> list[tuple[str, int, str | None]]:
     return sorted((m.location.path, m.location.line, m.model.value if m.model is not None else None)
                   for m in result.models)
-
-
-@pytest.fixture(autouse=True)
-def fresh_notes():
-    kustomize._noted.clear()
 
 
 @needs_helm
@@ -261,8 +255,11 @@ def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_setti
     lint([tmp_path / "repo"], Config((tmp_path / "repo").resolve()))
     seen = record.read_text()
     args, env = seen.splitlines()[0], dict(line.split("=", 1) for line in seen.splitlines()[1:] if "=" in line)
-    assert args.startswith("template engine ") and args.endswith(" --skip-tests --skip-schema-validation")
-    assert "--post-renderer" not in args and "--dependency-update" not in args
+    # every option first, then `--`, the release name and the chart's absolute path
+    options, _, positionals = args.partition(" -- ")
+    assert options == "template --skip-tests --skip-schema-validation"
+    assert positionals.split(" ")[0] == "engine" and Path(positionals.split(" ")[1]).is_absolute()
+    assert "--post-renderer" not in args and "--dependency-update" not in args and "--enable-dns" not in args
     assert "ghs_secret" not in seen and "/home/u" not in seen and "/bin/evil" not in seen
     assert env["HELM_NO_PLUGINS"] == "1"
     scratch = Path(env["HOME"])
@@ -270,9 +267,10 @@ def test_helm_runs_with_no_plugins_and_nothing_of_the_callers_helm_or_kube_setti
         assert Path(env[name]).is_relative_to(scratch), name
     assert not scratch.exists(), "the scratch folder is removed after the run"
     assert str(tmp_path / "repo") not in args, "helm renders a private copy, never the work tree itself"
-    assert set(helm_env(scratch)) - {"PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL"} == {
-        "HOME", "HELM_NO_PLUGINS", "HELM_CACHE_HOME", "HELM_CONFIG_HOME", "HELM_DATA_HOME", "HELM_PLUGINS",
-        "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE", "KUBECONFIG"}
+    assert set(helm_env(scratch)) - {"PATH", "SYSTEMROOT", "LANG", "LC_ALL", "LC_CTYPE"} == {
+        "HOME", "TMPDIR", "GOMAXPROCS", "HELM_NO_PLUGINS", "HELM_CACHE_HOME", "HELM_CONFIG_HOME",
+        "HELM_DATA_HOME", "HELM_PLUGINS", "HELM_REGISTRY_CONFIG", "HELM_REPOSITORY_CONFIG", "HELM_REPOSITORY_CACHE",
+        "KUBECONFIG"}
 
 
 def test_the_action_installs_the_locked_helm_of_the_helm_extra() -> None:
@@ -320,29 +318,9 @@ def test_diff_mode_renders_the_base_with_its_file_dependencies(tmp_path: Path) -
 def test_a_schema_referring_to_the_network_is_not_fetched(tmp_path: Path) -> None:
     """values.schema.json may $ref a URL; helm's schema loader would fetch it. Rendering skips schema
     validation: a listener on 127.0.0.1 sees no request, and the chart still renders."""
-    import http.server
-    import threading
-
-    requests: list[str] = []
-
-    class Recorder(http.server.BaseHTTPRequestHandler):
-        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
-            requests.append(self.path)
-            self.send_response(200)
-            self.end_headers()
-            self.wfile.write(b'{"type": "object"}')
-
-        def log_message(self, *args) -> None:
-            pass
-
-    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    try:
-        schema = '{"$ref": "http://127.0.0.1:%d/schema.json"}' % server.server_address[1]
-        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": schema})
+    with recording_server(b'{"type": "object"}') as (url, requests):
+        write(tmp_path / "engine", {**ENGINE_CHART, "values.schema.json": '{"$ref": "%s/schema.json"}' % url})
         result = lint([tmp_path], Config(tmp_path.resolve()))
-    finally:
-        server.shutdown()
     assert requests == [] and len(result.models) == 1
 
 
@@ -378,3 +356,27 @@ def test_a_value_repeated_for_several_subcharts_is_traced_under_the_right_key(tm
     rendered = sorted((m.model.value, m.model.location.path, m.model.location.line) for m in result.models
                       if m.identity.startswith("qna/"))
     assert rendered == [("Qwen/Qwen3-8B", "qna/values.yaml", 5), ("meta-llama/Llama-Guard-3-8B", "qna/values.yaml", 8)]
+
+
+@needs_helm
+def test_only_what_git_tracks_of_a_chart_is_rendered(tmp_path: Path, capsys) -> None:
+    """Inside a git repository a chart is rendered from the files Git tracks: a subchart `helm dependency
+    build` left untracked is not vendored (the chart renders without it, and says so), a values file
+    that is not tracked is not rendered, and a chart Git tracks nothing of is one note."""
+    from helpers import git, make_repo
+
+    repo = make_repo(tmp_path, {f"stack/{name}": text for name, text in umbrella(
+        "stack", "repository: https://charts.example.invalid", "engine:\n  served: {maxModelLen: 4096}\n").items()})
+    write(repo / "stack/charts/engine", ENGINE_CHART)  # built, not committed
+    (repo / "stack/values-local.yaml").write_text("engine:\n  served: {model: Qwen/Qwen3-8B}\n")
+    write(repo / "new", ENGINE_CHART)  # a chart not added yet
+    result = lint([repo], Config(repo.resolve()))
+    err = capsys.readouterr().err
+    assert "stack: rendered without its remote dependencies engine (https://charts.example.invalid)" in err
+    assert "stack with values-local.yaml: not rendered: the values file is not tracked by git" in err
+    assert "new: chart not rendered: git tracks none of its files (add them to render it)" in err
+    assert result.models == []
+    git(repo, "add", "stack/charts", "stack/values-local.yaml")
+    rendered = lint([repo], Config(repo.resolve()))
+    assert sorted(m.model.value for m in rendered.models if m.identity.startswith("stack/")) == [
+        "Qwen/Qwen3-8B", "facebook/opt-125m"]

@@ -34,8 +34,10 @@ def fake_kubectl(tmp_path: Path) -> Path:
     for tag in ("v0.10.0", "v0.11.0"):
         (tmp_path / f"{tag}.yaml").write_text(RENDERED.format(tag=tag), encoding="utf-8")
     script = bin_dir / "kubectl"
-    script.write_text(f"#!/bin/sh\n[ \"$1\" = kustomize ] || exit 2\necho \"$2\" >> '{tmp_path}/calls'\n"
-                      f"case \"$2\" in */prod) cat '{tmp_path}/v0.11.0.yaml';;"
+    # `kubectl kustomize -- FOLDER`: the folder is the third argument
+    script.write_text(f"#!/bin/sh\n[ \"$1\" = kustomize ] && [ \"$2\" = -- ] || exit 2\n"
+                      f"echo \"$3\" >> '{tmp_path}/calls'\n"
+                      f"case \"$3\" in */prod) cat '{tmp_path}/v0.11.0.yaml';;"
                       " */components/*) echo 'Error: a Component' >&2; exit 1;;"
                       f" */base) cat '{OVERLAYS}/base/deployment.yaml';; *) cat '{tmp_path}/v0.10.0.yaml';; esac\n")
     script.chmod(script.stat().st_mode | stat.S_IEXEC)
@@ -44,7 +46,6 @@ def fake_kubectl(tmp_path: Path) -> Path:
 
 @pytest.fixture(params=["fake-kubectl", "real-kubectl"])
 def kubectl(request, tmp_path: Path, monkeypatch) -> str:
-    kustomize._noted.clear()
     if request.param == "real-kubectl":
         if shutil.which("kubectl") is None:
             pytest.skip("kubectl is not installed: the overlays are checked with the fake kubectl only")
@@ -80,7 +81,6 @@ def test_overlays_that_render_a_line_differently_are_each_reported(kubectl: str)
 
 
 def test_a_component_is_rendered_only_through_what_includes_it(tmp_path: Path, monkeypatch, capsys) -> None:
-    kustomize._noted.clear()
     monkeypatch.setenv("PATH", str(fake_kubectl(tmp_path)) + os.pathsep + os.environ.get("PATH", ""))
     lint([OVERLAYS], Config(OVERLAYS))
     calls = (tmp_path / "calls").read_text(encoding="utf-8").split()
@@ -90,16 +90,15 @@ def test_a_component_is_rendered_only_through_what_includes_it(tmp_path: Path, m
 
 def test_a_reference_outside_the_repository_is_not_followed(tmp_path: Path, monkeypatch, capsys) -> None:
     """``resources: ../../outside`` in a pull request: not read by cfgcheck, not rendered by kubectl."""
-    kustomize._noted.clear()
     monkeypatch.setenv("PATH", str(fake_kubectl(tmp_path)) + os.pathsep + os.environ.get("PATH", ""))
     outside = tmp_path / "outside"
     shutil.copytree(OVERLAYS / "base", outside)
     repo = tmp_path / "repo"
     (repo / "envs" / "evil").mkdir(parents=True)
     (repo / "envs" / "evil" / "kustomization.yaml").write_text("resources:\n  - ../../../outside\n", encoding="utf-8")
-    files, remote, leaves = kustomize._source_files(repo, repo / "envs" / "evil")
-    assert leaves == "../../../outside" and not remote
-    assert all(outside not in file.parents for file in files)
+    reach = kustomize._reach(repo, repo / "envs" / "evil")
+    assert reach.outside == "../../../outside" and not reach.remote
+    assert all(outside not in file.parents for file in reach.files)
     result = lint([repo], Config(repo))
     assert not result.models and not (tmp_path / "calls").exists()
     assert "draws from outside the repository (../../../outside), not rendered" in capsys.readouterr().err
@@ -112,4 +111,4 @@ def test_a_symlink_out_of_the_repository_is_not_followed(tmp_path: Path) -> None
     (repo / "envs" / "evil").mkdir(parents=True)
     (repo / "base").symlink_to(outside, target_is_directory=True)
     (repo / "envs" / "evil" / "kustomization.yaml").write_text("resources:\n  - ../../base\n", encoding="utf-8")
-    assert kustomize._source_files(repo, repo / "envs" / "evil")[2] == "../../base"
+    assert kustomize._reach(repo, repo / "envs" / "evil").outside == "../../base"

@@ -41,16 +41,9 @@ LAZY_EXCEPTIONS = {
 }
 # Temporary, until the change named lands; each must still exist, so the entry is removed with the edge.
 PENDING_LAZY = {
-    ("cfgcheck.paths", "cfgcheck.diff"): "blob_at runs git through diff.git: every git call moves to git.py",
-    ("cfgcheck.render", "cfgcheck.diff"): "changed_overrides runs git through diff.git: moves to git.py",
     ("cfgcheck.lint", "cfgcheck.adapters.renderers.helm"):
         "chart template notes: Helm and kustomize rendering becomes an input stage outside the adapters",
-    ("cfgcheck.adapters.renderers.helm", "cfgcheck.adapters.renderers.helm_sandbox"):
-        "renderers/helm.py is being rewritten with the rendering input stage",
 }
-# Import edges the cycle check leaves out until git.py holds every git call (each closes the cycle
-# diff -> lint -> discover -> paths -> diff).
-PENDING_CYCLE_EDGES = {edge: why for edge, why in PENDING_LAZY.items() if edge[1] == "cfgcheck.diff"}
 
 ADAPTERS = "cfgcheck.adapters"
 LAYERS = ("formats", "renderers", "launch", "core")  # each imports only the layers after it
@@ -170,10 +163,6 @@ def cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_the_import_graph_has_no_cycle_counting_imports_inside_functions() -> None:
     graph = import_graph()
     assert len(graph) > 50 and graph["cfgcheck.lint"], "the graph was not built"
-    stale = [edge for edge in PENDING_CYCLE_EDGES if edge[1] not in graph[edge[0]]]
-    assert not stale, f"the edge is gone: drop it from PENDING_LAZY: {stale}"
-    for source, target in PENDING_CYCLE_EDGES:
-        graph[source] = graph[source] - {target}
     found = cycles(graph)
     assert not found, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in found)
 

@@ -17,6 +17,7 @@ from cfgcheck.adapters.core.registry import file_suffixes
 from cfgcheck.config import load as load_config
 from cfgcheck.config import repo_root
 from cfgcheck.discover import CEILING_SEARCH, RepoSearch
+from cfgcheck.git import HARDENING
 from cfgcheck.lint import gather
 from cfgcheck.paths import git_may_find_repository
 from tests.cli.test_output_formats import SECRET_APP
@@ -64,8 +65,9 @@ def test_in_a_repository_one_git_grep_finds_users_and_ceilings(tmp_path, git_run
     git_runs.clear()
     collection = _gather_named(repo, "app.yaml")
     assert [m.path for m in collection.context] == ["k8s/embed.yaml"]
-    assert [run[:2] for run in git_runs] == [["git", "rev-parse"], ["git", "-C"]]
-    assert "grep" in git_runs[1]
+    # every git process starts with the same hardening options, then its subcommand (cfgcheck/git.py)
+    assert [run[:1 + len(HARDENING)] for run in git_runs] == [["git", *HARDENING]] * 2
+    assert [run[1 + len(HARDENING)] for run in git_runs] == ["rev-parse", "grep"]
 
 
 def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_path):

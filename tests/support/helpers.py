@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 import subprocess
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -93,3 +95,30 @@ def without_helm(monkeypatch: pytest.MonkeyPatch) -> None:
     the ``helm`` extra puts it in a venv)."""
     monkeypatch.setenv("PATH", "/nonexistent")
     monkeypatch.setattr("sys.executable", "/nonexistent/python3")
+
+
+@contextlib.contextmanager
+def recording_server(body: bytes) -> Iterator[tuple[str, list[str]]]:
+    """An HTTP server on 127.0.0.1 answering every GET with ``body``: (its URL, the paths asked for), so a
+    test proves that nothing fetched what a file names."""
+    import http.server
+    import threading
+
+    asked: list[str] = []
+
+    class Recorder(http.server.BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            asked.append(self.path)
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args) -> None:
+            pass
+
+    server = http.server.HTTPServer(("127.0.0.1", 0), Recorder)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", asked
+    finally:
+        server.shutdown()

@@ -18,12 +18,14 @@ import subprocess
 import tempfile
 from pathlib import Path
 
+from .. import git
 from ..redact import redact
 from .plan import PlanError
 
-# Variables that would point git at another repository or index than the one we mean.
-_GIT_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_OBJECT_DIRECTORY", "GIT_PREFIX",
-            "GIT_COMMON_DIR", "GIT_NAMESPACE")
+# What propose's git keeps of the caller's environment besides cfgcheck/git.py's allow-list: the
+# transport (fetch, push) and the committer identity; never a variable that would point git at another
+# repository or index than the one we mean (GIT_DIR, GIT_INDEX_FILE, ...).
+_KEPT_ENV = git.TRANSPORT_ENV + git.IDENTITY_ENV
 FALLBACK_NAME, FALLBACK_EMAIL = "cfgcheck", "cfgcheck@users.noreply.github.com"
 
 
@@ -34,14 +36,6 @@ class GitError(PlanError):
 # The trailer propose writes in each of its commits: a branch is adopted only when all its own commits
 # carry it (https://git-scm.com/docs/git-interpret-trailers).
 TRAILER = "Cfgcheck-Proposal"
-
-
-def _env(extra: dict[str, str] | None = None) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k not in _GIT_ENV}
-    env.setdefault("GIT_TERMINAL_PROMPT", "0")
-    env["LC_ALL"] = "C"
-    env.update(extra or {})
-    return env
 
 
 def clean(text: str, token: str | None = None) -> str:
@@ -56,11 +50,7 @@ class Git:
 
     def run(self, *args: str, check: bool = True, input: str | None = None,
             env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
-        try:
-            result = subprocess.run(["git", *args], cwd=self.cwd, capture_output=True, text=True, env=_env(env),
-                                    input=input, encoding="utf-8", errors="replace")
-        except OSError as exc:
-            raise GitError(f"cannot run git: {exc.strerror or exc}") from None
+        result = git.run(self.cwd, *args, error=GitError, text=True, input=input, keep=_KEPT_ENV, env=env)
         if check and result.returncode != 0:
             lines = [line for line in (result.stderr or result.stdout).strip().splitlines() if line.strip()]
             detail = next((line for line in reversed(lines) if line.startswith(("fatal:", "error:"))),
@@ -80,12 +70,12 @@ class Git:
         return Path(found.stdout.strip()).resolve()
 
     def remote_url(self, remote: str) -> str | None:
-        found = self.run("remote", "get-url", remote, check=False)
+        found = self.run("remote", "get-url", "--end-of-options", remote, check=False)
         return found.stdout.strip() if found.returncode == 0 else None
 
     def remote_head(self, remote: str) -> str | None:
         """The remote's default branch (``ls-remote --symref REMOTE HEAD``)."""
-        found = self.run("ls-remote", "--symref", remote, "HEAD", check=False)
+        found = self.run("ls-remote", "--symref", "--end-of-options", remote, "HEAD", check=False)
         match = re.search(r"^ref: refs/heads/(\S+)\tHEAD", found.stdout or "", re.M)
         return match.group(1) if match else None
 
@@ -96,7 +86,7 @@ class Git:
 
     def remote_branch(self, remote: str, branch: str) -> str | None:
         """The sha of ``branch`` on the remote, or None."""
-        found = self.run("ls-remote", "--heads", remote, f"refs/heads/{branch}")
+        found = self.run("ls-remote", "--heads", "--end-of-options", remote, f"refs/heads/{branch}")
         for line in found.stdout.splitlines():
             sha, _, ref = line.partition("\t")
             if ref == f"refs/heads/{branch}":
@@ -106,27 +96,29 @@ class Git:
     def fetch(self, remote: str, branch: str) -> str:
         """Fetch ``branch`` into its remote-tracking ref and return its sha."""
         tracking = f"refs/remotes/{remote}/{branch}"
-        self.run("fetch", "--quiet", "--no-tags", remote, f"+refs/heads/{branch}:{tracking}")
-        return self.out("rev-parse", "--verify", f"{tracking}^{{commit}}")
+        self.run("fetch", "--quiet", "--no-tags", "--end-of-options", remote, f"+refs/heads/{branch}:{tracking}")
+        return self.out("rev-parse", "--verify", "--end-of-options", f"{tracking}^{{commit}}")
 
     def resolve(self, ref: str) -> str:
-        found = self.run("rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+        found = self.run("rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}",
+                         check=False)
         if found.returncode != 0:
             raise GitError(f"'{ref}' is not a commit, branch or tag in this repository")
         return found.stdout.strip()
 
     def is_ancestor(self, ancestor: str, descendant: str) -> bool:
-        return self.run("merge-base", "--is-ancestor", ancestor, descendant, check=False).returncode == 0
+        found = self.run("merge-base", "--is-ancestor", "--end-of-options", ancestor, descendant, check=False)
+        return found.returncode == 0
 
     def merge_base(self, a: str, b: str) -> str:
-        return self.out("merge-base", a, b)
+        return self.out("merge-base", "--end-of-options", a, b)
 
     def foreign_commits(self, base: str, tip: str, branch: str) -> int:
         """How many commits of ``tip`` that ``base`` lacks were not made by propose for ``branch``: each
         of its commits ends with the trailer ``Cfgcheck-Proposal: <branch>``; merges count as foreign."""
         # "%x1e" starts a record, "%x1f" separates its fields (not str.strip()ped: both count as spaces)
         listing = self.run("log", "--no-decorate", f"--format=%x1e%p%x1f%(trailers:key={TRAILER},valueonly,"
-                           "separator=%x1f)", f"{base}..{tip}").stdout
+                           "separator=%x1f)", "--end-of-options", f"{base}..{tip}").stdout
         foreign = 0
         for record in listing.split("\x1e")[1:]:
             parents, *values = record.rstrip("\n").split("\x1f")
@@ -178,9 +170,9 @@ class Worktree:
 
     def checkout(self, commit: str) -> None:
         if self.git is None:
-            self.repo.run("worktree", "add", "--quiet", "--detach", str(self.root), commit)
+            self.repo.run("worktree", "add", "--quiet", "--detach", "--end-of-options", str(self.root), commit)
             self.git = Git(self.root, self.repo.token)
-        else:
+        else:  # a commit id resolved here: no option can hide in it (checkout takes no --end-of-options)
             self.git.run("checkout", "--quiet", "--detach", commit)
 
     def head(self) -> str:
@@ -196,7 +188,8 @@ class Worktree:
 
     def added_files(self, since: str, folder: str) -> list[str]:
         """Files added between ``since`` and HEAD under ``folder``."""
-        out = self.git.run("diff", "--name-only", "--diff-filter=A", "-z", since, "HEAD", "--", folder).stdout
+        out = self.git.run("diff", "--name-only", "--diff-filter=A", "-z", "--end-of-options", since, "HEAD", "--",
+                           folder).stdout
         return [p for p in out.split("\0") if p]
 
     def commit_staged(self, message: str) -> str:
@@ -206,7 +199,7 @@ class Worktree:
     def push(self, remote: str, branch: str, expected: str | None) -> None:
         """Push HEAD to ``branch``; ``expected`` is the sha the remote branch must still have (a lease)."""
         lease = f"--force-with-lease=refs/heads/{branch}:{expected or ''}"
-        self.git.run("push", "--quiet", "--no-verify", lease, remote, f"HEAD:refs/heads/{branch}")
+        self.git.run("push", "--quiet", "--no-verify", lease, "--end-of-options", remote, f"HEAD:refs/heads/{branch}")
 
 
 class Scratch(Worktree):
@@ -259,8 +252,9 @@ class Scratch(Worktree):
         redirect = {"GIT_OBJECT_DIRECTORY": str(self.root / ".git" / "objects"),
                     "GIT_ALTERNATE_OBJECT_DIRECTORIES": self.objects}
         self.repo.run("fetch", "--quiet", "--no-tags", "--no-prune", "--no-write-fetch-head", "--refmap=",
-                      "--no-auto-gc", "--no-recurse-submodules", remote, f"refs/heads/{branch}", env=redirect)
-        if self.git.run("cat-file", "-e", f"{sha}^{{commit}}", check=False).returncode != 0:
+                      "--no-auto-gc", "--no-recurse-submodules", "--end-of-options", remote, f"refs/heads/{branch}",
+                      env=redirect)
+        if self.git.run("cat-file", "-e", "--end-of-options", f"{sha}^{{commit}}", check=False).returncode != 0:
             raise GitError(f"branch '{branch}' moved on '{remote}' while it was fetched; run again")
         return sha
 

@@ -1,6 +1,6 @@
 """A local Helm chart (a folder with ``Chart.yaml``), linted as ``helm template`` renders it.
 
-The chart is staged with its local dependencies (``helmstage.py``) and rendered once with its default
+The chart is staged with its local dependencies (``helm_sandbox.py``) and rendered once with its default
 ``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
 ``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
 would install it. The rendered objects go through the other adapters; each value is then mapped back
@@ -12,7 +12,10 @@ one a rendering repeats unchanged, is reported once. The files under ``templates
 by one (they are not YAML until rendered); discovery sets them aside and one note says so.
 
 ``render-helm`` in the configuration or ``--render-helm/--no-render-helm``: unset renders when
-``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders.
+``helm`` is on PATH, ``true`` requires it (the command line checks), ``false`` never renders. Every
+rendering of a run shares one time budget (``render-budget``, ``sandbox.RenderRun``): a chart left when
+it is spent, or whose rendering hit a limit, is one note; after a rendering timed out, the chart's other
+values files are not rendered.
 """
 
 from __future__ import annotations
@@ -23,19 +26,22 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ... import sandbox
 from ...paths import escapes
 from ...model import Location, ServedModel
+from ...staging import StageError
 from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
 from ..core.contexts import DocContext
 from ..launch.configmaps import index as index_configmaps
 from ..core.protocol import document_adapters, has_serving_marker
-from .kustomize import TIMEOUT, SourceIndex, note, render_models
+from .helm_sandbox import run_template, stage, stage_values
+from .kustomize import SourceIndex, note, render_models
 
 if TYPE_CHECKING:
     from .helm_sandbox import Staged
 
 CHART_FILES = ("Chart.yaml",)
-MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run of up to TIMEOUT seconds
+MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run (all of a run share one time budget)
 _IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
@@ -68,68 +74,71 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if helm is None:
         note(f"{folder_rel}: helm not found, chart not rendered (its values files are linted one by one)")
         return []
-    import tempfile  # only a chart that may serve a model is staged: not at import
-
-    from .helm_sandbox import StageError, stage
-
-    with tempfile.TemporaryDirectory(prefix="cfgcheck-helm-") as scratch:
-        try:
-            staged = stage(repo, folder, Path(scratch) / "chart")
-        except StageError as exc:
-            note(f"{folder_rel}: chart not rendered: {exc}")
+    with sandbox.scope() as run:  # the run's, when there is one: one budget for every rendering
+        if run.allowed(ctx.workspace.config) <= 0:
+            note(f"{folder_rel}: chart not rendered: {run.budget_note(ctx.workspace.config)}")
             return []
-        for dependency in staged.dependency_folders:
-            templates += _templates(repo, dependency)
-        if not serving and not _serving(templates, staged.dependency_values):
-            return []
-        if staged.substituted:
-            note(f"{folder_rel}: remote dependencies rendered with the repository's own chart of that name: "
-                 f"{', '.join(staged.substituted)}")
-        if staged.dropped:
-            note(f"{folder_rel}: rendered without its remote dependencies {', '.join(staged.dropped)}: not "
-                 "vendored under charts/ and cfgcheck does not download (run `helm dependency build` and commit "
-                 "charts/ to lint them); their values are read by the values adapters")
-        return _renderings(ctx, root, helm, staged, Path(scratch), templates, [default, *values])
+        with run.folder("cfgcheck-helm-") as scratch:
+            staged = _staged(repo, folder, folder_rel, scratch)
+            if staged is None:
+                return []
+            for dependency in staged.dependency_folders:
+                templates += _templates(repo, dependency)
+            if not serving and not _serving(templates, staged.dependency_values):
+                return []
+            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run)
+
+
+def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged | None:
+    """The chart staged in ``scratch`` with its local dependencies, the notes on what was left out; None
+    (with a note) when it cannot be staged."""
+
+    try:
+        staged = stage(repo, folder, scratch / "chart")
+    except StageError as exc:
+        note(f"{folder_rel}: chart not rendered: {exc}")
+        return None
+    if staged.substituted:
+        note(f"{folder_rel}: remote dependencies rendered with the repository's own chart of that name: "
+             f"{', '.join(staged.substituted)}")
+    if staged.dropped:
+        note(f"{folder_rel}: rendered without its remote dependencies {', '.join(staged.dropped)}: not "
+             "vendored under charts/ and cfgcheck does not download (run `helm dependency build` and commit "
+             "charts/ to lint them); their values are read by the values adapters")
+    return staged
 
 
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
-                templates: list[tuple[str, str]], values: list[Path]) -> list[ServedModel]:
-    """One ``helm template`` per values file (the chart's defaults alone first), mapped back."""
-    from .helm_sandbox import run_template
+                templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun) -> list[ServedModel]:
+    """One ``helm template`` per values file (the chart's defaults alone first), mapped back; after a
+    rendering that timed out, the chart's other values files are not rendered."""
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
     home = scratch / "home"
     home.mkdir()
     default, extras = values[0], values[1:]
+    tracked = stage_values(repo, repo / folder_rel, extras, scratch / "values")
     found: list[ServedModel] = []
     seen: set[tuple] = set()
-    for extra in [None, *extras]:
+    for index, extra in enumerate([None, *extras]):
         label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
-        rendered, failure = run_template(helm, str(root.scalar("name")), staged.path, extra, home, limit,
-                                         TIMEOUT, staged.kube_version)
+        where = f"{folder_rel}{'' if extra is None else ' with ' + label}"
+        if extra is not None and extra not in tracked:
+            note(f"{where}: not rendered: the values file is not tracked by git")
+            continue
+        rendered, stopped = _render(ctx, root, helm, staged, tracked.get(extra), home, run, where)
         if rendered is None:
-            note(f"{folder_rel}{'' if extra is None else ' with ' + label}: "
-                 f"{failure.replace(str(scratch), '…')}; chart not rendered")
+            if stopped == "budget":
+                break  # its note says the run's budget is spent: the other values files are not tried
+            if stopped == "timeout" and index < len(extras):
+                note(f"{folder_rel}: its other {len(extras) - index} values file(s) not rendered after that")
+                break
             continue
         own = [p for p in (extra, default) if p is not None and p.is_file()]
-        files = [*staged.dependency_values, *reversed(own)]
-        index_configmaps(ctx.workspace, parse_text(ctx.path, rendered))  # envFrom across subcharts
-        models = []
-        for key, part in _by_subchart(rendered).items():
-            # a subchart's values: its own defaults, then the chart's values under its key (the same model
-            # id written for several subcharts of an umbrella is traced to the right one)
-            scoped = [(p, None) for p in staged.dependency_values if staged.keys.get(p) == key] if key else []
-            index = ScopedIndex(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
-            fallback = _fallback(folder_rel, staged.origins, part, templates)
-            rendered_models = render_models(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]",
-                                            keep_unchanged=True)
-            for model in rendered_models:
-                _image_beside_its_repository(model, index)
-            models += rendered_models
-        places = _places(repo, own, staged.keys, ctx.workspace)
-        for model in _anchored(models, places, _read_directly(repo, files, ctx.workspace)):
+        models = _mapped(ctx, staged, rendered, own, templates, label)
+        for model in _anchored(models, _places(repo, own, staged.keys, ctx.workspace),
+                               _read_directly(repo, [*staged.dependency_values, *reversed(own)], ctx.workspace)):
             signature = _signature(model)
             if signature in seen:
                 continue  # a values file that changes nothing this served model runs with: one report
@@ -138,6 +147,48 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
                 _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
             found.append(model)
     return found
+
+
+def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Path | None, home: Path,
+            run: sandbox.RenderRun, where: str) -> tuple[str | None, str | None]:
+    """One ``helm template`` within the run's budget: (output, None), or (None, what stopped it) with
+    one note."""
+    limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
+    timeout = run.allowed(ctx.workspace.config)
+    if timeout <= 0:
+        note(f"{where}: chart not rendered: {run.budget_note(ctx.workspace.config)}")
+        return None, "budget"
+    with run.timed():
+        rendered, failure, stopped = run_template(helm, str(root.scalar("name")), staged.path, values, home, limit,
+                                                  timeout, staged.kube_version)
+    if rendered is not None:
+        return rendered, None
+    if stopped == "timeout" and timeout < run.timeout:  # cut short by the run's budget, not its own time
+        note(f"{where}: chart not rendered: {run.budget_note(ctx.workspace.config)}")
+        return None, "budget"
+    note(f"{where}: {failure.replace(str(home.parent), '…')}; chart not rendered")
+    return None, stopped
+
+
+def _mapped(ctx: DocContext, staged: Staged, rendered: str, own: list[Path], templates: list[tuple[str, str]],
+            label: str) -> list[ServedModel]:
+    """The served models of one rendering, each value mapped back to the values file or template line."""
+    repo = Path(str(ctx.workspace.config.get("root")))
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    index_configmaps(ctx.workspace, parse_text(ctx.path, rendered))  # envFrom across subcharts
+    models = []
+    for key, part in _by_subchart(rendered).items():
+        # a subchart's values: its own defaults, then the chart's values under its key (the same model
+        # id written for several subcharts of an umbrella is traced to the right one)
+        scoped = [(p, None) for p in staged.dependency_values if staged.keys.get(p) == key] if key else []
+        index = ScopedIndex(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
+        fallback = _fallback(folder_rel, staged.origins, part, templates)
+        rendered_models = render_models(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]",
+                                        keep_unchanged=True)
+        for model in rendered_models:
+            _image_beside_its_repository(model, index)
+        models += rendered_models
+    return models
 
 
 def _by_subchart(rendered: str) -> dict[str, str]:

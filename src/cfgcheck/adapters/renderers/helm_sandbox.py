@@ -1,5 +1,6 @@
 """A Helm chart copied into a private folder with its local dependencies, and ``helm template`` run on
-it with nothing of the caller's environment (DESIGN: every byte of a pull request is hostile).
+it in the renderers' sandbox (every byte of a pull request is hostile: docs/SECURITY.md,
+"Rendering threat model").
 
 ``helm template`` needs every dependency of ``Chart.yaml`` under ``charts/``; ``helm dependency build``
 would put them there, but it also downloads remote ones. So the chart is staged instead: a dependency
@@ -8,10 +9,15 @@ that stays inside the repository is copied to ``charts/NAME/`` (its own dependen
 way, as ``helm dependency build`` packages them); a remote one that is not vendored cannot be had
 without the network, so it is left out of the staged ``Chart.yaml`` and the caller says so.
 
-helm runs with ``HELM_NO_PLUGINS`` and its cache, configuration and data folders inside the staging
-folder (no plugin, repository list, registry credential or kubeconfig of the machine is read), no
-``--dependency-update``, no post-renderer and no schema validation (a schema's remote ``$ref`` would be
-fetched), under a timeout and an output bound.
+Only the files Git tracks are staged (``staging.py``: no untracked or ignored file, no link into
+``.git`` or out of the repository, the chart's ``.helmignore`` applied). helm runs with fixed options
+before ``--`` and the release name and the chart's absolute path after it (a chart named
+``--post-renderer=sh`` is a name, and not a valid one: the release is then ``release``), with
+``HELM_NO_PLUGINS`` and its cache, configuration and data folders inside the staging folder (no plugin,
+repository list, registry credential or kubeconfig of the machine is read), no ``--dependency-update``,
+no post-renderer, no ``--enable-dns`` and no schema validation (a schema's remote ``$ref`` would be
+fetched), in ``sandbox.run_bounded``: an allow-listed environment, no network where the platform
+allows, resource limits, and bounds on time and output.
 """
 
 from __future__ import annotations
@@ -19,17 +25,15 @@ from __future__ import annotations
 import functools
 import os
 import re
-import shutil
-import subprocess
-import tempfile
-import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
 import yaml
 
-from ...paths import UnsafePath, escapes, inside_repo
+from ... import sandbox, staging
+from ...paths import UnsafePath, inside_repo
+from ...staging import StageError
 from ...yamlio import YamlError, data_of, load_data
 
 CHART_FILE = "Chart.yaml"
@@ -37,12 +41,10 @@ MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger one
 _LOWER_BOUND = re.compile(r"(?:^|>=?|\^|~|=)\s*v?(\d+\.\d+(?:\.\d+)?)")
 MAX_CHARTS = 2000  # Chart.yaml files read to find a chart the repository publishes itself
 MAX_DEPTH = 8  # dependencies of dependencies: deeper nesting is a loop or a hostile chart
-# what helm may see of the caller's environment: the rest (HELM_*, KUBECONFIG, proxies, tokens) is dropped
-_KEPT_ENV = ("PATH", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "LANG", "LC_ALL")
-
-
-class StageError(Exception):
-    """The chart cannot be staged (too large, a dependency outside the repository, a loop)."""
+# helm's release-name rule (helm/helm pkg/chartutil/validate_name.go, ValidateReleaseName): DNS-1123
+_RELEASE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
+MAX_RELEASE_NAME = 53
+FALLBACK_RELEASE = "release"
 
 
 @dataclass
@@ -67,10 +69,26 @@ class Staged:
 def stage(repo: Path, folder: Path, into: Path) -> Staged:
     """Copy the chart at ``folder`` (inside ``repo``) to ``into``/NAME with its local dependencies."""
     staged = Staged(into / folder.name)
-    budget = [MAX_STAGED_BYTES]
+    budget = staging.new_budget(MAX_STAGED_BYTES)
     _stage(repo, folder, staged.path, "", staged, budget, [folder.resolve()], None)
-    staged.kube_version = lowest_kube_version(_chart_data(folder).get("kubeVersion"))
+    staged.kube_version = lowest_kube_version(_chart_data(staged.path).get("kubeVersion"))
     return staged
+
+
+def stage_values(repo: Path, folder: Path, files: list[Path], into: Path) -> dict[Path, Path]:
+    """The chart's values files to render with (``--values``), staged as tracked files into ``into``
+    (apart from the chart: helm reads them whatever its ``.helmignore`` says): repository path ->
+    staged path, for those Git tracks."""
+    wanted = {path.resolve().relative_to(folder.resolve()).as_posix(): path for path in files}
+    staging.stage(repo, folder, into, staging.new_budget(MAX_STAGED_BYTES), only=set(wanted))
+    return {path: into / rel for rel, path in wanted.items() if (into / rel).is_file()}
+
+
+def release_name(chart_name: object) -> str:
+    """The release to render as: the chart's name when helm would accept it as a release name, else
+    ``release`` (a name is never an option: it comes after ``--`` too)."""
+    name = str(chart_name)
+    return name if len(name) <= MAX_RELEASE_NAME and _RELEASE_NAME.fullmatch(name) else FALLBACK_RELEASE
 
 
 def lowest_kube_version(constraint: object) -> str | None:
@@ -85,8 +103,8 @@ def lowest_kube_version(constraint: object) -> str | None:
 
 def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, budget: list[int],
            chain: list[Path], top: str | None) -> None:
-    _copy(repo, folder, target, budget)
-    data = _chart_data(folder)
+    staging.stage(repo, folder, target, budget, helm=True)
+    data = _chart_data(target)
     entries = data.get("dependencies") if isinstance(data, dict) else None
     kept: list[object] = []
     changed = False
@@ -96,9 +114,9 @@ def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, 
             continue
         name, alias = entry["name"], entry.get("alias")
         source = str(entry.get("repository") or "")
-        vendored = _vendored(folder / "charts", name)
+        vendored = _vendored(target / "charts", name)  # as staged: what Git tracks, .helmignore applied
         if vendored is not None:
-            unpacked = vendored
+            unpacked = folder / vendored.relative_to(target)
             if (unpacked / "values.yaml").is_file() and not (unpacked / "values.yaml").is_symlink():
                 staged.dependency_values.insert(0, unpacked.resolve() / "values.yaml")
                 staged.keys[unpacked.resolve() / "values.yaml"] = top or (alias if isinstance(alias, str) and alias
@@ -134,10 +152,13 @@ def _stage(repo: Path, folder: Path, target: Path, prefix: str, staged: Staged, 
 
 
 def _chart_data(folder: Path) -> dict:
+    """The staged chart's ``Chart.yaml``: what Git tracks, never a link."""
     try:
         data = load_data(folder / CHART_FILE)
     except YamlError as exc:
         raise StageError(f"{CHART_FILE} cannot be read ({exc})") from None
+    except OSError:
+        raise StageError(f"{CHART_FILE} is not tracked by git") from None
     return data if isinstance(data, dict) else {}
 
 
@@ -207,35 +228,6 @@ def _local_dependency(repo: Path, folder: Path, written: str, chain: list[Path])
     return resolved
 
 
-def _copy(repo: Path, folder: Path, target: Path, budget: list[int]) -> None:
-    """Copy the chart's files, following no symlinked folder (a loop) and no link out of the repository."""
-    for path in sorted(folder.rglob("*")):
-        relative = path.relative_to(folder)
-        if ".git" in relative.parts or any(p.is_symlink() and p.is_dir() for p in _parents(path, folder)):
-            continue
-        if path.is_symlink() and escapes(path, repo):
-            raise StageError(f"{path.relative_to(repo).as_posix()} links outside the repository")
-        if path.is_dir():
-            continue
-        if not path.is_file():
-            continue  # a FIFO or a device would block or never end
-        budget[0] -= path.stat().st_size
-        if budget[0] < 0:
-            raise StageError(f"the chart and its dependencies are larger than {MAX_STAGED_BYTES:,} bytes")
-        destination = target / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(path, destination)
-
-
-def _parents(path: Path, stop: Path) -> list[Path]:
-    found = []
-    for parent in path.parents:
-        if parent == stop:
-            break
-        found.append(parent)
-    return found
-
-
 def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
                        charts: Callable[[], dict[str, list[str]]]) -> list[str]:
     """Repo-relative folders of the local charts ``chart_folder`` renders with, transitively: ``file://``
@@ -269,49 +261,32 @@ def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
 
 
 def helm_env(home: Path) -> dict[str, str]:
-    """helm's environment: ``PATH`` and the locale only, every helm folder inside ``home``, no plugins."""
-    env = {name: os.environ[name] for name in _KEPT_ENV if name in os.environ}
-    env.update(HOME=str(home), HELM_NO_PLUGINS="1", HELM_CACHE_HOME=str(home / "cache"),
-               HELM_CONFIG_HOME=str(home / "config"), HELM_DATA_HOME=str(home / "data"),
-               HELM_PLUGINS=str(home / "plugins"), HELM_REGISTRY_CONFIG=str(home / "registry.json"),
-               HELM_REPOSITORY_CONFIG=str(home / "repositories.yaml"),
-               HELM_REPOSITORY_CACHE=str(home / "repository"), KUBECONFIG=str(home / "kubeconfig"))
-    return env
+    """helm's environment: the sandbox's allow-list, every helm folder inside ``home``, no plugins."""
+    return sandbox.child_env(home, {
+        "HELM_NO_PLUGINS": "1", "HELM_CACHE_HOME": str(home / "cache"), "HELM_CONFIG_HOME": str(home / "config"),
+        "HELM_DATA_HOME": str(home / "data"), "HELM_PLUGINS": str(home / "plugins"),
+        "HELM_REGISTRY_CONFIG": str(home / "registry.json"), "HELM_REPOSITORY_CONFIG": str(home / "repositories.yaml"),
+        "HELM_REPOSITORY_CACHE": str(home / "repository"), "KUBECONFIG": str(home / "kubeconfig")})
 
 
 def run_template(helm: str, release: str, chart: Path, values: Path | None, home: Path, limit: int,
-                 timeout: float, kube_version: str | None = None) -> tuple[str | None, str]:
-    """``helm template RELEASE CHART [--values FILE]``: (output, "") or (None, why it failed). At most
-    ``limit`` bytes and ``timeout`` seconds: a chart from a pull request can loop or print without end."""
-    args = [helm, "template", release, str(chart)]
-    if values is not None:
-        args += ["--values", str(values)]
-    args.append("--skip-tests")  # test hooks (templates/tests/) are pods that probe a release, not servers
+                 timeout: float, kube_version: str | None = None) -> tuple[str | None, str, str | None]:
+    """``helm template [OPTIONS] -- RELEASE CHART``: (output, "", None) or (None, why it failed, the bound
+    that stopped it or None). At most ``limit`` bytes and ``timeout`` seconds, in the sandbox: a chart
+    from a pull request can loop, print or allocate without end."""
+    options = ["--skip-tests"]  # test hooks (templates/tests/) are pods that probe a release, not servers
     # a values.schema.json may $ref an http(s) URL, which the schema loader would fetch
-    args.append("--skip-schema-validation")
+    options.append("--skip-schema-validation")
     if kube_version is not None:
-        args += ["--kube-version", kube_version]
-    with tempfile.TemporaryFile() as errors:
-        try:
-            process = subprocess.Popen(args, stdout=subprocess.PIPE, stderr=errors, stdin=subprocess.DEVNULL,
-                                       env=helm_env(home), cwd=home)
-        except OSError as exc:
-            return None, f"helm template failed ({exc.strerror or exc})"
-        timer = threading.Timer(timeout, process.kill)
-        timer.start()
-        try:
-            output = process.stdout.read(limit + 1)
-            if len(output) > limit:
-                process.kill()
-            process.stdout.close()
-            code = process.wait()
-        finally:
-            timer.cancel()
-        errors.seek(0)
-        lines = errors.read(4000).decode("utf-8", "replace").strip().splitlines() or ["killed"]
-        first = next((line for line in lines if line.startswith("Error")), lines[0])  # after helm's warnings
-    if len(output) > limit:
-        return None, f"helm template printed more than {limit:,} bytes (limit max-file-bytes)"
-    if code != 0:
-        return None, f"helm template failed: {first}"
-    return output.decode("utf-8", "replace"), ""
+        options.append(f"--kube-version={kube_version}")
+    if values is not None:
+        options.append(f"--values={values.resolve()}")
+    args = [helm, "template", *options, "--", release_name(release), str(chart.resolve())]
+    try:
+        outcome = sandbox.run_bounded(args, cwd=home, env=helm_env(home), timeout=timeout, limit=limit,
+                                      sandboxed=True)
+    except OSError as exc:
+        return None, f"helm template failed ({exc.strerror or exc})", None
+    if outcome.stopped is not None or outcome.returncode != 0:
+        return None, sandbox.describe(outcome, "helm template", timeout, limit), outcome.stopped
+    return outcome.stdout.decode("utf-8", "replace"), "", None

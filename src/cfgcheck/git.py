@@ -1,0 +1,105 @@
+"""Every git process cfgcheck starts, in one place (git reads a repository a pull request wrote:
+docs/SECURITY.md, "Rendering threat model").
+
+Each call is ``git -c core.fsmonitor=false -c core.hooksPath=/dev/null SUBCOMMAND OPTIONS``: the
+callers put their fixed options first, ``--end-of-options`` before any revision or ref that came from
+outside (a ``--base`` or branch name such as ``--output=/tmp/x`` is then a name, not an option: git
+2.24 and later, git-scm.com/docs/gitcli), and pathspecs after ``--``. The configuration options
+neutralise the two settings that make a read-only command run a program of the repository's choice
+(git-scm.com/docs/git-config: ``core.fsmonitor`` may name a hook command, ``core.hooksPath`` where
+hooks are looked for).
+
+The environment is built from an allow-list, never the caller's whole one: ``PATH``, ``HOME`` and
+``XDG_CONFIG_HOME`` (the user's global configuration: ``safe.directory`` in a container,
+git-scm.com/docs/git-config#Documentation/git-config.txt-safedirectory), the variables that say which
+repository the user means (``REPOSITORY_ENV``), and what cfgcheck sets on purpose:
+``GIT_CONFIG_NOSYSTEM=1`` (no system configuration), ``GIT_TERMINAL_PROMPT=0`` (never wait for a
+password), no pager, ``GIT_OPTIONAL_LOCKS=0`` (a read takes no lock and writes no index), the C locale
+(messages are matched). ``propose``, which fetches and pushes, also keeps what the transport and the
+committer identity need (``TRANSPORT_ENV``, ``IDENTITY_ENV``) and drops the repository variables: it
+runs git in a worktree of its own. Every call is bounded in time and output (``sandbox.run_bounded``).
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from .sandbox import run_bounded
+
+TIMEOUT = 300.0  # seconds for one git process
+MAX_OUTPUT = 256 * 1024 * 1024  # bytes of one git process's output
+HARDENING = ("-c", "core.fsmonitor=false", "-c", f"core.hooksPath={os.devnull}")
+_BASE_ENV = ("PATH", "HOME", "XDG_CONFIG_HOME", "SYSTEMROOT", "TMPDIR", "TEMP", "TMP", "USERPROFILE",
+             "HOMEDRIVE", "HOMEPATH")
+# which repository git works on (git-scm.com/docs/git, "ENVIRONMENT VARIABLES"): the user's choice
+REPOSITORY_ENV = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR", "GIT_CEILING_DIRECTORIES",
+                  "GIT_DISCOVERY_ACROSS_FILESYSTEM")
+# what fetch and push need to reach the remote as the user does (propose only)
+TRANSPORT_ENV = ("SSH_AUTH_SOCK", "GIT_SSH", "GIT_SSH_COMMAND", "GIT_SSH_VARIANT", "GIT_ASKPASS", "SSH_ASKPASS",
+                 "DISPLAY", "XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "http_proxy", "https_proxy", "HTTP_PROXY",
+                 "HTTPS_PROXY", "no_proxy", "NO_PROXY", "all_proxy", "ALL_PROXY", "GIT_SSL_CAINFO", "GIT_SSL_CAPATH",
+                 "SSL_CERT_FILE", "SSL_CERT_DIR")
+IDENTITY_ENV = ("GIT_AUTHOR_NAME", "GIT_AUTHOR_EMAIL", "GIT_AUTHOR_DATE", "GIT_COMMITTER_NAME",
+                "GIT_COMMITTER_EMAIL", "GIT_COMMITTER_DATE")
+_SET = {"GIT_CONFIG_NOSYSTEM": "1", "GIT_TERMINAL_PROMPT": "0", "GIT_PAGER": "cat", "PAGER": "cat",
+        "GIT_OPTIONAL_LOCKS": "0", "LC_ALL": "C"}
+
+
+class GitError(Exception):
+    """git could not be run, or failed where the caller needs its answer; one line."""
+
+
+def environment(keep: tuple[str, ...] = REPOSITORY_ENV, extra: dict[str, str] | None = None) -> dict[str, str]:
+    """git's environment: the allow-list (module docstring), ``keep`` from the caller, then ``extra``."""
+    env = {name: os.environ[name] for name in (*_BASE_ENV, *keep) if name in os.environ}
+    env.update(_SET)
+    env.update(extra or {})
+    return env
+
+
+def run(cwd: Path | str, *args: str, check: bool = False, error: type[Exception] = GitError, text: bool = False,
+        input: str | bytes | None = None, keep: tuple[str, ...] = REPOSITORY_ENV, env: dict[str, str] | None = None,
+        timeout: float = TIMEOUT, limit: int = MAX_OUTPUT) -> subprocess.CompletedProcess:
+    """``git ARGS`` in ``cwd`` (module docstring); with ``check``, ``error`` (one line: the subcommand and
+    git's last message) when it fails. Output beyond ``limit`` bytes or ``timeout`` seconds is a failure."""
+    data = input.encode("utf-8") if isinstance(input, str) else input
+    try:
+        outcome = run_bounded(["git", *HARDENING, *args], cwd=cwd, env=environment(keep, env), timeout=timeout,
+                              limit=limit, input=data)
+    except OSError as exc:
+        raise error(f"cannot run git: {exc.strerror or exc}") from None
+    stderr, code = outcome.stderr, outcome.returncode
+    if outcome.stopped is not None:
+        bound = f"{timeout:g} s" if outcome.stopped == "timeout" else f"{limit:,} bytes of output"
+        stderr, code = f"fatal: stopped after {bound}\n".encode(), code or 1
+    message = stderr.decode("utf-8", "replace")
+    if check and code != 0:
+        last = message.strip().splitlines()[-1] if message.strip() else code
+        raise error(f"git {' '.join(args[:2])} failed: {last}")
+    if text:
+        return subprocess.CompletedProcess(["git", *args], code, outcome.stdout.decode("utf-8", "replace"), message)
+    return subprocess.CompletedProcess(["git", *args], code, outcome.stdout, stderr)
+
+
+def toplevel(folder: Path) -> Path | None:
+    """The work tree holding ``folder`` as git sees it, or None outside one (or without git)."""
+    try:
+        found = run(folder, "rev-parse", "--show-toplevel", text=True)
+    except GitError:
+        return None
+    return Path(found.stdout.strip()).resolve() if found.returncode == 0 and found.stdout.strip() else None
+
+
+def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal: bool = False) -> list[str] | None:
+    """``git ls-files -z OPTIONS -- PATHS`` in ``root``: the entries, or None outside a work tree. With
+    ``literal``, the paths are names, not patterns (``GIT_LITERAL_PATHSPECS``)."""
+    try:
+        found = run(root, "ls-files", "-z", *options, "--", *paths,
+                    env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
+    except GitError:
+        return None
+    if found.returncode != 0:
+        return None
+    return [name for name in found.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
