@@ -53,6 +53,8 @@ def served_model(case: dict):
     settings.update(case.get("flags") or {})
     for name, value in settings.items():
         m.add(Setting(name, value, loc, name))
+    # container environment the log states (``VLLM_USE_FLASHINFER_SAMPLER`` "0" where it warns FlashInfer is absent)
+    m.env = {name: Setting(name, str(value), loc, name) for name, value in (case.get("env") or {}).items()}
     m.gpu_product = case["gpu"]
     return m
 
