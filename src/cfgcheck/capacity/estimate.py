@@ -175,10 +175,7 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
     if not (hidden and arch.intermediate_size and arch.vocab_size):
         return None
-    inter = arch.intermediate_size
-    if arch.num_experts and arch.experts_per_token:
-        inter = inter * arch.experts_per_token
-    per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
+    per_token = (served.mlp_activation_elements(arch, hidden, tp, ACT_INTERMEDIATE_FACTOR) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
     forward = per_token * max_num_batched_tokens
     if not v1:
         return int(forward + arch.vocab_size * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES + ACT_CONSTANT)

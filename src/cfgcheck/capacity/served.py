@@ -101,6 +101,19 @@ def vllm_sampler_logit_copies(version: str | None) -> float:
     return SAMPLER_COPIES_TRITON if v is not None and lo <= v < hi else SAMPLER_COPIES_FLASHINFER
 
 
+def mlp_activation_elements(arch: Architecture, hidden: int, tp: int, dense_factor: float) -> float:
+    """Activation elements per batched token the MLP holds at its peak in the profile's forward pass. A dense MLP:
+    ``dense_factor`` copies of its intermediate width. An MoE layer runs vLLM's fused_experts
+    (vllm/model_executor/layers/fused_moe/fused_moe.py), which holds three caches per token: (topk, N) for the
+    gate/up projection, (topk, N / 2) after the activation and (topk, hidden) for the experts' outputs before
+    their weighted sum, where N is twice the expert's intermediate size over the tensor-parallel ranks; the last
+    is not sharded by TP."""
+    if arch.num_experts and arch.experts_per_token:
+        n = 2 * arch.intermediate_size / max(1, tp)
+        return arch.experts_per_token * (1.5 * n + hidden)
+    return dense_factor * arch.intermediate_size / max(1, tp)
+
+
 def vllm_non_torch_bytes(version: str | None, ranks: int) -> int:
     """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel)."""
     if ranks > 1:
