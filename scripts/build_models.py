@@ -146,6 +146,19 @@ def catalog_facts(entry: dict, source: dict, catalog: dict, cite: str) -> None:
                          f"(read from its config.json) at {cite}; the vendored test config quotes {quoted:,}")
 
 
+def apply_catalog_vision(models: list[dict], catalog: dict, cite: str) -> None:
+    """A vision encoder for entries whose own model KAITO's catalog tags as taking images (its pipeline tag, read
+    from the model card) when the catalog's copy of the config agrees with the entry's shapes. Only the entry's
+    first id counts: an alias that is a later multimodal release says nothing of the model the entry describes."""
+    by_name = {name.lower(): item for name, item in catalog.items()}
+    for entry in models:
+        item = by_name.get(entry["ids"][0].lower())
+        if entry.get("vision") or item is None or item.get("pipelineTag") not in _IMAGE_PIPELINES or not _agrees(entry, item):
+            continue
+        entry["vision"] = True
+        entry["vision_source"] = f"KAITO model catalog pipelineTag {item['pipelineTag']} of {item['name']} at {cite}"
+
+
 def build() -> dict:
     legacy = json.loads((HERE / "models_legacy.json").read_text(encoding="utf-8"))
     all_sources = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8"))["sources"]
@@ -173,6 +186,7 @@ def build() -> dict:
     models.extend(fine_tune_entry(s, models) for s in fine_tunes)
     models.extend(catalog_variant(s, models, catalog_file["catalog"], catalog_file["source"]) for s in variants)
     apply_catalog(models, catalog_file["catalog"], catalog_file["source"])
+    apply_catalog_vision(models, catalog_file["catalog"], catalog_file["source"])
     for entry in models:
         entry.setdefault("weights_source", _weights_source(entry))
     not_bundled = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8")).get("not_bundled", [])

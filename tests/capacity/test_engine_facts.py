@@ -130,3 +130,22 @@ def test_cfg202_is_an_error_only_beyond_the_range_top(tmp_path):
     beyond = _cfg202(tmp_path / "b", int(fit * (1 + width) * 1.5))
     assert [f.severity for f in beyond] == ["error"]
     assert not _cfg202(tmp_path / "c", fit)
+
+
+def test_v1_single_gpu_non_torch_is_what_its_logs_print():
+    # kolyangg/mlops-assignment's 0.10.2 log: "0.07 GiB for non-torch memory" on one H100; V0 counted the context
+    assert "0.07 GiB for non-torch memory" in LOGS["qwen3-30b-a3b-h100-pip"]["log"]
+    assert facts.vllm_non_torch_bytes("0.10.2", 1) == facts.VLLM_NON_TORCH_V1 < facts.vllm_non_torch_bytes("0.6.4", 1)
+    assert facts.vllm_non_torch_bytes("0.14.0", 2) == facts.VLLM_NON_TORCH_TP  # NCCL buffers: kept as before
+    est = cap.estimate(served("Qwen/Qwen3-30B-A3B-Instruct-2507", version="0.10.2", max_model_len=6144))
+    assert "non-torch ~0.13 GiB" in " ".join(est.reasons)
+
+
+def test_moe_forward_holds_the_fused_experts_caches():
+    """fused_experts keeps (topk, 2I/tp), (topk, I/tp) and (topk, hidden) per token; a dense MLP 3 x its width."""
+    from cfgcheck.capacity.architecture import lookup_architecture
+
+    moe, dense = lookup_architecture("Qwen/Qwen3-30B-A3B-Instruct-2507"), lookup_architecture("Qwen/Qwen3-32B")
+    assert facts.mlp_activation_elements(moe, 2048, 1, 3.0) == 8 * (1536 + 768 + 2048)
+    assert facts.mlp_activation_elements(moe, 2048, 2, 3.0) == 8 * (768 + 384 + 2048)  # the hidden cache is whole
+    assert facts.mlp_activation_elements(dense, 5120, 2, 3.0) == 3 * dense.intermediate_size / 2

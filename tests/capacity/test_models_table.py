@@ -192,3 +192,14 @@ def test_gemma4_before_vllm_0_21_caches_every_layer_at_full_length():
         assert any("caches every layer at full length" in r for r in est.reasons) == (version == "0.20.0")
     assert per_token["0.20.0"] == 50 * 16384 + 10 * 8192  # every layer at full length, each at its own size
     assert abs(tokens["0.21.0"] / tokens["0.20.0"] - 525 / 55) / (525 / 55) < 0.1
+
+
+def test_a_vision_encoder_comes_from_the_catalog_tag_of_the_entrys_own_model():
+    """Gemma 3 4B/27B take images by KAITO's catalog (image-text-to-text), which SGLang's fraction cut for a
+    multimodal model depends on; a tag of an alias only (Qwen3.8-27B on the Qwen3.5-27B entry) is not applied."""
+    by_id = {e["ids"][0]: e for e in _builder().build()["models"]}
+    for model in ("google/gemma-3-4b-it", "google/gemma-3-27b-it"):
+        assert by_id[model]["vision"] is True
+        assert by_id[model]["vision_source"].startswith(f"KAITO model catalog pipelineTag image-text-to-text of {model}")
+    assert not by_id["google/gemma-3-12b-it"].get("vision")  # not in the catalog: no source says so
+    assert "Qwen/Qwen3.8-27B" in by_id["Qwen/Qwen3.5-27B"]["ids"] and not by_id["Qwen/Qwen3.5-27B"].get("vision_source")

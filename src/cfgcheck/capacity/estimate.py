@@ -49,8 +49,7 @@ SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabili
 # 256 x 131,072 logits; llm-d-benchmark's H100 breakdown (config_explorer/empirical-vllm-memory-results.md)
 # logs 5.56 / 4.76 / 7.38 GiB peaks for 1024 requests over 151,936 / 128,256 / 201,088 tokens.
 SORT_SAMPLER_BYTES_PER_LOGIT = 38.5
-NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (beyond what torch accounts)
-NON_TORCH_TP = int(0.90 * GiB)  # NCCL / custom all-reduce buffers when TP > 1
+NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (TokenSpeed; vLLM: served.vllm_non_torch_bytes)
 CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default since v0.21)
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
@@ -180,10 +179,7 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
     if not (hidden and arch.intermediate_size and arch.vocab_size):
         return None
-    inter = arch.intermediate_size
-    if arch.num_experts and arch.experts_per_token:
-        inter = inter * arch.experts_per_token
-    per_token = (ACT_INTERMEDIATE_FACTOR * inter / max(1, tp) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
+    per_token = (served.mlp_activation_elements(arch, hidden, tp, ACT_INTERMEDIATE_FACTOR) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
     forward = per_token * max_num_batched_tokens
     if not v1:
         return int(forward + arch.vocab_size * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES + ACT_CONSTANT)
@@ -534,7 +530,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
         return
-    non_torch = NON_TORCH_BASE + (NON_TORCH_TP if run.tp * run.pp > 1 else 0)
+    non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0

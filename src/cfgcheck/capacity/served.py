@@ -24,7 +24,7 @@ from .tables import GiB
 # Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
 # absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md
 # records the table these come from; tests/capacity/test_accuracy.py keeps them at least the measured medians.
-CLASS_ERROR = {"dense": 0.03, "MoE": 0.10, "MLA": 0.11, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.03,
+CLASS_ERROR = {"dense": 0.03, "MoE": 0.03, "MLA": 0.11, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.02,
                "multi-GPU": 0.04}
 # V1's sampler warm-up holds 2 fp32 copies of the logits of every dummy request on the FlashInfer path (0.10.x);
 # with the Triton top-k/top-p kernels, the default from VLLM_SORT_SAMPLER_WINDOWS' end (0.16, vllm#33538), the
@@ -34,6 +34,18 @@ CLASS_ERROR = {"dense": 0.03, "MoE": 0.10, "MLA": 0.11, "hybrid": 0.03, "quantiz
 SAMPLER_TRITON_4_COPIES = ((0, 16, 0), (0, 21, 0))
 SAMPLER_COPIES_FLASHINFER = 2.0
 SAMPLER_COPIES_TRITON = 4.0
+# Non-torch memory vLLM deducts from the budget on one GPU. V1 measures the non-torch growth during the profile
+# run from the snapshot its worker takes once the CUDA context exists (vllm/v1/worker/gpu_worker.py init_device
+# ``init_snapshot``, determine_available_memory ``memory_profiling``), so the context is not counted; the start-up
+# logs that print the term measure 0.02-0.07 GiB at 0.10.2 (kolyangg/mlops-assignment, ShanghaoLi0913/memory-aware_RLHF,
+# mrpid12org/imageworks), 0.06 at 0.12.0 (2215860382/VedioSifter) and 0.13-0.14 at 0.14.0 (llm-d-benchmark's five
+# H100 rows; tests/data/startup_logs.json cites them): 0.13, most rows' figure, is kept. V0 counted the context
+# and cuBLAS workspaces (0.35 GiB logged by vllm#10517 at 0.6.4). With tensor or pipeline parallelism the NCCL and custom
+# all-reduce buffers dominate and no single figure fits the logs (bench/RESULTS.md): the V0 figure is kept there.
+VLLM_NON_TORCH_V1_SINCE = (0, 10, 0)
+VLLM_NON_TORCH_V1 = int(0.13 * GiB)
+VLLM_NON_TORCH_V0 = int(0.45 * GiB)
+VLLM_NON_TORCH_TP = int(1.35 * GiB)
 # SGLang's default fraction keeps this much back when a speculative algorithm other than NGRAM runs (0.4.8-0.5.x
 # server_args.py: "draft model and larger cuda graph buffers", 2 GiB; STANDALONE drafts 6 GiB from 0.5.3).
 SGLANG_SPEC_RESERVE = 2 * GiB
@@ -87,6 +99,27 @@ def vllm_sampler_logit_copies(version: str | None) -> float:
     v = defaults.parse_version(version)
     lo, hi = SAMPLER_TRITON_4_COPIES
     return SAMPLER_COPIES_TRITON if v is not None and lo <= v < hi else SAMPLER_COPIES_FLASHINFER
+
+
+def mlp_activation_elements(arch: Architecture, hidden: int, tp: int, dense_factor: float) -> float:
+    """Activation elements per batched token the MLP holds at its peak in the profile's forward pass. A dense MLP:
+    ``dense_factor`` copies of its intermediate width. An MoE layer runs vLLM's fused_experts
+    (vllm/model_executor/layers/fused_moe/fused_moe.py), which holds three caches per token: (topk, N) for the
+    gate/up projection, (topk, N / 2) after the activation and (topk, hidden) for the experts' outputs before
+    their weighted sum, where N is twice the expert's intermediate size over the tensor-parallel ranks; the last
+    is not sharded by TP."""
+    if arch.num_experts and arch.experts_per_token:
+        n = 2 * arch.intermediate_size / max(1, tp)
+        return arch.experts_per_token * (1.5 * n + hidden)
+    return dense_factor * arch.intermediate_size / max(1, tp)
+
+
+def vllm_non_torch_bytes(version: str | None, ranks: int) -> int:
+    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel)."""
+    if ranks > 1:
+        return VLLM_NON_TORCH_TP
+    v = defaults.parse_version(version)
+    return VLLM_NON_TORCH_V1 if v is None or v >= VLLM_NON_TORCH_V1_SINCE else VLLM_NON_TORCH_V0
 
 
 def sglang_fraction(model: Any, run: Any, fraction: float, reasons: list[str]) -> float:
