@@ -134,6 +134,14 @@ def mark(items: list[pytest.Item]) -> None:
             item.add_marker(pytest.mark.e2e(reason=REASON))
 
 
+def compile_sources() -> None:
+    """Write the bytecode of ``src/`` and ``rules/`` beside them (``__pycache__``, ignored by git)."""
+    import compileall
+
+    for folder in ("src", "rules"):
+        compileall.compile_dir(TESTS.parent / folder, quiet=2)
+
+
 def _discovery(words: list[str]) -> bool:
     """``git -C DIR ls-files|grep``: how cfgcheck lists (and prefilters) the files of a folder that is in
     a git checkout (``discover.py``). Linting a fixture folder of this repository in-process runs them;
