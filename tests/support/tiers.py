@@ -143,11 +143,15 @@ def compile_sources() -> None:
 
 
 def _discovery(words: list[str]) -> bool:
-    """``git -C DIR ls-files|grep``: how cfgcheck lists (and prefilters) the files of a folder that is in
-    a git checkout (``discover.py``). Linting a fixture folder of this repository in-process runs them;
-    they read the index, take milliseconds, and would otherwise file every in-process lint of a fixture
-    folder as e2e."""
-    return len(words) >= 4 and Path(words[0]).name == "git" and words[1] == "-C" and words[3] in ("ls-files", "grep")
+    """How cfgcheck finds its way in a folder that is in a git checkout: ``git rev-parse --show-toplevel``
+    (where ``.cfgcheck.yaml`` is looked for, ``config.py``), ``git -C DIR ls-files|grep`` (the files of a
+    folder and their prefilter, ``discover.py``). Linting this repository's examples or fixtures in-process
+    runs them; they read the index in milliseconds, and would otherwise file every in-process lint of a
+    folder of the checkout as e2e."""
+    if not words or Path(words[0]).name != "git":
+        return False
+    rest = words[3:] if words[1:2] == ["-C"] else words[1:]
+    return rest[:1] in (["ls-files"], ["grep"]) or rest[:2] == ["rev-parse", "--show-toplevel"]
 
 
 class SpawnGuard:
