@@ -38,6 +38,17 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _repository_templates(tmp_path_factory: pytest.TempPathFactory):
+    """``helpers.make_repo`` builds each repository once per session here and copies it for every test."""
+    import helpers
+
+    helpers.TEMPLATES["root"] = tmp_path_factory.mktemp("repository-templates")
+    yield
+    helpers.TEMPLATES.clear()
+    helpers._BUILT.clear()
+
+
 @pytest.fixture(autouse=True)
 def _unit_tier_spawns_nothing(request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch):
     """A unit-tier test that starts a process after all (cfgcheck's own git or helm call) fails and says
