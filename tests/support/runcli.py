@@ -55,22 +55,23 @@ class _Pipe(io.TextIOWrapper):
         return self.buffer.getvalue().decode("utf-8", "replace").replace("\r\n", "\n")
 
 
+def _set(values: dict[str, str | None]) -> None:
+    """Set each variable; ``None`` removes it."""
+    for key, value in values.items():
+        if value is None:
+            os.environ.pop(key, None)
+        else:
+            os.environ[key] = value
+
+
 @contextlib.contextmanager
 def _environment(env: dict[str, str | None]):
     saved = {key: os.environ.get(key) for key in env}
     try:
-        for key, value in env.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _set(env)
         yield
     finally:
-        for key, value in saved.items():
-            if value is None:
-                os.environ.pop(key, None)
-            else:
-                os.environ[key] = value
+        _set(saved)
 
 
 def invoke(*args: str, cwd: Path = REPO, env: dict | None = None,
