@@ -25,7 +25,7 @@ import pytest
 TESTS = Path(__file__).resolve().parents[1]
 # fixtures that start a server, build a repository or spawn a process; a fixture that uses one of them
 # (or names subprocess) is found by reading its code like a test's
-E2E_FIXTURES = frozenset({"fake_github", "template_repo"})
+E2E_FIXTURES = frozenset({"fake_github"})
 # modules whose functions and classes make a test e2e when a test names them
 E2E_MODULES = frozenset({"subprocess", "http.server", "socketserver", "fakegithub", "fakeregistry", "pty",
                          "multiprocessing"})
