@@ -223,6 +223,7 @@ spec:
 """
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in kubectl
 def test_kustomize_rendered_with_fake_kubectl_maps_back_to_patch(tmp_path, monkeypatch):
     monkeypatch.setenv("PATH", str(_fake_kubectl(tmp_path, RENDERED)) + os.pathsep + os.environ.get("PATH", ""))
     root = FORMATS / "kustomize"
@@ -248,6 +249,7 @@ def test_kustomize_without_kubectl_is_skipped_with_a_note(monkeypatch, capsys):
     assert "kubectl not found" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in kubectl
 def test_kustomize_base_only_rendering_adds_no_duplicate(tmp_path, monkeypatch):
     base = RENDERED.replace('"65536"', '"8192"')
     monkeypatch.setenv("PATH", str(_fake_kubectl(tmp_path, base)) + os.pathsep + os.environ.get("PATH", ""))

@@ -114,6 +114,7 @@ def located(result, code: str) -> list[tuple[str, int, str]]:
     return sorted((f.location.path, f.location.line, f.model or "") for f in result.findings if f.code == code)
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in helm
 def test_chart_rendered_and_findings_mapped_to_values_and_template(chart: Path, tmp_path: Path, monkeypatch,
                                                                     capsys) -> None:
     fake_helm(tmp_path, monkeypatch)
@@ -215,6 +216,7 @@ def test_render_helm_off_does_not_run_helm(chart: Path, tmp_path: Path, monkeypa
     assert result.models == [] and "rendering is off" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in helm
 def test_helm_failure_is_a_note_not_a_crash(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     fake_helm(tmp_path, monkeypatch,
               "#!/bin/sh\necho 'Error: found in Chart.yaml, but missing in charts/ directory: redis' >&2\nexit 1\n")
@@ -234,6 +236,7 @@ def test_a_chart_linking_outside_the_repository_is_not_rendered(chart: Path, tmp
     assert "chart not rendered: charts/chat/files/token links outside the repository" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in helm
 def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     fake_helm(tmp_path, monkeypatch, "#!/bin/sh\nexec yes 'a: b'\n")
     result = lint([chart], Config(chart.resolve(), {"limits": {"max-file-bytes": 100_000}}))
@@ -241,6 +244,7 @@ def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Pat
     assert "helm template printed more than 100,000 bytes" in capsys.readouterr().err
 
 
+@pytest.mark.e2e  # cfgcheck spawns the stand-in helm
 def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
     from cfgcheck.adapters.renderers import helm
 

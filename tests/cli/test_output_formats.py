@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 from pathlib import Path
 from urllib.parse import unquote, urlsplit
 from xml.etree import ElementTree as ET
@@ -24,6 +23,7 @@ from cfgcheck.model import Edit, Finding, Fix, Location
 from cfgcheck.reporters import FORMATS, renderer
 from cfgcheck.reporters import sarif as sarif_reporter
 from helpers import REPO, shared
+from runcli import invoke
 
 SECRET_APP = """apiVersion: apps/v1
 kind: Deployment
@@ -38,12 +38,9 @@ spec:
 """
 
 
-def run(*args: str, cwd: Path = REPO) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "cfgcheck", *args], cwd=cwd, capture_output=True, text=True)
-
-
 def lint_output(fmt: str, *paths: str, cwd: Path = REPO) -> str:
-    result = run("lint", *(paths or ("examples",)), "--format", fmt, cwd=cwd)
+    """What ``cfgcheck lint --format FMT`` prints, run in-process (tests/cli/test_cli_ux.py spawns it)."""
+    result = invoke("lint", *(paths or ("examples",)), "--format", fmt, cwd=cwd)
     assert result.returncode in (0, 1), result.stderr
     return result.stdout
 

@@ -7,6 +7,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from helpers import REPO
 
 _spec = importlib.util.spec_from_file_location("build_env_catalog", REPO / "scripts" / "build_env_catalog.py")
@@ -87,6 +89,7 @@ def test_sglang_names_from_envs_class_and_getters(tmp_path: Path) -> None:
         "SGL_CHUNKED_PREFIX_CACHE_THRESHOLD"]
 
 
+@pytest.mark.e2e  # the script runs git
 def test_not_a_repository_is_a_usage_error(tmp_path: Path, capsys) -> None:
     assert script.main(["--engine", "vllm", "--git-dir", str(tmp_path)]) == 2
     assert "is not a git repository" in capsys.readouterr().err

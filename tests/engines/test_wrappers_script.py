@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from helpers import REPO
 
 from cfgcheck.config import Config
@@ -160,6 +162,7 @@ def test_snapshot_cuts_the_excerpts_from_a_local_clone(tmp_path: Path, monkeypat
     assert shell[1:] == ["export N=$(nproc)", '    --model "${M}"']
 
 
+@pytest.mark.e2e  # the script runs git
 def test_snapshot_needs_a_clone_per_key(tmp_path: Path, capsys) -> None:
     assert script.main(["snapshot"]) == 2
     assert "--git-dir KEY=PATH" in capsys.readouterr().err

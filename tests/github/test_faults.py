@@ -11,7 +11,7 @@ import pytest
 
 from tests.github.test_review import NAME, PullRequest, codes_in
 
-REQUESTS_TIMEOUT = "1"  # CFGCHECK_GITHUB_TIMEOUT: seconds per request, so a 3 s delay is a timeout
+REQUESTS_TIMEOUT = "1"  # CFGCHECK_GITHUB_TIMEOUT: seconds per request (PyGithub takes whole seconds), so a 3 s delay is a timeout
 
 
 @pytest.fixture
@@ -52,8 +52,9 @@ FAULTS = {
     "5xx-on-create-review": lambda gh, n: gh.fail("pulls/create-review", 502, times=2),
     "5xx-on-summary": lambda gh, n: gh.fail("issues/create-comment", 500, times=2),
     "5xx-persistent": lambda gh, n: gh.fail("*", 503, times=50),
-    "secondary-rate-limit": lambda gh, n: gh.rate_limit("pulls/create-review", retry_after=1, times=1),
-    "rate-limit-on-listing": lambda gh, n: gh.rate_limit("issues/list-comments", retry_after=1, times=2),
+    # Retry-After: 0 takes the same retry path without the wait (test_fakegithub checks a 1 s one is honoured)
+    "secondary-rate-limit": lambda gh, n: gh.rate_limit("pulls/create-review", retry_after=0, times=1),
+    "rate-limit-on-listing": lambda gh, n: gh.rate_limit("issues/list-comments", retry_after=0, times=2),
     "timeout-on-create-review": lambda gh, n: gh.timeout("pulls/create-review", 3, times=1),
     "timeout-on-summary": lambda gh, n: gh.timeout("issues/create-comment", 3, times=1),
     "timeout-persistent": lambda gh, n: gh.timeout("*", 3, times=50),

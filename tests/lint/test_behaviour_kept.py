@@ -20,6 +20,7 @@ behaviour = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(behaviour)
 
 
+@pytest.mark.e2e  # renders the charts of the fixtures and the corpus with helm
 @pytest.mark.parametrize("name", list(behaviour.TARGETS))
 def test_findings_match_the_recorded_snapshot(name: str) -> None:
     folder = behaviour.TARGETS[name]

@@ -17,6 +17,7 @@ import pytest
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import git, make_repo, write
+from runcli import invoke
 
 MODEL = """\
 apiVersion: inference.llmkube.dev/v1alpha1
@@ -83,17 +84,17 @@ def test_stale_branch_is_not_blamed_for_what_main_changed(tmp_path: Path) -> Non
     git(repo, "commit", "-qam", "cap the context")
     git(repo, "checkout", "-q", "feature")
 
-    data = json.loads(run("lint", "--base", "main", "--format", "json", cwd=repo).stdout)
+    data = json.loads(invoke("lint", "--base", "main", "--format", "json", cwd=repo).stdout)
     assert "CFG207" not in {f["code"] for f in data["findings"]}, "blamed for main's later fix"
     assert data["summary"]["base"] == {"ref": "main", "commit": fork}
 
-    text = run("lint", "--base", "main", cwd=repo).stdout
+    text = invoke("lint", "--base", "main", cwd=repo).stdout
     assert f"compared with main at {fork[:12]} (merge base with HEAD)" in text.splitlines()[-1]
-    sarif = json.loads(run("lint", "--base", "main", "--format", "sarif", cwd=repo).stdout)
+    sarif = json.loads(invoke("lint", "--base", "main", "--format", "sarif", cwd=repo).stdout)
     assert sarif["runs"][0]["properties"]["base"] == {"ref": "main", "commit": fork}
-    markdown = run("lint", "--base", "main", "--format", "markdown", cwd=repo).stdout
+    markdown = invoke("lint", "--base", "main", "--format", "markdown", cwd=repo).stdout
     assert f"compared with main at {fork[:12]}" in markdown.splitlines()[0]
-    annotations = run("lint", "--base", "main", "--format", "github", cwd=repo).stdout
+    annotations = invoke("lint", "--base", "main", "--format", "github", cwd=repo).stdout
     assert annotations.startswith(f"cfgcheck: compared with main at {fork[:12]}")
 
 
@@ -220,22 +221,22 @@ def test_baseline_records_today_and_reports_only_new_findings(tmp_path: Path) ->
 
     # the finding moves down three lines: still baselined
     write(repo, {"apps/embed.yaml": "# moved\n# down\n# three\n" + ROLLING})
-    moved = run("lint", "--baseline", "cfgcheck-baseline.json", "--fail-on", "warning", "--format", "json", cwd=repo)
+    moved = invoke("lint", "--baseline", "cfgcheck-baseline.json", "--fail-on", "warning", "--format", "json", cwd=repo)
     assert moved.returncode == 0, moved.stdout
     assert all(f["suppressed"] == "in the baseline cfgcheck-baseline.json" for f in json.loads(moved.stdout)["findings"])
 
     # a second served model with the same problem is new
     write(repo, {"apps/other.yaml": ROLLING.replace("name: embed", "name: other")})
-    new = run("lint", "--baseline", "cfgcheck-baseline.json", "--fail-on", "warning", cwd=repo)
+    new = invoke("lint", "--baseline", "cfgcheck-baseline.json", "--fail-on", "warning", cwd=repo)
     assert new.returncode == 1
     reported = [line for line in new.stdout.splitlines() if ": CFG" in line]
     assert reported and all(line.startswith("apps/other.yaml:") for line in reported)
 
     # fixed since: the baseline says it could shrink; recording one from a diff-mode run is refused
     write(repo, {"apps/embed.yaml": ROLLING.replace("nightly", "v0.26.0"), "apps/other.yaml": None})
-    shrink = run("lint", "--baseline", "cfgcheck-baseline.json", cwd=repo)
+    shrink = invoke("lint", "--baseline", "cfgcheck-baseline.json", cwd=repo)
     assert "1 baselined finding no longer occurs; shrink cfgcheck-baseline.json" in shrink.stderr
-    refused = run("lint", "--base", "HEAD", "--write-baseline", "b.json", cwd=repo)
+    refused = invoke("lint", "--base", "HEAD", "--write-baseline", "b.json", cwd=repo)
     assert refused.returncode == 2 and "drop --base" in refused.stderr
 
 
@@ -247,7 +248,7 @@ def test_baseline_records_today_and_reports_only_new_findings(tmp_path: Path) ->
 def test_a_bad_baseline_is_a_one_line_error(tmp_path: Path, content: str, message: str) -> None:
     (tmp_path / "a.yaml").write_text(ROLLING)
     (tmp_path / "baseline.json").write_text(content)
-    result = run("lint", ".", "--baseline", "baseline.json", cwd=tmp_path)
+    result = invoke("lint", ".", "--baseline", "baseline.json", cwd=tmp_path)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
 
 
@@ -258,7 +259,7 @@ def test_pre_commit_style_invocation_reads_the_model_in_another_file(tmp_path: P
     repo = make_repo(tmp_path, {"models/qwen-model.yaml": MODEL, "services/qwen-chat.yaml": SERVICE,
                                 "services/embed.yaml": ROLLING})
     write(repo, {"services/qwen-chat.yaml": SERVICE.replace("replicas: 1", "replicas: 1  # one GPU")})
-    result = run("lint", "services/qwen-chat.yaml", "--format", "json", cwd=repo)  # as pre-commit calls it
+    result = invoke("lint", "services/qwen-chat.yaml", "--format", "json", cwd=repo)  # as pre-commit calls it
     data = json.loads(result.stdout)
     assert "CFG207" in {f["code"] for f in data["findings"]}, "the Model in another file was not read"
     assert {f["path"] for f in data["findings"]} == {"services/qwen-chat.yaml"}, "reports only the named file"
@@ -266,7 +267,7 @@ def test_pre_commit_style_invocation_reads_the_model_in_another_file(tmp_path: P
 
     outside_git = tmp_path / "plain"  # outside git the root is the named file's folder
     write(outside_git, {"services/qwen-model.yaml": MODEL, "services/qwen-chat.yaml": SERVICE})
-    data = json.loads(run("lint", "services/qwen-chat.yaml", "--format", "json", cwd=outside_git).stdout)
+    data = json.loads(invoke("lint", "services/qwen-chat.yaml", "--format", "json", cwd=outside_git).stdout)
     assert "CFG207" in {f["code"] for f in data["findings"]}
 
 
@@ -280,9 +281,8 @@ def test_named_file_sees_a_ceiling_documented_in_a_sibling_file(tmp_path: Path) 
     repo = make_repo(tmp_path, {
         f"{seed}/qwen36-27b-vllm.yaml": (history / "871966389" / seed / "qwen36-27b-vllm.yaml").read_text(),
         f"{seed}/qwen38-27b-vllm.yaml": (history / "27e20ad1d" / seed / "qwen38-27b-vllm.yaml").read_text()})
-    data = json.loads(run("lint", f"{seed}/qwen38-27b-vllm.yaml", "--format", "json", cwd=repo).stdout)
-    # 0.97 beside --kv-cache-memory is inert: CFG107 says the ceiling documented on qwen36 does not apply
-    ceiling = [f for f in data["findings"] if f["code"] == "CFG107" and "ceiling" in f["message"]]
+    data = json.loads(invoke("lint", f"{seed}/qwen38-27b-vllm.yaml", "--format", "json", cwd=repo).stdout)
+    ceiling = [f for f in data["findings"] if f["code"] == "CFG204"]
     assert ceiling and "qwen36" in ceiling[0]["message"], data["findings"]
     assert {f["path"] for f in data["findings"]} == {f"{seed}/qwen38-27b-vllm.yaml"}
 

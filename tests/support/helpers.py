@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import shutil
 import subprocess
 from pathlib import Path
 from typing import Iterator
@@ -61,14 +62,30 @@ def git(cwd: Path, *args: str) -> str:
     return out.stdout
 
 
+# where make_repo keeps the repositories it built in this test session (set by tests/conftest.py)
+TEMPLATES: dict[str, Path] = {}
+_BUILT: dict[tuple, Path] = {}
+
+
 def make_repo(tmp_path: Path, files: dict[str, str]) -> Path:
-    """A git repository under ``tmp_path/repo`` with ``files`` committed on ``main``."""
+    """A git repository under ``tmp_path/repo`` with ``files`` committed on ``main``. The repository is
+    built once per test session for each set of files (a template) and copied for each test: a copy is
+    the same repository, commit ids included, and the test owns it."""
     repo = tmp_path / "repo"
-    repo.mkdir()
-    git(repo, "init", "-q", "-b", "main")
-    write(repo, files)
-    git(repo, "add", "-A")
-    git(repo, "commit", "-qm", "base")
+    key = tuple(sorted(files.items()))
+    template = _BUILT.get(key)
+    if template is None:
+        root = TEMPLATES.get("root")
+        template = (root / f"repo-{len(_BUILT)}") if root is not None else repo
+        template.mkdir()
+        git(template, "init", "-q", "-b", "main")
+        write(template, files)
+        git(template, "add", "-A")
+        git(template, "commit", "-qm", "base")
+        if root is None:  # outside a test session: no template, the repository itself
+            return repo
+        _BUILT[key] = template
+    shutil.copytree(template, repo, symlinks=True)
     return repo
 
 
