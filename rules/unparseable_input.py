@@ -3,8 +3,10 @@
 ## What it flags
 Files that are not valid YAML, not valid UTF-8 (or UTF-16 with a BOM), contain NUL bytes, exceed a
 configured limit (`limits.max-file-bytes`, `limits.max-depth`, `limits.max-expanded-nodes`,
-`limits.max-documents`), or hold duplicate keys. The finding points at the line and column where
-reading stopped. Also a `cfgcheck` directive or suppression in a comment longer than 4,096 characters
+`limits.max-documents`), or, in a file that may hold a served model (one with a serving marker: an
+engine's name, an operator's API group), hold duplicate keys, an undefined alias or an alias expansion
+over `limits.max-expanded-nodes`; a file without a marker is checked in one pass of libyaml's parser,
+which sees syntax but builds no tree. The finding points at the line and column where reading stopped. Also a `cfgcheck` directive or suppression in a comment longer than 4,096 characters
 (not read: `max-comment-chars`), and a file or served model cfgcheck itself failed on (an internal
 error, named by its exception type; the other files are still checked).
 

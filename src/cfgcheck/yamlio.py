@@ -394,18 +394,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
-    except YamlError as exc:
-        loaded.error = exc
-    except yaml_error as exc:
-        line, column = _mark_of(exc)
-        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
-            loaded.error = YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
-        else:
-            loaded.error = _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
-    except RecursionError:
-        loaded.error = YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
-    except Exception as exc:  # a composer bug must not end the run
-        loaded.error = YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
+    except Exception as exc:
+        loaded.error = _failure(path, text, exc, yaml_error, limits)
     finally:
         sys.setrecursionlimit(old_limit)
     if comments:
@@ -413,6 +403,55 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         for message, line, column in unread_long_comments(loaded.comments):
             _report(loaded, message, line, column)
     return loaded
+
+
+def _failure(path: str, text: str, exc: Exception, yaml_error: type, limits: dict[str, int]) -> YamlError:
+    """What stopped reading ``text``, as the file's error (a template's is a ``TemplateSyntax``)."""
+    if isinstance(exc, YamlError):
+        return exc
+    if isinstance(exc, yaml_error):
+        line, column = _mark_of(exc)
+        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
+            return YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
+        return _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
+    if isinstance(exc, RecursionError):
+        return YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
+    # a composer bug must not end the run
+    return YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
+
+
+def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
+    """A file that cannot hold a served model, checked without building it: libyaml's parser runs over
+    the text in C without making a Python object per event (PyYAML's ``CParser.raw_parse``), so a syntax
+    error, and a size, depth or document-count limit, is still the file's error; duplicate keys, undefined
+    aliases and alias expansion, which only a composed tree shows, are checked where a tree is built.
+    Without libyaml (or for text libyaml would break into other lines) the file is composed as before."""
+    limits = {**DEFAULT_LIMITS, **(limits or {})}
+    raw_parse = _raw_parser() if fast and not ("\x85" in text or "\u2028" in text or "\u2029" in text) else None
+    if raw_parse is None:
+        loaded = parse_text(path, text, limits, fast, comments=False)
+        loaded.text, loaded.serving = "", False
+        for document in loaded.documents:
+            document.root = None
+        return loaded
+    loaded = LoadedFile(path, "", [], {}, serving=False)
+    import yaml
+
+    try:
+        if may_exceed(text, limits):
+            check_events(text, limits, fast)
+        raw_parse(text)
+    except Exception as exc:
+        loaded.error = _failure(path, text, exc, yaml.YAMLError, limits)
+    return loaded
+
+
+def _raw_parser() -> Callable[[str], object] | None:
+    try:
+        from yaml._yaml import CParser  # PyYAML's libyaml binding
+    except ImportError:
+        return None
+    return lambda text: CParser(text).raw_parse()
 
 
 def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
@@ -496,13 +535,10 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         return _unread(rel, exc, reader)
     except OSError as exc:
         return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
-    loaded = parse_text(rel, text, limits, fast, comments=serving, reader=reader)
-    loaded.serving = serving
-    if not serving:  # read for errors only: keep the findings, not the tree
-        loaded.text = ""
-        for document in loaded.documents:
-            document.root = None
-    elif cache is not None:
+    if not serving:  # checked for errors only: one read, the marker test, libyaml's parser in C
+        return check_text(rel, text, limits, fast) if reader is None else LoadedFile(rel, "", [], {}, serving=False)
+    loaded = parse_text(rel, text, limits, fast, reader=reader)
+    if cache is not None:
         cache.keep(key, loaded)
     return loaded
 
