@@ -123,8 +123,10 @@ class PhaseClock:
         def timed(*args, **kwargs):
             clock.stack.append(0.0)
             start = time.process_time()
+            result = None
             try:
-                return function(*args, **kwargs)
+                result = function(*args, **kwargs)
+                return result
             finally:
                 spent = time.process_time() - start
                 children = clock.stack.pop()
@@ -133,7 +135,7 @@ class PhaseClock:
                     clock.stack[-1] += spent
                 clock.total[phase] = clock.total.get(phase, 0.0) + own
                 clock.calls[phase] = clock.calls.get(phase, 0) + 1
-                name = _file_of(args)
+                name = _file_of((result, *args))
                 if name is not None:
                     clock.per_file[(name, phase)] = clock.per_file.get((name, phase), 0.0) + own
 
@@ -141,15 +143,14 @@ class PhaseClock:
         return timed
 
 
-def _file_of(args) -> str | None:
-    for arg in args:
-        path = getattr(arg, "path", None)
+def _file_of(values) -> str | None:
+    """The repository path of the file a call is about: a LoadedFile returned or passed, or parse_text's
+    first argument."""
+    for value in values:
+        path = getattr(value, "path", None)
         if isinstance(path, str):
             return path
-    for arg in args[1:2]:  # load_file(root, file, ...)
-        if isinstance(arg, Path):
-            return str(arg)
-    return None
+    return values[1] if len(values) > 2 and isinstance(values[1], str) and isinstance(values[2], str) else None
 
 
 PHASES = ("discover", "read", "compose", "adapters", "rules", "report")
