@@ -15,7 +15,7 @@ from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
-                       may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
+                       indexes, may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
@@ -33,21 +33,25 @@ FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 BUILT_IN = (
     LazyAdapter("formats.mapped", (), hooks=("served_models", "setting_home")),
     LazyAdapter("renderers.kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
-    LazyAdapter("formats.llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
+    LazyAdapter("formats.llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home"),
+                index_words=("llmkube",)),
     LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
     LazyAdapter("formats.vllm_runtime", ("vllm",)),
-    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward"),
+                index_words=("inferenceservice", "servingruntime")),
     LazyAdapter("formats.ome", ("ome.io",)),
     LazyAdapter("formats.kubeai", ("kubeai.org", "resourceprofile")),
     LazyAdapter("formats.rayserve", ("serveconfigv2", "llm_configs", "import_path")),
     LazyAdapter("formats.dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
-    LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
+    LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward"),
+                index_words=("kaito.sh",)),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
     LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
-    LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward"),
+                index_words=("resource.k8s.io", "resourceclaim")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
-                hooks=("served_models", "index", "refers_forward", "complete_model")),
+                hooks=("served_models", "index", "refers_forward", "complete_model"), index_words=("--config",)),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -57,20 +61,20 @@ BUILT_IN = (
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
-    LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
+    LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
-    LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
 )
 for adapter in BUILT_IN:
     register(adapter)
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """First pass over every file: what other documents refer to (LLMKube Models by name, Services)."""
-    for adapter in REGISTRY:
-        hook = getattr(adapter, "index", None)
-        if hook is not None:
-            hook(workspace, loaded)
+    """First pass over every file: what other documents refer to (LLMKube Models by name, Services);
+    each module's hook only for a file that holds one of its ``INDEX_WORDS``."""
+    lowered = loaded.text.lower()
+    for adapter in [adapter for adapter in REGISTRY if indexes(adapter, "index", lowered)]:
+        adapter.index(workspace, loaded)
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -133,5 +137,6 @@ def without_held(workspace: Workspace, models: list[ServedModel]) -> list[Served
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
-    hooks = [adapter.refers_forward for adapter in REGISTRY if getattr(adapter, "refers_forward", None)]
-    return any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)
+    lowered = loaded.text.lower()
+    hooks = [adapter.refers_forward for adapter in REGISTRY if indexes(adapter, "refers_forward", lowered)]
+    return bool(hooks) and any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)

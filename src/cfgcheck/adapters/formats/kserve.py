@@ -31,6 +31,7 @@ from ..launch.shell import argv_tokens
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
 MARKERS = ("inferenceservice", "servingruntime")
+INDEX_WORDS = MARKERS  # runtimes indexed, and followed from InferenceServices, by kind
 PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag passed, canonical setting)
 
 

@@ -19,6 +19,7 @@ from ..launch.shell import argv_tokens
 
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
+INDEX_WORDS = ("llmkube",)  # Models are indexed and modelRefs followed in files of the API group
 
 # runtime -> (section of spec holding its typed fields, field -> (flag the operator emits, canonical setting))
 TYPED_FIELDS = {
