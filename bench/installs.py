@@ -16,6 +16,7 @@ from __future__ import annotations
 import subprocess
 import sys
 import tarfile
+import tempfile
 import io
 from pathlib import Path
 
@@ -53,16 +54,13 @@ def install_reference() -> Path:
     venv = OUT / f"venv-ref-{commit[:7]}"
     stamp = venv / "installed-commit"
     if not (stamp.is_file() and stamp.read_text().strip() == commit):
-        source = OUT / f"src-ref-{commit[:7]}"
-        if not (source / "pyproject.toml").is_file():
-            print(f"extracting the reference {commit[:7]} into {source} ...", file=sys.stderr)
-            archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPO, capture_output=True,
-                                     check=True).stdout
-            source.mkdir(parents=True, exist_ok=True)
+        print(f"installing the reference {commit[:7]} into {venv} ...", file=sys.stderr)
+        archive = subprocess.run(["git", "archive", "--format=tar", commit], cwd=REPO, capture_output=True,
+                                 check=True).stdout
+        with tempfile.TemporaryDirectory(prefix="cfgcheck-reference-") as source:  # not in the tree tests read
             with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
                 tar.extractall(source, filter="data")
-        print(f"installing the reference {commit[:7]} into {venv} ...", file=sys.stderr)
-        _pip(venv, str(source))
+            _pip(venv, source)
         stamp.write_text(commit + "\n")
     return venv / "bin" / "cfgcheck"
 

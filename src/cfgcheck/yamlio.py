@@ -23,8 +23,9 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .yamlcomments import Comment, scan_comments
-from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
-                         unread_long_comments)
+from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, failure, inspect, may_exceed,
+                         node_kind, unread_long_comments)
+from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
 
 
 class FileReader(Protocol):
@@ -311,44 +312,6 @@ def composer(prefer_fast: bool = True):
     return _COMPOSERS[prefer_fast]
 
 
-def _mark_of(error: Exception) -> tuple[int, int]:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    if mark is None:
-        return 1, 1
-    return mark.line + 1, mark.column + 1
-
-
-def _one_line(error: Exception) -> str:
-    problem = getattr(error, "problem", None)
-    context = getattr(error, "context", None)
-    text = problem or str(error)
-    if context and problem:
-        text = f"{problem} ({context})"
-    return " ".join(str(text).split())
-
-
-class TemplateSyntax(YamlError):
-    """A file that is a template (Helm/Go ``{{ }}``, Jinja ``{% %}``): YAML only once rendered."""
-
-
-# Template markers, and the file names templates go by (x.template.yaml, x.yaml.tpl, x.j2, x.gotmpl, ...).
-_TEMPLATE_MARKS = ("{{", "{%")
-# a pattern, not compiled at import: only a file that is not YAML is asked
-_TEMPLATE_NAME = r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)"
-
-
-def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
-    """A template that breaks the YAML, at its first template line: a line that starts with a template
-    tag, or the line where the parser stopped holding one; or any broken file named as a template."""
-    for number, line in enumerate(text.splitlines()[:error_line], start=1):
-        column = min((c for c in (line.find(mark) for mark in _TEMPLATE_MARKS) if c != -1), default=-1)
-        if column != -1 and (line.lstrip().lstrip("- ").startswith(_TEMPLATE_MARKS) or number == error_line):
-            return TemplateSyntax("template syntax: YAML only once rendered", number, column + 1)
-    if re.search(_TEMPLATE_NAME, path.rsplit("/", 1)[-1], re.I):
-        return TemplateSyntax("named as a template: YAML only once rendered", error_line, 1)
-    return None
-
-
 def decode(data: bytes) -> str:
     """Decode as YAML allows (UTF-8, or UTF-16/32 with a BOM); raise YamlError otherwise."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -395,7 +358,7 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
     except Exception as exc:
-        loaded.error = _failure(path, text, exc, yaml_error, limits)
+        loaded.error = failure(path, text, exc, yaml_error, limits)
     finally:
         sys.setrecursionlimit(old_limit)
     if comments:
@@ -403,21 +366,6 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         for message, line, column in unread_long_comments(loaded.comments):
             _report(loaded, message, line, column)
     return loaded
-
-
-def _failure(path: str, text: str, exc: Exception, yaml_error: type, limits: dict[str, int]) -> YamlError:
-    """What stopped reading ``text``, as the file's error (a template's is a ``TemplateSyntax``)."""
-    if isinstance(exc, YamlError):
-        return exc
-    if isinstance(exc, yaml_error):
-        line, column = _mark_of(exc)
-        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
-            return YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
-        return _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
-    if isinstance(exc, RecursionError):
-        return YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
-    # a composer bug must not end the run
-    return YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
 
 
 def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
@@ -442,7 +390,7 @@ def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             check_events(text, limits, fast)
         raw_parse(text)
     except Exception as exc:
-        loaded.error = _failure(path, text, exc, yaml.YAMLError, limits)
+        loaded.error = failure(path, text, exc, yaml.YAMLError, limits)
     return loaded
 
 
