@@ -456,12 +456,13 @@ def forget_parsed(loaded: LoadedFile) -> None:
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
-              wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None) -> LoadedFile:
+              wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
+              text: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
     no comments). ``readers(rel)``: the reader of a format that is not YAML (see ``parse_text``), None
     for YAML; without it every file is YAML. Inside ``parse_cache()`` a file already parsed with its
-    tree is not parsed again."""
+    tree is not parsed again. ``text``: the file's text, already read (``read_text``)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
     reader = readers(rel) if readers is not None else None
@@ -471,24 +472,35 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         kept = cache.files[key]
         if wanted is None or wanted(rel, kept.text):
             return kept
-    try:
-        size = file.stat().st_size
-        if size > limits["max-file-bytes"]:
-            return _unread(rel, YamlError(
-                f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
-                reader)
-        text = decode(file.read_bytes())
-        serving = wanted is None or wanted(rel, text)
-    except YamlError as exc:
-        return _unread(rel, exc, reader)
-    except OSError as exc:
-        return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
+    if text is None:
+        read = read_text(rel, file, limits, reader)
+        if isinstance(read, LoadedFile):
+            return read
+        text = read
+    serving = wanted is None or wanted(rel, text)
     if not serving:  # checked for errors only: one read, the marker test, libyaml's parser in C
         return check_text(rel, text, limits, fast) if reader is None else LoadedFile(rel, "", [], {}, serving=False)
     loaded = parse_text(rel, text, limits, fast, reader=reader)
     if cache is not None:
         cache.keep(key, loaded)
     return loaded
+
+
+def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None) -> str | LoadedFile:
+    """The text of ``file`` (``rel`` in the repository), or the file that could not be read (too large,
+    not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
+    an engine."""
+    try:
+        size = file.stat().st_size
+        if size > limits["max-file-bytes"]:
+            return _unread(rel, YamlError(
+                f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
+                reader)
+        return decode(file.read_bytes())
+    except YamlError as exc:
+        return _unread(rel, exc, reader)
+    except OSError as exc:
+        return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
 
 
 def _unread(rel: str, error: YamlError, reader: FileReader | None) -> LoadedFile:

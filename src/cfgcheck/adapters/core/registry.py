@@ -14,8 +14,8 @@ import os
 from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
-from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
-                       indexes, may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
+from .protocol import (REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
+                       file_suffixes, indexes, may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
@@ -61,6 +61,7 @@ BUILT_IN = (
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
+    # its index only appends the file's Services to a list the rules read once every file is in it
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
@@ -133,6 +134,24 @@ def without_held(workspace: Workspace, models: list[ServedModel]) -> list[Served
     image a workload of the run deploys: ``launch/image_builds.py``)."""
     held = workspace.held
     return [m for m in models if m.path not in held] if held else models
+
+
+# The index spaces a file may add to without sharing anything with the others: the run's list of Services,
+# which no adapter reads while building models (a pod keeps the list itself, read by rules after the run).
+APPEND_ONLY = ("formats.workloads",)
+
+
+def shares_index(name: str, text: str) -> bool:
+    """Whether a file called ``name`` holding ``text`` may read or write what other files index, and so
+    needs the run's order: it is rendered with others (a kustomization, a chart), is not YAML (a script
+    may write manifests), or holds a word of an ``index`` or ``refers_forward`` hook (a ConfigMap, a
+    reference to one, an LLMKube Model ...) other than an append-only one's. Any other file's served
+    models are the same whatever files the run read before it (``lint``'s worker processes)."""
+    if always_read(name) or file_format(name) is not None:
+        return True
+    lowered = text.lower()
+    return any(indexes(adapter, hook, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
+               if adapter.__name__.rpartition("adapters.")[2] not in APPEND_ONLY)
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:

@@ -1,0 +1,201 @@
+"""One file's stage of a lint run: read it, test it for a serving marker, parse it, index it and build its
+served models, isolated so that nothing going wrong in one file ends the run. ``lint.gather`` runs it
+for every file in order; ``staged`` runs it in worker processes (``pool.py``) when there are many files.
+
+A file whose models may depend on what other files index (``registry.shares_index``: a ConfigMap, a
+reference to one, a kustomization ...) is read in a worker but parsed and adapted by the run itself, in
+the order of the files, exactly as with one process; any other file is the same whatever the run read
+before it, so a worker does all of it and the run takes its result in order: the file,
+its served models, what it added to the index spaces that only grow (the run's Services), the
+Dockerfiles its workloads build, the notes it said.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import pool
+from .adapters.core import registry as adapters
+from .adapters.core.registry import file_format
+from .config import Config
+from .model import ServedModel
+from .notes import Notes, note, run
+from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, forget_parsed, load_file, read_text, relpath
+
+# ---------------------------------------------------------------- per-file isolation
+#
+# One file must never end the run: whatever goes wrong while reading or checking it (an adapter, a
+# rule, the capacity arithmetic on a value nobody foresaw) becomes a CFG000 finding of that file,
+# naming the exception type (never its text or traceback: it may quote file content), and every
+# other file is still linted. CFGCHECK_DEBUG=1 re-raises, for the traceback.
+
+
+def internal_error(exc: Exception, what: str) -> str:
+    return (f"cfgcheck failed while {what}: internal error {type(exc).__name__} "
+            "(a cfgcheck bug; CFGCHECK_DEBUG=1 shows the traceback)")
+
+
+def isolated(file: LoadedFile, step: Callable[[], Any], default: Any = None) -> Any:
+    """``step()``, or ``default`` when it raised: the exception is recorded as that file's CFG000."""
+    try:
+        return step()
+    except Exception as exc:
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        if file.error is None:
+            file.error = YamlError(internal_error(exc, "reading this file"))
+        return default
+
+
+def isolated_load(rel: str, load: Callable[[], LoadedFile]) -> LoadedFile:
+    """``load()``; a file it fails on is an empty file ``rel`` whose error says so."""
+    empty = LoadedFile(rel, "", [], {})
+    return isolated(empty, load, empty)
+
+
+def models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedModel]:
+    return isolated(file, lambda: adapters.served_models(workspace, file), [])
+
+
+def release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
+    """``models``, once ``file``'s trees are dropped: peak memory follows the largest file, not the run."""
+    forget_parsed(file)
+    for document in file.documents:
+        document.root = None
+    return models
+
+
+def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
+    """Index ``file``; its served models now, or none yet when it refers to a file not read yet."""
+    adapters.index(workspace, file)
+    if adapters.refers_forward(workspace, file):
+        waiting.append(file)
+        return []
+    return release(adapters.served_models(workspace, file), file)
+
+
+# ---------------------------------------------------------------- the stage, in order
+
+
+@dataclass(eq=False)
+class Staged:
+    """One file after its own stage. ``models`` None: the run indexes and adapts it (``first_pass``)."""
+
+    file: LoadedFile
+    models: list[ServedModel] | None = None
+    added: list[tuple[str, str, Any]] = field(default_factory=list)  # (space, kind, what it added)
+    held: list[str] = field(default_factory=list)  # Dockerfiles whose launch its workloads hold
+    notes: list[str] = field(default_factory=list)
+
+
+def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None) -> LoadedFile:
+    return isolated_load(relpath(config.root, file),
+                         lambda: load_file(config.root, file, config.limits, fast, wanted, file_format, text))
+
+
+def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
+           workspace: Callable[[], adapters.Workspace]) -> Iterator[Staged]:
+    """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
+    are enough files; what a worker added to the index is added to the run's ``workspace()`` before
+    the file is handed on, so the run sees every file as if it had read it itself."""
+    if wanted is None or not pool.usable(jobs, len(files)):
+        for file in files:
+            yield Staged(load(config, file, fast, wanted))
+        return
+    settings = config.as_dict()
+    start = _Worker(config, fast, wanted, settings).start
+    for data in pool.ordered(_work, files, jobs, start):
+        kind, file, payload = pool.loads(data, lambda name: _shared(workspace(), name))
+        if kind == "text":  # it shares the index: parsed and adapted here, in order
+            yield Staged(load(config, file, fast, wanted, payload))
+            continue
+        _merge(workspace(), payload)
+        for message in payload.notes:
+            note(message)
+        yield payload
+
+
+class _Worker:
+    """What a worker process runs with: the run's configuration and a workspace of its own."""
+
+    current: "_Worker | None" = None
+
+    def __init__(self, config: Config, fast: bool, wanted, settings: dict) -> None:
+        self.config, self.fast, self.wanted = config, fast, wanted
+        self.workspace = adapters.Workspace(config=settings)
+
+    def start(self) -> None:
+        _Worker.current = self
+
+
+def _work(file: Path) -> bytes:
+    """A worker's stage of ``file``: ("staged", path, Staged) for a file that needs no other, else
+    ("text", path, its text) for the run to parse and adapt."""
+    worker = _Worker.current
+    assert worker is not None, "a pool worker runs _Worker.start first"
+    config, workspace = worker.config, worker.workspace
+    rel = relpath(config.root, file)
+    limits = {**DEFAULT_LIMITS, **(config.limits or {})}
+    text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
+    if isinstance(text, str) and worker.wanted(rel, text) and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
+        return pool.dumps(("text", file, text), {})
+    loaded = text if isinstance(text, LoadedFile) else load(config, file, worker.fast, worker.wanted, text)
+    result = Staged(loaded, [])
+    if loaded.serving:
+        before = _sizes(workspace)
+        with run(Notes(write=lambda message: None)) as channel:
+            result.models = isolated(loaded, lambda: first_pass(workspace, loaded, []), [])
+        result.added, result.held, result.notes = _added(workspace, before), sorted(workspace.held), channel.said
+        workspace.held.clear()
+    return pool.dumps(("staged", file, result), _names(workspace))
+
+
+_KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}
+
+
+def _names(workspace: adapters.Workspace) -> dict[str, Any]:
+    """The worker's shared objects by name: its index spaces (lists, dicts and sets, the only kinds a file
+    that shares no index word adds to), the Dockerfiles held, the configuration."""
+    return {f"space:{type(space).__name__}:{owner}": space for owner, space in workspace.spaces.items()
+            if type(space).__name__ in _KINDS} | {"held": workspace.held, "config": workspace.config}
+
+
+def _shared(workspace: adapters.Workspace, name: str) -> Any:
+    """The run's own object for a name ``_names`` gave in a worker."""
+    if name in ("held", "config"):
+        return workspace.held if name == "held" else workspace.config
+    _, kind, owner = name.split(":", 2)
+    return workspace.space(owner, _KINDS[kind])
+
+
+def _sizes(workspace: adapters.Workspace) -> dict[str, Any]:
+    return {owner: (len(space) if isinstance(space, list) else set(space) if isinstance(space, (dict, set)) else None)
+            for owner, space in workspace.spaces.items()}
+
+
+def _added(workspace: adapters.Workspace, before: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """What the file added to each index space: items of a list, keys of a dict or set."""
+    added = []
+    for owner, space in workspace.spaces.items():
+        was = before.get(owner)
+        if isinstance(space, list) and len(space) > (was or 0):
+            added.append((owner, "list", space[was or 0:]))
+        elif isinstance(space, dict) and set(space) - (was or set()):
+            added.append((owner, "dict", {key: space[key] for key in set(space) - (was or set())}))
+        elif isinstance(space, set) and space - (was or set()):
+            added.append((owner, "set", space - (was or set())))
+    return added
+
+
+def _merge(workspace: adapters.Workspace, result: Staged) -> None:
+    """What a worker's file added to its index spaces, added to the run's, in the order of the files."""
+    for owner, kind, items in result.added:
+        space = workspace.space(owner, _KINDS[kind])
+        if kind == "list":
+            space.extend(items)
+        else:
+            space.update(items)
+    workspace.held.update(result.held)
