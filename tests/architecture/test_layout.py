@@ -33,6 +33,8 @@ LAZY_EXCEPTIONS = {
     ("cfgcheck.adapters.launch.env_argv", "cfgcheck.adapters.launch.scripts"):
         "start-up: every served Deployment loads env_argv; only a script mounted from a ConfigMap needs "
         "the shell-command reader (tests/cli/test_startup_imports.py)",
+    ("cfgcheck.adapters.renderers.helm", "cfgcheck.adapters.renderers.helm_sandbox"):
+        "start-up: every served Deployment reads chart notes through helm.py; only a chart being rendered is staged",
     ("cfgcheck.adapters.launch.pod_specs", "cfgcheck.adapters.launch.image_builds"):
         "start-up: only an image cfgcheck does not know asks which Dockerfile of the repository builds it",
     **{("cfgcheck.context", target): "start-up: every lint run builds a RuleContext, and a file without a served "

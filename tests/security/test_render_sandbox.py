@@ -26,6 +26,9 @@ from cfgcheck.lint import lint
 from cfgcheck.staging import HelmIgnore, StageError
 from helpers import git, make_repo, recording_server, write
 
+# every test here runs helm, kubectl, git or the sandbox's own child processes
+pytestmark = pytest.mark.e2e
+
 APP = """\
 apiVersion: apps/v1
 kind: Deployment

@@ -34,7 +34,6 @@ from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, loa
 from ..core.contexts import DocContext
 from ..launch.configmaps import index as index_configmaps
 from ..core.protocol import document_adapters, has_serving_marker
-from .helm_sandbox import run_template, stage, stage_values
 from .kustomize import SourceIndex, note, render_models
 
 if TYPE_CHECKING:
@@ -92,6 +91,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged | None:
     """The chart staged in ``scratch`` with its local dependencies, the notes on what was left out; None
     (with a note) when it cannot be staged."""
+    from .helm_sandbox import stage  # staging and helm's sandbox: only for a chart rendered
+
 
     try:
         staged = stage(repo, folder, scratch / "chart")
@@ -112,6 +113,8 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
                 templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun) -> list[ServedModel]:
     """One ``helm template`` per values file (the chart's defaults alone first), mapped back; after a
     rendering that timed out, the chart's other values files are not rendered."""
+    from .helm_sandbox import stage_values  # staging and helm's sandbox: only for a chart rendered
+
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
@@ -153,6 +156,8 @@ def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Pat
             run: sandbox.RenderRun, where: str) -> tuple[str | None, str | None]:
     """One ``helm template`` within the run's budget: (output, None), or (None, what stopped it) with
     one note."""
+    from .helm_sandbox import run_template  # staging and helm's sandbox: only for a chart rendered
+
     limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
     timeout = run.allowed(ctx.workspace.config)
     if timeout <= 0:
