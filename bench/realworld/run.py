@@ -75,9 +75,8 @@ def build_tree(round_dir: Path, entry: dict, dest: Path, repos: Path | None) -> 
 
 
 def run_cfgcheck(tree: Path, command: str) -> dict:
-    args = [sys.executable, "-m", "cfgcheck", command, "--format", "json", "--offline", "."]
-    if command == "lint":
-        args[3:3] = ["--fail-on", "never"]
+    extra = ["--fail-on", "never"] if command == "lint" else []
+    args = [sys.executable, "-m", "cfgcheck", command, "--format", "json", "--offline", *extra, "."]
     out = subprocess.run(args, cwd=tree, capture_output=True, text=True)
     try:
         return json.loads(out.stdout)
@@ -101,12 +100,20 @@ def _model_places(label: dict) -> list[tuple[str, list[int]]]:
     return [(label["file"], label["lines"])] + [(a["file"], a["lines"]) for a in label.get("alt", [])]
 
 
+def _written_forms(written: str) -> set[str]:
+    """The model as written, and the default of a `${VAR:-default}` in it (the value when VAR is unset)."""
+    forms = {norm_model(written)}
+    if written.startswith("${") and ":-" in written and written.endswith("}"):
+        forms.add(norm_model(written[2:-1].split(":-", 1)[1]))
+    return forms
+
+
 def _right_model(label: dict, found: str | None) -> bool:
     want = norm_model(label["model"])
     got = norm_model(found)
-    if want == "*":
+    if want == "*" or want.startswith("("):
         return bool(got)
-    return bool(got) and (got in (want, norm_model(label["model_as_written"])) or want in got)
+    return bool(got) and (got == want or got in _written_forms(label["model_as_written"]) or want in got)
 
 
 @dataclass
@@ -124,6 +131,7 @@ class Score:
     expected_np: int = 0
     expected_np_found: int = 0
     no_rule: int = 0
+    extra_models: int = 0
     errors: dict = field(default_factory=lambda: dict.fromkeys(VERDICTS + ("unjudged",), 0))
     findings_np: dict = field(default_factory=lambda: dict.fromkeys(VERDICTS + ("unjudged",), 0))
     missed_models: list = field(default_factory=list)
@@ -163,6 +171,7 @@ def score_models(entry: dict, found: list[dict], score: Score) -> None:
         score.found += 1
         score.right_model += best.get("engine") == label["engine"] and _right_model(label, best.get("model"))
         score.gpu_found += bool(gpu_counts and best.get("gpu"))
+    score.extra_models += len(free)
 
 
 def _hazard_places(h: dict) -> list[tuple[str, int]]:
@@ -229,7 +238,7 @@ def table(rows: list[tuple[str, Score]], total: Score) -> str:
                      f"| {_pct(s.expected_found, s.expected)} | {_pct(s.expected_np_found, s.expected_np)} "
                      f"| {s.no_rule} | {_verdicts(s.errors)} | {_verdicts(s.findings_np)} |")
     lines += ["", f"Served-model recall {_pct(total.found, total.models)}, with the right model "
-              f"{_pct(total.right_model, total.models)}; GPU identified {_pct(total.gpu_found, total.gpu_stated)} "
+              f"{_pct(total.right_model, total.models)} ({total.extra_models} more reported models match no label); GPU identified {_pct(total.gpu_found, total.gpu_stated)} "
               f"of the served models whose GPU the repository states; expected findings "
               f"{_pct(total.expected_found, total.expected)}, pinning (CFG301-303) aside "
               f"{_pct(total.expected_np_found, total.expected_np)}; {total.no_rule} hazards have no rule.",
