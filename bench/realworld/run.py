@@ -1,6 +1,6 @@
 """Run cfgcheck on a judged blind round of real repositories and score it against the round's labels.
 
-    python bench/realworld/run.py round5 [--repos DIR] [--json OUT] [--stubs]
+    python bench/realworld/run.py round5 [--repos DIR] [--json OUT] [--stubs] [--cfgcheck PATH]
 
 A round lives in bench/realworld/<round>/: labels.json (written before cfgcheck ever ran on the files),
 SOURCES.md, files/<owner>__<repo>/... (copies where the licence allows) and judgments.json (a verdict for
@@ -9,7 +9,9 @@ the copies, or from a local bare clone DIR/<owner>+<name> (or DIR/<owner>+<name>
 repository with neither is skipped with a note. cfgcheck runs offline (`lint` and `capacity`, JSON) on
 each tree, and the script prints a markdown table: served models found (and with the right model), GPU
 identified where the repository states it, expected findings found (all and pinning aside), and the
-verdicts on everything else. The protocol is bench/realworld/README.md.
+verdicts on everything else. `--cfgcheck PATH` runs another cfgcheck executable (an older commit installed
+in its own venv, for a "before" column) instead of the one importable here. The protocol is
+bench/realworld/README.md.
 """
 
 from __future__ import annotations
@@ -74,9 +76,12 @@ def build_tree(round_dir: Path, entry: dict, dest: Path, repos: Path | None) -> 
     return notes
 
 
-def run_cfgcheck(tree: Path, command: str) -> dict:
+DEFAULT_CFGCHECK = (sys.executable, "-m", "cfgcheck")
+
+
+def run_cfgcheck(tree: Path, command: str, cfgcheck: tuple[str, ...] = DEFAULT_CFGCHECK) -> dict:
     extra = ["--fail-on", "never"] if command == "lint" else []
-    args = [sys.executable, "-m", "cfgcheck", command, "--format", "json", "--offline", *extra, "."]
+    args = [*cfgcheck, command, "--format", "json", "--offline", *extra, "."]
     out = subprocess.run(args, cwd=tree, capture_output=True, text=True)
     try:
         return json.loads(out.stdout)
@@ -247,7 +252,8 @@ def table(rows: list[tuple[str, Score]], total: Score) -> str:
     return "\n".join(lines)
 
 
-def evaluate(round_dir: Path, repos: Path | None) -> tuple[list[tuple[str, Score]], Score, list[str]]:
+def evaluate(round_dir: Path, repos: Path | None,
+             cfgcheck: tuple[str, ...] = DEFAULT_CFGCHECK) -> tuple[list[tuple[str, Score]], Score, list[str]]:
     labels = json.loads((round_dir / "labels.json").read_text())
     jpath = round_dir / "judgments.json"
     judgments = json.loads(jpath.read_text()).get("findings", {}) if jpath.is_file() else {}
@@ -260,7 +266,7 @@ def evaluate(round_dir: Path, repos: Path | None) -> tuple[list[tuple[str, Score
             if len(missing) == len(entry["files"]):
                 notes.append(f"{entry['repo']}: skipped")
                 continue
-            lint, capacity = run_cfgcheck(tree, "lint"), run_cfgcheck(tree, "capacity")
+            lint, capacity = run_cfgcheck(tree, "lint", cfgcheck), run_cfgcheck(tree, "capacity", cfgcheck)
         for result, name in ((lint, "lint"), (capacity, "capacity")):
             if "error" in result:
                 notes.append(f"{entry['repo']}: cfgcheck {name} failed: {result['error']}")
@@ -292,11 +298,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--repos", type=Path, help="folder of bare clones <owner>+<name> for files not copied")
     parser.add_argument("--json", type=Path, help="also write the scores and the misses as JSON")
     parser.add_argument("--stubs", action="store_true", help="add unjudged findings to judgments.json")
+    parser.add_argument("--cfgcheck", type=Path, help="cfgcheck executable to run (default: python -m cfgcheck)")
     args = parser.parse_args(argv)
     round_dir = HERE / args.round
     if not (round_dir / "labels.json").is_file():
         parser.error(f"no labels.json in {round_dir}")
-    rows, total, notes = evaluate(round_dir, args.repos)
+    cfgcheck = (str(args.cfgcheck),) if args.cfgcheck else DEFAULT_CFGCHECK
+    rows, total, notes = evaluate(round_dir, args.repos, cfgcheck)
     print(table(rows, total))
     for note in notes:
         print(f"note: {note}", file=sys.stderr)
