@@ -18,6 +18,7 @@ from ...yamlio import YNode
 from . import env_argv
 from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
+from .downloads import pod_downloads
 from .pods import kubernetes_pod
 from ..core.contexts import DocContext
 from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
@@ -172,6 +173,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     containers = pod_spec.get("containers")
     if whole_pod or whole_pod is None and containers is not None and containers.kind == "seq":
         kubernetes_pod(ctx, model, container, pod_spec, root, labels)
+    model.downloads = pod_downloads(ctx, pod_spec)
 
 
 def launches(tokens: list[ArgToken], engine: str | None) -> bool:
