@@ -333,6 +333,8 @@ def _read_limits(run: _Run, est: CapacityEstimate) -> None:
     length, seqs, fraction = (_usable(est, name) for name in ("max_model_len", "max_num_seqs", effective.MEMORY_FRACTION))
     if length.value is not None:
         est.max_model_len, est.max_model_len_source = length.value, "explicit" if length.source == WRITTEN else "model-default"
+    elif length.source == DERIVED:
+        est.reasons.append(f"max_model_len {length.how} ({length.setting.source} {length.setting.value})")
     else:
         est.reasons.append("max_model_len not set and the model's maximum is unknown")
     if seqs.source == WRITTEN:

@@ -162,11 +162,19 @@ def manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[He
     """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
     and column in the script (the body is parsed below as many blank lines as precede it)."""
     found: list[ServedModel] = []
+    for inner in parsed_manifests(loaded, manifests):
+        found += document_models(workspace, inner)
+    return found
+
+
+def parsed_manifests(loaded: LoadedFile, manifests: list[Heredoc]) -> list[LoadedFile]:
+    """Each manifest heredoc parsed as the YAML file it is, at the script's path and lines."""
+    found = []
     for doc in manifests:
         inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
         inner.path = loaded.path
         if inner.error is None:
-            found += document_models(workspace, inner)
+            found.append(inner)
     return found
 
 
