@@ -43,6 +43,7 @@ BUILT_IN = (
     LazyAdapter("formats.dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
     LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
+    LazyAdapter("formats.llama_swap", ("cmd:",)),
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
     LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),

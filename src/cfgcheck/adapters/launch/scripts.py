@@ -233,16 +233,19 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     return found
 
 
-def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
+def scalar_launches(ctx: DocContext, node, env: dict[str, str | None], rewrite=None, shell: bool = True) -> list[Launched]:
     """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
-    task's ``run:``), each word located where it is written in the file."""
+    task's ``run:``), each word located where it is written in the file. ``rewrite`` changes the text
+    before it is read without moving any character (a format's own syntax made the shell's); without
+    ``shell`` the string is one command line whose newlines are spaces."""
     mapping = SourceMap(ctx.loaded.text, node)
+    text = rewrite(mapping.value) if rewrite is not None else mapping.value
 
     def locate(start: int, end: int, word: str):
         line, column, end_column = mapping.span(start, end, word)
         return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
 
-    return launches(expand(lex(mapping.value, shell=True), env), locate)
+    return launches(expand(lex(text, shell=shell), env), locate)
 
 
 def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
