@@ -313,7 +313,30 @@ def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvV
     for name in _table()["generic"]["model_env"]:
         if values.get(name) is not None:
             model.add(values[name].setting("model", f"env.{name}"))
-            return
+            break
+    else:
+        return
+    if model.engine == "vllm" and not model.argv:  # an in-house vLLM wrapper: the names known wrappers agree on
+        generic = {"engine": "vllm"}
+        for name, dest in _table()["generic"]["env"].items():
+            if values.get(name) is not None and dest != "model":
+                _record(model, generic, dest, name, values[name])
+
+
+def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
+    """vLLM, for a container whose env sets variables only vLLM reads (``VLLM_*`` names its env catalog
+    lists): the image is a vLLM build whatever its name."""
+    if not any(name.startswith("VLLM_") for name in values):
+        return None
+    read = _vllm_env_names()
+    return "vllm" if any(name in read for name in values) else None
+
+
+@functools.lru_cache(maxsize=1)
+def _vllm_env_names() -> frozenset[str]:
+    from ...engines.envs import _names_by_version  # the catalog, loaded only for a VLLM_ name
+
+    return frozenset().union(*_names_by_version("vllm").values())
 
 
 def _destination(entry: dict, name: str) -> str | None:
