@@ -259,6 +259,8 @@ class ServedModel:
     # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
     template: bool = False
     downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
+    # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
+    worker_images: list[Setting] = field(default_factory=list)
     # the hub repository a local model path holds, where the input names it (a download into that path,
     # an org/name --served-model-name of the same name): value "org/name", source says which
     model_named: Setting | None = None

@@ -243,6 +243,21 @@ def ray_worker_claims(cluster: YNode | None) -> list[Claim]:
     return claims
 
 
+def ray_worker_images(ctx: DocContext, cluster: YNode | None) -> list[Setting]:
+    """The image of each worker group's Ray container (KubeRay runs the first container of the pod as the
+    Ray node): the engine started on the head runs its workers in it."""
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    found: list[Setting] = []
+    for index, group in enumerate(groups.value if groups is not None and groups.kind == "seq" else []):
+        containers = group.path("template", "spec", "containers") if group.kind == "map" else None
+        first = containers.value[0] if containers is not None and containers.kind == "seq" and containers.value else None
+        image = first.get("image") if first is not None and first.kind == "map" else None
+        if image is not None and image.kind == "scalar" and isinstance(image.value, str):
+            found.append(ctx.setting("image", first.key_node("image"), image,
+                                     f"workerGroupSpecs[{index}].template.spec.containers[0].image"))
+    return found
+
+
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # https://huggingface.co/ORG/NAME[.git][/resolve/REV/FILE] (the hub's file URLs): models only, not datasets/ spaces/
 HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?!datasets/|spaces/)"
