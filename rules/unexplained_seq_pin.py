@@ -10,7 +10,8 @@ limits in words (a header block that explains each flag: "Max concurrent request
 
 Not where memory sizes the window: an engine given a slice of a shared GPU (a memory fraction written
 at 0.5 or below: several engines split the GPU, and a small window is the point), or a window above what
-the KV pool holds at full length (too large, not too small: CFG203's matter).
+the estimated KV pool holds at full length but within the margin that keeps CFG203 quiet (too large, not
+too small; further above, CFG203 speaks and this finding folds into it).
 
 Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
 bucket ahead of serving, so a small `--max-num-seqs` is the compiled batch size, pinned by design (vLLM
@@ -95,10 +96,11 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Iterator
 
-from cfgcheck.api import (DERIVED, MEMORY_FRACTION, WRITTEN, Finding, Option, RuleContext, ServedModel, accelerator_kind,
-                          concurrency_at)
+from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, Option, RuleContext,
+                          ServedModel, accelerator_kind, concurrency_at, configured)
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -175,14 +177,19 @@ SHARED_FRACTION = 0.5
 
 def _sized_by_memory(model: ServedModel, ctx: RuleContext, value: int) -> bool:
     """The window follows from memory, not from a pin: the engine runs on a slice of a shared GPU, or
-    the pool holds fewer full-length requests than the window (a window too large, not too small:
-    CFG203's matter, where it can speak)."""
+    the estimated pool holds fewer full-length requests than the window, within the margin that keeps
+    CFG203 quiet (a window too large, not too small; above the margin CFG203 speaks and the precedence
+    step folds this finding into it)."""
     fraction = ctx.effective(model, MEMORY_FRACTION)
     if fraction.source == WRITTEN and isinstance(fraction.value, float) and fraction.value <= SHARED_FRACTION:
         return True
     est = ctx.capacity(model)
-    conc = concurrency_at(est, est.max_model_len) if est.max_model_len and est.kv_pool_source != "unknown" else None
-    return conc is not None and value > conc
+    if not est.max_model_len or est.kv_pool_source != "estimated":
+        return False
+    conc = concurrency_at(est, est.max_model_len)
+    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
+    margin = float(configured("CFG203", config).get("estimate-margin", ESTIMATE_MARGIN))
+    return conc is not None and conc < value <= conc * (1 + margin)
 
 
 def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:

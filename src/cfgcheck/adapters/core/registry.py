@@ -67,8 +67,12 @@ for adapter in BUILT_IN:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """First pass over every file: what other documents refer to (LLMKube Models by name, Services)."""
+    """First pass over every file: what other documents refer to (LLMKube Models by name, Services). A
+    format that is not YAML indexes only its own files (nor is it imported for another's)."""
     for adapter in REGISTRY:
+        suffixes = getattr(adapter, "SUFFIXES", ())
+        if suffixes and not loaded.path.endswith(tuple(suffixes)):
+            continue
         hook = getattr(adapter, "index", None)
         if hook is not None:
             hook(workspace, loaded)

@@ -21,7 +21,7 @@ SUFFIXES = (".sh", ".bash")
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     """Protocol hook: what the manifests a script applies hold for other documents (a KAITO inference
     ConfigMap written in a heredoc), indexed as if they were files of their own."""
-    if loaded.path.endswith(SUFFIXES) and "<<" in loaded.text:
+    if "<<" in loaded.text:
         for inner in parsed_manifests(loaded, manifest_heredocs(loaded.text)):
             registry.index(workspace, inner)
 

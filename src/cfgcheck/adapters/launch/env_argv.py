@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...engines.envs import every_name
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
@@ -328,15 +329,8 @@ def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
     lists): the image is a vLLM build whatever its name."""
     if not any(name.startswith("VLLM_") for name in values):
         return None
-    read = _vllm_env_names()
+    read = every_name("vllm")
     return "vllm" if any(name in read for name in values) else None
-
-
-@functools.lru_cache(maxsize=1)
-def _vllm_env_names() -> frozenset[str]:
-    from ...engines.envs import _names_by_version  # the catalog, loaded only for a VLLM_ name
-
-    return frozenset().union(*_names_by_version("vllm").values())
 
 
 def _destination(entry: dict, name: str) -> str | None:
