@@ -8,6 +8,11 @@ speculative algorithm), with no comment on or
 directly above the setting that says why, and none elsewhere in the file that names the value and what it
 limits in words (a header block that explains each flag: "Max concurrent requests: 16 at once").
 
+Not where memory sizes the window: an engine given a slice of a shared GPU (a memory fraction written
+at 0.5 or below: several engines split the GPU, and a small window is the point), or a window above what
+the estimated KV pool holds at full length but within the margin that keeps CFG203 quiet (too large, not
+too small; further above, CFG203 speaks and this finding folds into it).
+
 Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
 bucket ahead of serving, so a small `--max-num-seqs` is the compiled batch size, pinned by design (vLLM
 on Neuron requires it to equal the batch size the model was compiled for:
@@ -91,9 +96,11 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Iterator
 
-from cfgcheck.api import DERIVED, Finding, Option, RuleContext, ServedModel, accelerator_kind
+from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, Option, RuleContext,
+                          ServedModel, accelerator_kind, concurrency_at, configured)
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -163,6 +170,28 @@ def _engine_default(model: ServedModel, ctx: RuleContext) -> tuple[int | None, s
     return default.value, f"{default.who}'s default" + (f" on {default.gpu}" if default.gpu else "")
 
 
+# a memory fraction written at or below this gives the engine a slice of its GPU: the rest is another
+# engine's (several engines splitting one GPU), and the window is sized to the slice by design
+SHARED_FRACTION = 0.5
+
+
+def _sized_by_memory(model: ServedModel, ctx: RuleContext, value: int) -> bool:
+    """The window follows from memory, not from a pin: the engine runs on a slice of a shared GPU, or
+    the estimated pool holds fewer full-length requests than the window, within the margin that keeps
+    CFG203 quiet (a window too large, not too small; above the margin CFG203 speaks and the precedence
+    step folds this finding into it)."""
+    fraction = ctx.effective(model, MEMORY_FRACTION)
+    if fraction.source == WRITTEN and isinstance(fraction.value, float) and fraction.value <= SHARED_FRACTION:
+        return True
+    est = ctx.capacity(model)
+    if not est.max_model_len or est.kv_pool_source != "estimated":
+        return False
+    conc = concurrency_at(est, est.max_model_len)
+    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
+    margin = float(configured("CFG203", config).get("estimate-margin", ESTIMATE_MARGIN))
+    return conc is not None and conc < value <= conc * (1 + margin)
+
+
 def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     options = ctx.options
     setting = model.setting("max_num_seqs") or model.setting("max_running_requests")
@@ -177,7 +206,7 @@ def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     if accelerator_kind(model) in COMPILED_BUCKETS:
         return  # the compiled batch size: the engine needs it pinned (see the docstring)
     default, what = _engine_default(model, ctx)
-    if default is None or value >= default:
+    if default is None or value >= default or _sized_by_memory(model, ctx, value):
         return
     comments = list(setting.comments) + _stated_elsewhere(model, value)
     for other in model.occurrences.get(setting.name, []) if getattr(model, "occurrences", None) else []:

@@ -144,6 +144,20 @@ class Port:
 
 
 @dataclass(slots=True, eq=False)
+class Download:
+    """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
+    (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
+
+    repo: str | None  # the hub repository, when the command or URL names one
+    revision: str | None  # as written (--revision, a resolve/<rev>/ URL, a checkout); None: the default branch
+    url: str | None
+    target: str | None  # where the weights land, as the downloading container sees it
+    location: Location  # the repository or URL word
+    how: str  # "huggingface-cli download in init container 'fetch'"
+    volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
+
+
+@dataclass(slots=True, eq=False)
 class Service:
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
@@ -244,6 +258,12 @@ class ServedModel:
     # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
     # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
     template: bool = False
+    downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
+    # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
+    worker_images: list[Setting] = field(default_factory=list)
+    # the hub repository a local model path holds, where the input names it (a download into that path,
+    # an org/name --served-model-name of the same name): value "org/name", source says which
+    model_named: Setting | None = None
     cache: dict = field(default_factory=dict, repr=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:
@@ -262,6 +282,13 @@ class ServedModel:
 
     def setting(self, name: str) -> Setting | None:
         return self.settings.get(name)
+
+    def model_id(self) -> str | None:
+        """What to look the model's architecture up by: the hub repository a local path holds when the
+        input names it (``model_named``), else the model as written."""
+        if self.model_named is not None:
+            return str(self.model_named.value)
+        return self.model.value if self.model is not None and isinstance(self.model.value, str) else None
 
     def value(self, name: str, default: Any = None) -> Any:
         found = self.settings.get(name)

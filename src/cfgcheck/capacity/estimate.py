@@ -233,7 +233,10 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
                config=config)
     est = CapacityEstimate(engine=run.engine, engine_version=run.version, facts=Facts(model))
-    est.model = model.model.value if getattr(model, "model", None) is not None else None
+    est.model = model.model_id() if getattr(model, "model", None) is not None else None
+    named = getattr(model, "model_named", None)
+    if named is not None:  # a local path the input names: say which source named it
+        est.reasons.append(f"{model.model.value} holds {named.value} (named by {named.source}, line {named.location.line})")
     variables = [n for n in _SIZING if unresolved(model.value(n))] + \
         (["gpus"] if getattr(model, "gpus", None) is not None and unresolved(model.gpus.value) else [])
     if variables:  # a variable is not a value: no arithmetic on a default in its place
@@ -326,6 +329,8 @@ def _read_limits(run: _Run, est: CapacityEstimate) -> None:
     length, seqs, fraction = (_usable(est, name) for name in ("max_model_len", "max_num_seqs", effective.MEMORY_FRACTION))
     if length.value is not None:
         est.max_model_len, est.max_model_len_source = length.value, "explicit" if length.source == WRITTEN else "model-default"
+    elif length.source == DERIVED:
+        est.reasons.append(f"max_model_len {length.how} ({length.setting.source} {length.setting.value})")
     else:
         est.reasons.append("max_model_len not set and the model's maximum is unknown")
     if seqs.source == WRITTEN:

@@ -43,18 +43,19 @@ BUILT_IN = (
     LazyAdapter("formats.dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
     LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
+    LazyAdapter("formats.llama_swap", ("cmd:",)),
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
     LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model")),
-    LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
     LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
-    LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm"), suffixes=(".py",),
-                hooks=FILE_HOOKS),
+    LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm", "engineargs"),
+                suffixes=(".py",), hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
@@ -66,8 +67,12 @@ for adapter in BUILT_IN:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """First pass over every file: what other documents refer to (LLMKube Models by name, Services)."""
+    """First pass over every file: what other documents refer to (LLMKube Models by name, Services). A
+    format that is not YAML indexes only its own files (nor is it imported for another's)."""
     for adapter in REGISTRY:
+        suffixes = getattr(adapter, "SUFFIXES", ())
+        if suffixes and not loaded.path.endswith(tuple(suffixes)):
+            continue
         hook = getattr(adapter, "index", None)
         if hook is not None:
             hook(workspace, loaded)

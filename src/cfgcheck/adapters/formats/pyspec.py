@@ -37,7 +37,10 @@ ARG_KEYS = {"vllm_args": "vllm", "sglang_args": "sglang", "tokenspeed_args": "to
 MODEL_KEYS = ("model", "model_path", "model_id")
 GPU_KEYS = ("tp", "tp_size", "tensor_parallel_size", "num_gpus")
 RAY_LLM_MODULE = "ray.serve.llm"  # where LLMConfig lives (docs.ray.io, "Serving LLMs")
-MARKERS = tuple(ARG_KEYS) + (RAY_LLM_MODULE,)
+# vLLM's engine built in Python (vllm/engine/arg_utils.py: EngineArgs, AsyncEngineArgs), as a Ray Serve
+# deployment or any server does before AsyncLLMEngine.from_engine_args / LLM(...)
+ENGINE_ARGS = ("AsyncEngineArgs", "EngineArgs")
+MARKERS = tuple(ARG_KEYS) + (RAY_LLM_MODULE, "engineargs")
 SUFFIXES = (".py",)
 
 
@@ -65,7 +68,8 @@ def _arg_keys(workspace: Workspace) -> dict[str, str]:
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     keys = _arg_keys(workspace)
     ray_llm = RAY_LLM_MODULE in loaded.text
-    if not ray_llm and not any(key in loaded.text for key in keys):
+    engine_args = "EngineArgs" in loaded.text and "vllm" in loaded.text
+    if not ray_llm and not engine_args and not any(key in loaded.text for key in keys):
         return []
     try:
         tree = ast.parse(loaded.text, loaded.path)
@@ -78,6 +82,9 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if ray_llm:
         found.extend(_llm_config_model(loaded, lines, call) for call in ast.walk(tree)
                      if isinstance(call, ast.Call) and _callee(call) == "LLMConfig")
+    if engine_args:
+        found.extend(_engine_args_model(loaded, lines, call) for call in ast.walk(tree)
+                     if isinstance(call, ast.Call) and _callee(call) in ENGINE_ARGS)
     return found
 
 
@@ -116,6 +123,28 @@ def _llm_config_model(loaded: LoadedFile, lines: list[str], call: ast.Call) -> S
     if _string(fields.get("accelerator_type")) is not None:
         model.gpu_product = _string(fields.get("accelerator_type"))
     model.replicas = _llm_replicas(loaded, lines, fields.get("deployment_config"))
+    return finish(model)
+
+
+def _engine_args_model(loaded: LoadedFile, lines: list[str], call: ast.Call) -> ServedModel:
+    """``AsyncEngineArgs(model=..., max_model_len=...)``: vLLM's engine arguments as keywords, one engine."""
+    model_node = next((k.value for k in call.keywords if k.arg == "model"), call.args[0] if call.args else None)
+    label = _string(model_node) or f"{_callee(call)}@{call.lineno}"
+    model = ServedModel(name=label, kind=f"vLLM {_callee(call)}", path=loaded.path, document=0,
+                        location=_located(loaded, lines, call), identity=f"{loaded.path}#{_callee(call)}@{call.lineno}")
+    model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
+    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
+                                                   if call.lineno - 2 <= line <= (call.end_lineno or call.lineno)])
+    keywords = ast.Dict(keys=[ast.Constant(k.arg, lineno=k.lineno, col_offset=k.col_offset) for k in call.keywords
+                              if k.arg not in (None, "model")],
+                        values=[k.value for k in call.keywords if k.arg not in (None, "model")])
+    tokens = [ArgToken(word, model.location, (), "python", True) for word in ("vllm", "serve")]
+    tokens += [_token(loaded, lines, model_node)] if _string(model_node) is not None else []
+    kwargs, falses = _kwarg_tokens(loaded, lines, keywords)
+    apply_launch(None, model, tokens + kwargs, "vllm")
+    for setting in model.settings.values():
+        if setting.key_location in falses:
+            setting.value = False
     return finish(model)
 
 

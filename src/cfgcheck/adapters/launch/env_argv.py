@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...engines.envs import every_name
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
@@ -313,7 +314,23 @@ def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvV
     for name in _table()["generic"]["model_env"]:
         if values.get(name) is not None:
             model.add(values[name].setting("model", f"env.{name}"))
-            return
+            break
+    else:
+        return
+    if model.engine == "vllm" and not model.argv:  # an in-house vLLM wrapper: the names known wrappers agree on
+        generic = {"engine": "vllm"}
+        for name, dest in _table()["generic"]["env"].items():
+            if values.get(name) is not None and dest != "model":
+                _record(model, generic, dest, name, values[name])
+
+
+def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
+    """vLLM, for a container whose env sets variables only vLLM reads (``VLLM_*`` names its env catalog
+    lists): the image is a vLLM build whatever its name."""
+    if not any(name.startswith("VLLM_") for name in values):
+        return None
+    read = every_name("vllm")
+    return "vllm" if any(name in read for name in values) else None
 
 
 def _destination(entry: dict, name: str) -> str | None:

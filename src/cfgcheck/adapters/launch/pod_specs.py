@@ -16,7 +16,7 @@ from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, gpu_count, ray_worker_claims, string_map, to_int
+from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
 from .containers import container_model, container_tokens
 from .shell import shell_tokens
 
@@ -77,6 +77,7 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
                 model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
+                model.worker_images = ray_worker_images(ctx, find_key(root, "headGroupSpec"))
             found.append(finish(model))
     return found
 

@@ -162,11 +162,19 @@ def manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[He
     """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
     and column in the script (the body is parsed below as many blank lines as precede it)."""
     found: list[ServedModel] = []
+    for inner in parsed_manifests(loaded, manifests):
+        found += document_models(workspace, inner)
+    return found
+
+
+def parsed_manifests(loaded: LoadedFile, manifests: list[Heredoc]) -> list[LoadedFile]:
+    """Each manifest heredoc parsed as the YAML file it is, at the script's path and lines."""
+    found = []
     for doc in manifests:
         inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
         inner.path = loaded.path
         if inner.error is None:
-            found += document_models(workspace, inner)
+            found.append(inner)
     return found
 
 
@@ -225,16 +233,19 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     return found
 
 
-def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
+def scalar_launches(ctx: DocContext, node, env: dict[str, str | None], rewrite=None, shell: bool = True) -> list[Launched]:
     """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
-    task's ``run:``), each word located where it is written in the file."""
+    task's ``run:``), each word located where it is written in the file. ``rewrite`` changes the text
+    before it is read without moving any character (a format's own syntax made the shell's); without
+    ``shell`` the string is one command line whose newlines are spaces."""
     mapping = SourceMap(ctx.loaded.text, node)
+    text = rewrite(mapping.value) if rewrite is not None else mapping.value
 
     def locate(start: int, end: int, word: str):
         line, column, end_column = mapping.span(start, end, word)
         return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
 
-    return launches(expand(lex(mapping.value, shell=True), env), locate)
+    return launches(expand(lex(text, shell=shell), env), locate)
 
 
 def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:

@@ -439,6 +439,17 @@ def shell_tokens(ctx: DocContext, node: YNode, origin: str, segment: bool = True
         words = lex(text, shell=segment, base=start)
     if segment:
         words = _engine_command(segments(expand(words, env)))
+    return _located(ctx, mapping, words, origin)
+
+
+def shell_commands(ctx: DocContext, node: YNode, origin: str) -> list[list[ArgToken]]:
+    """Every command of a shell string, in order, its words located (what a script does before it
+    starts the engine: a download, a ``cd``)."""
+    mapping = SourceMap(ctx.loaded.text, node)
+    return [_located(ctx, mapping, command, origin) for command in segments(expand(lex(mapping.value)))]
+
+
+def _located(ctx: DocContext, mapping: SourceMap, words: list[tuple[str, int, int]], origin: str) -> list[ArgToken]:
     tokens = []
     for word, start, end in words:
         line, column, end_column = mapping.span(start, end, word)
