@@ -266,6 +266,10 @@ def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None
     if model is not None:
         finding.model = finding.model or model.name
         finding.model_identity = finding.model_identity or model.identity
+        assumed = model.conventions.get(finding.setting or "")
+        if assumed and severity == "error":  # an error only when cfgcheck is sure of the value
+            finding.severity = "warning"
+            finding.message += f" (assumed: {assumed})"
     return finding
 
 

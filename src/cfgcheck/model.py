@@ -246,6 +246,9 @@ class ServedModel:
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
+    # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
+    conventions: dict[str, str] = field(default_factory=dict)
     # where the user writes a setting when a chart or a values mapping gives it a key: canonical name ->
     # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
     setting_keys: dict[str, str] = field(default_factory=dict)

@@ -53,3 +53,16 @@ def test_vllms_own_env_variables_say_the_image_runs_vllm() -> None:
 
 def test_an_image_that_says_nothing_is_not_taken_for_an_engine() -> None:
     assert _models("registry.example.com/ml/llm-server:1.4.0") == []
+
+
+def test_a_finding_on_a_value_read_by_the_convention_is_a_warning_that_says_so(tmp_path) -> None:
+    """Qwen3-8B holds 40,960 positions: 131,072 read from MAX_MODEL_LEN would be a CFG207 error, but the image
+    only is assumed to read the name as vLLM's option: a warning that names the assumption."""
+    from helpers import lint_text
+
+    text = POD.format(image="ghcr.io/acme/vllm-server:1.4.0", extra="").replace('"32768"', '"131072"')
+    result = lint_text(tmp_path, text, select=["CFG207"])
+    (finding,) = [f for f in result.findings if f.code == "CFG207"]
+    assert finding.severity == "warning"
+    assert finding.message.endswith("(assumed: MAX_MODEL_LEN read as the vLLM option, as every known vLLM wrapper "
+                                    "reads it; this image is not a known one)")

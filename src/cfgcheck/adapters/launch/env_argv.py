@@ -322,6 +322,8 @@ def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvV
         for name, dest in _table()["generic"]["env"].items():
             if values.get(name) is not None and dest != "model":
                 _record(model, generic, dest, name, values[name])
+                model.conventions[canonical_name("vllm", dest)] = \
+                    f"{name} read as the vLLM option, as every known vLLM wrapper reads it; this image is not a known one"
 
 
 def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
