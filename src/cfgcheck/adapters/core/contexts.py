@@ -1,13 +1,16 @@
 """The contexts adapters work in: the run's ``Workspace`` (the user's configuration, and the index spaces
-of the modules that index documents of every file) and one document's ``DocContext`` (locating its
-nodes, reading its comments and directives, making a served model located in it)."""
+of the modules that index documents of every file), the reading of one file (``one_file``: what its
+variable expansions may still produce) and one document's ``DocContext`` (locating its nodes, reading its
+comments and directives, making a served model located in it)."""
 
 from __future__ import annotations
 
 import functools
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
 from ...model import ArgToken, Directive, Location, ServedModel, Setting
 from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
@@ -37,6 +40,36 @@ class Workspace:
         if found is None:
             found = self.spaces[owner] = make()
         return found
+
+
+# The text one file's variable expansions may produce together (``launch/expansion.py`` charges it): past
+# it every further expansion of the file is unknown, so the work per file is bounded whatever its lines
+# repeat (24 doubling lines ``V1=$V0$V0`` ask for 128 MiB).
+MAX_FILE_CHARS = 16 * 1024 * 1024
+# What the file being read may still produce; None outside a file's reading (only the value bound holds).
+_LEFT: ContextVar[list[int] | None] = ContextVar("cfgcheck_expansion_left", default=None)
+
+
+@contextmanager
+def one_file() -> Iterator[None]:
+    """The expansions made inside share one file's budget (``registry.served_models`` opens one per file)."""
+    token = _LEFT.set([MAX_FILE_CHARS])
+    try:
+        yield
+    finally:
+        _LEFT.reset(token)
+
+
+def spend(size: int) -> bool:
+    """Charge ``size`` characters of expanded text to the file being read; False when it has no more."""
+    left = _LEFT.get()
+    if left is None:
+        return True
+    if size > left[0]:
+        left[0] = 0
+        return False
+    left[0] -= size
+    return True
 
 
 @dataclass(eq=False)

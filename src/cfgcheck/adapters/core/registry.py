@@ -13,7 +13,7 @@ import os
 
 from ...model import ServedModel
 from ...yamlio import LoadedFile
-from .contexts import DocContext, Workspace
+from .contexts import DocContext, Workspace, one_file
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
                        may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
@@ -75,9 +75,10 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     reader = file_format(loaded.path)
-    if reader is not None:
-        return reader.file_models(workspace, loaded)
-    return document_models(workspace, loaded)
+    with one_file():  # the file's variable expansions share one budget (launch/expansion.py)
+        if reader is not None:
+            return reader.file_models(workspace, loaded)
+        return document_models(workspace, loaded)
 
 
 def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:

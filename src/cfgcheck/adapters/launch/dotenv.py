@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ...model import ArgToken, Location
 from . import named_files
+from .expansion import substitute as bounded_substitute
 from ..core.contexts import Workspace
 
 _LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
@@ -90,8 +91,8 @@ def substitute(token: ArgToken, env: dict[str, Variable]) -> ArgToken:
         found = _resolve(match, env, token.location)
         return match.group(0) if found is None else found.value
 
-    return ArgToken(_REFERENCE.sub(replace, token.text), token.location, token.comments, token.origin,
-                    token.synthetic)
+    text = bounded_substitute(_REFERENCE, token.text, replace)
+    return token if text is None else ArgToken(text, token.location, token.comments, token.origin, token.synthetic)
 
 
 def _resolve(match: re.Match, env: dict[str, Variable], at: Location) -> Variable | None:
