@@ -200,7 +200,9 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
         if finding.introduced:
             introduced.append(finding)
     result.findings = introduced
-    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
+    # a file the head cannot read hides its findings, it does not fix them
+    unread = {file.path for file in head_files if file.error is not None}
+    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints and f.location.path not in unread]
     result.base_models = base_models
     result.base = compared
     return result

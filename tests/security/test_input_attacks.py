@@ -110,3 +110,81 @@ def test_expansion_work_per_file_is_bounded(tmp_path: Path) -> None:
     model = _served(tmp_path, "run.sh")[0]
     assert len(_after(model, "--served-model-name")) == 64_000  # early lines: known
     assert _after(model, "--port") == "$W1000"  # past the budget: unknown
+
+
+# ---------------------------------------------------------------- an unparseable Python spec file
+
+SPECS = """\
+SPECS = {
+    "qwen": {"model": "Qwen/Qwen3-8B", "tp": 1, "vllm_args": ["--max-model-len", "999999999"]},
+}
+"""
+# one appended line each: Python's parser refuses them (SyntaxError, MemoryError from its nesting limits)
+UNPARSEABLE = {"parentheses": ("x = " + "(" * 201 + ")" * 201 + "\n", "SyntaxError"),
+               "minuses": ("y = " + "-" * 100_000 + "1\n", "MemoryError")}
+
+
+@pytest.mark.parametrize("case", sorted(UNPARSEABLE))
+def test_an_unparseable_spec_file_is_a_cfg000_naming_the_error(tmp_path: Path, case: str) -> None:
+    line, error = UNPARSEABLE[case]
+    (tmp_path / "specs.py").write_text(SPECS + line, encoding="utf-8")
+    result = lint([tmp_path / "specs.py"], Config(tmp_path, {}))
+    assert [(f.code, f.location.path) for f in result.findings] == [("CFG000", "specs.py")]
+    assert error in result.findings[0].message
+
+
+def test_an_unparseable_spec_file_does_not_fix_the_bases_findings(tmp_path: Path) -> None:
+    """In review the head's unreadable file hid every spec, and the base's findings counted as fixed."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo
+
+    repo = make_repo(tmp_path, {"specs.py": SPECS})
+    base = lint([repo / "specs.py"], Config(repo.resolve(), {}))
+    assert {f.code for f in base.findings} >= {"CFG207"}
+    (repo / "specs.py").write_text(SPECS + UNPARSEABLE["parentheses"][0], encoding="utf-8")
+    git(repo, "commit", "-qam", "hide the specs")
+    result = lint_diff([repo], Config(repo.resolve()), "HEAD~1")
+    assert [f.code for f in result.findings] == ["CFG000"]
+    assert result.fixed == []
+
+
+@pytest.mark.parametrize("where", ["values", "overheads"])
+def test_deeply_nested_json_values_are_invalid_not_a_crash(where: str) -> None:
+    """json's decoder recurses: a 100,000-deep array in a flag value or an env JSON is a RecursionError."""
+    if where == "values":
+        from cfgcheck.engines.value_types import Invalid, _json
+
+        assert isinstance(_json("[" * 100_000), Invalid)
+    else:
+        from cfgcheck.capacity.overheads import _json_value
+
+        assert _json_value('{"a":' * 100_000) == {}
+
+
+@pytest.mark.parametrize("value", ["[" * 100_000, '{"VllmWorker": '])
+def test_a_dynamo_deployment_config_that_is_not_json_is_a_cfg000(tmp_path: Path, value: str) -> None:
+    """The graph's engines vanished without a word (a JSONDecodeError), or the document's CFG000 quoted
+    the decoder's message (a RecursionError): one CFG000 naming the variable and the error's class."""
+    from helpers import FIXTURES
+
+    text = (FIXTURES / "formats" / "operators" / "dynamo-graph-v03.yaml").read_text(encoding="utf-8")
+    start = text.index("value: '{") + len("value: '")
+    text = text[:start] + value + text[text.index("'\n", start):]
+    result = lint([_write(tmp_path, "graph.yaml", text)], Config(tmp_path, {}))
+    found = [f for f in result.findings if f.code == "CFG000"]
+    assert len(found) == 1 and "DYN_DEPLOYMENT_CONFIG is not JSON" in found[0].message, result.findings
+    assert ("RecursionError" if value.startswith("[") else "JSONDecodeError") in found[0].message
+    assert found[0].location.line == 10
+
+
+def _write(root: Path, name: str, text: str) -> Path:
+    (root / name).write_text(text, encoding="utf-8")
+    return root / name
+
+
+def test_a_deeply_nested_toml_configuration_is_one_line(tmp_path: Path) -> None:
+    from cfgcheck.config import ConfigError, load
+
+    (tmp_path / "pyproject.toml").write_text("[tool.cfgcheck]\na = " + "[" * 100_000 + "\n", encoding="utf-8")
+    with pytest.raises(ConfigError, match="nested too deeply"):
+        load(tmp_path)

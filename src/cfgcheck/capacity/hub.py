@@ -139,7 +139,7 @@ class HubClient:
             return None, f"{name} larger than {MAX_BODY_BYTES // 2**20} MiB", True
         try:
             data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; deep nesting recurses
             return None, f"{name} is not JSON", True
         if not isinstance(data, dict):
             return None, f"{name} is not a JSON object", True
@@ -149,7 +149,7 @@ class HubClient:
 def _read_cache(path: Path, forever: bool) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None

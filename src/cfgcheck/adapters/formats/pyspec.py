@@ -29,7 +29,7 @@ import tokenize
 
 from ...engines.argv import KEYWORD_ORIGIN
 from ...model import ArgToken, Location, ServedModel, Setting
-from ...yamlio import Comment, LoadedFile
+from ...yamlio import Comment, LoadedFile, YamlError
 from ..core.contexts import Workspace, directives_of
 from ..core.recognition import apply_launch, finish, to_int
 
@@ -69,7 +69,8 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         return []
     try:
         tree = ast.parse(loaded.text, loaded.path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        _unparsed(loaded, exc)
         return []
     lines = loaded.text.splitlines()
     found: list[ServedModel] = []
@@ -79,6 +80,17 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         found.extend(_llm_config_model(loaded, lines, call) for call in ast.walk(tree)
                      if isinstance(call, ast.Call) and _callee(call) == "LLMConfig")
     return found
+
+
+def _unparsed(loaded: LoadedFile, exc: Exception) -> None:
+    """A file that names a spec key but that Python's parser refuses (a syntax error, or nesting past
+    the parser's limits: 201 parentheses, 100,000 unary minuses) holds specs nobody can check: that is
+    the file's CFG000, naming the error's class, not silence (in review its specs would count as
+    fixed). The parser's message is not quoted: it may quote the file."""
+    if loaded.error is None:
+        line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+        loaded.error = YamlError(f"cannot parse this Python file ({type(exc).__name__}): its engine specs are not "
+                                 "read", line or 1, 1)
 
 
 def _callee(call: ast.Call) -> str | None:
