@@ -11,7 +11,8 @@
 - capacity: ``ctx.capacity(model)`` (a ``CapacityEstimate``) and the arithmetic on it (``concurrency_at``,
   ``cap_for``, ``longest_fitting_len``), the accelerator and model lookups, the memory-needs search;
 - engine knowledge rules share: flag catalogs, versions, confidence, env variables, images, precision,
-  flag history, drift between versions; and the number parsers of the settings vocabulary.
+  flag history, drift between versions; the number parsers of the settings vocabulary; and
+  ``secret_name`` (the one definition of a secret's name: a value under it is never quoted).
 
 Rules import nothing else from cfgcheck (``tests/architecture/test_rule_api.py`` holds it). The objects and
 the contract load with this module; the rest loads with the first rule that names it (``_LAZY``), as each
@@ -49,6 +50,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
     from .engines.precision import (act_dtype_refused_everywhere, act_dtypes, facts_version, float16_refusal,
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
+    from .redact import secret_name
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -72,6 +74,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "engines.precision": ("act_dtype_refused_everywhere", "act_dtypes", "facts_version", "float16_refusal",
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
+    "redact": ("secret_name",),
 }
 # exported name -> (module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {

@@ -204,9 +204,10 @@ def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
     return models
 
 
-def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]:
-    """Served models of files already loaded (diff mode and propose keep their trees)."""
-    workspace = adapters.Workspace(config=config.as_dict())
+def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
+    """Served models of files already loaded (diff mode and propose keep their trees); the files a
+    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
+    workspace = adapters.Workspace(config=config.as_dict(), commit=commit)
     serving = [file for file in loaded if file.serving]
     for file in serving:
         _isolated(file, lambda: adapters.index(workspace, file))

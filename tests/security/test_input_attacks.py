@@ -188,3 +188,135 @@ def test_a_deeply_nested_toml_configuration_is_one_line(tmp_path: Path) -> None:
     (tmp_path / "pyproject.toml").write_text("[tool.cfgcheck]\na = " + "[" * 100_000 + "\n", encoding="utf-8")
     with pytest.raises(ConfigError, match="nested too deeply"):
         load(tmp_path)
+
+
+# ---------------------------------------------------------------- files a repository names
+
+KEY = "sk-live-" + "Q7w" * 12  # the shape of an API key an earlier job step left in the work tree
+COMPOSE = """\
+services:
+  engine:
+    image: vllm/vllm-openai:v0.8.5
+    command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "${MAX_LEN}", "--served-model-name", "${NAME}"]
+"""
+
+
+def _git_repo(root: Path, files: dict[str, str], tracked: list[str]) -> Path:
+    from helpers import git
+
+    root.mkdir(exist_ok=True)
+    git(root, "init", "-q", "-b", "main")
+    for name, text in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(text, encoding="utf-8")
+    git(root, "add", "-f", "--", *tracked)
+    git(root, "commit", "-qm", "base")
+    return root
+
+
+def _arguments(result) -> list[str]:
+    return [token.text for model in result.models for token in model.argv]
+
+
+@pytest.mark.parametrize("how", ["ignored", "untracked"])
+def test_an_env_file_git_does_not_track_is_never_read(tmp_path: Path, how: str) -> None:
+    """A git-ignored (or untracked) ``.env`` in the work tree held values the PR's compose file quoted."""
+    repo = _git_repo(tmp_path / "repo", {"compose.yaml": COMPOSE, ".gitignore": ".env\n" if how == "ignored" else "",
+                                         ".env": f"MAX_LEN=999999999\nNAME={KEY}\n"}, ["compose.yaml", ".gitignore"])
+    result = lint([repo], Config(repo.resolve(), {}))
+    assert KEY not in " ".join(_arguments(result))
+    assert not [f for f in result.findings if f.location.path == ".env"], result.findings
+    assert "${MAX_LEN}" in _arguments(result)
+
+
+def test_a_tracked_env_file_is_read(tmp_path: Path) -> None:
+    repo = _git_repo(tmp_path / "repo", {"compose.yaml": COMPOSE, ".env": "MAX_LEN=999999999\nNAME=chat\n"},
+                     ["compose.yaml", ".env"])
+    result = lint([repo], Config(repo.resolve(), {}))
+    assert {"999999999", "chat"} <= set(_arguments(result))
+
+
+@pytest.mark.parametrize("target", [".git/config", "../outside.env", "link-to-git"])
+def test_a_tracked_link_into_git_or_out_of_the_repository_is_not_followed(tmp_path: Path, target: str) -> None:
+    """``.env -> .git/config``: the checkout's ``extraheader`` token became a compose variable."""
+    import os
+
+    repo = _git_repo(tmp_path / "repo", {"compose.yaml": COMPOSE}, ["compose.yaml"])
+    header = f"extraheader = AUTHORIZATION: basic {KEY}\nNAME={KEY}\n"
+    with open(repo / ".git" / "config", "a", encoding="utf-8") as handle:
+        handle.write(f"[http]\n\t{header}")
+    (tmp_path / "outside.env").write_text(header, encoding="utf-8")
+    if target == "link-to-git":  # a folder of the repository that is a link to .git
+        os.symlink(".git", repo / "conf")
+        target = "conf/config"
+    os.symlink(target, repo / ".env")
+    from helpers import git
+
+    git(repo, "add", ".env")
+    result = lint([repo], Config(repo.resolve(), {}))
+    assert KEY not in " ".join(_arguments(result))
+
+
+def test_an_ignored_env_file_outside_git_is_not_read(tmp_path: Path) -> None:
+    (tmp_path / ".gitignore").write_text("secrets/\n", encoding="utf-8")
+    (tmp_path / "secrets").mkdir()
+    (tmp_path / "secrets" / "prod.env").write_text(f"NAME={KEY}\n", encoding="utf-8")
+    (tmp_path / "compose.yaml").write_text(COMPOSE.replace("    command:", "    env_file: secrets/prod.env\n"
+                                                           "    command:"), encoding="utf-8")
+    result = lint([tmp_path / "compose.yaml"], Config(tmp_path, {}))
+    assert not [m for m in result.models if "NAME" in m.env]
+
+
+def test_diff_mode_reads_named_files_from_the_commits_not_the_work_tree(tmp_path: Path) -> None:
+    """In review the head's tracked ``.env`` is its commit's blob: a job step that wrote a secret into
+    the work tree's copy (``envsubst``) is not read, and the base's side reads the base's ``.env``."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git
+
+    repo = _git_repo(tmp_path / "repo", {"compose.yaml": COMPOSE, ".env": "MAX_LEN=4096\nNAME=chat\n"},
+                     ["compose.yaml", ".env"])
+    (repo / ".env").write_text("MAX_LEN=8192\nNAME=chat\n", encoding="utf-8")
+    (repo / "compose.yaml").write_text(COMPOSE.replace("Qwen/Qwen3-8B", "Qwen/Qwen3-4B"), encoding="utf-8")
+    git(repo, "commit", "-qam", "head")
+    (repo / ".env").write_text(f"MAX_LEN=8192\nNAME={KEY}\n", encoding="utf-8")  # the job step's copy
+    result = lint_diff([repo], Config(repo.resolve()), "HEAD~1")
+    assert {"8192", "chat"} <= set(_arguments(result)) and KEY not in " ".join(_arguments(result))
+    base_arguments = [token.text for model in result.base_models for token in model.argv]
+    assert "4096" in base_arguments
+
+
+SECRET_USES = {
+    "max-model-len": COMPOSE.replace("${MAX_LEN}", "${VLLM_API_KEY}"),
+    "served-model-name": COMPOSE.replace("${NAME}", "prefix-${VLLM_API_KEY}"),
+    "unknown flag": COMPOSE.replace('"--served-model-name"', '"--${VLLM_API_KEY}"'),
+    "env_file and environment": COMPOSE.replace(
+        "    command:", "    env_file: [engine.env]\n    environment: {VLLM_PORT: \"${VLLM_API_KEY}\"}\n    command:"),
+}
+
+
+@pytest.mark.parametrize("use", sorted(SECRET_USES))
+def test_a_secret_named_variable_of_an_env_file_is_unknown_and_never_quoted(tmp_path: Path, use: str) -> None:
+    """A PR writing ``--max-model-len ${VLLM_API_KEY}`` got the key quoted (CFG105, CFG103): a variable
+    whose name says it is a secret is set, its value never read into an argument."""
+    from cfgcheck.reporters import renderer
+
+    repo = _git_repo(tmp_path / "repo", {"compose.yaml": SECRET_USES[use], ".env": f"VLLM_API_KEY={KEY}\nMAX_LEN=4096\n",
+                                         "engine.env": f"HF_TOKEN={KEY}\n"}, ["compose.yaml", ".env", "engine.env"])
+    result = lint([repo], Config(repo.resolve(), {}))
+    assert result.models
+    outputs = [renderer(name)(result) for name in ("text", "json", "sarif", "markdown", "github")]
+    assert not [text for text in outputs if KEY in text]
+    assert KEY not in " ".join(_arguments(result)) + " ".join(str(s.value) for m in result.models for s in m.env.values())
+    if "engine.env" in SECRET_USES[use]:
+        assert result.models[0].env["HF_TOKEN"].value is None  # set, unknown
+
+
+def test_one_definition_of_a_secret_name() -> None:
+    from cfgcheck.redact import secret_name
+
+    for name in ("VLLM_API_KEY", "HF_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "GCP_CREDENTIALS", "OAUTH_CLIENT",
+                 "PRIVATE_REGISTRY_PASS", "--api-key", "KEY"):
+        assert secret_name(name), name
+    for name in ("MAX_NUM_BATCHED_TOKENS", "KEYBOARD_LAYOUT", "GIT_AUTHOR_NAME", "HF_TOKEN_PATH", "--tokenizer",
+                 "--max-model-len", "MODEL"):
+        assert not secret_name(name), name

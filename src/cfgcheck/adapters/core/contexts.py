@@ -32,6 +32,9 @@ class Workspace:
     config: dict[str, Any] = field(default_factory=dict)
     # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
     held: set[str] = field(default_factory=set)
+    # the commit whose blobs the files a repository names are (diff mode: each side's); None: what Git
+    # tracks in the work tree (launch/named_files.py)
+    commit: str | None = None
     spaces: dict[str, Any] = field(default_factory=dict)
 
     def space(self, owner: str, make: Callable[[], Space]) -> Space:
