@@ -1,7 +1,8 @@
 """What a rule may import: the one module a rule in ``rules/`` (or a plugin) reads cfgcheck through.
 
 - the objects: ``Finding`` (with ``Fix`` and ``Edit``), ``Location``, ``ServedModel``, ``Setting``,
-  ``SEVERITIES``, ``Option`` (a declared rule option); ``configured`` (what ``rules:`` sets for a rule, read
+  ``SEVERITIES``, ``Option`` (a declared rule option); ``derived`` (what a rule finds in a model's
+  comments, worked out once for every model sharing them: ``model.Comments``); ``configured`` (what ``rules:`` sets for a rule, read
   with a ``Config``: a rule that keeps to another rule's option);
 - the contract: ``RuleContext`` (``ctx``) and the two ``check`` signatures, ``ModelCheck`` and, for a rule
   with ``SCOPE = "run"``, ``RunCheck``;
@@ -26,7 +27,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .context import ModelCheck, RuleContext, RunCheck
-from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, unresolved
+from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
@@ -85,7 +86,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = [
     "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
-    "unresolved",
+    "derived", "unresolved",
     *_LAZY,
 ]
 

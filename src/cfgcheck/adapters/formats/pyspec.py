@@ -30,7 +30,7 @@ import tokenize
 from ...engines.argv import KEYWORD_ORIGIN
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, YamlError
-from ..core.contexts import Workspace, directives_of
+from ..core.contexts import Workspace, comments_between, directives_of, file_comments
 from ..core.recognition import apply_launch, finish, to_int
 
 ARG_KEYS = {"vllm_args": "vllm", "sglang_args": "sglang", "tokenspeed_args": "tokenspeed"}
@@ -114,9 +114,9 @@ def _llm_config_model(loaded: LoadedFile, lines: list[str], call: ast.Call) -> S
     label = _string(loading.get("model_id")) or f"LLMConfig@{call.lineno}"
     model = ServedModel(name=label, kind="Ray Serve LLMConfig", path=loaded.path, document=0,
                         location=_located(loaded, lines, call), identity=f"{loaded.path}#LLMConfig/{label}")
-    model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
-    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                   if call.lineno - 2 <= line <= (call.end_lineno or call.lineno)])
+    model.comments = file_comments(loaded)
+    model.directives = directives_of(loaded.path, comments_between(loaded, call.lineno - 3,
+                                                                   call.end_lineno or call.lineno))
     tokens = [ArgToken(word, model.location, (), "rayserve", True) for word in ("vllm", "serve")]
     if source is not None:
         tokens.append(_token(loaded, lines, source))
@@ -209,9 +209,9 @@ def _spec_models(loaded: LoadedFile, lines: list[str], owner: ast.Constant | Non
         model = ServedModel(name=f"{label}/{engine}" if engines else label, kind="python spec", path=loaded.path,
                             document=0, location=_located(loaded, lines, owner or spec),
                             identity=f"{loaded.path}#pyspec/{label}/{engine}")
-        model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
-        model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                       if spec.lineno - 2 <= line <= (spec.end_lineno or spec.lineno)])
+        model.comments = file_comments(loaded)
+        model.directives = directives_of(loaded.path, comments_between(loaded, spec.lineno - 3,
+                                                                       spec.end_lineno or spec.lineno))
         if engine != "unknown":
             apply_launch(None, model, tokens, engine)
         else:
