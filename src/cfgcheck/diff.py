@@ -25,6 +25,7 @@ from .lint import LintResult, enabled_rules, finalize, run_rules, served_models,
 from .model import ServedModel
 from .notes import per_run
 from .paths import escapes
+from .suppressions import silenced_by_change
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 
@@ -201,6 +202,7 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
         if finding.introduced:
             introduced.append(finding)
     result.findings = introduced
+    result.silenced = silenced_by_change(introduced, result.suppressions, head_files, base_files, base_models)
     # a file the head cannot read hides its findings, it does not fix them
     unread = {file.path for file in head_files if file.error is not None}
     result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints and f.location.path not in unread]

@@ -34,6 +34,8 @@ class LintResult:
     fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
     base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
     base: "Base | None" = None  # diff mode: the commit compared with
+    suppressions: list = field(default_factory=list)  # the suppressions read (suppressions.Suppression)
+    silenced: list = field(default_factory=list)  # diff mode: suppressions.Silenced, new findings a new suppression hides
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -393,7 +395,7 @@ def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[Ser
     ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
-    return LintResult(findings, loaded, models)
+    return LintResult(findings, loaded, models, suppressions=found.suppressions)
 
 
 def distinct(findings: list[Finding]) -> list[Finding]:

@@ -7,6 +7,7 @@ and scans), never by wall time: a busy runner slows the clock, not the work.
 
 from __future__ import annotations
 
+import json
 import tracemalloc
 from pathlib import Path
 
@@ -418,3 +419,83 @@ def test_the_served_models_limit_is_a_configuration_option(tmp_path: Path) -> No
     (tmp_path / ".cfgcheck.yaml").write_text("limits:\n  max-served-models: 0\n", encoding="utf-8")
     with pytest.raises(ConfigError):
         load(tmp_path)
+
+
+# ---------------------------------------------------------------- a pull request silences its own finding
+
+CEILING = """\
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: chat
+spec:
+  runtime: vllm
+  image: vllm/vllm-openai:v0.8.5
+  vllmConfig:
+    # HARD CEILING 0.875: the GPU is shared with Jellyfin transcoding.
+    gpuMemoryUtilization: 0.85
+"""
+RAISED = CEILING.replace("gpuMemoryUtilization: 0.85", "gpuMemoryUtilization: 0.95")
+SILENCING = {
+    "ignore": RAISED.replace("0.95", "0.95  # cfgcheck: ignore[CFG204] the batch job moved off this GPU"),
+    "ignore-file": "# cfgcheck: ignore-file[CFG204] the batch job moved off this GPU\n" + RAISED,
+    "annotation": RAISED.replace("  name: chat\n", "  name: chat\n  annotations:\n"
+                                 "    cfgcheck.io/ignore: \"CFG204: the batch job moved off this GPU\"\n"),
+}
+
+
+def _diff(tmp_path: Path, base: str, head: str):
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo
+
+    repo = make_repo(tmp_path, {"chat.yaml": base})
+    (repo / "chat.yaml").write_text(head, encoding="utf-8")
+    git(repo, "commit", "-qam", "raise")
+    return lint_diff([repo], Config(repo.resolve()), "HEAD~1")
+
+
+@pytest.mark.parametrize("how", sorted(SILENCING))
+def test_a_suppression_the_change_adds_is_listed_with_the_finding_it_silences(tmp_path: Path, how: str) -> None:
+    """Raising a value past the documented ceiling while adding its suppression gave "no new findings"."""
+    from cfgcheck.github.summary import render_summary
+    from cfgcheck.reporters import renderer
+
+    result = _diff(tmp_path, CEILING, SILENCING[how])
+    assert not [f for f in result.active() if f.code == "CFG204"]
+    silenced = [f for f in result.findings if f.code == "CFG204"]
+    assert [(s.finding.code, s.finding.location.line) for s in result.silenced] == [("CFG204", silenced[0].location.line)]
+    assert result.silenced[0].suppression.reason == "the batch job moved off this GPU"
+    text = renderer("text")(result)
+    assert "1 new finding silenced by a suppression this change adds" in text and "moved off this GPU" in text
+    summary = json.loads(renderer("json")(result))["summary"]
+    assert [(row["code"], row["suppression"]["reason"]) for row in summary["suppressed_by_change"]] == \
+        [("CFG204", "the batch job moved off this GPU")]
+    assert summary["errors"] == 0
+    body = render_summary(result, [], None, step=True)
+    headline = body.strip().splitlines()[0]
+    assert headline.startswith("### cfgcheck: 1 note") and "1 new finding silenced by a suppression this PR adds" in headline
+    assert "moved off this GPU" in body and "CFG204" in body
+
+
+def test_a_suppression_the_base_already_has_is_not_listed(tmp_path: Path) -> None:
+    """A file the maintainers chose to silence stays silenced: not the change's doing."""
+    base = "# cfgcheck: ignore-file[CFG204] the maintainers accept this GPU's risk\n" + CEILING
+    result = _diff(tmp_path, base, "# cfgcheck: ignore-file[CFG204] the maintainers accept this GPU's risk\n" + RAISED)
+    assert [f.suppressed is not None for f in result.findings if f.code == "CFG204"] == [True]
+    assert result.silenced == []
+    from cfgcheck.reporters import renderer
+
+    assert json.loads(renderer("json")(result))["summary"]["suppressed_by_change"] == []
+
+
+@pytest.mark.parametrize("ceiling, said", [(None, "this change removed it"),
+                                           ("# HARD CEILING 0.99: the GPU is ours now.", "this change raised it to 0.99")])
+def test_moving_the_ceiling_in_the_change_that_raises_the_value_is_reported(tmp_path: Path, ceiling: str | None,
+                                                                           said: str) -> None:
+    """Deleting or raising the HARD CEILING comment with the value: judged against the base's ceiling."""
+    old = "    # HARD CEILING 0.875: the GPU is shared with Jellyfin transcoding.\n"
+    head = RAISED.replace(old, "" if ceiling is None else f"    {ceiling}\n")
+    result = _diff(tmp_path, CEILING, head)
+    found = [f for f in result.active() if f.code == "CFG204"]
+    assert len(found) == 1, result.findings
+    assert "above the ceiling 0.875" in found[0].message and said in found[0].message

@@ -383,7 +383,7 @@ class Publisher:
                 self.outcome.summary = "unchanged"
             for extra in existing[1:]:  # left by a concurrent run: keep one
                 self._write("delete a duplicate summary comment", lambda c=extra: c.delete())
-        elif result.active() or getattr(result, "silenced", None) or self.ctx.config_changes:
+        elif result.active() or result.silenced or self.ctx.config_changes:
             created = self._write("post the summary comment", lambda: self.pull.create_issue_comment(body))
             self._created(created)
             self.outcome.summary = "created"
