@@ -159,13 +159,15 @@ def unused(suppressions: list[Suppression], ran: set[str]) -> list[Suppression]:
 # ---------------------------------------------------------------- diff mode: suppressions a change adds
 
 
-@dataclass(eq=False)
 class Silenced:
     """A finding a change introduces that a suppression the same change adds silences: a pull request
-    may not silence its own finding unseen (``lint --base``, ``review``)."""
+    may not silence its own finding unseen (``lint --base``, ``review``). A plain class: every lint run
+    imports this module, and a dataclass compiles its methods at import (tests/cli/test_startup_imports.py)."""
 
-    finding: Finding
-    suppression: Suppression
+    __slots__ = ("finding", "suppression")
+
+    def __init__(self, finding: Finding, suppression: Suppression) -> None:
+        self.finding, self.suppression = finding, suppression
 
 
 def silenced_by_change(introduced: list[Finding], head: list[Suppression], head_files: list[LoadedFile],
