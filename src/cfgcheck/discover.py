@@ -248,6 +248,12 @@ def _read_ignore(path: Path):
     return pathspec.GitIgnoreSpec.from_lines(lines)
 
 
+def gitignored(path: Path, root: Path) -> bool:
+    """Whether a ``.gitignore`` between ``root`` and the file ``path`` ignores it, as the walk outside git
+    would (``launch/named_files.py`` reads no such file)."""
+    return _ignored(path, _ignores_above(path, root), False)
+
+
 def _ignored(path: Path, ignores, folder: bool) -> bool:
     for base, spec in ignores:
         rel = path.relative_to(base).as_posix()

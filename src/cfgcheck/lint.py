@@ -34,6 +34,8 @@ class LintResult:
     fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
     base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
     base: "Base | None" = None  # diff mode: the commit compared with
+    suppressions: list = field(default_factory=list)  # the suppressions read (suppressions.Suppression)
+    silenced: list = field(default_factory=list)  # diff mode: suppressions.Silenced, new findings a new suppression hides
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -204,9 +206,10 @@ def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
     return models
 
 
-def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]:
-    """Served models of files already loaded (diff mode and propose keep their trees)."""
-    workspace = adapters.Workspace(config=config.as_dict())
+def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
+    """Served models of files already loaded (diff mode and propose keep their trees); the files a
+    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
+    workspace = adapters.Workspace(config=config.as_dict(), commit=commit)
     serving = [file for file in loaded if file.serving]
     for file in serving:
         _isolated(file, lambda: adapters.index(workspace, file))
@@ -396,7 +399,7 @@ def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[Ser
     ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
-    return LintResult(findings, loaded, models)
+    return LintResult(findings, loaded, models, suppressions=found.suppressions)
 
 
 def distinct(findings: list[Finding]) -> list[Finding]:

@@ -12,8 +12,8 @@ from __future__ import annotations
 import os
 
 from ...model import ServedModel
-from ...yamlio import LoadedFile
-from .contexts import DocContext, Workspace
+from ...yamlio import LoadedFile, YamlError
+from .contexts import DocContext, Workspace, one_file, served_limit
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
                        may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
@@ -80,9 +80,16 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     reader = file_format(loaded.path)
-    if reader is not None:
-        return reader.file_models(workspace, loaded)
-    return document_models(workspace, loaded)
+    with one_file():  # the file's variable expansions share one budget (launch/expansion.py)
+        models = reader.file_models(workspace, loaded) if reader is not None else document_models(workspace, loaded)
+    limit = served_limit(workspace)
+    if len(models) <= limit:
+        return models
+    if loaded.error is None:  # the file's CFG000: its other models are not checked (nor counted fixed in review)
+        at = models[limit].location
+        loaded.error = YamlError(f"more than {limit:,} served models in this file (limit max-served-models): only "
+                                 f"the first {limit:,} are checked", at.line, at.column)
+    return models[:limit]
 
 
 def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -93,7 +100,10 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
     candidates = [adapter for adapter in document_adapters() if may_read(adapter, name, lowered)]
     completers = [adapter for adapter in REGISTRY if defines(adapter, "complete_model")]
+    limit = served_limit(workspace)
     for document in loaded.documents:
+        if len(found) > limit:
+            break  # served_models reports the limit; the documents after it are not read
         root = document.root
         for resource in resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)

@@ -31,9 +31,9 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens
 from .configmaps import configmaps
-from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
+from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
+from .shell import Quoted, SourceMap, Spliced, shell_tokens
 
-MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
@@ -147,8 +147,8 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
             found = values.get(_name(match))
             return found.text if found is not None and inline(found.text) else match.group(0)
 
-        text = _REFERENCE.sub(replace, token.text)
-        out.append(token if text == token.text else
+        text = substitute(_REFERENCE, token.text, replace)
+        out.append(token if text is None or text == token.text else
                    ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
     return out
 
