@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import render as render_module
+from cfgcheck import templating as render_module
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.config import Config, ConfigError, changes, load, load_at_commit, validate
 from cfgcheck.lint import rule_options
 from cfgcheck.paths import UnsafePath, blob_at, inside_repo, repo_relative
 from cfgcheck.registry import find
-from cfgcheck.render import Overrides, render
+from cfgcheck.templating import Overrides, render
 from helpers import REPO, git
 from tests.github.test_review import PullRequest
 
@@ -433,7 +433,7 @@ def comment_context() -> dict:
 
 
 def summary_context(message: str = "m") -> dict:
-    from cfgcheck.render import trusted
+    from cfgcheck.templating import trusted
 
     finding = dict(comment_context(), message=message)
     return dict(marker=trusted("<!-- cfgcheck:summary -->"), step=False, config_changes=[],
