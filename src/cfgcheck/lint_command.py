@@ -131,7 +131,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     if online is not None:
         config.data["hub"] = online
     if config.get("render-helm") is True:
-        from .adapters.renderers.helm import helm_binary
+        from .render.charts import helm_binary
 
         if helm_binary() is None:
             raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.adapters.renderers import kustomize
+from cfgcheck.render import kustomize
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import FIXTURES

@@ -24,7 +24,7 @@ class Reader(Protocol):
     """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
 
     def index(self, loaded: LoadedFile) -> None:
-        """Record what other documents refer to (ConfigMaps, Services ...): the registry's first pass."""
+        """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
 
     def models(self, loaded: LoadedFile) -> list[ServedModel]:
         """The served models of the file's documents, each read by the first adapter that owns it."""

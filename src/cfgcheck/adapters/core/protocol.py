@@ -81,19 +81,17 @@ HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comme
 
 
 class LazyAdapter:
-    """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
-    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml), and which
-    of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
+    """A built-in adapter module, named, with what the prefilter reads of it (``MARKERS``, ``SUFFIXES``) and
+    which of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
     ``index`` hooks does not load every adapter). Anything else asked of it imports the module and puts it
     in the registry in its place (the registry is walked for every document: no indirection there), so a
     run whose files hold no serving marker imports no adapter. It is equal to its module, so
     ``register(..., before=workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
-                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",),
-                 documents: str | None = None) -> None:
+                 hooks: tuple[str, ...] = ("served_models",), documents: str | None = None) -> None:
         self.__name__ = f"{ADAPTERS}.{module}"
-        self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
+        self.MARKERS, self.SUFFIXES, self.hooks = markers, suffixes, hooks
         self.DOCUMENTS = documents
 
     def module(self) -> ModuleType:
@@ -123,7 +121,7 @@ class LazyAdapter:
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
-_names: dict[str, tuple[str, ...]] = {}  # adapter module -> the file names it reads whatever their text
+_names: dict[str, tuple[str, ...]] = {}  # renderer module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
@@ -137,16 +135,19 @@ def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> A
                         f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
     if adapter not in REGISTRY:
         REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
-    if isinstance(adapter, LazyAdapter):
-        _names[adapter.__name__] = adapter.NAMES
     _rebuild_markers()
     return adapter
+
+
+def read_by_name(owner: str, names: tuple[str, ...]) -> None:
+    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` renders them
+    (the input stage's renderers, registered by ``core/registry.py``)."""
+    _names[owner] = names
 
 
 def unregister(adapter: Adapter) -> None:
     if adapter in REGISTRY:
         REGISTRY.remove(adapter)
-    _names.pop(getattr(adapter, "__name__", ""), None)
     _rebuild_markers()
 
 
@@ -172,7 +173,6 @@ def has_serving_marker(text: str) -> bool:
     return any(marker in lowered for marker in _markers)
 
 
-
 def document_adapters() -> list[Adapter]:
     """The registered adapters that read YAML documents, in the order they are tried."""
     return [adapter for adapter in REGISTRY if defines(adapter, "served_models")]
@@ -184,12 +184,11 @@ def defines(adapter: Adapter | FileAdapter | LazyAdapter, hook: str) -> bool:
     return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
 
 
-def may_read(adapter: Adapter, name: str, lowered: str) -> bool:
-    """Whether ``adapter`` can own a document of the file called ``name`` whose lower-cased text is
-    ``lowered``: one of its MARKERS is in it (the contract above), it declares none, or it reads files so
-    named whatever their text. An adapter that cannot is not tried, nor imported."""
-    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS) or \
-        name in _names.get(adapter.__name__, ())
+def may_read(adapter: Adapter, lowered: str) -> bool:
+    """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
+    MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
+    imported."""
+    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
 
 
 def may_own(adapter: Adapter, root: YNode) -> bool:
