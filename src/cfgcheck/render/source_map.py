@@ -2,9 +2,11 @@
 
 A renderer knows the files it rendered from (a kustomization's bases, overlays and patches in apply order;
 a chart's values files and templates). ``SourceMap`` indexes their scalar values and shell words by text;
-a value of a rendered served model is then placed where the sources hold it, else at the source object
-the rendered one was built from (``Fallback``), else at the file that was rendered. The rendered text
-itself is read by the adapter registry like any file (``Reader``): the renderers know no format.
+a value of a rendered served model is then placed where the sources hold it, with the comments written
+there (kubectl prints none: a reason stated above a setting in the base is still beside it), else at the
+source object the rendered one was built from (``Fallback``: where the object is defined, not a patch of
+it), else at the file that was rendered. The rendered text itself is read by the adapter registry like any
+file (``Reader``): the renderers know no format.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from typing import Callable, Protocol
 from ..model import Location, ServedModel, Setting
 from ..notes import note
 from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
-from ..adapters.core.contexts import DocContext, Workspace
+from ..adapters.core.contexts import DocContext, Workspace, directives_of
 from ..adapters.launch.shell import shell_tokens
 
 
@@ -41,8 +43,9 @@ class SourceMap:
         self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
         self.objects: dict[tuple[str, str], Location] = {}
         self.raw = list(raw)  # (repo-relative path, text)
+        self.files: dict[str, LoadedFile] = {}  # the YAML sources by path, for their comments
         for file in files:
-            loaded = load_file(repo, file)
+            loaded = self._load(repo, file)
             for document in loaded.documents:
                 if document.root is None:
                     continue
@@ -51,7 +54,30 @@ class SourceMap:
                 kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
                 node = document.root.path("metadata", "name")
                 if isinstance(kind, str) and isinstance(name, str) and node is not None:
-                    self.objects[(kind, name)] = ctx.location(node)
+                    # the resource that defines the object, not a patch applied to it later
+                    self.objects.setdefault((kind, name), ctx.location(node))
+
+    def _load(self, repo: Path, file: Path) -> LoadedFile:
+        loaded = load_file(repo, file)
+        self.files.setdefault(loaded.path, loaded)
+        return loaded
+
+    def comments(self, location: Location) -> tuple[str, ...] | None:
+        """The comments on and directly above ``location`` in its source file; None for a place that is not
+        in a YAML source (a template's word)."""
+        loaded = self.files.get(location.path)
+        return loaded.comments_for(location.line) if loaded is not None else None
+
+    def document_comments(self, location: Location) -> list:
+        """The comments of the source document that holds ``location`` (the object a served model is)."""
+        loaded = self.files.get(location.path)
+        first = 1
+        for document in loaded.documents if loaded is not None else []:
+            end = document.root.end_line if document.root is not None else document.line
+            if first <= location.line <= end:
+                return [c for line, c in sorted(loaded.comments.items()) if first <= line <= end]
+            first = end + 1
+        return []
 
     def _walk(self, ctx: DocContext, node: YNode) -> None:
         stack = [node]
@@ -100,7 +126,7 @@ class ScopedSourceMap(SourceMap):
                  raw: list[tuple[str, str]]):
         super().__init__(repo, [], workspace, raw)
         for file, key in files:
-            loaded = load_file(repo, file)
+            loaded = self._load(repo, file)
             for document in loaded.documents:
                 node = document.root
                 if node is not None and key is not None:
@@ -144,51 +170,82 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
 def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identity: str,
              keep_unchanged: bool) -> ServedModel | None:
     """``model`` of a rendered file with every location moved to the source (see ``read_rendering``)."""
-    previous_of: dict[tuple[int, int], str] = {}
-    for before, token in zip(model.argv, model.argv[1:]):
-        previous_of[(token.location.line, token.location.column)] = before.text
-    mapped: dict[tuple[int, int], Location] = {}
-    unmapped = False
-
-    anchor = (model.location.line, model.location.column)
-
-    def where(location: Location, text: str | None) -> Location:
-        nonlocal unmapped
-        key = (location.line, location.column)
-        if key in mapped:
-            return mapped[key]
-        if key == anchor:  # the object itself (defaults such as the strategy are placed there)
-            mapped[key] = fallback
-            return fallback
-        found = sources.find(text, previous_of.get(key)) if text is not None else None
-        if found is None and text is not None and ":" in text:
-            tag = text.rsplit(':', 1)[1]
-            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
-            found = sources.find(f"tag:{tag}", None) or (sources.find(tag, None) if not tag.isdigit() else None)
-        if found is None:
-            unmapped = unmapped or text is not None  # a value the sources do not hold: generated
-            found = fallback
-        mapped[key] = found
-        return found
-
-    for token in model.argv:
-        token.location = where(token.location, None if token.synthetic else token.text)
+    place = _Places(model, fallback, sources)
+    written = [token for token in model.argv if not token.synthetic]
+    for token in written:  # a flag is where its word is (a switch's setting holds True, not the word)
+        token.location = place.where(token.location, token.text)
     settings: list[Setting] = [s for group in model.occurrences.values() for s in group]
     settings += [s for s in (model.image, model.model, model.model_revision, model.gpus, model.replicas, model.strategy)
                  if s is not None]
     settings += list(model.env.values()) + [s for s, _ in model.inert]
-    for setting in {id(s): s for s in settings}.values():
+    settings = list({id(s): s for s in settings}.values())
+    for setting in settings:
         text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
-        setting.location = where(setting.location, text)
-        if setting.key_location is not None:
-            setting.key_location = where(setting.key_location, setting.source if setting.is_flag else None)
+        value, key = setting.location, setting.key_location
+        setting.location = place.where(value, text)
+        if key is not None:
+            setting.key_location = place.where(key, setting.source if setting.is_flag else None)
+        setting.comments = place.comments((setting.key_location, setting.location), setting.comments)
+    for token in model.argv:
+        if token.synthetic:  # emitted by the operator or chart for a typed field: where that field is
+            token.location = place.where(token.location, None)
+        token.comments = place.comments((token.location,), token.comments)
     for directive in model.directives:
         directive.location = fallback
     model.location = fallback
     model.path = fallback.path
-    model.comments = []
+    model.comments = [(c.line, c.text) for c in sources.document_comments(fallback)]
+    model.directives += directives_of(fallback.path, sources.document_comments(fallback))
     files = {s.location.path for s in settings if s.location is not fallback}
-    if not keep_unchanged and not unmapped and len(files | {fallback.path}) == 1:
+    if not keep_unchanged and not place.unmapped and len(files | {fallback.path}) == 1:
         return None  # nothing the overlay changed: the base file's own lint covers it
     model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
     return model
+
+
+class _Places:
+    """Where each rendered position of one served model is in the sources (each position mapped once)."""
+
+    def __init__(self, model: ServedModel, fallback: Location, sources: SourceMap) -> None:
+        self.fallback, self.sources = fallback, sources
+        self.previous_of = {(token.location.line, token.location.column): before.text
+                            for before, token in zip(model.argv, model.argv[1:])}
+        self.mapped: dict[tuple[int, int], Location] = {}
+        self.found: set[int] = set()  # ids of the locations a source holds (not the fallback)
+        self.anchor = (model.location.line, model.location.column)
+        self.unmapped = False  # a value the sources do not hold: generated by the rendering
+
+    def where(self, location: Location, text: str | None) -> Location:
+        key = (location.line, location.column)
+        if key in self.mapped:
+            return self.mapped[key]
+        if key == self.anchor:  # the object itself (defaults such as the strategy are placed there)
+            self.mapped[key] = self.fallback
+            return self.fallback
+        found = self.sources.find(text, self.previous_of.get(key)) if text is not None else None
+        if found is None and text is not None and ":" in text:
+            tag = text.rsplit(':', 1)[1]
+            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
+            found = self.sources.find(f"tag:{tag}", None) or (self.sources.find(tag, None) if not tag.isdigit() else None)
+        if found is None:
+            self.unmapped = self.unmapped or text is not None
+            found = self.fallback
+        else:
+            self.found.add(id(found))
+        self.mapped[key] = found
+        return found
+
+    def comments(self, places: tuple[Location | None, ...], rendered: tuple[str, ...]) -> tuple[str, ...]:
+        """The comments written at the source ``places`` (a setting's key line, then its value line when
+        another), as the adapter reads them beside a value; ``rendered`` when no place is in a YAML source."""
+        found: list[str] = []
+        lines: set[tuple[str, int]] = set()
+        for place in places:
+            if place is None or id(place) not in self.found or (place.path, place.line) in lines:
+                continue
+            lines.add((place.path, place.line))
+            written = self.sources.comments(place)
+            if written is None:
+                return rendered
+            found.extend(written)
+        return tuple(found) if lines else rendered
