@@ -184,6 +184,9 @@ def test_the_registry_metadata_is_each_modules_own():
             module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None)), entry
         assert entry == module and importlib.import_module(entry.__name__) is module
     assert adapters.RENDERERS == {"kustomize": kustomize.NAMES, "helm": helm.NAMES}
+    for name, module in adapters.LAUNCH_HELPERS.items():  # loaded on demand, from launch/ only
+        assert module.startswith("launch.") and adapters.launch_helper(name) is getattr(
+            importlib.import_module(f"cfgcheck.adapters.{module}"), name)
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES)
     assert not protocol.always_read("values.yaml")
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place

@@ -20,7 +20,7 @@ from types import ModuleType
 from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
-from .protocol import (REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
                        file_suffixes, has_serving_marker, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
@@ -69,6 +69,18 @@ BUILT_IN = (
 )
 for adapter in BUILT_IN:
     register(adapter)
+# Launch helpers a module every served model passes through needs only for an uncommon file: the registry
+# imports one the first time it is asked for (a Deployment splices env values, but only a script mounted
+# from a ConfigMap needs the shell-command reader; only an image cfgcheck does not know asks which
+# Dockerfile of the repository builds it).
+LAUNCH_HELPERS = {"scalar_launches": "launch.scripts", "deployed_dockerfile": "launch.image_builds"}
+
+
+def launch_helper(name: str):
+    """The launch helper ``name`` of ``LAUNCH_HELPERS``, its module imported now."""
+    return getattr(importlib.import_module(f"{ADAPTERS}.{LAUNCH_HELPERS[name]}"), name)
+
+
 # The renderers of the input stage, by module (under cfgcheck.render) with the file names each renders
 # whatever their text (tests/adapters/test_adapter_protocol.py checks them against each module's NAMES).
 RENDERERS = {"kustomize": ("kustomization.yaml", "kustomization.yml", "Kustomization"), "helm": ("Chart.yaml",)}
