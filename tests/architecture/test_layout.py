@@ -27,19 +27,6 @@ MAX_MODULE_LINES = 600
 # import one when a file or a run needs it.
 LAZY_BY_DESIGN = {"cfgcheck.__main__", "cfgcheck.cli", "cfgcheck.lint_command", "cfgcheck.adapters.core.registry",
                   "cfgcheck.registry"}
-# Function-level imports elsewhere, each with why; every one must still exist (a stale entry fails).
-LAZY_EXCEPTIONS = {
-    ("cfgcheck.capacity.online", "cfgcheck.capacity.hub"):
-        "the opt-in Hub lookup: its HTTP stack (urllib, http.client, ssl) loads only with --online",
-    ("cfgcheck.adapters.launch.env_argv", "cfgcheck.adapters.launch.scripts"):
-        "start-up: every served Deployment loads env_argv; only a script mounted from a ConfigMap needs "
-        "the shell-command reader (tests/cli/test_startup_imports.py)",
-    ("cfgcheck.adapters.launch.pod_specs", "cfgcheck.adapters.launch.image_builds"):
-        "start-up: only an image cfgcheck does not know asks which Dockerfile of the repository builds it",
-    **{("cfgcheck.context", target): "start-up: every lint run builds a RuleContext, and a file without a served "
-       "model runs no rule that reads the argv walk, the capacity model or the effective facts"
-       for target in ("cfgcheck.engines.argv", "cfgcheck.capacity.estimate", "cfgcheck.effective")},
-}
 
 ADAPTERS = "cfgcheck.adapters"
 LAYERS = ("formats", "launch", "core")  # each imports only the layers after it
@@ -164,12 +151,12 @@ def test_the_import_graph_has_no_cycle_counting_imports_inside_functions() -> No
 
 
 def test_imports_inside_functions_only_where_loading_on_demand_is_the_point() -> None:
+    """Nowhere else: a module that needs another only for an uncommon case is handed it (the Hub client by
+    the command line, a launch helper by the adapter registry, the rule context's facts by the rule index)."""
     lazy = {(module, target) for module, edges in import_edges().items() if module not in LAZY_BY_DESIGN
             for target, inside in edges.items() if inside}
-    allowed = set(LAZY_EXCEPTIONS)
-    assert not lazy - allowed, "import these at the top of the module:\n" + "\n".join(
-        f"{module} -> {target}" for module, target in sorted(lazy - allowed))
-    assert not allowed - lazy, f"no longer imported inside a function: drop the entry: {sorted(allowed - lazy)}"
+    assert not lazy, "import these at the top of the module:\n" + "\n".join(
+        f"{module} -> {target}" for module, target in sorted(lazy))
 
 
 def _layer(module: str) -> str | None:
