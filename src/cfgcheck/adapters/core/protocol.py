@@ -33,6 +33,9 @@ and may declare
   what this module knows whatever the format (the engine ``--config`` file the argv names).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
   another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
+- ``OPERATOR_FIELDS``: the typed fields an operator or chart turns into flags, by where the resource keeps
+  them: ``{"spec.vllmConfig": {"maxModelLen": ("--max-model-len", "max_model_len"), ...}}`` (field -> flag
+  emitted, canonical setting of ``settings.py``); the registry gathers them (``operator_fields``).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -75,9 +78,10 @@ class FileAdapter(Protocol):
     def file_models(self, workspace, loaded) -> list[ServedModel]: ...
 
 
-# The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
+# The members of the protocol an adapter may define (its functions, and its typed-field tables); the core
+# asks for them with getattr/hasattr.
 HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
-         "heredoc_models")
+         "heredoc_models", "OPERATOR_FIELDS")
 
 
 class LazyAdapter:

@@ -39,10 +39,12 @@ FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 # the generic pod-spec walker last.
 BUILT_IN = (
     LazyAdapter("formats.mapped", (), hooks=("served_models", "setting_home")),
-    LazyAdapter("formats.llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
-    LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
-    LazyAdapter("formats.vllm_runtime", ("vllm",)),
-    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("formats.llmkube", ("llmkube",),
+                hooks=("served_models", "index", "refers_forward", "setting_home", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.vllm_runtime", ("vllm",), hooks=("served_models", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"),
+                hooks=("served_models", "index", "refers_forward", "OPERATOR_FIELDS")),
     LazyAdapter("formats.ome", ("ome.io",)),
     LazyAdapter("formats.kubeai", ("kubeai.org", "resourceprofile")),
     LazyAdapter("formats.rayserve", ("serveconfigv2", "llm_configs", "import_path")),
@@ -201,6 +203,13 @@ def without_held(workspace: Workspace, models: list[ServedModel]) -> list[Served
     image a workload of the run deploys: ``launch/image_builds.py``)."""
     held = workspace.held
     return [m for m in models if m.path not in held] if held else models
+
+
+def operator_fields() -> list[dict[str, tuple[str, str]]]:
+    """Every registered format's typed-field tables (field -> (flag emitted, canonical setting)): the names
+    an operator resource may give a setting (the formats that declare them are imported now)."""
+    return [table for adapter in REGISTRY if defines(adapter, "OPERATOR_FIELDS")
+            for table in adapter.OPERATOR_FIELDS.values()]
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
