@@ -46,7 +46,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from ...model import ServedModel
@@ -122,14 +122,17 @@ class LazyAdapter:
         return f"LazyAdapter({self.__name__!r})"
 
 
+# What the registry holds: a module or object meeting one of the two protocols, or a built-in module's
+# ``LazyAdapter`` until it is imported.
+Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
-REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
+REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
 _names: dict[str, tuple[str, ...]] = {}  # renderer module -> the file names it reads whatever their text
-_file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
+_file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
-def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
+def register(adapter: Registered, before: Registered | None = None) -> Registered:
     """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
     prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
     ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later (a built-in
@@ -149,7 +152,7 @@ def read_by_name(owner: str, names: tuple[str, ...]) -> None:
     _names[owner] = names
 
 
-def unregister(adapter: Adapter) -> None:
+def unregister(adapter: Registered) -> None:
     if adapter in REGISTRY:
         REGISTRY.remove(adapter)
     _rebuild_markers()
@@ -159,7 +162,8 @@ def _rebuild_markers() -> None:
     global _markers, _file_formats
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
-    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
+    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
+                     for suffix in adapter.SUFFIXES}
 
 
 def serving_markers() -> tuple[str, ...]:
@@ -177,31 +181,40 @@ def has_serving_marker(text: str) -> bool:
     return any(marker in lowered for marker in _markers)
 
 
-def document_adapters() -> list[Adapter]:
+def document_adapters() -> list[Adapter | LazyAdapter]:
     """The registered adapters that read YAML documents, in the order they are tried."""
-    return [adapter for adapter in REGISTRY if defines(adapter, "served_models")]
+    return [adapter for adapter in REGISTRY if _reads_documents(adapter)]
 
 
-def defines(adapter: Adapter | FileAdapter | LazyAdapter, hook: str) -> bool:
+def _reads_documents(adapter: Registered) -> TypeGuard[Adapter | LazyAdapter]:
+    return defines(adapter, "served_models")
+
+
+def _reads_files(adapter: Registered) -> TypeGuard[FileAdapter | LazyAdapter]:
+    """A format that is not YAML: it names the file endings it reads."""
+    return bool(getattr(adapter, "SUFFIXES", ()))
+
+
+def defines(adapter: Registered, hook: str) -> bool:
     """Whether ``adapter`` defines the protocol function ``hook``: a built-in one not imported yet says so
     from its registry entry (importing nothing)."""
     return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
 
 
-def may_read(adapter: Adapter, lowered: str) -> bool:
+def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
     """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
     MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
     imported."""
     return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
 
 
-def may_own(adapter: Adapter, root: YNode) -> bool:
+def may_own(adapter: Adapter | LazyAdapter, root: YNode) -> bool:
     """Whether ``adapter`` may own the document ``root``: one that reads only plain documents
     (``DOCUMENTS = "plain"``) is not tried on a Kubernetes resource (nor imported for one)."""
     return getattr(adapter, "DOCUMENTS", None) != "plain" or root.get("apiVersion") is None
 
 
-def file_format(path: str) -> FileAdapter | None:
+def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     """The registered adapter that reads files named like ``path`` when they are not YAML (looked up
     once per file read: a dictionary, not a walk over the registry)."""
     name = path[path.rfind("/") + 1:]
