@@ -1,4 +1,4 @@
-"""Hostile configuration and templates (issue #13 items 1, 2, 3, 13; issue #17 items 3, 4, 13).
+"""Hostile configuration and templates (docs/SECURITY.md, "Promises" and its table of findings).
 
 Each attack is reproduced as a pull request or a checkout would carry it: a real git repository, a
 real symlink, the real ``review`` run against the fake GitHub server. docs/SECURITY.md names these tests.
@@ -27,7 +27,7 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAA
 
 
 def payload(marker: Path) -> str:
-    """The template of issue #13, finding 1: runs a command through jinja's globals."""
+    """A template that runs a command through jinja's globals (the first finding of the security review)."""
     return ("{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}"
             "{{ marker }} PWNED\n")
 
