@@ -30,8 +30,9 @@ LAZY_BY_DESIGN = {"cfgcheck.__main__", "cfgcheck.cli", "cfgcheck.lint_command", 
 
 ADAPTERS = "cfgcheck.adapters"
 LAYERS = ("formats", "launch", "core")  # each imports only the layers after it
-# Format-to-format imports left in chart_values.py (being rewritten with the rendering input stage:
-# its values dispatch moves to the registry).
+# Format-to-format imports left between the two readers of GitOps-held chart values: where GitOps keeps
+# them (``values_sources``) belongs in launch/, the production-stack ``modelSpec`` reader with its format
+# alone. Rendering no longer passes through chart_values.
 PENDING_FORMAT_EDGES = {
     ("cfgcheck.adapters.formats.chart_values", "cfgcheck.adapters.formats.production_stack"):
         "GitOps-held values dispatch to the production-stack reader",
