@@ -14,12 +14,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git as _git_module, precedence, sandbox, stale, staging
+from . import git as _git_module, precedence, sandbox, stale
 from .config import Config
 from .errors import ConfigError
 from .adapters.core.registry import file_format, file_suffixes
-from .adapters.renderers.helm import charts_holding, note_templates, rendering
-from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
+from .render import staging
+from .render.charts import CHART_FILE, charts_by_name, charts_holding, dependency_folders, note_templates, rendering
 from .discover import excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel

@@ -14,7 +14,7 @@
   regular file, and cannot be read twice). A named path that is none of a file, a folder or a
   readable stream is an error: nothing is reported as clean that was not read.
 * Files under a Helm chart's ``templates/`` that hold ``{{`` are not YAML until rendered: they are
-  set aside (the chart is rendered as a whole, see ``adapters/renderers/helm.py``) and counted for one note.
+  set aside (the chart is rendered as a whole, see ``render/helm.py``) and counted for one note.
 """
 
 from __future__ import annotations

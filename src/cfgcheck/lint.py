@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .adapters.core import registry as adapters
 from . import precedence, suppressions
-from .adapters.core.protocol import always_read, has_serving_marker
-from .adapters.core.registry import file_format, file_suffixes
+from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .notes import per_run
+from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
@@ -124,8 +124,6 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
     settings = config.as_dict()
     if inputs.templates:
-        from .adapters.renderers.helm import note_templates
-
         note_templates(inputs.templates, settings)
     workspace = _lazy_workspace(settings)
     wanted = serving_filter(config) if prefilter else None
@@ -348,8 +346,6 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
-        from .adapters.renderers.helm import note_unrendered
-
         note_unrendered(templates)
     rule = load("CFG000")
     if rule is None or rule not in rules:

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from typer.testing import CliRunner
 
-from cfgcheck import capacity as cap
+from cfgcheck import capacity as cap, online
 from cfgcheck.capacity import hub
 from cfgcheck.cli import app
 from cfgcheck.model import Location, ServedModel, Setting
@@ -68,6 +68,14 @@ class FakeHub:
         self.server.server_close()
 
 
+@pytest.fixture(autouse=True)
+def hub_client_handed_in():
+    """As the command line does for a run whose lookup may be on (``lint_command.hand_hub_client``)."""
+    online.use(hub.client)
+    yield
+    online.use(None)
+
+
 @pytest.fixture
 def fake_hub(monkeypatch, tmp_path):
     server = FakeHub()
@@ -124,6 +132,13 @@ def test_offline_falls_back_to_the_bundled_table_with_a_note(monkeypatch, tmp_pa
     assert est.kv_pool_source == "estimated" and est.architecture.source == "bundled"
     assert any("hub lookup of meta-llama/Llama-3.1-8B-Instruct@main failed" in r for r in est.reasons)
     hub._CLIENTS.clear()
+
+
+def test_a_lookup_without_a_client_handed_in_says_so(fake_hub):
+    online.use(None)
+    est = cap.estimate(served("acme/private-8b", model_revision=REV), {"hub": True})
+    assert fake_hub.requests == [] and est.architecture is None
+    assert any("no Hub client was handed in" in reason for reason in est.reasons)
 
 
 def test_hostile_ids_and_bodies_are_refused(fake_hub):

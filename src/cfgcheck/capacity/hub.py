@@ -1,7 +1,8 @@
 """Opt-in lookup of a model's ``config.json`` and safetensors index on the Hugging Face Hub.
 
 Off unless ``--online`` / ``hub: true`` (or ``CFGCHECK_HUB=1``, which the Action's ``hub`` input sets) asks for it
-(``online.enabled``; this module and its HTTP stack are imported only then). It
+(``online.enabled``; the command line imports this module and its HTTP stack only then and hands its
+``client`` to capacity, ``online.use``). It
 reads ``{HF_ENDPOINT}/{org}/{name}/resolve/{revision}/config.json`` and ``model.safetensors.index.json``
 (whose ``metadata.total_size`` is the checkpoint's exact size), at the revision the served model pins,
 ``main`` otherwise. ``HF_TOKEN`` is sent to the configured endpoint only (never across a redirect to

@@ -57,7 +57,7 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..redact import redact
-from ..render import Overrides, changed_overrides
+from ..templating import Overrides, changed_overrides
 from . import client
 from .bodies import (FP_MARKER, RESOLVED_MARKER, REVIEW_MARKER, SUMMARY_MARKER, fingerprint_id, fit,
                      resolve_body)

@@ -34,7 +34,7 @@ from urllib.parse import quote
 
 from ..model import SEVERITY_RANK, Finding
 from .. import __version__
-from ..render import Overrides, render, trusted
+from ..templating import Overrides, render, trusted
 from ..suppressions import silenced_report
 from .bodies import (MAX_COMMENT, SUMMARY_MARKER, chart, clip, doc_url, drift_sections, fingerprint_id, finding_row,
                      fit, gist, model_rows)

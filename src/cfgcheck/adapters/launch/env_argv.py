@@ -30,6 +30,7 @@ from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens
+from ..core.registry import launch_helper
 from .configmaps import configmaps
 from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
 from .shell import Quoted, SourceMap, Spliced, shell_tokens
@@ -173,12 +174,10 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
     found = _script_node(ctx, container, pod_spec, texts[at])
     if found is None:
         return None
-    from .scripts import scalar_launches  # at call time: scripts imports the container adapters' helpers
-
     script_ctx, node = found
     environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None
                    for name, value in values.items()}
-    launched = next(iter(scalar_launches(script_ctx, node, environment)), None)
+    launched = next(iter(launch_helper("scalar_launches")(script_ctx, node, environment)), None)
     if launched is None:
         return None
     rest = tokens[at + 1:]
