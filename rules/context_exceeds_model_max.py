@@ -114,7 +114,7 @@ def check(model, ctx) -> Iterator[Finding]:
         return
     if length <= 0:  # -1 / auto: vLLM fits the length itself
         return
-    arch = lookup_architecture(model.model.value, config.get("model_configs"))
+    arch = lookup_architecture(model.model_id(), config.get("model_configs"))
     if arch is None:
         return
     limit = arch.derived_max_len()
@@ -123,6 +123,9 @@ def check(model, ctx) -> Iterator[Finding]:
     scaled = " (with its rope scaling)" if limit != arch.max_position_embeddings else ""
     # a model matched by its name alone (a local path, another organisation) may not be that model
     assumed = f"; assumed: {arch.resolution}" if arch.assumed else ""
+    named = model.model_named
+    if named is not None:
+        assumed += f"; {model.model.value} holds {named.value} (named by {named.source}, line {named.location.line})"
     yield Finding(
         message=f"max_model_len {length:,} is above {arch.name}'s maximum of {limit:,} tokens{scaled}{assumed}",
         location=setting.location,

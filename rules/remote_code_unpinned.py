@@ -8,6 +8,11 @@ Hugging Face hub id (`org/name`, `hf://org/name`) and neither its revision (`--r
 (`main`, `v1.0`) moves; no revision means the default branch. Local paths (`/models/...`) are not
 judged: the code is whatever was placed there.
 
+An error when the repository ships modelling code (`auto_map` in its `config.json`: a local config
+file, the Hub's with `--online`, or the bundled model table for the repository its config came from);
+a warning when its config.json maps no class to code (the flag is unneeded, and would run code the
+repository adds later) or when that cannot be known offline (the message says which).
+
 ## Why it matters
 With remote code allowed, `transformers` downloads and imports `modeling_*.py` / `configuration_*.py`
 from the repository on every start: whoever can push to that repository (or take over the account,
@@ -94,8 +99,33 @@ def check(model, ctx) -> Iterator[Finding]:
         return
     name = source.value.strip().removeprefix("hf://").split("@", 1)[0]
     at = f"revision {revision.value!r}" if revision is not None else "the default branch (no revision given)"
-    yield Finding(f"{trust.source} runs the Python code of {name} at {at}: whoever can push to that "
-                  f"repository runs code in this pod", trust.location,
-                  remediation="pin the model revision to a 40-hex commit SHA: "
-                              f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>",
+    ships, how = _ships_code(ctx.capacity(model).architecture)
+    if ships:
+        message = (f"{trust.source} runs the Python code {name} ships ({how}) at {at}: whoever can push to "
+                   f"that repository runs code in this pod")
+    elif ships is False:
+        message = (f"{name} ships no modelling code ({how}): {trust.source} is unneeded, and at {at} it would "
+                   f"run code the repository adds later")
+    else:
+        message = (f"{trust.source} would run {name}'s own Python code at {at} if the repository ships any "
+                   f"({how}), and code it adds later")
+    yield Finding(message, trust.location, severity="" if ships else "warning",
+                  remediation=("pin the model revision to a 40-hex commit SHA: "
+                               f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>")
+                  + ("" if ships else f"; or drop {trust.source} if the model loads without it"),
                   setting="trust_remote_code", related=(source.location,), model=model.name)
+
+
+def _ships_code(arch) -> tuple[bool | None, str]:
+    """Whether the repository ships modelling code (``auto_map`` in its config.json), and how that is known.
+    The bundled table speaks only for the repository its config came from (``capacity.architecture``
+    keeps ``remote_code`` for that id alone) and only of code that is there: a preset config may drop
+    ``auto_map``; a local or Hub config.json is whole."""
+    if arch is None:
+        return None, "its config.json is not known offline; --online reads it"
+    if arch.source in ("config.json", "hub"):
+        where = "the Hub's config.json" if arch.source == "hub" else "its config.json in the repository"
+        return bool(arch.remote_code), f"{'auto_map' if arch.remote_code else 'no auto_map'} in {where}"
+    if arch.remote_code:
+        return True, "auto_map in its config.json, by the bundled model table"
+    return None, "the bundled model table does not say; --online reads its config.json"

@@ -1,7 +1,9 @@
 """An engine image with a rolling tag (latest, nightly, dev) or no tag.
 
 ## What it flags
-Images whose tag names no version: `latest`, `nightly`, `dev`, `main`, or a missing tag. A digest
+Images whose tag names no version: `latest`, `nightly`, `dev`, `main`, a variant alias of numbered builds
+(llama.cpp's `server-cuda`), or a missing tag; the engine's image and the images of the pods that run
+its workers (a Ray cluster's worker groups). A per-commit tag (`nightly-<sha>`) names one build: not flagged. A digest
 fixes the build such a tag named (`vllm/vllm-openai:nightly@sha256:...` does not roll) and a local
 build (a compose `build:`, a bare `team-vllm:dev` or a `localhost` registry) has no registry tag to
 roll: neither is flagged; their engine version is assumed or unknown, and version-dependent findings
@@ -53,16 +55,16 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    image = model.image
-    if image is None or not isinstance(image.value, str) or image.origin == "build":
-        return
-    ref = parse_image(image.value)
-    # a digest fixes the build a rolling tag named; a local build has no registry tag to roll
-    if not ref.rolling or ref.digest or ref.local or ref.templated:
-        return
-    what = f"tag '{ref.tag}'" if ref.tag else "no tag"
-    yield Finding(f"image {ref.repository} has {what}: the engine version cannot be known", image.location,
-                  remediation=f"use {_versioned_tag(ref)} pinned by digest", setting="image")
+    for image in [model.image, *model.worker_images]:
+        if image is None or not isinstance(image.value, str) or image.origin == "build":
+            continue
+        ref = parse_image(image.value)
+        # a digest fixes the build a rolling tag named; a local build has no registry tag to roll
+        if not ref.rolling or ref.digest or ref.local or ref.templated:
+            continue
+        what = f"tag '{ref.tag}'" if ref.tag else "no tag"
+        yield Finding(f"image {ref.repository} has {what}: the engine version cannot be known", image.location,
+                      remediation=f"use {_versioned_tag(ref)} pinned by digest", setting="image" if image is model.image else f"image:{image.source}")
 
 
 def _versioned_tag(ref) -> str:

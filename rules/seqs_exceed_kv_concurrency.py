@@ -62,7 +62,7 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option, cap_for, concurrency_at, kv_from_compiled_buckets
+from cfgcheck.api import Finding, Option, cap_for, concurrency_at, human_int, kv_from_compiled_buckets
 
 from ._steps import step_limit
 
@@ -92,7 +92,10 @@ def check(model, ctx) -> Iterator[Finding]:
     except (TypeError, ValueError):
         return
     length = est.max_model_len
-    if length is None or est.kv_pool_source == "unknown":
+    if length is None:
+        return
+    if est.kv_pool_source == "unknown":
+        yield from _above_stated_pool(model, setting, seqs, length)
         return
     conc = concurrency_at(est, length)
     if conc is None or conc < 1:  # CFG202 reports a pool that cannot hold even one request
@@ -115,6 +118,24 @@ def check(model, ctx) -> Iterator[Finding]:
         model=model.name,
         severity="note" if measured else "",
     )
+
+
+def _above_stated_pool(model, setting, seqs: int, length: int) -> Iterator[Finding]:
+    """SGLang's and TokenSpeed's ``--max-total-tokens`` caps the pool (it can only lower what the memory
+    budget gives: sglang ``model_runner.py`` ``profile_max_num_token``), so a window above cap / context
+    overcommits whatever the architecture and the GPU: no estimate needed."""
+    cap = human_int(model.value("max_total_tokens")) if model.engine in ("sglang", "tokenspeed") else None
+    if setting is None or not cap or seqs * length <= cap:
+        return
+    conc = cap / length
+    fits = max(1, int(conc))
+    yield Finding(
+        message=f"{setting.source} {seqs} > {conc:.2f} full-length requests (pool at most --max-total-tokens "
+                f"{cap:,} tokens / context length {length:,})",
+        location=setting.location,
+        remediation=f"cap the context length at {cap // seqs:,} (keeps {seqs} full-length requests inside "
+                    f"{cap:,} tokens), or lower the sequence limit to {fits}, or raise --max-total-tokens",
+        setting="max_num_seqs", model=model.name)
 
 
 def _remedy(est, seqs: int, conc: float, step: int) -> str:

@@ -5,7 +5,10 @@ In diff mode, a comment anywhere in the repository (YAML, Python, CI workflows, 
 tracked file) that names a setting or flag the change removed or changed, in any spelling
 (`--max-num-seqs`, `max_num_seqs`, `maxNumSeqs`, LLMKube's `parallelSlots`), when its comment block
 also names the same served model or engine (or is in the model's own file), or states the old value.
-For a changed value only a comment stating the old value is stale. The finding is at the comment's
+For a changed value only a comment stating the old value is stale; a comment on the changed line or
+directly above it that states the old value (and not the new) is stale even when it names no flag
+(`# 8 seqs: measured on the A100` above `maxNumSeqs: 16`), unless it tells the change's history on
+the changed line itself (`# was 8`). The finding is at the comment's
 line and names the file and line of the change that made it stale; comment lines the change itself
 added are not reported.
 

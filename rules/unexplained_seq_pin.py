@@ -8,6 +8,11 @@ speculative algorithm), with no comment on or
 directly above the setting that says why, and none elsewhere in the file that names the value and what it
 limits in words (a header block that explains each flag: "Max concurrent requests: 16 at once").
 
+Not where memory sizes the window: an engine given a slice of a shared GPU (a memory fraction written
+at 0.5 or below: several engines split the GPU, and a small window is the point), or a window above what
+the estimated KV pool holds at full length but within the margin that keeps CFG203 quiet (too large, not
+too small; further above, CFG203 speaks and this finding folds into it).
+
 Not on AWS Neuron or Google TPU deployments: there the engine compiles one graph per batch and sequence
 bucket ahead of serving, so a small `--max-num-seqs` is the compiled batch size, pinned by design (vLLM
 on Neuron requires it to equal the batch size the model was compiled for:
@@ -91,9 +96,12 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 import re
+from pathlib import Path
 from typing import Iterator
 
-from cfgcheck.api import DERIVED, Finding, Option, RuleContext, ServedModel, accelerator_kind
+from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, Option, RuleContext,
+                          ServedModel, accelerator_kind, concurrency_at, configured,
+                          derived)
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -122,10 +130,13 @@ _KEY_VALUE = re.compile(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
-def reason_words(comments) -> int:
-    """Words of explanation in the comments: flags, settings, numbers and directives do not count."""
+def reason_words(comments, enough: int | None = None) -> int:
+    """Words of explanation in the comments: flags, settings, numbers and directives do not count. With
+    ``enough``, counting stops once it is reached (a file of thousands of comments is not read whole)."""
     count = 0
     for text in comments or ():
+        if enough is not None and count >= enough:
+            break
         if _DIRECTIVE.match(text.lstrip()):
             continue
         text = _FLAG.sub(" ", text)  # --flags
@@ -138,18 +149,25 @@ def reason_words(comments) -> int:
 
 # what a sequence limit limits, in the words of a comment that explains it away from the flag
 _LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.])")  # a number as a value is written: not part of 1.5 or 16
 
 
 def _stated_elsewhere(model, value: int) -> list[str]:
     """Comments of the document that state this limit away from the setting (a header that explains each
     flag: "Max concurrent requests: 16 at once, 175 MB of KV cache each"): they name the value and what it
     limits in words, not in a flag (a commented-out command is no reason)."""
-    number = re.compile(rf"(?<![\d.]){value}(?![\d.])")
-    found = []
-    for _, text in getattr(model, "comments", None) or ():
+    return derived(getattr(model, "comments", None), "limits-by-number", _limits_by_number).get(str(value), [])
+
+
+def _limits_by_number(comments) -> dict[str, list[str]]:
+    """The comments that say what a sequence limit limits, by each number they name outside a flag: read
+    once for every served model sharing them (``model.Comments``)."""
+    found: dict[str, list[str]] = {}
+    for _, text in comments:
         words = _FLAG.sub(" ", text)
-        if number.search(words) and _LIMIT_WORDS.search(words):
-            found.append(text)
+        if _LIMIT_WORDS.search(words):
+            for number in dict.fromkeys(_NUMBER.findall(words)):
+                found.setdefault(number, []).append(text)
     return found
 
 
@@ -161,6 +179,28 @@ def _engine_default(model: ServedModel, ctx: RuleContext) -> tuple[int | None, s
     if default.value is None:  # on a GPU not known: the bound that holds on every GPU
         return default.at_least, f"{default.who}'s default on any GPU" if default.at_least is not None else ""
     return default.value, f"{default.who}'s default" + (f" on {default.gpu}" if default.gpu else "")
+
+
+# a memory fraction written at or below this gives the engine a slice of its GPU: the rest is another
+# engine's (several engines splitting one GPU), and the window is sized to the slice by design
+SHARED_FRACTION = 0.5
+
+
+def _sized_by_memory(model: ServedModel, ctx: RuleContext, value: int) -> bool:
+    """The window follows from memory, not from a pin: the engine runs on a slice of a shared GPU, or
+    the estimated pool holds fewer full-length requests than the window, within the margin that keeps
+    CFG203 quiet (a window too large, not too small; above the margin CFG203 speaks and the precedence
+    step folds this finding into it)."""
+    fraction = ctx.effective(model, MEMORY_FRACTION)
+    if fraction.source == WRITTEN and isinstance(fraction.value, float) and fraction.value <= SHARED_FRACTION:
+        return True
+    est = ctx.capacity(model)
+    if not est.max_model_len or est.kv_pool_source != "estimated":
+        return False
+    conc = concurrency_at(est, est.max_model_len)
+    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
+    margin = float(configured("CFG203", config).get("estimate-margin", ESTIMATE_MARGIN))
+    return conc is not None and conc < value <= conc * (1 + margin)
 
 
 def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
@@ -177,13 +217,14 @@ def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     if accelerator_kind(model) in COMPILED_BUCKETS:
         return  # the compiled batch size: the engine needs it pinned (see the docstring)
     default, what = _engine_default(model, ctx)
-    if default is None or value >= default:
+    if default is None or value >= default or _sized_by_memory(model, ctx, value):
         return
     comments = list(setting.comments) + _stated_elsewhere(model, value)
     for other in model.occurrences.get(setting.name, []) if getattr(model, "occurrences", None) else []:
         if other is not setting:
             comments.extend(other.comments)
-    if reason_words(comments) >= int(options["min-reason-words"]):
+    enough = int(options["min-reason-words"])
+    if reason_words(comments, enough) >= enough:
         return
     yield Finding(
         message=f"{setting.source} {value} is pinned below {what} ({default}) with no stated reason",

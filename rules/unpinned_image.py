@@ -2,7 +2,8 @@
 
 ## What it flags
 The image of a served model (`spec.image`, a container `image`, production-stack
-`repository`/`tag`) without an `@sha256:` digest. Local builds (a compose service with `build:`, a
+`repository`/`tag`), and the images of the pods that run its workers (a Ray cluster's worker groups),
+without an `@sha256:` digest. Local builds (a compose service with `build:`, a
 bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
 as are references still holding a variable or template. A rolling tag (`latest`, `nightly`, no tag)
 is reported once, by CFG302 (rolling-tag), whose fix (a versioned tag pinned by digest) covers this one.
@@ -49,11 +50,11 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    image = model.image
-    if image is None or not isinstance(image.value, str) or image.origin == "build":
-        return
-    ref = parse_image(image.value)
-    # a local build has no digest to pin; a rolling tag is CFG302's finding (one per line, same fix)
-    if ref.digest is None and not ref.local and not ref.templated and not ref.rolling:
-        yield Finding(f"image {image.value} is not pinned by digest", image.location,
-                      remediation="append @sha256:<digest> to the versioned tag", setting="image")
+    for image in [model.image, *model.worker_images]:
+        if image is None or not isinstance(image.value, str) or image.origin == "build":
+            continue
+        ref = parse_image(image.value)
+        # a local build has no digest to pin; a rolling tag is CFG302's finding (one per line, same fix)
+        if ref.digest is None and not ref.local and not ref.templated and not ref.rolling:
+            yield Finding(f"image {image.value} is not pinned by digest", image.location,
+                          remediation="append @sha256:<digest> to the versioned tag", setting="image" if image is model.image else f"image:{image.source}")

@@ -49,6 +49,8 @@ def generated_entry(source: dict) -> dict:
     for name, value in arch.to_dict().items():
         if name in _SKIP or value == _DEFAULTS.get(name) or value is None:
             continue
+        if name == "remote_code" and not value:
+            continue  # vendored configs may be presets that drop auto_map: only its presence is a fact
         entry[name] = value
     if source.get("task"):
         entry["task"] = source["task"]

@@ -140,6 +140,8 @@ ABOUT = (
     "'versions': the wrapper's earlier behaviours, each for image tags whose version is before 'before' (its "
     "own prefix, rename, values, notes and source replace the entry's); a tag that names no version is read "
     "with the entry's own (newest) behaviour, and cfgcheck says it assumed so. "
+    "'generic.env': env names that are a vLLM option's name upper-cased and that the known vLLM wrappers all read "
+    "as that option: read for such an image that names vLLM. "
     "'generic.model_env': env names read as the model by an image that names an engine but is not a known "
     "image and runs without an argv (HF Inference DLCs, SageMaker and Vertex samples, in-house wrappers).")
 
@@ -396,6 +398,21 @@ def substratus_upstream_entrypoint() -> dict:
                      "no env is read."}
 
 
+def generic_env(wrappers: list[dict]) -> dict[str, str]:
+    """Env names that are a vLLM option's own name upper-cased (``MAX_MODEL_LEN``) and that every known
+    vLLM wrapper reading them (any behaviour, any version) maps to that option: what an in-house vLLM
+    wrapper image given those names is read with. A name two wrappers read differently, or a vendor's
+    own spelling (DJL's ``TENSOR_PARALLEL_DEGREE``), is left out: no guess."""
+    seen: dict[str, set[str]] = {}
+    for entry in wrappers:
+        if entry["engine"] != "vllm":
+            continue
+        for behaviour in [entry] + entry.get("versions", []):
+            for name, dest in behaviour.get("rename", {}).items():
+                seen.setdefault(name, set()).add(dest)
+    return {name: dest for name, dests in sorted(seen.items()) if len(dests) == 1 and (dest := dests.pop()) == name.lower()}
+
+
 def build() -> dict:
     wrappers = []
     for key, read in ((RUNPOD, runpod), (DJL, djl), (SUBSTRATUS, substratus)):
@@ -407,7 +424,7 @@ def build() -> dict:
         wrappers.append({k: v for k, v in entry.items() if v not in ({}, "") or k == "rename"})
     return {"about": ABOUT, "generated_by": "scripts/build_wrappers.py",
             "sources": [f"{source.cite} ({source.license})" for source in PINS + EARLIER],
-            "wrappers": wrappers, "generic": {"model_env": GENERIC_MODEL_ENV}}
+            "wrappers": wrappers, "generic": {"model_env": GENERIC_MODEL_ENV, "env": generic_env(wrappers)}}
 
 
 def render(table: dict) -> str:

@@ -218,6 +218,11 @@ class Facts:
             return None
         unit = unit_of(name)
         value = typed(name, setting.value)
+        if name == "max_model_len" and self.engine in _VLLM_LIKE and \
+                (str(setting.value).strip().lower() == "auto" or isinstance(value, int) and value <= 0):
+            # vLLM's "auto" (or -1) fits the context to the KV pool at start-up (vllm config/model.py,
+            # max_model_len: "-1 or auto: the maximum that fits in GPU memory"): no length to hold it to
+            return Fact(name, None, unit, DERIVED, setting, how="fitted to the KV pool at start-up")
         if value is None:
             why = "set from a variable" if unresolved(setting.value) else f"{setting.value!r} is no {unit} value"
             return Fact(name, None, unit, UNKNOWN, setting, how=why)

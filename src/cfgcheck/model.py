@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 # Only a Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py); the other classes are compared by identity (eq=False), as every use does: each
@@ -144,6 +144,20 @@ class Port:
 
 
 @dataclass(slots=True, eq=False)
+class Download:
+    """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
+    (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
+
+    repo: str | None  # the hub repository, when the command or URL names one
+    revision: str | None  # as written (--revision, a resolve/<rev>/ URL, a checkout); None: the default branch
+    url: str | None
+    target: str | None  # where the weights land, as the downloading container sees it
+    location: Location  # the repository or URL word
+    how: str  # "huggingface-cli download in init container 'fetch'"
+    volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
+
+
+@dataclass(slots=True, eq=False)
 class Service:
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
@@ -152,6 +166,26 @@ class Service:
     selector: dict[str, str]
     targets: list[tuple[Any, Location]]
     location: Location
+
+
+class Comments(tuple):
+    """``(line, text)`` of every comment of a document (of a script: the file), in line order.
+
+    One object is shared by every served model of the document, not a copy each: a script that starts
+    thousands of engines, or a pod of many containers, holds its comments once. What capacity and the
+    rules look for in them is worked out once for all those models (``derived``).
+    """
+
+    def derived(self, name: str, find: Callable[[Comments], Any]) -> Any:
+        """``find(self)``, computed once per object and ``name``."""
+        if name not in self.__dict__:
+            self.__dict__[name] = find(self)
+        return self.__dict__[name]
+
+
+def derived(comments, name: str, find: Callable[[Any], Any]) -> Any:
+    """``comments.derived(name, find)`` for shared ``Comments``; ``find(comments)`` for any other sequence."""
+    return comments.derived(name, find) if isinstance(comments, Comments) else find(comments or ())
 
 
 @dataclass(slots=True, eq=False)
@@ -170,7 +204,7 @@ class PodFacts:
     mounts: list[Mount] = field(default_factory=list)
     probes: dict[str, Probe] = field(default_factory=dict)
     ports: list[Port] = field(default_factory=list)
-    sibling_ports: list[Port] = field(default_factory=list)  # ports of the pod's other containers (sidecars)
+    pod_ports: list[Port] = field(default_factory=list)  # every container's: one list shared by the pod's engines
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
@@ -180,6 +214,12 @@ class PodFacts:
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
+
+    @property
+    def sibling_ports(self) -> list[Port]:
+        """The ports of the pod's other containers (sidecars)."""
+        own = {id(port) for port in self.ports}
+        return [port for port in self.pod_ports if id(port) not in own]
 
     def mount_at(self, path: str) -> Mount | None:
         """The mount that holds ``path`` (the longest mount path that is a prefix of it)."""
@@ -232,6 +272,9 @@ class ServedModel:
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
+    # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
+    conventions: dict[str, str] = field(default_factory=dict)
     # where the user writes a setting when a chart or a values mapping gives it a key: canonical name ->
     # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
     setting_keys: dict[str, str] = field(default_factory=dict)
@@ -244,6 +287,12 @@ class ServedModel:
     # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
     # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
     template: bool = False
+    downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
+    # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
+    worker_images: list[Setting] = field(default_factory=list)
+    # the hub repository a local model path holds, where the input names it (a download into that path,
+    # an org/name --served-model-name of the same name): value "org/name", source says which
+    model_named: Setting | None = None
     cache: dict = field(default_factory=dict, repr=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:
@@ -262,6 +311,13 @@ class ServedModel:
 
     def setting(self, name: str) -> Setting | None:
         return self.settings.get(name)
+
+    def model_id(self) -> str | None:
+        """What to look the model's architecture up by: the hub repository a local path holds when the
+        input names it (``model_named``), else the model as written."""
+        if self.model_named is not None:
+            return str(self.model_named.value)
+        return self.model.value if self.model is not None and isinstance(self.model.value, str) else None
 
     def value(self, name: str, default: Any = None) -> Any:
         found = self.settings.get(name)

@@ -7,8 +7,9 @@ ignored) file: the flag (``--max-num-seqs``), the destination (``max_num_seqs``)
 fields that carry it (``maxNumSeqs``, ``parallelSlots``: from ``settings.py`` and from where the
 base wrote it). A hit counts when it is in a comment and the comment block around it (contiguous
 comment lines) also names the same model or engine (or lies in the model's own file), or states the
-old value; for a changed value, only a block that states the old value is stale. Lines the change
-itself added are not reported.
+old value; for a changed value, only a block that states the old value is stale. A comment on the
+changed value's line or directly above it is stale when it states the old value and not the new, even
+without naming the setting. Lines the change itself added are not reported.
 
 The search costs one ``git grep`` per changed served model, with fixed strings passed with ``-e``
 (no shell, no pattern syntax), its output read up to a bound; only files with a hit are read again.
@@ -22,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import git, settings
+from .adapters.core.registry import operator_fields
 from .engines.argv import launch_offset, walk
 from .engines.catalog import catalog_for
 from .engines.versions import DISPLAY
@@ -63,7 +65,8 @@ def _camel(snake: str) -> str:
 
 def spellings(name: str, engine: str, sources: list[str]) -> tuple[str, ...]:
     """Every way a repository may name a setting: the flag and destination of each engine that has it
-    (``settings.py``), their camelCase, its operator fields, and the keys the base wrote it under."""
+    (``settings.py``), their camelCase, its operator fields (each format's, ``operator_fields``), and the keys
+    the base wrote it under."""
     found: set[str] = set()
     definition = settings.BY_NAME.get(name)
     dests = [d for names in definition.dests.values() for d in names if len(d) > 2] if definition else []
@@ -72,7 +75,7 @@ def spellings(name: str, engine: str, sources: list[str]) -> tuple[str, ...]:
     for dest in dests:
         found.update({"--" + dest.replace("_", "-"), dest, _camel(dest)})
     if definition:
-        found.update(field for fields in definition.fields.values() for field, _ in fields)
+        found.update(field for table in operator_fields() for field, (_, canonical) in table.items() if canonical == name)
     for source in sources:
         found.add(source.rsplit(".", 1)[-1] if not source.startswith("-") else source)
     # one plain word ("dtype") would match prose everywhere: a spelling must be a compound
@@ -197,7 +200,46 @@ def _states(block: str, value: Any) -> bool:
 
 
 def find(root: Path, base: str, head: ServedModel, changes: list[ChangedSetting]) -> list[StaleComment]:
-    """The comments in the repository at ``root`` that ``changes`` to ``head`` made stale."""
+    """The comments in the repository at ``root`` that ``changes`` to ``head`` made stale: those that name
+    a changed setting (anywhere), and those attached to a changed value that state its old value."""
+    named = _named(root, base, head, changes)
+    seen = {(c.location.path, c.location.line) for c in named}
+    return named + [c for c in _attached(root, base, changes) if (c.location.path, c.location.line) not in seen]
+
+
+# a comment on the changed line that tells its history ("raised from 8", "was 8", "8 -> 16") states the old
+# value on purpose
+_HISTORY = re.compile(r"\b(?:was|were|previously|formerly|from|before|old|raised|lowered|bumped|instead of)\b|->|→", re.I)
+
+
+def _attached(root: Path, base: str, changes: list[ChangedSetting]) -> list[StaleComment]:
+    """Comments on the line of a changed value, or in the comment lines directly above it, that state the
+    old value and not the new one (``# 8 seqs: measured on the A100`` above ``maxNumSeqs: 16``): an
+    explanation of the old value left beside the new. Comment lines above that the change added are its
+    own explanation, not stale."""
+    found: list[StaleComment] = []
+    for change in changes:
+        at = change.changed_at
+        if change.removed or change.old is None or isinstance(change.old, bool) or isinstance(change.new, bool):
+            continue
+        lines = _read_lines(root, at.path)
+        if lines is None or at.line > len(lines):
+            continue
+        added = _added_lines(root, base, at.path)
+        index, candidates = at.line - 1, [at.line - 1]
+        while index > 0 and lines[index - 1].lstrip()[:1] == "#":
+            index -= 1
+            candidates.append(index)
+        for line in candidates:
+            comment = _comment(lines[line])
+            if comment is None or (line + 1 in added if line + 1 != at.line else _HISTORY.search(comment[1])):
+                continue  # the change's own explanation: a comment line it wrote, or history on the value's line
+            if _states(comment[1], change.old) and not _states(comment[1], change.new):
+                found.append(StaleComment(change, Location(at.path, line + 1, comment[0] + 1), comment[1][:200]))
+    return found
+
+
+def _named(root: Path, base: str, head: ServedModel, changes: list[ChangedSetting]) -> list[StaleComment]:
     patterns = sorted({s for change in changes for s in change.spellings})
     if not patterns:
         return []

@@ -257,3 +257,25 @@ def test_kustomize_base_only_rendering_adds_no_duplicate(tmp_path, monkeypatch):
     config = Config(root)
     models = collect([root / "base"], config)[1]
     assert [m.identity for m in models] == ["base/deployment.yaml#Deployment/chat/spec/template/spec/vllm"]
+
+
+# ---------------------------------------------------------------- llama-swap
+
+
+def test_llama_swap_models_in_a_configmap_with_macros_located_at_their_use():
+    models = models_of("llama-swap-configmap.yaml")
+    assert set(models) == {"qwen3-8b", "coder"}
+    qwen, coder = models["qwen3-8b"], models["coder"]
+    assert qwen.engine == "llama.cpp" and qwen.model.value == "/models/Qwen3-8B-Q4_K_M.gguf" and at(qwen.model) == (19, 19)
+    assert qwen.value("max_model_len") == 32768 and at(qwen.setting("max_model_len")) == (20, 11)  # ${ctx-long}
+    assert qwen.value("max_num_seqs") == 2 and qwen.value("gpu_layers") == 99
+    assert coder.engine == "vllm" and coder.value("gpu_memory_utilization") == 0.45
+    assert at(coder.setting("max_model_len")) == (25, 27)
+
+
+def test_llama_swap_config_file_of_its_own_and_a_docker_run_command():
+    models = models_of("llama-swap.yaml")
+    assert set(models) == {"gemma", "nomic"}
+    assert models["gemma"].value("max_model_len") == 8192 and at(models["gemma"].model) == (6, 22)
+    nomic = models["nomic"]
+    assert nomic.image.value == "ghcr.io/ggml-org/llama.cpp:server-cuda-b6123" and nomic.engine == "llama.cpp"

@@ -134,7 +134,7 @@ def test_kaito_multirole_inference_prefill_and_decode():
     prefill, decode = models["llama-pd/prefill"], models["llama-pd/decode"]
     assert prefill.model.value == decode.model.value == "meta-llama/Llama-3.1-8B-Instruct"
     assert prefill.replicas.value == 2 and decode.value("max_model_len") == 32768
-    assert at(decode.setting("max_model_len")) == (8, 22) and prefill.setting("max_model_len") is None
+    assert at(decode.setting("max_model_len")) == (8, 22) and prefill.value("max_model_len") == "auto"  # KAITO passes auto
     assert prefill.disaggregation[1] == "prefill" and decode.disaggregation == (prefill.disaggregation[0], "decode")
 
 

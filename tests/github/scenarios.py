@@ -94,7 +94,7 @@ def whole_repository() -> tuple[dict[str, str], dict[str, str]]:
         "tp-without-gpus", "vllm/vllm-openai:v0.26.0", ["Qwen/Qwen3-8B", "--tensor-parallel-size", "2"],
         command='["vllm", "serve"]', gpu=GPU, shm=True)
     head["apps/broken/remote-code.yaml"] = deployment(
-        "remote-code", "vllm/vllm-openai:v0.26.0", ["deepseek-ai/DeepSeek-V2-Lite-Chat", "--trust-remote-code"],
+        "remote-code", "vllm/vllm-openai:v0.26.0", ["microsoft/Phi-3.5-mini-instruct", "--trust-remote-code"],
         command='["vllm", "serve"]', gpu=GPU)
     head["apps/broken/no-shm.yaml"] = deployment(
         "no-shm", "vllm/vllm-openai:v0.26.0", ["meta-llama/Llama-3.1-8B-Instruct", "--tensor-parallel-size", "2"],

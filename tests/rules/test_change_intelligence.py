@@ -164,3 +164,34 @@ def test_third_seed_end_to_end_with_a_python_spec_file(tmp_path: Path) -> None:
     assert "removed at e2e_test/infra/model_specs.py:13" in stale[0].message
     body = render_summary(result, model_changes(result.models, result.base_models, {}), None)
     assert "| max\\_num\\_seqs | 32 | **160** (engine default: TokenSpeed" in body
+
+
+VALUES = """\
+servingEngineSpec:
+  modelSpec:
+    - name: qwen
+      repository: vllm/vllm-openai
+      tag: v0.10.0
+      modelURL: Qwen/Qwen3-8B
+      vllmConfig:
+        # 8 seqs: measured on the A100 at p95 TTFT under 1 s
+        maxNumSeqs: 8
+        maxModelLen: 8192  # 8192 fits two sessions of 4096
+"""
+
+
+def test_a_comment_stating_the_old_value_beside_a_changed_one_is_stale(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"values.yaml": VALUES})
+    commit(repo, {"values.yaml": VALUES.replace("maxNumSeqs: 8", "maxNumSeqs: 16")
+                  .replace("maxModelLen: 8192", "maxModelLen: 16384")}, "double both")
+    stale = sorted((f.location.line, f.message) for f in diff(repo).findings if f.code == "CFG402")
+    assert [line for line, _ in stale] == [8, 10], stale
+    assert "max_num_seqs 8, which this change changed to 16 at values.yaml:9" in stale[0][1]
+
+
+def test_the_changes_own_explanation_is_not_stale(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, {"values.yaml": VALUES})
+    commit(repo, {"values.yaml": VALUES.replace("# 8 seqs: measured", "# 16 seqs, raised from 8: measured")
+                  .replace("maxNumSeqs: 8", "maxNumSeqs: 16")
+                  .replace("maxModelLen: 8192  # 8192 fits", "maxModelLen: 16384  # was 8192; 16384 fits")}, "say so")
+    assert [f for f in diff(repo).findings if f.code == "CFG402"] == []

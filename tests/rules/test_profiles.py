@@ -88,7 +88,8 @@ def test_a_rule_declaring_an_unknown_profile_or_severity_is_refused() -> None:
 @pytest.mark.parametrize(("image", "advice"), [
     ("lmsysorg/sglang:dev", "use a tag naming a release of SGLang (for example v{sglang}, the newest cfgcheck knows)"),
     ("lmcache/vllm-openai:latest", "use a release tag of lmcache/vllm-openai (LMCache's vLLM build)"),
-    ("ghcr.io/ggml-org/llama.cpp:latest", "use a versioned tag of ggml-org/llama.cpp (a llama.cpp build)"),
+    ("ghcr.io/ggml-org/llama.cpp:latest", "use a release tag of ggml-org/llama.cpp (a build-numbered tag such as "
+     "server-cuda-b6000; server, server-cuda, full-cuda move to every new build)"),
     ("vllm/vllm-openai:nightly", "use a tag naming a release of vLLM (for example v{vllm}, the newest cfgcheck knows)"),
 ])
 def test_rolling_tag_advice_names_a_version_of_the_images_own_engine(tmp_path: Path, image: str, advice: str) -> None:

@@ -150,7 +150,9 @@ def _discovery(words: list[str]) -> bool:
     folder of the checkout as e2e."""
     if not words or Path(words[0]).name != "git":
         return False
-    rest = words[3:] if words[1:2] == ["-C"] else words[1:]
+    rest = words[1:]
+    while rest[:1] in (["-C"], ["-c"]):  # git.py's HARDENING options (-c NAME=VALUE) and a -C DIR
+        rest = rest[2:]
     return rest[:1] in (["ls-files"], ["grep"]) or rest[:2] == ["rev-parse", "--show-toplevel"]
 
 

@@ -77,6 +77,7 @@ class Architecture:
     shared_sliding_layers: int = 0
     shared_full_layers: int = 0
     task: str = "generate"
+    remote_code: bool | None = None  # config.json maps classes to the repository's own code (auto_map)
     source: str = "bundled"  # bundled | config.json
     note: str | None = None
     resolution: str | None = None  # how the served id was matched to the table when it is not one of its ids
@@ -107,7 +108,6 @@ class Architecture:
     def dtype_bytes(self) -> int:
         return DTYPE_BYTES.get(str(self.dtype).lower(), 2)
 
-    # -- derived limits
     def derived_max_len(self) -> int | None:
         """The longest context the engine accepts without overrides (vLLM ``_get_and_verify_max_len``)."""
         if not self.max_position_embeddings:
@@ -122,7 +122,6 @@ class Architecture:
             derived = int(derived * float(factor))
         return derived
 
-    # -- weights
     def embedding_params(self) -> float:
         if not (self.vocab_size and self.hidden_size):
             return 0.0
@@ -306,9 +305,10 @@ def bundled_models() -> list[dict]:
 
 def _arch_from_entry(entry: dict, name: str) -> Architecture:
     kw = {k: v for k, v in entry.items() if k in _ARCH_FIELDS and k != "source"}  # the entry's source is a citation
-    kw.setdefault("name", entry["ids"][0])
     kw["name"] = entry["ids"][0]
     kw["dtype_stated"] = "dtype" in entry
+    if name.lower() != kw["name"].lower():  # auto_map is a fact of the repository whose config the entry read
+        kw.pop("remote_code", None)
     return Architecture(**kw)
 
 
@@ -370,6 +370,7 @@ def architecture_from_config(cfg: dict, name: str, weight_bytes: int | None = No
         linear_key_head_dim=g("linear_key_head_dim"),
         linear_value_head_dim=g("linear_value_head_dim"),
         linear_conv_kernel_dim=g("linear_conv_kernel_dim"),
+        remote_code=isinstance(cfg.get("auto_map"), dict) and bool(cfg["auto_map"]),
         source="config.json",
         **_per_type_kv(g, kv, int(head_dim or 0)),
     )
@@ -483,7 +484,7 @@ def _read_local_architecture(folder: Path, norm: str, qbits: float | None, qname
     where = f"{norm}/config.json under model_configs"
     try:
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (OSError, ValueError, RecursionError) as exc:  # Unicode and JSON errors are ValueErrors; deep nesting recurses
         raise ModelConfigError(f"{where} cannot be read as JSON: {type(exc).__name__}") from None
     if not isinstance(cfg, dict):
         raise ModelConfigError(f"{where} is a JSON {type(cfg).__name__}, not an object")
@@ -492,7 +493,7 @@ def _read_local_architecture(folder: Path, norm: str, qbits: float | None, qname
     if idx.is_file():
         try:
             weight = int(json.loads(idx.read_text(encoding="utf-8"))["metadata"]["total_size"])
-        except (OSError, ValueError, KeyError, TypeError, OverflowError):
+        except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError):
             weight = None
     try:
         arch = architecture_from_config(cfg, norm, weight)

@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import effective
+from .. import effective, online
 from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
@@ -27,7 +27,7 @@ from ..model import unresolved
 from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
-from . import online, overheads, served
+from . import overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
@@ -233,7 +233,10 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
                config=config)
     est = CapacityEstimate(engine=run.engine, engine_version=run.version, facts=Facts(model))
-    est.model = model.model.value if getattr(model, "model", None) is not None else None
+    est.model = model.model_id() if getattr(model, "model", None) is not None else None
+    named = getattr(model, "model_named", None)
+    if named is not None:  # a local path the input names: say which source named it
+        est.reasons.append(f"{model.model.value} holds {named.value} (named by {named.source}, line {named.location.line})")
     variables = [n for n in _SIZING if unresolved(model.value(n))] + \
         (["gpus"] if getattr(model, "gpus", None) is not None and unresolved(model.gpus.value) else [])
     if variables:  # a variable is not a value: no arithmetic on a default in its place
@@ -303,7 +306,11 @@ def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEsti
     raw = str(model_id)
     revision = model.value("model_revision") or (raw.split("@", 1)[1] if "@" in raw else None)
     repo_id = normalize_model_id(raw)
-    answer = online.client(config).lookup(repo_id, str(revision) if revision else None)
+    hub = online.client(config)
+    if hub is None:
+        est.reasons.append("the Hub lookup is on but no Hub client was handed in (online.use): bundled table used")
+        return None
+    answer = hub.lookup(repo_id, str(revision) if revision else None)
     if answer.config is None:
         est.reasons.append(answer.note or f"hub lookup of {repo_id} gave nothing")
         return None
@@ -326,6 +333,8 @@ def _read_limits(run: _Run, est: CapacityEstimate) -> None:
     length, seqs, fraction = (_usable(est, name) for name in ("max_model_len", "max_num_seqs", effective.MEMORY_FRACTION))
     if length.value is not None:
         est.max_model_len, est.max_model_len_source = length.value, "explicit" if length.source == WRITTEN else "model-default"
+    elif length.source == DERIVED:
+        est.reasons.append(f"max_model_len {length.how} ({length.setting.source} {length.setting.value})")
     else:
         est.reasons.append("max_model_len not set and the model's maximum is unknown")
     if seqs.source == WRITTEN:

@@ -32,6 +32,12 @@ def prefixes(engine: str) -> tuple[str, ...]:
     return tuple(data["prefixes"]) if data else ()
 
 
+@functools.lru_cache(maxsize=None)
+def every_name(engine: str) -> frozenset[str]:
+    """The variables any catalogued version of ``engine`` reads."""
+    return frozenset().union(*_names_by_version(engine).values())
+
+
 def names_read(engine: str, version: str) -> frozenset[str] | None:
     """The variables catalogued ``version`` of ``engine`` reads; None when it has no env catalog."""
     return _names_by_version(engine).get(version)

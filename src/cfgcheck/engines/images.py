@@ -19,6 +19,8 @@ from pathlib import Path
 ROLLING_TAGS = {"latest", "nightly", "dev", "main", "master", "edge", "head", "stable", "canary"}
 # 0.9.0.1, 0.5.5.post3, 0.10.1rc1, 0.11.0.dev2 followed by a build suffix (-cu129, -rocm630, _amd64)
 _VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:[-_+].*)?$")
+# a commit id, abbreviated (7+) or whole; a letter among the digits tells it from a date stamp
+_COMMIT = re.compile(r"(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
 _DOCKER_HUB = {"docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"}
 _ENGINE_HINTS = (
     ("tokenspeed", "tokenspeed"),
@@ -66,11 +68,25 @@ class ImageRef:
 
     @property
     def rolling(self) -> bool:
-        """True when the tag cannot name a version: a rolling tag, or no tag at all."""
+        """True when the tag cannot name a build: a rolling tag, a variant alias of a repository whose
+        builds carry a number (``data/images.json`` ``build_tag``), or no tag at all. A rolling word
+        followed by a commit (``nightly-<sha>``: vLLM publishes one such tag per commit) names one build."""
         if self.tag is None:
             return True
-        base = self.tag.lower().split("-", 1)[0]
-        return base in ROLLING_TAGS or self.tag.lower() in ROLLING_TAGS
+        tag = self.tag.lower()
+        entry = known_image(self)
+        if entry is not None and entry.get("build_tag"):
+            return not re.search(entry["build_tag"], tag)
+        base, _, rest = tag.partition("-")
+        if base in ROLLING_TAGS and _COMMIT.fullmatch(rest):
+            return False
+        return base in ROLLING_TAGS or tag in ROLLING_TAGS
+
+    @property
+    def commit_build(self) -> bool:
+        """A rolling word pinned to one commit (``nightly-<sha>``): a build, but no release version."""
+        base, _, rest = (self.tag or "").lower().partition("-")
+        return base in ROLLING_TAGS and bool(_COMMIT.fullmatch(rest))
 
     @property
     def version(self) -> str | None:
@@ -197,7 +213,7 @@ def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None,
     else:
         version = _tag_version(ref.tag)
     if version is None:
-        if ref.rolling or how == "embedded" or not ref.tag:
+        if ref.rolling or ref.commit_build or how == "embedded" or not ref.tag:
             pinned = f" pinned by digest {ref.digest[:19]}…" if ref.digest else ""
             what = f"tag '{ref.tag}'" if ref.tag else "no tag"
             return ImageEngine(engine, variant, None, ASSUMED, f"image {what}{pinned} gives no version", True)

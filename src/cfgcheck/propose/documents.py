@@ -15,7 +15,7 @@ from typing import Any
 
 from ..changes import model_changes
 from ..github.proposals import marker
-from ..render import Overrides
+from ..templating import Overrides
 from . import board, docs, files
 from .files import read_bytes, write_bytes
 from .fit import LIMIT, Fold, fit
@@ -224,7 +224,7 @@ def _parts(result, settings: dict, ctx, upgrade_report: dict | None) -> dict:
     rollouts = {i: rollout(served[i]) for i in dict.fromkeys(restarted) if i in served}
     rows = change_rows(models, rollouts, renames)
     groups = [{"engine": g.engine, "label": g.label, "old": g.old, "new": g.new, "drifts": g.drifts,
-               "models": g.models, "count": len(g.models)} for g in drift_groups(changes)]
+               "models": g.models, "count": len(g.models), "unaffected": g.unaffected} for g in drift_groups(changes)]
     notes = board.release_notes(changes)
     return {"models": models, "rollouts": rollouts, "upgrade": upgrade, "renames": renames, "rows": rows,
             "drift_groups": groups, "release_notes": notes,

@@ -26,6 +26,7 @@ class DriftGroup:
     new: str
     drifts: list[dict]  # setting, before, after, how, pin (values as a reviewer reads them)
     models: list[str] = field(default_factory=list)
+    unaffected: list[dict] = field(default_factory=list)  # the pair's other drifted defaults: none of them read
 
 
 def drift_groups(changes: Iterable[Any]) -> list[DriftGroup]:
@@ -36,10 +37,13 @@ def drift_groups(changes: Iterable[Any]) -> list[DriftGroup]:
     Thirty-six served models moved by one image bump share one table instead of repeating it; models
     whose configurations pin different defaults (so that a different set drifts) get a table each.
     Served models whose version does not move are left out; a group's defaults may be empty (the
-    version moves, no default the configuration relies on changes)."""
+    version moves, no default these served models read changes); ``unaffected`` are the defaults the two
+    versions change that none of the pair's models reads (a feature they do not use), for one folded line."""
     return [DriftGroup(section["engine"], section["label"], section["old"], section["new"],
                        [{"setting": d["what"], "before": clip(d["before"]), "after": clip(d["after"]),
-                         "how": d["how"], "pin": d["flag"]} for d in group["drifts"]], list(group["models"]))
+                         "how": d["how"], "pin": d["flag"]} for d in group["drifts"]], list(group["models"]),
+                       [{"setting": d["what"], "before": clip(d["before"]), "after": clip(d["after"])}
+                        for d in section["unaffected"]])
             for section in drift_sections(list(changes)) for group in section["groups"]]
 
 

@@ -4,12 +4,14 @@ values, node affinity, and ``finish`` (what is derived once every source of a mo
 
 from __future__ import annotations
 
+import posixpath
+import re
 from typing import Any
 
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ...engines import argv as argv_mod
 from ...engines.images import image_engine, parse_image, placeholder
-from ...model import ArgToken, ServedModel, Setting
+from ...model import ArgToken, Download, ServedModel, Setting
 from ...yamlio import YNode
 from .contexts import DocContext
 
@@ -180,6 +182,8 @@ def finish(model: ServedModel) -> ServedModel:
         model.model = None  # a sample's <MODEL_NAME> or ${MODEL}: the model is not known
     if model.model_revision is None and "model_revision" in model.settings:
         model.model_revision = model.settings["model_revision"]
+    name_local_model(model)
+    _url_source(model)
     if model.model is not None and isinstance(model.model.value, str) and model.model_revision is None:
         source = model.model.value
         if "@" in source and source.startswith("hf://"):
@@ -237,3 +241,65 @@ def ray_worker_claims(cluster: YNode | None) -> list[Claim]:
         claims += [Claim(c.label, c.values, f"{where} {c.how}", c.strength)
                    for c in label_claims(string_map(pod_spec.get("nodeSelector"))) + affinity_claims(pod_spec)]
     return claims
+
+
+def ray_worker_images(ctx: DocContext, cluster: YNode | None) -> list[Setting]:
+    """The image of each worker group's Ray container (KubeRay runs the first container of the pod as the
+    Ray node): the engine started on the head runs its workers in it."""
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    found: list[Setting] = []
+    for index, group in enumerate(groups.value if groups is not None and groups.kind == "seq" else []):
+        containers = group.path("template", "spec", "containers") if group.kind == "map" else None
+        first = containers.value[0] if containers is not None and containers.kind == "seq" and containers.value else None
+        image = first.get("image") if first is not None and first.kind == "map" else None
+        if image is not None and image.kind == "scalar" and isinstance(image.value, str):
+            found.append(ctx.setting("image", first.key_node("image"), image,
+                                     f"workerGroupSpecs[{index}].template.spec.containers[0].image"))
+    return found
+
+
+_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+# https://huggingface.co/ORG/NAME[.git][/resolve/REV/FILE] (the hub's file URLs): models only, not datasets/ spaces/
+HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?!datasets/|spaces/)"
+                     r"([A-Za-z0-9][\w.-]*/[\w.-]+?)(?:\.git)?(?:/(?:resolve|blob)/([^/?#]+)/([^?#]+))?/?(?:[?#].*)?$")
+
+
+def _url_source(model: ServedModel) -> None:
+    """A model source that is a hub file URL (an operator's ``source: https://huggingface.co/.../resolve/
+    main/x.gguf``) is a download the operator makes: its revision is the URL's."""
+    source = model.model.value if model.model is not None else None
+    match = HUB_URL.match(source.strip()) if isinstance(source, str) else None
+    if match is not None and match.group(3) and all(d.location != model.model.location for d in model.downloads):
+        model.downloads.append(Download(match.group(1), match.group(2), source, None, model.model.location,
+                                        f"the model source ({model.model.source})"))
+
+
+def name_local_model(model: ServedModel) -> None:
+    """``model_named`` for a served model whose model is a local path: the repository a download writes
+    there (the same path, or the same place on a volume the engine mounts elsewhere), else an
+    ``org/name`` served-model name whose name is the folder's."""
+    path = model.model.value if model.model is not None and isinstance(model.model.value, str) else None
+    if path is None or not path.startswith("/") or model.model_named is not None:
+        return
+    path = posixpath.normpath(path)
+    for download in model.downloads:
+        if download.repo and _holds(model, download, path):
+            model.model_named = Setting("model", download.repo, download.location, download.how, origin="download")
+            return
+    served = model.setting("served_model_name")
+    name = str(served.value).strip() if served is not None and served.value is not None else ""
+    if _REPO.match(name) and name.rsplit("/", 1)[1].lower() == posixpath.basename(path).lower():
+        model.model_named = Setting("model", name, served.location, f"{served.source} (the folder's name)",
+                                    origin="served_model_name")
+
+
+def _holds(model: ServedModel, download: Download, path: str) -> bool:
+    """The download wrote ``path`` (or the folder a GGUF file at ``path`` is in)."""
+    candidates = {path, posixpath.dirname(path)} if path.endswith(".gguf") else {path}
+    if download.target is not None and download.target in candidates:
+        return True
+    mount = model.pod.mount_at(path) if model.pod is not None and download.volume is not None else None
+    if mount is None:
+        return False
+    inside = {c[len(mount.path.rstrip("/")):].strip("/") for c in candidates}
+    return download.volume[0] == mount.volume and download.volume[1] in inside

@@ -112,7 +112,13 @@ def _vllm_model(ctx: DocContext, name: str, kind: str, at: YNode, identity: str,
             model.model_revision = Setting("model_revision", known["revision"], preset.location, "KAITO preset",
                                            preset.comments, preset.key_location, None)
     tokens.extend(_parallel_tokens(ctx, model, instance, nodes, model_id))
-    tokens.extend(_config_tokens(ctx, model, config))
+    written = _config_tokens(ctx, model, config)
+    # KAITO delegates the context length to vLLM's auto-fit (--max-model-len=auto) unless the ConfigMap
+    # sets one, which wins: kaito-project/kaito@056b8280 pkg/workspace/inference/preset_inferences.go
+    # (MaxModelLenAuto) and pkg/model/interface.go (GetInferenceCommand)
+    if not any(token.text.startswith("--max-model") for token in written):
+        tokens += [ArgToken(text, model.location, (), "kaito", True) for text in ("--max-model-len", "auto")]
+    tokens.extend(written)
     apply_launch(ctx, model, tokens, "vllm")
     return model
 

@@ -20,7 +20,7 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 from __future__ import annotations
 
 from ...model import ServedModel, Setting
-from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
+from ...settings import INT_SETTINGS
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish, gpu_count, is_resource, resource_spec, to_int
@@ -32,7 +32,16 @@ API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
 MARKERS = ("inferenceservice", "servingruntime")
 INDEX_WORDS = MARKERS  # runtimes indexed, and followed from InferenceServices, by kind
-PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag passed, canonical setting)
+# The LLMInferenceService launch template's parallel sizes (spec.parallelism key -> (flag passed, canonical
+# setting)). Protocol member: the registry gathers every format's.
+PARALLELISM = {
+    "tensor": ("--tensor-parallel-size", "tensor_parallel_size"),
+    "pipeline": ("--pipeline-parallel-size", "pipeline_parallel_size"),
+    "data": ("--data-parallel-size", "data_parallel_size"),
+    "dataLocal": ("--data-parallel-size-local", "data_parallel_size_local"),
+    "expert": ("--enable-expert-parallel", "enable_expert_parallel"),
+}
+OPERATOR_FIELDS = {"spec.parallelism": PARALLELISM}
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -31,7 +31,8 @@ from ...model import ArgToken, ServedModel, Setting
 from ...settings import FLOAT_SETTINGS, INT_SETTINGS, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
+from ..core.recognition import (apply_launch, finish, ray_worker_claims, ray_worker_images, set_image, string_map,
+                                to_int)
 from ..core.yaml_in_strings import embedded_document
 from ..launch.pod_specs import find_key, ray_cluster_gpus
 
@@ -225,3 +226,4 @@ def _cluster(ctx: DocContext, model: ServedModel, cluster: YNode | None) -> None
         model.gpus = Setting("gpus", total, ctx.location(head), f"rayClusterConfig ({how})")
         model.gpus_span = "unknown"
     model.accelerator_claims += ray_worker_claims(head)
+    model.worker_images = ray_worker_images(ctx, head)

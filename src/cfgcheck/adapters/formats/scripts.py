@@ -11,11 +11,19 @@ from ...yamlio import LoadedFile
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
 from ..core import registry  # its heredoc_models: a module-level name would declare the hook
-from ..launch.scripts import file_heredocs, manifest_heredocs, manifest_models, text_models, without
+from ..launch.scripts import file_heredocs, manifest_heredocs, manifest_models, parsed_manifests, text_models, without
 from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: a shell script's comments
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = (".sh", ".bash")
+
+
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """Protocol hook: what the manifests a script applies hold for other documents (a KAITO inference
+    ConfigMap written in a heredoc), indexed as if they were files of their own."""
+    if "<<" in loaded.text:
+        for inner in parsed_manifests(loaded, manifest_heredocs(loaded.text)):
+            registry.index(workspace, inner)
 
 
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:

@@ -16,8 +16,10 @@ from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from . import env_argv
+from .expansion import substitute
 from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
+from .downloads import pod_downloads
 from .pods import kubernetes_pod
 from ..core.contexts import DocContext
 from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
@@ -80,8 +82,8 @@ def kubelet_expand(token: ArgToken, env: dict[str, Setting]) -> ArgToken:
         found = env.get(match.group(1))
         return str(found.value) if found is not None and found.value is not None else match.group(0)
 
-    return ArgToken(_KUBELET_REFERENCE.sub(replace, token.text), token.location, token.comments, token.origin,
-                    token.synthetic)
+    text = substitute(_KUBELET_REFERENCE, token.text, replace)
+    return token if text is None else ArgToken(text, token.location, token.comments, token.origin, token.synthetic)
 
 
 def _node_for(container: YNode, token: ArgToken) -> YNode | None:
@@ -131,7 +133,8 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         if pod_spec is not None and not launches(tokens, image_engine or default_engine):
             tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values) or tokens
     wrapper = env_argv.wrapper_for(image_text, values)
-    engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None)
+    engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None) or \
+        (env_argv.engine_from_env(values) if not tokens else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:
         model.annotations = string_map(root.path("metadata", "annotations"))
@@ -172,6 +175,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     containers = pod_spec.get("containers")
     if whole_pod or whole_pod is None and containers is not None and containers.kind == "seq":
         kubernetes_pod(ctx, model, container, pod_spec, root, labels)
+    model.downloads = pod_downloads(ctx, pod_spec)
 
 
 def launches(tokens: list[ArgToken], engine: str | None) -> bool:

@@ -22,6 +22,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ...engines.envs import every_name
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
@@ -29,10 +30,11 @@ from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens
+from ..core.registry import launch_helper
 from .configmaps import configmaps
-from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
+from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
+from .shell import Quoted, SourceMap, Spliced, shell_tokens
 
-MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
@@ -146,8 +148,8 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
             found = values.get(_name(match))
             return found.text if found is not None and inline(found.text) else match.group(0)
 
-        text = _REFERENCE.sub(replace, token.text)
-        out.append(token if text == token.text else
+        text = substitute(_REFERENCE, token.text, replace)
+        out.append(token if text is None or text == token.text else
                    ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
     return out
 
@@ -172,12 +174,10 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
     found = _script_node(ctx, container, pod_spec, texts[at])
     if found is None:
         return None
-    from .scripts import scalar_launches  # at call time: scripts imports the container adapters' helpers
-
     script_ctx, node = found
     environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None
                    for name, value in values.items()}
-    launched = next(iter(scalar_launches(script_ctx, node, environment)), None)
+    launched = next(iter(launch_helper("scalar_launches")(script_ctx, node, environment)), None)
     if launched is None:
         return None
     rest = tokens[at + 1:]
@@ -313,7 +313,25 @@ def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvV
     for name in _table()["generic"]["model_env"]:
         if values.get(name) is not None:
             model.add(values[name].setting("model", f"env.{name}"))
-            return
+            break
+    else:
+        return
+    if model.engine == "vllm" and not model.argv:  # an in-house vLLM wrapper: the names known wrappers agree on
+        generic = {"engine": "vllm"}
+        for name, dest in _table()["generic"]["env"].items():
+            if values.get(name) is not None and dest != "model":
+                _record(model, generic, dest, name, values[name])
+                model.conventions[canonical_name("vllm", dest)] = \
+                    f"{name} read as the vLLM option, as every known vLLM wrapper reads it; this image is not a known one"
+
+
+def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
+    """vLLM, for a container whose env sets variables only vLLM reads (``VLLM_*`` names its env catalog
+    lists): the image is a vLLM build whatever its name."""
+    if not any(name.startswith("VLLM_") for name in values):
+        return None
+    read = every_name("vllm")
+    return "vllm" if any(name in read for name in values) else None
 
 
 def _destination(entry: dict, name: str) -> str | None:

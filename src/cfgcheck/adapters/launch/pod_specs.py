@@ -16,7 +16,8 @@ from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import finish, gpu_count, ray_worker_claims, string_map, to_int
+from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
+from ..core.registry import launch_helper
 from .containers import container_model, container_tokens
 from .shell import shell_tokens
 
@@ -77,6 +78,7 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
                 model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
+                model.worker_images = ray_worker_images(ctx, find_key(root, "headGroupSpec"))
             found.append(finish(model))
     return found
 
@@ -87,9 +89,7 @@ def _built_here(ctx: DocContext, container: YNode):
     image = container.scalar("image")
     if not isinstance(image, str) or image_engine(parse_image(image)).known:
         return None  # a public engine image (vllm/vllm-openai) is pulled, not built here
-    from .image_builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
-
-    built = deployed_dockerfile(ctx.workspace, ctx.path, image)
+    built = launch_helper("deployed_dockerfile")(ctx.workspace, ctx.path, image)
     if built is not None:
         ctx.workspace.held.add(built.path)
     return built

@@ -19,13 +19,14 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, parse_text
-from ..core.contexts import DocContext, Workspace, directives_of
+from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
+                             served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file
@@ -88,7 +89,10 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     locate = locator(loaded)
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
+    limit = served_limit(workspace)
     for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
+        if len(found) > limit:
+            break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
         first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
         name = name_of(first.location.line) if name_of is not None and first is not None else None
@@ -162,11 +166,19 @@ def manifest_models(workspace: Workspace, loaded: LoadedFile, manifests: list[He
     """The served models of each manifest heredoc, read as the YAML file it is, every node at its line
     and column in the script (the body is parsed below as many blank lines as precede it)."""
     found: list[ServedModel] = []
+    for inner in parsed_manifests(loaded, manifests):
+        found += document_models(workspace, inner)
+    return found
+
+
+def parsed_manifests(loaded: LoadedFile, manifests: list[Heredoc]) -> list[LoadedFile]:
+    """Each manifest heredoc parsed as the YAML file it is, at the script's path and lines."""
+    found = []
     for doc in manifests:
         inner = parse_text(f"{loaded.path}#heredoc.yaml", "\n" * loaded.text.count("\n", 0, doc.start) + doc.body)
         inner.path = loaded.path
         if inner.error is None:
-            found += document_models(workspace, inner)
+            found.append(inner)
     return found
 
 
@@ -225,16 +237,19 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     return found
 
 
-def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
+def scalar_launches(ctx: DocContext, node, env: dict[str, str | None], rewrite=None, shell: bool = True) -> list[Launched]:
     """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
-    task's ``run:``), each word located where it is written in the file."""
+    task's ``run:``), each word located where it is written in the file. ``rewrite`` changes the text
+    before it is read without moving any character (a format's own syntax made the shell's); without
+    ``shell`` the string is one command line whose newlines are spaces."""
     mapping = SourceMap(ctx.loaded.text, node)
+    text = rewrite(mapping.value) if rewrite is not None else mapping.value
 
     def locate(start: int, end: int, word: str):
         line, column, end_column = mapping.span(start, end, word)
         return Location(ctx.path, line, column, line, end_column), ctx.comments(line)
 
-    return launches(expand(lex(mapping.value, shell=True), env), locate)
+    return launches(expand(lex(text, shell=shell), env), locate)
 
 
 def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
@@ -333,6 +348,13 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
                 where = token if "=" in token.text else tokens[index + 1]
                 return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
                                where.location, where.text, "shell"), _slurm_type(match)
+    if "sbatch" not in loaded.shared:  # the script's #SBATCH lines: read once for all its engine starts
+        loaded.shared["sbatch"] = _sbatch_gpus(loaded)
+    found = loaded.shared["sbatch"]
+    return (replace(found[0]), found[1]) if found is not None else (None, None)  # each model its own Setting
+
+
+def _sbatch_gpus(loaded: LoadedFile) -> tuple[Setting, str | None] | None:
     for number, line in enumerate(loaded.text.split("\n"), start=1):
         match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
         if match is not None:
@@ -340,7 +362,7 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
             location = Location(loaded.path, number, column, number, column + len(match.group("count")))
             return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
                            location, match.group("count"), "shell"), _slurm_type(match)
-    return None, None
+    return None
 
 
 def _slurm_type(match: re.Match) -> str | None:
@@ -371,9 +393,8 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     stem = posixpath.splitext(posixpath.basename(loaded.path))[0]
     model = ServedModel(name=name or (stem if index == 0 else f"{stem}#{index + 1}"), kind=kind, path=loaded.path,
                         document=0, location=first.location, identity=f"{loaded.path}#{identity}")
-    model.comments = [(line, comment.text) for line, comment in sorted(loaded.comments.items())]
-    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                   if lines[0] < line <= lines[1]])
+    model.comments = file_comments(loaded)
+    model.directives = directives_of(loaded.path, comments_between(loaded, *lines))
     image_engine = None
     if launched.image is not None:
         image = Setting("image", launched.image.text, launched.image.location, "docker run IMAGE", launched.image.comments,

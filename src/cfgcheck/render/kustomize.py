@@ -1,0 +1,241 @@
+"""A folder with a ``kustomization.yaml``, linted as ``kubectl kustomize`` renders it.
+
+The adapter registry reads the rendered objects like any file (``source_map.Reader``); every location is then mapped back to the source
+file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
+source object the rendered one was built from, else to the kustomization itself. A rendered served
+model whose every setting comes from one base file is left out: linting that file already covers it.
+Without ``kubectl`` (or when the kustomization names a URL anywhere, draws from outside the
+repository, or when rendering fails or hits a limit) the folder is linted file by file, and one note
+says so on stderr. A ``Component`` is rendered only through the kustomizations that include it; the
+same patch line rendered through several of them gives one finding (``lint.distinct``).
+
+kubectl renders a copy of the tracked files of every folder the kustomization reaches (no ``.git``, no
+untracked file: ``staging.py``), in the renderers' sandbox (``cfgcheck/sandbox.py``: an allow-listed environment,
+no network where possible, resource limits, the run's time budget); never with ``--enable-helm``,
+``--enable-exec`` or ``--enable-alpha-plugins`` (docs/SECURITY.md, "Rendering threat model").
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from .. import sandbox
+from ..adapters.core.contexts import DocContext
+from ..model import ServedModel
+from ..notes import note
+from ..paths import UnsafePath, inside_repo
+from ..yamlio import DEFAULT_LIMITS, YNode, load_file
+from . import staging
+from .source_map import Reader, SourceMap, read_rendering
+from .staging import StageError
+
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
+# what kustomize fetches (sigs.k8s.io/kustomize api/internal/git/repospec.go, api/loader/fileloader.go):
+# any URL scheme, and the remote-repository forms without one
+_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
+                     r"bitbucket\.org|dev\.azure\.com)[/:])", re.I)
+
+
+def is_kustomization(ctx: DocContext, root: YNode) -> bool:
+    if ctx.path.rsplit("/", 1)[-1] not in NAMES:
+        return False
+    kind = root.scalar("kind")
+    return kind in (None, "Kustomization", "Component")
+
+
+def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedModel]:
+    """The served models of the kustomization ``root`` as kubectl renders it, read by ``reader``."""
+    if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
+        return []  # a Component patches what includes it: rendered through those kustomizations only
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
+    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(f"{__name__}.resolved", dict))
+    if reach.outside:
+        note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
+        return []
+    if not reach.remote and not any(_may_serve(file, reader.serving) for file in reach.files):
+        return []  # nothing a served model could be rendered from: not worth a kubectl run
+    import shutil  # only a kustomization that may serve a model is rendered: not at import
+
+    kubectl = shutil.which("kubectl")
+    if kubectl is None:
+        note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
+        return []
+    if reach.url is not None:
+        note(f"{folder_rel}: kustomization names a URL ({_shown(reach.url)}), not rendered (no network access)")
+        return []
+    rendered = _render(ctx, repo, kubectl, reach, folder_rel)
+    if rendered is None:
+        return []
+    sources = SourceMap(repo, reach.files, ctx.workspace)
+    return read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name)),
+                          f"{ctx.path}#rendered", reader)
+
+
+def _render(ctx: DocContext, repo: Path, kubectl: str, reach: Reach, folder_rel: str) -> str | None:
+    """``kubectl kustomize -- FOLDER`` on a staged copy of the tracked files of every folder the
+    kustomization reaches, in the renderers' sandbox and the run's time budget; None (one note) when it
+    cannot be staged, is out of budget, fails or hits a limit."""
+    config = ctx.workspace.config
+    limit = {**DEFAULT_LIMITS, **(config.get("limits") or {})}["max-file-bytes"]
+    with sandbox.scope() as run:
+        timeout = run.allowed(config)
+        if timeout <= 0:
+            note(f"{folder_rel}: kustomization not rendered: {run.budget_note(config)}")
+            return None
+        with run.folder("cfgcheck-kustomize-") as scratch:
+            try:
+                tree = _stage(repo, reach.folders, scratch / "tree")
+            except StageError as exc:
+                note(f"{folder_rel}: kustomization not rendered: {exc}")
+                return None
+            home = scratch / "home"
+            home.mkdir()
+            args = [kubectl, "kustomize", "--", str(tree / folder_rel)]
+            with run.timed():
+                outcome = sandbox.run_bounded(args, cwd=home, env=sandbox.child_env(home, {
+                    "KUBECONFIG": str(home / "kubeconfig")}), timeout=timeout, limit=limit, sandboxed=True)
+    if outcome.stopped == "timeout" and timeout < run.timeout:  # cut short by the run's budget
+        note(f"{folder_rel}: kustomization not rendered: {run.budget_note(config)}")
+        return None
+    if outcome.stopped is not None or outcome.returncode != 0:
+        why = sandbox.describe(outcome, "kubectl kustomize", timeout, limit)
+        note(f"{folder_rel}: {why.replace(str(scratch), '…')}; kustomization not rendered")
+        return None
+    return outcome.stdout.decode("utf-8", "replace")
+
+
+def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
+    """The tracked files of ``folders`` (each once, a folder inside another with it) under ``into`` at
+    the paths the kustomizations name them by (a linked folder at the link's path: links are not copied)."""
+    top = Path(os.path.abspath(repo))
+    budget = staging.new_budget(MAX_STAGED_BYTES)
+    done: list[Path] = []
+    for folder in sorted(set(folders), key=lambda f: len(f.parts)):
+        if any(folder == above or above in folder.parents for above in done):
+            continue
+        staging.stage(repo, folder, into / folder.relative_to(top), budget)
+        done.append(folder)
+    return into
+
+
+def _may_serve(file: Path, serving: Callable[[str], bool]) -> bool:
+    try:
+        return serving(file.read_text("utf-8", errors="replace"))
+    except OSError:
+        return False
+
+
+@dataclass
+class Reach:
+    """What a kustomization reaches: the YAML ``files`` it draws from, in apply order; the kustomization
+    ``folders``; whether it has ``remote`` resources; the first ``url`` any of its kustomizations, or the
+    generator, transformer and validator configurations they name, holds in any string (kustomize would
+    fetch it: a ``configMapGenerator`` file, ``openapi.path``, a remote base); the first reference that
+    leaves the repository (``outside``: neither cfgcheck nor kubectl reads outside the checkout)."""
+
+    files: list[Path] = field(default_factory=list)
+    folders: list[Path] = field(default_factory=list)
+    remote: bool = False
+    url: str | None = None
+    outside: str | None = None
+
+
+def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path] | None = None,
+           resolved: dict[str, str | None] | None = None) -> Reach:
+    """:class:`Reach` of the kustomization in ``folder``, its bases and components followed; ``resolved``:
+    the folders resolved so far in the run (``paths.inside_repo``'s memo)."""
+    reach = reach if reach is not None else Reach()
+    seen = seen if seen is not None else set()
+    folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
+    kfile = next((folder / n for n in NAMES if (folder / n).is_file()), None)
+    if folder in seen or kfile is None:
+        return reach
+    seen.add(folder)
+    reach.folders.append(folder)
+    loaded = load_file(repo, kfile)
+    root = loaded.documents[0].root if loaded.documents else None
+    for document in loaded.documents:
+        reach.url = reach.url or _url_in(document.root)
+    if root is None or root.kind != "map":
+        reach.files.append(kfile)
+        return reach
+    for ref in _references(root):
+        if _REMOTE.search(ref) or "?ref=" in ref:
+            reach.remote = True
+            reach.url = reach.url or ref
+            continue
+        target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
+        try:
+            inside_repo(repo, target, what="kustomize reference", memo=resolved)
+        except UnsafePath:
+            reach.outside = reach.outside or ref
+            return reach
+        if target.is_dir():
+            _reach(repo, target, reach, seen, resolved)
+            if reach.outside:
+                return reach
+        elif target.is_file():
+            reach.files.append(target)
+    reach.url = reach.url or _url_in_configurations(repo, folder, root)
+    reach.files.append(kfile)  # inline patches and images: last, they win
+    return reach
+
+
+def _references(root: YNode) -> list[str]:
+    """The files and folders a kustomization draws resources and patches from, as written."""
+    refs: list[str] = []
+    for key in ("resources", "bases", "components", "patchesStrategicMerge", "crds"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    for key in ("patches", "patchesJson6902"):
+        node = root.get(key)
+        if node is not None and node.kind == "seq":
+            refs.extend(str(c.scalar("path")) for c in node.value if c.kind == "map" and c.scalar("path"))
+            refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
+    return refs
+
+
+def _url_in(node: YNode | None) -> str | None:
+    """The first string (key or value) under ``node`` that names a URL or a remote repository."""
+    stack = [node] if node is not None else []
+    while stack:
+        current = stack.pop()
+        if current.kind == "map":
+            for key, value in current.items():
+                stack += [key, value]
+        elif current.kind == "seq":
+            stack.extend(current.value)
+        elif isinstance(current.value, str) and _REMOTE.search(current.value):
+            return current.value
+    return None
+
+
+def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
+    """A URL in the plugin configurations a kustomization loads (``generators``, ``transformers``,
+    ``validators``: a ``ConfigMapGenerator`` there fetches what its ``files`` name)."""
+    for key in ("generators", "transformers", "validators"):
+        node = root.get(key)
+        for item in node.value if node is not None and node.kind == "seq" else []:
+            if item.kind != "scalar" or not isinstance(item.value, str):
+                continue
+            target = Path(os.path.normpath(folder / item.value))
+            try:
+                real = inside_repo(repo, target, what="kustomize plugin configuration")
+            except UnsafePath:
+                continue  # kustomize's load restrictor refuses it too
+            if real.is_file():
+                found = next((_url_in(d.root) for d in load_file(repo, target).documents if _url_in(d.root)), None)
+                if found:
+                    return found
+    return None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 80 else text[:77] + "..."

@@ -1,0 +1,75 @@
+"""Downloads before the engine starts: which repository, at which revision, written where; and the
+hub repository a local model path then holds (``model_named``)."""
+
+from __future__ import annotations
+
+from cfgcheck.adapters.core.registry import Workspace, index, served_models
+from cfgcheck.yamlio import parse_text
+
+POD = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      initContainers:
+        - name: fetch
+          image: alpine/git:2.45.2
+          workingDir: /work
+          command: ["sh", "-c"]
+          args:
+            - |
+              cd /data
+              git clone --branch v2 https://huggingface.co/org-a/model-a
+              git -C model-a checkout 0123456789abcdef0123456789abcdef01234567
+              hf download org-b/model-b --local-dir=b --revision main
+              aria2c -x 8 -d /data/gguf -o c.gguf https://huggingface.co/org-c/model-c-GGUF/resolve/main/c-Q4_K_M.gguf
+          volumeMounts:
+            - name: data
+              mountPath: /data
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.10.0
+          args: ["--model", "/srv/b"]
+          volumeMounts:
+            - name: data
+              mountPath: /srv
+      volumes:
+        - name: data
+          emptyDir: {}
+"""
+
+
+def _model(text: str):
+    loaded = parse_text("pod.yaml", text)
+    workspace = Workspace(config={"root": "."})
+    index(workspace, loaded)
+    (model,) = served_models(workspace, loaded)
+    return model
+
+
+def test_each_download_with_its_revision_target_and_volume() -> None:
+    model = _model(POD)
+    found = [(d.repo, d.revision, d.target, d.volume, d.location.line) for d in model.downloads]
+    assert found == [
+        ("org-a/model-a", "0123456789abcdef0123456789abcdef01234567", "/data/model-a", ("data", "model-a"), 16),
+        ("org-b/model-b", "main", "/data/b", ("data", "b"), 18),
+        ("org-c/model-c-GGUF", "main", "/data/gguf/c.gguf", ("data", "gguf/c.gguf"), 19),
+    ]
+
+
+def test_a_local_path_holds_what_is_downloaded_to_it_through_the_volume() -> None:
+    model = _model(POD)
+    assert model.model_named is not None
+    assert (model.model_named.value, model.model_named.location.line) == ("org-b/model-b", 18)
+    assert model.model_named.source == "hf download in init container 'fetch'"
+    assert model.model_id() == "org-b/model-b"
+
+
+def test_a_served_name_names_the_folder_only_when_its_name_is_the_folders() -> None:
+    same = _model(POD.replace('"/srv/b"]', '"/srv/Qwen3-8B", "--served-model-name", "Qwen/Qwen3-8B"]'))
+    assert same.model_named is not None and same.model_named.value == "Qwen/Qwen3-8B"
+    other = _model(POD.replace('"/srv/b"]', '"/srv/chat", "--served-model-name", "Qwen/Qwen3-8B"]'))
+    assert other.model_named is None and other.model_id() == "/srv/chat"
