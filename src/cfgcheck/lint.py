@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from .adapters.core import registry as adapters
 from . import precedence, suppressions
 from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
+from .cache import ContentCache
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
@@ -110,13 +111,14 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
-           stdin_filename: Path | None = None, jobs: int = 1) -> Collection:
+           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context. ``jobs``: the
-    processes that read files (``stages.staged``: the same result with any number)."""
+    processes that read files (``stages.staged``: the same result with any number); ``cache``: files
+    whose stage follows from their own text are kept in the content cache (``cache.py``)."""
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
@@ -135,7 +137,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
-        for done in _read(inputs, config, fast, wanted, stdin_filename, jobs, workspace):
+        kept = ContentCache(settings, fast) if cache and wanted is not None else None
+        for done in _read(inputs, config, fast, wanted, stdin_filename, jobs, workspace, kept):
             current = done.file
             loaded.append(current)
             if done.models is not None:  # its stage built them (a file that shares no index)
@@ -170,8 +173,8 @@ def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
 
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None, jobs: int,
-          workspace: Callable[[], adapters.Workspace]) -> Iterator[Staged]:
-    yield from staged(inputs.files, config, fast, wanted, jobs, workspace)
+          workspace: Callable[[], adapters.Workspace], cache: ContentCache | None) -> Iterator[Staged]:
+    yield from staged(inputs.files, config, fast, wanted, jobs, workspace, cache)
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 
@@ -324,12 +327,13 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
 @per_run
 def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
          fast: bool = True, progress: bool = False, prefilter: bool = True,
-         stdin_filename: Path | None = None, jobs: int = 1) -> LintResult:
+         stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> LintResult:
     """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
     served model) change the cost, never the findings. ``-`` in ``paths`` is standard input, reported
-    as ``stdin_filename``. ``jobs``: worker processes for many files (the result is the same)."""
+    as ``stdin_filename``. ``jobs``: worker processes for many files; ``cache``: use the content cache
+    (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
-    collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs)
+    collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache)
     loaded, models = collection.loaded, collection.models
     rules = rules_needed(codes, models)
     findings = unreadable(loaded, rules, config) + run_rules(rules, config, models,

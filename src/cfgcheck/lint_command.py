@@ -61,6 +61,8 @@ LINT_OPTIONS = (
     LintOption("jobs", ("--jobs", "-j"), None,
                "Processes that read and adapt files when there are many (default: the machine's cores; 1: none).",
                "count"),
+    LintOption("no_cache", ("--no-cache",), False,
+               "Neither read nor write the content cache (XDG_CACHE_HOME/cfgcheck: see docs/CACHE.md).", "flag"),
     LintOption("quiet", ("--quiet", "-q"), False, "Findings only: no summary line, no progress.", "flag"),
     LintOption("statistics", ("--statistics",), False, "Counts per rule instead of the findings.", "flag"),
     LintOption("show_fixes", ("--show-fixes",), False, "Show the mechanical fix of each fixable [*] finding.", "flag"),
@@ -130,7 +132,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
                      config_file: Optional[Path], select: Optional[List[str]], ignore: Optional[List[str]],
                      fail_on: Optional[str], stdin_filename: Optional[Path], render_helm: Optional[bool],
                      online: Optional[bool], baseline_file: Optional[Path], write_baseline: Optional[Path],
-                     jobs: Optional[int], quiet: bool, statistics: bool, show_fixes: bool) -> int:
+                     jobs: Optional[int], no_cache: bool, quiet: bool, statistics: bool, show_fixes: bool) -> int:
     """Lint files and folders; the exit code (1 when findings reach ``fail_on``)."""
     from .lint import lint as run_lint
     from .pool import default_jobs
@@ -159,7 +161,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     else:
         progress = fmt == "text" and output is None and not quiet
         result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
-                          stdin_filename=stdin_filename, jobs=jobs or default_jobs())
+                          stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
     _baseline(result, baseline_file, write_baseline)
     write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
     return result.exit_code(fail_on or config.get("fail-on", "error"))

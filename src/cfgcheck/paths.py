@@ -19,6 +19,19 @@ from .git import GitError, run
 # With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
 # "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).
 _GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+# Reads of repository files, or folder listings, beyond the file being adapted (a compose ``.env``, the
+# ``Chart.yaml`` beside a values file, a folder's build scripts, ``model_configs``): the content cache
+# (cache.py) keeps only files whose adapting made none, whose served models follow from their own text.
+_BEYOND = [0]
+
+
+def read_beyond() -> None:
+    _BEYOND[0] += 1
+
+
+def reads_beyond() -> int:
+    """How many reads beyond the file being adapted this process has made (compared before and after)."""
+    return _BEYOND[0]
 
 
 def git_may_find_repository(folder: Path) -> bool:

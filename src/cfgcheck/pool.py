@@ -43,13 +43,29 @@ class _Pickler(pickle.Pickler):
         return self.names.get(id(obj))
 
 
+# What an entry of the content cache may name besides cfgcheck's own classes: the cache folder is the
+# user's, but a CI cache restored from another job is bytes someone else wrote, and unpickling calls
+# what the bytes name (docs.python.org/3/library/pickle.html, "Restricting Globals").
+_BUILTINS = frozenset({"set", "frozenset", "slice", "complex", "bytearray", "range"})
+
+
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, stream, resolve: Callable[[str], Any]) -> None:
+    def __init__(self, stream, resolve: Callable[[str], Any], restricted: bool) -> None:
         super().__init__(stream)
-        self.resolve = resolve
+        self.resolve, self.restricted = resolve, restricted
 
     def persistent_load(self, pid: str) -> Any:
         return self.resolve(pid)
+
+    def find_class(self, module: str, name: str) -> Any:
+        if not self.restricted:
+            return super().find_class(module, name)
+        if module.split(".")[0] != "cfgcheck" and not (module == "builtins" and name in _BUILTINS):
+            raise pickle.UnpicklingError(f"{module}.{name} is not a cfgcheck class")  # not imported
+        found = super().find_class(module, name)
+        if not isinstance(found, type):
+            raise pickle.UnpicklingError(f"{module}.{name} is not a class")
+        return found
 
 
 def dumps(value: Any, shared: dict[str, Any]) -> bytes:
@@ -59,9 +75,10 @@ def dumps(value: Any, shared: dict[str, Any]) -> bytes:
     return stream.getvalue()
 
 
-def loads(data: bytes, resolve: Callable[[str], Any]) -> Any:
-    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the parent's object."""
-    return _Unpickler(io.BytesIO(data), resolve).load()
+def loads(data: bytes, resolve: Callable[[str], Any], restricted: bool = False) -> Any:
+    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the parent's object;
+    ``restricted``: only cfgcheck's classes and a few plain builtin types may be named."""
+    return _Unpickler(io.BytesIO(data), resolve, restricted).load()
 
 
 def _quiet_worker(start: Callable[[], None]) -> None:

@@ -1,11 +1,12 @@
 """One file's stage of a lint run: read it, test it for a serving marker, parse it, index it and build its
 served models, isolated so that nothing going wrong in one file ends the run. ``lint.gather`` runs it
-for every file in order; ``staged`` runs it in worker processes (``pool.py``) when there are many files.
+for every file in order; ``staged`` runs it in worker processes (``pool.py``) when there are many files,
+and the content cache (``cache.py``) keeps its result for a file that needs nothing but its own text.
 
 A file whose models may depend on what other files index (``registry.shares_index``: a ConfigMap, a
 reference to one, a kustomization ...) is read in a worker but parsed and adapted by the run itself, in
 the order of the files, exactly as with one process; any other file is the same whatever the run read
-before it, so a worker does all of it and the run takes its result in order: the file,
+before it, so a worker (or the cache) does all of it and the run takes its result in order: the file,
 its served models, what it added to the index spaces that only grow (the run's Services), the
 Dockerfiles its workloads build, the notes it said.
 """
@@ -18,11 +19,13 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from . import pool
+from .cache import ContentCache
 from .adapters.core import registry as adapters
 from .adapters.core.registry import file_format
 from .config import Config
 from .model import ServedModel
 from .notes import Notes, note, run
+from .paths import reads_beyond
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, forget_parsed, load_file, read_text, relpath
 
 # ---------------------------------------------------------------- per-file isolation
@@ -97,21 +100,35 @@ def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None
 
 
 def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
-           workspace: Callable[[], adapters.Workspace]) -> Iterator[Staged]:
+           workspace: Callable[[], adapters.Workspace], cache: ContentCache | None = None) -> Iterator[Staged]:
     """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
     are enough files; what a worker added to the index is added to the run's ``workspace()`` before
-    the file is handed on, so the run sees every file as if it had read it itself."""
-    if wanted is None or not pool.usable(jobs, len(files)):
+    the file is handed on, so the run sees every file as if it had read it itself. With ``cache``, a
+    file whose stage follows from its own text is taken from it, or put in it (``cache.py``)."""
+    in_pool = wanted is not None and pool.usable(jobs, len(files))
+    if wanted is None or not in_pool and cache is None:
         for file in files:
             yield Staged(load(config, file, fast, wanted))
         return
-    settings = config.as_dict()
-    start = _Worker(config, fast, wanted, settings).start
-    for data in pool.ordered(_work, files, jobs, start):
-        kind, file, payload = pool.loads(data, lambda name: _shared(workspace(), name))
+    worker = _Worker(config, fast, wanted, config.as_dict(), cache)
+
+    def resolve(name: str) -> Any:
+        return _shared(workspace(), name)
+    if in_pool:
+        messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
+    else:
+        messages = (worker.here(file, resolve) for file in files)
+    for kind, file, payload in messages:
         if kind == "text":  # it shares the index: parsed and adapted here, in order
             yield Staged(load(config, file, fast, wanted, payload))
             continue
+        if kind == "cached":
+            text, entry = payload
+            payload = _entry(entry, resolve)
+            if payload is None:  # an entry that does not read back: the file is read here
+                yield Staged(load(config, file, fast, wanted, text))
+                continue
+            payload.file.text = text
         _merge(workspace(), payload)
         for message in payload.notes:
             note(message)
@@ -123,34 +140,69 @@ class _Worker:
 
     current: "_Worker | None" = None
 
-    def __init__(self, config: Config, fast: bool, wanted, settings: dict) -> None:
-        self.config, self.fast, self.wanted = config, fast, wanted
+    def __init__(self, config: Config, fast: bool, wanted, settings: dict, cache: ContentCache | None) -> None:
+        self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
         self.workspace = adapters.Workspace(config=settings)
 
     def start(self) -> None:
         _Worker.current = self
 
+    def here(self, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
+        """``stage`` in the run's own process: served models it built in this workspace are handed on as
+        a worker's are, so that they refer to the run's index spaces."""
+        message = self.stage(file)
+        if message[0] == "staged" and message[2].file.serving:
+            return pool.loads(pool.dumps(message, _names(self.workspace)), resolve)
+        return message
+
+    def stage(self, file: Path) -> tuple[str, Path, Any]:
+        """("staged", path, Staged) for a file that needs no other; ("cached", path, (text, entry)) for one
+        taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
+        config, workspace = self.config, self.workspace
+        rel = relpath(config.root, file)
+        limits = {**DEFAULT_LIMITS, **(config.limits or {})}
+        text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
+        serving = isinstance(text, str) and self.wanted(rel, text)
+        if serving and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
+            return ("text", file, text)
+        key = self.cache.key(rel, text) if serving and self.cache is not None else None
+        entry = self.cache.get(key) if key is not None else None
+        if entry is not None:
+            return ("cached", file, (text, entry))
+        loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, self.wanted, text)
+        result = Staged(loaded, [])
+        if loaded.serving:
+            before, beyond = _sizes(workspace), reads_beyond()
+            with run(Notes(write=lambda message: None)) as channel:
+                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, []), [])
+            result.added, result.held, result.notes = _added(workspace, before), sorted(workspace.held), channel.said
+            workspace.held.clear()
+            if key is not None and reads_beyond() == beyond and loaded.error is None:
+                return ("cached", file, (text, self.keep(key, result)))
+        return ("staged", file, result)
+
+    def keep(self, key: str, result: Staged) -> bytes:
+        """``result`` put in the cache, without the file's text (the next run has read it)."""
+        assert self.cache is not None
+        result.file.text = ""
+        entry = pool.dumps(result, _names(self.workspace))
+        self.cache.put(key, entry)
+        return entry
+
+
+def _entry(entry: bytes, resolve: Callable[[str], Any]) -> Staged | None:
+    try:
+        found = pool.loads(entry, resolve, restricted=True)
+    except Exception:  # bytes written by another build or by someone else: no entry
+        return None
+    return found if isinstance(found, Staged) else None
+
 
 def _work(file: Path) -> bytes:
-    """A worker's stage of ``file``: ("staged", path, Staged) for a file that needs no other, else
-    ("text", path, its text) for the run to parse and adapt."""
+    """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run."""
     worker = _Worker.current
     assert worker is not None, "a pool worker runs _Worker.start first"
-    config, workspace = worker.config, worker.workspace
-    rel = relpath(config.root, file)
-    limits = {**DEFAULT_LIMITS, **(config.limits or {})}
-    text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
-    if isinstance(text, str) and worker.wanted(rel, text) and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
-        return pool.dumps(("text", file, text), {})
-    loaded = text if isinstance(text, LoadedFile) else load(config, file, worker.fast, worker.wanted, text)
-    result = Staged(loaded, [])
-    if loaded.serving:
-        before = _sizes(workspace)
-        with run(Notes(write=lambda message: None)) as channel:
-            result.models = isolated(loaded, lambda: first_pass(workspace, loaded, []), [])
-        result.added, result.held, result.notes = _added(workspace, before), sorted(workspace.held), channel.said
-        workspace.held.clear()
-    return pool.dumps(("staged", file, result), _names(workspace))
+    return pool.dumps(worker.stage(file), _names(worker.workspace))
 
 
 _KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}

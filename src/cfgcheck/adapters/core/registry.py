@@ -20,7 +20,7 @@ from types import ModuleType
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
-from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read, defines, document_adapters, file_format,  # noqa: F401
                        file_suffixes, has_serving_marker, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
@@ -108,11 +108,13 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     only its own files (nor is it imported for another's)."""
     lowered = loaded.text.lower()
     for adapter in REGISTRY:
-        suffixes = getattr(adapter, "SUFFIXES", ())
-        if suffixes and not loaded.path.endswith(tuple(suffixes)):
-            continue
-        if indexes(adapter, "index", lowered):
+        if _indexes_file(adapter, "index", loaded.path, lowered):
             adapter.index(workspace, loaded)
+
+
+def _indexes_file(adapter: Registered, hook: str, path: str, lowered: str) -> bool:
+    suffixes = getattr(adapter, "SUFFIXES", ())
+    return not (suffixes and not path.endswith(tuple(suffixes))) and indexes(adapter, hook, lowered)
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -247,7 +249,7 @@ def shares_index(name: str, text: str) -> bool:
     if always_read(name) or file_format(name) is not None:
         return True
     lowered = text.lower()
-    return any(indexes(adapter, hook, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
+    return any(_indexes_file(adapter, hook, name, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
                if adapter.__name__.rpartition("adapters.")[2] not in APPEND_ONLY)
 
 
