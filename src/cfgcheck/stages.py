@@ -110,14 +110,14 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         for file in files:
             yield Staged(load(config, file, fast, wanted))
         return
-    worker = _Worker(config, fast, wanted, config.as_dict(), cache)
-
     def resolve(name: str) -> Any:
         return _shared(workspace(), name)
     if in_pool:
+        worker = _Worker(config, fast, wanted, cache, adapters.Workspace(config=config.as_dict()))
         messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
-    else:
-        messages = (worker.here(file, resolve) for file in files)
+    else:  # the cache without workers: the stage runs in the run's own workspace
+        worker = _Worker(config, fast, wanted, cache, None, workspace)
+        messages = (worker.stage(file) for file in files)
     for kind, file, payload in messages:
         if kind == "text":  # it shares the index: parsed and adapted here, in order
             yield Staged(load(config, file, fast, wanted, payload))
@@ -129,36 +129,36 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
                 yield Staged(load(config, file, fast, wanted, text))
                 continue
             payload.file.text = text
-        _merge(workspace(), payload)
+        if kind != "here":  # "here": built in the run's workspace, its index entries are there already
+            _merge(workspace(), payload)
         for message in payload.notes:
             note(message)
         yield payload
 
 
 class _Worker:
-    """What a worker process runs with: the run's configuration and a workspace of its own."""
+    """What a worker process runs with: the run's configuration and a workspace of its own; or, in the
+    run's process (``run_workspace``), the run's workspace, made when a file first needs it."""
 
     current: "_Worker | None" = None
 
-    def __init__(self, config: Config, fast: bool, wanted, settings: dict, cache: ContentCache | None) -> None:
+    def __init__(self, config: Config, fast: bool, wanted, cache: ContentCache | None,
+                 own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None) -> None:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
-        self.workspace = adapters.Workspace(config=settings)
+        self.own, self.run_workspace = own, run_workspace
+        self.done = "staged" if run_workspace is None else "here"  # what a file built by this stage is
+
+    @property
+    def workspace(self) -> adapters.Workspace:
+        return self.own if self.own is not None else self.run_workspace()  # type: ignore[misc]
 
     def start(self) -> None:
         _Worker.current = self
 
-    def here(self, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
-        """``stage`` in the run's own process: served models it built in this workspace are handed on as
-        a worker's are, so that they refer to the run's index spaces."""
-        message = self.stage(file)
-        if message[0] == "staged" and message[2].file.serving:
-            return pool.loads(pool.dumps(message, _names(self.workspace)), resolve)
-        return message
-
     def stage(self, file: Path) -> tuple[str, Path, Any]:
         """("staged", path, Staged) for a file that needs no other; ("cached", path, (text, entry)) for one
         taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
-        config, workspace = self.config, self.workspace
+        config = self.config
         rel = relpath(config.root, file)
         limits = {**DEFAULT_LIMITS, **(config.limits or {})}
         text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
@@ -172,20 +172,24 @@ class _Worker:
         loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, self.wanted, text)
         result = Staged(loaded, [])
         if loaded.serving:
-            before, beyond = _sizes(workspace), reads_beyond()
-            with run(Notes(write=lambda message: None)) as channel:
+            workspace = self.workspace
+            before, held, beyond = _sizes(workspace), set(workspace.held), reads_beyond()
+            with run(Notes(write=lambda message: None)) as channel:  # said again by the run, in order
                 result.models = isolated(loaded, lambda: first_pass(workspace, loaded, []), [])
-            result.added, result.held, result.notes = _added(workspace, before), sorted(workspace.held), channel.said
-            workspace.held.clear()
+            result.added, result.held = _added(workspace, before), sorted(workspace.held - held)
+            result.notes = channel.said
             if key is not None and reads_beyond() == beyond and loaded.error is None:
-                return ("cached", file, (text, self.keep(key, result)))
-        return ("staged", file, result)
+                entry = self.keep(key, result)
+                if self.done == "staged":  # a worker sends the entry: the run reads it as a cached one
+                    return ("cached", file, (text, entry))
+        return (self.done, file, result)
 
     def keep(self, key: str, result: Staged) -> bytes:
         """``result`` put in the cache, without the file's text (the next run has read it)."""
         assert self.cache is not None
-        result.file.text = ""
+        text, result.file.text = result.file.text, ""
         entry = pool.dumps(result, _names(self.workspace))
+        result.file.text = text
         self.cache.put(key, entry)
         return entry
 
@@ -224,19 +228,20 @@ def _shared(workspace: adapters.Workspace, name: str) -> Any:
 
 
 def _sizes(workspace: adapters.Workspace) -> dict[str, Any]:
-    return {owner: (len(space) if isinstance(space, list) else set(space) if isinstance(space, (dict, set)) else None)
+    return {owner: (len(space) if isinstance(space, (list, dict)) else set(space) if isinstance(space, set) else None)
             for owner, space in workspace.spaces.items()}
 
 
 def _added(workspace: adapters.Workspace, before: dict[str, Any]) -> list[tuple[str, str, Any]]:
-    """What the file added to each index space: items of a list, keys of a dict or set."""
+    """What the file added to each index space: items of a list, keys of a dict (the last ones: a dict
+    keeps the order keys came in) or of a set."""
     added = []
     for owner, space in workspace.spaces.items():
         was = before.get(owner)
         if isinstance(space, list) and len(space) > (was or 0):
             added.append((owner, "list", space[was or 0:]))
-        elif isinstance(space, dict) and set(space) - (was or set()):
-            added.append((owner, "dict", {key: space[key] for key in set(space) - (was or set())}))
+        elif isinstance(space, dict) and len(space) > (was or 0):
+            added.append((owner, "dict", {key: space[key] for key in list(space)[was or 0:]}))
         elif isinstance(space, set) and space - (was or set()):
             added.append((owner, "set", space - (was or set())))
     return added
