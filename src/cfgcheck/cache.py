@@ -16,7 +16,6 @@ runs at the same time never read half an entry; one that cannot be read or writt
 
 from __future__ import annotations
 
-import hashlib
 import itertools
 import json
 import os
@@ -46,17 +45,32 @@ def _code_stamp() -> str:
     return "\n".join(stamps)
 
 
+def _digest(text: str) -> str:
+    # imported here: hashlib loads OpenSSL's library (3-4 ms), and a run whose files hold no served model
+    # (most pre-commit runs) never asks the cache for anything
+    import hashlib
+
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
 class ContentCache:
-    """The entries of one configuration and build of cfgcheck: ``get`` and ``put`` by file path and text."""
+    """The entries of one configuration and build of cfgcheck: ``get`` and ``put`` by file path and text.
+    Its folder is worked out when a file first asks for it."""
 
     def __init__(self, settings: dict, fast: bool, where: Path | None = None) -> None:
-        scope = json.dumps({"settings": settings, "fast": fast}, sort_keys=True, default=str)
-        digest = hashlib.sha256(f"{_code_stamp()}\n{scope}".encode("utf-8", "surrogatepass")).hexdigest()
-        self.root = (where or folder()) / "stage" / digest[:32]
+        self.scope = json.dumps({"settings": settings, "fast": fast}, sort_keys=True, default=str)
+        self.where = where
+        self._root: Path | None = None
+
+    @property
+    def root(self) -> Path:
+        if self._root is None:
+            self._root = (self.where or folder()) / "stage" / _digest(f"{_code_stamp()}\n{self.scope}")[:32]
+        return self._root
 
     @staticmethod
     def key(rel: str, text: str) -> str:
-        return hashlib.sha256(f"{rel}\0{text}".encode("utf-8", "surrogatepass")).hexdigest()
+        return _digest(f"{rel}\0{text}")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key[2:]
