@@ -18,38 +18,11 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from .tables import GiB, MiB, bundled_table
-
-
-@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
-class Gpu:
-    """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
-
-    name: str
-    memory_bytes: int
-    vendor: str = "nvidia"
-    nominal_gb: float | None = None
-    source: str | None = None
-    # "major.minor" from NVIDIA's CUDA GPUs page (gpus.json cites it); None for AMD and unlisted GPUs
-    compute_capability: str | None = None
-    kind: str = "gpu"  # gpu | tpu | neuron | gaudi
-    display: str | None = None  # "TPU v5e"; None: the name
-    ranks_per_device: int = 1  # NeuronCores per Neuron device; 1 for a GPU, TPU chip or Gaudi card
-
-    @property
-    def memory_gib(self) -> float:
-        return self.memory_bytes / GiB
-
-    @property
-    def label(self) -> str:
-        """How messages name it: ``L4 (22.0 GiB)``, ``TPU v5e (16 GiB HBM)``, ``Inferentia2 NeuronCore (16 GiB HBM)``."""
-        if self.kind == "gpu":
-            return f"{self.display or self.name} ({self.memory_gib:.1f} GiB)"
-        rank = " NeuronCore" if self.kind == "neuron" else ""
-        return f"{self.display or self.name}{rank} ({self.memory_gib:.0f} GiB HBM)"
+from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
+                        bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu)  # the lookup API, named here since 0.1
+from .tables import GiB, MiB
 
 
 # What one unit of each accelerator kind is called where parallel sizes are counted, and as a device.
@@ -130,106 +103,6 @@ class Resolution:
     conflicts: list[str] = field(default_factory=list)
 
 
-def _norm_words(text: str) -> str:
-    text = str(text).lower()
-    return " " + " ".join(re.findall(r"[a-z0-9]+", text)) + " "
-
-
-def _table() -> dict:
-    return bundled_table("gpus.json")
-
-
-@lru_cache(maxsize=None)
-def _gpu_aliases() -> list[tuple[str, dict]]:
-    out = []
-    for entry in _table()["gpus"]:
-        for alias in set(entry["aliases"]) | {entry["name"]}:
-            out.append((_norm_words(alias), entry))
-    out.sort(key=lambda a: -len(a[0]))
-    return out
-
-
-def _gpu_from_entry(entry: dict) -> Gpu:
-    return Gpu(entry["name"], int(entry["memory_bytes"]), entry.get("vendor", "nvidia"), entry.get("nominal_gb"),
-               entry.get("source") or entry.get("note"), entry.get("compute_capability"), entry.get("kind", "gpu"),
-               entry.get("display"), int(entry.get("ranks_per_device", 1)))
-
-
-def _mig_slice(raw: str, words: str) -> Gpu | None:
-    """MIG slices report the slice, not the card: ``mig-3g.40gb`` is a 40 GB slice (NVIDIA's profile
-    names state the slice memory; the driver keeps about 3% of it)."""
-    m = re.search(r"mig \d+g (\d+)gb", words)
-    if not m:
-        return None
-    size = int(m.group(1))
-    return Gpu(raw, int(size * 1e9 * 0.97), "nvidia", float(size), "MIG slice: nominal size less 3%")
-
-
-def accelerator_by_name(text: str | None) -> Gpu | None:
-    """A GPU or accelerator from a name or a node label value: ``H100-80GB``, ``NVIDIA-A100-SXM4-80GB``,
-    ``nvidia-l4``, ``Tesla-T4``, ``AMD_Instinct_MI300X``, ``tpu-v5-lite-podslice``, ``TPU-V6E``,
-    ``inferentia2``, ``g6e.xlarge``; None when unknown or ambiguous (bare ``A100``)."""
-    if not text:
-        return None
-    raw = str(text).strip()
-    words = _norm_words(raw)
-    mig = _mig_slice(raw, words)
-    if mig is not None:
-        return mig
-    tpu = _table()["gke_tpu_accelerators"]["values"].get(raw.lower())
-    if tpu:
-        return gpu_by_name(tpu)
-    ray = _table()["ray_accelerator_types"]["types"].get(raw)
-    if ray:
-        return gpu_by_name(ray)
-    for alias, entry in _gpu_aliases():
-        if alias in words:
-            return _gpu_from_entry(entry)
-    found = accelerator_by_instance_type(raw)
-    return found[0] if found else None
-
-
-lookup_gpu = accelerator_by_name  # the name capacity and the rules have used since the first release
-
-
-@lru_cache(maxsize=None)
-def bundled_gpus(vendor: str | None = None) -> tuple[Gpu, ...]:
-    """The table's GPUs (not TPUs, Neuron or Gaudi) of ``vendor`` (any when None), smallest memory first:
-    built once per vendor and run (the needed-memory search asks for them per served model)."""
-    found = [_gpu_from_entry(e) for e in _table()["gpus"] if e.get("kind", "gpu") == "gpu"]
-    return tuple(sorted((g for g in found if vendor is None or g.vendor == vendor),
-                        key=lambda g: (g.memory_bytes, g.name)))
-
-
-def gpu_by_name(name: str) -> Gpu | None:
-    for entry in _table()["gpus"]:
-        if entry["name"] == name:
-            return _gpu_from_entry(entry)
-    return None
-
-
-@lru_cache(maxsize=None)
-def _instance_types_lower() -> dict[str, dict]:
-    return {name.lower(): row for name, row in _table()["instance_types"].items()}
-
-
-def accelerator_by_instance_type(text: str | None) -> tuple[Gpu, int | None] | None:
-    """(accelerator, how many one instance has) of a cloud instance type or shape; the count is None
-    when only the family is known (a size the table lacks: ``g5.96xlarge``)."""
-    if not text:
-        return None
-    raw = str(text).strip().lower()
-    row = _instance_types_lower().get(raw)
-    if row is not None:
-        return gpu_by_name(row["accelerator"]), int(row["count"])
-    family = re.match(r"^([a-z0-9]+(?:-[a-z0-9]+)?)[.]|^([a-z0-9]+-[a-z]+)-\d", raw)
-    if family:
-        target = _table()["instance_families"].get(family.group(1) or family.group(2))
-        if target:
-            return gpu_by_name(target), None
-    return None
-
-
 def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> Gpu | None:
     if claim.label in _MEMORY_LABELS and labels.get(_MEMORY_LABELS[claim.label], "").isdigit():
         return _karpenter_gpu(value, int(labels[_MEMORY_LABELS[claim.label]]))
@@ -239,14 +112,6 @@ def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> G
     if claim.strength == "hint":
         return _hint_accelerator(value)
     return accelerator_by_name(value)
-
-
-def _karpenter_gpu(name: str, memory_mib: int) -> Gpu | None:
-    """Karpenter's ``instance-gpu-name`` (``a100``) beside ``instance-gpu-memory`` (MiB): the sized part."""
-    sized = [e for e in _table()["gpus"] if e["name"].lower() == name.lower() or e["name"].lower().startswith(name.lower() + "-")]
-    if not sized:
-        return accelerator_by_name(name)
-    return _gpu_from_entry(min(sized, key=lambda e: abs(e["nominal_gb"] * 1024 - memory_mib)))
 
 
 def _hint_accelerator(value: str) -> Gpu | None:
