@@ -41,6 +41,34 @@ class Gpu:
 
 
 
+# Node labels that name the GPU or its instance, most specific first (adapters record them as
+# ``model.gpu_labels``): NVIDIA GPU feature discovery, GKE, the AMD device plugin's labeller, the
+# well-known Kubernetes instance-type labels, Karpenter's AWS labels.
+GPU_LABELS = (
+    "nvidia.com/gpu.product",
+    "cloud.google.com/gke-accelerator",
+    "cloud.google.com/gke-tpu-accelerator",
+    "amd.com/gpu.product-name",
+    "amd.com/gpu.product",
+    "beta.amd.com/gpu.product-name",
+    "node.kubernetes.io/instance-type",
+    "beta.kubernetes.io/instance-type",
+    "karpenter.k8s.aws/instance-gpu-name",
+    "karpenter.k8s.aws/instance-accelerator-name",
+    "karpenter.k8s.aws/instance-family",
+    "eks.amazonaws.com/instance-gpu-name",  # EKS Auto Mode's copies of Karpenter's labels
+    "eks.amazonaws.com/instance-family",
+    "k8s.amazonaws.com/accelerator",  # older EKS GPU AMIs: nvidia-tesla-v100 ...
+    "aliyun.accelerator/nvidia_name",  # Alibaba ACK: Tesla-V100-SXM2-16GB
+    "machine.cluster.vke.volcengine.com/gpu-name",  # Volcengine VKE: NVIDIA-L20
+    "gpu.nvidia.com/class",
+    "nvidia.com/gpu.family",
+)
+# Labels that only hint: node-group and node-pool names are chosen by people (``gpu-g5-pool``).
+HINT_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool",
+               "alpha.eksctl.io/nodegroup-name", "kubernetes.azure.com/agentpool")
+
+
 def _norm_words(text: str) -> str:
     text = str(text).lower()
     return " " + " ".join(re.findall(r"[a-z0-9]+", text)) + " "

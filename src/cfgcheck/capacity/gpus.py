@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
-                        bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu)  # the lookup API, named here since 0.1
+                        bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
 from .tables import GiB, MiB
 
 
@@ -49,32 +49,6 @@ _IMAGE_KINDS = (
     (r"gaudi|habana|(?<![a-z])hpu(?![a-z])", "gaudi"),  # vault.habana.ai/gaudi-docker, vllm-hpu
 )
 
-# Node labels that name the GPU or its instance, most specific first (adapters record them as
-# ``model.gpu_labels``): NVIDIA GPU feature discovery, GKE, the AMD device plugin's labeller, the
-# well-known Kubernetes instance-type labels, Karpenter's AWS labels.
-GPU_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "cloud.google.com/gke-tpu-accelerator",
-    "amd.com/gpu.product-name",
-    "amd.com/gpu.product",
-    "beta.amd.com/gpu.product-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-family",
-    "eks.amazonaws.com/instance-gpu-name",  # EKS Auto Mode's copies of Karpenter's labels
-    "eks.amazonaws.com/instance-family",
-    "k8s.amazonaws.com/accelerator",  # older EKS GPU AMIs: nvidia-tesla-v100 ...
-    "aliyun.accelerator/nvidia_name",  # Alibaba ACK: Tesla-V100-SXM2-16GB
-    "machine.cluster.vke.volcengine.com/gpu-name",  # Volcengine VKE: NVIDIA-L20
-    "gpu.nvidia.com/class",
-    "nvidia.com/gpu.family",
-)
-# Labels that only hint: node-group and node-pool names are chosen by people (``gpu-g5-pool``).
-HINT_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool",
-               "alpha.eksctl.io/nodegroup-name", "kubernetes.azure.com/agentpool")
 _INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-memory",
                   "eks.amazonaws.com/instance-gpu-name": "eks.amazonaws.com/instance-gpu-memory"}

@@ -14,6 +14,7 @@ import os
 from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
+from .fleet import attach as attach_fleet  # noqa: F401  (lint gives the run's served models the cluster definitions)
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
                        may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
