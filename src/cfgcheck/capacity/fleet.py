@@ -96,6 +96,7 @@ class HostNote:
     location: Location
     words: str
     source: str = "workload"  # workload | readme
+    document: int | None = None  # the YAML document of the workload (its own notes are not another's)
 
 
 @dataclass(eq=False)
@@ -119,6 +120,8 @@ class Fleet:
     sharing: list[Sharing] = field(default_factory=list)
     notes: list[HostNote] = field(default_factory=list)
     hosts: dict[str, Location] = field(default_factory=dict)  # every host name a definition or workload names
+    # path -> (line, text) of the comments that name a GPU in a file that holds one served model only
+    solo: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     late: list[Callable[["Fleet"], None]] = field(default_factory=list)
 
     def settle(self) -> "Fleet":

@@ -205,8 +205,27 @@ def gpus_in_text(text: str) -> list[tuple[Gpu, str]]:
     """The accelerators free text names (a comment: ``# the 4090 box``, ``fits one H100/80GB``,
     ``g5.12xlarge nodes``), each once with the words that named it, in the order they appear: the longest
     alias wins over the aliases inside it, a bare model number counts unless it reads as a port, and a
-    cloud instance type names its GPU. URLs are left out (a link's path names pages, not this GPU)."""
-    text = _URL.sub(" ", str(text))
+    cloud instance type names its GPU. URLs and examples (``e.g. T4, L4``) are left out: a link's path
+    names pages, an example list names GPUs it might run on, not the one it does."""
+    return _scan(text)[0]
+
+
+# GPU model names the table may not know: a vendor brand and a number, or an upper-case data-centre part
+# (A100, H800, L40S); H264/H265 are video codecs.
+_GPU_LIKE = re.compile(r"(?i:\b(?:rtx|gtx|geforce|quadro|radeon|rx|instinct|arc)\s*(?:pro\s*|a|b)?\d{3,4}\b(?:\s*ti\b)?)"
+                       r"|\b(?!H26[45]\b)[AHLBTVPK]\d{2,3}[A-Z]?\b")
+_EXAMPLES = re.compile(r"(?i)\b(?:e\.\s?g\.?|eg\.|for example|such as|i\.e\.)[^)\n]*")
+
+
+def unknown_gpus_in_text(text: str) -> list[str]:
+    """GPU model names in free text that name no accelerator of the table (``RTX 5060 Ti``, a bare
+    ``A100`` that does not say 40 or 80 GB): a comment naming one does not state the GPU."""
+    return _scan(text)[1]
+
+
+@lru_cache(maxsize=4096)
+def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
+    text = _EXAMPLES.sub(" ", _URL.sub(" ", str(text)))
     found: dict[str, tuple[int, Gpu, str]] = {}
     words = _norm_words(text)
     taken = [False] * len(words)
@@ -225,7 +244,12 @@ def gpus_in_text(text: str) -> list[tuple[Gpu, str]]:
         gpu = gpu_by_name(row["accelerator"]) if row is not None else None
         if gpu is not None:
             found.setdefault(gpu.name, (len(words) + match.start(), gpu, match.group(0)))
-    return [(gpu, words_) for _, gpu, words_ in sorted(found.values(), key=lambda item: item[0])]
+    named = [(gpu, said) for _, gpu, said in sorted(found.values(), key=lambda item: item[0])]
+    spoken = " ".join(said for _, said in named)
+    unknown = [m.group(0) for m in _GPU_LIKE.finditer(text)
+               if _norm_words(m.group(0)).strip() not in spoken and not any(
+                   _norm_words(m.group(0)).strip() in said or said in _norm_words(m.group(0)) for _, said in named)]
+    return named, list(dict.fromkeys(unknown))
 
 
 @lru_cache(maxsize=None)

@@ -22,6 +22,8 @@ from typing import Any, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
+from .evidence import fleet_map_gpu, hint, noted_gpu, written_gpu
+from .fleet import Sharing, match_pod, sharing_of
 from .tables import GiB, MiB
 
 
@@ -73,8 +75,34 @@ class Resolution:
 
     accelerator: Gpu | None = None
     origin: str | None = None  # where it was read from, or why none is known
-    confidence: str = "stated"  # stated | hint
+    # stated (exact) | hint (a node-pool name) | assumed (what a person wrote beside it; ``why`` says where)
+    confidence: str = "stated"
     conflicts: list[str] = field(default_factory=list)
+    why: str | None = None  # why the accelerator is only assumed
+    count: int | None = None  # accelerators per node, when a node pool says
+    hint: str | None = None  # no accelerator: what would state it
+    shared: Sharing | None = None  # the device plugin's time-slicing shares it
+    cited: bool = False  # read from a definition or a note elsewhere (a node pool, the fleet map, a comment)
+
+    @property
+    def assumed(self) -> str | None:
+        """Why the accelerator is not stated exactly (None when it is, or when there is none)."""
+        if self.accelerator is None or self.confidence == "stated":
+            return None
+        return self.why or self.origin
+
+    def fields(self: "Resolution | None") -> dict:
+        """Where the GPU comes from, for ``capacity --format json``: ``gpu_source`` exact / assumed (null
+        when unknown), ``gpu_origin`` (where, or why it is assumed), ``gpu_hint`` (unknown: what would state
+        it), ``gpu_shared`` (time-sliced: how many pods share one GPU). Callable on None (not resolved)."""
+        if self is None:
+            return {"gpu_source": None, "gpu_origin": None, "gpu_hint": None, "gpu_shared": None}
+        known, shared = self.accelerator is not None, self.shared
+        return {"gpu_source": ("assumed" if self.assumed else "exact") if known else None,
+                "gpu_origin": (self.assumed or self.origin) if known else None,
+                "gpu_hint": None if known else self.hint,
+                "gpu_shared": f"time-sliced: {shared.replicas} per GPU ({shared.location.path}:{shared.location.line})"
+                if shared is not None else None}
 
 
 def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> Gpu | None:
@@ -212,11 +240,16 @@ def _kind_of(model: Any) -> str:
     return "gpu"
 
 
-def _not_stated(kind: str) -> str:
+def _ways(kind: str) -> str:
+    """The ways any workload states its accelerator, for the messages that ask for one."""
     where = {"tpu": "a nodeSelector cloud.google.com/gke-tpu-accelerator",
              "neuron": "a nodeSelector node.kubernetes.io/instance-type (inf2, trn1, trn2)",
              "gaudi": "a nodeSelector node.kubernetes.io/instance-type"}.get(kind, "a nodeSelector nvidia.com/gpu.product")
-    how = f"add {where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml"
+    return f"{where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml"
+
+
+def _not_stated(kind: str) -> str:
+    how = f"add {_ways(kind)}"
     # a Gaudi resource or device class says the kind; which generation (32, 96 or 128 GB a card) it does not
     return f"Gaudi (generation not stated): {how}" if kind == "gaudi" else f"{DEVICE[kind]} not stated ({how})"
 
@@ -232,10 +265,20 @@ def model_claims(model: Any) -> list[Claim]:
 
 
 def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
-    """The accelerator a served model runs on: a ``# cfgcheck: gpu=`` directive, the GPU product an
-    operator states, the labels, affinity terms, DRA selectors and MIG resources of its pod, ``gpu:`` in
-    the configuration, then a stated memory size."""
+    """The accelerator a served model runs on, the first of: a ``# cfgcheck: gpu=`` directive, the GPU
+    product an operator states, the labels, affinity terms, DRA selectors and MIG resources of its pod,
+    the ``nodes:`` fleet map for the host it is pinned to, the repository's node pools it can land on
+    (``capacity.fleet``), ``gpu:`` in the configuration, a stated memory size; then, assumed, what people
+    wrote beside it (``capacity.evidence``). Without one, ``hint`` says what would state it."""
     config = config or {}
+    found = _stated(model, config)
+    fleet = getattr(model, "cluster", None)
+    if found.accelerator is not None and fleet is not None:
+        found.shared = sharing_of(model, fleet)
+    return found
+
+
+def _stated(model: Any, config: dict) -> Resolution:
     directive = model.directive("gpu") if hasattr(model, "directive") else None
     selector = getattr(model, "node_selector", None) or {}
     product = getattr(model, "gpu_product", None)
@@ -249,6 +292,16 @@ def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
     found = accelerator_from_labels(selector, resources, model_claims(model))
     if found.accelerator is not None or found.conflicts:
         return found
+    unknown: list[str] = []
+    gpu, origin, assumed = fleet_map_gpu(model, config)
+    if gpu is not None:
+        return Resolution(gpu, origin, "assumed" if assumed else "stated", why=assumed, cited=True)
+    unknown += [origin] if origin else []
+    fleet = getattr(model, "cluster", None)
+    pools = match_pod(model, fleet) if fleet is not None else None
+    if pools is not None and pools.gpu is not None:
+        return Resolution(pools.gpu, pools.origin, "assumed" if pools.assumed else "stated", why=pools.assumed,
+                          count=pools.count, cited=True)
     cfg_gpu = config.get("gpu")
     if isinstance(cfg_gpu, dict):
         cfg_gpu = cfg_gpu.get("name") or cfg_gpu.get("product")
@@ -258,11 +311,24 @@ def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
     memory = getattr(model, "gpu_memory_bytes", None)
     if memory:
         return Resolution(Gpu(f"{memory / GiB:.0f}GiB", int(memory), "unknown", None, "stated memory"), "stated memory")
+    return _written(model, directive, cfg_gpu, found, unknown + ([pools.hint] if pools and pools.hint else []))
+
+
+def _written(model: Any, directive: Any, cfg_gpu: Any, found: Resolution, unknown: list[str]) -> Resolution:
+    """What people wrote beside the model (assumed), else why the accelerator is unknown and what would state it."""
+    fleet = getattr(model, "cluster", None)
+    for evidence in (written_gpu(model), noted_gpu(model, fleet.notes) if fleet is not None else None):
+        if evidence is not None and evidence.gpu is not None:
+            return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)
+        unknown += [evidence.why] if evidence is not None else []
     tried = [f"{text!r} ({origin})" for text, origin in ((directive.value if directive else None, "directive"),
              (getattr(model, "gpu_product", None), "gpu product"), (cfg_gpu, "config")) if text]
+    kind = accelerator_kind(model)
+    advice = hint(model, _ways(kind), fleet, unknown)
     if tried:
-        return Resolution(None, "unknown GPU " + ", ".join(tried) + (f"; {found.origin}" if found.origin else ""))
-    return Resolution(None, found.origin or _not_stated(accelerator_kind(model)))
+        return Resolution(None, "unknown GPU " + ", ".join(tried) + (f"; {found.origin}" if found.origin else ""),
+                          hint=advice)
+    return Resolution(None, found.origin or _not_stated(kind), hint=advice)
 
 
 def resolve_gpu(model: Any, config: dict | None = None) -> tuple[Gpu | None, str | None]:

@@ -73,14 +73,22 @@ class DocContext:
 
     def definition_comments(self, at: YNode) -> list[tuple[int, str]]:
         """The comments on and above the keys (and list items) that lead from the document's root to
-        ``at``, with the document's header (the comments above its first key): where a person describes
-        the served model, the pool or list that holds it, or its entry."""
+        ``at``, with the document's header (the comments above its first key) and the file's: where a person
+        describes the served model, the pool or list that holds it, or its entry."""
         root = self.document.root
         if root is None or root.kind not in ("map", "seq"):
             return []
         lines = dict(self.comment_lines(root.line))
-        for node in _path_to(root, at, 0) or []:
+        probe = 1  # the file's header: the comment block it opens with
+        while (comment := self.loaded.comments.get(probe)) is not None and comment.full_line:
+            lines[probe] = comment.text
+            probe += 1
+        path = _path_to(root, at, 0) or []
+        for node in path:
             lines.update(self.comment_lines(node.line))
+        entry = next((node for node in reversed(path[:-1]) if node.kind == "map"), None)
+        for key, _ in entry.items() if entry is not None else ():  # the keys of the model's own entry
+            lines.update(self.comment_lines(key.line))
         return sorted(lines.items())
 
     def source(self, node: YNode) -> str:

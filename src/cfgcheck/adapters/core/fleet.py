@@ -9,12 +9,14 @@ file has been read; capacity matches the pod against it (``capacity/fleet.match_
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any, Iterator
 
+from ...capacity.evidence import one_gpu
 from ...capacity.fleet import Fleet, HostNote, NodePool, Offer, Placement, Taint
 from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
-from ...yamlio import YNode
+from ...yamlio import LoadedFile, YNode
 from .contexts import DocContext, Workspace
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
@@ -25,12 +27,18 @@ def fleet(workspace: Workspace) -> Fleet:
     return workspace.space(__name__, Fleet)
 
 
-def attach(workspace: Workspace, models: list[ServedModel]) -> None:
-    """Give each served model the run's cluster definitions, when the run has any."""
-    found = workspace.spaces.get(__name__)
-    if found is not None and (found.pools or found.sharing or found.notes or found.late):
-        for model in models:
-            model.cluster = found
+def attach(workspace: Workspace, models: list[ServedModel], files: list[LoadedFile] = ()) -> None:
+    """Give each served model the run's cluster definitions, and remember the comments that name a GPU
+    in each of ``files`` that holds one served model only (what its author wrote about that model)."""
+    found = fleet(workspace)
+    count = Counter(model.path for model in models if not model.template)
+    for file in files:
+        if count.get(file.path) == 1:
+            named = [(line, c.text) for line, c in sorted(file.comments.items()) if gpus_in_text(c.text)]
+            if named:
+                found.solo[file.path] = named
+    for model in models:
+        model.cluster = found
 
 
 def notes_at(ctx: DocContext, nodes: list[YNode | None]) -> list[tuple[Location, str]]:
@@ -126,12 +134,12 @@ def commented_gpu(pool: NodePool, comments: list[tuple[Location, str]]) -> NodeP
     assumed, with where it was written."""
     if any(offer.gpu is not None for offer in pool.offers):
         return pool
-    named = {gpu.name: (gpu, words, where) for where, text in comments for gpu, words in gpus_in_text(text)}
-    if len(named) == 1:
-        (gpu, words, where), = named.values()
+    found = one_gpu((f"{where.path}:{where.line}", text) for where, text in comments)
+    if isinstance(found, tuple):
+        gpu, words, where = found
         counts = {offer.count for offer in pool.offers}
         pool.offers = [Offer(gpu, counts.pop() if len(counts) == 1 else None, {}, words)]
-        pool.assumed = f"the comment at {where.path}:{where.line} names {words!r}"
+        pool.assumed = f"the comment at {where} names {words!r}"
     return pool
 
 
@@ -141,8 +149,10 @@ def note_hosts(workspace: Workspace, hosts: dict[str, Location]) -> None:
         fleet(workspace).hosts.setdefault(host, where)
 
 
-def add_note(workspace: Workspace, host: str | None, comments: list[tuple[Location, str]]) -> None:
+def add_note(workspace: Workspace, host: str | None, comments: list[tuple[Location, str]],
+             document: int | None = None) -> None:
     """The GPUs a comment beside a GPU workload names, about the host it is pinned to (or none)."""
     for where, text in comments:
-        for gpu, words in gpus_in_text(text):
-            fleet(workspace).notes.append(HostNote(host, gpu, where, words))
+        found = one_gpu([(f"{where.path}:{where.line}", text)])
+        if isinstance(found, tuple):
+            fleet(workspace).notes.append(HostNote(host, found[0], where, found[1], document=document))
