@@ -18,6 +18,7 @@ from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from .contexts import DocContext, Workspace
+from .resources import file_resources
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
 
@@ -43,11 +44,35 @@ def attach(workspace: Workspace, models: list[ServedModel], files: list[LoadedFi
 
 def notes_at(ctx: DocContext, nodes: list[YNode | None]) -> list[tuple[Location, str]]:
     """The comments on and above each of ``nodes`` (keys, list items), located, in line order."""
-    lines: dict[int, str] = {}
-    for node in nodes:
-        if node is not None:
-            lines.update(ctx.comment_lines(node.line))
-    return [(Location(ctx.path, line, 1), text) for line, text in sorted(lines.items())]
+    return file_notes(ctx.loaded, [node.line for node in nodes if node is not None])
+
+
+def file_notes(loaded: LoadedFile, lines: list[int]) -> list[tuple[Location, str]]:
+    """The comments on and directly above each of ``lines`` of ``loaded``, located, in line order."""
+    found: dict[int, str] = {}
+    for line in lines:
+        probe = line - 1
+        while probe >= 1 and (comment := loaded.comments.get(probe)) is not None and comment.full_line:
+            found[probe] = comment.text
+            probe -= 1
+        own = loaded.comments.get(line)
+        if own is not None and not own.full_line:
+            found[line] = own.text
+    return [(Location(loaded.path, line, 1), text) for line, text in sorted(found.items())]
+
+
+def add_pool(workspace: Workspace, pool: NodePool, notes: list[tuple[Location, str]]) -> None:
+    """Record a node pool of the run, its GPU assumed from ``notes`` (comments on it) when it states none."""
+    fleet(workspace).pools.append(commented_gpu(pool, notes))
+    for host in pool.hosts:
+        fleet(workspace).hosts.setdefault(host, pool.location)
+
+
+def resources_of(loaded: LoadedFile, marker: str) -> Iterator[YNode]:
+    """The resources of ``loaded`` when its text holds ``marker`` (a quick test before any walk)."""
+    if marker in loaded.text:
+        for _, root in file_resources(loaded):
+            yield root
 
 
 def placement(ctx: DocContext, pod_spec: YNode) -> Placement:

@@ -58,6 +58,18 @@ BUILT_IN = (
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
+    # cluster definitions: read for the GPU of the served models' pods (capacity/fleet.py), they own no model
+    LazyAdapter("formats.karpenter", ("karpenter.sh",), hooks=("served_models", "index")),
+    LazyAdapter("formats.eksctl", ("eksctl.io",), hooks=("served_models", "index")),
+    LazyAdapter("formats.gke_compute_class", ("computeclass",), hooks=("served_models", "index")),
+    LazyAdapter("formats.ome_accelerators", ("acceleratorclass",), hooks=("served_models", "index")),
+    LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
+                hooks=("served_models", "index")),
+    LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index")),
+    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+    LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
+                                      "machine_type"), suffixes=(".tf", ".tfvars"),
+                names=("variables.tf", "terraform.tfvars"), hooks=FILE_HOOKS),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
