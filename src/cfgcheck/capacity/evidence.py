@@ -25,27 +25,29 @@ class Evidence:
     why: str
 
 
-def fleet_map_gpu(model: Any, config: dict) -> tuple[Gpu | None, str | None, str | None]:
-    """(GPU, origin, why assumed) from the ``nodes:`` map: the host the pod is pinned to (stated by the
-    user, so exact), else the map's only GPU node (assumed). (None, why, None) when the map names a GPU
-    cfgcheck does not know for the host; all None when the map says nothing about it."""
+def mapped_gpu(model: Any, config: dict) -> tuple[Gpu | None, str | None]:
+    """(GPU, origin) from the ``nodes:`` map for the host the pod is pinned to (the user's statement, so
+    exact); (None, why) when the map names a GPU cfgcheck does not know for it; (None, None) otherwise."""
     nodes = config.get("nodes") or {}
-    if not isinstance(nodes, dict) or not nodes:
-        return None, None, None
     host = pinned_host(model)
-    if host is not None:
-        written = nodes.get(host)
-        if not written:
-            return None, None, None
-        gpu = accelerator_by_name(str(written))
-        origin = f"nodes.{host} in .cfgcheck.yaml"
-        return (gpu, origin, None) if gpu is not None else (None, f"unknown GPU {str(written)!r} ({origin})", None)
+    written = nodes.get(host) if isinstance(nodes, dict) and host is not None else None
+    if not written:
+        return None, None
+    gpu = accelerator_by_name(str(written))
+    origin = f"nodes.{host} in .cfgcheck.yaml"
+    return (gpu, origin) if gpu is not None else (None, f"unknown GPU {str(written)!r} ({origin})")
+
+
+def only_mapped_gpu(model: Any, config: dict) -> Evidence | None:
+    """The fleet map's only GPU node, for a pod pinned to no node (assumed: the map may not be the fleet)."""
+    nodes = config.get("nodes") or {}
+    if pinned_host(model) is not None or not isinstance(nodes, dict):
+        return None
     named = {host: accelerator_by_name(str(value)) for host, value in nodes.items() if value}
-    known = {gpu.name: (host, gpu) for host, gpu in named.items() if gpu is not None}
-    if len(named) == 1 and len(known) == 1:
-        (host, gpu), = known.values()
-        return gpu, f"nodes.{host} in .cfgcheck.yaml", "the pod names no node; the fleet map's only GPU node"
-    return None, None, None
+    if len(named) == 1 and None not in named.values():
+        (host, gpu), = named.items()
+        return Evidence(gpu, f"the pod names no node; nodes.{host} is the fleet map's only GPU node")
+    return None
 
 
 def one_gpu(texts: Iterable[tuple[str, str]]) -> tuple[Gpu, str, str] | str | None:

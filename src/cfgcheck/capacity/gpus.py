@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
-from .evidence import fleet_map_gpu, hint, noted_gpu, written_gpu
+from .evidence import hint, mapped_gpu, noted_gpu, only_mapped_gpu, written_gpu
 from .fleet import Sharing, match_pod, sharing_of
 from .tables import GiB, MiB
 
@@ -293,9 +293,9 @@ def _stated(model: Any, config: dict) -> Resolution:
     if found.accelerator is not None or found.conflicts:
         return found
     unknown: list[str] = []
-    gpu, origin, assumed = fleet_map_gpu(model, config)
+    gpu, origin = mapped_gpu(model, config)
     if gpu is not None:
-        return Resolution(gpu, origin, "assumed" if assumed else "stated", why=assumed, cited=True)
+        return Resolution(gpu, origin, cited=True)
     unknown += [origin] if origin else []
     fleet = getattr(model, "cluster", None)
     pools = match_pod(model, fleet) if fleet is not None else None
@@ -311,13 +311,16 @@ def _stated(model: Any, config: dict) -> Resolution:
     memory = getattr(model, "gpu_memory_bytes", None)
     if memory:
         return Resolution(Gpu(f"{memory / GiB:.0f}GiB", int(memory), "unknown", None, "stated memory"), "stated memory")
-    return _written(model, directive, cfg_gpu, found, unknown + ([pools.hint] if pools and pools.hint else []))
+    return _written(model, config, (directive, cfg_gpu), found, unknown + ([pools.hint] if pools and pools.hint else []))
 
 
-def _written(model: Any, directive: Any, cfg_gpu: Any, found: Resolution, unknown: list[str]) -> Resolution:
-    """What people wrote beside the model (assumed), else why the accelerator is unknown and what would state it."""
+def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: list[str]) -> Resolution:
+    """What people wrote beside the model, the fleet map's only node, a note beside another GPU workload
+    (assumed, each); else why the accelerator is unknown and what would state it."""
     fleet = getattr(model, "cluster", None)
-    for evidence in (written_gpu(model), noted_gpu(model, fleet.notes) if fleet is not None else None):
+    directive, cfg_gpu = said
+    for evidence in (written_gpu(model), only_mapped_gpu(model, config),
+                     noted_gpu(model, fleet.notes) if fleet is not None else None):
         if evidence is not None and evidence.gpu is not None:
             return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)
         unknown += [evidence.why] if evidence is not None else []

@@ -68,7 +68,7 @@ BUILT_IN = (
     LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index")),
     LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
     LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
-                                      "machine_type"), suffixes=(".tf", ".tfvars"),
+                                      "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
                 names=("variables.tf", "terraform.tfvars"), hooks=FILE_HOOKS),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself

@@ -28,7 +28,7 @@ from ...yamlio import Comment, LoadedFile
 from ..core.contexts import Workspace
 from ..core.fleet import commented_gpu, file_notes, fleet, gpu_offer, instance_offer, parse_taint, taint
 
-MARKERS = ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size", "machine_type")
+MARKERS = ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size", "machine_type", 'variable "')
 SUFFIXES = (".tf", ".tfvars")
 NAMES = ("variables.tf", "terraform.tfvars")
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
