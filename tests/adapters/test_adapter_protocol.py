@@ -173,6 +173,7 @@ spec:
 def test_the_registry_metadata_is_each_modules_own():
     """The built-in adapters are registered lazily with their MARKERS, SUFFIXES and the file NAMES they
     read whatever the text; what the registry says must be what each module declares."""
+    from cfgcheck.adapters.formats import terraform
     from cfgcheck.adapters.renderers import helm, kustomize
 
     lazy = adapters.BUILT_IN
@@ -183,8 +184,8 @@ def test_the_registry_metadata_is_each_modules_own():
             module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None)), entry
         assert entry == module and importlib.import_module(entry.__name__) is module
     names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
-    assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES}
-    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)
+    assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES, "terraform": terraform.NAMES}
+    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES + terraform.NAMES)
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
 
 

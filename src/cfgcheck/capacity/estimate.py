@@ -92,12 +92,6 @@ class CapacityEstimate:
     facts: Facts | None = None  # the effective settings the estimate read (cfgcheck.effective)
     gpu_resolution: Resolution | None = None  # where the GPU comes from, how sure, or what would state it
 
-    @property
-    def gpu_assumed(self) -> str | None:
-        """Why the GPU is only assumed (a comment, the only GPU pool), None when stated or unknown: the
-        findings that rest on it lower their severity and say so."""
-        return self.gpu_resolution.assumed if self.gpu_resolution is not None else None
-
     JSON_FIELDS = (
         "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max_model_len", "max_num_seqs",
         "gpu_memory_utilization", "kv_cache_dtype", "kv_bytes_per_token", "kv_pool_tokens", "kv_pool_source",
@@ -306,11 +300,9 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     run.gpu, run.gpu_origin = found.accelerator, found.origin
     est.gpu_resolution = found
     if run.gpu is not None:
-        est.gpu = run.gpu.name
-        est.gpu_memory_bytes = run.gpu.memory_bytes
-        if found.cited:
-            est.reasons.append(f"GPU {run.gpu.name} assumed: {found.assumed}" if found.assumed else
-                               f"GPU {run.gpu.name} from {found.origin}")
+        est.gpu, est.gpu_memory_bytes = run.gpu.name, run.gpu.memory_bytes
+        est.reasons += [f"GPU {run.gpu.name} " + (f"assumed: {found.assumed}" if found.assumed else f"from {found.origin}")
+                        ] if found.cited else []
     est.facts.ground(run.gpu, run.arch)
     if run.version is None and run.engine in ("vllm", "sglang"):
         est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")

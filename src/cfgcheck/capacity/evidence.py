@@ -81,11 +81,13 @@ def _sources(model: Any) -> list[tuple[str, list[tuple[str, str]]]]:
     header = _header(written) or _header(getattr(model, "comments", None) or [])
     definition = [(f"{path}:{line}", text) for line, text in written if (line, text) not in header]
     fleet = getattr(model, "cluster", None)
+    # the file's header and its other comments speak for the served model when its document is the file's only one
     solo = fleet.solo.get(path, []) if fleet is not None else []
+    header = header if solo else []
     return [("a comment on the node selector", notes), ("a comment on the GPU request", request),
             ("a comment on the served model's definition", definition),
             ("the file's header", [(f"{path}:{line}", text) for line, text in header]),
-            ("a comment in the file of this one served model", [(f"{path}:{line}", text) for line, text in solo])]
+            ("a comment in the served model's file", [(f"{path}:{line}", text) for line, text in solo])]
 
 
 def _header(comments: list[tuple[int, str]]) -> list[tuple[int, str]]:

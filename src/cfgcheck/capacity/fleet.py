@@ -120,7 +120,7 @@ class Fleet:
     sharing: list[Sharing] = field(default_factory=list)
     notes: list[HostNote] = field(default_factory=list)
     hosts: dict[str, Location] = field(default_factory=dict)  # every host name a definition or workload names
-    # path -> (line, text) of the comments that name a GPU in a file that holds one served model only
+    # path -> (line, text) of the comments that name a GPU in a file whose served models are of one document
     solo: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     late: list[Callable[["Fleet"], None]] = field(default_factory=list)
 

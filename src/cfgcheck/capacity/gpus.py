@@ -86,7 +86,8 @@ class Resolution:
 
     @property
     def assumed(self) -> str | None:
-        """Why the accelerator is not stated exactly (None when it is, or when there is none)."""
+        """Why the accelerator is not stated exactly (None when it is, or when there is none): the
+        findings that rest on it lower their severity and say so (``CapacityEstimate.gpu_resolution``)."""
         if self.accelerator is None or self.confidence == "stated":
             return None
         return self.why or self.origin

@@ -30,9 +30,10 @@ def fleet(workspace: Workspace) -> Fleet:
 
 def attach(workspace: Workspace, models: list[ServedModel], files: list[LoadedFile] = ()) -> None:
     """Give each served model the run's cluster definitions, and remember the comments that name a GPU
-    in each of ``files`` that holds one served model only (what its author wrote about that model)."""
+    in each of ``files`` whose served models are all of one document (one resource, one script: what its
+    author wrote is about that deployment)."""
     found = fleet(workspace)
-    count = Counter(model.path for model in models if not model.template)
+    count = Counter(path for path, _ in {(model.path, model.document) for model in models if not model.template})
     for file in files:
         if count.get(file.path) == 1:
             named = [(line, c.text) for line, c in sorted(file.comments.items()) if gpus_in_text(c.text)]

@@ -67,6 +67,7 @@ BUILT_IN = (
                 hooks=("served_models", "index")),
     LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index")),
     LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+    LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
     LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
                                       "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
                 names=("variables.tf", "terraform.tfvars"), hooks=FILE_HOOKS),
