@@ -91,10 +91,10 @@ def _sources(model: Any) -> list[tuple[str, list[tuple[str, str]]]]:
 
 
 def _header(comments: list[tuple[int, str]]) -> list[tuple[int, str]]:
-    """The comment block a file opens with (after a shebang), among ``comments``."""
+    """The comment block a file opens with (a shebang aside), among ``comments``."""
     block, expected = [], 1
     for line, text in sorted(comments):
-        if line != expected and not (expected == 1 and line == 2):
+        if line != expected:
             break
         block.append((line, text))
         expected = line + 1

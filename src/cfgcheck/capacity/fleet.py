@@ -268,7 +268,7 @@ def _verdict(fits: list[tuple[NodePool, Offer]], chosen: bool) -> PoolMatch:
         return PoolMatch(hint=f"it lands on {pool.where()}, which states no GPU cfgcheck knows{why}")
     (pool, offer), = named.values()
     counts = {o.count for p, o in fits if o.gpu is not None}
-    assumed = pool.assumed
+    assumed = f"{pool.where()}: {pool.assumed}" if pool.assumed else None
     if not chosen:
         assumed = assumed or "the pod selects no node pool; the only GPU the repository's node pools offer"
     elif silent:

@@ -291,7 +291,7 @@ def _stated(model: Any, config: dict) -> Resolution:
             return Resolution(gpu, origin)
     resources = [model.gpu_resource] if getattr(model, "gpu_resource", None) else []
     found = accelerator_from_labels(selector, resources, model_claims(model))
-    if found.accelerator is not None or found.conflicts:
+    if found.accelerator is not None and found.confidence != "hint" or found.conflicts:
         return found
     unknown: list[str] = []
     gpu, origin = mapped_gpu(model, config)
@@ -300,9 +300,11 @@ def _stated(model: Any, config: dict) -> Resolution:
     unknown += [origin] if origin else []
     fleet = getattr(model, "cluster", None)
     pools = match_pod(model, fleet) if fleet is not None else None
-    if pools is not None and pools.gpu is not None:
+    if pools is not None and pools.gpu is not None and (not pools.assumed or found.accelerator is None):
         return Resolution(pools.gpu, pools.origin, "assumed" if pools.assumed else "stated", why=pools.assumed,
                           count=pools.count, cited=True)
+    if found.accelerator is not None:  # a node-pool name that hints at the GPU, no definition stating it
+        return found
     cfg_gpu = config.get("gpu")
     if isinstance(cfg_gpu, dict):
         cfg_gpu = cfg_gpu.get("name") or cfg_gpu.get("product")
