@@ -4,15 +4,14 @@
 A hand-built cluster rarely states its GPUs in a file; its workloads name their hosts (``nodeName``, a
 ``kubernetes.io/hostname`` selector) and its node configurations name its nodes. ``init`` lists them with
 what cfgcheck already knows of each, and adds every host whose GPU nothing states to ``nodes:`` with a
-``# fill in`` comment. The configuration is edited with ruamel's round-trip loader, so its other keys,
-comments and order stay as they were; a host already in the map is left alone; the file must be inside
-the repository (a ``.cfgcheck.yaml`` that links elsewhere is refused), and the result is validated
-against the schema before it is written.
+``# fill in`` comment. ruamel's round-trip loader finds where the map is; the new lines are inserted as
+text, so every other byte of the configuration (keys, comments, quoting, order) stays as it was; a host
+already in the map is left alone; the file must be inside the repository (a ``.cfgcheck.yaml`` that
+links elsewhere is refused), and the result is validated against the schema before it is written.
 """
 
 from __future__ import annotations
 
-import io
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -99,36 +98,56 @@ def target_file(config: Config) -> Path:
 
 
 def write_map(path: Path, found: Survey) -> list[str]:
-    """Add every host whose GPU nothing states to ``nodes:`` of ``path``; the hosts added."""
-    yaml = YAML()  # round-trip: the user's comments, order and quotes are kept
-    yaml.preserve_quotes = True
+    """Add every host whose GPU nothing states to ``nodes:`` of ``path``; the hosts added. ruamel's
+    round-trip loader says where ``nodes:`` and its last entry are; the new lines are inserted there as
+    text, so every other byte of the file stays as the user wrote it."""
     text = path.read_text(encoding="utf-8") if path.is_file() else ""
     try:
-        data = yaml.load(text) if text.strip() else None
+        data = YAML().load(text) if text.strip() else None
     except YAMLError as exc:
         raise ConfigError(f"{path.name}: not valid YAML ({type(exc).__name__}); fix it before init edits it") from None
     data = CommentedMap() if data is None else data
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{path.name}: expected a mapping at the top level")
     nodes = data.get("nodes")
-    if nodes is None:
-        nodes = data["nodes"] = CommentedMap()
-    if not isinstance(nodes, CommentedMap):
+    if nodes is not None and not isinstance(nodes, CommentedMap):
         raise ConfigError(f"{path.name}: nodes: expected a mapping of host names to GPUs")
-    added = []
-    for host, (gpu, users) in sorted(found.hosts.items()):
-        if host in nodes or gpu is not None:
-            continue
-        nodes[host] = None
-        who = f"; runs {', '.join(users[:3])}" if users else ""
-        nodes.yaml_add_eol_comment(f"fill in: the GPU of {host} (e.g. RTX-3090){who}", host)
-        added.append(host)
-    if added:
-        out = io.StringIO()
-        yaml.dump(data, out)
-        validate(YAML(typ="safe").load(out.getvalue()), path.name)
-        _replace(path, out.getvalue())
+    added = [host for host, (gpu, _) in sorted(found.hosts.items()) if gpu is None and (nodes is None or host not in nodes)]
+    if not added:
+        return []
+    lines = text.split("\n") if text else []
+    if lines and lines[-1] == "":
+        lines.pop()
+    at, indent = _insertion(data, nodes, lines)
+    entries = [f"{indent}{host}:  # fill in: the GPU of {host} (e.g. RTX-3090)" + (
+        f"; runs {', '.join(found.hosts[host][1][:3])}" if found.hosts[host][1] else "") for host in added]
+    lines[at:at] = entries
+    new = "\n".join(lines) + "\n"
+    validate(YAML(typ="safe").load(new), path.name)
+    _replace(path, new)
     return added
+
+
+def _insertion(data: CommentedMap, nodes: CommentedMap | None, lines: list[str]) -> tuple[int, str]:
+    """(the line index the new entries go at, their indentation); adds ``nodes:`` when it is missing or
+    written on one line (``nodes: {}``)."""
+    if nodes is None:
+        lines.append("nodes:")
+        return len(lines), "  "
+    line = data.lc.key("nodes")[0]
+    if not nodes or nodes.fa.flow_style():
+        if nodes:
+            raise ConfigError("nodes: written as a flow mapping ({...}); write it as a block for init to extend it")
+        lines[line] = lines[line][:data.lc.key("nodes")[1]] + "nodes:"
+        return line + 1, "  "
+    last = list(nodes)[-1]
+    key_line, column = nodes.lc.key(last)
+    end = key_line + 1
+    while end < len(lines) and (not lines[end].strip() or len(lines[end]) - len(lines[end].lstrip()) > column):
+        end += 1  # the last entry's value and comments below it
+    while end > key_line + 1 and not lines[end - 1].strip():
+        end -= 1
+    return end, " " * column
 
 
 def _replace(path: Path, text: str) -> None:
