@@ -334,6 +334,8 @@ def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: 
     if tried:
         return Resolution(None, "unknown GPU " + ", ".join(tried) + (f"; {found.origin}" if found.origin else ""),
                           hint=advice)
+    if found.origin is None and (unknown or advice.count("`nodes:")):  # more to say than the usual ways
+        return Resolution(None, f"{DEVICE[kind]} not stated: {advice}", hint=advice)
     return Resolution(None, found.origin or _not_stated(kind), hint=advice)
 
 
