@@ -59,17 +59,7 @@ class DocContext:
         return self.loaded.comments_for(line)
 
     def comment_lines(self, line: int) -> list[tuple[int, str]]:
-        """(line, text) of the comment lines directly above ``line`` (no blank line between) and on it."""
-        found: list[tuple[int, str]] = []
-        probe = line - 1
-        while probe >= 1 and (comment := self.loaded.comments.get(probe)) is not None and comment.full_line:
-            found.append((probe, comment.text))
-            probe -= 1
-        found.reverse()
-        own = self.loaded.comments.get(line)
-        if own is not None and not own.full_line:
-            found.append((line, own.text))
-        return found
+        return comment_lines(self.loaded, line)
 
     def definition_comments(self, at: YNode) -> list[tuple[int, str]]:
         """The comments on and above the keys (and list items) that lead from the document's root to
@@ -143,6 +133,20 @@ class DocContext:
         model.comments = self.document_comments()
         model.definition_comments = self.definition_comments(at)
         return model
+
+
+def comment_lines(loaded: LoadedFile, line: int) -> list[tuple[int, str]]:
+    """(line, text) of the comment lines directly above ``line`` (no blank line between) and on it."""
+    found: list[tuple[int, str]] = []
+    probe = line - 1
+    while probe >= 1 and (comment := loaded.comments.get(probe)) is not None and comment.full_line:
+        found.append((probe, comment.text))
+        probe -= 1
+    found.reverse()
+    own = loaded.comments.get(line)
+    if own is not None and not own.full_line:
+        found.append((line, own.text))
+    return found
 
 
 _MAX_DEPTH = 12  # a served model's definition sits a few levels down its document; deeper is data

@@ -17,7 +17,7 @@ from ...capacity.fleet import Fleet, HostNote, NodePool, Offer, Placement, Taint
 from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
-from .contexts import DocContext, Workspace
+from .contexts import DocContext, Workspace, comment_lines
 from .resources import file_resources
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
@@ -50,15 +50,7 @@ def notes_at(ctx: DocContext, nodes: list[YNode | None]) -> list[tuple[Location,
 
 def file_notes(loaded: LoadedFile, lines: list[int]) -> list[tuple[Location, str]]:
     """The comments on and directly above each of ``lines`` of ``loaded``, located, in line order."""
-    found: dict[int, str] = {}
-    for line in lines:
-        probe = line - 1
-        while probe >= 1 and (comment := loaded.comments.get(probe)) is not None and comment.full_line:
-            found[probe] = comment.text
-            probe -= 1
-        own = loaded.comments.get(line)
-        if own is not None and not own.full_line:
-            found[line] = own.text
+    found = {number: text for line in lines for number, text in comment_lines(loaded, line)}
     return [(Location(loaded.path, line, 1), text) for line, text in sorted(found.items())]
 
 
