@@ -215,7 +215,8 @@ def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]
     for file in serving:
         models.extend(_models_of(workspace, file))
     models = adapters.without_held(workspace, models)
-    adapters.attach_fleet(workspace, models, serving)
+    if models:
+        adapters.attach_fleet(workspace, models, serving)
     return models
 
 

@@ -14,7 +14,6 @@ import os
 from ...model import ServedModel
 from ...yamlio import LoadedFile
 from .contexts import DocContext, Workspace
-from .fleet import attach as attach_fleet  # noqa: F401  (lint gives the run's served models the cluster definitions)
 from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
                        may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
 from .resources import file_resources, resources
@@ -143,6 +142,13 @@ def without_held(workspace: Workspace, models: list[ServedModel]) -> list[Served
     image a workload of the run deploys: ``launch/image_builds.py``)."""
     held = workspace.held
     return [m for m in models if m.path not in held] if held else models
+
+
+def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
+    """Give the run's served models its cluster definitions (``core/fleet.attach``), once every file is read."""
+    from .fleet import attach  # loads capacity: only a run with served models needs it
+
+    attach(workspace, models, files)
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
