@@ -188,3 +188,16 @@ def test_an_assumed_gpu_lowers_the_findings_that_rest_on_it(tmp_path: Path) -> N
     found = [f for f in lint([repo], Config(repo, {})).findings if f.code == "CFG202"]
     assert found and all(f.severity == "warning" for f in found), [(f.severity, f.message) for f in found]
     assert "assumed: the GPU (a comment on the GPU request" in found[0].message
+
+
+def test_readme_tables_are_looked_for_in_the_repository_only_whatever_the_input_is_named(tmp_path: Path) -> None:
+    from cfgcheck.adapters.core.contexts import Workspace
+    from cfgcheck.adapters.formats import readme_nodes
+    from cfgcheck.yamlio import LoadedFile
+
+    (tmp_path / "README.md").write_text("| Host | GPU |\n|---|---|\n| tower | RTX 3090 |\n")
+    workspace = Workspace(config={"root": str(tmp_path)})
+    for path in ("/dev/stdin", "<stdin>", "../outside/x.yaml", "apps/deep/x.yaml"):
+        readme_nodes.index(workspace, LoadedFile(path, "", [], {}))  # returns: no walk above the root
+    notes = workspace.spaces["cfgcheck.adapters.core.fleet"].notes
+    assert [(n.host, n.gpu.name, n.location.line) for n in notes] == [("tower", "RTX-3090", 3)]

@@ -34,18 +34,16 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     seen = workspace.space(__name__, set)
-    folder = posixpath.dirname(loaded.path)
-    while True:
-        if folder not in seen:
-            seen.add(folder)
-            for name in _READMES:
-                rel = posixpath.join(folder, name) if folder else name
-                text = read_text(workspace, rel)
-                if text is not None:
-                    fleet(workspace).notes.extend(table_notes(rel, text))
-                    break
-        if not folder:
-            return
+    # standard input and pipes have no folder in the repository: only the root's README is theirs
+    folder = posixpath.dirname(loaded.path) if not loaded.path.startswith(("/", "<", "..")) else ""
+    while folder not in seen:
+        seen.add(folder)
+        for name in _READMES:
+            rel = posixpath.join(folder, name) if folder else name
+            text = read_text(workspace, rel)
+            if text is not None:
+                fleet(workspace).notes.extend(table_notes(rel, text))
+                break
         folder = posixpath.dirname(folder)
 
 
