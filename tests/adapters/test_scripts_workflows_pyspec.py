@@ -248,3 +248,12 @@ def test_an_option_parsing_loop_keeps_the_defaults_set_before_it(tmp_path):
     assert first.value("tensor_parallel_size") == 1
     assert first.value("max_model_len") == 8192  # --long changes it only when the caller passes it
     assert second.model is None  # outside the loop, a value read at run time replaces it: unknown
+
+
+def test_a_command_that_only_names_an_engine_starts_none():
+    # pgrep / pkill / echo / grep / pip / docker logs name an engine; only the last line of the script starts one
+    models = _models(FORMATS / "mentions")
+    assert list(models) == ["restart"]
+    served = models["restart"]
+    assert served.engine == "llama.cpp" and served.model.value == "/models/qwen3-8b-q4_k_m.gguf"
+    assert served.location.line == 15

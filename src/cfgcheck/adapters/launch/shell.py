@@ -450,7 +450,8 @@ def shell_tokens(ctx: DocContext, node: YNode, origin: str, segment: bool = True
 def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
     """The words of the shell command that runs the engine (without ``exec``), else the last command."""
     for command in commands:
-        if any(_starts_engine(word) for word, _, _ in command):
+        if any(_starts_engine(word) for word, _, _ in command) and \
+                not engine_argv.mentions_only([word for word, _, _ in command]):
             return [w for w in command if w[0] != "exec"]
     return commands[-1] if commands else []
 
