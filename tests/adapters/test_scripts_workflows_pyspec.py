@@ -257,3 +257,19 @@ def test_a_command_that_only_names_an_engine_starts_none():
     served = models["restart"]
     assert served.engine == "llama.cpp" and served.model.value == "/models/qwen3-8b-q4_k_m.gguf"
     assert served.location.line == 15
+
+
+def test_what_a_script_exports_is_the_engines_environment():
+    models = _models(FORMATS / "exports")
+    serve = models["serve"]
+    # export NAME=value, export NAME of a variable set before, set -a; a plain assignment is the shell's own
+    assert {name: serve.env[name].value for name in serve.env} == {
+        "HF_HOME": "/srv/cache/huggingface", "VLLM_USE_V1": "0", "VLLM_LOGGING_LEVEL": "DEBUG",
+        "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    assert serve.env["VLLM_USE_V1"].source == "export VLLM_USE_V1" and _at(serve.env["VLLM_USE_V1"]) == (8, 20)
+    container = models["container"]  # docker passes what -e names, with the value the script exported
+    assert container.env["VLLM_USE_V1"].value == "0" and "VLLM_ATTENTION_BACKEND" not in container.env
+    assert container.env["HF_TOKEN"].value is None
+    result = lint_paths(FORMATS / "exports", root=FORMATS / "exports")
+    removed = {(f.location.path, f.location.line) for f in result.findings if f.code == "CFG108"}
+    assert removed == {("serve.sh", 8), ("container.sh", 3)}  # VLLM_USE_V1, gone from vLLM 0.26.0

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
@@ -210,6 +210,7 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     """Every engine start in already expanded shell ``words``; ``locate(start, end, word)`` gives a
     word's location and comments."""
     found: list[Launched] = []
+    variables = _Variables()
     for command in segments(words):
         tokens = [ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command
                   if word not in OPERATORS]
@@ -217,12 +218,53 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
         runner = next((i for i, t in enumerate(texts[:-1]) if t.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS
                        and texts[i + 1] == "run"), None)
         if runner is not None:
-            launched = docker_run(tokens[runner + 2:])
+            launched = docker_run(tokens[runner + 2:], variables.exported)
             if launched is not None:
                 found.append(launched)
         elif _starts(tokens):
-            found.append(Launched(tokens, env=_assignments(tokens)))
+            found.append(Launched(tokens, env={**variables.exported, **_assignments(tokens, "prefix")}))
+        else:
+            variables.read(tokens)
     return found
+
+
+class _Variables:
+    """The environment a script builds for the commands it starts: ``export NAME=value``, ``export NAME``
+    of a variable set before, ``declare -x``, every assignment while ``set -a`` is on, ``unset NAME``
+    (POSIX ``export``, ``set -a``: the exported variables are the environment of every later command)."""
+
+    def __init__(self) -> None:
+        self.exported: dict[str, ArgToken] = {}
+        self.assigned: dict[str, ArgToken] = {}
+        self.all_export = False
+
+    def read(self, tokens: list[ArgToken]) -> None:
+        texts = [t.text for t in tokens]
+        while texts and texts[0] in ("then", "do", "else", "{"):
+            tokens, texts = tokens[1:], texts[1:]
+        if not texts:
+            return
+        if texts[0] == "set":
+            for index, text in enumerate(texts[1:], start=1):
+                if text[:1] in "-+" and "o" not in text and "a" in text:  # set -a, set -ea, set +a
+                    self.all_export = text[0] == "-"
+                elif text in ("-o", "+o") and texts[index + 1:index + 2] == ["allexport"]:
+                    self.all_export = text == "-o"
+        elif texts[0] == "unset":
+            for text in texts[1:]:
+                self.exported.pop(text, None)
+        elif texts[0] == "export" or texts[:2] == ["declare", "-x"]:
+            for token in tokens[1 if texts[0] == "export" else 2:]:
+                name, assigned, _ = token.text.partition("=")
+                if assigned and name.isidentifier():
+                    self.exported[name] = _tail(token, len(name) + 1, "export")
+                elif name in self.assigned:  # export NAME of a variable set before: its value
+                    self.exported[name] = replace(self.assigned[name], origin="export")
+        else:
+            assigned = _assignments(tokens, "assign")
+            if len(assigned) == len(tokens):  # only assignments: shell variables, exported under set -a
+                self.assigned.update(assigned)
+                self.exported.update(assigned if self.all_export else {})
 
 
 def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
@@ -237,14 +279,15 @@ def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[L
     return launches(expand(lex(mapping.value, shell=True), env), locate)
 
 
-def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
-    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env."""
+def _assignments(tokens: list[ArgToken], how: str) -> dict[str, ArgToken]:
+    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env;
+    each value's origin says how it was given (``prefix``, ``export``, ``assign``)."""
     env: dict[str, ArgToken] = {}
     for token in tokens:
         name, assigned, _ = token.text.partition("=")
         if not assigned or not name.isidentifier():
             break
-        env[name] = _tail(token, len(name) + 1)
+        env[name] = _tail(token, len(name) + 1, how)
     return env
 
 
@@ -252,8 +295,9 @@ def _starts(tokens: list[ArgToken]) -> bool:
     return find_launch(tokens, None) is not None
 
 
-def docker_run(tokens: list[ArgToken]) -> Launched | None:
-    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter."""
+def docker_run(tokens: list[ArgToken], exported: dict[str, ArgToken] | None = None) -> Launched | None:
+    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter;
+    ``-e NAME`` passes the value the script ``exported``, if any."""
     launched = Launched([])
     entrypoint: list[ArgToken] = []
     index = 0
@@ -266,7 +310,7 @@ def docker_run(tokens: list[ArgToken]) -> Launched | None:
         else:
             value_token = _tail(token, len(option) + 1) if has_value else None
         if value_token is not None:
-            _docker_option(launched, entrypoint, option, value_token)
+            _docker_option(launched, entrypoint, option, value_token, exported or {})
         index += 1
     if index >= len(tokens):
         return None
@@ -298,7 +342,8 @@ def _within(token: ArgToken):
     return locate
 
 
-def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken) -> None:
+def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken,
+                   exported: dict[str, ArgToken]) -> None:
     if option == "--gpus":
         launched.gpus = value
     elif option == "--entrypoint":  # --entrypoint="" clears the image's: the arguments are the command
@@ -306,14 +351,15 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
         entrypoint.extend([value] if value.text else [])
     elif option in ("-e", "--env"):
         name, assigned, _ = value.text.partition("=")
-        launched.env[name] = _tail(value, len(name) + 1) if assigned else ArgToken("", value.location, (), "env", True)
+        passed = exported.get(name) or ArgToken("", value.location, (), "docker -e", True)
+        launched.env[name] = _tail(value, len(name) + 1, "docker -e") if assigned else passed
 
 
-def _tail(token: ArgToken, offset: int) -> ArgToken:
+def _tail(token: ArgToken, offset: int, origin: str | None = None) -> ArgToken:
     """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
     loc = token.location
     return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
-                    token.comments, token.origin)
+                    token.comments, origin or token.origin)
 
 
 # Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
@@ -359,6 +405,10 @@ def gpu_count(text: str) -> int | str:
 
 # ---------------------------------------------------------------- served models
 
+# how a script gives a variable to the engine, as a setting's source says it
+_ENV_SOURCES = {"docker -e": "docker run -e {}", "export": "export {}", "assign": "{}= under set -a",
+                "prefix": "{}= before the command"}
+
 
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
                  index: int, lines: tuple[int, int], name: str | None = None,
@@ -383,8 +433,10 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
     for env_name, token in launched.env.items():
-        model.env[env_name] = Setting(env_name, token.text if not token.synthetic else None, token.location,
-                                      f"docker run -e {env_name}", token.comments, token.location, token.text, "env")
+        source = _ENV_SOURCES.get(token.origin, "{}=").format(env_name)
+        value = token.text if not token.synthetic else None
+        model.env[env_name] = Setting(env_name, value, token.location, source, token.comments, token.location,
+                                      token.text, "env")
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")

@@ -346,7 +346,8 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
             if not cases or assignment.group(1) not in known:
                 known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
-            out.append(word)
+            # the value as the command receives it (``HF_HOME=$BASE/hf`` -> ``HF_HOME=/data/hf``), at the word
+            out.append((value, word[1], word[2]) if literal and value != text else word)
             continue
         command_start = False
         out.extend(_fields(word, _expanded(word, known), budget))
