@@ -25,8 +25,9 @@ from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Set
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..launch import dockerfile, dotenv
-from ..launch.containers import container_model
+from ..launch import dockerfile, dotenv, env_argv
+from ..launch.containers import container_model, launches
+from ..launch.scripts import env_settings, file_launch
 from ..launch.dockerfile import Built
 from ..launch.named_files import repo_path
 from ..launch.pods import SHM_PATH
@@ -108,11 +109,14 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
+    script = None if launches(tokens, engine) else _mounted_script(ctx, service, tokens, variables)
     model = container_model(ctx, root=None, kind="docker-compose", name=name, identity=f"compose/{name}",
                             container=service, at=key, prefix=f"{path}.", image=image,
-                            default_engine=engine, tokens=tokens, env_key="environment")
+                            default_engine=engine, tokens=script[1] if script else tokens, env_key="environment")
     if model is None:
         return None
+    if script is not None:  # the script's engine start is this service's: not a served model of its own
+        ctx.workspace.held.add(script[0])
     if service.get("build") is not None:
         _built_here(model)
     _environment_list(ctx, model, service.get("environment"), path)
@@ -121,6 +125,8 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
         if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
             resolved = dotenv.substitute(ArgToken(setting.value, setting.location), variables)
             setting.value, setting.location = resolved.text, resolved.location
+    if script is not None:
+        model.env.update(script[2])  # what the script exports before it starts the engine
     model.gpus = _gpus(ctx, service, path, variables) or model.gpus
     replicas = service.path("deploy")
     if replicas is not None and replicas.kind == "map":
@@ -128,6 +134,51 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
     compose_pod(ctx, model, service, path)
     return model
+
+
+def _mounted_script(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict):
+    """A service whose entrypoint or command runs a script bind-mounted from the repository
+    (``entrypoint: [/bin/bash, /scripts/start.sh]`` with ``./start.sh:/scripts/start.sh``): the script's
+    path in the repository, the engine argv it starts (the service's environment expanded in it,
+    ``"$@"`` its arguments) and the variables it exports; None otherwise."""
+    called = env_argv.script_call(tokens)
+    rel = _bind_source(ctx, service, called[0]) if called is not None else None
+    if rel is None:
+        return None
+    values = env_argv.container_env(ctx, service, "environment")
+    literal = {name: value for name, value in values.items() if value is not None and "$" not in value.text}
+    environment: dict[str, str | None] = {**env_argv.script_environment(values), **_listed_environment(service)}
+    for name, value in values.items():  # compose interpolates ${VAR:-default} before the container starts
+        if value is not None and "$" in value.text:
+            environment[name] = dotenv.substitute(value.word("env"), variables).text
+    launched = file_launch(ctx.workspace, rel, environment)
+    if launched is None:
+        return None
+    return rel, env_argv.script_argv(launched.tokens, literal, called[1]), env_settings(launched)
+
+
+def _bind_source(ctx: DocContext, service: YNode, path: str) -> str | None:
+    """The repository file bind-mounted at ``path`` in the service's container (the file itself, or a
+    folder that holds it), or None."""
+    mounts, volumes = _compose_volumes(ctx, service.get("volumes"))
+    best = None
+    for mount in mounts:
+        root = mount.path.rstrip("/")
+        if (path == root or path.startswith(root + "/")) and volumes[mount.volume].type == "bind" and \
+                (best is None or len(root) > len(best.path.rstrip("/"))):
+            best = mount
+    if best is None:
+        return None
+    below = path[len(best.path.rstrip("/")):].lstrip("/")
+    return repo_path(ctx.path, posixpath.join(best.volume, below) if below else best.volume)
+
+
+def _listed_environment(service: YNode) -> dict[str, str | None]:
+    """``environment: ["KEY=value"]``: the list form's literal values."""
+    env = service.get("environment")
+    items = env.value if env is not None and env.kind == "seq" else []
+    return {str(item.value).split("=", 1)[0]: str(item.value).split("=", 1)[1] for item in items
+            if item.kind == "scalar" and "=" in str(item.value) and "$" not in str(item.value)}
 
 
 def _template_variables(ctx: DocContext) -> dict:

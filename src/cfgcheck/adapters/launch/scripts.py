@@ -28,7 +28,7 @@ from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.contexts import DocContext, Workspace, directives_of
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file
+from . import config_file, named_files
 from .shell import OPERATORS, SourceMap, expand, lex, segments
 
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
@@ -267,6 +267,18 @@ class _Variables:
                 self.exported.update(assigned if self.all_export else {})
 
 
+def file_launch(workspace: Workspace, rel: str, env: dict[str, str | None]) -> Launched | None:
+    """The first engine start of the repository script ``rel`` (a compose service's entrypoint mounted
+    from the repository), its variables from ``env`` (the container's), each word located in the
+    script; heredoc bodies are data. None when the file cannot be read or starts no engine."""
+    text = named_files.read_text(workspace, rel)
+    if text is None:
+        return None
+    loaded = LoadedFile(rel, text, [], scan_comments(text))
+    data = file_heredocs(text) + manifest_heredocs(text)
+    return next(iter(launches(expand(lex(without(text, data), shell=True), env), locator(loaded))), None)
+
+
 def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[Launched]:
     """Every engine start in a YAML string that holds shell commands (a workflow step's or a SkyPilot
     task's ``run:``), each word located where it is written in the file."""
@@ -405,6 +417,16 @@ def gpu_count(text: str) -> int | str:
 
 # ---------------------------------------------------------------- served models
 
+def env_settings(launched: Launched) -> dict[str, Setting]:
+    """The variables a script gives the engine it starts, as settings located where each is assigned."""
+    found = {}
+    for name, token in launched.env.items():
+        source = _ENV_SOURCES.get(token.origin, "{}=").format(name)
+        found[name] = Setting(name, token.text if not token.synthetic else None, token.location, source,
+                              token.comments, token.location, token.text, "env")
+    return found
+
+
 # how a script gives a variable to the engine, as a setting's source says it
 _ENV_SOURCES = {"docker -e": "docker run -e {}", "export": "export {}", "assign": "{}= under set -a",
                 "prefix": "{}= before the command"}
@@ -432,11 +454,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
         image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
-    for env_name, token in launched.env.items():
-        source = _ENV_SOURCES.get(token.origin, "{}=").format(env_name)
-        value = token.text if not token.synthetic else None
-        model.env[env_name] = Setting(env_name, value, token.location, source, token.comments, token.location,
-                                      token.text, "env")
+    model.env.update(env_settings(launched))
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
