@@ -175,8 +175,15 @@ class PodFacts:
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
-    devices: Setting | None = None  # explicit GPU ids: compose device_ids
+    # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
+    # or a compose count N (docker gives devices 0..N-1)
+    devices: Setting | None = None
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
+    # GPUs reached outside any scheduler's count (the NVIDIA runtime class or variables, a privileged
+    # container, compose's GPU options): every GPU of the host unless a device list narrows them
+    host_gpus: tuple[str, Location] | None = None
+    # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
+    shared_gpus: tuple[str, Location] | None = None
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
@@ -238,6 +245,9 @@ class ServedModel:
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
+    # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
+    # load-balancer upstream lists); a pod's is ``pod.node``
+    host: str | None = None
     # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
     # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
     disaggregation: tuple[str, str] | None = None

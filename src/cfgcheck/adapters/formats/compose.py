@@ -276,9 +276,9 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) 
     if memory is not None and memory.kind == "scalar":
         pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
         pod.memory_limit = docker_bytes(str(memory.value))
-    pod.devices = _compose_device_ids(ctx, service, path)
+    pod.devices = _compose_device_ids(ctx, service, path) or _counted_devices(model.gpus)
     pod.shm = _compose_shm(ctx, pod, service)
-    pod.gpu_access = _compose_gpu_access(ctx, service)
+    pod.gpu_access = pod.host_gpus = _compose_gpu_access(ctx, service)  # no scheduler counts a host's GPUs
     model.pod = pod
     return pod
 
@@ -359,9 +359,21 @@ def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting |
         if ids is not None and ids.kind == "seq":
             setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
                                   f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
-            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
+            setting.value = [part.strip() for i in ids.value if i.kind == "scalar" for part in str(i.value).split(",")]
             return setting
     return None
+
+
+def _counted_devices(gpus: Setting | None) -> Setting | None:
+    """A GPU reservation by ``count: N`` gets the host's devices 0..N-1, whichever other service has them:
+    docker sets ``NVIDIA_VISIBLE_DEVICES`` to ``countToDevices(N)`` (moby daemon/nvidia_linux.go,
+    ``setNvidiaGPUs``); ``count: all`` sees every GPU."""
+    count = gpus.value if gpus is not None and gpus.source.endswith(".count") else None
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 64:
+        return None
+    given = "device 0" if count == 1 else f"devices 0-{count - 1}"
+    return Setting("device_ids", [str(index) for index in range(count)], gpus.location,
+                   f"count: {count} (docker gives {given})", gpus.comments, gpus.key_location, gpus.text, gpus.origin)
 
 
 def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
@@ -370,8 +382,9 @@ def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location]
     runtime = service.get("runtime")
     if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
         return f"runtime: {runtime.value}", ctx.location(runtime)
-    if service.get("gpus") is not None:
-        return "gpus", ctx.location(service.get("gpus"))
+    gpus = service.get("gpus")
+    if gpus is not None:
+        return f"gpus: {gpus.value}" if gpus.kind == "scalar" else "gpus", ctx.location(gpus)
     devices = service.path("deploy", "resources", "reservations", "devices")
     for device in devices.value if devices is not None and devices.kind == "seq" else []:
         capabilities = device.get("capabilities") if device.kind == "map" else None

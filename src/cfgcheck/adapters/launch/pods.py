@@ -88,6 +88,7 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.ephemeral_storage = kubernetes_bytes(storage)
     pod.shm = kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
+    pod.host_gpus = pod.gpu_access if pod.gpu_access is not None and pod.gpu_access[0] != "resourceClaims" else None
     rolling = root.path("spec", "strategy", "rollingUpdate") if root is not None else None
     if rolling is not None and rolling.kind == "map":
         pod.max_surge = ctx.field_setting(rolling, "maxSurge", "max_surge", "spec.strategy.rollingUpdate.maxSurge")
@@ -106,6 +107,11 @@ def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -
     runtime = pod_spec.get("runtimeClassName")
     if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
         return f"runtimeClassName: {runtime.value}", ctx.location(runtime)
+    privileged = container.path("securityContext", "privileged")
+    if privileged is not None and privileged.kind == "scalar" and privileged.value is True:
+        # a privileged container gets every device node of the host, the GPUs' among them (Kubernetes
+        # "Configure a Security Context": privileged is root on the host's devices)
+        return "privileged: true, with every device of the node", ctx.location(privileged)
     for name, value in env_value_nodes(container.get("env")):
         # an explicit device list: the author relies on the runtime exposing GPUs without a device-plugin count
         if name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") and \
