@@ -19,7 +19,10 @@ the NVIDIA runtime (class) without a device list, a privileged container, AMD's 
 process started on the host. Indices inside a device-plugin allocation are relative to the container
 and are not compared; but an engine that gets its GPU from the device plugin on a node where others use
 GPUs outside the plugin's count may be given one of theirs: a warning, since which GPU the plugin picks
-is not in the configuration.
+is not in the configuration. Engines that request a GPU resource the device plugin time-slices
+(`sharing.timeSlicing.resources[].replicas` in its configuration anywhere in the repository) get
+shares of a GPU whose memory is not divided: when the two largest fractions among them sum above the
+limit, a warning for engines pinned to one node, a note otherwise (they may land on different GPUs).
 
 ## Why it matters
 vLLM reserves `gpu_memory_utilization x total memory` on each of its GPUs at start-up and refuses to
@@ -107,12 +110,18 @@ def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
         placed = placement(other) if serves(other) else None
         for device in placed.devices or () if placed is not None else ():
             on_device.setdefault((placed.host, device), []).append(other)
+    sliced: dict[tuple, list[ServedModel]] = {}  # engines on time-sliced GPUs, by configuration and node
+    for other in ctx.models:
+        if serves(other) and other.pod is not None and other.pod.shared_gpus is not None:
+            sliced.setdefault((other.pod.shared_gpus[1], other.pod.node), []).append(other)
     for model in models:
         placed = placement(model) if serves(model) else None
         if placed is not None and placed.devices is not None:
             yield from _shared(model, placed, on_device, ctx)
         elif placed is not None:
             yield from _beside_unscheduled(model, placed, on_device, ctx)
+        if serves(model) and model.pod is not None and model.pod.shared_gpus is not None:
+            yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
 
 
 def _shared(model: ServedModel, placed: Placement, on_device: dict, ctx: RuleContext) -> Iterator[Finding]:
@@ -167,6 +176,34 @@ def _beside_unscheduled(model: ServedModel, placed: Placement, on_device: dict,
             setting="gpu_memory_utilization", related=_related(model, users), severity="warning",
             model=model.name, model_identity=model.identity)
         return
+
+
+def _time_sliced(model: ServedModel, sharing: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
+    """Engines that request a time-sliced GPU resource: the device plugin may hand them shares of one GPU,
+    each engine then reserving its fraction of the whole GPU's memory."""
+    if len(sharing) < 2 or sharing[0] is model:
+        return  # reported once, on each engine after the first
+    fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]
+    own = next(fact for other, fact in fractions if other is model)
+    others = [(fact.value, other, fact) for other, fact in fractions if other is not model and isinstance(fact.value, float)]
+    if not isinstance(own.value, float) or not others:
+        return
+    largest, beside, fact = max(others, key=lambda item: item[0])
+    total, limit = own.value + largest, float(ctx.options["max-total-fraction"])
+    if total <= limit:
+        return
+    how, where = model.pod.shared_gpus
+    node = model.pod.node
+    yield Finding(
+        f"{how} ({where.path}:{where.line}) makes each request a share of one GPU whose memory is not divided: "
+        f"{_part(model, own)} and {_part(beside, fact)} ask for {total:.2f} of one GPU, above {limit:g}, and the "
+        f"last to start fails when the device plugin gives them the same GPU"
+        + (f" on {node}" if node else "") + " (assumed: which GPU the plugin picks is not in the configuration)",
+        own.location or model.location,
+        remediation="lower the fractions so that engines that may share a GPU sum to at most "
+                    f"{limit:g}, or request whole GPUs (a resource that is not time-sliced)",
+        setting="gpu_memory_utilization", related=(where, beside.location),
+        severity="warning" if node else "note", model=model.name, model_identity=model.identity)
 
 
 def _sum(fractions: list[tuple[ServedModel, Fact]]) -> float:

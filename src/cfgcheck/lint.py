@@ -145,7 +145,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if reporter:
         reporter.done()
     if models:  # a Dockerfile whose image a workload deploys is that workload's launch, not a model of its own
-        models = adapters.without_held(workspace(), models)
+        models = adapters.settle(workspace(), models)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     return Collection(loaded, models, context)
@@ -213,7 +213,7 @@ def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]
     models: list[ServedModel] = []
     for file in serving:
         models.extend(_models_of(workspace, file))
-    return adapters.without_held(workspace, models)
+    return adapters.settle(workspace, models)
 
 
 # ---------------------------------------------------------------- per-file isolation

@@ -33,6 +33,9 @@ and may declare
   what this module knows whatever the format (the engine ``--config`` file the argv names).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
   another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
+- ``settle(workspace, models)``: called once every file of the run is read, with every served model, to
+  add what spans files and no document alone tells (the host whose ports a load balancer's upstream
+  lists, a device plugin's GPU sharing).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -77,7 +80,7 @@ class FileAdapter(Protocol):
 
 # The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
 HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
-         "heredoc_models")
+         "heredoc_models", "settle")
 
 
 class LazyAdapter:
