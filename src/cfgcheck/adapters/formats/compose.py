@@ -50,14 +50,24 @@ def _is_compose(root: YNode) -> bool:
                for _, v in services.items())
 
 
-def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
+    """``dotenv.substitute``, recording where a value written in an env file is referred to (the
+    ``${VAR}`` in this file) when the token moves there."""
+    resolved = dotenv.substitute(token, variables)
+    if resolved.location.path != token.location.path:
+        where = resolved.location
+        references[where.path, where.line, where.column] = token.location
+    return resolved
+
+
+def _image(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
     setting = ctx.setting("image", service.key_node("image"), node, f"{path}.image")
     token = shell_tokens(ctx, node, "image", segment=False)
     if len(token) == 1:
-        resolved = dotenv.substitute(token[0], variables)
+        resolved = _substitute(token[0], variables, references)
         if resolved is not token[0]:
             setting.value, setting.location, setting.text = resolved.text, resolved.location, resolved.text
     return setting
@@ -103,9 +113,10 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
     path = f"services.{name}"
-    image = _image(ctx, service, path, variables)
+    references: dict = {}
+    image = _image(ctx, service, path, variables, references)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
-    tokens = [dotenv.substitute(t, variables) for t in _tokens(ctx, service, built)]
+    tokens = [_substitute(t, variables, references) for t in _tokens(ctx, service, built)]
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
@@ -117,22 +128,25 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
         return None
     if script is not None:  # the script's engine start is this service's: not a served model of its own
         ctx.workspace.held.add(script[0])
+    model.referenced_at = references
     if service.get("build") is not None:
         _built_here(model)
     _environment_list(ctx, model, service.get("environment"), path)
     _env_files(ctx, model, service.get("env_file"))
+    for env_name, setting in built.env.items() if built is not None else ():
+        model.env.setdefault(env_name, setting)  # the built image's ENV, unless the service sets it
     for setting in model.env.values():
         if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
-            resolved = dotenv.substitute(ArgToken(setting.value, setting.location), variables)
+            resolved = _substitute(ArgToken(setting.value, setting.location), variables, references)
             setting.value, setting.location = resolved.text, resolved.location
     if script is not None:
         model.env.update(script[2])  # what the script exports before it starts the engine
-    model.gpus = _gpus(ctx, service, path, variables) or model.gpus
+    model.gpus = _gpus(ctx, service, path, variables, references) or model.gpus
     replicas = service.path("deploy")
     if replicas is not None and replicas.kind == "map":
         model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
-    compose_pod(ctx, model, service, path)
+    compose_pod(ctx, model, service, path, variables)
     return model
 
 
@@ -142,7 +156,7 @@ def _mounted_script(ctx: DocContext, service: YNode, tokens: list[ArgToken], var
     path in the repository, the engine argv it starts (the service's environment expanded in it,
     ``"$@"`` its arguments) and the variables it exports; None otherwise."""
     called = env_argv.script_call(tokens)
-    rel = _bind_source(ctx, service, called[0]) if called is not None else None
+    rel = _bind_source(ctx, service, called[0], variables) if called is not None else None
     if rel is None:
         return None
     values = env_argv.container_env(ctx, service, "environment")
@@ -157,10 +171,10 @@ def _mounted_script(ctx: DocContext, service: YNode, tokens: list[ArgToken], var
     return rel, env_argv.script_argv(launched.tokens, literal, called[1]), env_settings(launched)
 
 
-def _bind_source(ctx: DocContext, service: YNode, path: str) -> str | None:
+def _bind_source(ctx: DocContext, service: YNode, path: str, variables: dict) -> str | None:
     """The repository file bind-mounted at ``path`` in the service's container (the file itself, or a
     folder that holds it), or None."""
-    mounts, volumes = _compose_volumes(ctx, service.get("volumes"))
+    mounts, volumes = _compose_volumes(ctx, service.get("volumes"), variables)
     best = None
     for mount in mounts:
         root = mount.path.rstrip("/")
@@ -229,7 +243,7 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
             model.env[name] = setting
 
 
-def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":
         return None
@@ -243,7 +257,7 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Settin
         where = f"{path}.deploy.resources.reservations.devices[{index}]"
         count = ctx.field_setting(device, "count", "gpus", f"{where}.count", to_int)
         if count is not None and isinstance(count.value, str) and "$" in count.value:
-            resolved = dotenv.substitute(ArgToken(count.value, count.location), variables)
+            resolved = _substitute(ArgToken(count.value, count.location), variables, references)
             count.value, count.location = to_int(resolved.text), resolved.location
         if count is not None:
             return count
@@ -260,9 +274,9 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Settin
 
 # ---------------------------------------------------------------- the pod
 
-def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
+def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str, variables: dict) -> PodFacts:
     pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
-    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
+    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"), variables)
     for item in _seq_or_scalar(service.get("tmpfs")):
         if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
             pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
@@ -298,17 +312,22 @@ def _seq_or_scalar(node: YNode | None) -> list[YNode]:
     return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
 
 
-def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
-    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
+def _compose_volumes(ctx: DocContext, node: YNode | None, variables: dict) -> tuple[list[Mount], dict[str, Volume]]:
+    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax, variables
+    interpolated as compose does (``${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface``)."""
     mounts: list[Mount] = []
     volumes: dict[str, Volume] = {}
+
+    def value(text):
+        return dotenv.substitute(ArgToken(text, ctx.location(item)), variables).text if isinstance(text, str) else text
+
     for item in _seq_or_scalar(node):
         if item.kind == "scalar" and isinstance(item.value, str):
             parts = _volume_fields(item.value)
-            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
+            source, target = (value(parts[0]), value(parts[1])) if len(parts) >= 2 else (None, value(parts[0]))
             kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
         elif item.kind == "map":
-            source, target = item.scalar("source"), item.scalar("target")
+            source, target = value(item.scalar("source")), value(item.scalar("target"))
             kind = str(item.scalar("type", default="volume"))
             kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
         else:
