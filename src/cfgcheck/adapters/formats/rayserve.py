@@ -34,6 +34,7 @@ from ..core.contexts import DocContext
 from ..core.recognition import apply_launch, finish, ray_worker_claims, set_image, string_map, to_int
 from ..core.yaml_in_strings import embedded_document
 from ..launch.pod_specs import find_key, ray_cluster_gpus
+from ..launch.pods import ray_worker_pods
 
 MARKERS = ("serveconfigv2", "llm_configs", "import_path")
 LLM_BUILDERS = ("ray.serve.llm:build_openai_app", "ray.serve.llm:build_llm_deployment")
@@ -225,3 +226,4 @@ def _cluster(ctx: DocContext, model: ServedModel, cluster: YNode | None) -> None
         model.gpus = Setting("gpus", total, ctx.location(head), f"rayClusterConfig ({how})")
         model.gpus_span = "unknown"
     model.accelerator_claims += ray_worker_claims(head)
+    model.worker_pods = ray_worker_pods(ctx, head)

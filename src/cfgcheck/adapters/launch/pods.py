@@ -16,7 +16,7 @@ from typing import Any
 from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import env_value_nodes, string_map
+from ..core.recognition import env_map_settings, env_value_nodes, string_map
 from ..core.resources import file_resources
 
 SHM_PATH = "/dev/shm"
@@ -56,6 +56,31 @@ def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
 def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
                    root: YNode | None = None, labels: YNode | None = None) -> PodFacts:
     """The facts of a pod spec around ``container``; ``root`` supplies namespace and StatefulSet claims."""
+    model.pod = pod_facts(ctx, container, pod_spec, root, labels)
+    return model.pod
+
+
+def ray_worker_pods(ctx: DocContext, cluster: YNode | None) -> dict[str, PodFacts]:
+    """The pods of a KubeRay cluster spec's worker groups that request GPUs, by group name: where Ray
+    places the engine's workers, each loading the weights (its first container, with its env)."""
+    found: dict[str, PodFacts] = {}
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    for index, group in enumerate(groups.value if groups is not None and groups.kind == "seq" else ()):
+        pod_spec = group.path("template", "spec") if group.kind == "map" else None
+        containers = pod_spec.get("containers") if pod_spec is not None and pod_spec.kind == "map" else None
+        if containers is None or containers.kind != "seq" or not containers.value or containers.value[0].kind != "map":
+            continue
+        pod = pod_facts(ctx, containers.value[0], pod_spec, None, group.path("template", "metadata", "labels"))
+        if any(name.endswith("/gpu") for name in (*pod.requests, *pod.limits)):
+            pod.env = env_map_settings(ctx, containers.value[0].get("env"), "")
+            pod.location = ctx.location(group.get("groupName") or group)  # findings name the group
+            found[str(group.scalar("groupName", default=f"workerGroupSpecs[{index}]"))] = pod
+    return found
+
+
+def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | None = None,
+              labels: YNode | None = None) -> PodFacts:
+    """The facts of the pod spec ``pod_spec`` around ``container``."""
     pod = PodFacts("kubernetes", ctx.location(pod_spec), services=services(ctx.workspace))
     pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
     pod.labels = string_map(labels)
@@ -94,7 +119,6 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
         pod.max_surge = ctx.field_setting(rolling, "maxSurge", "max_surge", "spec.strategy.rollingUpdate.maxSurge")
         pod.max_unavailable = ctx.field_setting(rolling, "maxUnavailable", "max_unavailable",
                                                 "spec.strategy.rollingUpdate.maxUnavailable")
-    model.pod = pod
     return pod
 
 
