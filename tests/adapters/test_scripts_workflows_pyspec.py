@@ -273,3 +273,17 @@ def test_what_a_script_exports_is_the_engines_environment():
     result = lint_paths(FORMATS / "exports", root=FORMATS / "exports")
     removed = {(f.location.path, f.location.line) for f in result.findings if f.code == "CFG108"}
     assert removed == {("serve.sh", 8), ("container.sh", 3)}  # VLLM_USE_V1, gone from vLLM 0.26.0
+
+
+def test_what_a_containers_shell_script_exports_is_the_engines_environment(tmp_path):
+    (tmp_path / "chat.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.26.0\n"
+        '          command: ["/bin/bash", "-c"]\n          args:\n            - |\n'
+        "              export VLLM_USE_V1=0 HF_HOME=/data/hf\n"
+        "              exec env VLLM_LOGGING_LEVEL=DEBUG vllm serve Qwen/Qwen3-8B\n"
+        "          env: [{name: HF_HOME, value: /root/.cache/hf}]\n")
+    served = _models(tmp_path)["chat/vllm"]
+    assert served.env["HF_HOME"].value == "/data/hf" and _at(served.env["HF_HOME"]) == (13, 44)  # the script's wins
+    assert served.env["VLLM_USE_V1"].source == "export VLLM_USE_V1"
+    assert served.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # env NAME=value before the command

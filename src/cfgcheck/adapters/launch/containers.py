@@ -42,6 +42,13 @@ def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
 
 
 def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str | None]) -> list[ArgToken]:
+    joined, script = _command(ctx, container)
+    return shell_tokens(ctx, script, "shell", env=environment) if script is not None else joined
+
+
+def _command(ctx: DocContext, container: YNode) -> tuple[list[ArgToken], YNode | None]:
+    """command + args as written, and the shell script they run (``sh -c SCRIPT``, or one ``args``
+    string with spaces), if any."""
     command = argv_tokens(ctx, container.get("command"), "command") if container.get("command") is not None else []
     args_node = container.get("args")
     args = argv_tokens(ctx, args_node, "args")
@@ -54,10 +61,22 @@ def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str
             script_index += 1  # bash -lc -- SCRIPT
         script_node = _node_for(container, joined[script_index])
         if script_node is not None:
-            return shell_tokens(ctx, script_node, "shell", env=environment)
+            return joined, script_node
     if not command and args_node is not None and args_node.kind == "seq" and len(args) == 1 and " " in texts[0]:
-        return shell_tokens(ctx, args_node.value[0], "shell", env=environment)
-    return joined
+        return joined, args_node.value[0]
+    return joined, None
+
+
+def script_env(ctx: DocContext, container: YNode, values: dict[str, env_argv.EnvValue | None]) -> dict[str, Setting]:
+    """What the container's shell script exports before it starts the engine (``export VLLM_X=1 && exec
+    vllm serve ...``), and the assignments before the engine's command, located in the script."""
+    script = _command(ctx, container)[1]
+    if script is None or "=" not in str(script.value):
+        return {}
+    from .scripts import env_settings, scalar_launches  # the script walk, only for a script that assigns
+
+    launched = next(iter(scalar_launches(ctx, script, env_argv.script_environment(values))), None)
+    return env_settings(launched) if launched is not None else {}
 
 
 _KUBELET_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -141,6 +160,8 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         return None
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
+    if tokens and tokens[0].origin == "shell":
+        model.env.update(script_env(ctx, container, values))
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
     env_argv.apply_wrapper(model, wrapper, values)

@@ -222,7 +222,9 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
             if launched is not None:
                 found.append(launched)
         elif _starts(tokens):
-            found.append(Launched(tokens, env={**variables.exported, **_assignments(tokens, "prefix")}))
+            # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
+            wrapped = next((i for i, t in enumerate(texts) if t not in ("exec", "nohup", "env", "time")), len(texts))
+            found.append(Launched(tokens, env={**variables.exported, **_assignments(tokens[wrapped:], "prefix")}))
         else:
             variables.read(tokens)
     return found
