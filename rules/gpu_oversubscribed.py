@@ -93,7 +93,7 @@ from typing import Iterator
 from cfgcheck.api import Fact, Finding, MEMORY_FRACTION, Option, Placement, RuleContext, ServedModel, placement
 
 from ._ceilings import from_comments
-from ._pod_rules import serves
+from ._pod_rules import runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
 OPTIONS = {
@@ -107,21 +107,25 @@ SCOPE = "run"  # engines of every file of the run are placed on the GPUs once
 def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
     on_device: dict[tuple[str, str], list[ServedModel]] = {}  # engines by (host, physical device)
     for other in ctx.models:
-        placed = placement(other) if serves(other) else None
+        placed = placement(other) if _on_gpu(other) else None
         for device in placed.devices or () if placed is not None else ():
             on_device.setdefault((placed.host, device), []).append(other)
     sliced: dict[tuple, list[ServedModel]] = {}  # engines on time-sliced GPUs, by configuration and node
     for other in ctx.models:
-        if serves(other) and other.pod is not None and other.pod.shared_gpus is not None:
+        if _on_gpu(other) and other.pod is not None and other.pod.shared_gpus is not None:
             sliced.setdefault((other.pod.shared_gpus[1], other.pod.node), []).append(other)
     for model in models:
-        placed = placement(model) if serves(model) else None
+        placed = placement(model) if _on_gpu(model) else None
         if placed is not None and placed.devices is not None:
             yield from _shared(model, placed, on_device, ctx)
         elif placed is not None:
             yield from _beside_unscheduled(model, placed, on_device, ctx)
-        if serves(model) and model.pod is not None and model.pod.shared_gpus is not None:
+        if _on_gpu(model) and model.pod is not None and model.pod.shared_gpus is not None:
             yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
+
+
+def _on_gpu(model: ServedModel) -> bool:
+    return serves(model) and not runs_on_cpu(model)
 
 
 def _shared(model: ServedModel, placed: Placement, on_device: dict, ctx: RuleContext) -> Iterator[Finding]:

@@ -57,8 +57,8 @@ def placement(model: ServedModel) -> Placement | None:
 def _place(model: ServedModel) -> Placement | None:
     pod = model.pod
     host = pod.node if pod is not None else model.host
-    if host is None:
-        return None
+    if host is None or model.replicas is not None and as_int(model.replicas.value) == 0:
+        return None  # not placed, or scaled to nothing: it uses no GPU
     seen = _seen(model)
     if seen is None:
         return None
