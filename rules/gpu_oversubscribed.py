@@ -124,13 +124,23 @@ def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
             yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
 
 
+def _together(model: ServedModel, engines: list[ServedModel]) -> list[ServedModel]:
+    """``engines`` that may run at the same time as ``model`` and as each other (compose profiles), in order."""
+    kept: list[ServedModel] = []
+    for other in engines:
+        placed = placement(other)
+        if other is model or placement(model).runs_with(placed) and all(placement(k).runs_with(placed) for k in kept):
+            kept.append(other)
+    return kept
+
+
 def _on_gpu(model: ServedModel) -> bool:
     return serves(model) and not runs_on_cpu(model)
 
 
 def _shared(model: ServedModel, placed: Placement, on_device: dict, ctx: RuleContext) -> Iterator[Finding]:
     for device in placed.devices or ():
-        sharing = on_device.get((placed.host, device), [])
+        sharing = _together(model, on_device.get((placed.host, device), []))
         if len(sharing) < 2 or sharing[0] is model:
             continue  # reported once, on each engine after the first
         fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]

@@ -184,6 +184,8 @@ class PodFacts:
     host_gpus: tuple[str, Location] | None = None
     # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
     shared_gpus: tuple[str, Location] | None = None
+    # the compose profiles that start the service (none: it always starts; compose-spec "profiles")
+    profiles: tuple[str, ...] = ()
     env: dict[str, Setting] = field(default_factory=dict)  # a worker pod's container env (the engine's is ServedModel.env)
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None

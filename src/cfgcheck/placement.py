@@ -44,6 +44,12 @@ class Placement:
     location: Location
     scheduled: bool  # a device plugin or DRA counts them: another pod is not given the same GPU
     shared: tuple[str, Location] | None = None  # the device plugin time-slices its GPUs
+    profiles: tuple[str, ...] = ()  # started only with one of these compose profiles (none: always)
+
+    def runs_with(self, other: Placement) -> bool:
+        """Whether both engines may run at once: a service of a compose profile starts with the services
+        of no profile and of a profile it shares, not with those of other profiles only."""
+        return not self.profiles or not other.profiles or bool(set(self.profiles) & set(other.profiles))
 
 
 def placement(model: ServedModel) -> Placement | None:
@@ -63,16 +69,18 @@ def _place(model: ServedModel) -> Placement | None:
     if seen is None:
         return None
     visible, how, setting = seen
+    profiles = pod.profiles if pod is not None else ()
     if visible is None:  # a device plugin or claim chose them
         where = setting.location if setting is not None else (pod.location if pod is not None else model.location)
-        return Placement(host, None, how, setting, where, True, pod.shared_gpus if pod is not None else None)
+        return Placement(host, None, how, setting, where, True, pod.shared_gpus if pod is not None else None,
+                         profiles)
     picked = _picked(model, visible)
     if picked is None:
         return None
     devices, chosen_how, chosen = picked
     at = chosen or setting
     location = at.location if at is not None else (pod.location if pod is not None else model.location)
-    return Placement(host, devices, f"{how}{chosen_how}", at, location, False)
+    return Placement(host, devices, f"{how}{chosen_how}", at, location, False, None, profiles)
 
 
 def _seen(model: ServedModel) -> tuple[list[str] | None, str, Setting | None] | None:

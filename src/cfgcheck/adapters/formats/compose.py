@@ -275,11 +275,9 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict, reference
 # ---------------------------------------------------------------- the pod
 
 def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str, variables: dict) -> PodFacts:
-    # services of different profiles are alternatives, started one set at a time (compose-spec
-    # "profiles"): each set of profiles is a host of its own
-    profiles = sorted(str(item.value) for item in _seq_or_scalar(service.get("profiles")) if item.kind == "scalar")
-    node = f"the compose file {ctx.path}" + (f" (profile {', '.join(profiles)})" if profiles else "")
-    pod = PodFacts("compose", ctx.location(service), node=node)
+    pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
+    pod.profiles = tuple(sorted(str(item.value) for item in _seq_or_scalar(service.get("profiles"))
+                                if item.kind == "scalar"))
     pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"), variables)
     for item in _seq_or_scalar(service.get("tmpfs")):
         if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:

@@ -29,7 +29,7 @@ from ..core.contexts import DocContext, Workspace, directives_of
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, named_files
-from .shell import OPERATORS, SourceMap, expand, lex, segments
+from .shell import OPERATORS, SourceMap, expand, lex, names_engine, segments
 
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
@@ -212,9 +212,11 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     found: list[Launched] = []
     variables = _Variables()
     for command in segments(words):
+        texts = [word for word, _, _ in command if word not in OPERATORS]
+        if not _may_matter(texts):
+            continue  # locating every word of a long script is most of its cost
         tokens = [ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command
                   if word not in OPERATORS]
-        texts = [t.text for t in tokens]
         runner = next((i for i, t in enumerate(texts[:-1]) if t.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS
                        and texts[i + 1] == "run"), None)
         if runner is not None:
@@ -228,6 +230,16 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
         else:
             variables.read(tokens)
     return found
+
+
+def _may_matter(texts: list[str]) -> bool:
+    """Whether a command may start an engine (it names one, or runs a container) or set the environment
+    (an assignment, ``export``, ``set``, ``unset``): the others are skipped before their words are located."""
+    return bool(texts) and ("=" in texts[0] or texts[0] in _SETS_ENV or any(
+        names_engine(text) or text.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS for text in texts))
+
+
+_SETS_ENV = ("export", "declare", "set", "unset", "then", "do", "else", "{")
 
 
 class _Variables:

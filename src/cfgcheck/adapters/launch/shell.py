@@ -451,13 +451,15 @@ def shell_tokens(ctx: DocContext, node: YNode, origin: str, segment: bool = True
 def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
     """The words of the shell command that runs the engine (without ``exec``), else the last command."""
     for command in commands:
-        if any(_starts_engine(word) for word, _, _ in command) and \
+        if any(names_engine(word) for word, _, _ in command) and \
                 not engine_argv.mentions_only([word for word, _, _ in command]):
             return [w for w in command if w[0] != "exec"]
     return commands[-1] if commands else []
 
 
-def _starts_engine(word: str) -> bool:
+def names_engine(word: str) -> bool:
+    """A word that is an engine's program or server module (``vllm``, ``/usr/bin/llama-server``,
+    ``sglang.launch_server``)."""
     base = word.rsplit("/", 1)[-1]
     return base in ("vllm", "sglang", "llama-server", "llama-cpp-server", "tokenspeed") or \
         engine_argv._engine_of_module(word) is not None
