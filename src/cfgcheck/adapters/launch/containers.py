@@ -73,10 +73,7 @@ def script_env(ctx: DocContext, container: YNode, values: dict[str, env_argv.Env
     script = _command(ctx, container)[1]
     if script is None or "=" not in str(script.value):
         return {}
-    from .scripts import env_settings, scalar_launches  # the script walk, only for a script that assigns
-
-    launched = next(iter(scalar_launches(ctx, script, env_argv.script_environment(values))), None)
-    return env_settings(launched) if launched is not None else {}
+    return env_argv.script_exports(ctx, script, values)
 
 
 _KUBELET_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")

@@ -176,6 +176,15 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
     return script_argv(launched.tokens, values, called[1]) if launched is not None else None
 
 
+def script_exports(ctx: DocContext, script: YNode, values: dict[str, EnvValue | None]) -> dict[str, Setting]:
+    """The variables a container's shell script gives the engine it starts (``export``, ``NAME=value``
+    before the command), located in the script; its variables taken from the container's env."""
+    from .scripts import env_settings, scalar_launches  # at call time: only a script that assigns needs it
+
+    launched = next(iter(scalar_launches(ctx, script, script_environment(values))), None)
+    return env_settings(launched) if launched is not None else {}
+
+
 def script_call(tokens: list[ArgToken]) -> tuple[str, list[ArgToken]] | None:
     """``/scripts/start.sh ARGS`` or ``bash /scripts/start.sh ARGS``: the script's absolute path in the
     container, and the arguments it is called with; None when the command runs no script by path."""
