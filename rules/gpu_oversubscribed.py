@@ -16,7 +16,8 @@ as many as its ranks (SGLang from `--base-gpu-id`). What a container sees: compo
 compose `count: N` (docker gives devices 0 to N-1 whichever other service has them);
 `NVIDIA_VISIBLE_DEVICES` without a device-plugin request; every GPU of the machine for `gpus: all`,
 the NVIDIA runtime (class) without a device list, a privileged container, AMD's `/dev/kfd`, or a
-process started on the host. Indices inside a device-plugin allocation are relative to the container
+process started on the host. Compose services of different profiles are alternatives (those of no
+profile start with every profile); an engine scaled to 0 or built for CPU takes no GPU memory. Indices inside a device-plugin allocation are relative to the container
 and are not compared; but an engine that gets its GPU from the device plugin on a node where others use
 GPUs outside the plugin's count may be given one of theirs: a warning, since which GPU the plugin picks
 is not in the configuration. Engines that request a GPU resource the device plugin time-slices
