@@ -159,12 +159,14 @@ _ALL_ARGUMENTS = ("$@", "${@}", "$*", "${*}")
 
 
 def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, tokens: list[ArgToken],
-                   values: dict[str, EnvValue | None]) -> list[ArgToken] | None:
+                   values: dict[str, EnvValue | None],
+                   exports: dict[str, ArgToken] | None = None) -> list[ArgToken] | None:
     """The engine argv of a container whose command runs a script mounted from a ConfigMap of the
     repository (``command: ["/scripts/start.sh"]`` with a ``configMap`` volume at ``/scripts``): the
     script's engine command, located in the ConfigMap's data, its variables taken from the container's
-    env, and ``"$@"`` replaced by the container's arguments after the script. None when the command runs
-    no such script or the script starts no engine."""
+    env, and ``"$@"`` replaced by the container's arguments after the script; ``exports`` receives what
+    the script gives the engine's environment. None when the command runs no such script or the script
+    starts no engine."""
     called = script_call(tokens)
     found = _script_node(ctx, container, pod_spec, called[0]) if called is not None and pod_spec is not None else None
     if found is None:
@@ -173,16 +175,11 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
 
     script_ctx, node = found
     launched = next(iter(scalar_launches(script_ctx, node, script_environment(values))), None)
-    return script_argv(launched.tokens, values, called[1]) if launched is not None else None
-
-
-def script_exports(ctx: DocContext, script: YNode, values: dict[str, EnvValue | None]) -> dict[str, Setting]:
-    """The variables a container's shell script gives the engine it starts (``export``, ``NAME=value``
-    before the command), located in the script; its variables taken from the container's env."""
-    from .scripts import env_settings, scalar_launches  # at call time: only a script that assigns needs it
-
-    launched = next(iter(scalar_launches(ctx, script, script_environment(values))), None)
-    return env_settings(launched) if launched is not None else {}
+    if launched is None:
+        return None
+    if exports is not None:
+        exports.update(launched.env)
+    return script_argv(launched.tokens, values, called[1])
 
 
 def script_call(tokens: list[ArgToken]) -> tuple[str, list[ArgToken]] | None:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
@@ -29,7 +29,8 @@ from ..core.contexts import DocContext, Workspace, directives_of
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, named_files
-from .shell import OPERATORS, SourceMap, expand, lex, names_engine, segments
+from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
+                    names_engine, segments, tail, WRAPPERS)
 
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
@@ -210,7 +211,7 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     """Every engine start in already expanded shell ``words``; ``locate(start, end, word)`` gives a
     word's location and comments."""
     found: list[Launched] = []
-    variables = _Variables()
+    variables = Environment()
     for command in segments(words):
         texts = [word for word, _, _ in command if word not in OPERATORS]
         if not _may_matter(texts):
@@ -225,8 +226,8 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
                 found.append(launched)
         elif _starts(tokens):
             # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
-            wrapped = next((i for i, t in enumerate(texts) if t not in ("exec", "nohup", "env", "time")), len(texts))
-            found.append(Launched(tokens, env={**variables.exported, **_assignments(tokens[wrapped:], "prefix")}))
+            wrapped = next((i for i, t in enumerate(texts) if t not in WRAPPERS), len(texts))
+            found.append(Launched(tokens, env={**variables.exported, **assignments(tokens[wrapped:], "prefix")}))
         else:
             variables.read(tokens)
     return found
@@ -235,50 +236,8 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
 def _may_matter(texts: list[str]) -> bool:
     """Whether a command may start an engine (it names one, or runs a container) or set the environment
     (an assignment, ``export``, ``set``, ``unset``): the others are skipped before their words are located."""
-    return bool(texts) and ("=" in texts[0] or texts[0] in _SETS_ENV or any(
+    return bool(texts) and ("=" in texts[0] or texts[0] in SETS_ENV or any(
         names_engine(text) or text.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS for text in texts))
-
-
-_SETS_ENV = ("export", "declare", "set", "unset", "then", "do", "else", "{")
-
-
-class _Variables:
-    """The environment a script builds for the commands it starts: ``export NAME=value``, ``export NAME``
-    of a variable set before, ``declare -x``, every assignment while ``set -a`` is on, ``unset NAME``
-    (POSIX ``export``, ``set -a``: the exported variables are the environment of every later command)."""
-
-    def __init__(self) -> None:
-        self.exported: dict[str, ArgToken] = {}
-        self.assigned: dict[str, ArgToken] = {}
-        self.all_export = False
-
-    def read(self, tokens: list[ArgToken]) -> None:
-        texts = [t.text for t in tokens]
-        while texts and texts[0] in ("then", "do", "else", "{"):
-            tokens, texts = tokens[1:], texts[1:]
-        if not texts:
-            return
-        if texts[0] == "set":
-            for index, text in enumerate(texts[1:], start=1):
-                if text[:1] in "-+" and "o" not in text and "a" in text:  # set -a, set -ea, set +a
-                    self.all_export = text[0] == "-"
-                elif text in ("-o", "+o") and texts[index + 1:index + 2] == ["allexport"]:
-                    self.all_export = text == "-o"
-        elif texts[0] == "unset":
-            for text in texts[1:]:
-                self.exported.pop(text, None)
-        elif texts[0] == "export" or texts[:2] == ["declare", "-x"]:
-            for token in tokens[1 if texts[0] == "export" else 2:]:
-                name, assigned, _ = token.text.partition("=")
-                if assigned and name.isidentifier():
-                    self.exported[name] = _tail(token, len(name) + 1, "export")
-                elif name in self.assigned:  # export NAME of a variable set before: its value
-                    self.exported[name] = replace(self.assigned[name], origin="export")
-        else:
-            assigned = _assignments(tokens, "assign")
-            if len(assigned) == len(tokens):  # only assignments: shell variables, exported under set -a
-                self.assigned.update(assigned)
-                self.exported.update(assigned if self.all_export else {})
 
 
 def file_launch(workspace: Workspace, rel: str, env: dict[str, str | None]) -> Launched | None:
@@ -305,18 +264,6 @@ def scalar_launches(ctx: DocContext, node, env: dict[str, str | None]) -> list[L
     return launches(expand(lex(mapping.value, shell=True), env), locate)
 
 
-def _assignments(tokens: list[ArgToken], how: str) -> dict[str, ArgToken]:
-    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env;
-    each value's origin says how it was given (``prefix``, ``export``, ``assign``)."""
-    env: dict[str, ArgToken] = {}
-    for token in tokens:
-        name, assigned, _ = token.text.partition("=")
-        if not assigned or not name.isidentifier():
-            break
-        env[name] = _tail(token, len(name) + 1, how)
-    return env
-
-
 def _starts(tokens: list[ArgToken]) -> bool:
     return find_launch(tokens, None) is not None
 
@@ -334,7 +281,7 @@ def docker_run(tokens: list[ArgToken], exported: dict[str, ArgToken] | None = No
             index += 1
             value_token = tokens[index]
         else:
-            value_token = _tail(token, len(option) + 1) if has_value else None
+            value_token = tail(token, len(option) + 1) if has_value else None
         if value_token is not None:
             _docker_option(launched, entrypoint, option, value_token, exported or {})
         index += 1
@@ -378,14 +325,7 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
     elif option in ("-e", "--env"):
         name, assigned, _ = value.text.partition("=")
         passed = exported.get(name) or ArgToken("", value.location, (), "docker -e", True)
-        launched.env[name] = _tail(value, len(name) + 1, "docker -e") if assigned else passed
-
-
-def _tail(token: ArgToken, offset: int, origin: str | None = None) -> ArgToken:
-    """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
-    loc = token.location
-    return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
-                    token.comments, origin or token.origin)
+        launched.env[name] = tail(value, len(name) + 1, "docker -e") if assigned else passed
 
 
 # Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
@@ -433,17 +373,7 @@ def gpu_count(text: str) -> int | str:
 
 def env_settings(launched: Launched) -> dict[str, Setting]:
     """The variables a script gives the engine it starts, as settings located where each is assigned."""
-    found = {}
-    for name, token in launched.env.items():
-        source = _ENV_SOURCES.get(token.origin, "{}=").format(name)
-        found[name] = Setting(name, token.text if not token.synthetic else None, token.location, source,
-                              token.comments, token.location, token.text, "env")
-    return found
-
-
-# how a script gives a variable to the engine, as a setting's source says it
-_ENV_SOURCES = {"docker -e": "docker run -e {}", "export": "export {}", "assign": "{}= under set -a",
-                "prefix": "{}= before the command"}
+    return environment_settings(launched.env)
 
 
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
