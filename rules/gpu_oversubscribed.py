@@ -9,7 +9,8 @@ estimate uses it: vLLM's and TokenSpeed's `--gpu-memory-utilization`, SGLang's `
 as written, else the default of the engine version (vLLM 0.9, 0.92 from 0.20.0; TokenSpeed 0.95, 0.9 for
 a vision model), else SGLang's start-up derivation from the GPU's memory and the parallel ranks; the
 message says which for each. Engines share a GPU when they use the same physical device of one
-machine (a node they are pinned to by `nodeName` or `kubernetes.io/hostname`, a compose file's host,
+machine (a node they are pinned to by `nodeName`, a `kubernetes.io/hostname` selector or a required
+node affinity for that one host, a compose file's host,
 or the host whose ports one load-balancer upstream lists). An engine uses, among the devices its
 container sees, those `CUDA_VISIBLE_DEVICES` (`HIP_VISIBLE_DEVICES` on ROCm) selects, else the first:
 as many as its ranks (SGLang from `--base-gpu-id`). What a container sees: compose `device_ids`; a

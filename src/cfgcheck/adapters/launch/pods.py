@@ -84,7 +84,8 @@ def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | 
     pod = PodFacts("kubernetes", ctx.location(pod_spec), services=services(ctx.workspace))
     pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
     pod.labels = string_map(labels)
-    node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname")
+    node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname") \
+        or _affinity_host(pod_spec)
     pod.node = str(node) if node else None
     volumes = pod_spec.get("volumes")
     for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
@@ -120,6 +121,22 @@ def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | 
         pod.max_unavailable = ctx.field_setting(rolling, "maxUnavailable", "max_unavailable",
                                                 "spec.strategy.rollingUpdate.maxUnavailable")
     return pod
+
+
+def _affinity_host(pod_spec: YNode) -> str | None:
+    """The one node a required node affinity allows (``kubernetes.io/hostname In [x]``, a single term)."""
+    terms = pod_spec.path("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                          "nodeSelectorTerms")
+    if terms is None or terms.kind != "seq" or len(terms.value) != 1 or terms.value[0].kind != "map":
+        return None
+    expressions = terms.value[0].get("matchExpressions")
+    for expression in expressions.value if expressions is not None and expressions.kind == "seq" else ():
+        values = expression.get("values") if expression.kind == "map" else None
+        if expression.kind == "map" and expression.scalar("key") == "kubernetes.io/hostname" and \
+                expression.scalar("operator") == "In" and values is not None and values.kind == "seq" and \
+                len(values.value) == 1 and values.value[0].kind == "scalar":
+            return str(values.value[0].value)
+    return None
 
 
 def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -> tuple[str, Location] | None:
