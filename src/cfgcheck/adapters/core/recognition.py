@@ -12,6 +12,7 @@ from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, lab
 from ...engines import argv as argv_mod
 from ...engines.images import image_engine, parse_image, placeholder
 from ...model import ArgToken, Download, ServedModel, Setting
+from ...settings import as_int
 from ...yamlio import YNode
 from .contexts import DocContext
 
@@ -71,12 +72,8 @@ def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
 
 
 def to_int(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().isdigit():
-        try:
-            return int(value.strip())
-        except ValueError:  # "²" is a digit to isdigit(), and Python refuses ints of over 4,300 digits
-            return value
-    return value
+    """Digits written as a string (``"8"``) as the int; anything else as it is (``settings.as_int``)."""
+    return as_int(value, value) if isinstance(value, str) else value
 
 
 def string_map(node: YNode | None) -> dict[str, str]:
