@@ -63,7 +63,9 @@ def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
         if block is None or block.kind != "map":
             continue
         for key, value in block.items():
-            if key.kind == "scalar" and (str(key.value) in GPU_RESOURCES or str(key.value).startswith(MIG_RESOURCE_PREFIX)):
+            name = str(key.value) if key.kind == "scalar" else ""
+            # ``nvidia.com/gpu.shared``: the device plugin's time-sliced GPUs under renameByDefault
+            if name.removesuffix(".shared") in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX):
                 return key, value
     return None, None
 
