@@ -33,7 +33,7 @@ from cfgcheck.render.charts import helm_binary
 from helpers import git, recording_server
 from tests.github.test_review import NAME, action_step
 from tests.security.test_input_attacks import BOMBS, CEILING, SILENCING, SPECS, UNPARSEABLE, _deployment, _script
-from tests.security.test_render_sandbox import ENDLESS, chart, in_folder, kustomization
+from tests.security.test_render_sandbox import DEPLOYMENT, ENDLESS, chart, in_folder, kustomization
 from tests.security.test_secrets import TEMPLATE_RCE
 
 pytestmark = pytest.mark.e2e
@@ -61,18 +61,6 @@ services:
     image: vllm/vllm-openai:v0.8.5
     env_file: [engine.env]
     command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "${VLLM_API_KEY}", "--served-model-name", "${HF_TOKEN}"]
-"""
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata: {name: chat}
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:v0.10.1
-          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "8192", "--served-model-name", "placeholder"]
 """
 # the exec plugin of a kustomization (alpha: needs --enable-alpha-plugins --enable-exec, never passed)
 EXEC_PLUGIN = """\
