@@ -25,7 +25,11 @@ KAITO decides for a workspace that only names a preset and a VM size:
   uses to set vLLM's parallel sizes (``pkg/model/interface.go``, ``configureParallelism``);
 - ``pkg/workspace/estimator/nodesestimator/estimator.go``: the constants of the node estimator that decides
   how many nodes of that size a preset gets (``gpuMemoryUtilization``, ``weightExpansionFactor``,
-  ``baseOverheadGiB``, ``overheadWeightFactor``).
+  ``baseOverheadGiB``, ``overheadWeightFactor``);
+- ``pkg/model/interface.go``: the ``--gpu-memory-utilization`` KAITO passes to vLLM
+  (``defaultGPUMemoryUtilization``, and ``gpuMemoryUtilizationByGPUModel`` for the SKUs' GPU models that
+  get another), the default of KAITO's runtime a workspace's ConfigMap may override; with the release
+  the checkout is at (``git describe --tags``), which the findings name.
 
 Usage::
 
@@ -51,6 +55,9 @@ _SKU = re.compile(r'\{SKU:\s*"([^"]+)",\s*GPUCount:\s*(\d+),\s*GPUMem:\s*resourc
                   r'\s*GPUModel:\s*"([^"]+)"')
 _CONSTANT = re.compile(r"^\s*(gpuMemoryUtilization|weightExpansionFactor|baseOverheadGiB|overheadWeightFactor)\s*=\s*([0-9.]+)",
                        re.MULTILINE)
+_GMU_DEFAULT = re.compile(r'^const defaultGPUMemoryUtilization = "([0-9.]+)"', re.MULTILINE)
+_GMU_BY_MODEL = re.compile(r"gpuMemoryUtilizationByGPUModel = map\[string\]string\{(.*?)\n\}", re.DOTALL)
+_GMU_ENTRY = re.compile(r'^\s*"([^"]+)":\s*"([0-9.]+)"', re.MULTILINE)
 GiB = 1024**3
 
 
@@ -58,6 +65,10 @@ GiB = 1024**3
 
 def commit_of(repo: Path) -> str:
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
+def release_of(repo: Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "describe", "--tags"], capture_output=True, text=True).stdout.strip()
 
 
 def profile_entry(name: str, profile: dict, gke: dict) -> dict:
@@ -120,6 +131,17 @@ def estimator_constants(repo: Path) -> dict[str, float]:
     return found
 
 
+def vllm_memory_utilization(repo: Path) -> dict:
+    """The --gpu-memory-utilization KAITO passes to vLLM: its default and the GPU models that get another."""
+    source = repo / "pkg" / "model" / "interface.go"
+    text = source.read_text()
+    default, table = _GMU_DEFAULT.search(text), _GMU_BY_MODEL.search(text)
+    if default is None or table is None:
+        raise SystemExit(f"{source}: defaultGPUMemoryUtilization or gpuMemoryUtilizationByGPUModel not found")
+    return {"default": float(default.group(1)),
+            "by_gpu_model": {name: float(value) for name, value in _GMU_ENTRY.findall(table.group(1))}}
+
+
 def build_kaito(repo: Path) -> dict:
     supported = yaml.safe_load((repo / "presets" / "workspace" / "models" / "supported_models.yaml").read_text())
     base = next(m for m in supported["models"] if m["name"] == "base")
@@ -129,12 +151,14 @@ def build_kaito(repo: Path) -> dict:
         "source": f"https://github.com/kaito-project/kaito/blob/{commit}/presets/workspace/models/supported_models.yaml "
                   f"(presets, base.runtimeVersion.vllm), pkg/sku/*_sku_handler.go (skus: GPU memory per GPU "
                   f"is GPUMem / GPUCount, nominal) and pkg/workspace/estimator/nodesestimator/estimator.go "
-                  f"(node_estimator)",
+                  f"(node_estimator), pkg/model/interface.go (gpu_memory_utilization)",
+        "release": release_of(repo),
         "base_image_tag": base.get("tag"),
         "vllm_version": (base.get("runtimeVersion") or {}).get("vllm"),
         "presets": presets(supported["models"]),
         "skus": skus(repo),
         "node_estimator": estimator_constants(repo),
+        "gpu_memory_utilization": vllm_memory_utilization(repo),
     }
 
 

@@ -61,6 +61,7 @@ class Fact:
     gpu: str | None = None  # the GPU it was worked out for, when it depends on the GPU
     how: str = ""  # how the engine arrives at it, or why it is unknown
     at_least: int | float | None = None  # an unknown default's bound on every GPU (vLLM's 256 sequences)
+    of: str = ""  # a default an operator's runtime passes the engine: whose ("KAITO's runtime at v0.12.0")
 
     @property
     def location(self) -> Location | None:
@@ -77,6 +78,8 @@ class Fact:
         on = f" on {self.gpu}" if self.gpu else ""
         if self.source == WRITTEN:
             return "written"
+        if self.source == DEFAULT and self.of:
+            return f"default of {self.of}"
         if self.source == DEFAULT:
             which = f"{self.who} {self.version}" if self.version else f"the newest {self.who} (version not known)"
             return f"default of {which}{on}"
@@ -209,6 +212,11 @@ class Facts:
         """What the engine uses for ``name`` when the configuration leaves it unset."""
         if name == MEMORY_FRACTION:
             name = fraction_setting(self.engine)
+        if name in self.model.operator_defaults:  # the operator's runtime passes it: the engine's own does not apply
+            value, whose = self.model.operator_defaults[name]
+            fact = self._fact(name, typed(name, value), DEFAULT)
+            fact.of = whose
+            return fact
         resolve = _RESOLVERS.get(name)
         return (resolve(self, name) if resolve is not None else None) or self._parser_default(name)
 

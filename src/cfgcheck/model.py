@@ -246,6 +246,9 @@ class ServedModel:
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # what an operator's runtime passes the engine where the configuration leaves a setting unset (KAITO's
+    # --gpu-memory-utilization), by canonical name -> (value, whose default: "KAITO's runtime at v0.12.0")
+    operator_defaults: dict[str, tuple[Any, str]] = field(default_factory=dict)
     # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
     # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
     conventions: dict[str, str] = field(default_factory=dict)
