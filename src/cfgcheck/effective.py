@@ -102,6 +102,10 @@ class Topology:
     nodes: int | None = None  # nodes one replica spans (--nnodes; 1 for one pod; None when not known)
     tp_setting: Setting | None = None
     pp_setting: Setting | None = None
+    # the ranks spread over the pods of a multi-pod group (a Ray cluster, an LWS group): the engine's own pod
+    # holds only its own GPUs' ranks (none when it requests none), the other pods theirs (``group_pods``)
+    group: bool = False
+    group_pods: tuple[tuple[str, int | None], ...] = ()  # (pod, GPUs per pod) of the group's other pods
 
     @property
     def world(self) -> int:
@@ -112,9 +116,13 @@ class Topology:
     def ranks_here(self) -> int:
         """Ranks inside this pod: a pod that requests fewer GPUs than the world holds only its share (a
         multi-node layout whose other ranks run in other pods)."""
-        if self.gpus_per_pod is not None and 0 < self.gpus_per_pod < self.world:
+        if self.gpus_per_pod is not None and (0 < self.gpus_per_pod or self.group) and self.gpus_per_pod < self.world:
             return self.gpus_per_pod
         return self.world
+
+    def ranks_in(self, pod_gpus: int | None) -> int:
+        """Ranks a pod of the group holding ``pod_gpus`` GPUs runs (the world when its count is not known)."""
+        return min(pod_gpus, self.world) if pod_gpus is not None and pod_gpus >= 0 else self.world
 
 
 def _ranks(setting: Setting | None) -> int:
@@ -146,7 +154,10 @@ def _read_topology(model: ServedModel) -> Topology:
     nnodes = as_int(model.value("nnodes"))
     nodes = nnodes if nnodes else 1 if model.gpus_span == "pod" else None
     replicas = as_int(model.replicas.value) if model.replicas is not None else None
-    return Topology(tp, pp, dp, ep, gpus, own if own is not None else gpus, replicas, nodes, tp_setting, pp_setting)
+    group = model.gpus_span == "group"
+    per_pod = own if own is not None else 0 if group else gpus  # a Ray head without GPUs runs no rank itself
+    return Topology(tp, pp, dp, ep, gpus, per_pod, replicas, nodes, tp_setting, pp_setting, group,
+                    tuple((pod.name, pod.gpus) for pod in model.group_pods))
 
 
 @functools.lru_cache(maxsize=None)

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
+from ...model import GroupPod, Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_value_nodes, string_map
@@ -198,6 +198,21 @@ def quantity_bytes(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def group_pod(ctx: DocContext, name: str, pod_spec: YNode, gpus: int | None) -> GroupPod:
+    """Another pod of an engine's group (a Ray worker, an LWS worker): its GPUs and the RAM-backed ``/dev/shm``
+    any of its containers mounts (the engine's ranks there run in the Ray node or worker container)."""
+    pod = PodFacts("kubernetes", ctx.location(pod_spec))
+    volumes = pod_spec.get("volumes")
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = read_volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
+    containers = pod_spec.get("containers")
+    for container in containers.value if containers is not None and containers.kind == "seq" else []:
+        pod.mounts += read_mounts(ctx, container.get("volumeMounts")) if container.kind == "map" else []
+    return GroupPod(name, gpus, kubernetes_shm(ctx, pod, pod_spec), pod.location)
 
 
 def kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:
