@@ -31,11 +31,18 @@ KAITO decides for a workspace that only names a preset and a VM size:
   get another), the default of KAITO's runtime a workspace's ConfigMap may override; with the release
   the checkout is at (``git describe --tags``), which the findings name.
 
+``src/cfgcheck/data/kserve.json`` (``--kserve``, a clone of https://github.com/kserve/kserve with its tags):
+the ``ClusterServingRuntime``s KServe installs with itself, which an ``InferenceService`` may name without the
+repository defining them: the ``metadata.name`` of every runtime ``config/runtimes/kustomization.yaml`` lists,
+at each release from v0.11.0 (read from the release tags with ``git show``; nothing is checked out), and the
+first release that installs it.
+
 Usage::
 
     git clone https://github.com/substratusai/kubeai /tmp/kubeai
     git clone https://github.com/kaito-project/kaito /tmp/kaito
-    python scripts/build_operator_data.py --kubeai /tmp/kubeai --kaito /tmp/kaito
+    git clone https://github.com/kserve/kserve /tmp/kserve
+    python scripts/build_operator_data.py --kubeai /tmp/kubeai --kaito /tmp/kaito --kserve /tmp/kserve
 """
 
 from __future__ import annotations
@@ -162,14 +169,53 @@ def build_kaito(repo: Path) -> dict:
     }
 
 
+KSERVE_FIRST_RELEASE = (0, 11, 0)  # the releases whose runtimes are read: v0.11.0 and later
+_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+def git_show(repo: Path, ref: str, path: str) -> str | None:
+    found = subprocess.run(["git", "-C", str(repo), "show", f"{ref}:{path}"], capture_output=True, text=True)
+    return found.stdout if found.returncode == 0 else None
+
+
+def kserve_runtimes(repo: Path, ref: str) -> list[str]:
+    """The ClusterServingRuntime names ``config/runtimes/kustomization.yaml`` installs at ``ref``."""
+    listing = yaml.safe_load(git_show(repo, ref, "config/runtimes/kustomization.yaml") or "{}") or {}
+    names = []
+    for resource in listing.get("resources") or []:
+        for document in yaml.safe_load_all(git_show(repo, ref, f"config/runtimes/{resource}") or ""):
+            if isinstance(document, dict) and document.get("kind") == "ClusterServingRuntime":
+                names.append(document["metadata"]["name"])
+    return names
+
+
+def build_kserve(repo: Path) -> dict:
+    tags = subprocess.run(["git", "-C", str(repo), "tag"], capture_output=True, text=True).stdout.split()
+    releases = sorted((tuple(int(part) for part in match.groups()), tag) for tag in tags
+                      if (match := _RELEASE.match(tag)) and tuple(int(part) for part in match.groups()) >= KSERVE_FIRST_RELEASE)
+    commit = commit_of(repo)
+    first: dict[str, str] = {}
+    for _, tag in releases + [((), commit)]:
+        for name in kserve_runtimes(repo, tag):
+            first.setdefault(name, tag)
+    return {
+        "version": 1,
+        "source": f"https://github.com/kserve/kserve/blob/{commit}/config/runtimes/kustomization.yaml and the runtimes "
+                  f"it lists, at the releases {releases[0][1]} to {releases[-1][1]} and at {commit[:12]}",
+        "cluster_serving_runtimes": dict(sorted(first.items())),
+    }
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubeai", type=Path, help="a checkout of substratusai/kubeai")
     parser.add_argument("--kaito", type=Path, help="a checkout of kaito-project/kaito")
+    parser.add_argument("--kserve", type=Path, help="a clone of kserve/kserve with its tags")
     args = parser.parse_args()
-    if not args.kubeai and not args.kaito:
-        parser.error("give --kubeai and/or --kaito")
-    for repo, name, build in ((args.kubeai, "kubeai.json", build_kubeai), (args.kaito, "kaito.json", build_kaito)):
+    if not args.kubeai and not args.kaito and not args.kserve:
+        parser.error("give --kubeai, --kaito and/or --kserve")
+    for repo, name, build in ((args.kubeai, "kubeai.json", build_kubeai), (args.kaito, "kaito.json", build_kaito),
+                              (args.kserve, "kserve.json", build_kserve)):
         if repo:
             (DATA / name).write_text(json.dumps(build(repo), indent=1) + "\n")
             print(f"wrote {DATA / name}")

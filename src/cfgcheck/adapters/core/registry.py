@@ -49,6 +49,8 @@ BUILT_IN = (
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model")),
+    LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
+                hooks=("served_models", "complete_model")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -61,6 +63,8 @@ BUILT_IN = (
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
+    # records the files kustomizations name that do not exist; reads no document itself
+    LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -102,20 +106,30 @@ def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedMode
                     continue
                 try:
                     models = adapter.served_models(ctx, resource)
-                    for model in models:  # an engine --config file, wherever the model's format keeps it
-                        for completer in completers:
-                            completer.complete_model(ctx, resource, model)
+                    owned = bool(models)  # the document is this adapter's, even if completing leaves no model
+                    for completer in completers:  # an engine --config file, wherever the model's format keeps it
+                        models = completed(completer, ctx, resource, models)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
                     document.problems.append((f"cannot interpret this document: {type(exc).__name__}: "
                                               f"{' '.join(str(exc).split())[:200]}", resource.line, resource.column))
                     break
-                if models:
+                if owned:
                     found.extend(models)
                     break
         if root is not None:
             first_line = root.end_line + 1
+    return found
+
+
+def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -> list[ServedModel]:
+    """``models`` as ``completer`` completes them: a hook that returns a list replaces the model it was given
+    with those (a llama-server router by the models of its preset file), None keeps it."""
+    found: list[ServedModel] = []
+    for model in models:
+        replaced = completer.complete_model(ctx, resource, model)
+        found.extend([model] if replaced is None else replaced)
     return found
 
 

@@ -28,7 +28,7 @@ from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.contexts import DocContext, Workspace, directives_of
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file
+from . import config_file, model_presets, named_files
 from .shell import OPERATORS, SourceMap, expand, lex, segments
 
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
@@ -95,8 +95,9 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
         after = last
-        if model is not None:
-            found.append(model)
+        if model is not None:  # a llama-server router stands for the models of its preset file
+            routed = model_presets.expand(workspace, loaded.path, model)
+            found.extend([model] if routed is None else routed)
     return found
 
 
@@ -413,4 +414,8 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
+        elif not argument.text.startswith("/") and (rel := named_files.repo_path(loaded.path, argument.text)) and \
+                not any(named_files.read_text(workspace, candidate) is not None
+                        for candidate in (rel, named_files.repo_path("", argument.text)) if candidate):
+            config_file.missing(workspace, argument, rel)  # a relative path is beside the script (or at the root)
     return finish(model)

@@ -1,0 +1,42 @@
+"""References the files of a run make that lead nowhere: a file a kustomization names that does not exist,
+a KServe runtime no file defines, an engine ``--config`` or ``--models-preset`` file that is not there.
+
+An adapter that looks a reference up and finds nothing records it here (``dangling``), with where it looked;
+the lint run reports them (``dangling-reference``, CFG003) only when it read the whole repository, since
+a file outside the run may hold what is named (``lint.whole_repository``). What cfgcheck cannot resolve by
+design is never recorded: remote kustomize bases, runtimes an operator installs in the cluster, paths
+inside an image.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ...model import Location
+from .contexts import Workspace
+
+
+@dataclass(eq=False, slots=True)
+class Dangling:
+    """One reference that leads nowhere: what is named (and by what), and where it was looked for."""
+
+    location: Location  # the name as written
+    named: str  # "resource 'base/missing.yaml'", "runtime 'vllm-rt'"
+    looked: str  # "in the kustomization's folder", "among the 2 ServingRuntimes of the repository"
+    remediation: str
+
+    @property
+    def message(self) -> str:
+        return f"{self.named} does not exist: looked for {self.looked}"
+
+
+def dangling(workspace: Workspace) -> list[Dangling]:
+    """This module's index space: every dangling reference the adapters of the run recorded."""
+    return workspace.space(__name__, list)
+
+
+def record(workspace: Workspace, location: Location, named: str, looked: str, remediation: str) -> None:
+    """Record a reference that leads nowhere (once per place and name: a file read twice records it once)."""
+    found = dangling(workspace)
+    if not any(d.location == location and d.named == named for d in found):
+        found.append(Dangling(location, named, looked, remediation))
