@@ -58,14 +58,13 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.api import Edit, Finding, Fix, in_every_version, severity, unresolved, value_location
+from cfgcheck.api import Edit, Finding, Fix, in_every_version, secret_name, severity, unresolved, value_location
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
 OPTIONS: dict = {}
 
 # Patterns as text, compiled by re (and cached there) when first used: the secret ones only once a value is invalid.
-_SECRET = r"(?i)key|token|secret|passw|credential|auth"
 _ANGLE_PLACEHOLDER = r"<[A-Z_]+>"  # a <PLACEHOLDER> to fill in: the value is unknown
 _BOOLEAN_WORDS = {"true", "false", "yes", "no", "on", "off"}
 
@@ -75,7 +74,7 @@ _SECRET_VALUE = r"^(sk-|hf_|ghp_|gho_|github_pat_|xox[abp]-|eyJ|AKIA|glpat-)|^[A
 
 def _shown(option: str, value: str) -> str:
     """The value quoted, unless the flag or the value looks like a secret (then it is not repeated)."""
-    if re.search(_SECRET, option) or re.search(_SECRET_VALUE, value):
+    if secret_name(option) or re.search(_SECRET_VALUE, value):
         return "the value"
     return f"'{value}'"
 
@@ -109,7 +108,7 @@ def check(model, ctx):
             if reason is None:
                 continue
             fix = None
-            if spec.choices and not re.search(_SECRET, res.option):
+            if spec.choices and not secret_name(res.option):
                 folded = [c for c in spec.choices if isinstance(c, str) and c.lower() == text.lower()]
                 if len(folded) == 1:
                     fix = Fix(f"use the choice {folded[0]}", (Edit(_span(location, text), text, folded[0]),))

@@ -40,20 +40,19 @@ None.
 
 import re
 
-from cfgcheck.api import Finding
+from cfgcheck.api import Finding, secret_name
 
 CODE, NAME, SEVERITY = "CFG106", "overridden-setting", "warning"
 OPTIONS: dict = {}
 
 
-_SECRET_SETTINGS = {"api_key", "hf_token", "token"}
 # compiled by re (and cached there) when first used: only once a setting is overridden
 _SECRET_VALUE = r"\b(hf_[A-Za-z0-9]{20,}|sk-[A-Za-z0-9_-]{16,}|gh[pousr]_[A-Za-z0-9]{20,}|github_pat_\w{20,})"
 
 
 def _shown(name: str, value) -> str:
     """A value as the message may show it: never a secret (it would land in PR comments and logs)."""
-    if name in _SECRET_SETTINGS or re.search(_SECRET_VALUE, str(value)):
+    if secret_name(name) or re.search(_SECRET_VALUE, str(value)):
         return "<redacted>"
     return str(value)
 

@@ -100,7 +100,8 @@ from pathlib import Path
 from typing import Iterator
 
 from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, Option, RuleContext,
-                          ServedModel, accelerator_kind, concurrency_at, configured)
+                          ServedModel, accelerator_kind, concurrency_at, configured,
+                          derived)
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -129,10 +130,13 @@ _KEY_VALUE = re.compile(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
 _WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
 
 
-def reason_words(comments) -> int:
-    """Words of explanation in the comments: flags, settings, numbers and directives do not count."""
+def reason_words(comments, enough: int | None = None) -> int:
+    """Words of explanation in the comments: flags, settings, numbers and directives do not count. With
+    ``enough``, counting stops once it is reached (a file of thousands of comments is not read whole)."""
     count = 0
     for text in comments or ():
+        if enough is not None and count >= enough:
+            break
         if _DIRECTIVE.match(text.lstrip()):
             continue
         text = _FLAG.sub(" ", text)  # --flags
@@ -145,18 +149,25 @@ def reason_words(comments) -> int:
 
 # what a sequence limit limits, in the words of a comment that explains it away from the flag
 _LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
+_NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.])")  # a number as a value is written: not part of 1.5 or 16
 
 
 def _stated_elsewhere(model, value: int) -> list[str]:
     """Comments of the document that state this limit away from the setting (a header that explains each
     flag: "Max concurrent requests: 16 at once, 175 MB of KV cache each"): they name the value and what it
     limits in words, not in a flag (a commented-out command is no reason)."""
-    number = re.compile(rf"(?<![\d.]){value}(?![\d.])")
-    found = []
-    for _, text in getattr(model, "comments", None) or ():
+    return derived(getattr(model, "comments", None), "limits-by-number", _limits_by_number).get(str(value), [])
+
+
+def _limits_by_number(comments) -> dict[str, list[str]]:
+    """The comments that say what a sequence limit limits, by each number they name outside a flag: read
+    once for every served model sharing them (``model.Comments``)."""
+    found: dict[str, list[str]] = {}
+    for _, text in comments:
         words = _FLAG.sub(" ", text)
-        if number.search(words) and _LIMIT_WORDS.search(words):
-            found.append(text)
+        if _LIMIT_WORDS.search(words):
+            for number in dict.fromkeys(_NUMBER.findall(words)):
+                found.setdefault(number, []).append(text)
     return found
 
 
@@ -212,7 +223,8 @@ def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
     for other in model.occurrences.get(setting.name, []) if getattr(model, "occurrences", None) else []:
         if other is not setting:
             comments.extend(other.comments)
-    if reason_words(comments) >= int(options["min-reason-words"]):
+    enough = int(options["min-reason-words"])
+    if reason_words(comments, enough) >= enough:
         return
     yield Finding(
         message=f"{setting.source} {value} is pinned below {what} ({default}) with no stated reason",

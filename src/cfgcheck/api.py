@@ -1,7 +1,8 @@
 """What a rule may import: the one module a rule in ``rules/`` (or a plugin) reads cfgcheck through.
 
 - the objects: ``Finding`` (with ``Fix`` and ``Edit``), ``Location``, ``ServedModel``, ``Setting``,
-  ``SEVERITIES``, ``Option`` (a declared rule option); ``configured`` (what ``rules:`` sets for a rule, read
+  ``SEVERITIES``, ``Option`` (a declared rule option); ``derived`` (what a rule finds in a model's
+  comments, worked out once for every model sharing them: ``model.Comments``); ``configured`` (what ``rules:`` sets for a rule, read
   with a ``Config``: a rule that keeps to another rule's option);
 - the contract: ``RuleContext`` (``ctx``) and the two ``check`` signatures, ``ModelCheck`` and, for a rule
   with ``SCOPE = "run"``, ``RunCheck``;
@@ -11,7 +12,8 @@
 - capacity: ``ctx.capacity(model)`` (a ``CapacityEstimate``) and the arithmetic on it (``concurrency_at``,
   ``cap_for``, ``longest_fitting_len``), the accelerator and model lookups, the memory-needs search;
 - engine knowledge rules share: flag catalogs, versions, confidence, env variables, images, precision,
-  flag history, drift between versions; and the number parsers of the settings vocabulary.
+  flag history, drift between versions; the number parsers of the settings vocabulary; and
+  ``secret_name`` (the one definition of a secret's name: a value under it is never quoted).
 
 Rules import nothing else from cfgcheck (``tests/architecture/test_rule_api.py`` holds it). The objects and
 the contract load with this module; the rest loads with the first rule that names it (``_LAZY``), as each
@@ -25,7 +27,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .context import ModelCheck, RuleContext, RunCheck
-from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, unresolved
+from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
@@ -49,6 +51,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
     from .engines.precision import (act_dtype_refused_everywhere, act_dtypes, facts_version, float16_refusal,
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
+    from .redact import secret_name
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -72,6 +75,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "engines.precision": ("act_dtype_refused_everywhere", "act_dtypes", "facts_version", "float16_refusal",
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
+    "redact": ("secret_name",),
 }
 # exported name -> (module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {
@@ -82,7 +86,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = [
     "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
-    "unresolved",
+    "derived", "unresolved",
     *_LAZY,
 ]
 

@@ -69,6 +69,8 @@ def loads(text: str, name: str) -> Counter:
         data = json.loads(text)
     except ValueError as exc:
         raise ConfigError(f"the baseline {name} is not JSON: {exc}") from None
+    except RecursionError:  # json's decoder recurses
+        raise ConfigError(f"the baseline {name} is not JSON: nested too deeply") from None
     if not isinstance(data, dict) or data.get("version") != VERSION or not isinstance(data.get("findings"), list):
         raise ConfigError(f"the baseline {name} is not a version {VERSION} cfgcheck baseline "
                           "(write one with --write-baseline)")

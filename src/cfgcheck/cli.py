@@ -13,8 +13,8 @@ import typer
 
 from . import __version__
 from .errors import UsageError
-from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, display_paths, exit_for, load_config,
-                           refuse_streams, run_lint_command, split_values)
+from .lint_command import (LINT_OPTIONS, ONLINE_HELP, PATHS_HELP, display_paths, exit_for, hand_hub_client,
+                           load_config, refuse_streams, run_lint_command, split_values)
 from .reporters import FORMATS
 
 # typer's completion adds --install-completion / --show-completion (bash, zsh, fish, PowerShell).
@@ -95,6 +95,7 @@ def capacity(
         raise UsageError(f"--chart {chart}: the file must end in .svg or .html")
     if online is not None:
         config.data["hub"] = online
+    hand_hub_client(config.data)
     _, collected = collect(paths, config)
     models = [model for model in collected if not model.template]  # a runtime template serves nothing
     sys.stdout.write(render_capacity(models, config.as_dict(), fmt))
@@ -186,6 +187,7 @@ def review_command(
 
     if online is not None:  # the configuration is read from the base commit inside run(): pass it on by the environment
         os.environ["CFGCHECK_HUB"] = "1" if online else "0"
+    hand_hub_client(None)
 
     code = run(Options(paths=paths or [Path(".")], config_file=config_file, base=base, pr=pr, repo=repo,
                        token=token, api_url=api_url, sarif=sarif, fail_on=fail_on.value if fail_on else None,
@@ -211,6 +213,7 @@ def fix_command(
     paths = paths or [Path(".")]
     refuse_streams(paths, "fix edits files in place")
     config = load_config(paths, config_file)
+    hand_hub_client(config.data)
     outcome = compute(run_lint(paths, config, split_values(select), split_values(ignore)))
     where = display_paths(config.root)
     for finding, why in outcome.skipped:
@@ -261,6 +264,7 @@ def propose_command(
     """Propose a serving change as one pull request: edits, re-lint, ADR stub and governance checklist."""
     from .propose.run import Options, main as run_main
 
+    hand_hub_client(None)  # the configuration is read from the base commit
     code = run_main(Options(sets=list(sets or []), file=file, title=title, why=why, fix=fix, paths=list(paths or []),
                             base=base, remote=remote, repo=repo, dry_run=dry_run, allow_findings=allow_findings,
                             config_file=config_file, token=token, api_url=api_url))
@@ -291,6 +295,7 @@ def upgrade_command(
     from .propose.upgrade import Target
 
     target = Target(engine.lower(), version, digest, dry_run=dry_run, offline=offline)
+    hand_hub_client(None)  # the configuration is read from the base commit
     code = run_main(Options(title=title, why=why, paths=list(paths or []), base=base, remote=remote, repo=repo,
                             dry_run=dry_run, allow_findings=allow_findings, config_file=config_file, token=token,
                             api_url=api_url, upgrade=target))

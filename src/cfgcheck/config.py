@@ -267,6 +267,8 @@ def _parse(raw: bytes, name: str, where: str) -> Any:
         table = tomllib.loads(raw.decode("utf-8"))
     except (UnicodeDecodeError, ValueError) as exc:
         raise ConfigError(f"{where}: invalid TOML: {_first_line(exc)}") from None
+    except RecursionError:  # tomllib's parser recurses into nested arrays and tables
+        raise ConfigError(f"{where}: invalid TOML: nested too deeply") from None
     tool = table.get("tool")
     return tool.get("cfgcheck") if isinstance(tool, dict) else None
 

@@ -10,8 +10,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from .model import Finding, ServedModel
+from .registry import FACTS, FactProviders
 
-if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks
+if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks (``FactProviders``)
     from .capacity.estimate import CapacityEstimate
     from .effective import Fact, Facts, Topology
     from .engines.argv import ParsedFlag
@@ -28,6 +29,7 @@ class RuleContext:
     base: ServedModel | None = None  # diff mode, a rule of one served model: the same served model at the base
     base_models: list[ServedModel] = field(default_factory=list)
     bases: dict[str, ServedModel] = field(default_factory=dict)  # diff mode: base served models by identity
+    facts_of: FactProviders = FACTS  # how the facts below are worked out (the rule index's)
 
     def base_of(self, model: ServedModel) -> ServedModel | None:
         """Diff mode: ``model`` at the base commit (None: new in this change, or not diff mode)."""
@@ -37,15 +39,11 @@ class RuleContext:
 
     def flags(self, model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
         """(catalog, walked argv flags, version label) of ``model``'s engine, or None; walked once."""
-        from .engines.argv import model_flags
-
-        return model_flags(model)
+        return self.facts_of.flags(model)
 
     def capacity(self, model: ServedModel) -> CapacityEstimate:
         """The KV-pool estimate of ``model`` under this run's configuration; computed once."""
-        from .capacity import estimate
-
-        return estimate(model, self.config)
+        return self.facts_of.capacity(model, self.config)
 
     def facts(self, model: ServedModel) -> Facts:
         """Every effective setting of ``model``: the ones the capacity estimate read, the same objects."""
@@ -61,9 +59,7 @@ class RuleContext:
 
     def topology(self, model: ServedModel) -> Topology:
         """Tensor, pipeline, data and expert ranks, GPUs per pod, pods and nodes of ``model``."""
-        from .effective import topology
-
-        return topology(model)
+        return self.facts_of.topology(model)
 
 
 class ModelCheck(Protocol):

@@ -14,17 +14,18 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import git as _git_module, precedence, sandbox, stale, staging
+from . import git as _git_module, precedence, sandbox, stale
 from .config import Config
 from .errors import ConfigError
 from .adapters.core.registry import file_format, file_suffixes
-from .adapters.renderers.helm import charts_holding, note_templates, rendering
-from .adapters.renderers.helm_sandbox import CHART_FILE, charts_by_name, dependency_folders
+from .render import staging
+from .render.charts import CHART_FILE, charts_by_name, charts_holding, dependency_folders, note_templates, rendering
 from .discover import excluded, is_chart_template, listed_file, related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
 from .notes import per_run
 from .paths import escapes
+from .suppressions import silenced_by_change
 from .yamlio import LoadedFile, YamlError, decode, load_file, parse_text
 
 
@@ -175,8 +176,9 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
     # Charts a change touches are rendered at head and, from a copy of the base's chart, at the base.
     head_charts = [load_file(root, root / rel, limits, readers=file_format) for rel in charts if rel not in changed]
 
-    head_context = served_models(head_files + head_charts + dependencies, config)
-    base_context = served_models(base_files + dependencies, config) + [
+    # the files they name (a compose .env) from each side's commit, never the work tree's untracked ones
+    head_context = served_models(head_files + head_charts + dependencies, config, _head(root))
+    base_context = served_models(base_files + dependencies, config, base) + [
         model for rel in charts for model in _base_chart_models(root, base, rel, config)]
     in_change = changed | set(charts)
     head_models = [m for m in head_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
@@ -200,7 +202,10 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
         if finding.introduced:
             introduced.append(finding)
     result.findings = introduced
-    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints]
+    result.silenced = silenced_by_change(introduced, result.suppressions, head_files, base_files, base_models)
+    # a file the head cannot read hides its findings, it does not fix them
+    unread = {file.path for file in head_files if file.error is not None}
+    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints and f.location.path not in unread]
     result.base_models = base_models
     result.base = compared
     return result
@@ -247,6 +252,12 @@ def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> lis
             target.write_bytes(git(root, "cat-file", "blob", "--end-of-options", sha).stdout)
         base_config = Config(copy, config.data, config.source)
         return served_models([load_file(copy, copy / chart, config.limits)], base_config)
+
+
+def _head(root: Path) -> str | None:
+    """The commit checked out (None before the first commit: Git's index decides what is read)."""
+    found = git(root, "rev-parse", "--verify", "--quiet", "--end-of-options", "HEAD^{commit}", check=False)
+    return found.stdout.decode().strip() or None if found.returncode == 0 else None
 
 
 def _base_blob(root: Path, base: str, path: str) -> bytes | None:

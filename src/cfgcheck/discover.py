@@ -14,7 +14,7 @@
   regular file, and cannot be read twice). A named path that is none of a file, a folder or a
   readable stream is an error: nothing is reported as clean that was not read.
 * Files under a Helm chart's ``templates/`` that hold ``{{`` are not YAML until rendered: they are
-  set aside (the chart is rendered as a whole, see ``adapters/renderers/helm.py``) and counted for one note.
+  set aside (the chart is rendered as a whole, see ``render/helm.py``) and counted for one note.
 """
 
 from __future__ import annotations
@@ -246,6 +246,12 @@ def _read_ignore(path: Path):
     except OSError:
         lines = []
     return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def gitignored(path: Path, root: Path) -> bool:
+    """Whether a ``.gitignore`` between ``root`` and the file ``path`` ignores it, as the walk outside git
+    would (``launch/named_files.py`` reads no such file)."""
+    return _ignored(path, _ignores_above(path, root), False)
 
 
 def _ignored(path: Path, ignores, folder: bool) -> bool:

@@ -11,13 +11,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from .adapters.core import references, registry as adapters
 from . import precedence, suppressions
-from .adapters.core.protocol import always_read, has_serving_marker
-from .adapters.core.registry import file_format, file_suffixes
+from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .notes import per_run
+from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
@@ -34,6 +34,8 @@ class LintResult:
     fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
     base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
     base: "Base | None" = None  # diff mode: the commit compared with
+    suppressions: list = field(default_factory=list)  # the suppressions read (suppressions.Suppression)
+    silenced: list = field(default_factory=list)  # diff mode: suppressions.Silenced, new findings a new suppression hides
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -124,8 +126,6 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         inputs.files.extend(config.root / rel for rel in referrers(config.root, named, config.get("exclude", []), search))
     settings = config.as_dict()
     if inputs.templates:
-        from .adapters.renderers.helm import note_templates
-
         note_templates(inputs.templates, settings)
     workspace = _lazy_workspace(settings)
     wanted = serving_filter(config) if prefilter else None
@@ -220,9 +220,10 @@ def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
     return models
 
 
-def served_models(loaded: list[LoadedFile], config: Config) -> list[ServedModel]:
-    """Served models of files already loaded (diff mode and propose keep their trees)."""
-    workspace = adapters.Workspace(config=config.as_dict())
+def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
+    """Served models of files already loaded (diff mode and propose keep their trees); the files a
+    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
+    workspace = adapters.Workspace(config=config.as_dict(), commit=commit)
     serving = [file for file in loaded if file.serving]
     for file in serving:
         _isolated(file, lambda: adapters.index(workspace, file))
@@ -361,8 +362,6 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
-        from .adapters.renderers.helm import note_unrendered
-
         note_unrendered(templates)
     rule = load("CFG000")
     if rule is None or rule not in rules:
@@ -422,7 +421,7 @@ def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[Ser
     ran = ran if ran is not None else {rule.code for rule in rules}
     findings.extend(suppression_findings(found, rules, config, ran))
     findings.sort(key=lambda f: (f.location.path, f.location.line, f.location.column, f.code))
-    return LintResult(findings, loaded, models)
+    return LintResult(findings, loaded, models, suppressions=found.suppressions)
 
 
 def distinct(findings: list[Finding]) -> list[Finding]:

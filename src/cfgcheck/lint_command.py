@@ -130,8 +130,9 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
         config.data["render-helm"] = render_helm
     if online is not None:
         config.data["hub"] = online
+    hand_hub_client(config.data)
     if config.get("render-helm") is True:
-        from .adapters.renderers.helm import helm_binary
+        from .render.charts import helm_binary
 
         if helm_binary() is None:
             raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"
@@ -148,6 +149,19 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     _baseline(result, baseline_file, write_baseline)
     write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
     return result.exit_code(fail_on or config.get("fail-on", "error"))
+
+
+def hand_hub_client(config: Optional[dict]) -> None:
+    """Hand capacity the Hugging Face Hub client when this run's lookup may be on (``--online``, ``hub:
+    true``, ``CFGCHECK_HUB``): the command line imports its HTTP stack, capacity never does. ``config`` None:
+    the command reads its configuration later, from a commit (review, propose), so only an explicit off
+    (``--offline``, ``CFGCHECK_HUB=0``) keeps the client out."""
+    from . import online
+
+    if online.enabled(config) if config is not None else not online.switched_off():
+        from .capacity import hub
+
+        online.use(hub.client)
 
 
 def write_output(text: str, output: Optional[Path]) -> None:

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 # Only a Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py); the other classes are compared by identity (eq=False), as every use does: each
@@ -179,6 +179,26 @@ class Service:
     location: Location
 
 
+class Comments(tuple):
+    """``(line, text)`` of every comment of a document (of a script: the file), in line order.
+
+    One object is shared by every served model of the document, not a copy each: a script that starts
+    thousands of engines, or a pod of many containers, holds its comments once. What capacity and the
+    rules look for in them is worked out once for all those models (``derived``).
+    """
+
+    def derived(self, name: str, find: Callable[[Comments], Any]) -> Any:
+        """``find(self)``, computed once per object and ``name``."""
+        if name not in self.__dict__:
+            self.__dict__[name] = find(self)
+        return self.__dict__[name]
+
+
+def derived(comments, name: str, find: Callable[[Any], Any]) -> Any:
+    """``comments.derived(name, find)`` for shared ``Comments``; ``find(comments)`` for any other sequence."""
+    return comments.derived(name, find) if isinstance(comments, Comments) else find(comments or ())
+
+
 @dataclass(slots=True, eq=False)
 class PodFacts:
     """The runtime around the engine container: what its pod (or compose service, or the operator
@@ -195,7 +215,7 @@ class PodFacts:
     mounts: list[Mount] = field(default_factory=list)
     probes: dict[str, Probe] = field(default_factory=dict)
     ports: list[Port] = field(default_factory=list)
-    sibling_ports: list[Port] = field(default_factory=list)  # ports of the pod's other containers (sidecars)
+    pod_ports: list[Port] = field(default_factory=list)  # every container's: one list shared by the pod's engines
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
@@ -205,6 +225,12 @@ class PodFacts:
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
+
+    @property
+    def sibling_ports(self) -> list[Port]:
+        """The ports of the pod's other containers (sidecars)."""
+        own = {id(port) for port in self.ports}
+        return [port for port in self.pod_ports if id(port) not in own]
 
     def mount_at(self, path: str) -> Mount | None:
         """The mount that holds ``path`` (the longest mount path that is a prefix of it)."""

@@ -23,6 +23,8 @@ import urllib.parse
 import urllib.request
 from dataclasses import dataclass, field
 
+from . import redirects
+
 ACCEPT = ", ".join((
     "application/vnd.oci.image.index.v1+json",
     "application/vnd.docker.distribution.manifest.list.v2+json",
@@ -78,7 +80,8 @@ class Registry:
         raise RegistryError(f"{url}: refused after authentication")
 
     def _open(self, request: urllib.request.Request):
-        return urllib.request.urlopen(request, timeout=self.timeout)  # noqa: S310 - http(s) URLs built above
+        # the pull token is the challenging registry's: a redirect elsewhere (a CDN) goes without it
+        return redirects.opener().open(request, timeout=self.timeout)
 
     def _manifest_digest(self, url: str, token: str | None) -> str:
         headers = {"Accept": ACCEPT}
@@ -111,7 +114,7 @@ class Registry:
             with self._open(urllib.request.Request(url)) as response:
                 body = response.read(MAX_BODY + 1)
             data = json.loads(body[:MAX_BODY])
-        except (urllib.error.URLError, OSError, ValueError) as exc:
+        except (urllib.error.URLError, OSError, ValueError, RecursionError) as exc:
             raise RegistryError(f"no anonymous pull token from {realm}: {getattr(exc, 'reason', exc)}") from None
         token = data.get("token") or data.get("access_token") if isinstance(data, dict) else None
         if not isinstance(token, str) or not token:

@@ -41,16 +41,27 @@ _SCHEME = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9+/=._~-]{16,}")
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,30}:\u200b?//)[^/@\s]{1,512}@")
 # the query part is optional so that every URL is consumed by one match: no rescans, linear time
 _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,30}:\u200b?//[^\s?#<>\"'`]*)(\?[^\s#<>\"'`]*)?")
-_SECRET_NAME = re.compile(r"(?i)(TOKEN|SECRET|PASSW(OR)?D|CREDENTIAL|(^|_)(API_|ACCESS_|PRIVATE_)?KEY$)")
-# variables that match the name pattern but are not secrets (paths, switches, sockets)
+# The one definition of a secret's name, for every place that must not repeat a value: environment
+# values (redacted here), env-file variables (unknown to the adapters, adapters/dotenv.py), and the
+# options and settings whose values rules do not quote (CFG105, CFG106). KEY is a word of the name
+# (API_KEY, KEY_ID, not KEYBOARD_LAYOUT); TOKEN is not a count (MAX_NUM_BATCHED_TOKENS) or a
+# tokenizer; AUTH is not an author (GIT_AUTHOR_NAME).
+_SECRET_NAME = re.compile(r"(?i)TOKEN(?!S|IZER)|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|PRIVATE|(?:^|_)(?:API)?KEYS?(?:$|_)")
+# names that match the pattern but hold no secret (paths, switches, sockets)
 _NOT_SECRET = re.compile(r"(?i)(_PATH|_FILE|_DIR|_URL|_SOCK|_LOGIN|_NAME|_THROTTLE|_TIMEOUT)$")
+
+
+def secret_name(name: str) -> bool:
+    """Whether a variable, option or setting name says it holds a secret (``HF_TOKEN``, ``VLLM_API_KEY``,
+    ``--api-key``, ``DB_PASSWORD``); an option is read as its variable would be written."""
+    name = name.lstrip("-").replace("-", "_")
+    return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET.search(name)
 
 
 def environment_secrets(environ: dict[str, str] | None = None) -> tuple[str, ...]:
     """Values of variables whose names say they are secrets (GITHUB_TOKEN, HF_TOKEN, AWS_SECRET_ACCESS_KEY)."""
     environ = os.environ if environ is None else environ
-    return tuple(value for name, value in environ.items()
-                 if _SECRET_NAME.search(name) and not _NOT_SECRET.search(name) and len(value.strip()) >= MIN_SECRET)
+    return tuple(value for name, value in environ.items() if secret_name(name) and len(value.strip()) >= MIN_SECRET)
 
 
 @lru_cache(maxsize=256)

@@ -28,7 +28,11 @@ from typing import TYPE_CHECKING, Any, Iterable
 from .errors import ConfigError
 
 if TYPE_CHECKING:
+    from .capacity.estimate import CapacityEstimate
     from .config import Config
+    from .effective import Topology
+    from .engines.argv import ParsedFlag
+    from .engines.catalog import Catalog
     from .model import ServedModel
 
 # Which rules are findings and at which severity (a rule's PROFILES metadata), as kube-linter's and
@@ -389,3 +393,31 @@ def configured(code: str, config: Config) -> dict[str, Any]:
     for _, settings in sorted(matching, key=lambda item: -item[0]):
         merged.update(settings)
     return merged
+
+
+class FactProviders:
+    """How a rule's context works out what a served model runs with (``RuleContext.flags``, ``capacity``,
+    ``topology``): the argv walk, the capacity estimate, the parallel layout. The rule index hands these to
+    every context, as it loads the rules that read them: each module is imported when a rule first asks,
+    and a run whose files hold no served model runs no such rule and imports none of them."""
+
+    @staticmethod
+    def flags(model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
+        from .engines.argv import model_flags
+
+        return model_flags(model)
+
+    @staticmethod
+    def capacity(model: ServedModel, config: dict[str, Any]) -> CapacityEstimate:
+        from .capacity import estimate
+
+        return estimate(model, config)
+
+    @staticmethod
+    def topology(model: ServedModel) -> Topology:
+        from .effective import topology
+
+        return topology(model)
+
+
+FACTS = FactProviders()

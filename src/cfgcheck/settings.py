@@ -1,9 +1,10 @@
 """The vocabulary of settings: each canonical setting cfgcheck reasons about, declared once.
 
-A setting has a type, the argparse destinations that spell it per engine, the typed fields operator
-formats turn into its flag, and a one-line doc. Every table that maps flags, fields or types to
-settings (``engines.argv``, the operator adapters, ``propose``, ``changes``) is a lookup in
-``SETTINGS``; the values of every type are parsed here, by the engine's own converter.
+A setting has a type, the argparse destinations that spell it per engine, and a one-line doc. Every
+table that maps flags or types to settings (``engines.argv``, ``propose``, ``changes``) is a lookup in
+``SETTINGS``; the values of every type are parsed here, by the engine's own converter. The typed fields
+an operator turns into a setting's flag are declared with the operator's adapter (``OPERATOR_FIELDS`` in
+``adapters/formats/``), each naming the canonical setting here.
 """
 
 from __future__ import annotations
@@ -31,7 +32,6 @@ class SettingDef:
     type: str
     doc: str
     dests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # engine -> argparse dests (first: the flag)
-    fields: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # format -> (field, flag emitted)
     key: bool = False  # shown before/after in pull-request change summaries
     common: bool = False  # offered by ``propose`` for a served model of an unknown engine
     unit: str = ""  # what the value counts (TOKENS, BYTES ...); "" takes the type's (_UNIT_OF_TYPE)
@@ -49,111 +49,55 @@ def _on(vllm: tuple[str, ...] = (), sglang: tuple[str, ...] = (), llama: tuple[s
     return {engine: names for engine, names in dests.items() if names}
 
 
-# The operator formats and the flag each typed field becomes: LLMKube's controller
-# (internal/controller/inferenceservice_controller.go), the production-stack chart
-# (helm/templates/deployment-vllm-multi.yaml) and operator (VLLMRuntime), KServe's
-# LLMInferenceService launch template (spec.parallelism).
-LLMKUBE_VLLM, LLMKUBE_SGLANG, LLMKUBE_LLAMACPP = "llmkube/vllmConfig", "llmkube/sglangConfig", "llmkube/llama.cpp"
-PRODUCTION_STACK = "production-stack/vllmConfig"
-VLLM_RUNTIME_MODEL, VLLM_RUNTIME_CONFIG = "VLLMRuntime/model", "VLLMRuntime/vllmConfig"
-KSERVE_PARALLELISM = "LLMInferenceService/parallelism"
-
 SETTINGS: tuple[SettingDef, ...] = (
     SettingDef("max_model_len", SIZE, "longest request (prompt + output) in tokens",
-               _on(("max_model_len",), ("context_length",), ("ctx_size", "c")),
-               {LLMKUBE_VLLM: (("maxModelLen", "--max-model-len"),),
-                LLMKUBE_SGLANG: (("contextLength", "--context-length"),),
-                LLMKUBE_LLAMACPP: (("contextSize", "--ctx-size"),),
-                PRODUCTION_STACK: (("maxModelLen", "--max-model-len"),),
-                VLLM_RUNTIME_MODEL: (("maxModelLen", "--max-model-len"),),
-                VLLM_RUNTIME_CONFIG: (("maxModelLen", "--max-model-len"),)}, key=True, common=True, unit=TOKENS),
+               _on(("max_model_len",), ("context_length",), ("ctx_size", "c")), key=True, common=True, unit=TOKENS),
     SettingDef("max_num_seqs", INT, "most requests scheduled at once",
-               _on(("max_num_seqs",), ("max_running_requests",), ("parallel", "np")),
-               {LLMKUBE_SGLANG: (("maxRunningRequests", "--max-running-requests"),),
-                PRODUCTION_STACK: (("maxNumSeqs", "--max-num-seqs"),),
-                VLLM_RUNTIME_MODEL: (("maxNumSeqs", "--max-num-seqs"),),
-                VLLM_RUNTIME_CONFIG: (("maxNumSeqs", "--max-num-seqs"),)}, key=True, common=True, unit=SEQUENCES),
+               _on(("max_num_seqs",), ("max_running_requests",), ("parallel", "np")), key=True, common=True, unit=SEQUENCES),
     SettingDef("gpu_memory_utilization", FLOAT, "vLLM's fraction of GPU memory for weights, activations and KV cache",
-               _on(("gpu_memory_utilization",)),
-               {LLMKUBE_VLLM: (("gpuMemoryUtilization", "--gpu-memory-utilization"),),
-                PRODUCTION_STACK: (("gpuMemoryUtilization", "--gpu-memory-utilization"),),
-                VLLM_RUNTIME_CONFIG: (("gpuMemoryUtilization", "--gpu-memory-utilization"),)}, key=True, common=True),
+               _on(("gpu_memory_utilization",)), key=True, common=True),
     SettingDef("mem_fraction_static", FLOAT, "SGLang's fraction of GPU memory for weights and KV pool",
-               _on(sglang=("mem_fraction_static",)),
-               {LLMKUBE_SGLANG: (("memFractionStatic", "--mem-fraction-static"),)}, key=True, common=True),
+               _on(sglang=("mem_fraction_static",)), key=True, common=True),
     SettingDef("kv_cache_memory_bytes", SIZE, "vLLM's KV cache size per GPU, overriding gpu_memory_utilization",
                _on(("kv_cache_memory_bytes",), tokenspeed=()), key=True, common=True, unit=BYTES),
     SettingDef("tensor_parallel_size", INT, "GPUs each layer is split across",
-               _on(("tensor_parallel_size",), ("tp_size",)),
-               {LLMKUBE_VLLM: (("tensorParallelSize", "--tensor-parallel-size"),),
-                LLMKUBE_SGLANG: (("tensorParallelSize", "--tp"),),
-                PRODUCTION_STACK: (("tensorParallelSize", "--tensor-parallel-size"),),
-                VLLM_RUNTIME_CONFIG: (("tensorParallelSize", "--tensor-parallel-size"),),
-                KSERVE_PARALLELISM: (("tensor", "--tensor-parallel-size"),)}, key=True, common=True, unit=RANKS),
+               _on(("tensor_parallel_size",), ("tp_size",)), key=True, common=True, unit=RANKS),
     SettingDef("kv_cache_dtype", STR, "data type of the KV cache (auto, fp8 ...)",
-               _on(("kv_cache_dtype",), ("kv_cache_dtype",)),
-               {LLMKUBE_VLLM: (("kvCacheDtype", "--kv-cache-dtype"),),
-                LLMKUBE_SGLANG: (("kvCacheDtype", "--kv-cache-dtype"),),
-                PRODUCTION_STACK: (("kvCacheDtype", "--kv-cache-dtype"),),
-                VLLM_RUNTIME_CONFIG: (("kvCacheDtype", "--kv-cache-dtype"),)}, key=True, common=True),
+               _on(("kv_cache_dtype",), ("kv_cache_dtype",)), key=True, common=True),
     SettingDef("max_num_batched_tokens", SIZE, "vLLM's token budget of one scheduler step",
-               _on(("max_num_batched_tokens",), tokenspeed=()),
-               {LLMKUBE_VLLM: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
-                PRODUCTION_STACK: (("maxNumBatchedTokens", "--max-num-batched-tokens"),),
-                VLLM_RUNTIME_CONFIG: (("maxNumBatchedTokens", "--max-num-batched-tokens"),)}, common=True, unit=TOKENS),
+               _on(("max_num_batched_tokens",), tokenspeed=()), common=True, unit=TOKENS),
     SettingDef("model", STR, "the model served: a Hugging Face repository or a path",
                _on(("model",), ("model_path",), ("model", "hf_repo", "m", "hf", "hfr"))),
     SettingDef("model_revision", STR, "the model repository's revision (commit, branch or tag)",
                _on(("revision",), ("revision",))),
     SettingDef("pipeline_parallel_size", INT, "pipeline stages the layers are split into",
-               _on(("pipeline_parallel_size",), ("pp_size",)),
-               {PRODUCTION_STACK: (("pipelineParallelSize", "--pipeline-parallel-size"),),
-                VLLM_RUNTIME_CONFIG: (("pipelineParallelSize", "--pipeline-parallel-size"),),
-                KSERVE_PARALLELISM: (("pipeline", "--pipeline-parallel-size"),)}, unit=RANKS),
+               _on(("pipeline_parallel_size",), ("pp_size",)), unit=RANKS),
     SettingDef("data_parallel_size", INT, "engine replicas behind one server",
-               _on(("data_parallel_size",), ("dp_size",)),
-               {KSERVE_PARALLELISM: (("data", "--data-parallel-size"),)}, unit=RANKS),
+               _on(("data_parallel_size",), ("dp_size",)), unit=RANKS),
     SettingDef("data_parallel_size_local", INT, "data-parallel replicas on this node",
-               _on(("data_parallel_size_local",), tokenspeed=()),
-               {KSERVE_PARALLELISM: (("dataLocal", "--data-parallel-size-local"),)}, unit=RANKS),
+               _on(("data_parallel_size_local",), tokenspeed=()), unit=RANKS),
     SettingDef("expert_parallel_size", INT, "SGLang's expert-parallel group size",
                _on(sglang=("ep_size",), tokenspeed=("expert_parallel_size",)), unit=RANKS),
     SettingDef("enable_expert_parallel", BOOL, "vLLM spreads MoE experts over the TP x DP GPUs",
-               _on(("enable_expert_parallel",)),
-               {KSERVE_PARALLELISM: (("expert", "--enable-expert-parallel"),)}),
+               _on(("enable_expert_parallel",))),
     SettingDef("dtype", STR, "data type of weights and activations",
-               _on(("dtype",), ("dtype",)),
-               {LLMKUBE_VLLM: (("dtype", "--dtype"),), LLMKUBE_SGLANG: (("dtype", "--dtype"),),
-                PRODUCTION_STACK: (("dtype", "--dtype"),), VLLM_RUNTIME_MODEL: (("dtype", "--dtype"),)}),
+               _on(("dtype",), ("dtype",))),
     SettingDef("quantization", STR, "weight quantization method",
-               _on(("quantization",), ("quantization",)),
-               {LLMKUBE_VLLM: (("quantization", "--quantization"),),
-                LLMKUBE_SGLANG: (("quantization", "--quantization"),),
-                PRODUCTION_STACK: (("quantization", "--quantization"),),
-                VLLM_RUNTIME_CONFIG: (("quantization", "--quantization"),)}),
+               _on(("quantization",), ("quantization",))),
     SettingDef("block_size", INT, "tokens per KV cache block (SGLang: page size)",
                _on(("block_size",), ("page_size",)), unit=TOKENS),
     SettingDef("num_gpu_blocks_override", INT, "vLLM's KV block count, replacing the profiled one",
                _on(("num_gpu_blocks_override",), tokenspeed=()), unit=BLOCKS),
     SettingDef("chunked_prefill_size", INT, "SGLang's most prompt tokens prefilled per chunk",
-               _on(sglang=("chunked_prefill_size",), tokenspeed=("chunked_prefill_size",)),
-               {LLMKUBE_SGLANG: (("chunkedPrefillSize", "--chunked-prefill-size"),)}, unit=TOKENS),
+               _on(sglang=("chunked_prefill_size",), tokenspeed=("chunked_prefill_size",)), unit=TOKENS),
     SettingDef("max_total_tokens", SIZE, "SGLang's KV pool size in tokens",
                _on(sglang=("max_total_tokens",), tokenspeed=("max_total_tokens",)), unit=TOKENS),
     SettingDef("enable_prefix_caching", BOOL, "reuse the KV cache of shared prompt prefixes",
-               _on(("enable_prefix_caching",)),
-               {LLMKUBE_VLLM: (("enablePrefixCaching", "--enable-prefix-caching"),),
-                PRODUCTION_STACK: (("enablePrefixCaching", "--enable-prefix-caching"),),
-                VLLM_RUNTIME_CONFIG: (("enablePrefixCaching", "--enable-prefix-caching"),)}),
+               _on(("enable_prefix_caching",))),
     SettingDef("enable_chunked_prefill", BOOL, "split long prompts over several scheduler steps",
-               _on(("enable_chunked_prefill",), tokenspeed=()),
-               {LLMKUBE_VLLM: (("enableChunkedPrefill", "--enable-chunked-prefill"),),
-                PRODUCTION_STACK: (("enableChunkedPrefill", "--enable-chunked-prefill"),),
-                VLLM_RUNTIME_CONFIG: (("enableChunkedPrefill", "--enable-chunked-prefill"),)}),
-    SettingDef("enable_lora", BOOL, "serve LoRA adapters", _on(("enable_lora",), tokenspeed=()),
-               {VLLM_RUNTIME_MODEL: (("enableLoRA", "--enable-lora"),)}),
-    SettingDef("max_loras", INT, "LoRA adapters in one batch", _on(("max_loras",), tokenspeed=()),
-               {VLLM_RUNTIME_CONFIG: (("maxLoras", "--max-loras"),)}),
+               _on(("enable_chunked_prefill",), tokenspeed=())),
+    SettingDef("enable_lora", BOOL, "serve LoRA adapters", _on(("enable_lora",), tokenspeed=())),
+    SettingDef("max_loras", INT, "LoRA adapters in one batch", _on(("max_loras",), tokenspeed=())),
     SettingDef("enforce_eager", BOOL, "vLLM runs without CUDA graphs", _on(("enforce_eager",))),
     SettingDef("served_model_name", STR, "the name clients ask for",
                _on(("served_model_name",), ("served_model_name",), ("a", "alias"))),
@@ -191,11 +135,6 @@ def flag(engine: str, name: str) -> str | None:
     setting = BY_NAME.get(name)
     longs = [dest for dest in setting.dests.get(engine, ()) if len(dest) > 2] if setting is not None else []
     return "--" + longs[0].replace("_", "-") if longs else None
-
-
-def typed_fields(operator_format: str) -> dict[str, tuple[str, str]]:
-    """Typed field -> (flag the operator emits, canonical setting), in declaration order."""
-    return {name: (emitted, s.name) for s in SETTINGS for name, emitted in s.fields.get(operator_format, ())}
 
 
 # ---------------------------------------------------------------- values

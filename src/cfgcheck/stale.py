@@ -23,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from . import git, settings
+from .adapters.core.registry import operator_fields
 from .engines.argv import launch_offset, walk
 from .engines.catalog import catalog_for
 from .engines.versions import DISPLAY
@@ -64,7 +65,8 @@ def _camel(snake: str) -> str:
 
 def spellings(name: str, engine: str, sources: list[str]) -> tuple[str, ...]:
     """Every way a repository may name a setting: the flag and destination of each engine that has it
-    (``settings.py``), their camelCase, its operator fields, and the keys the base wrote it under."""
+    (``settings.py``), their camelCase, its operator fields (each format's, ``operator_fields``), and the keys
+    the base wrote it under."""
     found: set[str] = set()
     definition = settings.BY_NAME.get(name)
     dests = [d for names in definition.dests.values() for d in names if len(d) > 2] if definition else []
@@ -73,7 +75,7 @@ def spellings(name: str, engine: str, sources: list[str]) -> tuple[str, ...]:
     for dest in dests:
         found.update({"--" + dest.replace("_", "-"), dest, _camel(dest)})
     if definition:
-        found.update(field for fields in definition.fields.values() for field, _ in fields)
+        found.update(field for table in operator_fields() for field, (_, canonical) in table.items() if canonical == name)
     for source in sources:
         found.add(source.rsplit(".", 1)[-1] if not source.startswith("-") else source)
     # one plain word ("dtype") would match prose everywhere: a spelling must be a compound

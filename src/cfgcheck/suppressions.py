@@ -84,19 +84,21 @@ def collect(loaded: list[LoadedFile], models: list[ServedModel], per_file: dict[
         for line, comment in file.comments.items():
             _comment(found, file, line, comment)
     for model in models:
-        annotation = model.annotations.get(ANNOTATION)
-        if not annotation:
-            continue
-        for entry in re.split(r"[;\n]", annotation):
-            if entry.strip():
-                codes, _, reason = entry.partition(":")
-                found.add(codes, reason, model.location, "model", model_identity=model.identity)
+        for codes, reason in _annotation_entries(model):
+            found.add(codes, reason, model.location, "model", model_identity=model.identity)
     for pattern, codes in (per_file or {}).items():
         reason = f"per-file-ignores '{pattern}' in {source}"
         where = Location(source, 1, 1)
         found.suppressions.append(Suppression(_config_codes(codes, pattern), reason, where, "config",
                                               pattern=pattern))
     return found
+
+
+def _annotation_entries(model: ServedModel) -> list[tuple[str, str]]:
+    """(codes, reason) of each entry of the model's ``cfgcheck.io/ignore`` annotation."""
+    annotation = model.annotations.get(ANNOTATION) or ""
+    return [(entry.partition(":")[0], entry.partition(":")[2]) for entry in re.split(r"[;\n]", annotation)
+            if entry.strip()]
 
 
 def _config_codes(codes: list[str], pattern: str) -> set[str]:
@@ -152,3 +154,74 @@ def unused(suppressions: list[Suppression], ran: set[str]) -> list[Suppression]:
     """Comment and annotation suppressions that matched nothing of a rule that ran (a suppression of
     a rule that did not run is not unused; per-file-ignores are configuration, not reported)."""
     return [s for s in suppressions if not s.used and s.scope != "config" and s.codes & ran]
+
+
+# ---------------------------------------------------------------- diff mode: suppressions a change adds
+
+
+class Silenced:
+    """A finding a change introduces that a suppression the same change adds silences: a pull request
+    may not silence its own finding unseen (``lint --base``, ``review``). A plain class: every lint run
+    imports this module, and a dataclass compiles its methods at import (tests/cli/test_startup_imports.py)."""
+
+    __slots__ = ("finding", "suppression")
+
+    def __init__(self, finding: Finding, suppression: Suppression) -> None:
+        self.finding, self.suppression = finding, suppression
+
+
+def silenced_by_change(introduced: list[Finding], head: list[Suppression], head_files: list[LoadedFile],
+                       base_files: list[LoadedFile], base_models: list[ServedModel]) -> list[Silenced]:
+    """The introduced findings whose suppression (the first that covers them, as ``apply`` chose) is
+    new in the change: a comment whose text the base's version of its file holds fewer times than the
+    head's, an annotation entry the base's served model lacks. ``per-file-ignores`` are configuration,
+    which ``review`` reads from the base."""
+    texts = {file.path: _texts(file) for file in head_files}
+    base_texts = {file.path: _texts(file) for file in base_files}
+    entries = {model.identity: {_entry(codes, reason) for codes, reason in _annotation_entries(model)}
+               for model in base_models}
+    found = []
+    for finding in introduced:
+        if finding.suppressed is None:
+            continue
+        suppression = next((s for s in head if s.covers(finding)), None)
+        if suppression is None or suppression.scope == "config":
+            continue
+        if suppression.scope == "model":
+            added = _entry(suppression.written, suppression.reason) not in entries.get(suppression.model_identity, ())
+        else:
+            where = suppression.location
+            text = next((c.text for c in (f.comments.get(where.line) for f in head_files if f.path == where.path)
+                         if c is not None), "")
+            added = texts.get(where.path, {}).get(text, 0) > base_texts.get(where.path, {}).get(text, 0)
+        if added:
+            found.append(Silenced(finding, suppression))
+    return found
+
+
+def _texts(file: LoadedFile) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for comment in file.comments.values():
+        counts[comment.text] = counts.get(comment.text, 0) + 1
+    return counts
+
+
+def _entry(codes: str, reason: str) -> tuple[str, str]:
+    return ", ".join(c.strip() for c in codes.split(",") if c.strip()), reason.strip()
+
+
+def silenced_report(silenced: list[Silenced], by: str = "this change") -> dict | None:
+    """What every report says of ``silenced``, from data only (no layout): ``headline`` ("1 new finding
+    silenced by a suppression this change adds") and one row per finding with its rule, place and the
+    suppression's place and reason. None when nothing was silenced."""
+    if not silenced:
+        return None
+    count = len(silenced)
+    headline = f"{count} new finding{'s' if count != 1 else ''} silenced by {'a suppression' if count == 1 else 'suppressions'} {by} adds"
+    rows = [{"code": s.finding.code, "rule": s.finding.rule, "severity": s.finding.severity,
+             "path": s.finding.location.path, "line": s.finding.location.line, "column": s.finding.location.column,
+             "message": s.finding.message,
+             "suppression": {"path": s.suppression.location.path, "line": s.suppression.location.line,
+                             "scope": s.suppression.scope, "codes": s.suppression.written,
+                             "reason": s.suppression.reason}} for s in silenced]
+    return {"headline": headline, "rows": rows}

@@ -19,6 +19,10 @@ DEFAULT_LIMITS = {
     # 5 MB of "---" is 1.3 million empty documents: 18 s and 1 GB to compose. The largest file of the
     # public configurations cfgcheck is tested on has 10; a rendered chart a few hundred.
     "max-documents": 1000,
+    # Engine starts in one file (a script's ``vllm serve`` lines, a pod's containers): each is checked
+    # with the file's comments, so thousands of them in one file multiply the work. The public
+    # configurations cfgcheck is tested on have at most 15 in a file.
+    "max-served-models": 256,
 }
 
 # Directives, suppressions, ceilings and measured pools are read from comments of a line or two; the

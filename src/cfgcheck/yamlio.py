@@ -197,6 +197,8 @@ class LoadedFile:
     comments: dict[int, Comment]  # by line
     error: YamlError | None = None
     serving: bool = True  # False: no serving marker in it; parsed only so that unreadable YAML is reported
+    # what adapters derive from the file once and share among its served models (adapters/core/contexts.file_comments)
+    shared: dict = field(default_factory=dict, repr=False)
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""

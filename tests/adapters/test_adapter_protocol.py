@@ -171,9 +171,10 @@ spec:
 
 
 def test_the_registry_metadata_is_each_modules_own():
-    """The built-in adapters are registered lazily with their MARKERS, SUFFIXES and the file NAMES they
-    read whatever the text; what the registry says must be what each module declares."""
-    from cfgcheck.adapters.renderers import helm, kustomize
+    """The built-in adapters are registered lazily with their MARKERS and SUFFIXES, the renderers of the
+    input stage with the file NAMES they render whatever the text; what the registry says must be what
+    each module declares."""
+    from cfgcheck.render import helm, kustomize
 
     lazy = adapters.BUILT_IN
     assert len(lazy) >= 21 and all(entry in protocol.REGISTRY for entry in lazy)
@@ -182,9 +183,12 @@ def test_the_registry_metadata_is_each_modules_own():
         assert (entry.MARKERS, entry.SUFFIXES, entry.DOCUMENTS) == (
             module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None)), entry
         assert entry == module and importlib.import_module(entry.__name__) is module
-    names = {entry.__name__.rsplit(".", 1)[-1]: entry.NAMES for entry in lazy if entry.NAMES}
-    assert names == {"kustomize": kustomize.NAMES, "chart_values": helm.CHART_FILES}
-    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.CHART_FILES)
+    assert adapters.RENDERERS == {"kustomize": kustomize.NAMES, "helm": helm.NAMES}
+    for name, module in adapters.LAUNCH_HELPERS.items():  # loaded on demand, from launch/ only
+        assert module.startswith("launch.") and adapters.launch_helper(name) is getattr(
+            importlib.import_module(f"cfgcheck.adapters.{module}"), name)
+    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES)
+    assert not protocol.always_read("values.yaml")
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
 
 
@@ -197,8 +201,10 @@ def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_mar
         assert set(entry.hooks) == {hook for hook in protocol.HOOKS if hasattr(module, hook)}, entry
     lazy = protocol.LazyAdapter("kubeai", ("kubeai.org",))
     assert not hasattr(lazy, "index") and not hasattr(lazy, "file_models")  # nothing imported to answer
-    assert protocol.may_read(lazy, "a.yaml", "apiversion: kubeai.org/v1")
-    assert not protocol.may_read(lazy, "a.yaml", "kind: deployment")
-    assert protocol.may_read(protocol.LazyAdapter("mapped", ()), "a.yaml", "")  # no markers: tried on every file
-    chart = next(entry for entry in protocol.REGISTRY if entry.__name__.endswith(".chart_values"))
-    assert protocol.may_read(chart, "Chart.yaml", "name: chat") and not protocol.may_read(chart, "a.yaml", "name: chat")
+    assert protocol.may_read(lazy, "apiversion: kubeai.org/v1")
+    assert not protocol.may_read(lazy, "kind: deployment")
+    assert protocol.may_read(protocol.LazyAdapter("mapped", ()), "")  # no markers: tried on every file
+    # a file a renderer reads by name is rendered whatever its text; no adapter reads files by name
+    from cfgcheck.render import helm
+
+    assert adapters.renderer_of("Chart.yaml") is helm and adapters.renderer_of("values.yaml") is None

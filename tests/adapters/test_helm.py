@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.__main__ import main as cfgcheck_main
-from cfgcheck.adapters.renderers.helm import helm_binary
+from cfgcheck.render.charts import helm_binary
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import without_helm
@@ -246,7 +246,7 @@ def test_endless_helm_output_is_cut_at_the_file_limit(chart: Path, tmp_path: Pat
 
 @pytest.mark.e2e  # cfgcheck spawns the stand-in helm
 def test_renderings_per_chart_are_bounded(chart: Path, tmp_path: Path, monkeypatch, capsys) -> None:
-    from cfgcheck.adapters.renderers import helm
+    from cfgcheck.render import helm
 
     (chart / "charts/chat/values-staging.yaml").write_text("maxModelLen: 8192\n")
     monkeypatch.setattr(helm, "MAX_VALUES_FILES", 1)

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.adapters.renderers.helm import helm_binary
-from cfgcheck.adapters.renderers.helm_sandbox import helm_env
+from cfgcheck.render.charts import helm_binary
+from cfgcheck.render.helm_sandbox import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import recording_server, without_helm
@@ -334,7 +334,7 @@ def test_a_chart_requiring_a_newer_kubernetes_renders_as_that_version(tmp_path: 
 
 
 def test_the_kube_version_a_constraint_starts_at() -> None:
-    from cfgcheck.adapters.renderers.helm_sandbox import lowest_kube_version
+    from cfgcheck.render.helm_sandbox import lowest_kube_version
 
     assert [lowest_kube_version(c) for c in (">=1.33.0-0", "^1.30", ">= 1.25 < 1.35", "1.29.x", "<1.30", None)] == [
         "1.33.0", "1.30", "1.25", "1.29", None, None]

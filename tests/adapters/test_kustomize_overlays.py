@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck.adapters.renderers import kustomize
+from cfgcheck.render import kustomize
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from helpers import FIXTURES
@@ -115,3 +115,102 @@ def test_a_symlink_out_of_the_repository_is_not_followed(tmp_path: Path) -> None
     (repo / "base").symlink_to(outside, target_is_directory=True)
     (repo / "envs" / "evil" / "kustomization.yaml").write_text("resources:\n  - ../../base\n", encoding="utf-8")
     assert kustomize._reach(repo, repo / "envs" / "evil").outside == "../../base"
+
+
+# ---------------------------------------------------------------- a rendered copy keeps its source lines
+
+REASONS = FIXTURES / "formats" / "kustomize-reasons"
+# What `kubectl kustomize` (v1.32) prints for kustomize-reasons/overlay: no comment survives it.
+REASONS_RENDERED = """\
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  labels:
+    team: search
+  name: qwen3-32b
+  namespace: ai
+spec:
+  image: vllm/vllm-openai:v0.26.0
+  modelRef: qwen3-32b
+  nodeSelector:
+    nvidia.com/gpu.product: NVIDIA-H100-80GB-HBM3
+  parallelSlots: 6
+  replicas: {replicas}
+  resources:
+    gpu: 1
+  runtime: vllm
+  vllmConfig:
+    maxModelLen: 8192
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: Model
+metadata:
+  name: qwen3-32b
+  namespace: ai
+spec:
+  format: safetensors
+  source: hf://Qwen/Qwen3-32B
+"""
+SLOTS_LINE = 20  # base/qwen.yaml: `parallelSlots: 6`, below the two comment lines that give the reason
+
+
+def kubectl_printing(tmp_path: Path, rendered: str) -> Path:
+    """A kubectl that prints ``rendered`` for an overlay and a base's own file for a base."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "overlay.yaml").write_text(rendered, encoding="utf-8")
+    script = bin_dir / "kubectl"
+    script.write_text(f"#!/bin/sh\ncase \"$3\" in */overlay) cat '{tmp_path}/overlay.yaml';;"
+                      f" *) cat \"$3/qwen.yaml\";; esac\n")
+    script.chmod(script.stat().st_mode | stat.S_IEXEC)
+    return bin_dir
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def reasons_kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    if request.param == "real-kubectl":
+        if shutil.which("kubectl") is None:
+            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
+        return request.param
+    bin_dir = kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=1))
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
+    return request.param
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_base_rendered_through_an_overlay_is_one_served_model_at_its_source_lines(reasons_kubectl: str) -> None:
+    """The overlay adds a namespace and a label: what the InferenceService runs is what its base file
+    says, so the base and its rendering are one served model, and the reason written above
+    ``parallelSlots`` is read (the CFG203 about it is a note, once, at that line; no CFG205)."""
+    result = lint([REASONS], Config(REASONS))
+    services = [m for m in result.models if m.kind == "InferenceService"]
+    assert [(m.path, m.identity) for m in services] == [("base/qwen.yaml", "base/qwen.yaml#InferenceService/qwen3-32b")]
+    seqs = [(f.location.path, f.location.line, f.severity) for f in result.findings if f.code == "CFG203"]
+    assert seqs == [("base/qwen.yaml", SLOTS_LINE, "note")]
+    assert "the measurement beside it is respected" in next(f.message for f in result.findings if f.code == "CFG203")
+    assert not lint([REASONS], Config(REASONS), select=["CFG205"]).findings
+
+
+@pytest.mark.e2e  # cfgcheck spawns the stand-in kubectl
+def test_an_overlay_that_changes_a_base_keeps_the_comments_of_the_lines_it_did_not_change(tmp_path: Path,
+                                                                                         monkeypatch) -> None:
+    """An overlay that sets ``replicas: 2`` runs something else than its base: two served models. The
+    rendered one has each setting at the line that sets it (the patch for replicas, the base for the
+    rest, not the patch's ``metadata.name``), with the comments written there."""
+    repo = tmp_path / "repo"
+    shutil.copytree(REASONS, repo)
+    patch = repo / "overlay" / "team-label.yaml"
+    patch.write_text(patch.read_text(encoding="utf-8") + "spec:\n  replicas: 2\n", encoding="utf-8")
+    monkeypatch.setenv("PATH", str(kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=2))) + os.pathsep
+                       + os.environ.get("PATH", ""))
+    result = lint([repo], Config(repo))
+    (rendered,) = [m for m in result.models if m.identity.startswith("overlay/kustomization.yaml#rendered/")]
+    assert (rendered.path, rendered.location.line) == ("base/qwen.yaml", 12)  # the base's metadata.name
+    assert (rendered.replicas.location.path, rendered.replicas.location.line) == ("overlay/team-label.yaml", 8)
+    slots = rendered.setting("max_num_seqs")
+    assert (slots.location.path, slots.location.line) == ("base/qwen.yaml", SLOTS_LINE)
+    assert len(slots.comments) == 2 and slots.comments[0].startswith("Load test 03-14")
+    assert {(t.location.path, t.location.line) for t in rendered.argv if t.text in ("--max-num-seqs", "6")} == \
+        {("base/qwen.yaml", SLOTS_LINE)}
+    seqs = [(f.location.path, f.location.line, f.severity) for f in result.findings if f.code == "CFG203"]
+    assert seqs == [("base/qwen.yaml", SLOTS_LINE, "note")]  # the base's and the overlay's: one finding

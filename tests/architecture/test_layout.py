@@ -1,7 +1,8 @@
 """The shape of the code, checked with ``ast`` (nothing is imported): no import cycle between the modules
 of ``src/cfgcheck``, counting the imports inside functions; imports inside functions only where loading
 on demand is the point (the command line, the adapter registry, the rule index); the adapters in layers
-(formats -> renderers -> launch -> core) with no format importing another; no function in ``src/`` or
+(formats -> launch -> core) with no format importing another, the renderers of the input stage (``render/``)
+beside the formats, and the run reaching the adapters through their registry only; no function in ``src/`` or
 ``rules/`` longer than 80 lines, no module in ``src/`` longer than 600 lines, and code comments that cite
 upstream files or in-repository documents only."""
 
@@ -26,31 +27,12 @@ MAX_MODULE_LINES = 600
 # import one when a file or a run needs it.
 LAZY_BY_DESIGN = {"cfgcheck.__main__", "cfgcheck.cli", "cfgcheck.lint_command", "cfgcheck.adapters.core.registry",
                   "cfgcheck.registry"}
-# Function-level imports elsewhere, each with why; every one must still exist (a stale entry fails).
-LAZY_EXCEPTIONS = {
-    ("cfgcheck.capacity.online", "cfgcheck.capacity.hub"):
-        "the opt-in Hub lookup: its HTTP stack (urllib, http.client, ssl) loads only with --online",
-    ("cfgcheck.adapters.launch.env_argv", "cfgcheck.adapters.launch.scripts"):
-        "start-up: every served Deployment loads env_argv; only a script mounted from a ConfigMap needs "
-        "the shell-command reader (tests/cli/test_startup_imports.py)",
-    ("cfgcheck.adapters.renderers.helm", "cfgcheck.adapters.renderers.helm_sandbox"):
-        "start-up: every served Deployment reads chart notes through helm.py; only a chart being rendered is staged",
-    ("cfgcheck.adapters.launch.pod_specs", "cfgcheck.adapters.launch.image_builds"):
-        "start-up: only an image cfgcheck does not know asks which Dockerfile of the repository builds it",
-    **{("cfgcheck.context", target): "start-up: every lint run builds a RuleContext, and a file without a served "
-       "model runs no rule that reads the argv walk, the capacity model or the effective facts"
-       for target in ("cfgcheck.engines.argv", "cfgcheck.capacity.estimate", "cfgcheck.effective")},
-}
-# Temporary, until the change named lands; each must still exist, so the entry is removed with the edge.
-PENDING_LAZY = {
-    ("cfgcheck.lint", "cfgcheck.adapters.renderers.helm"):
-        "chart template notes: Helm and kustomize rendering becomes an input stage outside the adapters",
-}
 
 ADAPTERS = "cfgcheck.adapters"
-LAYERS = ("formats", "renderers", "launch", "core")  # each imports only the layers after it
-# Format-to-format imports left in chart_values.py (being rewritten with the rendering input stage:
-# its values dispatch moves to the registry).
+LAYERS = ("formats", "launch", "core")  # each imports only the layers after it
+# Format-to-format imports left between the two readers of GitOps-held chart values: where GitOps keeps
+# them (``values_sources``) belongs in launch/, the production-stack ``modelSpec`` reader with its format
+# alone. Rendering no longer passes through chart_values.
 PENDING_FORMAT_EDGES = {
     ("cfgcheck.adapters.formats.chart_values", "cfgcheck.adapters.formats.production_stack"):
         "GitOps-held values dispatch to the production-stack reader",
@@ -170,12 +152,12 @@ def test_the_import_graph_has_no_cycle_counting_imports_inside_functions() -> No
 
 
 def test_imports_inside_functions_only_where_loading_on_demand_is_the_point() -> None:
+    """Nowhere else: a module that needs another only for an uncommon case is handed it (the Hub client by
+    the command line, a launch helper by the adapter registry, the rule context's facts by the rule index)."""
     lazy = {(module, target) for module, edges in import_edges().items() if module not in LAZY_BY_DESIGN
             for target, inside in edges.items() if inside}
-    allowed = set(LAZY_EXCEPTIONS) | set(PENDING_LAZY)
-    assert not lazy - allowed, "import these at the top of the module:\n" + "\n".join(
-        f"{module} -> {target}" for module, target in sorted(lazy - allowed))
-    assert not allowed - lazy, f"no longer imported inside a function: drop the entry: {sorted(allowed - lazy)}"
+    assert not lazy, "import these at the top of the module:\n" + "\n".join(
+        f"{module} -> {target}" for module, target in sorted(lazy))
 
 
 def _layer(module: str) -> str | None:
@@ -184,7 +166,7 @@ def _layer(module: str) -> str | None:
 
 
 def test_adapters_import_downward_only_and_no_format_imports_another() -> None:
-    """formats -> renderers -> launch -> core: a module imports its own layer or the ones after it, and
+    """formats -> launch -> core: a module imports its own layer or the ones after it, and
     a format module imports no other format (what two formats share belongs in launch or core)."""
     wrong = []
     for module, targets in import_graph().items():
@@ -198,6 +180,25 @@ def test_adapters_import_downward_only_and_no_format_imports_another() -> None:
     assert not wrong, "\n".join(sorted(wrong))
     graph = import_graph()
     assert not [edge for edge in PENDING_FORMAT_EDGES if edge[1] not in graph[edge[0]]], "drop the pending entry"
+
+
+RENDER = "cfgcheck.render"
+# The run: it reaches the adapters through their registry alone (which reads rendered files too).
+RUN = ("cfgcheck.lint", "cfgcheck.diff", "cfgcheck.lint_command", "cfgcheck.discover")
+
+
+def test_the_input_stage_renders_before_the_adapters_and_the_run_asks_the_registry() -> None:
+    """The renderers (``render/``) stand where the formats do: they may use launch and core (the shell
+    words and document contexts a source map is built from), never a format, and no adapter imports them
+    (the registry loads one by name when it reads a file it renders). The lint run, diff mode, the lint
+    command and discovery import no adapter module but the registry."""
+    graph = import_graph()
+    wrong = [f"{module} -> {target}" for module, targets in graph.items() for target in targets
+             if (module.startswith(RENDER + ".") and _layer(target) == "formats")
+             or (module.startswith(ADAPTERS + ".") and target.startswith(RENDER))
+             or (module in RUN and target.startswith(ADAPTERS + ".") and target != f"{ADAPTERS}.core.registry")]
+    assert not wrong, "\n".join(sorted(wrong))
+    assert {f"{RENDER}.kustomize", f"{RENDER}.helm", f"{RENDER}.source_map"} <= set(graph)
 
 
 def test_every_adapter_module_is_in_a_layer() -> None:
@@ -271,6 +272,7 @@ def test_comments_cite_upstream_or_in_repository_documents() -> None:
 
 def test_no_code_names_an_issue_by_number() -> None:
     """Code says why in its own words; an issue number means nothing to a reader of a clone."""
-    named = [f"{path.relative_to(REPO)}:{line}" for path in _sources(PACKAGE, REPO / "rules", REPO / "scripts", REPO / "bench")
+    named = [f"{path.relative_to(REPO)}:{line}" for path in _sources(PACKAGE, REPO / "rules", REPO / "scripts", REPO / "bench",
+                                                                     REPO / "tests")
              for line, text in _comments_and_docstrings(path) if re.search(r"\bissues? #?\d+", text, re.I)]
     assert not named, "\n".join(named)

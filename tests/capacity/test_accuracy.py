@@ -27,7 +27,7 @@ def test_per_class_summary_and_targets():
     results = bench.evaluate(cases)
     summary = bench.summary(results)
     assert set(summary) == {"all", *bench.CLASSES}
-    assert summary["all"]["median"] <= 0.10  # issue #18: median error at most 10%
+    assert summary["all"]["median"] <= 0.10  # the accuracy target: median error at most 10%
     assert summary["dense"]["median"] <= 0.10
     v0 = next(r for r in results if r["id"] == "llama31-8b-rtx3090-29k-v0")
     assert abs(v0["error"]) < 0.10  # V0 profiles the whole 29,000-token context
@@ -37,7 +37,7 @@ def test_per_class_summary_and_targets():
 
 
 def test_only_explained_cases_exceed_a_quarter():
-    """Issue #18: no class above 25% except where bench/RESULTS.md explains why; every case above 25% is one it
+    """No class above 25% except where bench/RESULTS.md explains why; every case above 25% is one it
     names, and every named case is still an outlier (a fix removes it from the list)."""
     bench = _bench()
     cases = json.loads((ROOT / "tests/data/startup_logs.json").read_text())["cases"]

@@ -9,7 +9,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 from typer.testing import CliRunner
 
-from cfgcheck import capacity as cap
+from cfgcheck import capacity as cap, online
 from cfgcheck.capacity import hub
 from cfgcheck.cli import app
 from cfgcheck.model import Location, ServedModel, Setting
@@ -26,6 +26,7 @@ class FakeHub:
     def __init__(self):
         self.requests: list[tuple[str, str | None]] = []
         self.redirect_to: str | None = None
+        self.failing: int | None = None  # an HTTP status every request gets (a Hub outage)
         hub_ = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -34,6 +35,10 @@ class FakeHub:
 
             def do_GET(self):
                 hub_.requests.append((self.path, self.headers.get("Authorization")))
+                if hub_.failing is not None:
+                    self.send_response(hub_.failing)
+                    self.end_headers()
+                    return
                 if hub_.redirect_to and "config.json" in self.path:
                     self.send_response(302)
                     self.send_header("Location", hub_.redirect_to + self.path)
@@ -61,6 +66,14 @@ class FakeHub:
     def close(self):
         self.server.shutdown()
         self.server.server_close()
+
+
+@pytest.fixture(autouse=True)
+def hub_client_handed_in():
+    """As the command line does for a run whose lookup may be on (``lint_command.hand_hub_client``)."""
+    online.use(hub.client)
+    yield
+    online.use(None)
 
 
 @pytest.fixture
@@ -121,6 +134,13 @@ def test_offline_falls_back_to_the_bundled_table_with_a_note(monkeypatch, tmp_pa
     hub._CLIENTS.clear()
 
 
+def test_a_lookup_without_a_client_handed_in_says_so(fake_hub):
+    online.use(None)
+    est = cap.estimate(served("acme/private-8b", model_revision=REV), {"hub": True})
+    assert fake_hub.requests == [] and est.architecture is None
+    assert any("no Hub client was handed in" in reason for reason in est.reasons)
+
+
 def test_hostile_ids_and_bodies_are_refused(fake_hub):
     assert hub.client({}).lookup("../etc/passwd").note and fake_hub.requests == []
     assert hub.client({}).lookup("acme/list-body").config is None
@@ -152,3 +172,28 @@ def test_cli_online_flag(fake_hub, tmp_path):
     assert json.loads(offline.stdout)["models"][0]["kv_pool_source"] == "unknown"
     assert json.loads(online.stdout)["models"][0]["kv_pool_source"] == "estimated"
     assert TOKEN not in online.output
+
+
+def test_a_failed_lookup_is_asked_once_per_run(fake_hub, tmp_path):
+    """A Hub outage (503, not cached on disk) was asked again for every estimate: 44 requests for two
+    models in one lint run. Once per model and file, then the bundled table, with the same note."""
+    fake_hub.failing = 503
+    models = ("Qwen/Qwen3-8B", "meta-llama/Llama-3.1-8B-Instruct")  # in the bundled table: estimated anyway
+    manifest = tmp_path / "two.yaml"
+    manifest.write_text("".join(f"""\
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata: {{name: m{index}}}
+spec:
+  template:
+    spec:
+      containers:
+        - name: engine
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "{name}", "--max-model-len", "999999999", "--max-num-seqs", "4"]
+""" for index, name in enumerate(models)), encoding="utf-8")
+    result = CliRunner().invoke(app, ["lint", str(manifest), "--online", "--format", "json"])
+    assert result.exit_code in (0, 1), result.output
+    assert sorted(path for path, _ in fake_hub.requests) == sorted(f"/{name}/resolve/main/config.json"
+                                                                   for name in models)

@@ -92,10 +92,12 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
-    # the registry and the contexts it hands out, no format, launch helper or renderer
+    # the registry and the contexts it hands out, no format, launch helper or renderer (what the run knows
+    # of charts without rendering one is all of the input stage it imports)
     assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == [
         "cfgcheck.adapters.core", "cfgcheck.adapters.core.contexts", "cfgcheck.adapters.core.protocol",
         "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
+    assert [m for m in modules if m.startswith("cfgcheck.render")] == ["cfgcheck.render", "cfgcheck.render.charts"]
     rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
     assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
                      "cfgcheck.rules.unused_suppression"]
@@ -107,8 +109,8 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
 NOT_FOR_A_DEPLOYMENT = tuple(f"cfgcheck.adapters.{name}" for name in (
     "formats.ome", "formats.kubeai", "formats.rayserve", "formats.dynamo", "formats.llmd", "formats.pyspec",
     "formats.makefile", "formats.containerfile", "formats.supervisord", "formats.scripts", "formats.compose",
-    "formats.workflows", "formats.skypilot", "launch.scripts", "launch.dotenv", "launch.dockerfile",
-    "renderers.helm_sandbox"))
+    "formats.workflows", "formats.skypilot", "launch.scripts", "launch.dotenv", "launch.dockerfile")) + tuple(
+    f"cfgcheck.render.{name}" for name in ("kustomize", "helm", "helm_sandbox", "source_map", "staging"))
 
 
 def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_lint: list[str], tmp_path: Path) -> None:

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from cfgcheck import settings
+from cfgcheck import settings, stale
+from cfgcheck.adapters.core import registry
 from cfgcheck.adapters.formats import kserve, llmkube, production_stack, vllm_runtime
 from cfgcheck.engines import catalog, value_types
 from cfgcheck.engines.argv import apply_argv
@@ -102,14 +103,18 @@ def test_declared_dests_and_types_match_the_engine_catalogs(engine):
                 assert types[dest] == {"float"}, (engine, dest, types[dest])
 
 
-FORMAT_ENGINES = {settings.LLMKUBE_VLLM: "vllm", settings.LLMKUBE_SGLANG: "sglang",
-                  settings.PRODUCTION_STACK: "vllm", settings.VLLM_RUNTIME_MODEL: "vllm",
-                  settings.VLLM_RUNTIME_CONFIG: "vllm", settings.KSERVE_PARALLELISM: "vllm"}
+# each operator format's typed-field tables (declared with its adapter) and the engine they start
+FORMAT_ENGINES = {(llmkube, "spec.vllmConfig"): "vllm", (llmkube, "spec.sglangConfig"): "sglang",
+                  (production_stack, "servingEngineSpec.modelSpec[].vllmConfig"): "vllm",
+                  (vllm_runtime, "spec.model"): "vllm", (vllm_runtime, "spec.vllmConfig"): "vllm",
+                  (kserve, "spec.parallelism"): "vllm"}
 
 
-@pytest.mark.parametrize("operator_format, engine", FORMAT_ENGINES.items())
+@pytest.mark.parametrize("operator_format, engine", FORMAT_ENGINES.items(),
+                         ids=[f"{module.__name__.rsplit('.', 1)[-1]}:{place}" for module, place in FORMAT_ENGINES])
 def test_operator_fields_emit_a_flag_that_means_their_setting(operator_format, engine):
-    fields = settings.typed_fields(operator_format)
+    module, place = operator_format
+    fields = module.OPERATOR_FIELDS[place]
     assert fields
     engine_catalog = catalog.catalog_for(engine, None)
     for field_name, (flag, name) in fields.items():
@@ -118,12 +123,23 @@ def test_operator_fields_emit_a_flag_that_means_their_setting(operator_format, e
         assert settings.canonical_name(engine, option.dest) == name, (operator_format, field_name, option.dest)
 
 
-def test_adapter_tables_are_lookups_in_the_vocabulary():
-    assert llmkube.TYPED_FIELDS["sglang"] == ("sglangConfig", settings.typed_fields(settings.LLMKUBE_SGLANG))
+def test_operator_fields_are_declared_with_their_adapter_and_found_through_the_registry():
+    """The vocabulary keeps the canonical settings; each operator format declares its typed fields
+    (``OPERATOR_FIELDS``), each naming one of them, and the registry hands every table to who asks
+    (stale comments, which look for every name of a changed setting)."""
+    assert not hasattr(settings.SettingDef("x", settings.INT, "x"), "fields")
+    tables = registry.operator_fields()
+    assert len(tables) == sum(len(module.OPERATOR_FIELDS) for module in (llmkube, production_stack, vllm_runtime, kserve))
+    assert all(name in settings.BY_NAME for table in tables for _, name in table.values())
+    assert llmkube.TYPED_FIELDS["sglang"] == ("sglangConfig", llmkube.OPERATOR_FIELDS["spec.sglangConfig"])
     assert llmkube.TYPED_FIELDS["sglang"][1]["tensorParallelSize"] == ("--tp", "tensor_parallel_size")
     assert production_stack.VLLM_CONFIG_FIELDS["maxNumSeqs"] == ("--max-num-seqs", "max_num_seqs")
     assert vllm_runtime.MODEL_FIELDS["enableLoRA"] == ("--enable-lora", "enable_lora")
     assert kserve.PARALLELISM["dataLocal"] == ("--data-parallel-size-local", "data_parallel_size_local")
+    assert {"maxNumSeqs", "maxRunningRequests"} <= set(stale.spellings("max_num_seqs", "vllm", []))
+
+
+def test_the_vocabulary_tables():
     assert settings.flag("llama.cpp", "max_model_len") == "--ctx-size" and settings.flag("sglang", "gpu_layers") is None
     assert settings.KEY_SETTINGS[:2] == ("max_model_len", "max_num_seqs")
     assert "max_num_batched_tokens" in settings.COMMON_SETTINGS

@@ -82,3 +82,36 @@ def test_review_under_fault(pull: PullRequest, fault: str) -> None:
     if fault.startswith(("closed", "branch-deleted")):
         return  # the pull request is gone: nothing to resume
     assert_complete_once(pull)
+
+
+HTML = b"<html><head><title>502 Bad Gateway</title></head><body>upstream</body></html>"
+# Answers no GitHub endpoint documents: cfgcheck ended with exit 2 (or a traceback) and posted nothing.
+UNEXPECTED = {
+    "html-502-everywhere": lambda gh: gh.inject("*", status=502, body=HTML, times=50,
+                                                headers={"Content-Type": "text/html"}),
+    "html-200-on-list-files": lambda gh: gh.inject("pulls/list-files", status=200, body=HTML, times=5,
+                                                   headers={"Content-Type": "text/html"}),
+    "404-on-list-review-comments": lambda gh: gh.not_found("pulls/list-review-comments", times=5),
+    "404-on-create-review": lambda gh: gh.not_found("pulls/create-review", times=5),
+    "pull-without-head": lambda gh: gh.inject("pulls/get", status=200, body={"number": 1, "state": "open"}, times=5),
+    "files-of-the-wrong-shape": lambda gh: gh.inject("pulls/list-files", status=200, times=5,
+                                                     body=[{"filename": ["not", "a", "string"], "patch": 7}]),
+    "comments-of-the-wrong-shape": lambda gh: gh.inject("issues/list-comments", status=200, times=5,
+                                                        body={"comments": "nope"}),
+}
+
+
+@pytest.mark.parametrize("fault", list(UNEXPECTED))
+def test_review_degrades_on_an_unexpected_answer(pull: PullRequest, fault: str) -> None:
+    """Post what can be posted, say what failed in one line (stderr and the step summary), and exit by
+    the findings: the annotations, SARIF and step summary still carry them."""
+    UNEXPECTED[fault](pull.gh)
+    result = pull.run()
+    assert outcome(pull, result) == "completed" and result.exit_code == 1, (result.stdout, result.stderr)
+    failed = [line for line in result.stderr.splitlines() if "GitHub" in line and "degraded" in line]
+    assert len(failed) == 1, result.stderr
+    assert "<html" not in result.stderr
+    summary = pull.summary_file.read_text()
+    assert "degraded" in summary and codes_in(summary)
+    assert "::error" in result.stdout and pull.sarif.is_file()
+    assert_complete_once(pull)

@@ -341,14 +341,18 @@ def test_silenced_by_this_pr_is_shown_when_the_result_carries_it(tmp_path) -> No
     from cfgcheck.github.summary import render_summary
     from cfgcheck.lint import LintResult
     from cfgcheck.model import Finding, Location
+    from cfgcheck.suppressions import Silenced, Suppression
 
     silenced = Finding("max_num_seqs 64 > 3.11 full-length requests", Location("a.yaml", 9, 1), code="CFG203",
                        rule="seqs-exceed-kv-concurrency", severity="warning", suppressed="benchmarked on H100")
-    result = LintResult([], [], [])
-    result.silenced = [silenced]
+    suppression = Suppression({"CFG203"}, "benchmarked on H100", Location("a.yaml", 9, 20), "lines", written="CFG203")
+    result = LintResult([silenced], [], [])
+    result.silenced = [Silenced(silenced, suppression)]
     body = render_summary(result, [], None)
+    assert body.count("#### Silenced by this PR") == 1
+    assert "no new findings · 1 new finding silenced by a suppression this PR adds" in body.splitlines()[1]
     section = body.split("#### Silenced by this PR", 1)[1]
-    assert "| warning | [CFG203]" in section and "| benchmarked on H100 |" in section
+    assert "| warning | [CFG203]" in section and "| a.yaml:9 CFG203: benchmarked on H100 |" in section
 
 
 def test_a_multi_line_fix_is_one_suggestion_over_its_lines() -> None:

@@ -72,6 +72,20 @@ def test_registry_digest_with_anonymous_token_flow() -> None:
         assert registry.digest(None, "ubuntu", "24.04").startswith("sha256:")
 
 
+def test_the_pull_token_is_not_sent_across_a_redirect_to_another_host() -> None:
+    """A registry that redirects an authenticated manifest request to another host (a second registry
+    on another port): that host got the first one's anonymous pull token. It still answers the digest."""
+    from fakeregistry import TOKEN
+
+    with FakeRegistry() as first, FakeRegistry() as second:
+        digest = second.add("vllm/vllm-openai", "v0.33.0")
+        second.anonymous = True
+        first.redirect_to = second.url
+        assert Registry({"docker.io": first.url}).digest(None, "vllm/vllm-openai", "v0.33.0") == digest
+        assert any(headers.get("Authorization") == f"Bearer {TOKEN}" for _, _, headers in first.requests)
+        assert second.requests and not [h for _, _, h in second.requests if "Authorization" in h]
+
+
 def test_registry_refuses_hostile_references_and_unreachable_hosts() -> None:
     with pytest.raises(RegistryError, match="not a valid image reference"):
         Registry().digest(None, "vllm/../../etc", "v1")

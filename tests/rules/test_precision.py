@@ -1,4 +1,4 @@
-"""Issue #15: the classes of false positives found on real repositories, each with a fixture of its own.
+"""The classes of false positives found on real repositories, each with a fixture of its own.
 
 Every YAML here is written for the test (shapes seen in public repositories, none copied). Each test
 failed before the fix: the engine version guessed and trusted, variant images, shell and Kubernetes

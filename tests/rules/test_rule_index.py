@@ -1,5 +1,5 @@
 """The rule index (src/cfgcheck/data/rule_index.json): a run without served models learns every rule's
-code, name, severity and scope from it instead of importing the rules (issue 17 item 16)."""
+code, name, severity and scope from it instead of importing the rules (start-up: bench/startup.py)."""
 
 from __future__ import annotations
 

@@ -26,7 +26,7 @@ from cfgcheck.yamlio import DEFAULT_LIMITS, parse_text
 from helpers import SHARED
 
 # Three times the documented 5 s budget, in CPU seconds: a regression to quadratic work (18-72 s before
-# the limits of issue #13) still fails, a busy machine does not.
+# the input limits of docs/SECURITY.md) still fails, a busy machine does not.
 MAX_CPU_SECONDS = 15.0
 MAX_MIB = 300.0
 
@@ -366,7 +366,7 @@ def test_duplicate_keys_reported_and_last_wins(repo: Path) -> None:
 def test_helm_templates_in_values(repo: Path, text: str) -> None:
     (repo / "values.yaml").write_text(MARK + text, encoding="utf-8")
     report = inproc(repo, ".")
-    # a body that is YAML only once rendered is a template: a note, never CFG000 (issue #21 item 5);
+    # a body that is YAML only once rendered is a template: a note, never CFG000;
     # one that parses keeps its template values as unknowns
     assert not [f for f in findings(report, "values.yaml") if f["code"] == "CFG000"]
     assert_good_still_linted(report)

@@ -20,10 +20,10 @@ from pathlib import Path
 import pytest
 
 from cfgcheck import sandbox
-from cfgcheck.adapters.renderers.helm import helm_binary
+from cfgcheck.render.charts import helm_binary
 from cfgcheck.config import Config, ConfigError
 from cfgcheck.lint import lint
-from cfgcheck.staging import HelmIgnore, StageError
+from cfgcheck.render.staging import HelmIgnore, StageError
 from helpers import git, make_repo, recording_server, write
 
 # every test here runs helm, kubectl, git or the sandbox's own child processes
@@ -167,7 +167,7 @@ def test_a_chart_named_after_a_post_renderer_runs_nothing(tmp_path: Path, monkey
 
 
 def test_the_release_name_follows_helms_rule() -> None:
-    from cfgcheck.adapters.renderers.helm_sandbox import release_name
+    from cfgcheck.render.helm_sandbox import release_name
 
     assert [release_name(name) for name in ("chat", "vllm.stack-2", "--enable-dns", "-x", "Chat", "a" * 53, "a" * 54,
                                             "a_b", "")] == [
@@ -559,6 +559,7 @@ def test_the_run_budget_is_a_setting_of_the_configuration(tmp_path: Path) -> Non
 needs_posix = pytest.mark.skipif(os.name != "posix", reason="resource limits and namespaces are POSIX (Linux) only")
 
 
+@pytest.mark.e2e  # sandbox.run_bounded spawns the child itself
 @needs_posix
 def test_a_renderer_runs_under_the_resource_limits() -> None:
     probe = ("import resource as r; print(*[r.getrlimit(getattr(r, n))[0] for n in "
@@ -569,6 +570,7 @@ def test_a_renderer_runs_under_the_resource_limits() -> None:
                                       b"12345", str(sandbox.OPEN_FILES).encode()]
 
 
+@pytest.mark.e2e  # sandbox.run_bounded spawns the child itself
 @needs_posix
 def test_a_renderer_reaches_no_network_where_a_namespace_is_available(listener) -> None:
     if not sandbox.network_prefix():
@@ -584,6 +586,7 @@ def test_a_renderer_reaches_no_network_where_a_namespace_is_available(listener) 
     assert unsandboxed.returncode == 0 and asked == ["/latest/meta-data"], "the listener answers outside the sandbox"
 
 
+@pytest.mark.e2e  # sandbox.run_bounded spawns the child itself
 def test_without_unshare_renderers_still_run(monkeypatch) -> None:
     sandbox.network_prefix.cache_clear()
     monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
@@ -596,6 +599,7 @@ def test_without_unshare_renderers_still_run(monkeypatch) -> None:
         sandbox.network_prefix.cache_clear()
 
 
+@pytest.mark.e2e  # sandbox.run_bounded spawns the child itself
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="looks the grandchild up in /proc (Linux)")
 def test_a_child_that_never_ends_is_killed_with_its_process_group(tmp_path: Path) -> None:
     pid_file = tmp_path / "grandchild"

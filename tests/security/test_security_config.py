@@ -1,4 +1,4 @@
-"""Hostile configuration and templates (issue #13 items 1, 2, 3, 13; issue #17 items 3, 4, 13).
+"""Hostile configuration and templates (docs/SECURITY.md, "Promises" and its table of findings).
 
 Each attack is reproduced as a pull request or a checkout would carry it: a real git repository, a
 real symlink, the real ``review`` run against the fake GitHub server. docs/SECURITY.md names these tests.
@@ -12,13 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import render as render_module
+from cfgcheck import templating as render_module
 from cfgcheck.capacity import lookup_architecture
 from cfgcheck.config import Config, ConfigError, changes, load, load_at_commit, validate
 from cfgcheck.lint import rule_options
 from cfgcheck.paths import UnsafePath, blob_at, inside_repo, repo_relative
 from cfgcheck.registry import find
-from cfgcheck.render import Overrides, render
+from cfgcheck.templating import Overrides, render
 from helpers import REPO, git
 from tests.github.test_review import PullRequest
 
@@ -27,7 +27,7 @@ SECRET = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAA
 
 
 def payload(marker: Path) -> str:
-    """The template of issue #13, finding 1: runs a command through jinja's globals."""
+    """A template that runs a command through jinja's globals (the first finding of the security review)."""
     return ("{{ cycler.__init__.__globals__.os.popen('touch " + str(marker) + "').read() }}"
             "{{ marker }} PWNED\n")
 
@@ -433,7 +433,7 @@ def comment_context() -> dict:
 
 
 def summary_context(message: str = "m") -> dict:
-    from cfgcheck.render import trusted
+    from cfgcheck.templating import trusted
 
     finding = dict(comment_context(), message=message)
     return dict(marker=trusted("<!-- cfgcheck:summary -->"), step=False, config_changes=[],

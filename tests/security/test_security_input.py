@@ -1,4 +1,4 @@
-"""Pull-request content is hostile (issue #13, findings 5, 6, 8 and 11), each reproduction as a test.
+"""Pull-request content is hostile (docs/SECURITY.md, "Promises" and its table of findings), each reproduction as a test.
 
 5. Comment parsing in linear time: every pattern run on comment text, fed 100 KB adversarial comments.
 6. Documents per file are limited (``max-documents``); the 5 s / 300 MiB budget holds on the reproductions.
@@ -124,7 +124,7 @@ CEILING_VALUES = GOOD.replace("    maxModelLen: 8192\n", "    maxModelLen: 8192\
 @pytest.mark.parametrize("body", ["1" * 20_000, "1" + " " * 20_000 + "x", "ceiling" + " " * 100_000 + "x",
                                   "1" * 100_000, "ceiling 1 " * 10_000, "HARD CEILING 0.80 " + "1 " * 50_000])
 def test_long_comment_above_the_memory_setting(repo: Path, body: str) -> None:
-    """Issue #13 finding 5: a 20 KB comment above gpuMemoryUtilization took 31 s (quadratic)."""
+    """docs/SECURITY.md finding 5: a 20 KB comment above gpuMemoryUtilization took 31 s (quadratic)."""
     (repo / "ceiling.yaml").write_text(CEILING_VALUES.format(comment=f"    # {body}\n"), encoding="utf-8")
     report = inproc(repo, ".")  # asserts the CPU-time bound
     assert report["cpu"] < 2.0
@@ -180,7 +180,7 @@ def test_measured_pool_comments_still_read_within_the_limit() -> None:
 
 
 def test_five_megabytes_of_document_markers(repo: Path) -> None:
-    """Issue #13 finding 6: 5 MB of ``---`` took 18 s and 1.07 GB; now refused at document 1,001."""
+    """docs/SECURITY.md finding 6: 5 MB of ``---`` took 18 s and 1.07 GB; now refused at document 1,001."""
     (repo / "docs.yaml").write_text(MARK + "---\n" * ((5 * 1024 * 1024 - 64) // 4), encoding="utf-8")
     report = measure(repo, ".")  # asserts 5 s and 300 MiB in a child process
     finding = only_cfg000(report, "docs.yaml", "limit max-documents", "1,000")
@@ -195,7 +195,7 @@ def test_five_megabytes_of_small_documents(repo: Path) -> None:
 
 
 def test_a_five_megabyte_kv_pool_comment(repo: Path) -> None:
-    """Issue #13 finding 6: a 4.8 MB KV-pool comment took 57 s."""
+    """docs/SECURITY.md finding 6: a 4.8 MB KV-pool comment took 57 s."""
     comment = "    # GPU KV cache size: " + "1,000 " * (4_800_000 // 6) + "tokens\n"
     (repo / "pool.yaml").write_text(CEILING_VALUES.format(comment=comment), encoding="utf-8")
     report = measure(repo, ".")
@@ -244,7 +244,7 @@ def _no_command_or_control(out: str, lines_expected: int | None = None) -> None:
 
 
 def test_text_format_shows_control_characters(tmp_path: Path) -> None:
-    """Issue #13 finding 8: a newline in a value started a line ``::add-mask::`` that Actions executes."""
+    """docs/SECURITY.md finding 8: a newline in a value started a line ``::add-mask::`` that Actions executes."""
     from cfgcheck.reporters.text import render
 
     result = control_result(tmp_path)
@@ -324,7 +324,7 @@ spec:
 
 
 def test_a_max_num_seqs_of_400_digits(repo: Path) -> None:
-    """Issue #13 finding 11: float(10**400) raised OverflowError in the capacity arithmetic: exit 2, no
+    """docs/SECURITY.md finding 11: float(10**400) raised OverflowError in the capacity arithmetic: exit 2, no
     output for any file."""
     (repo / "huge.yaml").write_text(DEPLOYMENT.format(model="meta-llama/Llama-3.1-8B-Instruct", seqs="1" + "0" * 400),
                                     encoding="utf-8")

@@ -1,4 +1,4 @@
-"""``cfgcheck propose`` against hostile repository content (issue #13, items 9 and 12b).
+"""``cfgcheck propose`` against hostile repository content (docs/SECURITY.md, its table of findings).
 
 What a branch or pull request holds is someone else's: a symlinked ``docs/adr`` or ADR must not
 receive a write outside the repository, a branch with cfgcheck's predictable name is not adopted

@@ -1258,7 +1258,9 @@ class FakeGitHub:
             self._error(f"{req.method} {req.path} [{req.op}] {status} response invalid: " + "; ".join(problems))
 
     def _send(self, h: BaseHTTPRequestHandler, status: int, payload: Any, headers: dict[str, str]) -> None:
-        data = b"" if payload is None or status == 204 else json.dumps(payload).encode("utf-8")
+        # bytes are sent as they are (an HTML error page from a proxy, a body that is not JSON)
+        data = payload if isinstance(payload, bytes) else \
+            b"" if payload is None or status == 204 else json.dumps(payload).encode("utf-8")
         with self.state.lock:
             self.rate_limit_remaining = max(0, self.rate_limit_remaining - 1)
             remaining = self.rate_limit_remaining

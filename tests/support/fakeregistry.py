@@ -3,7 +3,9 @@
 Manifests are served at ``/v2/<name>/manifests/<tag>`` only with a bearer token, which ``/token``
 hands out anonymously (the Docker Hub / ghcr.io flow): an unauthenticated request gets ``401`` with a
 ``WWW-Authenticate: Bearer realm=...,service=...,scope=...`` challenge. ``digest_header=False`` makes
-HEAD omit ``Docker-Content-Digest`` (clients must then GET and hash the manifest). Every request is
+HEAD omit ``Docker-Content-Digest`` (clients must then GET and hash the manifest); ``redirect_to`` (a
+base URL) answers an authenticated manifest request with a redirect there (a registry handing off to
+a CDN or to another registry); ``anonymous=True`` serves manifests without a token. Every request is
 recorded (method, path, headers)."""
 
 from __future__ import annotations
@@ -23,6 +25,8 @@ class FakeRegistry:
         self.manifests: dict[tuple[str, str], bytes] = {}
         self.requests: list[tuple[str, str, dict]] = []
         self.digest_header = True
+        self.redirect_to: str | None = None
+        self.anonymous = False
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self.url = f"http://127.0.0.1:{self.server.server_address[1]}"
         self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
@@ -60,10 +64,16 @@ class FakeRegistry:
                     return
                 parts = url.path.split("/manifests/")
                 name = parts[0][len("/v2/"):] if len(parts) == 2 else ""
-                if self.headers.get("Authorization") != f"Bearer {TOKEN}":
+                if self.headers.get("Authorization") != f"Bearer {TOKEN}" and not registry.anonymous:
                     self.send_response(401)
                     self.send_header("WWW-Authenticate", f'Bearer realm="{registry.url}/token",service="fake",'
                                                           f'scope="repository:{name}:pull"')
+                    self.send_header("Content-Length", "0")
+                    self.end_headers()
+                    return
+                if registry.redirect_to:
+                    self.send_response(307)
+                    self.send_header("Location", registry.redirect_to + self.path)
                     self.send_header("Content-Length", "0")
                     self.end_headers()
                     return

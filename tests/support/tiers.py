@@ -151,7 +151,7 @@ def _discovery(words: list[str]) -> bool:
     if not words or Path(words[0]).name != "git":
         return False
     rest = words[1:]
-    while rest[:1] in (["-C"], ["-c"]):  # git.py's fixed options (-c core.fsmonitor=false ...) and a folder
+    while rest[:1] in (["-C"], ["-c"]):  # git.py's HARDENING options (-c NAME=VALUE) and a -C DIR
         rest = rest[2:]
     return rest[:1] in (["ls-files"], ["grep"]) or rest[:2] == ["rev-parse", "--show-toplevel"]
 

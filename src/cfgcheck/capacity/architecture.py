@@ -484,7 +484,7 @@ def _read_local_architecture(folder: Path, norm: str, qbits: float | None, qname
     where = f"{norm}/config.json under model_configs"
     try:
         cfg = json.loads((folder / "config.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError) as exc:  # UnicodeDecodeError and JSONDecodeError are ValueErrors
+    except (OSError, ValueError, RecursionError) as exc:  # Unicode and JSON errors are ValueErrors; deep nesting recurses
         raise ModelConfigError(f"{where} cannot be read as JSON: {type(exc).__name__}") from None
     if not isinstance(cfg, dict):
         raise ModelConfigError(f"{where} is a JSON {type(cfg).__name__}, not an object")
@@ -493,7 +493,7 @@ def _read_local_architecture(folder: Path, norm: str, qbits: float | None, qname
     if idx.is_file():
         try:
             weight = int(json.loads(idx.read_text(encoding="utf-8"))["metadata"]["total_size"])
-        except (OSError, ValueError, KeyError, TypeError, OverflowError):
+        except (OSError, ValueError, KeyError, TypeError, OverflowError, RecursionError):
             weight = None
     try:
         arch = architecture_from_config(cfg, norm, weight)

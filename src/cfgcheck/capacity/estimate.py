@@ -19,7 +19,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from .. import effective
+from .. import effective, online
 from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
@@ -27,7 +27,7 @@ from ..model import unresolved
 from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, resolve_gpu
 from .layout import KvLayout, kv_layout
-from . import online, overheads, served
+from . import overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
@@ -306,7 +306,11 @@ def _hub_architecture(model: Any, model_id: str, config: dict, est: CapacityEsti
     raw = str(model_id)
     revision = model.value("model_revision") or (raw.split("@", 1)[1] if "@" in raw else None)
     repo_id = normalize_model_id(raw)
-    answer = online.client(config).lookup(repo_id, str(revision) if revision else None)
+    hub = online.client(config)
+    if hub is None:
+        est.reasons.append("the Hub lookup is on but no Hub client was handed in (online.use): bundled table used")
+        return None
+    answer = hub.lookup(repo_id, str(revision) if revision else None)
     if answer.config is None:
         est.reasons.append(answer.note or f"hub lookup of {repo_id} gave nothing")
         return None

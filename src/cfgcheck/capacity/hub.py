@@ -1,13 +1,15 @@
 """Opt-in lookup of a model's ``config.json`` and safetensors index on the Hugging Face Hub.
 
 Off unless ``--online`` / ``hub: true`` (or ``CFGCHECK_HUB=1``, which the Action's ``hub`` input sets) asks for it
-(``online.enabled``; this module and its HTTP stack are imported only then). It
+(``online.enabled``; the command line imports this module and its HTTP stack only then and hands its
+``client`` to capacity, ``online.use``). It
 reads ``{HF_ENDPOINT}/{org}/{name}/resolve/{revision}/config.json`` and ``model.safetensors.index.json``
 (whose ``metadata.total_size`` is the checkpoint's exact size), at the revision the served model pins,
 ``main`` otherwise. ``HF_TOKEN`` is sent to the configured endpoint only (never across a redirect to
 another host) and never printed. Answers are cached on disk (``CFGCHECK_CACHE_DIR``, else the user cache
-dir): a pinned commit forever, a branch for a day. Any failure (offline, timeout, 401/404, a body that is
-not a JSON object) falls back to the bundled table with a note; nothing here raises.
+dir): a pinned commit forever, a branch for a day; a failure that is no answer (offline, a timeout, a 5xx)
+is remembered for the rest of the run instead, not asked again. Any failure (offline, timeout, 401/404, a
+body that is not a JSON object) falls back to the bundled table with a note; nothing here raises.
 
 Model ids come from the linted files (possibly a hostile pull request): only ``org/name`` ids of the
 Hub's character set are looked up, revisions are URL-quoted, bodies are capped, and a run looks up at most
@@ -28,6 +30,8 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from .. import redirects
 
 DEFAULT_ENDPOINT = "https://huggingface.co"
 DEFAULT_TIMEOUT = 10.0
@@ -60,17 +64,6 @@ class HubAnswer:
     note: str | None = None  # why the bundled table was used instead
 
 
-class _SameHostRedirect(urllib.request.HTTPRedirectHandler):
-    """Follow redirects, but the token goes only to the host it was meant for."""
-
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: D401 - urllib's hook
-        new = super().redirect_request(req, fp, code, msg, headers, newurl)
-        if new is not None and urllib.parse.urlsplit(newurl).netloc != urllib.parse.urlsplit(req.full_url).netloc:
-            new.headers.pop("Authorization", None)
-            new.unredirected_hdrs.pop("Authorization", None)
-        return new
-
-
 class HubClient:
     def __init__(self, endpoint: str | None = None, token: str | None = None, timeout: float | None = None,
                  cache: Path | None = None) -> None:
@@ -79,7 +72,10 @@ class HubClient:
         self.timeout = timeout or DEFAULT_TIMEOUT
         self.cache = cache or cache_dir()
         self.lookups = 0
-        self._opener = urllib.request.build_opener(_SameHostRedirect())
+        # failures that are not answers (a timeout, a 5xx, a refused connection) are not cached on disk,
+        # but asked again for every estimate of a run they cost a request each (44 for two models)
+        self._failed: dict[tuple[str, str, str], str] = {}
+        self._opener = redirects.opener()
 
     def __repr__(self) -> str:  # the token stays out of logs and tracebacks
         return f"HubClient(endpoint={self.endpoint!r}, token={'set' if self._token else 'unset'})"
@@ -113,12 +109,16 @@ class HubClient:
         cached = _read_cache(path, forever=bool(_COMMIT.match(rev)))
         if cached is not None:
             return cached.get("body"), cached.get("problem")
+        if (model_id, rev, name) in self._failed:
+            return None, self._failed[model_id, rev, name]
         if self.lookups >= MAX_LOOKUPS * len(_FILES):
             return None, f"more than {MAX_LOOKUPS} models in one run"
         self.lookups += 1
         body, problem, cacheable = self._get(model_id, rev, name)
         if cacheable:
             _write_cache(path, {"body": body, "problem": problem, "at": time.time()})
+        elif problem is not None:
+            self._failed[model_id, rev, name] = problem
         return body, problem
 
     def _get(self, model_id: str, rev: str, name: str) -> tuple[dict | None, str | None, bool]:
@@ -139,7 +139,7 @@ class HubClient:
             return None, f"{name} larger than {MAX_BODY_BYTES // 2**20} MiB", True
         try:
             data = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (ValueError, RecursionError):  # UnicodeDecodeError is a ValueError; deep nesting recurses
             return None, f"{name} is not JSON", True
         if not isinstance(data, dict):
             return None, f"{name} is not a JSON object", True
@@ -149,7 +149,7 @@ class HubClient:
 def _read_cache(path: Path, forever: bool) -> dict | None:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     if not isinstance(data, dict):
         return None

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from ..model import derived
 from ..settings import int_value
 
 
@@ -83,6 +84,13 @@ def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
     return best[2]
 
 
+def _pool_comments(comments) -> tuple[tuple[int, str], ...]:
+    """The comments that may state a pool (a pool keyword, no directive): found once for every served
+    model sharing them (``model.Comments``), so each model reads only these."""
+    return tuple((line, text) for line, text in comments
+                 if not _DIRECTIVE_WORD.search(text) and _POOL_KEYWORD.search(text))
+
+
 def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
     """A documented pool size: ``# cfgcheck: kv-pool-tokens=N`` or a comment quoting the startup log."""
     d = model.directive("kv-pool-tokens") if hasattr(model, "directive") else None
@@ -102,9 +110,7 @@ def find_measured_pool(model: Any) -> tuple[int | None, str | None]:
             value = _pool_numbers_in(text, exclude)
             if value:
                 return value, f"comment on {setting.source} at {setting.location.path}:{setting.location.line}"
-    for line, text in getattr(model, "comments", []) or []:
-        if _DIRECTIVE_WORD.search(text):
-            continue
+    for line, text in derived(getattr(model, "comments", None), "pool-comments", _pool_comments):
         value = _pool_numbers_in(text, exclude)
         if value:
             return value, f"comment at {model.path}:{line}"

@@ -74,7 +74,7 @@ def _json_value(value: Any) -> dict:
     if isinstance(value, str) and value.strip().startswith("{"):
         try:
             data = json.loads(value)
-        except ValueError:
+        except (ValueError, RecursionError):  # json's decoder recurses: deep nesting is a RecursionError
             return {}
         return data if isinstance(data, dict) else {}
     return {}

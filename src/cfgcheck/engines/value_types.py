@@ -62,7 +62,7 @@ def _float(text: str) -> Any:
 def _json(text: str) -> Any:
     try:
         return json.loads(text)
-    except ValueError:
+    except (ValueError, RecursionError):  # json's decoder recurses: deep nesting is a RecursionError
         return Invalid("expects JSON")
 
 

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ..model import Finding
-from ..render import Overrides, render, trusted
+from ..templating import Overrides, render, trusted
 from ..reporters.sarif import DOCS
 from ..changes import KEY_SETTINGS
 from ..drift import catalog_drifts, show

@@ -8,6 +8,7 @@ A token never reaches any output: every message that may quote a request goes th
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import dataclass
 
 from ..redact import redact
@@ -21,6 +22,30 @@ class GitHubError(Exception):
     def __init__(self, message: str, status: int | None = None):
         super().__init__(message)
         self.status = status
+
+
+class Unanswered(GitHubError):
+    """GitHub answered what no endpoint documents (a 5xx after the retries, an HTML page, a body of the
+    wrong shape, a 404 on one of a pull request's endpoints): a review degrades (publishes what it can)
+    and exits by its findings, not 2."""
+
+
+def commit_id(value: object) -> str:
+    """A commit id from an answer; ValueError when the answer has none (a body of the wrong shape)."""
+    if not isinstance(value, str) or not re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", value):
+        raise ValueError("the answer holds no commit id")
+    return value
+
+
+def listed_files(files: list, changed: object) -> list:
+    """A pull request's files, checked: a name and a patch each, and some when the pull request says it
+    changes some (a body that is not a JSON list reads as no file at all)."""
+    for file in files:
+        if not isinstance(file.filename, str) or not isinstance(file.patch, (str, type(None))):
+            raise ValueError("a listed file has no name or patch")
+    if not files and isinstance(changed, int) and changed > 0:
+        raise ValueError(f"no file listed of the {changed} the pull request changes")
+    return files
 
 
 @dataclass

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Callable
 
 from ..model import Finding
-from ..render import Overrides
+from ..templating import Overrides
 from .bodies import fingerprint_id, render_review_comment
 from .causes import group
 from .suggestions import suggest

@@ -36,8 +36,12 @@ posted alone, so the refusal costs that comment only; the summary still lists it
 
 A token that cannot write (pull requests from forks get a read-only ``GITHUB_TOKEN``: 403 "Resource
 not accessible by integration") degrades the run to annotations and the step summary, says so in one
-line, and the exit code still follows ``--fail-on``. 401/404 and other API failures are one line and
-exit 2. PyGithub and jinja2 are imported only here, inside functions.
+line, and the exit code still follows ``--fail-on``. So does any answer GitHub's documentation does not
+promise (a 5xx after the retries, a timeout, an HTML page, a body of the wrong shape, a 404 on one of the
+pull request's endpoints): what could be posted is, the failure is one line on stderr and in the step
+summary (``Unanswered``). A missing token, and a 401, 403 or 404 on the repository or the pull request
+itself (the run's configuration: ``--repo``, ``--pr``, the token), are one line and exit 2. PyGithub
+and jinja2 are imported only here, inside functions.
 """
 
 from __future__ import annotations
@@ -53,11 +57,11 @@ from typing import Any
 
 from ..errors import ConfigError
 from ..redact import redact
-from ..render import Overrides, changed_overrides
+from ..templating import Overrides, changed_overrides
 from . import client
 from .bodies import (FP_MARKER, RESOLVED_MARKER, REVIEW_MARKER, SUMMARY_MARKER, fingerprint_id, fit,
                      resolve_body)
-from .client import GitHubError
+from .client import GitHubError, Unanswered, commit_id, listed_files
 from ..changes import model_changes
 from ..config import load_for, locate, reviewed
 from ..diff import lint_diff, merge_base
@@ -176,6 +180,7 @@ class Publisher:
         self.outcome = Outcome()
         self.repo = self.pull = None
         self.api_head: str | None = None
+        self.base_sha: str | None = None
         self.web_url: str | None = None
 
     # -- calls
@@ -226,14 +231,28 @@ class Publisher:
     # -- steps
 
     def load(self) -> None:
+        """The pull request and what the bot finds on it. GitHubError: the repository or the pull request
+        refused (401, 403, 404: the configuration); Unanswered: any other failure."""
         gh = self.conn.github
-        self.repo = self._read(f"read repository {self.ctx.repo}", lambda: gh.get_repo(self.ctx.repo))
-        self.pull = self._read(f"read pull request #{self.ctx.pr}", lambda: self.repo.get_pull(self.ctx.pr))
-        self.web_url = self.repo.html_url
-        self.api_head = self.pull.head.sha
-        self.files = self._read("list the pull request's files", lambda: list(self.pull.get_files()))
-        self.review_comments = self._read("list review comments", lambda: list(self.pull.get_review_comments()))
-        self.issue_comments = self._read("list comments", lambda: list(self.pull.get_issue_comments()))
+        try:
+            self.repo = self._read(f"read repository {self.ctx.repo}", lambda: gh.get_repo(self.ctx.repo))
+            self.pull = self._read(f"read pull request #{self.ctx.pr}", lambda: self.repo.get_pull(self.ctx.pr))
+        except GitHubError as error:
+            if error.status in (401, 403, 404):
+                raise
+            raise Unanswered(str(error), error.status) from None
+        try:
+            self.web_url = self._read("read the repository", lambda: str(self.repo.html_url or "") or None)
+            self.api_head = self._read("read the pull request's head",
+                                       lambda: commit_id(getattr(self.pull.head, "sha", None)))
+            self.base_sha = self._read("read the pull request's base",
+                                       lambda: commit_id(getattr(self.pull.base, "sha", None)))
+            self.files = self._read("list the pull request's files",
+                                    lambda: listed_files(list(self.pull.get_files()), self.pull.changed_files))
+            self.review_comments = self._read("list review comments", lambda: list(self.pull.get_review_comments()))
+            self.issue_comments = self._read("list comments", lambda: list(self.pull.get_issue_comments()))
+        except GitHubError as error:
+            raise Unanswered(str(error), error.status) from None
 
     def publish(self, result, changes: list, settings: ReviewSettings) -> Outcome:
         """Post the review, clean up, update the summary; a 403 on a write degrades."""
@@ -383,7 +402,7 @@ class Publisher:
                 self.outcome.summary = "unchanged"
             for extra in existing[1:]:  # left by a concurrent run: keep one
                 self._write("delete a duplicate summary comment", lambda c=extra: c.delete())
-        elif result.active() or getattr(result, "silenced", None) or self.ctx.config_changes:
+        elif result.active() or result.silenced or self.ctx.config_changes:
             created = self._write("post the summary comment", lambda: self.pull.create_issue_comment(body))
             self._created(created)
             self.outcome.summary = "created"
@@ -447,12 +466,15 @@ def _run(options: Options) -> int:
                        baseline=_apply_baseline(result, recorded, options.baseline))
     token: str | None = None
     publisher: Publisher | None = None
+    unanswered: Outcome | None = None
     if options.comment and ctx.pr is not None and ctx.repo is not None:
         try:
             token = client.token_from(options.token)
             publisher = Publisher(client.connect(token, options.api_url), ctx, options.bot_login, root)
             publisher.load()
-            ctx.base = ctx.base or publisher.pull.base.sha
+            ctx.base = ctx.base or publisher.base_sha
+        except Unanswered as exc:  # nothing can be posted: the local outputs still carry every finding
+            publisher, unanswered = None, _degraded(exc, token)
         except GitHubError as exc:
             _say(f"error: {exc}", token)
             return 2
@@ -477,7 +499,8 @@ def _run(options: Options) -> int:
     result = lint_diff(paths, config, ctx.base, options.select, options.ignore)  # compares with the merge base
     applied = _apply_baseline(result, recorded, options.baseline)
     changes = model_changes(result.models, result.base_models, config.as_dict())
-    return _report(options, config, result, changes, publisher, ctx, token, templates=templates, baseline=applied)
+    return _report(options, config, result, changes, publisher, ctx, token, templates=templates, baseline=applied,
+                   unanswered=unanswered)
 
 
 def _work_tree_baseline(path: Path | None):
@@ -506,12 +529,26 @@ def _say(line: str, token: str | None = None) -> None:
     sys.stderr.write(f"cfgcheck: {redact(line, token)}\n")
 
 
-def _publish(publisher: Publisher, result, changes: list, settings: ReviewSettings,
-             token: str | None) -> tuple[Outcome | None, GitHubError | None]:
+def _degraded(error: GitHubError, token: str | None, outcome: Outcome | None = None) -> Outcome:
+    """The outcome of a run GitHub stopped answering as documented, said in one line (stderr, and the
+    step summary's notice): what was posted stays, the findings are in the local outputs."""
+    outcome = outcome or Outcome()
+    outcome.degraded = True
+    outcome.notice = (f"GitHub: {' '.join(str(error).split())[:300]}; review degraded: the findings are in the "
+                      "annotations, the step summary and SARIF")
+    _say(outcome.notice, token)
+    return outcome
+
+
+def _publish(publisher: Publisher, result, changes: list, settings: ReviewSettings, token: str | None) -> Outcome:
     try:
         outcome = publisher.publish(result, changes, settings)
     except GitHubError as exc:
-        return None, exc
+        return _degraded(exc, token, publisher.outcome)
+    except Exception as exc:  # noqa: BLE001 - an answer of the wrong shape, met while reading its attributes
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        return _degraded(client.describe(exc, token, "read GitHub's answer"), token, publisher.outcome)
     if outcome.notice:
         _say(outcome.notice, token)
     else:
@@ -524,11 +561,12 @@ def _publish(publisher: Publisher, result, changes: list, settings: ReviewSettin
         _say(f"warning: GitHub recorded cfgcheck's comments as '{outcome.posted_as}', not '{publisher.bot_login}': "
              f"set bot-login (--bot-login, CFGCHECK_BOT_LOGIN) to '{outcome.posted_as}', or re-runs will neither "
              "recognise nor clean up these comments", token)
-    return outcome, None
+    return outcome
 
 
 def _report(options: Options, config, result, changes: list, publisher: Publisher | None, ctx: Context | None,
-            token: str | None = None, *, templates: Overrides | Path, baseline: tuple[str, int] | None = None) -> int:
+            token: str | None = None, *, templates: Overrides | Path, baseline: tuple[str, int] | None = None,
+            unanswered: Outcome | None = None) -> int:
     """Publish (review mode), then SARIF, annotations, step summary and step outputs; the exit code."""
     # package's own `from __future__ import annotations` would answer instead of the module
 
@@ -539,7 +577,7 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
         except OSError as exc:
             raise ConfigError(f"cannot write {options.sarif}: {exc.strerror or exc}") from None
     settings = ReviewSettings.of(config, options.fail_on, baseline)
-    outcome, error = _publish(publisher, result, changes, settings, token) if publisher else (None, None)
+    outcome = _publish(publisher, result, changes, settings, token) if publisher is not None else unanswered
     sys.stdout.write(redact(render_annotations(result), token))
     sys.stdout.flush()
     step = render_summary(result, changes, outcome, root=templates,
@@ -551,7 +589,4 @@ def _report(options: Options, config, result, changes: list, publisher: Publishe
     _append(os.environ.get("GITHUB_OUTPUT"), _outputs({
         "findings": str(len(result.active())), "errors": str(counts["errors"]),
         "sarif-file": str(options.sarif) if options.sarif is not None else ""}))
-    if error is not None:
-        _say(f"error: {error}", token)
-        return 2
     return result.exit_code(settings.fail_on)

@@ -2,12 +2,14 @@
 
 From the top:
 
-1. the headline says what blocks the merge (findings at or above ``fail-on``), and the engine upgrade;
+1. the headline says what blocks the merge (findings at or above ``fail-on``), how many new findings a
+   suppression the pull request adds silences, and the engine upgrade;
 2. **Must fix**: every error, one row per cause (``causes``) with its first place linked and the others
    folded; an error on a line the pull request does not change is here too (a flag the new engine
    version removed is an error of the change even on an unchanged line), and nothing ever cuts it;
-3. **Silenced by this PR**: findings the change introduces that a suppression it adds silences, when the
-   lint result carries them (``LintResult.silenced``);
+3. **Silenced by this PR**: findings the change introduces that a suppression it adds silences
+   (``LintResult.silenced``: ``suppressions.Silenced``), each with the suppression's place and reason
+   (``suppressions.silenced_report``, what ``lint --base`` prints too);
 4. **Engine upgrade**: one section per (engine, from, to) (``bodies.drift_sections``); the CFG403 findings
    it summarises are not repeated as rows;
 5. warnings, then notes, one row per cause;
@@ -32,7 +34,8 @@ from urllib.parse import quote
 
 from ..model import SEVERITY_RANK, Finding
 from .. import __version__
-from ..render import Overrides, render, trusted
+from ..templating import Overrides, render, trusted
+from ..suppressions import silenced_report
 from .bodies import (MAX_COMMENT, SUMMARY_MARKER, chart, clip, doc_url, drift_sections, fingerprint_id, finding_row,
                      fit, gist, model_rows)
 from .causes import Cause, group, supply_chain_counts
@@ -116,7 +119,11 @@ class Layout:
         self.supply = [c for c in causes if c.supply_chain]
         self.others = [c for c in causes if c.severity != "error" and c not in drift and not c.supply_chain]
         self.drift_counts = _severity_counts([f for c in drift for f in c.findings])
-        self.silenced = group(list(getattr(result, "silenced", None) or []))
+        silenced = list(result.silenced)
+        self.silenced_report = silenced_report(silenced, "this PR")
+        self.silenced = group([s.finding for s in silenced])
+        self._silenced_by = {id(s.finding): row["suppression"]
+                             for s, row in zip(silenced, self.silenced_report["rows"] if silenced else [])}
         self.capacity = capacity(changes)
         self.active = result.active()
 
@@ -149,12 +156,13 @@ class Layout:
                    "places": cut.places < ALL or cut.error_places < ALL, "details": not cut.details,
                    "text": cut.error_text < ALL}
         return {
-            "headline": headline(self.active, self.settings.fail_on, self.upgrades, self.whole),
+            "headline": headline(self.active, self.settings.fail_on, self.upgrades, self.whole,
+                                 self.silenced_report["headline"] if self.silenced_report else None),
             "must_fix": [_shortened(self.row(c, cut.error_places), cut.error_text) for c in self.errors],
             "must_fix_places": sum(len(c.findings) for c in self.errors),
             "outside_errors": sum(1 for c in self.errors for f in c.findings
                                   if self._placement.get(fingerprint_id(f)) == "outside"),
-            "silenced": [{**self.row(c, cut.places), "reason": clip(c.first.suppressed)} for c in self.silenced],
+            "silenced": [{**self.row(c, cut.places), "reason": self._suppression(c.first)} for c in self.silenced],
             "upgrades": [_section(s, cut.details) for s in self.upgrades],
             "drift_counts": self.drift_counts,
             "rows": rows,
@@ -167,6 +175,11 @@ class Layout:
             "show_placement": self.show_placement,
             "settings": self.settings,
         }
+
+    def _suppression(self, finding: Finding) -> str:
+        """Where the suppression that silences ``finding`` is written, what it names and its reason."""
+        by = self._silenced_by[id(finding)]
+        return clip(f"{by['path']}:{by['line']} {by['codes']}: {by['reason'] or '(no reason given)'}")
 
     def _supply(self, cut: Cut) -> dict | None:
         """The supply-chain section: counts per rule, and the places by file (one line each when shown)."""
@@ -210,8 +223,9 @@ def _severity_counts(findings: list[Finding]) -> dict[str, int]:
     return counts
 
 
-def headline(active: list[Finding], fail_on: str, upgrades: list[dict], whole: bool) -> str:
-    """"2 errors block the merge · SGLang 0.5.5.post3 → 0.5.23 on 36 served models"; "no new findings"."""
+def headline(active: list[Finding], fail_on: str, upgrades: list[dict], whole: bool, silenced: str | None = None) -> str:
+    """"2 errors block the merge · SGLang 0.5.5.post3 → 0.5.23 on 36 served models"; "no new findings";
+    ``silenced`` ("1 new finding silenced by a suppression this PR adds") follows the findings."""
     def listed(findings: list[Finding]) -> str:
         counts = _severity_counts(findings)
         return " and ".join(f"{n} {kind}{'s' if n != 1 else ''}" for kind, n in counts.items() if n)
@@ -224,6 +238,8 @@ def headline(active: list[Finding], fail_on: str, upgrades: list[dict], whole: b
         text = f"{listed(active)}, none blocking (fail-on {fail_on})"
     else:
         text = "no findings" if whole else "no new findings"
+    if silenced:
+        text += f" · {silenced}"
     if len(upgrades) == 1:
         section = upgrades[0]
         count = len(section["models"])

@@ -16,7 +16,7 @@ from typing import Any
 from ..changes import ModelChange
 from ..lint import LintResult
 from ..model import ServedModel
-from ..render import Overrides, format_number, render as render_template
+from ..templating import Overrides, format_number, render as render_template
 from ..github.proposals import proposals_of, read_marker
 from ..reporters.markdown import escape
 from .. import capacity

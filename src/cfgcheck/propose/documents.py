@@ -15,7 +15,7 @@ from typing import Any
 
 from ..changes import model_changes
 from ..github.proposals import marker
-from ..render import Overrides
+from ..templating import Overrides
 from . import board, docs, files
 from .files import read_bytes, write_bytes
 from .fit import LIMIT, Fold, fit

@@ -7,6 +7,7 @@ import json
 
 from ..lint import LintResult
 from ..model import Finding
+from ..suppressions import silenced_report
 
 
 def finding_dict(finding: Finding) -> dict:
@@ -35,5 +36,7 @@ def render(result: LintResult, **_: object) -> str:
         summary["fixed"] = len(result.fixed)
     if result.base is not None:
         summary["base"] = {"ref": result.base.ref, "commit": result.base.commit}
+        silenced = silenced_report(result.silenced)
+        summary["suppressed_by_change"] = silenced["rows"] if silenced else []
     return json.dumps({"version": 1, "findings": [finding_dict(f) for f in result.findings], "summary": summary},
                       indent=2) + "\n"

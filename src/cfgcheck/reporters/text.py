@@ -9,6 +9,7 @@ from typing import Callable
 
 from ..lint import LintResult
 from ..model import Finding
+from ..suppressions import silenced_report
 from ..textsafe import neutralise
 
 STYLES = {"error": "bold red", "warning": "yellow", "note": "cyan"}
@@ -49,12 +50,30 @@ def lines(result: LintResult, show_suppressed: bool = False, where: Callable[[st
     return out
 
 
+def silenced_lines(result: LintResult, where: Callable[[str], str] = _same) -> list[str]:
+    """Diff mode: each new finding a suppression added by the same change silences, with that
+    suppression's place and reason (a change may not silence its own finding unseen)."""
+    report = silenced_report(result.silenced)
+    if report is None:
+        return []
+    out = [f"{report['headline']}:"]
+    for row in report["rows"]:
+        by = row["suppression"]
+        out.append(neutralise(f"{where(row['path'])}:{row['line']}:{row['column']}: {row['code']} {row['severity']}: "
+                              f"{row['message']}"))
+        out.append(neutralise(f"    silenced by the suppression of {by['codes']} at {where(by['path'])}:{by['line']}: "
+                              f"{by['reason'] or '(no reason given)'}"))
+    return out
+
+
 def summary(result: LintResult) -> str:
     c = result.counts()
     text = (f"{len(result.files)} files, {result.served_count()} served models: "
             f"{c['errors']} errors, {c['warnings']} warnings, {c['notes']} notes")
     if c["suppressed"]:
         text += f", {c['suppressed']} suppressed"
+    if result.silenced:
+        text += f" ({silenced_report(result.silenced)['headline']})"
     if result.fixed:
         text += f"; the change fixes {len(result.fixed)}"
     if result.base is not None:
@@ -69,8 +88,10 @@ def render(result: LintResult, color: bool = False, quiet: bool = False, where: 
            show_fixes: bool = False, **_: object) -> str:
     """``quiet``: the findings only, no summary line."""
     rows = lines(result, where=where, show_fixes=show_fixes)
+    silenced = silenced_lines(result, where)
     if not color:
         body = "".join(head + "\n" + (fix + "\n" if fix else "") for _, head, fix in rows)
+        body += "".join(line + "\n" for line in silenced)
         return body + ("" if quiet else summary(result) + "\n")
     from io import StringIO
 
@@ -83,6 +104,8 @@ def render(result: LintResult, color: bool = False, quiet: bool = False, where: 
         console.print(Text(head, style=STYLES[severity]))
         if fix:
             console.print(Text(fix, style="dim"))
+    for line in silenced:
+        console.print(Text(line, style="yellow"))
     if not quiet:
         console.print(Text(summary(result), style="bold"))
     return buffer.getvalue()

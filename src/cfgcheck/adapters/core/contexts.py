@@ -1,16 +1,20 @@
 """The contexts adapters work in: the run's ``Workspace`` (the user's configuration, and the index spaces
-of the modules that index documents of every file) and one document's ``DocContext`` (locating its
-nodes, reading its comments and directives, making a served model located in it)."""
+of the modules that index documents of every file), the reading of one file (``one_file``: what its
+variable expansions may still produce) and one document's ``DocContext`` (locating its nodes, reading its
+comments and directives, making a served model located in it)."""
 
 from __future__ import annotations
 
+import bisect
 import functools
 import re
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, TypeVar
+from typing import Any, Callable, Iterator, TypeVar
 
-from ...model import ArgToken, Directive, Location, ServedModel, Setting
-from ...yamlio import Document, LoadedFile, YNode, scalar_text_location
+from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
+from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode, scalar_text_location
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
@@ -29,6 +33,9 @@ class Workspace:
     config: dict[str, Any] = field(default_factory=dict)
     # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
     held: set[str] = field(default_factory=set)
+    # the commit whose blobs the files a repository names are (diff mode: each side's); None: what Git
+    # tracks in the work tree (launch/named_files.py)
+    commit: str | None = None
     spaces: dict[str, Any] = field(default_factory=dict)
 
     def space(self, owner: str, make: Callable[[], Space]) -> Space:
@@ -39,12 +46,48 @@ class Workspace:
         return found
 
 
+def served_limit(workspace: Workspace) -> int:
+    """The served models one file may hold (``limits.max-served-models``, yamlbounds.DEFAULT_LIMITS)."""
+    return int((workspace.config.get("limits") or {}).get("max-served-models", DEFAULT_LIMITS["max-served-models"]))
+
+
+# The text one file's variable expansions may produce together (``launch/expansion.py`` charges it): past
+# it every further expansion of the file is unknown, so the work per file is bounded whatever its lines
+# repeat (24 doubling lines ``V1=$V0$V0`` ask for 128 MiB).
+MAX_FILE_CHARS = 16 * 1024 * 1024
+# What the file being read may still produce; None outside a file's reading (only the value bound holds).
+_LEFT: ContextVar[list[int] | None] = ContextVar("cfgcheck_expansion_left", default=None)
+
+
+@contextmanager
+def one_file() -> Iterator[None]:
+    """The expansions made inside share one file's budget (``registry.served_models`` opens one per file)."""
+    token = _LEFT.set([MAX_FILE_CHARS])
+    try:
+        yield
+    finally:
+        _LEFT.reset(token)
+
+
+def spend(size: int) -> bool:
+    """Charge ``size`` characters of expanded text to the file being read; False when it has no more."""
+    left = _LEFT.get()
+    if left is None:
+        return True
+    if size > left[0]:
+        left[0] = 0
+        return False
+    left[0] -= size
+    return True
+
+
 @dataclass(eq=False)
 class DocContext:
     loaded: LoadedFile
     document: Document
     workspace: Workspace
     first_line: int = 1  # the first line that belongs to this document (comments above its root count)
+    shared: dict = field(default_factory=dict)  # what adapters read once for every model of the document
 
     @property
     def path(self) -> str:
@@ -89,13 +132,18 @@ class DocContext:
     def _comments(self) -> list:
         """This document's comments, in line order: computed once, shared by its served models."""
         end = self.document.root.end_line if self.document.root is not None else self.first_line
-        return [c for line, c in sorted(self.loaded.comments.items()) if self.first_line <= line <= end]
+        return comments_between(self.loaded, self.first_line - 1, end)
 
     def directives(self) -> list[Directive]:
         return directives_of(self.path, self._comments)
 
-    def document_comments(self) -> list[tuple[int, str]]:
-        return [(c.line, c.text) for c in self._comments]
+    @functools.cached_property
+    def _shared_comments(self) -> Comments:
+        return Comments((c.line, c.text) for c in self._comments)
+
+    def document_comments(self) -> Comments:
+        """(line, text) of the document's comments: one object for all its served models."""
+        return self._shared_comments
 
     def resource_model(self, root: YNode, kind: str, default_name: str) -> ServedModel:
         """A served model of the resource ``root``, named by its ``metadata.name`` (else ``default_name``)
@@ -109,6 +157,31 @@ class DocContext:
         model.directives = self.directives()
         model.comments = self.document_comments()
         return model
+
+
+def _ordered(loaded: LoadedFile) -> tuple[list[int], list[Comment]]:
+    """The file's comment lines and comments in line order, sorted once per file."""
+    found = loaded.shared.get("ordered-comments")
+    if found is None:
+        pairs = sorted(loaded.comments.items())
+        found = loaded.shared["ordered-comments"] = ([line for line, _ in pairs], [c for _, c in pairs])
+    return found
+
+
+def comments_between(loaded: LoadedFile, after: int, last: int) -> list[Comment]:
+    """The comments on lines ``after`` < line <= ``last``, in line order (a binary search: a file of
+    thousands of models is not sorted and walked again for each)."""
+    lines, ordered = _ordered(loaded)
+    return ordered[bisect.bisect_right(lines, after):bisect.bisect_right(lines, last)]
+
+
+def file_comments(loaded: LoadedFile) -> Comments:
+    """(line, text) of every comment of ``loaded``, in line order: made once per file and shared by its
+    served models (a script's or a Python spec file's models carry the whole file's comments)."""
+    found = loaded.shared.get("comments")
+    if found is None:
+        found = loaded.shared["comments"] = Comments((c.line, c.text) for c in _ordered(loaded)[1])
+    return found
 
 
 def directives_of(path: str, comments) -> list[Directive]:

@@ -34,6 +34,9 @@ and may declare
   replaces the model with those (a llama-server router stands for the models of its preset file).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
   another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
+- ``OPERATOR_FIELDS``: the typed fields an operator or chart turns into flags, by where the resource keeps
+  them: ``{"spec.vllmConfig": {"maxModelLen": ("--max-model-len", "max_model_len"), ...}}`` (field -> flag
+  emitted, canonical setting of ``settings.py``); the registry gathers them (``operator_fields``).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -44,7 +47,7 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, runtime_checkable
 
 if TYPE_CHECKING:
     from ...model import ServedModel
@@ -76,25 +79,24 @@ class FileAdapter(Protocol):
     def file_models(self, workspace, loaded) -> list[ServedModel]: ...
 
 
-# The functions of the protocol an adapter may define; the core asks for them with getattr/hasattr.
+# The members of the protocol an adapter may define (its functions, and its typed-field tables); the core
+# asks for them with getattr/hasattr.
 HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
-         "heredoc_models")
+         "heredoc_models", "OPERATOR_FIELDS")
 
 
 class LazyAdapter:
-    """A built-in adapter module, named, with what the prefilter reads of it: ``MARKERS``, ``SUFFIXES`` and
-    ``NAMES`` (file names it reads whatever their text: a kustomization, a chart's Chart.yaml), and which
-    of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
+    """A built-in adapter module, named, with what the prefilter reads of it (``MARKERS``, ``SUFFIXES``) and
+    which of the protocol's ``HOOKS`` it defines (asking for another one imports nothing: the core's walk for
     ``index`` hooks does not load every adapter). Anything else asked of it imports the module and puts it
     in the registry in its place (the registry is walked for every document: no indirection there), so a
     run whose files hold no serving marker imports no adapter. It is equal to its module, so
     ``register(..., before=workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
-                 names: tuple[str, ...] = (), hooks: tuple[str, ...] = ("served_models",),
-                 documents: str | None = None) -> None:
+                 hooks: tuple[str, ...] = ("served_models",), documents: str | None = None) -> None:
         self.__name__ = f"{ADAPTERS}.{module}"
-        self.MARKERS, self.SUFFIXES, self.NAMES, self.hooks = markers, suffixes, names, hooks
+        self.MARKERS, self.SUFFIXES, self.hooks = markers, suffixes, hooks
         self.DOCUMENTS = documents
 
     def module(self) -> ModuleType:
@@ -121,14 +123,17 @@ class LazyAdapter:
         return f"LazyAdapter({self.__name__!r})"
 
 
+# What the registry holds: a module or object meeting one of the two protocols, or a built-in module's
+# ``LazyAdapter`` until it is imported.
+Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
-REGISTRY: list[Adapter | FileAdapter | LazyAdapter] = []
+REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
-_names: dict[str, tuple[str, ...]] = {}  # adapter module -> the file names it reads whatever their text
-_file_formats: dict[str, FileAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
+_names: dict[str, tuple[str, ...]] = {}  # renderer module -> the file names it reads whatever their text
+_file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
-def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> Adapter | FileAdapter:
+def register(adapter: Registered, before: Registered | None = None) -> Registered:
     """Add ``adapter`` to the registry (at the end, or just before ``before``) and its markers to the
     prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
     ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later (a built-in
@@ -138,16 +143,19 @@ def register(adapter: Adapter | FileAdapter, before: Adapter | None = None) -> A
                         f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
     if adapter not in REGISTRY:
         REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
-    if isinstance(adapter, LazyAdapter):
-        _names[adapter.__name__] = adapter.NAMES
     _rebuild_markers()
     return adapter
 
 
-def unregister(adapter: Adapter) -> None:
+def read_by_name(owner: str, names: tuple[str, ...]) -> None:
+    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` renders them
+    (the input stage's renderers, registered by ``core/registry.py``)."""
+    _names[owner] = names
+
+
+def unregister(adapter: Registered) -> None:
     if adapter in REGISTRY:
         REGISTRY.remove(adapter)
-    _names.pop(getattr(adapter, "__name__", ""), None)
     _rebuild_markers()
 
 
@@ -155,7 +163,8 @@ def _rebuild_markers() -> None:
     global _markers, _file_formats
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
-    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) for suffix in getattr(adapter, "SUFFIXES", ())}
+    _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
+                     for suffix in adapter.SUFFIXES}
 
 
 def serving_markers() -> tuple[str, ...]:
@@ -173,33 +182,40 @@ def has_serving_marker(text: str) -> bool:
     return any(marker in lowered for marker in _markers)
 
 
-
-def document_adapters() -> list[Adapter]:
+def document_adapters() -> list[Adapter | LazyAdapter]:
     """The registered adapters that read YAML documents, in the order they are tried."""
-    return [adapter for adapter in REGISTRY if defines(adapter, "served_models")]
+    return [adapter for adapter in REGISTRY if _reads_documents(adapter)]
 
 
-def defines(adapter: Adapter | FileAdapter | LazyAdapter, hook: str) -> bool:
+def _reads_documents(adapter: Registered) -> TypeGuard[Adapter | LazyAdapter]:
+    return defines(adapter, "served_models")
+
+
+def _reads_files(adapter: Registered) -> TypeGuard[FileAdapter | LazyAdapter]:
+    """A format that is not YAML: it names the file endings it reads."""
+    return bool(getattr(adapter, "SUFFIXES", ()))
+
+
+def defines(adapter: Registered, hook: str) -> bool:
     """Whether ``adapter`` defines the protocol function ``hook``: a built-in one not imported yet says so
     from its registry entry (importing nothing)."""
     return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
 
 
-def may_read(adapter: Adapter, name: str, lowered: str) -> bool:
-    """Whether ``adapter`` can own a document of the file called ``name`` whose lower-cased text is
-    ``lowered``: one of its MARKERS is in it (the contract above), it declares none, or it reads files so
-    named whatever their text. An adapter that cannot is not tried, nor imported."""
-    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS) or \
-        name in _names.get(adapter.__name__, ())
+def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
+    """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
+    MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
+    imported."""
+    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
 
 
-def may_own(adapter: Adapter, root: YNode) -> bool:
+def may_own(adapter: Adapter | LazyAdapter, root: YNode) -> bool:
     """Whether ``adapter`` may own the document ``root``: one that reads only plain documents
     (``DOCUMENTS = "plain"``) is not tried on a Kubernetes resource (nor imported for one)."""
     return getattr(adapter, "DOCUMENTS", None) != "plain" or root.get("apiVersion") is None
 
 
-def file_format(path: str) -> FileAdapter | None:
+def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     """The registered adapter that reads files named like ``path`` when they are not YAML (looked up
     once per file read: a dictionary, not a walk over the registry)."""
     name = path[path.rfind("/") + 1:]

@@ -5,17 +5,24 @@ Every adapter meets ``protocol.Adapter`` and is registered below: the first adap
 document owns it. Adding a format is one module in ``formats/`` and one ``BUILT_IN`` entry. The registry
 names its modules (``LazyAdapter``) and imports one the first time a file may hold its documents, so a run
 over files without a serving marker imports no format, launch helper or renderer.
+
+The input stage (``cfgcheck.render``) renders the files of ``RENDERERS`` (a kustomization, a chart's
+``Chart.yaml``): the registry imports a renderer when it reads such a file and hands it a ``Reader``, so that
+what it renders is read here like any file, then placed at its source lines by the renderer.
 """
 
 from __future__ import annotations
 
+import importlib
 import os
+from types import ModuleType
 
 from ...model import ServedModel
-from ...yamlio import LoadedFile
-from .contexts import DocContext, Workspace
-from .protocol import (REGISTRY, LazyAdapter, defines, document_adapters, file_format, file_suffixes,  # noqa: F401
-                       may_own, may_read, register)  # file_format, file_suffixes: for discovery and yamlio, from here
+from ...yamlio import LoadedFile, YamlError
+from .contexts import DocContext, Workspace, one_file, served_limit
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
+                       file_suffixes, has_serving_marker, may_own, may_read, read_by_name, register)
+# file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
@@ -32,11 +39,12 @@ FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 # the generic pod-spec walker last.
 BUILT_IN = (
     LazyAdapter("formats.mapped", (), hooks=("served_models", "setting_home")),
-    LazyAdapter("renderers.kustomize", (), names=("kustomization.yaml", "kustomization.yml", "Kustomization")),
-    LazyAdapter("formats.llmkube", ("llmkube",), hooks=("served_models", "index", "refers_forward", "setting_home")),
-    LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home")),
-    LazyAdapter("formats.vllm_runtime", ("vllm",)),
-    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("formats.llmkube", ("llmkube",),
+                hooks=("served_models", "index", "refers_forward", "setting_home", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.vllm_runtime", ("vllm",), hooks=("served_models", "OPERATOR_FIELDS")),
+    LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"),
+                hooks=("served_models", "index", "refers_forward", "OPERATOR_FIELDS")),
     LazyAdapter("formats.ome", ("ome.io",)),
     LazyAdapter("formats.kubeai", ("kubeai.org", "resourceprofile")),
     LazyAdapter("formats.rayserve", ("serveconfigv2", "llm_configs", "import_path")),
@@ -44,7 +52,7 @@ BUILT_IN = (
     LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
     LazyAdapter("formats.llama_swap", ("cmd:",)),
-    LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",), names=("Chart.yaml",)),
+    LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",)),
     LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
@@ -68,6 +76,29 @@ BUILT_IN = (
 )
 for adapter in BUILT_IN:
     register(adapter)
+# Launch helpers a module every served model passes through needs only for an uncommon file: the registry
+# imports one the first time it is asked for (a Deployment splices env values, but only a script mounted
+# from a ConfigMap needs the shell-command reader; only an image cfgcheck does not know asks which
+# Dockerfile of the repository builds it).
+LAUNCH_HELPERS = {"scalar_launches": "launch.scripts", "deployed_dockerfile": "launch.image_builds"}
+
+
+def launch_helper(name: str):
+    """The launch helper ``name`` of ``LAUNCH_HELPERS``, its module imported now."""
+    return getattr(importlib.import_module(f"{ADAPTERS}.{LAUNCH_HELPERS[name]}"), name)
+
+
+# The renderers of the input stage, by module (under cfgcheck.render) with the file names each renders
+# whatever their text (tests/adapters/test_adapter_protocol.py checks them against each module's NAMES).
+RENDERERS = {"kustomize": ("kustomization.yaml", "kustomization.yml", "Kustomization"), "helm": ("Chart.yaml",)}
+RENDER_PACKAGE = f"{__package__.split('.')[0]}.render"
+for renderer, names in RENDERERS.items():
+    read_by_name(f"{RENDER_PACKAGE}.{renderer}", names)
+# What a rendering adds to the run's index: the ConfigMaps it makes (a configMapGenerator's name carries a
+# hash, a namePrefix renames them, and the rendered pods take env from them by those names). Every other
+# object it holds is a copy of a source object the run has indexed already, which must not be shadowed
+# by a copy located in rendered text for the files read after it.
+RENDERED_INDEX = (f"{__package__.rpartition('.')[0]}.launch.configmaps",)
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
@@ -84,20 +115,35 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     reader = file_format(loaded.path)
-    if reader is not None:
-        return reader.file_models(workspace, loaded)
-    return document_models(workspace, loaded)
+    with one_file():  # the file's variable expansions share one budget (launch/expansion.py)
+        models = reader.file_models(workspace, loaded) if reader is not None else document_models(workspace, loaded)
+    limit = served_limit(workspace)
+    if len(models) <= limit:
+        return models
+    if loaded.error is None:  # the file's CFG000: its other models are not checked (nor counted fixed in review)
+        at = models[limit].location
+        loaded.error = YamlError(f"more than {limit:,} served models in this file (limit max-served-models): only "
+                                 f"the first {limit:,} are checked", at.line, at.column)
+    return models[:limit]
 
 
-def document_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
+def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = True) -> list[ServedModel]:
     """The served models of the YAML documents of ``loaded``, whatever its file name (the Kubernetes
-    manifest a shell script writes in a heredoc is read through this too)."""
+    manifest a shell script writes in a heredoc is read through this too): a file a renderer reads is
+    rendered first. ``complete``: with what every ``complete_model`` hook adds (a renderer reads its
+    output without, and the models it places are completed here, at their source lines)."""
     found: list[ServedModel] = []
     first_line = 1
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
-    candidates = [adapter for adapter in document_adapters() if may_read(adapter, name, lowered)]
-    completers = [adapter for adapter in REGISTRY if defines(adapter, "complete_model")]
+    candidates = [adapter for adapter in document_adapters() if may_read(adapter, lowered)]
+    renderer = renderer_of(name)
+    if renderer is not None:
+        candidates.insert(0, _Rendered(renderer, Reader(workspace)))
+    completers = [adapter for adapter in REGISTRY if defines(adapter, "complete_model")] if complete else []
+    limit = served_limit(workspace)
     for document in loaded.documents:
+        if len(found) > limit:
+            break  # served_models reports the limit; the documents after it are not read
         root = document.root
         for resource in resources(root):
             ctx = DocContext(loaded, document, workspace, first_line)
@@ -133,6 +179,44 @@ def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -
     return found
 
 
+def renderer_of(name: str) -> ModuleType | None:
+    """The renderer of the input stage that renders files called ``name``, imported now; None for others."""
+    module = next((module for module, names in RENDERERS.items() if name in names), None)
+    return importlib.import_module(f"{RENDER_PACKAGE}.{module}") if module is not None else None
+
+
+class Reader:
+    """What a renderer is handed (``cfgcheck.render.source_map.Reader``): the registry's walks over the
+    files it renders, as over any file of the run."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self.workspace = workspace
+
+    def index(self, loaded: LoadedFile) -> None:
+        for adapter in REGISTRY:
+            if adapter.__name__ in RENDERED_INDEX:
+                adapter.index(self.workspace, loaded)
+
+    def models(self, loaded: LoadedFile) -> list[ServedModel]:
+        return document_models(self.workspace, loaded, complete=False)
+
+    @staticmethod
+    def serving(text: str) -> bool:
+        return has_serving_marker(text)
+
+
+class _Rendered:
+    """A renderer tried first on the documents of the files it renders, as an adapter is."""
+
+    MARKERS: tuple[str, ...] = ()
+
+    def __init__(self, renderer: ModuleType, reader: Reader) -> None:
+        self.renderer, self.reader = renderer, reader
+
+    def served_models(self, ctx: DocContext, root) -> list[ServedModel]:
+        return self.renderer.served_models(ctx, root, self.reader)
+
+
 def heredoc_models(workspace: Workspace, loaded: LoadedFile, name: str, text: str, offset: int) -> list[ServedModel]:
     """The served models of a file called ``name`` that ``loaded`` writes (a shell heredoc), ``text``
     at ``offset`` of it: read by the format of such files when it defines ``heredoc_models`` and one of
@@ -148,6 +232,13 @@ def without_held(workspace: Workspace, models: list[ServedModel]) -> list[Served
     image a workload of the run deploys: ``launch/image_builds.py``)."""
     held = workspace.held
     return [m for m in models if m.path not in held] if held else models
+
+
+def operator_fields() -> list[dict[str, tuple[str, str]]]:
+    """Every registered format's typed-field tables (field -> (flag emitted, canonical setting)): the names
+    an operator resource may give a setting (the formats that declare them are imported now)."""
+    return [table for adapter in REGISTRY if defines(adapter, "OPERATOR_FIELDS")
+            for table in adapter.OPERATOR_FIELDS.values()]
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:

@@ -14,13 +14,15 @@ at its lines in the file), or a plain values file. In them:
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Any
+
+from ...paths import escapes
 from ...model import ServedModel, Setting
-from ...yamlio import YNode, parse_text
-from ..renderers import helm
+from ...yamlio import YamlError, YNode, load_data, parse_text
 from . import production_stack
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..renderers.helm import dependency_keys
 from ..launch.containers import container_model
 
 MARKERS = ENGINE_MARKERS + production_stack.MARKERS
@@ -98,9 +100,28 @@ def dependency_values(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YN
     return found
 
 
+def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
+    """The keys under which a chart's values file holds the values of the charts it depends on: each
+    ``Chart.yaml`` ``dependencies[]`` entry's ``alias``, else its ``name`` (Helm's rule), for the
+    ``Chart.yaml`` beside ``values_path``; [] when there is none (or it cannot be read)."""
+    root = config.get("root")
+    if not root:
+        return []
+    repo = Path(str(root))
+    folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
+    chart = repo / folder / "Chart.yaml"
+    if not chart.is_file() or escapes(chart, repo):
+        return []
+    try:
+        data = load_data(chart)
+    except YamlError:
+        return []  # the Chart.yaml is linted on its own: its CFG000 says what is wrong
+    entries = data.get("dependencies") if isinstance(data, dict) else None
+    keys = [entry.get("alias") or entry.get("name") for entry in entries or () if isinstance(entry, dict)]
+    return [key for key in keys if isinstance(key, str) and key]
+
+
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if helm.is_chart(ctx, root):
-        return helm.served_models(ctx, root)
     found: list[ServedModel] = []
     for values_ctx, values, prefix, release in values_sources(ctx, root) + dependency_values(ctx, root):
         models = app_template_models(values_ctx, values, prefix, release)

@@ -5,9 +5,9 @@ Variables are interpolated as docker compose does (``launch/dotenv.py``): from t
 beside the compose file, else a reference's default; an unset variable stays unknown. A repository
 that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
 ``.env.template``, ``example.env``): without a ``.env``, the template's values are the ones ``cp
-.env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD), whose
-template values are placeholders and stay unknown. Each value is located where it is written (the
-``.env`` or template line, the default). ``env_file`` files add to the
+.env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD...:
+``redact.secret_name``), whose template values are placeholders and are left unset. Each value is
+located where it is written (the ``.env`` or template line, the default). ``env_file`` files add to the
 container's environment. GPUs come from ``deploy.resources.reservations.devices`` (``count``, or
 how many ``device_ids``); a count or device list that holds an unknown variable is unknown, not 1. A
 service with ``build:`` runs the image it builds: its engine is the one the Dockerfile's ``FROM``
@@ -22,6 +22,7 @@ import re
 
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Setting, Volume
+from ...redact import secret_name
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
@@ -36,7 +37,6 @@ MARKERS = ENGINE_MARKERS
 DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
 ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env")
-_SECRET_NAME = re.compile(r"KEY|TOKEN|SECRET|PASSW|CREDENTIAL", re.I)
 
 
 def _is_compose(root: YNode) -> bool:
@@ -135,7 +135,7 @@ def _template_variables(ctx: DocContext) -> dict:
     for name in ENV_TEMPLATES:
         found = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, name))
         if found is not None:
-            return {k: v for k, v in found.items() if not _SECRET_NAME.search(k)}
+            return {k: v for k, v in found.items() if not secret_name(k)}
     return {}
 
 

@@ -148,7 +148,8 @@ def graph_service_model(ctx: DocContext, root: YNode, container: YNode, service:
     node = _deployment_config(root, container)
     try:
         config = json.loads(node.value) if node is not None else None
-    except ValueError:
+    except (ValueError, RecursionError) as exc:  # json's decoder recurses: deep nesting is a RecursionError
+        _not_json(ctx, node, exc)
         return None
     section = config.get(service_name) if isinstance(config, dict) else None
     if not isinstance(section, dict) or not _requests_gpu(section, service):
@@ -172,6 +173,15 @@ def graph_service_model(ctx: DocContext, root: YNode, container: YNode, service:
     if service_name == "PrefillWorker" or section.get("remote-prefill") is True:
         model.disaggregation = (f"{ctx.path}#{identity.rsplit('/', 1)[0]}", "prefill" if service_name == "PrefillWorker" else "decode")
     return model
+
+
+def _not_json(ctx: DocContext, node: YNode, exc: Exception) -> None:
+    """DYN_DEPLOYMENT_CONFIG that is not JSON hides every engine of the graph: the document's CFG000
+    (once, whichever service met it first), naming the error's class, not the text it quotes."""
+    problem = (f"DYN_DEPLOYMENT_CONFIG is not JSON ({type(exc).__name__}): the engine arguments of the graph's "
+               "services are not read", node.line, node.column)
+    if problem not in ctx.document.problems:
+        ctx.document.problems.append(problem)
 
 
 def _deployment_config(root: YNode, container: YNode) -> YNode | None:

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from ...capacity.tables import bundled_table
 from ...model import ServedModel, Setting, unresolved
-from ...settings import INT_SETTINGS, KSERVE_PARALLELISM, typed_fields
+from ...settings import INT_SETTINGS
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -33,7 +33,16 @@ from ..launch.shell import argv_tokens
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
 MARKERS = ("inferenceservice", "servingruntime")
-PARALLELISM = typed_fields(KSERVE_PARALLELISM)  # spec.parallelism key -> (flag passed, canonical setting)
+# The LLMInferenceService launch template's parallel sizes (spec.parallelism key -> (flag passed, canonical
+# setting)). Protocol member: the registry gathers every format's.
+PARALLELISM = {
+    "tensor": ("--tensor-parallel-size", "tensor_parallel_size"),
+    "pipeline": ("--pipeline-parallel-size", "pipeline_parallel_size"),
+    "data": ("--data-parallel-size", "data_parallel_size"),
+    "dataLocal": ("--data-parallel-size-local", "data_parallel_size_local"),
+    "expert": ("--enable-expert-parallel", "enable_expert_parallel"),
+}
+OPERATOR_FIELDS = {"spec.parallelism": PARALLELISM}
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -38,6 +38,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, is_resource, to_int
 from ..launch.containers import GPU_PRODUCT_LABELS, container_model
+from ..launch.expansion import substitute
 from ..launch.pod_specs import workload_models
 from ..launch.shell import argv_tokens
 
@@ -171,8 +172,8 @@ def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> lis
         {"ModelPath": path, "MountedModelPath": f"{DEFAULT_MOUNT}/{path}"} if scheme == "pvc" else {}
     tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)]
     for token in argv_tokens(ctx, container.get("args"), "args"):
-        filled = _MODEL_VARIABLE.sub(lambda m: values.get(m.group(1), m.group(0)), token.text)
-        tokens.append(token if filled == token.text else replace(token, text=filled, synthetic=True))
+        filled = substitute(_MODEL_VARIABLE, token.text, lambda m: values.get(m.group(1), m.group(0)))
+        tokens.append(token if filled is None or filled == token.text else replace(token, text=filled, synthetic=True))
     return tokens
 
 

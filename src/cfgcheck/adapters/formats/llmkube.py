@@ -9,7 +9,6 @@ from __future__ import annotations
 
 from ...engines.argv import apply_argv
 from ...model import ArgToken, PodFacts, ServedModel, Setting
-from ...settings import LLMKUBE_LLAMACPP, LLMKUBE_SGLANG, LLMKUBE_VLLM, typed_fields
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_settings, finish, is_resource, operator_tokens, resource_spec, set_image, string_map, to_int
@@ -20,11 +19,36 @@ from ..launch.shell import argv_tokens
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
 
+# The typed fields LLMKube's controller turns into flags (internal/controller/inferenceservice_controller.go),
+# by where the InferenceService keeps them: field -> (flag the operator emits, canonical setting). Protocol
+# member: the registry gathers every format's (``registry.operator_fields``).
+OPERATOR_FIELDS = {
+    "spec.vllmConfig": {
+        "maxModelLen": ("--max-model-len", "max_model_len"),
+        "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
+        "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
+        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+        "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
+        "dtype": ("--dtype", "dtype"),
+        "quantization": ("--quantization", "quantization"),
+        "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
+        "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill")},
+    "spec.sglangConfig": {
+        "contextLength": ("--context-length", "max_model_len"),
+        "maxRunningRequests": ("--max-running-requests", "max_num_seqs"),
+        "memFractionStatic": ("--mem-fraction-static", "mem_fraction_static"),
+        "tensorParallelSize": ("--tp", "tensor_parallel_size"),  # argparse resolves the abbreviation of --tp-size
+        "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+        "dtype": ("--dtype", "dtype"),
+        "quantization": ("--quantization", "quantization"),
+        "chunkedPrefillSize": ("--chunked-prefill-size", "chunked_prefill_size")},
+    "spec": {"contextSize": ("--ctx-size", "max_model_len")},  # the llama.cpp runtime's, beside parallelSlots
+}
 # runtime -> (section of spec holding its typed fields, field -> (flag the operator emits, canonical setting))
 TYPED_FIELDS = {
-    "vllm": ("vllmConfig", typed_fields(LLMKUBE_VLLM)),
-    "sglang": ("sglangConfig", typed_fields(LLMKUBE_SGLANG)),
-    "llama.cpp": (None, typed_fields(LLMKUBE_LLAMACPP)),
+    "vllm": ("vllmConfig", OPERATOR_FIELDS["spec.vllmConfig"]),
+    "sglang": ("sglangConfig", OPERATOR_FIELDS["spec.sglangConfig"]),
+    "llama.cpp": (None, OPERATOR_FIELDS["spec"]),
 }
 # parallelSlots: which flag it becomes per runtime (None: the runtime ignores it)
 PARALLEL_SLOTS = {"vllm": "--max-num-seqs", "llama.cpp": "--parallel", "sglang": None, "tokenspeed": None}

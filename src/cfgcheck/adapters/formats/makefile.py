@@ -17,6 +17,7 @@ from ...model import ServedModel
 from ...yamlio import Comment, LoadedFile
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
+from ..launch.expansion import bounded, substitute
 from ..launch.scripts import scan_comments as _shell_comments
 from ..launch.scripts import text_models
 
@@ -86,9 +87,10 @@ def _assign(variables: dict[str, str | None], name: str, operator: str, value: s
         return
     if operator == "+=":
         base = variables.get(name)
-        variables[name] = None if base is None and name in variables else f"{base or ''} {value}".strip()
+        joined = None if base is None and name in variables else f"{base or ''} {value}".strip()
+        variables[name] = joined if joined is None or bounded(joined) else None  # expansion.py: past it, unknown
         return
     if len(value) >= 2 and value[0] == value[-1] and value[0] in "'\"":
         value = value[1:-1]  # the shell unquotes the expanded word
-    expanded = _REFERENCE.sub(lambda match: variables.get(match.group(1)) or match.group(0), value)
-    variables[name] = None if "$" in expanded else expanded
+    expanded = substitute(_REFERENCE, value, lambda match: variables.get(match.group(1)) or match.group(0))
+    variables[name] = None if expanded is None or "$" in expanded else expanded

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...engines.argv import apply_argv
 from ...model import Mount, PodFacts, ServedModel, Setting, Volume
-from ...settings import PRODUCTION_STACK, parse, typed_fields
+from ...settings import parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens, finish, set_image, to_int
@@ -19,7 +19,22 @@ from ..launch.shell import argv_tokens
 
 MARKERS = ("servingenginespec",)
 
-VLLM_CONFIG_FIELDS = typed_fields(PRODUCTION_STACK)  # field -> (flag the chart passes, canonical setting)
+# The typed fields the chart turns into flags (helm/templates/deployment-vllm-multi.yaml): field -> (flag the
+# chart passes, canonical setting). Protocol member: the registry gathers every format's.
+VLLM_CONFIG_FIELDS = {
+    "maxModelLen": ("--max-model-len", "max_model_len"),
+    "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),
+    "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
+    "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
+    "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+    "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
+    "pipelineParallelSize": ("--pipeline-parallel-size", "pipeline_parallel_size"),
+    "dtype": ("--dtype", "dtype"),
+    "quantization": ("--quantization", "quantization"),
+    "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
+    "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
+}
+OPERATOR_FIELDS = {"servingEngineSpec.modelSpec[].vllmConfig": VLLM_CONFIG_FIELDS}
 
 
 def values_roots(root: YNode) -> list[tuple[YNode, str]]:

@@ -29,8 +29,8 @@ import tokenize
 
 from ...engines.argv import KEYWORD_ORIGIN
 from ...model import ArgToken, Location, ServedModel, Setting
-from ...yamlio import Comment, LoadedFile
-from ..core.contexts import Workspace, directives_of
+from ...yamlio import Comment, LoadedFile, YamlError
+from ..core.contexts import Workspace, comments_between, directives_of, file_comments
 from ..core.recognition import apply_launch, finish, to_int
 
 ARG_KEYS = {"vllm_args": "vllm", "sglang_args": "sglang", "tokenspeed_args": "tokenspeed"}
@@ -73,7 +73,8 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         return []
     try:
         tree = ast.parse(loaded.text, loaded.path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        _unparsed(loaded, exc)
         return []
     lines = loaded.text.splitlines()
     found: list[ServedModel] = []
@@ -86,6 +87,17 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         found.extend(_engine_args_model(loaded, lines, call) for call in ast.walk(tree)
                      if isinstance(call, ast.Call) and _callee(call) in ENGINE_ARGS)
     return found
+
+
+def _unparsed(loaded: LoadedFile, exc: Exception) -> None:
+    """A file that names a spec key but that Python's parser refuses (a syntax error, or nesting past
+    the parser's limits: 201 parentheses, 100,000 unary minuses) holds specs nobody can check: that is
+    the file's CFG000, naming the error's class, not silence (in review its specs would count as
+    fixed). The parser's message is not quoted: it may quote the file."""
+    if loaded.error is None:
+        line = getattr(exc, "lineno", None) if isinstance(exc, SyntaxError) else None
+        loaded.error = YamlError(f"cannot parse this Python file ({type(exc).__name__}): its engine specs are not "
+                                 "read", line or 1, 1)
 
 
 def _callee(call: ast.Call) -> str | None:
@@ -109,9 +121,9 @@ def _llm_config_model(loaded: LoadedFile, lines: list[str], call: ast.Call) -> S
     label = _string(loading.get("model_id")) or f"LLMConfig@{call.lineno}"
     model = ServedModel(name=label, kind="Ray Serve LLMConfig", path=loaded.path, document=0,
                         location=_located(loaded, lines, call), identity=f"{loaded.path}#LLMConfig/{label}")
-    model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
-    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                   if call.lineno - 2 <= line <= (call.end_lineno or call.lineno)])
+    model.comments = file_comments(loaded)
+    model.directives = directives_of(loaded.path, comments_between(loaded, call.lineno - 3,
+                                                                   call.end_lineno or call.lineno))
     tokens = [ArgToken(word, model.location, (), "rayserve", True) for word in ("vllm", "serve")]
     if source is not None:
         tokens.append(_token(loaded, lines, source))
@@ -226,9 +238,9 @@ def _spec_models(loaded: LoadedFile, lines: list[str], owner: ast.Constant | Non
         model = ServedModel(name=f"{label}/{engine}" if engines else label, kind="python spec", path=loaded.path,
                             document=0, location=_located(loaded, lines, owner or spec),
                             identity=f"{loaded.path}#pyspec/{label}/{engine}")
-        model.comments = [(line, c.text) for line, c in sorted(loaded.comments.items())]
-        model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                       if spec.lineno - 2 <= line <= (spec.end_lineno or spec.lineno)])
+        model.comments = file_comments(loaded)
+        model.directives = directives_of(loaded.path, comments_between(loaded, spec.lineno - 3,
+                                                                       spec.end_lineno or spec.lineno))
         if engine != "unknown":
             apply_launch(None, model, tokens, engine)
         else:

@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 from ...model import ArgToken, Setting
 from ...yamlio import Comment, LoadedFile
 from ..core.recognition import ENGINE_MARKERS, to_int
+from ..launch.expansion import substitute
 from ..launch.scripts import launches, locator, script_model
 from ..launch.shell import SHELL_C, SHELLS, expand, lex
 
@@ -218,4 +219,5 @@ def _expanded(text: str, known: dict) -> str:
         except (TypeError, ValueError):
             return str(known[name])
 
-    return _EXPANSION.sub(replace, text)
+    expanded = substitute(_EXPANSION, text, replace)
+    return text if expanded is None else expanded

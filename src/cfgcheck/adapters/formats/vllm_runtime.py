@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from ...engines.argv import apply_argv
 from ...model import ServedModel, Setting
-from ...settings import BY_NAME, FLOAT, INT, SIZE, VLLM_RUNTIME_CONFIG, VLLM_RUNTIME_MODEL, typed_fields
+from ...settings import BY_NAME, FLOAT, INT, SIZE
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import env_map_settings, finish, resource_spec, set_image, to_int
@@ -18,8 +18,28 @@ from ..launch.shell import argv_tokens
 
 API_GROUP = "production-stack.vllm.ai/"
 MARKERS = ("vllm",)
-MODEL_FIELDS = typed_fields(VLLM_RUNTIME_MODEL)  # field -> (flag the operator passes, canonical setting)
-CONFIG_FIELDS = typed_fields(VLLM_RUNTIME_CONFIG)
+# The typed fields the operator turns into flags (production-stack operator, VLLMRuntime): field -> (flag the
+# operator passes, canonical setting). Protocol member: the registry gathers every format's.
+MODEL_FIELDS = {
+    "maxModelLen": ("--max-model-len", "max_model_len"),
+    "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),
+    "dtype": ("--dtype", "dtype"),
+    "enableLoRA": ("--enable-lora", "enable_lora"),
+}
+CONFIG_FIELDS = {
+    "maxModelLen": ("--max-model-len", "max_model_len"),
+    "maxNumSeqs": ("--max-num-seqs", "max_num_seqs"),
+    "gpuMemoryUtilization": ("--gpu-memory-utilization", "gpu_memory_utilization"),
+    "tensorParallelSize": ("--tensor-parallel-size", "tensor_parallel_size"),
+    "kvCacheDtype": ("--kv-cache-dtype", "kv_cache_dtype"),
+    "maxNumBatchedTokens": ("--max-num-batched-tokens", "max_num_batched_tokens"),
+    "pipelineParallelSize": ("--pipeline-parallel-size", "pipeline_parallel_size"),
+    "quantization": ("--quantization", "quantization"),
+    "enablePrefixCaching": ("--enable-prefix-caching", "enable_prefix_caching"),
+    "enableChunkedPrefill": ("--enable-chunked-prefill", "enable_chunked_prefill"),
+    "maxLoras": ("--max-loras", "max_loras"),
+}
+OPERATOR_FIELDS = {"spec.model": MODEL_FIELDS, "spec.vllmConfig": CONFIG_FIELDS}
 # how a typed field's YAML value becomes the setting's value, by the setting's type
 _FIELD_CONVERTERS = {INT: to_int, SIZE: to_int, FLOAT: as_float}
 

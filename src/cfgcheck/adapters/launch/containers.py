@@ -16,6 +16,7 @@ from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from . import env_argv
+from .expansion import substitute
 from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
 from .device_claims import pod_claims
 from .downloads import pod_downloads
@@ -81,8 +82,8 @@ def kubelet_expand(token: ArgToken, env: dict[str, Setting]) -> ArgToken:
         found = env.get(match.group(1))
         return str(found.value) if found is not None and found.value is not None else match.group(0)
 
-    return ArgToken(_KUBELET_REFERENCE.sub(replace, token.text), token.location, token.comments, token.origin,
-                    token.synthetic)
+    text = substitute(_KUBELET_REFERENCE, token.text, replace)
+    return token if text is None else ArgToken(text, token.location, token.comments, token.origin, token.synthetic)
 
 
 def _node_for(container: YNode, token: ArgToken) -> YNode | None:

@@ -19,6 +19,7 @@ from ...model import ArgToken
 from ...yamlio import Comment, LoadedFile, YNode
 from . import named_files
 from ..core.contexts import Workspace
+from .expansion import substitute
 from .scripts import locator
 from .shell import lex
 
@@ -58,7 +59,8 @@ def parse(rel: str, text: str) -> Built:
     stage = final_stage(text)
     written = stage.get("FROM")
     global_args = stage.get("global", {})
-    image = _ARG_REFERENCE.sub(lambda m: global_args.get(m.group(1)) or m.group(0), written[0]) if written else None
+    image = substitute(_ARG_REFERENCE, written[0], lambda m: global_args.get(m.group(1)) or m.group(0)) \
+        if written else None
     built = Built(rel, image, parse_image(image).engine if image else None)
     locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
     for keyword, origin in (("ENTRYPOINT", "entrypoint"), ("CMD", "command")):

@@ -4,8 +4,11 @@ interpolation (``${VAR}``, ``$VAR``, ``${VAR:-default}``, ``${VAR-default}``, ``
 
 A variable the files do not set keeps its reference as written: the shell that runs ``docker
 compose`` may set it, so its value is unknown (compose would substitute an empty string with a
-warning, or stop for ``:?``). A token that is exactly one reference is located where its value is
-written: the line of the ``.env`` file, or the default inside the reference.
+warning, or stop for ``:?``). So does a variable whose name says it holds a secret
+(``redact.secret_name``: ``VLLM_API_KEY``, ``HF_TOKEN``): it is set, its value is never read into an
+argument, so no finding can quote it (``--max-model-len ${VLLM_API_KEY}`` is an unknown value, not
+the key). A token that is exactly one reference is located where its value is written: the line of
+the ``.env`` file, or the default inside the reference.
 """
 
 from __future__ import annotations
@@ -14,7 +17,9 @@ import re
 from dataclasses import dataclass
 
 from ...model import ArgToken, Location
+from ...redact import secret_name
 from . import named_files
+from .expansion import substitute as bounded_substitute
 from ..core.contexts import Workspace
 
 _LINE = re.compile(r"^[ \t]*(?:export[ \t]+)?([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*(.*?)[ \t]*$")
@@ -25,7 +30,7 @@ _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
 @dataclass(frozen=True, slots=True)
 class Variable:
-    value: str
+    value: str | None  # None: set, its value unknown (a secret)
     location: Location
     comments: tuple[str, ...] = ()  # the comment lines directly above and on its line (a reason)
 
@@ -52,7 +57,8 @@ def read_env_file(workspace: Workspace, rel: str | None) -> dict[str, Variable] 
             column += 1
         inline = raw.split(" #", 1)[1].strip() if raw[:1] not in ("'", '"') and " #" in raw else None
         comments = tuple(above) + ((inline,) if inline else ())
-        found[match.group(1)] = Variable(value, Location(rel, number, column, number, column + len(value)), comments)
+        location = Location(rel, number, column, number, column + len(value))
+        found[match.group(1)] = Variable(None if secret_name(match.group(1)) else value, location, comments)
         above = []
     return found
 
@@ -90,8 +96,8 @@ def substitute(token: ArgToken, env: dict[str, Variable]) -> ArgToken:
         found = _resolve(match, env, token.location)
         return match.group(0) if found is None else found.value
 
-    return ArgToken(_REFERENCE.sub(replace, token.text), token.location, token.comments, token.origin,
-                    token.synthetic)
+    text = bounded_substitute(_REFERENCE, token.text, replace)
+    return token if text is None else ArgToken(text, token.location, token.comments, token.origin, token.synthetic)
 
 
 def _resolve(match: re.Match, env: dict[str, Variable], at: Location) -> Variable | None:
@@ -103,7 +109,7 @@ def _resolve(match: re.Match, env: dict[str, Variable], at: Location) -> Variabl
     if operator in (":+", "+"):
         return _inner(argument, match.start(3), env, at) if is_set else Variable("", at)
     if is_set:
-        return variable
+        return variable if variable.value is not None else None
     if operator in (":-", "-"):
         return _inner(argument, match.start(3), env, at)
     return None  # unset: the shell may set it (compose stops for :? and ?)

@@ -30,10 +30,11 @@ from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens
+from ..core.registry import launch_helper
 from .configmaps import configmaps
-from .shell import MAX_SPLICED_WORDS, Quoted, SourceMap, Spliced, shell_tokens
+from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
+from .shell import Quoted, SourceMap, Spliced, shell_tokens
 
-MAX_INLINE_CHARS = 4_096  # a value substituted inside a longer word: longer ones stay unknown
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
@@ -147,8 +148,8 @@ def splice(tokens: list[ArgToken], values: dict[str, EnvValue | None]) -> list[A
             found = values.get(_name(match))
             return found.text if found is not None and inline(found.text) else match.group(0)
 
-        text = _REFERENCE.sub(replace, token.text)
-        out.append(token if text == token.text else
+        text = substitute(_REFERENCE, token.text, replace)
+        out.append(token if text is None or text == token.text else
                    ArgToken(text, token.location, token.comments, token.origin, token.synthetic))
     return out
 
@@ -173,12 +174,10 @@ def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, to
     found = _script_node(ctx, container, pod_spec, texts[at])
     if found is None:
         return None
-    from .scripts import scalar_launches  # at call time: scripts imports the container adapters' helpers
-
     script_ctx, node = found
     environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None
                    for name, value in values.items()}
-    launched = next(iter(scalar_launches(script_ctx, node, environment)), None)
+    launched = next(iter(launch_helper("scalar_launches")(script_ctx, node, environment)), None)
     if launched is None:
         return None
     rest = tokens[at + 1:]

@@ -23,6 +23,7 @@ from ...engines.images import parse_image
 from . import named_files
 from ..core.contexts import Workspace
 from .dockerfile import Built, parse
+from .expansion import substitute
 
 # bounded repetitions: a pull request's README is hostile input (docs/SECURITY.md), no match may run quadratic
 _BUILD = re.compile(r"\b(?:docker|podman)(?:[ \t]+buildx)?[ \t]+build[ \t]+([^\n;&|`]{0,2000})")
@@ -104,7 +105,8 @@ def _stated(workspace: Workspace, rel: str, text: str) -> list[tuple[str, str]]:
 
 
 def _expand(text: str, variables: dict[str, str]) -> str:
-    return _REFERENCE.sub(lambda m: variables.get(m.group(1) or m.group(2) or m.group(3), m.group(0)), text)
+    expanded = substitute(_REFERENCE, text, lambda m: variables.get(m.group(1) or m.group(2) or m.group(3), m.group(0)))
+    return text if expanded is None else expanded  # past the bounds: as written, a name with "$" links nothing
 
 
 def _command(folder: str, arguments: str) -> list[tuple[str, str]]:

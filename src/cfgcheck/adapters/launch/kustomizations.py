@@ -1,7 +1,7 @@
 """Kustomizations read for the files they name, without rendering them: a resource, base, component, patch
 or generator file that does not exist is a reference that leads nowhere (``core/references.py``).
 
-What kustomize fetches (a URL, a remote repository: ``renderers/kustomize.py`` names the forms) and what
+What kustomize fetches (a URL, a remote repository: ``render/kustomize.py`` names the forms) and what
 leaves the repository are not the repository's to hold, and are not looked for. A folder named as a
 resource or base must hold a kustomization (kustomize api/krusty: a directory is loaded as a kustomization
 root). Registered for its index hook only: it owns no document.

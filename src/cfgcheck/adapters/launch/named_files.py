@@ -1,51 +1,86 @@
 """Files a served model depends on but that are not its own document: a compose file's ``.env`` and
-``env_file``, an engine ``--config`` file. Read from the repository the run is about, never outside
-it (a path with ``..`` or a symlink out of the repository is refused, docs/SECURITY.md "Promises"), within the file
-size limit, once per run.
+``env_file``, an engine ``--config`` file, a Dockerfile. The repository names them, so a pull request
+chooses what is read: only what Git holds for the repository is (docs/SECURITY.md, "Promises"), within
+the file size limit, once per run.
+
+* Inside a Git work tree, a file is read only when Git tracks it (``git ls-files``): an ignored
+  ``.env`` an earlier job step or a developer left in the work tree (``gha-creds-*.json``, real keys)
+  is never read. At a commit (diff mode and ``review``: the head's and the base's files,
+  ``Workspace.commit``), the commit's blob is read, never the work tree.
+* Outside Git, the ``.gitignore`` files between the repository root and the file apply, as they do
+  to the files discovery lists.
+* Nothing inside ``.git`` (where the checkout keeps its token) is read; a symlink is followed only when
+  every link lands inside the repository, outside ``.git``, on a file read by the rules above.
+
+Every git process goes through ``git.py``.
 """
 
 from __future__ import annotations
 
+import os
 import posixpath
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Protocol
 
-from ...paths import escapes
+from ... import git
+from ...discover import gitignored
+from ...paths import UnsafePath, git_may_find_repository, inside_repo
 from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
 from ..core.protocol import file_format
 
+_MAX_LINKS = 8  # links followed from one name at a commit (the kernel allows 40; a repository needs few)
+
 
 def repo_path(base_file: str, written: str) -> str | None:
     """The repository-relative path of ``written`` (relative to the folder of ``base_file``, or to the
-    repository root when it starts with ``/``), or None when it leaves the repository."""
+    repository root when it starts with ``/``), or None when it leaves the repository or enters ``.git``."""
     if not written or "\0" in written or "$" in written or "{{" in written:
         return None
     joined = written.lstrip("/") if written.startswith("/") else posixpath.join(posixpath.dirname(base_file), written)
+    return _normal(joined)
+
+
+def _normal(joined: str) -> str | None:
     normal = posixpath.normpath(joined)
-    if normal in (".", "") or normal == ".." or normal.startswith("../"):
+    if normal in (".", "") or normal == ".." or normal.startswith(("../", "/")) or ".git" in normal.split("/"):
         return None
     return normal
 
 
+class _Source(Protocol):
+    def read(self, rel: str, limit: int) -> bytes | None: ...
+
+
+@dataclass(eq=False)
+class _Files:
+    """This module's index space: the texts read (path -> text, or None) and where they come from,
+    decided at the first read."""
+
+    texts: dict[str, str | None] = field(default_factory=dict)
+    source: _Source | None = None
+
+
 def read_text(workspace: Workspace, rel: str) -> str | None:
-    """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, or
-    reached through a link out of the repository."""
-    cache = workspace.space(__name__, dict)  # this module's index space: path -> text, or None
-    if rel in cache:
-        return cache[rel]
-    cache[rel] = None
+    """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, not
+    held by Git (see the module's docstring), inside ``.git``, or reached through a link that leaves."""
+    files = workspace.space(__name__, _Files)
+    if rel in files.texts:
+        return files.texts[rel]
+    files.texts[rel] = None
     root = workspace.config.get("root")
-    if not root:
+    if not root or _normal(rel) != rel:
         return None
-    path = Path(str(root)) / rel
-    limits = {**DEFAULT_LIMITS, **(workspace.config.get("limits") or {})}
+    limit = {**DEFAULT_LIMITS, **(workspace.config.get("limits") or {})}["max-file-bytes"]
     try:
-        if not path.is_file() or escapes(path, Path(str(root))) or path.stat().st_size > limits["max-file-bytes"]:
-            return None
-        cache[rel] = decode(path.read_bytes())
-    except (OSError, YamlError):
+        if files.source is None:
+            files.source = _source(Path(str(root)), workspace.commit)
+        raw = files.source.read(rel, limit)
+        files.texts[rel] = decode(raw) if raw is not None else None
+    except (OSError, YamlError, UnsafePath):
         return None
-    return cache[rel]
+    return files.texts[rel]
 
 
 def read_yaml(workspace: Workspace, rel: str) -> LoadedFile | None:
@@ -55,3 +90,92 @@ def read_yaml(workspace: Workspace, rel: str) -> LoadedFile | None:
         return None
     loaded = parse_text(rel, text, workspace.config.get("limits"), reader=file_format(rel))
     return None if loaded.error is not None else loaded
+
+
+def _source(root: Path, commit: str | None) -> _Source:
+    """Where the run's repository files come from: a commit, Git's index, or the folder with its
+    ``.gitignore`` files."""
+    if commit is not None:
+        return _Commit(root, commit)
+    listed = git.ls_files(root) if git_may_find_repository(root) else None
+    return _Tracked(root, set(listed)) if listed is not None else _Folder(root)
+
+
+def _git(root: Path, *args: str) -> bytes | None:
+    """``git ARGS`` in ``root`` (``git.py``), its output; None when it cannot run or fails."""
+    try:
+        found = git.run(root, *args)
+    except git.GitError:
+        return None
+    return found.stdout if found.returncode == 0 else None
+
+
+def _read_file(path: Path, limit: int) -> bytes | None:
+    return path.read_bytes() if path.is_file() and path.stat().st_size <= limit else None
+
+
+class _Tracked:
+    """The work tree's files Git tracks; a link only to another tracked file inside the repository."""
+
+    def __init__(self, root: Path, tracked: set[str]) -> None:
+        self.root, self.tracked = root, tracked
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        if rel not in self.tracked:
+            return None
+        real = inside_repo(self.root, rel)  # UnsafePath: a link out of the repository or into .git
+        target = Path(os.path.relpath(real, os.path.realpath(self.root))).as_posix()
+        return _read_file(real, limit) if target in self.tracked else None
+
+
+class _Folder:
+    """Outside Git: the folder's files that no ``.gitignore`` between the root and them ignores."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        real = inside_repo(self.root, rel)  # UnsafePath: a link out of the folder or into .git
+        top = Path(os.path.realpath(self.root))
+        for path in {top / rel, real}:  # the name as written, and where its links lead
+            if gitignored(path, top):
+                return None
+        return _read_file(real, limit)
+
+
+class _Commit:
+    """The blobs of one commit, never the work tree; its links followed inside the commit's tree."""
+
+    def __init__(self, root: Path, commit: str) -> None:
+        self.root, self.commit = root, commit
+        self.entries: dict[str, tuple[str, str]] | None = None  # path -> (mode, blob)
+
+    def _entry(self, rel: str) -> tuple[str, str] | None:
+        if self.entries is None:
+            self.entries = {}
+            listing = _git(self.root, "ls-tree", "-r", "-z", "--end-of-options", self.commit) or b""
+            for line in filter(None, listing.decode("utf-8", "surrogateescape").split("\0")):
+                meta, _, path = line.partition("\t")
+                mode, kind, blob = meta.split()
+                if kind == "blob":
+                    self.entries[path] = (mode, blob)
+        return self.entries.get(rel)
+
+    def read(self, rel: str, limit: int) -> bytes | None:
+        for _ in range(_MAX_LINKS):
+            entry = self._entry(rel)
+            size = _git(self.root, "cat-file", "-s", "--end-of-options", entry[1]) if entry is not None else None
+            if entry is None or size is None or int(size) > limit:
+                return None
+            mode, blob = entry
+            content = _git(self.root, "cat-file", "blob", "--end-of-options", blob)
+            if mode != "120000" or content is None:
+                return content
+            target = content.decode("utf-8", "surrogateescape")
+            if target.startswith("/"):
+                return None  # an absolute link leaves the commit's tree
+            found = _normal(posixpath.join(posixpath.dirname(rel), target))
+            if found is None:
+                return None
+            rel = found
+        return None

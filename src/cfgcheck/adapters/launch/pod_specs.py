@@ -17,6 +17,7 @@ from ...model import ArgToken, GroupPod, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
+from ..core.registry import launch_helper
 from .containers import container_model, container_tokens
 from .pods import group_pod
 from .shell import shell_tokens
@@ -89,9 +90,7 @@ def _built_here(ctx: DocContext, container: YNode):
     image = container.scalar("image")
     if not isinstance(image, str) or image_engine(parse_image(image)).known:
         return None  # a public engine image (vllm/vllm-openai) is pulled, not built here
-    from .image_builds import deployed_dockerfile  # only for images cfgcheck does not know: not on the common path
-
-    built = deployed_dockerfile(ctx.workspace, ctx.path, image)
+    built = launch_helper("deployed_dockerfile")(ctx.workspace, ctx.path, image)
     if built is not None:
         ctx.workspace.held.add(built.path)
     return built

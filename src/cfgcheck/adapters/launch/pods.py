@@ -74,12 +74,8 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.mounts = read_mounts(ctx, container.get("volumeMounts"))
     pod.probes = {kind: probe for key, kind in PROBES
                   if (probe := _probe(ctx, kind, container.get(key))) is not None}
-    pod.ports = _ports(ctx, container.get("ports"))
-    for key in ("containers", "initContainers"):  # native sidecars are initContainers that keep running
-        siblings = pod_spec.get(key)
-        for other in siblings.value if siblings is not None and siblings.kind == "seq" else []:
-            if other is not container and other.kind == "map":
-                pod.sibling_ports.extend(_ports(ctx, other.get("ports")))
+    by_container, pod.pod_ports = _pod_ports(ctx, pod_spec)
+    pod.ports = by_container.get(id(container)) or _ports(ctx, container.get("ports"))
     resources = container.get("resources")
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
@@ -95,6 +91,22 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
                                                 "spec.strategy.rollingUpdate.maxUnavailable")
     model.pod = pod
     return pod
+
+
+def _pod_ports(ctx: DocContext, pod_spec: YNode) -> tuple[dict[int, list[Port]], list[Port]]:
+    """The ports of each container of the pod (by node id) and of them all, read once per pod spec and
+    shared by its engine containers: a pod of thousands of containers is not walked again for each."""
+    found = ctx.shared.get(("pod-ports", id(pod_spec)))  # ctx lives as long as the document's nodes
+    if found is None:
+        by_container: dict[int, list[Port]] = {}
+        for name in ("containers", "initContainers"):  # native sidecars are initContainers that keep running
+            listed = pod_spec.get(name)
+            for other in listed.value if listed is not None and listed.kind == "seq" else []:
+                if other.kind == "map":
+                    by_container[id(other)] = _ports(ctx, other.get("ports"))
+        found = ctx.shared[("pod-ports", id(pod_spec))] = (
+            by_container, [port for ports in by_container.values() for port in ports])
+    return found
 
 
 def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -> tuple[str, Location] | None:

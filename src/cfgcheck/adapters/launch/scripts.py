@@ -19,13 +19,14 @@ from __future__ import annotations
 import bisect
 import posixpath
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, parse_text
-from ..core.contexts import DocContext, Workspace, directives_of
+from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
+                             served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, model_presets, named_files
@@ -88,7 +89,10 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     locate = locator(loaded)
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
+    limit = served_limit(workspace)
     for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
+        if len(found) > limit:
+            break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
         first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
         name = name_of(first.location.line) if name_of is not None and first is not None else None
@@ -345,6 +349,13 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
                 where = token if "=" in token.text else tokens[index + 1]
                 return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
                                where.location, where.text, "shell"), _slurm_type(match)
+    if "sbatch" not in loaded.shared:  # the script's #SBATCH lines: read once for all its engine starts
+        loaded.shared["sbatch"] = _sbatch_gpus(loaded)
+    found = loaded.shared["sbatch"]
+    return (replace(found[0]), found[1]) if found is not None else (None, None)  # each model its own Setting
+
+
+def _sbatch_gpus(loaded: LoadedFile) -> tuple[Setting, str | None] | None:
     for number, line in enumerate(loaded.text.split("\n"), start=1):
         match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
         if match is not None:
@@ -352,7 +363,7 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
             location = Location(loaded.path, number, column, number, column + len(match.group("count")))
             return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
                            location, match.group("count"), "shell"), _slurm_type(match)
-    return None, None
+    return None
 
 
 def _slurm_type(match: re.Match) -> str | None:
@@ -383,9 +394,8 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     stem = posixpath.splitext(posixpath.basename(loaded.path))[0]
     model = ServedModel(name=name or (stem if index == 0 else f"{stem}#{index + 1}"), kind=kind, path=loaded.path,
                         document=0, location=first.location, identity=f"{loaded.path}#{identity}")
-    model.comments = [(line, comment.text) for line, comment in sorted(loaded.comments.items())]
-    model.directives = directives_of(loaded.path, [c for line, c in sorted(loaded.comments.items())
-                                                   if lines[0] < line <= lines[1]])
+    model.comments = file_comments(loaded)
+    model.directives = directives_of(loaded.path, comments_between(loaded, *lines))
     image_engine = None
     if launched.image is not None:
         image = Setting("image", launched.image.text, launched.image.location, "docker run IMAGE", launched.image.comments,

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location
+from .expansion import MAX_SPLICED_WORDS, substitute
 
 if TYPE_CHECKING:
     from ...yamlio import YNode
@@ -29,9 +30,6 @@ SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env",
 SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 _ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
-# An engine argv a person wrote is a few hundred words; past this many words from split values the rest
-# of the references stay as written (unknown) rather than multiply a long value without end.
-MAX_SPLICED_WORDS = 20_000
 
 
 class Quoted(str):
@@ -389,7 +387,8 @@ def _expanded(word: tuple[str, int, int], known: dict) -> tuple[str, int, int]:
         found = _lookup(match, known, start)
         return found[0] if found is not None else match.group(0)
 
-    return _REFERENCE.sub(replace, text), start, end
+    expanded = substitute(_REFERENCE, text, replace)  # None past the bounds: unknown, kept as written
+    return word if expanded is None else (expanded, start, end)
 
 
 def _lookup(match: re.Match, known: dict, base: int) -> tuple[str, int, int] | None:

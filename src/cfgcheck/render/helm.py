@@ -3,7 +3,8 @@
 The chart is staged with its local dependencies (``helm_sandbox.py``) and rendered once with its default
 ``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
 ``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
-would install it. The rendered objects go through the other adapters; each value is then mapped back
+would install it. The adapter registry reads the rendered objects like any file
+(``source_map.Reader``); each value is then mapped back
 to the values file and line that set it where the value can be traced there (the environment's file
 first, then ``values.yaml``, then the dependencies' defaults), else to the word in a template that
 holds it literally, else to the template that produced the object (helm's ``# Source:`` comment). A
@@ -20,26 +21,24 @@ values files are not rendered.
 
 from __future__ import annotations
 
-import os
 import re
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
-from ... import sandbox
-from ...paths import escapes
-from ...model import Location, ServedModel
-from ...staging import StageError
-from ...yamlio import DEFAULT_LIMITS, Document, YamlError, YNode, load_data, load_file, parse_text
-from ..core.contexts import DocContext
-from ..launch.configmaps import index as index_configmaps
-from ..core.protocol import document_adapters, has_serving_marker
-from .kustomize import SourceIndex, note, render_models
+from .. import sandbox
+from ..adapters.core.contexts import DocContext
+from ..model import Location, ServedModel
+from ..notes import note
+from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
+from .charts import CHART_FILE, helm_binary
+from .helm_sandbox import run_template, stage, stage_values
+from .source_map import Reader, ScopedSourceMap, SourceMap, read_rendering
+from .staging import StageError
 
 if TYPE_CHECKING:
     from .helm_sandbox import Staged
 
-CHART_FILES = ("Chart.yaml",)
+NAMES = (CHART_FILE,)
 MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run (all of a run share one time budget)
 _IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
@@ -47,18 +46,18 @@ _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
 
 
 def is_chart(ctx: DocContext, root: YNode) -> bool:
-    return ctx.path.rsplit("/", 1)[-1] in CHART_FILES and root.scalar("apiVersion") in ("v1", "v2") \
+    return ctx.path.rsplit("/", 1)[-1] in NAMES and root.scalar("apiVersion") in ("v1", "v2") \
         and isinstance(root.scalar("name"), str)
 
 
-def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    """Served models of every rendering of the chart whose ``Chart.yaml`` this is."""
+def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedModel]:
+    """Served models of every rendering of the chart whose ``Chart.yaml`` this is, read by ``reader``."""
     if not is_chart(ctx, root) or ctx.workspace.config.get("render-helm") is False:
         return []
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     folder = repo / folder_rel
-    if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILES[0]).is_file():
+    if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILE).is_file():
         return []  # a subchart vendored in another chart: rendered through that chart only
     templates = _templates(repo, folder)
     values = values_files(folder)
@@ -66,7 +65,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         note(f"{folder_rel}: {len(values)} values files; rendered with the first {MAX_VALUES_FILES} only")
         values = values[:MAX_VALUES_FILES]
     default = folder / "values.yaml"
-    serving = _serving(templates, [default, *values])
+    serving = _serving(templates, [default, *values], reader.serving)
     if not serving and root.get("dependencies") is None:
         return []  # nothing a served model could be rendered from: not worth a helm run
     helm = helm_binary()
@@ -83,16 +82,14 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 return []
             for dependency in staged.dependency_folders:
                 templates += _templates(repo, dependency)
-            if not serving and not _serving(templates, staged.dependency_values):
+            if not serving and not _serving(templates, staged.dependency_values, reader.serving):
                 return []
-            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run)
+            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run, reader)
 
 
 def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged | None:
     """The chart staged in ``scratch`` with its local dependencies, the notes on what was left out; None
     (with a note) when it cannot be staged."""
-    from .helm_sandbox import stage  # staging and helm's sandbox: only for a chart rendered
-
 
     try:
         staged = stage(repo, folder, scratch / "chart")
@@ -110,11 +107,10 @@ def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged 
 
 
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
-                templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun) -> list[ServedModel]:
+                templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun,
+                reader: Reader) -> list[ServedModel]:
     """One ``helm template`` per values file (the chart's defaults alone first), mapped back; after a
     rendering that timed out, the chart's other values files are not rendered."""
-    from .helm_sandbox import stage_values  # staging and helm's sandbox: only for a chart rendered
-
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
@@ -139,9 +135,9 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
                 break
             continue
         own = [p for p in (extra, default) if p is not None and p.is_file()]
-        models = _mapped(ctx, staged, rendered, own, templates, label)
+        models = _mapped(ctx, staged, rendered, own, templates, label, reader)
         for model in _anchored(models, _places(repo, own, staged.keys, ctx.workspace),
-                               _read_directly(repo, [*staged.dependency_values, *reversed(own)], ctx.workspace)):
+                               _read_directly(repo, [*staged.dependency_values, *reversed(own)], reader)):
             signature = _signature(model)
             if signature in seen:
                 continue  # a values file that changes nothing this served model runs with: one report
@@ -156,8 +152,6 @@ def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Pat
             run: sandbox.RenderRun, where: str) -> tuple[str | None, str | None]:
     """One ``helm template`` within the run's budget: (output, None), or (None, what stopped it) with
     one note."""
-    from .helm_sandbox import run_template  # staging and helm's sandbox: only for a chart rendered
-
     limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
     timeout = run.allowed(ctx.workspace.config)
     if timeout <= 0:
@@ -176,20 +170,20 @@ def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Pat
 
 
 def _mapped(ctx: DocContext, staged: Staged, rendered: str, own: list[Path], templates: list[tuple[str, str]],
-            label: str) -> list[ServedModel]:
+            label: str, reader: Reader) -> list[ServedModel]:
     """The served models of one rendering, each value mapped back to the values file or template line."""
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    index_configmaps(ctx.workspace, parse_text(ctx.path, rendered))  # envFrom across subcharts
+    reader.index(parse_text(ctx.path, rendered))  # the whole rendering first: envFrom across subcharts
     models = []
     for key, part in _by_subchart(rendered).items():
         # a subchart's values: its own defaults, then the chart's values under its key (the same model
         # id written for several subcharts of an umbrella is traced to the right one)
         scoped = [(p, None) for p in staged.dependency_values if staged.keys.get(p) == key] if key else []
-        index = ScopedIndex(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
+        index = ScopedSourceMap(repo, scoped + [(p, key or None) for p in reversed(own)], ctx.workspace, templates)
         fallback = _fallback(folder_rel, staged.origins, part, templates)
-        rendered_models = render_models(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]",
-                                        keep_unchanged=True)
+        rendered_models = read_rendering(ctx, part, index, fallback, f"{ctx.path}#helm[{label}]", reader,
+                                         keep_unchanged=True, indexed=True)
         for model in rendered_models:
             _image_beside_its_repository(model, index)
         models += rendered_models
@@ -209,22 +203,7 @@ def _by_subchart(rendered: str) -> dict[str, str]:
     return {key: "".join(f"---\n{chunk}" for chunk in chunks) for key, chunks in groups.items()}
 
 
-class ScopedIndex(SourceIndex):
-    """A :class:`SourceIndex` over values files, each whole (key None) or only under one top-level key."""
-
-    def __init__(self, repo: Path, files: list[tuple[Path, str | None]], workspace, raw: list[tuple[str, str]]):
-        super().__init__(repo, [], workspace, raw)
-        for file, key in files:
-            loaded = load_file(repo, file)
-            for document in loaded.documents:
-                node = document.root
-                if node is not None and key is not None:
-                    node = node.get(key) if node.kind == "map" else None
-                if node is not None:
-                    self._walk(DocContext(loaded, document, workspace), node)
-
-
-def _image_beside_its_repository(model: ServedModel, index: SourceIndex) -> None:
+def _image_beside_its_repository(model: ServedModel, index: SourceMap) -> None:
     """Helm values split an image into ``repository`` and ``tag``; a tag such as ``latest`` is written in
     many values files (an umbrella's own app image), so the image is placed at the tag written within a
     few lines after its repository, else at the repository, when the tag line found first is not there."""
@@ -300,19 +279,13 @@ def _places(repo: Path, own: list[Path], keys: dict[Path, str], workspace) -> di
     return places
 
 
-def _read_directly(repo: Path, files: list[Path], workspace) -> set[tuple[str, int]]:
-    """(path, line) of the model of every served model the values adapters read from ``files``."""
+def _read_directly(repo: Path, files: list[Path], reader: Reader) -> set[tuple[str, int]]:
+    """(path, line) of the model of every served model the registry reads from the values ``files``."""
     found: set[tuple[str, int]] = set()
     for file in files:
-        loaded = load_file(repo, file)
-        for document in loaded.documents:
-            if document.root is None or document.root.kind != "map":
-                continue
-            sub = DocContext(loaded, document, workspace)
-            for adapter in document_adapters():
-                for model in adapter.served_models(sub, document.root):
-                    if model.model is not None:
-                        found.add((model.model.location.path, model.model.location.line))
+        for model in reader.models(load_file(repo, file)):
+            if model.model is not None:
+                found.add((model.model.location.path, model.model.location.line))
     return found
 
 
@@ -325,9 +298,8 @@ def values_files(folder: Path) -> list[Path]:
     return sorted((p for p in found if p.is_file() and not p.is_symlink()), key=lambda p: p.relative_to(folder))
 
 
-def _serving(templates: list[tuple[str, str]], values: list[Path]) -> bool:
-    return any(has_serving_marker(text) for text in [text for _, text in templates] + [_read(p) for p in values
-                                                                                        if p.is_file()])
+def _serving(templates: list[tuple[str, str]], values: list[Path], serving: Callable[[str], bool]) -> bool:
+    return any(serving(text) for text in [text for _, text in templates] + [_read(p) for p in values if p.is_file()])
 
 
 def _read(path: Path) -> str:
@@ -375,82 +347,3 @@ def _fallback(folder_rel: str, origins: dict[str, str], rendered: str, templates
         return Location(rel, line, 1)
 
     return locate
-
-
-def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
-    """The keys under which a chart's values file holds the values of the charts it depends on: each
-    ``Chart.yaml`` ``dependencies[]`` entry's ``alias``, else its ``name`` (Helm's rule), for the
-    ``Chart.yaml`` beside ``values_path``; [] when there is none (or it cannot be read)."""
-    root = config.get("root")
-    if not root:
-        return []
-    repo = Path(str(root))
-    folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
-    chart = repo / folder / CHART_FILES[0]
-    if not chart.is_file() or escapes(chart, repo):
-        return []
-    try:
-        data = load_data(chart)
-    except YamlError:
-        return []  # the Chart.yaml is linted on its own: its CFG000 says what is wrong
-    entries = data.get("dependencies") if isinstance(data, dict) else None
-    keys = [entry.get("alias") or entry.get("name") for entry in entries or () if isinstance(entry, dict)]
-    return [key for key in keys if isinstance(key, str) and key]
-
-
-def charts_holding(root: Path, paths: list[str]) -> list[str]:
-    """The ``Chart.yaml`` (repo-relative) of each Helm chart that holds one of ``paths``: a change to any
-    file of a chart changes what it renders."""
-    found: set[str] = set()
-    for path in paths:
-        folder = Path(path).parent
-        for candidate in [folder, *folder.parents]:
-            chart = (candidate / CHART_FILES[0]).as_posix()
-            if (root / chart).is_file() and not escapes(root / chart, root):
-                found.add(chart)
-                break
-    return sorted(found)
-
-
-def helm_binary() -> str | None:
-    """helm on PATH, else the one the ``helm`` extra installed beside this Python (a venv's bin folder,
-    found also when cfgcheck runs by its full path without the venv activated)."""
-    import shutil
-
-    beside = Path(sys.executable).parent / "helm"
-    return shutil.which("helm") or (str(beside) if beside.is_file() and os.access(beside, os.X_OK) else None)
-
-
-def rendering(config: dict[str, Any]) -> bool:
-    """Whether charts are rendered in this run: helm is installed and ``render-helm`` is not false."""
-    return config.get("render-helm") is not False and helm_binary() is not None
-
-
-def note_templates(templates: list[str], config: dict[str, Any]) -> None:
-    """One note per chart for the templates discovery set aside, saying how they are (or can be) linted."""
-    for folder, files in _by_folder(templates, lambda path: path.rsplit("/templates/", 1)[0]).items():
-        count = f"{folder}: {_files(files, 'Helm template file')}"
-        if rendering(config):
-            note(f"{count} not linted one by one: the chart is linted as helm template renders it")
-        else:
-            why = "rendering is off (render-helm: false)" if config.get("render-helm") is False else "helm not found"
-            note(f"{count} not linted: {why}; lint the rendered output with "
-                 f"`helm template NAME {folder} | cfgcheck lint - --stdin-filename {folder}/rendered.yaml`")
-
-
-def note_unrendered(paths: list[str]) -> None:
-    """One note per folder for the other templates (Jinja, Go, envsubst bodies that are not YAML)."""
-    for folder, files in _by_folder(paths, lambda path: path.rsplit("/", 1)[0] if "/" in path else ".").items():
-        note(f"{folder}: {_files(files, 'template file')} not linted: YAML only once rendered; lint what "
-             f"renders them (`<render command> | cfgcheck lint - --stdin-filename {files[0]}`)")
-
-
-def _by_folder(paths: list[str], folder_of) -> dict[str, list[str]]:
-    found: dict[str, list[str]] = {}
-    for path in paths:
-        found.setdefault(folder_of(path), []).append(path)
-    return found
-
-
-def _files(files: list[str], what: str) -> str:
-    return f"{len(files)} {what}{'s' if len(files) != 1 else ''} (such as {files[0].rsplit('/', 1)[-1]})"

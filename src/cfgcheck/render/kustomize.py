@@ -1,6 +1,6 @@
 """A folder with a ``kustomization.yaml``, linted as ``kubectl kustomize`` renders it.
 
-The rendered objects go through the other adapters; every location is then mapped back to the source
+The adapter registry reads the rendered objects like any file (``source_map.Reader``); every location is then mapped back to the source
 file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
 source object the rendered one was built from, else to the kustomization itself. A rendered served
 model whose every setting comes from one base file is left out: linting that file already covers it.
@@ -10,7 +10,7 @@ says so on stderr. A ``Component`` is rendered only through the kustomizations t
 same patch line rendered through several of them gives one finding (``lint.distinct``).
 
 kubectl renders a copy of the tracked files of every folder the kustomization reaches (no ``.git``, no
-untracked file: ``staging.py``), in the renderers' sandbox (``sandbox.py``: an allow-listed environment,
+untracked file: ``staging.py``), in the renderers' sandbox (``cfgcheck/sandbox.py``: an allow-listed environment,
 no network where possible, resource limits, the run's time budget); never with ``--enable-helm``,
 ``--enable-exec`` or ``--enable-alpha-plugins`` (docs/SECURITY.md, "Rendering threat model").
 """
@@ -23,16 +23,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
 
-from ... import sandbox, staging
-from ...model import Location, ServedModel, Setting
-from ...notes import note
-from ...paths import UnsafePath, inside_repo
-from ...staging import StageError
-from ...yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
-from ..core.contexts import DocContext, Workspace
-from ..launch.configmaps import index as index_configmaps
-from ..core.protocol import document_adapters, has_serving_marker
-from ..launch.shell import shell_tokens
+from .. import sandbox
+from ..adapters.core.contexts import DocContext
+from ..model import ServedModel
+from ..notes import note
+from ..paths import UnsafePath, inside_repo
+from ..yamlio import DEFAULT_LIMITS, YNode, load_file
+from . import staging
+from .source_map import Reader, SourceMap, read_rendering
+from .staging import StageError
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
@@ -40,8 +39,7 @@ MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larg
 # any URL scheme, and the remote-repository forms without one
 _REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
                      r"bitbucket\.org|dev\.azure\.com)[/:])", re.I)
-# A kustomization is read by its file name (``NAMES``); the files it renders are prefiltered by markers.
-MARKERS: tuple[str, ...] = ()
+
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
     if ctx.path.rsplit("/", 1)[-1] not in NAMES:
@@ -50,7 +48,8 @@ def is_kustomization(ctx: DocContext, root: YNode) -> bool:
     return kind in (None, "Kustomization", "Component")
 
 
-def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedModel]:
+    """The served models of the kustomization ``root`` as kubectl renders it, read by ``reader``."""
     if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
@@ -59,7 +58,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
-    if not reach.remote and not any(_may_serve(file) for file in reach.files):
+    if not reach.remote and not any(_may_serve(file, reader.serving) for file in reach.files):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
@@ -73,9 +72,9 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     rendered = _render(ctx, repo, kubectl, reach, folder_rel)
     if rendered is None:
         return []
-    index = SourceIndex(repo, reach.files, ctx.workspace)
-    return render_models(ctx, rendered, index, lambda kind, name, _document: index.objects.get((kind, name)),
-                         f"{ctx.path}#rendered")
+    sources = SourceMap(repo, reach.files, ctx.workspace)
+    return read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name)),
+                          f"{ctx.path}#rendered", reader)
 
 
 def _render(ctx: DocContext, repo: Path, kubectl: str, reach: Reach, folder_rel: str) -> str | None:
@@ -125,9 +124,9 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     return into
 
 
-def _may_serve(file: Path) -> bool:
+def _may_serve(file: Path, serving: Callable[[str], bool]) -> bool:
     try:
-        return has_serving_marker(file.read_text("utf-8", errors="replace"))
+        return serving(file.read_text("utf-8", errors="replace"))
     except OSError:
         return False
 
@@ -238,154 +237,3 @@ def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
 
 def _shown(text: str) -> str:
     return text if len(text) <= 80 else text[:77] + "..."
-
-
-# ---------------------------------------------------------------- mapping rendered -> source
-
-
-class SourceIndex:
-    """Scalar values and shell words of the source files, by text, in apply order; ``raw`` files
-    (templates, not YAML) are searched for a value as a whole word when no source value holds it."""
-
-    def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
-        self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
-        self.objects: dict[tuple[str, str], Location] = {}
-        self.raw = list(raw)  # (repo-relative path, text)
-        for file in files:
-            loaded = load_file(repo, file)
-            for document in loaded.documents:
-                if document.root is None:
-                    continue
-                ctx = DocContext(loaded, document, workspace)
-                self._walk(ctx, document.root)
-                kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
-                node = document.root.path("metadata", "name")
-                if isinstance(kind, str) and isinstance(name, str) and node is not None:
-                    self.objects[(kind, name)] = ctx.location(node)
-
-    def _walk(self, ctx: DocContext, node: YNode) -> None:
-        stack = [node]
-        while stack:
-            current = stack.pop()
-            if current.kind == "map":
-                for _, value in current.items():
-                    stack.append(value)
-            elif current.kind == "seq":
-                stack.extend(current.value)
-            elif current.value is not None:
-                text = str(current.value)
-                self.by_text.setdefault(text, []).append((ctx.location(current), None))
-                if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
-                    previous = None
-                    for token in shell_tokens(ctx, current, "index", segment=False):
-                        self.by_text.setdefault(token.text, []).append((token.location, previous))
-                        previous = token.text
-                if isinstance(current.value, str) and ":" in text and "/" in text:
-                    tag = text.rsplit(":", 1)[1]
-                    self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
-
-    def find(self, text: str, previous: str | None) -> Location | None:
-        candidates = self.by_text.get(text) or []
-        if not candidates:
-            return self._find_raw(text)
-        preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
-        return (preferred or [loc for loc, _ in candidates])[-1]
-
-    def _find_raw(self, text: str) -> Location | None:
-        if not 2 <= len(text) <= 200 or "\n" in text:
-            return None  # a word a template holds literally, not a block
-        word = re.compile(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])")
-        for path, source in self.raw:
-            for number, line in enumerate(source.splitlines(), start=1):
-                match = word.search(line)
-                if match:
-                    return Location(path, number, match.start() + 1, number, match.end() + 1)
-        return None
-
-
-Fallback = Callable[[str, str, Document], "Location | None"]
-
-
-def render_models(ctx: DocContext, rendered_text: str, index: SourceIndex, fallback_of: Fallback,
-                  identity: str, keep_unchanged: bool = False) -> list[ServedModel]:
-    """Served models of the rendered output, located in the source files they came from: a value
-    where ``index`` finds it, else the object ``fallback_of(kind, name, document)`` names, else the
-    file of ``ctx``. ``identity`` prefixes their identities. Unless ``keep_unchanged``, a served model
-    whose every setting sits in one source file is left out (linting that file covers it)."""
-    rendered = parse_text(ctx.path, rendered_text)
-    if rendered.error is not None:
-        note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
-        return []
-    index_configmaps(ctx.workspace, rendered)  # env taken from a ConfigMap the same rendering holds
-    found: list[ServedModel] = []
-    for document in rendered.documents:
-        root = document.root
-        if root is None or root.kind != "map":
-            continue
-        sub = DocContext(rendered, document, ctx.workspace)
-        for adapter in document_adapters():
-            if adapter.served_models is served_models:
-                continue
-            models = adapter.served_models(sub, root)
-            if models:
-                kind, name = root.scalar("kind"), root.scalar("metadata", "name")
-                fallback = fallback_of(kind, name, document) or Location(ctx.path, 1, 1)
-                for model in models:
-                    mapped = _remap(model, fallback, index, identity, keep_unchanged)
-                    if mapped is not None:
-                        found.append(mapped)
-                break
-    return found
-
-
-def _remap(model: ServedModel, fallback: Location, index: SourceIndex, identity: str,
-           keep_unchanged: bool) -> ServedModel | None:
-    previous_of: dict[tuple[int, int], str] = {}
-    for before, token in zip(model.argv, model.argv[1:]):
-        previous_of[(token.location.line, token.location.column)] = before.text
-    mapped: dict[tuple[int, int], Location] = {}
-    unmapped = False
-
-    anchor = (model.location.line, model.location.column)
-
-    def where(location: Location, text: str | None) -> Location:
-        nonlocal unmapped
-        key = (location.line, location.column)
-        if key in mapped:
-            return mapped[key]
-        if key == anchor:  # the object itself (defaults such as the strategy are placed there)
-            mapped[key] = fallback
-            return fallback
-        found = index.find(text, previous_of.get(key)) if text is not None else None
-        if found is None and text is not None and ":" in text:
-            tag = text.rsplit(':', 1)[1]
-            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
-            found = index.find(f"tag:{tag}", None) or (index.find(tag, None) if not tag.isdigit() else None)
-        if found is None:
-            unmapped = unmapped or text is not None  # a value the sources do not hold: generated
-            found = fallback
-        mapped[key] = found
-        return found
-
-    for token in model.argv:
-        token.location = where(token.location, None if token.synthetic else token.text)
-    settings: list[Setting] = [s for group in model.occurrences.values() for s in group]
-    settings += [s for s in (model.image, model.model, model.model_revision, model.gpus, model.replicas, model.strategy)
-                 if s is not None]
-    settings += list(model.env.values()) + [s for s, _ in model.inert]
-    for setting in {id(s): s for s in settings}.values():
-        text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
-        setting.location = where(setting.location, text)
-        if setting.key_location is not None:
-            setting.key_location = where(setting.key_location, setting.source if setting.is_flag else None)
-    for directive in model.directives:
-        directive.location = fallback
-    model.location = fallback
-    model.path = fallback.path
-    model.comments = []
-    files = {s.location.path for s in settings if s.location is not fallback}
-    if not keep_unchanged and not unmapped and len(files | {fallback.path}) == 1:
-        return None  # nothing the overlay changed: the base file's own lint covers it
-    model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
-    return model
-

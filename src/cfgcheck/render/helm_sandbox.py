@@ -27,19 +27,18 @@ import os
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 import yaml
 
-from ... import sandbox, staging
-from ...paths import UnsafePath, inside_repo
-from ...staging import StageError
-from ...yamlio import YamlError, data_of, load_data
+from .. import sandbox
+from ..paths import UnsafePath, inside_repo
+from ..yamlio import YamlError, load_data
+from . import staging
+from .charts import CHART_FILE, MAX_CHARTS, charts_by_name
+from .staging import StageError
 
-CHART_FILE = "Chart.yaml"
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # a chart with its dependencies; larger ones are not rendered
 _LOWER_BOUND = re.compile(r"(?:^|>=?|\^|~|=)\s*v?(\d+\.\d+(?:\.\d+)?)")
-MAX_CHARTS = 2000  # Chart.yaml files read to find a chart the repository publishes itself
 MAX_DEPTH = 8  # dependencies of dependencies: deeper nesting is a loop or a hostile chart
 # helm's release-name rule (helm/helm pkg/chartutil/validate_name.go, ValidateReleaseName): DNS-1123
 _RELEASE_NAME = re.compile(r"[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*")
@@ -200,20 +199,6 @@ def repository_charts(repo: Path) -> dict[str, list[str]]:
     return charts_by_name(paths, lambda path: (repo / path).read_bytes())
 
 
-def charts_by_name(paths: list[str], read: Callable[[str], bytes | None]) -> dict[str, list[str]]:
-    """Chart folders by the ``name:`` of their ``Chart.yaml`` (``paths``; at most ``MAX_CHARTS`` read)."""
-    found: dict[str, list[str]] = {}
-    for path in paths[:MAX_CHARTS]:
-        try:
-            data = data_of(read(path) or b"", path)
-        except (YamlError, OSError):
-            continue
-        name = data.get("name") if isinstance(data, dict) else None
-        if isinstance(name, str):
-            found.setdefault(name, []).append(path.rsplit("/", 1)[0] if "/" in path else ".")
-    return found
-
-
 def _local_dependency(repo: Path, folder: Path, written: str, chain: list[Path]) -> Path:
     """The folder of a ``file://`` dependency, refused outside the repository, in a loop or too deep."""
     target = Path(os.path.normpath(folder / written))
@@ -226,38 +211,6 @@ def _local_dependency(repo: Path, folder: Path, written: str, chain: list[Path])
     if resolved in chain or len(chain) > MAX_DEPTH:
         raise StageError(f"dependency file://{written} depends on itself or nests deeper than {MAX_DEPTH}")
     return resolved
-
-
-def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
-                       charts: Callable[[], dict[str, list[str]]]) -> list[str]:
-    """Repo-relative folders of the local charts ``chart_folder`` renders with, transitively: ``file://``
-    dependencies inside the repository and remote ones the repository publishes itself (``charts()``:
-    chart folders by name), as :func:`stage` takes them; ``read(path)`` gives a file's bytes (the work
-    tree, or a commit in diff mode), None when absent. Vendored ones are inside the chart folder."""
-    found: list[str] = []
-    pending = [chart_folder]
-    while pending and len(found) <= MAX_CHARTS:
-        folder = pending.pop()
-        raw = read(f"{folder}/{CHART_FILE}" if folder != "." else CHART_FILE)
-        try:
-            data = data_of(raw, CHART_FILE) if raw is not None else None
-        except YamlError:
-            data = None
-        entries = data.get("dependencies") if isinstance(data, dict) else None
-        for entry in entries if isinstance(entries, list) else []:
-            if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
-                continue
-            source = str(entry.get("repository") or "")
-            if source.startswith("file://"):
-                target = os.path.normpath(os.path.join(folder, source[len("file://"):]))
-                targets = [] if target.startswith("..") or os.path.isabs(target) else [target]
-            else:
-                targets = charts().get(entry["name"], [])[:1]
-            for target in targets:
-                if target not in found and target != chart_folder:
-                    found.append(target)
-                    pending.append(target)
-    return found
 
 
 def helm_env(home: Path) -> dict[str, str]:

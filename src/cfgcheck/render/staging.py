@@ -25,9 +25,9 @@ import stat
 from pathlib import Path
 from typing import Iterator
 
-from . import git
-from .discover import walk_files  # discovery's walk outside git: every .gitignore applied
-from .paths import UnsafePath, git_may_find_repository, inside_repo
+from .. import git
+from ..discover import walk_files  # discovery's walk outside git: every .gitignore applied
+from ..paths import UnsafePath, git_may_find_repository, inside_repo
 
 HELMIGNORE = ".helmignore"
 _copies: set[str] = set()  # folders made from a commit's blobs: every file in them is tracked

@@ -1,1 +1,0 @@
-"""Helm charts and kustomizations, rendered and read back through the registry."""

@@ -1,0 +1,251 @@
+"""Where a rendered value came from, and the rendered served models placed there.
+
+A renderer knows the files it rendered from (a kustomization's bases, overlays and patches in apply order;
+a chart's values files and templates). ``SourceMap`` indexes their scalar values and shell words by text;
+a value of a rendered served model is then placed where the sources hold it, with the comments written
+there (kubectl prints none: a reason stated above a setting in the base is still beside it), else at the
+source object the rendered one was built from (``Fallback``: where the object is defined, not a patch of
+it), else at the file that was rendered. The rendered text itself is read by the adapter registry like any
+file (``Reader``): the renderers know no format.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Callable, Protocol
+
+from ..model import Location, ServedModel, Setting
+from ..notes import note
+from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
+from ..adapters.core.contexts import DocContext, Workspace, directives_of
+from ..adapters.launch.shell import shell_tokens
+
+
+class Reader(Protocol):
+    """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
+
+    def index(self, loaded: LoadedFile) -> None:
+        """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
+
+    def models(self, loaded: LoadedFile) -> list[ServedModel]:
+        """The served models of the file's documents, each read by the first adapter that owns it."""
+
+    def serving(self, text: str) -> bool:
+        """Whether ``text`` holds a serving marker of a registered adapter (the prefilter's test)."""
+
+
+class SourceMap:
+    """Scalar values and shell words of the source files, by text, in apply order; ``raw`` files
+    (templates, not YAML) are searched for a value as a whole word when no source value holds it."""
+
+    def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
+        self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
+        self.objects: dict[tuple[str, str], Location] = {}
+        self.raw = list(raw)  # (repo-relative path, text)
+        self.files: dict[str, LoadedFile] = {}  # the YAML sources by path, for their comments
+        for file in files:
+            loaded = self._load(repo, file)
+            for document in loaded.documents:
+                if document.root is None:
+                    continue
+                ctx = DocContext(loaded, document, workspace)
+                self._walk(ctx, document.root)
+                kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
+                node = document.root.path("metadata", "name")
+                if isinstance(kind, str) and isinstance(name, str) and node is not None:
+                    # the resource that defines the object, not a patch applied to it later
+                    self.objects.setdefault((kind, name), ctx.location(node))
+
+    def _load(self, repo: Path, file: Path) -> LoadedFile:
+        loaded = load_file(repo, file)
+        self.files.setdefault(loaded.path, loaded)
+        return loaded
+
+    def comments(self, location: Location) -> tuple[str, ...] | None:
+        """The comments on and directly above ``location`` in its source file; None for a place that is not
+        in a YAML source (a template's word)."""
+        loaded = self.files.get(location.path)
+        return loaded.comments_for(location.line) if loaded is not None else None
+
+    def document_comments(self, location: Location) -> list:
+        """The comments of the source document that holds ``location`` (the object a served model is)."""
+        loaded = self.files.get(location.path)
+        first = 1
+        for document in loaded.documents if loaded is not None else []:
+            end = document.root.end_line if document.root is not None else document.line
+            if first <= location.line <= end:
+                return [c for line, c in sorted(loaded.comments.items()) if first <= line <= end]
+            first = end + 1
+        return []
+
+    def _walk(self, ctx: DocContext, node: YNode) -> None:
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.kind == "map":
+                for _, value in current.items():
+                    stack.append(value)
+            elif current.kind == "seq":
+                stack.extend(current.value)
+            elif current.value is not None:
+                text = str(current.value)
+                self.by_text.setdefault(text, []).append((ctx.location(current), None))
+                if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
+                    previous = None
+                    for token in shell_tokens(ctx, current, "index", segment=False):
+                        self.by_text.setdefault(token.text, []).append((token.location, previous))
+                        previous = token.text
+                if isinstance(current.value, str) and ":" in text and "/" in text:
+                    tag = text.rsplit(":", 1)[1]
+                    self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
+
+    def find(self, text: str, previous: str | None) -> Location | None:
+        candidates = self.by_text.get(text) or []
+        if not candidates:
+            return self._find_raw(text)
+        preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
+        return (preferred or [loc for loc, _ in candidates])[-1]
+
+    def _find_raw(self, text: str) -> Location | None:
+        if not 2 <= len(text) <= 200 or "\n" in text:
+            return None  # a word a template holds literally, not a block
+        word = re.compile(rf"(?<![\w.-]){re.escape(text)}(?![\w.-])")
+        for path, source in self.raw:
+            for number, line in enumerate(source.splitlines(), start=1):
+                match = word.search(line)
+                if match:
+                    return Location(path, number, match.start() + 1, number, match.end() + 1)
+        return None
+
+
+class ScopedSourceMap(SourceMap):
+    """A :class:`SourceMap` over values files, each whole (key None) or only under one top-level key."""
+
+    def __init__(self, repo: Path, files: list[tuple[Path, str | None]], workspace: Workspace,
+                 raw: list[tuple[str, str]]):
+        super().__init__(repo, [], workspace, raw)
+        for file, key in files:
+            loaded = self._load(repo, file)
+            for document in loaded.documents:
+                node = document.root
+                if node is not None and key is not None:
+                    node = node.get(key) if node.kind == "map" else None
+                if node is not None:
+                    self._walk(DocContext(loaded, document, workspace), node)
+
+
+Fallback = Callable[[str, str, Document], "Location | None"]
+
+
+def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fallback_of: Fallback, identity: str,
+                   reader: Reader, keep_unchanged: bool = False, indexed: bool = False) -> list[ServedModel]:
+    """Served models of the rendered output, read by the registry like any file (its ConfigMaps indexed
+    first, unless ``indexed``) and located in the source files they came from: a value where ``sources``
+    finds it, else the object ``fallback_of(kind, name, document)`` names, else the file of ``ctx``.
+    ``identity`` prefixes their identities. Unless ``keep_unchanged``, a served model whose every setting
+    sits in one source file is left out (linting that file covers it). What the registry could not read
+    in a rendered document is reported at the rendered file's own document."""
+    rendered = parse_text(ctx.path, rendered_text)
+    if rendered.error is not None:
+        note(f"{ctx.path}: rendered output is not YAML: {rendered.error.message}")
+        return []
+    if not indexed:
+        reader.index(rendered)  # env taken from a ConfigMap the same rendering holds
+    found: list[ServedModel] = []
+    for model in reader.models(rendered):
+        root = rendered.documents[model.document].root
+        kind, name = (root.scalar("kind"), root.scalar("metadata", "name")) if root is not None else (None, None)
+        fallback = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
+        mapped = relocate(model, fallback, sources, identity, keep_unchanged)
+        if mapped is not None:
+            found.append(mapped)
+    source = ctx.document.root
+    at = (source.line, source.column) if source is not None else (ctx.document.line, 1)
+    for document in rendered.documents:
+        ctx.document.problems.extend((message, *at) for message, _, _ in document.problems)
+    return found
+
+
+def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identity: str,
+             keep_unchanged: bool) -> ServedModel | None:
+    """``model`` of a rendered file with every location moved to the source (see ``read_rendering``)."""
+    place = _Places(model, fallback, sources)
+    written = [token for token in model.argv if not token.synthetic]
+    for token in written:  # a flag is where its word is (a switch's setting holds True, not the word)
+        token.location = place.where(token.location, token.text)
+    settings: list[Setting] = [s for group in model.occurrences.values() for s in group]
+    settings += [s for s in (model.image, model.model, model.model_revision, model.gpus, model.replicas, model.strategy)
+                 if s is not None]
+    settings += list(model.env.values()) + [s for s, _ in model.inert]
+    settings = list({id(s): s for s in settings}.values())
+    for setting in settings:
+        text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
+        value, key = setting.location, setting.key_location
+        setting.location = place.where(value, text)
+        if key is not None:
+            setting.key_location = place.where(key, setting.source if setting.is_flag else None)
+        setting.comments = place.comments((setting.key_location, setting.location), setting.comments)
+    for token in model.argv:
+        if token.synthetic:  # emitted by the operator or chart for a typed field: where that field is
+            token.location = place.where(token.location, None)
+        token.comments = place.comments((token.location,), token.comments)
+    for directive in model.directives:
+        directive.location = fallback
+    model.location = fallback
+    model.path = fallback.path
+    model.comments = [(c.line, c.text) for c in sources.document_comments(fallback)]
+    model.directives += directives_of(fallback.path, sources.document_comments(fallback))
+    files = {s.location.path for s in settings if s.location is not fallback}
+    if not keep_unchanged and not place.unmapped and len(files | {fallback.path}) == 1:
+        return None  # nothing the overlay changed: the base file's own lint covers it
+    model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
+    return model
+
+
+class _Places:
+    """Where each rendered position of one served model is in the sources (each position mapped once)."""
+
+    def __init__(self, model: ServedModel, fallback: Location, sources: SourceMap) -> None:
+        self.fallback, self.sources = fallback, sources
+        self.previous_of = {(token.location.line, token.location.column): before.text
+                            for before, token in zip(model.argv, model.argv[1:])}
+        self.mapped: dict[tuple[int, int], Location] = {}
+        self.found: set[int] = set()  # ids of the locations a source holds (not the fallback)
+        self.anchor = (model.location.line, model.location.column)
+        self.unmapped = False  # a value the sources do not hold: generated by the rendering
+
+    def where(self, location: Location, text: str | None) -> Location:
+        key = (location.line, location.column)
+        if key in self.mapped:
+            return self.mapped[key]
+        if key == self.anchor:  # the object itself (defaults such as the strategy are placed there)
+            self.mapped[key] = self.fallback
+            return self.fallback
+        found = self.sources.find(text, self.previous_of.get(key)) if text is not None else None
+        if found is None and text is not None and ":" in text:
+            tag = text.rsplit(':', 1)[1]
+            # an image written whole in a source, else its tag set alone (Helm values: image.tag)
+            found = self.sources.find(f"tag:{tag}", None) or (self.sources.find(tag, None) if not tag.isdigit() else None)
+        if found is None:
+            self.unmapped = self.unmapped or text is not None
+            found = self.fallback
+        else:
+            self.found.add(id(found))
+        self.mapped[key] = found
+        return found
+
+    def comments(self, places: tuple[Location | None, ...], rendered: tuple[str, ...]) -> tuple[str, ...]:
+        """The comments written at the source ``places`` (a setting's key line, then its value line when
+        another), as the adapter reads them beside a value; ``rendered`` when no place is in a YAML source."""
+        found: list[str] = []
+        lines: set[tuple[str, int]] = set()
+        for place in places:
+            if place is None or id(place) not in self.found or (place.path, place.line) in lines:
+                continue
+            lines.add((place.path, place.line))
+            written = self.sources.comments(place)
+            if written is None:
+                return rendered
+            found.extend(written)
+        return tuple(found) if lines else rendered
