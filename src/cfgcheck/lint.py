@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from .adapters.core import references, registry as adapters
+from .adapters.core import registry as adapters
 from . import precedence, suppressions
 from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
 from .config import Config
@@ -150,7 +150,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         models = adapters.without_held(workspace(), models)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
-    found = references.dangling(workspace())  # reported only when nothing outside the run may hold what is named
+    found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
     return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [])
 
 
@@ -380,7 +380,7 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     return findings
 
 
-def dangling(found: list[references.Dangling], rules: list[Rule], config: Config) -> list[Finding]:
+def dangling(found: list[adapters.Dangling], rules: list[Rule], config: Config) -> list[Finding]:
     """CFG003 for the references that lead nowhere (recorded only when the run read the whole repository)."""
     rule = load("CFG003")
     if rule is None or rule not in rules:

@@ -24,6 +24,8 @@ from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, do
                        file_suffixes, has_serving_marker, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
+# what the run reports of the references the adapters found leading nowhere (CFG003)
+from .references import Dangling, dangling  # noqa: F401
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
 # the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
