@@ -148,6 +148,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         reporter.done()
     if models:  # a Dockerfile whose image a workload deploys is that workload's launch, not a model of its own
         models = adapters.without_held(workspace(), models)
+        adapters.attach_fleet(workspace(), models + context, loaded)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
@@ -230,7 +231,10 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     models: list[ServedModel] = []
     for file in serving:
         models.extend(_models_of(workspace, file))
-    return adapters.without_held(workspace, models)
+    models = adapters.without_held(workspace, models)
+    if models:
+        adapters.attach_fleet(workspace, models, serving)
+    return models
 
 
 # ---------------------------------------------------------------- per-file isolation

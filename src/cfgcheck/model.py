@@ -278,6 +278,15 @@ class ServedModel:
     gpu_labels: list[tuple[str, str]] = field(default_factory=list)  # (label, value) naming the GPU, best first
     # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
     accelerator_claims: list = field(default_factory=list)
+    # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
+    # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
+    placement: Any = None
+    # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
+    # every served model of the run, set once every file has been read; None when the run has none
+    cluster: Any = None
+    # comments on and above the keys that lead to the model's definition in its document (the document's
+    # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
+    definition_comments: list = field(default_factory=list)
     replicas: Setting | None = None
     strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
     env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name

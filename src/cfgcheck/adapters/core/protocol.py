@@ -129,7 +129,7 @@ Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
-_names: dict[str, tuple[str, ...]] = {}  # renderer module -> the file names it reads whatever their text
+_names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
@@ -148,7 +148,7 @@ def register(adapter: Registered, before: Registered | None = None) -> Registere
 
 
 def read_by_name(owner: str, names: tuple[str, ...]) -> None:
-    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` renders them
+    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` reads or renders them
     (the input stage's renderers, registered by ``core/registry.py``)."""
     _names[owner] = names
 

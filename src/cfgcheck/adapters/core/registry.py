@@ -70,6 +70,19 @@ BUILT_IN = (
                 suffixes=(".py",), hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
+    # cluster definitions: read for the GPU of the served models' pods (capacity/fleet.py), they own no model
+    LazyAdapter("formats.karpenter", ("karpenter.sh",), hooks=("served_models", "index")),
+    LazyAdapter("formats.eksctl", ("eksctl.io",), hooks=("served_models", "index")),
+    LazyAdapter("formats.gke_compute_class", ("computeclass",), hooks=("served_models", "index")),
+    LazyAdapter("formats.ome_accelerators", ("acceleratorclass",), hooks=("served_models", "index")),
+    LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
+                hooks=("served_models", "index")),
+    LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index")),
+    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+    LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
+    LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
+                                      "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
+                hooks=FILE_HOOKS),
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
@@ -96,6 +109,11 @@ RENDERERS = {"kustomize": ("kustomization.yaml", "kustomization.yml", "Kustomiza
 RENDER_PACKAGE = f"{__package__.split('.')[0]}.render"
 for renderer, names in RENDERERS.items():
     read_by_name(f"{RENDER_PACKAGE}.{renderer}", names)
+# Formats read by name whatever their text: a Terraform module's variables hold the node pools' machine
+# types without a word the prefilter knows (checked against formats/terraform.NAMES like the renderers).
+NAMED_FORMATS = {"formats.terraform": ("variables.tf", "terraform.tfvars")}
+for module, names in NAMED_FORMATS.items():
+    read_by_name(f"{ADAPTERS}.{module}", names)
 # What a rendering adds to the run's index: the ConfigMaps it makes (a configMapGenerator's name carries a
 # hash, a namePrefix renames them, and the rendered pods take env from them by those names). Every other
 # object it holds is a copy of a source object the run has indexed already, which must not be shadowed
@@ -241,6 +259,13 @@ def operator_fields() -> list[dict[str, tuple[str, str]]]:
     an operator resource may give a setting (the formats that declare them are imported now)."""
     return [table for adapter in REGISTRY if defines(adapter, "OPERATOR_FIELDS")
             for table in adapter.OPERATOR_FIELDS.values()]
+
+
+def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
+    """Give the run's served models its cluster definitions (``core/fleet.attach``), once every file is read."""
+    from .fleet import attach  # loads capacity: only a run with served models needs it
+
+    attach(workspace, models, files)
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:

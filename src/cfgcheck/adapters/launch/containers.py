@@ -22,6 +22,7 @@ from .device_claims import pod_claims
 from .downloads import pod_downloads
 from .pods import kubernetes_pod
 from ..core.contexts import DocContext
+from ..core.fleet import placement
 from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
                                 set_image, string_map, to_int)
 
@@ -165,6 +166,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     accelerator, and, for a Kubernetes pod spec (a mapping holding ``containers``), the pod facts the
     CFG5xx rules read (``pods.kubernetes_pod``), whatever format delivered it."""
     model.node_selector = string_map(pod_spec.get("nodeSelector"))
+    model.placement = placement(ctx, pod_spec)
     dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
     model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
     model.gpus = model.gpus or dra_count
