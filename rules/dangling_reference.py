@@ -4,19 +4,21 @@
 A reference the serving configuration makes to something the repository should hold and does not:
 
 - a kustomization naming a resource, base, component, patch or `configMapGenerator` file that does not
-  exist beside it;
+  exist beside it (a `secretGenerator`'s file is not looked for: secrets stay out of Git on purpose);
 - a KServe `InferenceService` naming a `runtime` that no `ServingRuntime` or `ClusterServingRuntime` of the
   repository defines, in a repository that defines its runtimes (it defines at least one), when the name
   is not one of the `ClusterServingRuntime`s KServe itself installs (`data/kserve.json`, generated from
   KServe's `config/runtimes` at its releases);
 - an engine `--config` file or a llama-server `--models-preset` file named by a path the repository holds:
-  relative to the script that starts the engine, or the source of a compose bind mount.
+  the source of a compose bind mount, or a relative path in a script that runs the engine on the host from
+  its own folder (one that changes folder, or names the file again to fetch or write it, is not judged).
 
 The message names what is referenced and where it was looked for. Only a lint that read the whole
 repository reports it (`cfgcheck lint` of the repository root, or of files and folders that are all of
 it): pre-commit names changed files, and a lint of a subfolder leaves the rest unread, so what is named
 may well be elsewhere. What cfgcheck cannot resolve by design is never flagged: remote kustomize bases and
-URLs, runtimes installed in the cluster by an operator, files inside an image or on a volume.
+URLs, runtimes installed in the cluster by an operator, files inside an image or on a volume. A file that
+is there but not read (ignored by Git, too large) is not missing.
 
 ## Why it matters
 What is named and missing is silently skipped by every reader: `kubectl kustomize` fails on the whole

@@ -22,12 +22,12 @@ class Dangling:
 
     location: Location  # the name as written
     named: str  # "resource 'base/missing.yaml'", "runtime 'vllm-rt'"
-    looked: str  # "in the kustomization's folder", "among the 2 ServingRuntimes of the repository"
+    looked: str  # "looked for base/missing.yaml", "looked among the repository's ServingRuntimes (...)"
     remediation: str
 
     @property
     def message(self) -> str:
-        return f"{self.named} does not exist: looked for {self.looked}"
+        return f"{self.named} does not exist: {self.looked}"
 
 
 def dangling(workspace: Workspace) -> list[Dangling]:

@@ -123,7 +123,7 @@ def _dangling_runtime(ctx: DocContext, block: YNode, named: str, defined: dict[s
     names = sorted(defined)
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     record(ctx.workspace, ctx.location(block.get("runtime")), f"runtime '{named}'",
-           f"among the repository's ServingRuntimes and ClusterServingRuntimes ({shown}) and those KServe installs",
+           f"looked among the repository's ServingRuntimes and ClusterServingRuntimes ({shown}) and those KServe installs",
            "name a runtime the repository or KServe defines, or add the ServingRuntime")
 
 

@@ -107,15 +107,16 @@ def complete_model(ctx: DocContext, root: YNode, model: ServedModel) -> None:
         apply_file(model, *found)
         return
     source = _bind_source(ctx.path, model, argument.text)
-    if source is not None and named_files.read_text(ctx.workspace, source) is None:
+    if source is not None:
         missing(ctx.workspace, argument, source)
 
 
-def missing(workspace: Workspace, argument: ArgToken, looked: str) -> None:
-    """An engine config file the repository should hold (beside the script, or a bind mount's source) and
-    does not: a reference that leads nowhere."""
-    record(workspace, argument.location, f"engine config file '{argument.text}'", f"{looked} in the repository",
-           "add the config file, or correct the path --config names")
+def missing(workspace: Workspace, argument: ArgToken, rel: str) -> None:
+    """An engine config file the repository should hold at ``rel`` (beside the script, or a bind mount's
+    source): a reference that leads nowhere when the repository has no such file at all."""
+    if named_files.absent(workspace, rel):
+        record(workspace, argument.location, f"engine config file '{argument.text}'",
+               f"looked for {rel} in the repository", "add the config file, or correct the path --config names")
 
 
 def _bind_source(base_file: str, model: ServedModel, path: str) -> str | None:

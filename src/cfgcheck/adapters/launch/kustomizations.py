@@ -9,6 +9,7 @@ root). Registered for its index hook only: it owns no document.
 
 from __future__ import annotations
 
+import os
 import posixpath
 import re
 from pathlib import Path
@@ -25,7 +26,9 @@ NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
                      r"bitbucket\.org|dev\.azure\.com)[/:])|\?ref=", re.I)
 _LISTS = ("resources", "bases", "components", "patchesStrategicMerge", "crds")
-_GENERATORS = ("configMapGenerator", "secretGenerator")
+# a secretGenerator's files are left out: a repository keeps secrets out of Git on purpose (a gitignored .env
+# each operator provides), so its missing file is no mistake of the repository
+_GENERATORS = ("configMapGenerator",)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -47,13 +50,20 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
         target = Path(str(repo)) / rel
-        if rel.startswith("../") or rel == ".." or escapes(target, Path(str(repo))):
+        if rel.startswith("../") or rel == ".." or _outside(target, Path(str(repo))):
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
         if target.is_file() or folders and target.is_dir() and any((target / name).is_file() for name in NAMES):
             continue
-        looked = f"{rel} (a folder with a kustomization)" if folders and not target.is_file() else rel
+        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and target.is_dir() else "")
         record(workspace, at, f"{what} '{written}'", looked,
                f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
+
+
+def _outside(target: Path, repo: Path) -> bool:
+    """Whether ``target`` is outside the repository: through a link of the nearest part of it that exists
+    (a path that does not exist does not resolve; a folder linked out of the repository is not its own)."""
+    existing = next((path for path in (target, *target.parents) if os.path.lexists(path)), repo)
+    return escapes(existing, repo)
 
 
 def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:

@@ -92,9 +92,9 @@ def expand(workspace: Workspace, path: str, model: ServedModel, ctx: DocContext 
     found, looked = _preset_source(workspace, path, model, argument.text, ctx, root)
     sections = parse(*found) if found is not None else None
     if sections is None:
-        if found is None and looked is not None:
+        if found is None and looked is not None and named_files.absent(workspace, looked):
             record(workspace, argument.location, f"llama-server models preset '{argument.text}'",
-                   f"{looked} in the repository", "add the preset file, or correct the path --models-preset names")
+                   f"looked for {looked} in the repository", "add the preset file, or correct the path --models-preset names")
         return []
     defaults = next((s.options for s in sections if s.name == GLOBAL), [])
     return [_section_model(model, section, defaults) for section in sections
@@ -143,8 +143,10 @@ def _preset_source(workspace: Workspace, path: str, model: ServedModel, written:
             return None, None
         mapping = SourceMap(held.loaded.text, held.node)
         return (held.loaded.path, mapping.value, mapping), None
-    # a script's relative path is beside it; a container's is in its image
-    relative = pod is None and not written.startswith("/") and "$" not in written
+    # a script's relative path is beside it when it runs the router on the host from its own folder; a
+    # container's (a docker run's too) is in its image
+    relative = pod is None and model.image is None and not written.startswith("/") and "$" not in written and \
+        named_files.beside_script(named_files.read_text(workspace, path) or "", written)
     candidates = [held.rel] if held is not None else \
         [named_files.repo_path(path, written), named_files.repo_path(path, posixpath.basename(written))]
     for rel in candidates:

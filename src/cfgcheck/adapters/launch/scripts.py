@@ -424,8 +424,11 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
-        elif not argument.text.startswith("/") and (rel := named_files.repo_path(loaded.path, argument.text)) and \
-                not any(named_files.read_text(workspace, candidate) is not None
-                        for candidate in (rel, named_files.repo_path("", argument.text)) if candidate):
-            config_file.missing(workspace, argument, rel)  # a relative path is beside the script (or at the root)
+        elif launched.image is None and not argument.text.startswith("/") and \
+                named_files.beside_script(loaded.text, argument.text) and \
+                (rel := named_files.repo_path(loaded.path, argument.text)) and \
+                named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
+            # run on the host (a docker run's path is in its image), from the script's folder: the file is
+            # beside the script, or at the root when the script is run from there
+            config_file.missing(workspace, argument, rel)
     return finish(model)
