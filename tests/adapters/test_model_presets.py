@@ -76,3 +76,22 @@ def test_the_ini_grammar_of_llama_cpp():
     assert [(o.key, o.value, o.value_at.column) for o in sections[2].options] == [("x", "y z", 6)]
     assert sections[2].options[0].comments == ("trailing",)
     assert parse("p.ini", "[s]\nnot a line\n", None) is None  # llama-server refuses the file
+
+
+@pytest.mark.e2e  # the kustomization is rendered with kubectl
+def test_a_helmrelease_read_before_the_kustomization_that_generates_its_preset_configmap(tmp_path: Path):
+    """The HelmRelease (h) is read before its kustomization (k): its router waits for the ConfigMap the
+    kustomization's configMapGenerator builds from the preset file, mounted by name through a subPath."""
+    release = (ROUTER / "helmrelease" / "helmrelease.yaml").read_text()
+    release = release[:release.index("    configMaps:")] + (
+        "    persistence:\n      presets:\n        type: configMap\n        name: llama-presets\n"
+        "        globalMounts:\n          - path: /presets/models.ini\n            subPath: models.ini\n")
+    (tmp_path / "helmrelease.yaml").write_text(release)
+    (tmp_path / "kustomization.yaml").write_text(
+        "resources: [helmrelease.yaml]\nconfigMapGenerator:\n  - name: llama-presets\n    files: [presets/models.ini]\n"
+        "generatorOptions:\n  disableNameSuffixHash: true\n")
+    (tmp_path / "presets").mkdir()
+    (tmp_path / "presets/models.ini").write_text("[qwen]\nhf = Qwen/Qwen2.5-7B-Instruct-GGUF:Q4_K_M\nctx-size = 8192\n")
+    (qwen,) = collect([tmp_path], load(tmp_path))[1]
+    assert qwen.name == "llama-cpp/qwen" and _at(qwen.model) == ("presets/models.ini", 2, 6)
+    assert qwen.value("max_model_len") == 8192

@@ -60,7 +60,7 @@ BUILT_IN = (
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model")),
     LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
-                hooks=("served_models", "complete_model")),
+                hooks=("served_models", "refers_forward", "complete_model")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),

@@ -32,7 +32,7 @@ from . import named_files
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
 from ..core.references import record
-from .configmaps import configmap_volumes, configmaps, generated, mounted
+from .configmaps import mentions, mounted, unindexed
 from .shell import SourceMap
 from ..core.resources import file_resources
 
@@ -65,17 +65,7 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """True when a container of the document reads ``--config`` from a ConfigMap not indexed yet."""
     if id(root) not in _readers(workspace):
         return False
-    names = set(configmap_volumes(root).values())
-    return bool(names - set(configmaps(workspace)) - set(generated(workspace))) and _mentions_config(root)
-
-
-def _mentions_config(node: YNode, depth: int = 0) -> bool:
-    if node.kind == "scalar":
-        return isinstance(node.value, str) and CONFIG_FLAG in node.value
-    if depth > _MAX_DEPTH:
-        return False
-    children = node.value if node.kind == "seq" else [v for _, v in node.items()] if node.kind == "map" else []
-    return any(_mentions_config(child, depth + 1) for child in children)
+    return unindexed(workspace, root) and mentions(root, (CONFIG_FLAG,))
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -58,6 +58,25 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     return any(name not in configmaps(workspace) for name in _configmap_refs(root, 0))
 
 
+def unindexed(workspace: Workspace, root: YNode) -> bool:
+    """Whether the document mounts a ConfigMap (a volume, or a chart's ``persistence`` entry) that no file
+    read so far defines or generates: a file read later may (a kustomization after its HelmRelease)."""
+    names = set(configmap_volumes(root).values()) | {
+        entry.scalar("name") for values in _holders(root, "persistence") for _, entry in values.get("persistence").items()
+        if entry.kind == "map" and entry.scalar("type") == "configMap" and isinstance(entry.scalar("name"), str)}
+    return bool(names - set(configmaps(workspace)) - set(generated(workspace)))
+
+
+def mentions(node: YNode, words: tuple[str, ...], depth: int = 0) -> bool:
+    """Whether a key or a string value below ``node`` contains one of ``words`` (a flag, an env name)."""
+    if node.kind == "scalar":
+        return isinstance(node.value, str) and any(word in node.value for word in words)
+    if depth > _MAX_DEPTH:
+        return False
+    children = node.value if node.kind == "seq" else [n for pair in node.items() for n in pair] if node.kind == "map" else []
+    return any(mentions(child, words, depth + 1) for child in children)
+
+
 def _configmap_refs(node: YNode, depth: int) -> list[str]:
     """Names of the ConfigMaps that ``configMapKeyRef`` / ``envFrom.configMapRef`` entries and
     ``configMap`` volumes (a script the container may run) refer to."""

@@ -35,7 +35,7 @@ from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
 from ..core.references import record
 from . import named_files
-from .configmaps import Mounted, mounted, persistence_mount
+from .configmaps import Mounted, mentions, mounted, persistence_mount, unindexed
 from .shell import SourceMap
 
 MARKERS = ("models-preset", "llama_arg_models_preset")
@@ -74,6 +74,12 @@ class Section:
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     """A preset file is no served model by itself: the router that names it stands for its models."""
     return []
+
+
+def refers_forward(workspace: Workspace, root: YNode) -> bool:
+    """Protocol hook: a router whose preset file may be in a ConfigMap a file read later defines or
+    generates (a HelmRelease is read before the kustomization beside it)."""
+    return unindexed(workspace, root) and mentions(root, (PRESET_FLAG, "LLAMA_ARG_MODELS_PRESET"))
 
 
 def complete_model(ctx: DocContext, root: YNode, model: ServedModel) -> list[ServedModel] | None:
