@@ -147,7 +147,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if reporter:
         reporter.done()
     if models:  # a Dockerfile whose image a workload deploys is that workload's launch, not a model of its own
-        models = adapters.without_held(workspace(), models)
+        models = adapters.settle(workspace(), models)
         adapters.attach_fleet(workspace(), models + context, loaded)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
@@ -231,7 +231,7 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     models: list[ServedModel] = []
     for file in serving:
         models.extend(_models_of(workspace, file))
-    models = adapters.without_held(workspace, models)
+    models = adapters.settle(workspace, models)
     if models:
         adapters.attach_fleet(workspace, models, serving)
     return models
@@ -319,6 +319,19 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
                 findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:
                 findings.extend(crashed(exc, rule, model))
+    return _at_references(findings, models)
+
+
+def _at_references(findings: list[Finding], models: list[ServedModel]) -> list[Finding]:
+    """A finding at a value that a model's document takes by name from another file (a compose command's
+    ``${MAX_LEN}`` written in ``.env``) is shown where the document refers to it, where a reviewer reads
+    the command; the value's line becomes its first related location."""
+    references = {m.identity: m.referenced_at for m in models if m.referenced_at}
+    for finding in findings if references else ():
+        at = finding.location
+        where = references.get(finding.model_identity or "", {}).get((at.path, at.line, at.column))
+        if where is not None:
+            finding.location, finding.related = where, (at, *(r for r in finding.related if r != at))
     return findings
 
 

@@ -220,8 +220,18 @@ class PodFacts:
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
-    devices: Setting | None = None  # explicit GPU ids: compose device_ids
+    # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
+    # or a compose count N (docker gives devices 0..N-1)
+    devices: Setting | None = None
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
+    # GPUs reached outside any scheduler's count (the NVIDIA runtime class or variables, a privileged
+    # container, compose's GPU options): every GPU of the host unless a device list narrows them
+    host_gpus: tuple[str, Location] | None = None
+    # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
+    shared_gpus: tuple[str, Location] | None = None
+    # the compose profiles that start the service (none: it always starts; compose-spec "profiles")
+    profiles: tuple[str, ...] = ()
+    env: dict[str, Setting] = field(default_factory=dict)  # a worker pod's container env (the engine's is ServedModel.env)
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
@@ -305,6 +315,16 @@ class ServedModel:
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
+    # pods of a group other than the one whose command starts the engine, where its workers run and load
+    # the weights: a Ray cluster's GPU worker groups, by group name
+    worker_pods: dict[str, PodFacts] = field(default_factory=dict)
+    # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
+    # load-balancer upstream lists); a pod's is ``pod.node``
+    host: str | None = None
+    # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
+    # (path, line, column) where the value is written -> where the document refers to it. A finding at
+    # the value is shown at the reference, with the value as its related location.
+    referenced_at: dict[tuple[str, int, int], Location] = field(default_factory=dict)
     # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
     # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
     disaggregation: tuple[str, str] | None = None

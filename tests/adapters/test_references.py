@@ -83,7 +83,12 @@ def test_a_config_file_the_script_does_not_take_from_beside_it(tmp_path: Path):
     _write(tmp_path, {
         "docker.sh": "docker run --gpus all vllm/vllm-openai:v0.26.0 --model Qwen/Qwen2.5-7B-Instruct --config serve.yaml\n",
         "cd.sh": "cd /opt/serving\nvllm serve Qwen/Qwen2.5-7B-Instruct --config serve.yaml\n",
-        "fetch.sh": "curl -sLo fetched.yaml https://example.com/c.yaml\nvllm serve Qwen/Qwen2.5-7B-Instruct --config fetched.yaml\n"})
+        "fetch.sh": "curl -sLo fetched.yaml https://example.com/c.yaml\nvllm serve Qwen/Qwen2.5-7B-Instruct --config fetched.yaml\n",
+        "Dockerfile": "FROM vllm/vllm-openai:v0.26.0\nCMD [\"vllm\", \"serve\", \"Qwen/Qwen2.5-7B-Instruct\", \"--config\", \"baked.yaml\"]\n",
+        # a script a compose service runs in its container: its relative path is the container's
+        "stack/start.sh": "#!/bin/sh\nexec vllm serve Qwen/Qwen2.5-7B-Instruct --config in-container.yaml\n",
+        "stack/compose.yaml": ("services:\n  vllm:\n    image: vllm/vllm-openai:v0.26.0\n"
+                               "    entrypoint: [/bin/sh, /scripts/start.sh]\n    volumes:\n      - ./start.sh:/scripts/start.sh\n")})
     assert _dangling(tmp_path) == []
 
 

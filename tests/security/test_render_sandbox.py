@@ -528,6 +528,7 @@ def test_no_file_the_repository_names_is_read_inside_git(tmp_path: Path) -> None
     (repo / "cfg.env").symlink_to(".git/config")
     (repo / "values.yaml").symlink_to(".git/config")
     (repo / "linked.env").symlink_to("shared.env")
+    git(repo, "add", "cfg.env", "linked.env")  # tracked: refused for where the link leads, not for being untracked
     workspace = Workspace(config={"root": str(repo.resolve())})
     assert [repofiles.read_text(workspace, rel) for rel in ("cfg.env", ".git/config", "linked.env")] == [
         None, None, "MODEL=Qwen/Qwen3-8B\n"]

@@ -37,6 +37,9 @@ and may declare
 - ``OPERATOR_FIELDS``: the typed fields an operator or chart turns into flags, by where the resource keeps
   them: ``{"spec.vllmConfig": {"maxModelLen": ("--max-model-len", "max_model_len"), ...}}`` (field -> flag
   emitted, canonical setting of ``settings.py``); the registry gathers them (``operator_fields``).
+- ``settle(workspace, models)``: called once every file of the run is read, with every served model, to
+  add what spans files and no document alone tells (the host whose ports a load balancer's upstream
+  lists, a device plugin's GPU sharing).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -82,7 +85,7 @@ class FileAdapter(Protocol):
 # The members of the protocol an adapter may define (its functions, and its typed-field tables); the core
 # asks for them with getattr/hasattr.
 HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
-         "heredoc_models", "OPERATOR_FIELDS")
+         "heredoc_models", "settle", "OPERATOR_FIELDS")
 
 
 class LazyAdapter:

@@ -31,12 +31,19 @@ class Dangling:
 
 
 def dangling(workspace: Workspace) -> list[Dangling]:
-    """This module's index space: every dangling reference the adapters of the run recorded."""
+    """Every dangling reference the adapters of the run recorded, less those of a file whose launch another
+    served model holds (a script a compose service runs in its container, where a relative path is not the
+    repository's)."""
+    return [found for found in _recorded(workspace) if found.location.path not in workspace.held]
+
+
+def _recorded(workspace: Workspace) -> list[Dangling]:
+    """This module's index space: every reference that leads nowhere, as recorded."""
     return workspace.space(__name__, list)
 
 
 def record(workspace: Workspace, location: Location, named: str, looked: str, remediation: str) -> None:
     """Record a reference that leads nowhere (once per place and name: a file read twice records it once)."""
-    found = dangling(workspace)
+    found = _recorded(workspace)
     if not any(d.location == location and d.named == named for d in found):
         found.append(Dangling(location, named, looked, remediation))

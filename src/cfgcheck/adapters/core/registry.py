@@ -88,6 +88,8 @@ BUILT_IN = (
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
     # records the files kustomizations name that do not exist; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
+    # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
+    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -247,11 +249,16 @@ def heredoc_models(workspace: Workspace, loaded: LoadedFile, name: str, text: st
     return reader.heredoc_models(workspace, loaded, text, offset)
 
 
-def without_held(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
-    """``models`` less those of the files whose launch another served model holds (a Dockerfile whose
-    image a workload of the run deploys: ``launch/image_builds.py``)."""
+def settle(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
+    """Once every file of the run is read: ``models`` less those of the files whose launch another served
+    model holds (a Dockerfile whose image a workload of the run deploys: ``launch/image_builds.py``; a
+    script a compose service runs), then each adapter's ``settle`` hook adds what spans files."""
     held = workspace.held
-    return [m for m in models if m.path not in held] if held else models
+    kept = [m for m in models if m.path not in held] if held else models
+    for adapter in REGISTRY:
+        if defines(adapter, "settle"):
+            adapter.settle(workspace, kept)
+    return kept
 
 
 def operator_fields() -> list[dict[str, tuple[str, str]]]:

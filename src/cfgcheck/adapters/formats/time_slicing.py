@@ -45,11 +45,14 @@ def _walk(ctx: DocContext, node: YNode, name: str | None, depth: int) -> None:
         for item in node.value:
             _walk(ctx, item, name, depth + 1)
         return
-    resources = node.path("sharing", "timeSlicing", "resources") if node.kind == "map" else None
+    slicing = node.path("sharing", "timeSlicing") if node.kind == "map" else None
+    resources = slicing.get("resources") if slicing is not None and slicing.kind == "map" else None
+    # renameByDefault: the shares are advertised as <resource>.shared, which pods then request
+    suffix = ".shared" if slicing is not None and str(slicing.scalar("renameByDefault")).lower() == "true" else ""
     for item in resources.value if resources is not None and resources.kind == "seq" else []:
         replicas = to_int(item.scalar("replicas")) if item.kind == "map" else None
         if isinstance(replicas, int) and replicas > 1:
-            fleet(ctx.workspace).sharing.append(Sharing(str(item.scalar("name", default="nvidia.com/gpu")), replicas,
-                                                        ctx.location(item), name))
+            resource = str(item.scalar("name", default="nvidia.com/gpu")) + suffix
+            fleet(ctx.workspace).sharing.append(Sharing(resource, replicas, ctx.location(item.get("replicas")), name))
     for key, value in node.items():
         _walk(ctx, value, str(key.value) if key.kind == "scalar" else name, depth + 1)

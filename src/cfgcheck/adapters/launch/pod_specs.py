@@ -19,7 +19,7 @@ from ..core.contexts import DocContext
 from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
 from ..core.registry import launch_helper
 from .containers import container_model, container_tokens
-from .pods import group_pod
+from .pods import group_pod, ray_worker_pods
 from .shell import shell_tokens
 
 MAX_SEARCH_DEPTH = 12
@@ -75,11 +75,14 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                                     pod_labels=labels, whole_pod=not any(part.startswith(PARTIAL_TEMPLATES) for part in trail))
             if model is None:
                 continue
+            for env_name, setting in built.env.items() if built is not None else ():
+                model.env.setdefault(env_name, setting)  # the image's ENV, unless the container sets it
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
                 model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
                 model.worker_images = ray_worker_images(ctx, find_key(root, "headGroupSpec"))
+                model.worker_pods = ray_worker_pods(ctx, find_key(root, "headGroupSpec"))
             found.append(finish(model))
     return found
 
