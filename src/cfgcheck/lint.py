@@ -98,6 +98,8 @@ class Collection:
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models
     context: list[ServedModel]  # served models of related files read only for context (not reported)
+    # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
+    dangling: list = field(default_factory=list)
 
 
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
@@ -149,7 +151,21 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         adapters.attach_fleet(workspace(), models + context, loaded)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
-    return Collection(loaded, models, context)
+    found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
+    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [])
+
+
+def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
+    """Whether the run reads every file a lint of the repository root would: the root folder itself, or
+    files and folders that together are all of it. Only then is a reference that leads nowhere known to
+    lead nowhere (pre-commit names changed files, a subfolder lint leaves the rest unread)."""
+    if inputs.streams:
+        return False
+    root = config.root.resolve()
+    if any(path.is_dir() and path.resolve() == root for path in paths):
+        return True
+    everything = discover([root], root, config.get("exclude", []), file_suffixes())
+    return set(everything.files) <= set(inputs.files) and set(everything.templates) <= set(inputs.templates)
 
 
 def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
@@ -381,6 +397,16 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     return findings
 
 
+def dangling(found: list[adapters.Dangling], rules: list[Rule], config: Config) -> list[Finding]:
+    """CFG003 for the references that lead nowhere (recorded only when the run read the whole repository)."""
+    rule = load("CFG003")
+    if rule is None or rule not in rules:
+        return []
+    severity, _ = rule_options(rule, config)
+    return [stamp(Finding(d.message, d.location, remediation=d.remediation, setting=d.named), rule, severity, None)
+            for d in found]
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -395,8 +421,8 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     collection = gather(paths, config, fast, progress, prefilter, stdin_filename)
     loaded, models = collection.loaded, collection.models
     rules = rules_needed(codes, models)
-    findings = unreadable(loaded, rules, config) + run_rules(rules, config, models,
-                                                             context=models + collection.context)
+    findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+        run_rules(rules, config, models, context=models + collection.context)
     return finalize(findings, loaded, models, rules, config, codes)
 
 

@@ -144,6 +144,17 @@ class Port:
 
 
 @dataclass(slots=True, eq=False)
+class GroupPod:
+    """Another pod of an engine's multi-pod group (one Ray worker group's pods, an LWS group's workers): the
+    GPUs each such pod holds (the engine's ranks there share its ``/dev/shm``) and where that comes from."""
+
+    name: str  # "Ray worker group gpu-workers", "LeaderWorkerSet workers"
+    gpus: int | None  # per pod; None when not a literal count
+    shm: tuple[str, Location] | None  # (how, where) the pod gets a RAM-backed /dev/shm, None: the runtime's 64 MiB
+    location: Location  # the pod template
+
+
+@dataclass(slots=True, eq=False)
 class Download:
     """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
     (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
@@ -269,6 +280,7 @@ class ServedModel:
     # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
     # multi-pod resource whose other pods the input does not show)
     gpus_span: str = "pod"
+    group_pods: list[GroupPod] = field(default_factory=list)  # gpus_span "group": the group's other pods
     gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
     gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
     gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
@@ -291,6 +303,9 @@ class ServedModel:
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # what an operator's runtime passes the engine where the configuration leaves a setting unset (KAITO's
+    # --gpu-memory-utilization), by canonical name -> (value, whose default: "KAITO's runtime at v0.12.0")
+    operator_defaults: dict[str, tuple[Any, str]] = field(default_factory=dict)
     # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
     # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
     conventions: dict[str, str] = field(default_factory=dict)

@@ -30,7 +30,8 @@ and may declare
   a compose file, a workflow, a SkyPilot task); the registry does not try it on a resource, nor import it
   for one.
 - ``complete_model(ctx, root, model)``: called for every model any adapter built from a document, to add
-  what this module knows whatever the format (the engine ``--config`` file the argv names).
+  what this module knows whatever the format (the engine ``--config`` file the argv names); a list returned
+  replaces the model with those (a llama-server router stands for the models of its preset file).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
   another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
 - ``OPERATOR_FIELDS``: the typed fields an operator or chart turns into flags, by where the resource keeps

@@ -24,6 +24,8 @@ from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, do
                        file_suffixes, has_serving_marker, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
+# what the run reports of the references the adapters found leading nowhere (CFG003)
+from .references import Dangling, dangling  # noqa: F401
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
 # the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
@@ -57,6 +59,8 @@ BUILT_IN = (
     LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model")),
+    LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
+                hooks=("served_models", "refers_forward", "complete_model")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -82,6 +86,8 @@ BUILT_IN = (
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
+    # records the files kustomizations name that do not exist; reads no document itself
+    LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
     LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle")),
 )
@@ -168,20 +174,30 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
                     continue
                 try:
                     models = adapter.served_models(ctx, resource)
-                    for model in models:  # an engine --config file, wherever the model's format keeps it
-                        for completer in completers:
-                            completer.complete_model(ctx, resource, model)
+                    owned = bool(models)  # the document is this adapter's, even if completing leaves no model
+                    for completer in completers:  # an engine --config file, wherever the model's format keeps it
+                        models = completed(completer, ctx, resource, models)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
                     document.problems.append((f"cannot interpret this document: {type(exc).__name__}: "
                                               f"{' '.join(str(exc).split())[:200]}", resource.line, resource.column))
                     break
-                if models:
+                if owned:
                     found.extend(models)
                     break
         if root is not None:
             first_line = root.end_line + 1
+    return found
+
+
+def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -> list[ServedModel]:
+    """``models`` as ``completer`` completes them: a hook that returns a list replaces the model it was given
+    with those (a llama-server router by the models of its preset file), None keeps it."""
+    found: list[ServedModel] = []
+    for model in models:
+        replaced = completer.complete_model(ctx, resource, model)
+        found.extend([model] if replaced is None else replaced)
     return found
 
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
+from ...model import GroupPod, Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_map_settings, env_value_nodes, string_map
@@ -87,11 +87,7 @@ def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | 
     node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname") \
         or _affinity_host(pod_spec)
     pod.node = str(node) if node else None
-    volumes = pod_spec.get("volumes")
-    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        volume = read_volume(ctx, item)
-        if volume is not None:
-            pod.volumes[volume.name] = volume
+    add_volumes(ctx, pod, pod_spec.get("volumes"))
     claims = root.path("spec", "volumeClaimTemplates") if root is not None else None
     for item in claims.value if claims is not None and claims.kind == "seq" else []:
         name = item.scalar("metadata", "name") if item.kind == "map" else None
@@ -171,6 +167,14 @@ def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -
                 str(value.value).lower() not in ("", "void", "none", "-1"):
             return f"{name}={value.value}", ctx.location(value)
     return None
+
+
+def add_volumes(ctx: DocContext, pod: PodFacts, volumes: YNode | None) -> None:
+    """Every volume of the list ``volumes`` (a pod spec's, an operator's extra volumes) into ``pod`` by name."""
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = read_volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
 
 
 def read_volume(ctx: DocContext, item: YNode) -> Volume | None:
@@ -257,6 +261,17 @@ def quantity_bytes(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def group_pod(ctx: DocContext, name: str, pod_spec: YNode, gpus: int | None) -> GroupPod:
+    """Another pod of an engine's group (a Ray worker, an LWS worker): its GPUs and the RAM-backed ``/dev/shm``
+    any of its containers mounts (the engine's ranks there run in the Ray node or worker container)."""
+    pod = PodFacts("kubernetes", ctx.location(pod_spec))
+    add_volumes(ctx, pod, pod_spec.get("volumes"))
+    containers = pod_spec.get("containers")
+    for container in containers.value if containers is not None and containers.kind == "seq" else []:
+        pod.mounts += read_mounts(ctx, container.get("volumeMounts")) if container.kind == "map" else []
+    return GroupPod(name, gpus, kubernetes_shm(ctx, pod, pod_spec), pod.location)
 
 
 def kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:

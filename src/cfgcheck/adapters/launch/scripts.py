@@ -29,10 +29,13 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file, named_files
+from . import config_file, model_presets, named_files
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
+# the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
+# path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
+HOST_KINDS = ("shell script", "make target")
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
 _DOCKER_VALUE_OPTIONS = frozenset("""
@@ -100,8 +103,9 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
         after = last
-        if model is not None:
-            found.append(model)
+        if model is not None:  # a llama-server router stands for the models of its preset file
+            routed = model_presets.expand(workspace, loaded.path, model)
+            found.extend([model] if routed is None else routed)
     return found
 
 
@@ -437,4 +441,11 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
+        elif kind in HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
+                named_files.beside_script(loaded.text, argument.text) and \
+                (rel := named_files.repo_path(loaded.path, argument.text)) and \
+                named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
+            # run on the host (a docker run's path is in its image), from the script's folder: the file is
+            # beside the script, or at the root when the script is run from there
+            config_file.missing(workspace, argument, rel)
     return finish(model)
