@@ -3,7 +3,7 @@ the parallel ranks one pod runs; and, for every rule, remediation worded where t
 
 from __future__ import annotations
 
-from cfgcheck.api import ServedModel, Setting, flag, topology
+from cfgcheck.api import ServedModel, Setting, flag, image_engine, parse_image, topology
 
 GPU_ENGINES = ("vllm", "sglang", "tokenspeed")
 # CUDA_VISIBLE_DEVICES values that leave a CUDA process no device (CUDA programming guide, CUDA
@@ -46,8 +46,25 @@ def runs_on_cpu(model) -> bool:
             return True
         if text.lower() == "--device=cpu":
             return True
-    target = model.env.get("VLLM_TARGET_DEVICE")
-    if target is not None and str(target.value).lower() == "cpu":
-        return True
+    if cpu_target_ignored(model) is None and _cpu_target(model):
+        return True  # a build of the image's own: VLLM_TARGET_DEVICE may have built it for CPU
     image = str(model.image.value).lower() if model.image is not None else ""
     return any(marker in image for marker in NON_GPU_IMAGE_MARKERS)
+
+
+def _cpu_target(model) -> Setting | None:
+    target = model.env.get("VLLM_TARGET_DEVICE")
+    return target if target is not None and str(target.value).lower() == "cpu" else None
+
+
+def cpu_target_ignored(model) -> Setting | None:
+    """``VLLM_TARGET_DEVICE=cpu`` in the container of a published GPU image: the variable chooses what
+    vLLM's ``setup.py`` builds; at run time vLLM picks the CPU platform only for a CPU build (its version
+    names ``cpu``) or on macOS (``vllm/platforms/__init__.py``, ``cpu_platform_plugin``), so the image's
+    CUDA build still needs a GPU."""
+    target = _cpu_target(model)
+    if target is None or model.image is None or not isinstance(model.image.value, str):
+        return None
+    found = image_engine(parse_image(model.image.value))
+    gpu_build = found.known and found.engine == "vllm" and (found.variant or "") not in NON_GPU_IMAGE_MARKERS
+    return target if gpu_build and not any(m in model.image.value.lower() for m in NON_GPU_IMAGE_MARKERS) else None

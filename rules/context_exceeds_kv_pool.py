@@ -126,6 +126,10 @@ def check(model, ctx) -> Iterator[Finding]:
     assumed = est.kv_pool_source == "estimated" and kind != "gpu" or in_range
     if assumed:
         stops += f"; estimated with GPU overheads, which a {DEVICE[kind]} does not share exactly"
+    gpu_assumed = est.gpu_resolution.assumed if est.gpu_resolution is not None else None
+    if est.kv_pool_source == "estimated" and gpu_assumed:  # a GPU read from a comment or the only GPU pool
+        assumed = True
+        stops += f"; assumed: the GPU ({gpu_assumed})"
     arch = est.architecture
     if est.kv_pool_source != "measured" and arch is not None and arch.assumed:
         # a model matched by its name alone (a local path, another organisation) may not be that model

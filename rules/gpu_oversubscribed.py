@@ -8,11 +8,23 @@ engine's device list (`# cfgcheck: ceiling=0.85`, or the free-text forms CFG204 
 estimate uses it: vLLM's and TokenSpeed's `--gpu-memory-utilization`, SGLang's `--mem-fraction-static`,
 as written, else the default of the engine version (vLLM 0.9, 0.92 from 0.20.0; TokenSpeed 0.95, 0.9 for
 a vision model), else SGLang's start-up derivation from the GPU's memory and the parallel ranks; the
-message says which for each. Engines share a GPU when they name the same physical device: the same
-compose `device_ids` in one compose file, or the same `NVIDIA_VISIBLE_DEVICES` (or, for a container
-that sees every GPU, `CUDA_VISIBLE_DEVICES`) index, UUID or MIG slice on the same pinned node
-(`nodeName` / `kubernetes.io/hostname`). A tensor-parallel engine takes its fraction on each of its
-devices. Indices inside a device-plugin allocation are relative to the container and are not compared.
+message says which for each. Engines share a GPU when they use the same physical device of one
+machine (a node they are pinned to by `nodeName`, a `kubernetes.io/hostname` selector or a required
+node affinity for that one host, a compose file's host,
+or the host whose ports one load-balancer upstream lists). An engine uses, among the devices its
+container sees, those `CUDA_VISIBLE_DEVICES` (`HIP_VISIBLE_DEVICES` on ROCm) selects, else the first:
+as many as its ranks (SGLang from `--base-gpu-id`). What a container sees: compose `device_ids`; a
+compose `count: N` (docker gives devices 0 to N-1 whichever other service has them);
+`NVIDIA_VISIBLE_DEVICES` without a device-plugin request; every GPU of the machine for `gpus: all`,
+the NVIDIA runtime (class) without a device list, a privileged container, AMD's `/dev/kfd`, or a
+process started on the host. Compose services of different profiles are alternatives (those of no
+profile start with every profile); an engine scaled to 0 or built for CPU takes no GPU memory. Indices inside a device-plugin allocation are relative to the container
+and are not compared; but an engine that gets its GPU from the device plugin on a node where others use
+GPUs outside the plugin's count may be given one of theirs: a warning, since which GPU the plugin picks
+is not in the configuration. Engines that request a GPU resource the device plugin time-slices
+(`sharing.timeSlicing.resources[].replicas` in its configuration anywhere in the repository) get
+shares of a GPU whose memory is not divided: when the two largest fractions among them sum above the
+limit, a warning for engines pinned to one node, a note otherwise (they may land on different GPUs).
 
 ## Why it matters
 vLLM reserves `gpu_memory_utilization x total memory` on each of its GPUs at start-up and refuses to
@@ -80,10 +92,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Fact, Finding, MEMORY_FRACTION, Option, RuleContext, ServedModel, as_int
+from cfgcheck.api import Fact, Finding, MEMORY_FRACTION, Option, Placement, RuleContext, ServedModel, placement
 
 from ._ceilings import from_comments
-from ._pod_rules import HIDING, serves
+from ._pod_rules import runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
 OPTIONS = {
@@ -94,49 +106,47 @@ OPTIONS = {
 SCOPE = "run"  # engines of every file of the run are placed on the GPUs once
 
 
-def physical_devices(model: ServedModel) -> tuple[str, list[str], object] | None:
-    """(host, physical device ids, the setting that names them) when this engine names the GPUs it
-    runs on, else None."""
-    pod = model.pod
-    if pod is None or pod.node is None:
-        return None
-    if pod.devices is not None:
-        return pod.node, [str(d) for d in pod.devices.value], pod.devices
-    nvidia = model.env.get("NVIDIA_VISIBLE_DEVICES")
-    counted = model.gpus is not None and as_int(model.gpus.value) is not None  # device-plugin / compose count
-    if nvidia is not None and not counted and str(nvidia.value).strip().lower() not in ("all", *HIDING):
-        return pod.node, _split(nvidia.value), nvidia
-    cuda = model.env.get("CUDA_VISIBLE_DEVICES")
-    sees_all = pod.gpu_access is not None and (nvidia is None or str(nvidia.value).strip().lower() == "all")
-    if cuda is not None and sees_all and not counted and str(cuda.value).strip().lower() not in HIDING:
-        return pod.node, _split(cuda.value), cuda
-    return None
-
-
-def _split(value) -> list[str]:
-    return [part.strip() for part in str(value).split(",") if part.strip()]
-
-
 def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
-    placements: dict[tuple[str, str], list[ServedModel]] = {}  # engines by (host, physical device)
+    on_device: dict[tuple[str, str], list[ServedModel]] = {}  # engines by (host, physical device)
     for other in ctx.models:
-        placed = physical_devices(other) if serves(other) else None
-        for device in placed[1] if placed else []:
-            placements.setdefault((placed[0], device), []).append(other)
+        placed = placement(other) if _on_gpu(other) else None
+        for device in placed.devices or () if placed is not None else ():
+            on_device.setdefault((placed.host, device), []).append(other)
+    sliced: dict[tuple, list[ServedModel]] = {}  # engines on time-sliced GPUs, by configuration and node
+    for other in ctx.models:
+        if _on_gpu(other) and other.pod is not None and other.pod.shared_gpus is not None:
+            sliced.setdefault((other.pod.shared_gpus[1], other.pod.node), []).append(other)
     for model in models:
-        placed = physical_devices(model) if serves(model) else None
-        if placed is not None:
-            yield from _shared(model, placed, placements, ctx)
+        placed = placement(model) if _on_gpu(model) else None
+        if placed is not None and placed.devices is not None:
+            yield from _shared(model, placed, on_device, ctx)
+        elif placed is not None:
+            yield from _beside_unscheduled(model, placed, on_device, ctx)
+        if _on_gpu(model) and model.pod is not None and model.pod.shared_gpus is not None:
+            yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
 
 
-def _shared(model: ServedModel, placed: tuple[str, list[str], object], placements: dict,
-            ctx: RuleContext) -> Iterator[Finding]:
-    for device in placed[1]:
-        sharing = placements.get((placed[0], device), [])
+def _together(model: ServedModel, engines: list[ServedModel]) -> list[ServedModel]:
+    """``engines`` that may run at the same time as ``model`` and as each other (compose profiles), in order."""
+    kept: list[ServedModel] = []
+    for other in engines:
+        placed = placement(other)
+        if other is model or placement(model).runs_with(placed) and all(placement(k).runs_with(placed) for k in kept):
+            kept.append(other)
+    return kept
+
+
+def _on_gpu(model: ServedModel) -> bool:
+    return serves(model) and not runs_on_cpu(model)
+
+
+def _shared(model: ServedModel, placed: Placement, on_device: dict, ctx: RuleContext) -> Iterator[Finding]:
+    for device in placed.devices or ():
+        sharing = _together(model, on_device.get((placed.host, device), []))
         if len(sharing) < 2 or sharing[0] is model:
             continue  # reported once, on each engine after the first
         fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]
-        total = sum(fact.value for _, fact in fractions if isinstance(fact.value, float))
+        total = _sum(fractions)
         limit, documented = _limit(float(ctx.options["max-total-fraction"]), sharing)
         if total <= limit:
             continue
@@ -145,15 +155,87 @@ def _shared(model: ServedModel, placed: tuple[str, list[str], object], placement
         where = "" if documented is None else \
             f" (the ceiling documented at {documented.location.path}:{documented.location.line})"
         yield Finding(
-            f"GPU {device} on {placed[0]} is shared by {len(sharing)} engines whose memory fractions sum to "
+            f"GPU {device} on {placed.host} is shared by {len(sharing)} engines whose memory fractions sum to "
             f"{total:.2f} ({listed}), above {limit:g}{where}: "
-            + ("the last to start fails" if documented is None or total > 1 else "the headroom kept on this GPU is gone"),
+            + ("the last to start fails" if documented is None or total > 1 else "the headroom kept on this GPU is gone")
+            + _hows(sharing),
             own.location or model.location,
             remediation="lower the fractions so that they sum to at most "
                         f"{limit:g} on this GPU, or give the engines different GPUs",
-            setting="gpu_memory_utilization", related=tuple(o.location for o in sharing if o is not model),
+            setting="gpu_memory_utilization", related=_related(model, sharing),
             model=model.name, model_identity=model.identity)
         return
+
+
+def _beside_unscheduled(model: ServedModel, placed: Placement, on_device: dict,
+                        ctx: RuleContext) -> Iterator[Finding]:
+    """An engine whose GPUs a device plugin chooses, on a node where other engines use GPUs outside the
+    plugin's count: the plugin may hand it one of those (it counts them as free)."""
+    for (host, device), users in sorted(on_device.items(), key=lambda item: item[0]):
+        if host != placed.host:
+            continue
+        fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in [model, *users]]
+        total = _sum(fractions)
+        limit, _ = _limit(float(ctx.options["max-total-fraction"]), users)
+        if total <= limit:
+            continue
+        outside = ", ".join(f"{other.name} ({placement(other).how})" for other in users)
+        yield Finding(
+            f"{model.name} gets its GPU from the device plugin ({placed.how}) on {host}, where {outside} "
+            f"use{'s' if len(users) == 1 else ''} GPU {device} outside the plugin's count: the plugin may give "
+            f"{model.name} that GPU, and the memory fractions then sum to {total:.2f} "
+            f"({', '.join(_part(other, fact) for other, fact in fractions)}), above {limit:g} "
+            "(assumed: which GPU the plugin picks is not in the configuration)",
+            fractions[0][1].location or placed.location,
+            remediation="request the GPUs of every engine on this node from the device plugin "
+                        "(nvidia.com/gpu), or pin this engine to another node",
+            setting="gpu_memory_utilization", related=_related(model, users), severity="warning",
+            model=model.name, model_identity=model.identity)
+        return
+
+
+def _time_sliced(model: ServedModel, sharing: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
+    """Engines that request a time-sliced GPU resource: the device plugin may hand them shares of one GPU,
+    each engine then reserving its fraction of the whole GPU's memory."""
+    if len(sharing) < 2 or sharing[0] is model:
+        return  # reported once, on each engine after the first
+    fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]
+    own = next(fact for other, fact in fractions if other is model)
+    others = [(fact.value, other, fact) for other, fact in fractions if other is not model and isinstance(fact.value, float)]
+    if not isinstance(own.value, float) or not others:
+        return
+    largest, beside, fact = max(others, key=lambda item: item[0])
+    total, limit = own.value + largest, float(ctx.options["max-total-fraction"])
+    if total <= limit:
+        return
+    how, where = model.pod.shared_gpus
+    node = model.pod.node
+    yield Finding(
+        f"{how} ({where.path}:{where.line}) makes each request a share of one GPU whose memory is not divided: "
+        f"{_part(model, own)} and {_part(beside, fact)} ask for {total:.2f} of one GPU, above {limit:g}, and the "
+        f"last to start fails when the device plugin gives them the same GPU"
+        + (f" on {node}" if node else "") + " (assumed: which GPU the plugin picks is not in the configuration)",
+        own.location or model.location,
+        remediation="lower the fractions so that engines that may share a GPU sum to at most "
+                    f"{limit:g}, or request whole GPUs (a resource that is not time-sliced)",
+        setting="gpu_memory_utilization", related=(where, beside.location),
+        severity="warning" if node else "note", model=model.name, model_identity=model.identity)
+
+
+def _sum(fractions: list[tuple[ServedModel, Fact]]) -> float:
+    return sum(fact.value for _, fact in fractions if isinstance(fact.value, float))
+
+
+def _hows(sharing: list[ServedModel]) -> str:
+    """How each engine comes to this GPU, when one of them reaches it other than by naming it."""
+    hows = [placement(other).how for other in sharing]
+    named = all(how.startswith(("device_ids", "NVIDIA_VISIBLE_DEVICES")) and "," not in how[len("device_ids"):]
+                for how in hows)
+    return "" if named else " (" + "; ".join(f"{other.name}: {how}" for other, how in zip(sharing, hows)) + ")"
+
+
+def _related(model: ServedModel, others: list[ServedModel]) -> tuple:
+    return tuple(dict.fromkeys(placement(other).location for other in others if other is not model))
 
 
 def _part(model: ServedModel, fact: Fact) -> str:
@@ -169,7 +251,7 @@ def _limit(configured: float, sharing: list) -> tuple[float, object]:
     the free-text forms CFG204 reads: "ceiling 0.85", "85% ceiling"); with the ceiling, when it is one."""
     lowest, documented = configured, None
     for other in sharing:
-        setting = physical_devices(other)[2]
+        setting = placement(other).setting
         ceiling = from_comments(setting) if getattr(setting, "comments", None) else None
         if ceiling is not None and ceiling.value is not None and ceiling.value < lowest:
             lowest, documented = ceiling.value, ceiling

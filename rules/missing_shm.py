@@ -17,6 +17,10 @@ not judged here (the runtime's own pod is: KServe's huggingfaceserver runtime ha
 false` by default). Ascend, Gaudi, Neuron and TPU builds (collectives other than NCCL/RCCL) are
 skipped (and Intel XPU builds, oneCCL); the CPU backend is not (its tensor-parallel all-reduce goes through shared memory too).
 
+An engine whose ranks spread over the pods of a Ray cluster or a LeaderWorkerSet group is judged pod by
+pod: the ranks one pod runs (its own GPUs) share that pod's `/dev/shm`, and ranks in different pods talk
+over the network. A Ray head that requests no GPU runs no rank; workers of one GPU each need none.
+
 ## Why it matters
 The ranks exchange tensors through shared memory (NCCL's SHM transport and vLLM's shared-memory
 message queue and custom all-reduce buffers), and a container gets only the runtime's 64 MiB
@@ -101,18 +105,28 @@ KUBERNETES_REMEDIATION = "mount an emptyDir {medium: Memory, sizeLimit: 16Gi} at
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.shm is not None or not serves(model):
+    if pod is None or not serves(model):
         return
     image = str(model.image.value).lower() if model.image is not None else ""
     if any(marker in image for marker in NON_NCCL_IMAGES):
         return
     ranks, at = local_ranks(model)
-    if ranks <= 1 or at is None:
+    if at is None:
         return
-    where = "service" if pod.format == "compose" else "pod"
-    yield Finding(
-        message=f"{ranks} parallel ranks ({at.source} {at.value}) in one {where} without a RAM-backed /dev/shm: "
-                f"the container gets the runtime's 64 MiB and NCCL fails at start-up",
-        location=at.location, remediation=REMEDIATION.get(pod.format, KUBERNETES_REMEDIATION),
-        setting="shm", related=(pod.location,), model=model.name)
+    if ranks > 1 and pod.shm is None:
+        where = "service" if pod.format == "compose" else "pod"
+        yield Finding(
+            message=f"{ranks} parallel ranks ({at.source} {at.value}) in one {where} without a RAM-backed /dev/shm: "
+                    f"the container gets the runtime's 64 MiB and NCCL fails at start-up",
+            location=at.location, remediation=REMEDIATION.get(pod.format, KUBERNETES_REMEDIATION),
+            setting="shm", related=(pod.location,), model=model.name)
+    layout = ctx.topology(model)
+    for other in model.group_pods:  # the group's other pods: their ranks share their own /dev/shm
+        ranks = layout.ranks_in(other.gpus)
+        if ranks > 1 and other.shm is None:
+            yield Finding(
+                message=f"{ranks} parallel ranks ({at.source} {at.value}) in each pod of {other.name} without a "
+                        f"RAM-backed /dev/shm: the container gets the runtime's 64 MiB and NCCL fails at start-up",
+                location=at.location, remediation=f"{KUBERNETES_REMEDIATION} in the pod template of {other.name}",
+                setting=f"shm:{other.name}", related=(other.location,), model=model.name)
 

@@ -15,11 +15,18 @@ no `aws.amazon.com/neuron`, `neurondevice` or `neuroncore`, a Gaudi image with n
 flagged the same way, in those words (Kubernetes pods only: compose passes Neuron and TPU devices as
 `devices:` paths).
 
-Quiet when the engine runs on CPU (`--device cpu`, `VLLM_TARGET_DEVICE=cpu`, CPU, Xeon or OpenVINO
-images), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for
+A Kubernetes pod that reaches the node's GPUs outside the scheduler's count (the NVIDIA runtime class
+or `NVIDIA_VISIBLE_DEVICES` without a device-plugin request, a privileged container) is a warning
+that says so: when the pod is privileged, or when another engine runs on the same node (`nodeName` or
+`kubernetes.io/hostname`), since the device plugin counts the GPUs this engine uses as free.
+
+Quiet when the engine runs on CPU (`--device cpu`, CPU, Xeon or OpenVINO images, `VLLM_TARGET_DEVICE=cpu`
+on an image that is not a published GPU build: on `vllm/vllm-openai` the variable only chose what was
+built), when the image is chosen at deploy time (`${VLLM_IMAGE}`, a template), for
 ServingRuntimes (KServe merges the InferenceService's resources into them), for Ray resources (the
 engine's actors run on worker groups), for RoleBasedGroup `roleTemplates` (the roles patch them),
-and for pods an operator builds from its own GPU fields (LLMKube).
+for pods an operator builds from its own GPU fields (LLMKube), and for GPUs given by a Dynamic
+Resource Allocation claim.
 
 ## Why it matters
 The scheduler places the pod on any node and the device plugin gives it no GPU: the engine stops at
@@ -73,9 +80,9 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import DEVICE, UNIT, Finding, accelerator_kind, as_int, int_value
+from cfgcheck.api import DEVICE, UNIT, Finding, accelerator_kind, as_int, int_value, placement
 
-from ._pod_rules import runs_on_cpu, serves
+from ._pod_rules import cpu_target_ignored, runs_on_cpu, serves
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}
@@ -102,7 +109,10 @@ def check(model, ctx) -> Iterator[Finding]:
     if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
         return
     kind = accelerator_kind(model)
-    if model.kind in NOT_THE_GPU_POD or pod.gpu_access is not None or (kind == "gpu" and runs_on_cpu(model)):
+    if model.kind in NOT_THE_GPU_POD or (kind == "gpu" and runs_on_cpu(model)):
+        return
+    if pod.gpu_access is not None:
+        yield from _outside_the_scheduler(model, pod, ctx)
         return
     if kind != "gpu":
         yield from _no_accelerator_request(model, pod, kind)
@@ -129,13 +139,43 @@ def check(model, ctx) -> Iterator[Finding]:
     else:
         what = "no GPU resource is requested"
     at = gpus if gpus is not None else model.image
+    target = cpu_target_ignored(model)
+    built = "" if target is None else f" (VLLM_TARGET_DEVICE={target.value} chooses what vLLM is built for; " \
+        f"{model.image.value} is the CUDA build)"
     yield Finding(
         message=f"{engine} GPU image but {what}: the {'container' if pod.format == 'compose' else 'pod'} "
                 f"gets no GPU and the engine fails at start-up "
-                f"(or sees every GPU of the node unaccounted)",
+                f"(or sees every GPU of the node unaccounted){built}",
         location=at.location if at is not None else model.location,
         remediation="request the GPUs the engine uses (nvidia.com/gpu: N), or run a CPU build with --device cpu",
         setting="gpus", related=(pod.location,), model=model.name)
+
+
+def _outside_the_scheduler(model, pod, ctx) -> Iterator[Finding]:
+    """A Kubernetes pod that reaches the node's GPUs without a device-plugin request (the NVIDIA runtime
+    class or variables, a privileged container): the scheduler does not count them. Said when the pod
+    is privileged (it gets the GPUs whether the author meant it or not) or when another engine runs on
+    the same node: the device plugin counts the GPUs this one uses as free."""
+    if pod.format != "kubernetes" or pod.host_gpus is None or _device_resource(pod) or \
+            model.gpus is not None and (as_int(model.gpus.value) or 0) > 0:
+        return
+    how, where = pod.host_gpus
+    privileged = how.startswith("privileged")
+    beside = [other for other in ctx.models if other is not model and serves(other) and pod.node is not None
+              and (placed := placement(other)) is not None and placed.host == pod.node]
+    if not beside and not privileged:
+        return  # GPUs given by the runtime on a node where nothing else is seen to run
+    engine = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}[model.engine]
+    names = ", ".join(other.name for other in beside[:3]) + (" and others" if len(beside) > 3 else "")
+    also = f"; {names} on {pod.node} {'use' if len(beside) > 1 else 'uses'} its GPUs too" if beside else ""
+    yield Finding(
+        message=f"{engine} pod requests no GPU and reaches the node's GPUs outside the scheduler ({how}): "
+                f"the device plugin does not count them and may give the same GPU to another pod{also}",
+        location=where,
+        remediation="request the GPUs the engine uses (nvidia.com/gpu: N) so that the scheduler counts them"
+                    + ("; a GPU does not need privileged: true" if privileged else ""),
+        setting="gpus", related=tuple(placement(other).location for other in beside[:3]), severity="warning",
+        model=model.name)
 
 
 # The device-plugin resource each accelerator's pods request (the names the remediation gives).

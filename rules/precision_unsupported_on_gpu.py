@@ -106,14 +106,18 @@ def check(model, ctx) -> Iterator[Finding]:
     if gpu is None or gpu.vendor != "nvidia" or not gpu.compute_capability:
         return
     have = _capability(gpu.compute_capability)
-    where = f"{gpu.name} ({origin}) has {gpu.compute_capability}"
+    found = ctx.capacity(model).gpu_resolution
+    assumed = found.assumed if found is not None else None  # a GPU read from a comment: a warning that says so
+    where = f"{gpu.name} ({'assumed: ' + assumed if assumed else origin}) has {gpu.compute_capability}"
     dtype = model.setting("dtype")
     if dtype is not None and isinstance(dtype.value, str) and dtype.value.strip().lower() == "bfloat16" \
             and have < _BFLOAT16:
         yield Finding(f"{dtype.source} {dtype.value} needs compute capability 8.0; {where}: vLLM refuses to start",
                       dtype.location, remediation=f"{how_to_pass(model, 'dtype', 'float16')} (or a GPU of compute capability 8.0 or newer)",
-                      setting="dtype", model=model.name)
-    yield from _quantization(model, ctx, have, where)
+                      setting="dtype", model=model.name, severity="warning" if assumed else "")
+    for finding in _quantization(model, ctx, have, where):
+        finding.severity = "warning" if assumed and finding.severity in ("", "error") else finding.severity
+        yield finding
 
 
 def _method(model, ctx) -> tuple[str, object, str] | None:

@@ -8,6 +8,10 @@
   and CUDA/NCCL initialisation, plus compilation and CUDA-graph capture (vLLM: 40 s unless
   `--enforce-eager`; SGLang: 20 s unless `--disable-cuda-graph`). The weights come from the bundled
   model table (or `model_configs`); for a model it does not know, only the start-up floor counts.
+- A budget that holds that start-up but not a start that downloads a hub model into an empty cache
+  first (the first start, or every start when the cache is not on a persistent volume): the weights at
+  `download-rate-mb-s` (an assumed 1 Gbit/s) before the load. The rate is assumed, so this is a note
+  that states it.
 - An SGLang liveness or readiness probe on `/health` or `/health_generate` with a 1-second timeout.
 
 ## Why it matters
@@ -61,7 +65,7 @@ spec:
               path: /health
               port: 8000
             periodSeconds: 10
-            failureThreshold: 90
+            failureThreshold: 180
           livenessProbe:
             httpGet:
               path: /health
@@ -83,9 +87,15 @@ from typing import Iterator
 from cfgcheck.api import Finding, Option, lookup_architecture
 
 from ._pod_rules import serves
+from ._weights import hub_name, offline, persistent_cache, weight_bytes
 
 CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
-OPTIONS = {"read-rate-gb-s": Option(float, 2.0, "the weight read rate assumed, in GB/s.")}
+OPTIONS = {
+    "read-rate-gb-s": Option(float, 2.0, "the weight read rate assumed, in GB/s."),
+    "download-rate-mb-s": Option(float, 125.0,
+        "the Hugging Face hub download rate assumed when a start downloads the weights, in MB/s "
+        "(125 MB/s is a 1 Gbit/s link)."),
+}
 
 PROCESS_START_S = 20  # imports, worker processes, CUDA context and NCCL init: a lower bound
 COMPILE_S = {"vllm": 40, "sglang": 20, "tokenspeed": 20}  # torch.compile and/or CUDA-graph capture
@@ -117,16 +127,44 @@ def check(model, ctx) -> Iterator[Finding]:
     probe = pod.probes.get("startup") or pod.probes.get("liveness")
     if probe is not None:
         needed, how = load_seconds(model, ctx.config or {}, float(options["read-rate-gb-s"]))
+        what = (f"initialDelaySeconds {probe.initial_delay} + periodSeconds {probe.period}"
+                f" x failureThreshold {probe.failure_threshold}")
+        hint = "raise failureThreshold" if probe.kind == "startup" else "add a startupProbe"
         if probe.budget < needed:
-            what = (f"initialDelaySeconds {probe.initial_delay} + periodSeconds {probe.period}"
-                    f" x failureThreshold {probe.failure_threshold}")
-            hint = "raise failureThreshold" if probe.kind == "startup" else "add a startupProbe"
             yield Finding(f"the {probe.kind} probe restarts the container after {probe.budget} s ({what}) but the "
                           f"engine needs at least {needed} s to start ({how}): it never finishes loading",
                           probe.location, remediation=f"{hint} with a budget above {needed} s "
                           f"(periodSeconds 10, failureThreshold {-(-needed // 10) * 2})",
                           setting=f"{probe.kind}_probe", model=model.name)
+        else:
+            yield from _download_first(model, pod, probe, (needed, how), f"{probe.budget} s ({what})", hint, ctx)
     yield from _sglang_health_timeout(model, pod)
+
+
+def _download_first(model, pod, probe, load: tuple[int, str], budget: str, hint: str, ctx) -> Iterator[Finding]:
+    """The start that downloads a hub model into an empty cache (the first one, or every one when the
+    cache is not persistent) spends the download before the load: at an assumed rate, so a note."""
+    name = hub_name(model)
+    if name is None or offline(model) is not None:
+        return  # a local path or offline mode: no download
+    weights = weight_bytes(name, ctx.config or {})
+    rate = float(ctx.options["download-rate-mb-s"])
+    if not weights or rate <= 0:
+        return
+    download = int(weights / (rate * 1e6))
+    needed = load[0] + download
+    if probe.budget >= needed:
+        return
+    kept, where, _ = persistent_cache(model, pod)
+    when = "its first start (into an empty cache)" if kept else f"every start ({where} is not persistent)"
+    outcome = "restarts it until the cache is full" if kept else "restarts it before it ever loads"
+    yield Finding(f"the {probe.kind} probe restarts the container after {budget}, but on {when} the engine "
+                  f"first downloads {weights / 1e9:.1f} GB of {name} from the Hugging Face hub ({download} s at an "
+                  f"assumed {rate:g} MB/s) and then loads it ({load[1]}): at least {needed} s, so the probe "
+                  f"{outcome}", probe.location,
+                  remediation=f"{hint} with a budget above {needed} s (periodSeconds 10, failureThreshold "
+                              f"{-(-needed // 10) * 2}), or fill the cache before the engine starts",
+                  setting=f"{probe.kind}_probe", model=model.name, severity="note")
 
 
 def _sglang_health_timeout(model, pod) -> Iterator[Finding]:

@@ -110,13 +110,17 @@ def check(model, ctx) -> Iterator[Finding]:
     measured = measurement(model, setting) if setting is not None else None
     if measured:  # a stated measurement of this limit is the reason for it: said, not overruled
         message += f"; kept as a note: the measurement beside it is respected (\"{measured[:80]}\")"
+    gpu_assumed = est.gpu_resolution.assumed if est.gpu_resolution is not None and est.kv_pool_source == "estimated" \
+        else None
+    if gpu_assumed:  # the pool rests on a GPU read from a comment or the only GPU pool
+        message += f"; a note: the GPU is assumed ({gpu_assumed})"
     yield Finding(
         message=message,
         location=setting.location if setting is not None else model.location,
         remediation=_remedy(est, seqs, conc, step_limit(ctx)),
         setting="max_num_seqs",
         model=model.name,
-        severity="note" if measured else "",
+        severity="note" if measured or gpu_assumed else "",
     )
 
 

@@ -3,10 +3,15 @@
 ## What it flags
 A served model named by its Hugging Face hub id (`org/name`) whose download directory is not on a
 persistent volume: the directory is `--download-dir`, else `HF_HUB_CACHE`, else `HF_HOME`, else the
-default `~/.cache/huggingface` (any mount ending in `.cache/huggingface` or `.cache` counts for it).
+default `~/.cache/huggingface` (any mount ending in `.cache/huggingface` or `.cache` counts for it);
+the variables come from the container, else from the `ENV` of the Dockerfile in the repository that
+builds the deployed image, and a Flux `HelmRelease`'s post-renderer patch that sets them on the
+rendered Deployment wins over its values.
 Persistent means a PersistentVolumeClaim, a StatefulSet `volumeClaimTemplate`, a `hostPath`, NFS or
-CSI volume, or in docker-compose a named or bind volume; an `emptyDir` or the container's own
-filesystem is not. Quiet when the container requests `ephemeral-storage` at least the size of the
+CSI volume, or in docker-compose a named or bind volume (its paths interpolated as compose does:
+`${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface` is a bind mount); an `emptyDir` or the container's
+own filesystem is not. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
+are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the container requests `ephemeral-storage` at least the size of the
 weights: the author budgeted the download. The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
 (outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or
@@ -73,12 +78,12 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-import re
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option, lookup_architecture
+from cfgcheck.api import Finding, Option
 
 from ._pod_rules import serves
+from ._weights import hub_name, offline, persistent_cache, weight_bytes
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {
@@ -88,78 +93,61 @@ OPTIONS = {
 }
 
 CHECKED_FORMATS = ("kubernetes", "compose", "production-stack")
-PERSISTENT = ("persistentVolumeClaim", "volumeClaimTemplate", "hostPath", "nfs", "csi", "named", "bind",
-              "cephfs", "glusterfs", "azureFile", "awsElasticBlockStore", "gcePersistentDisk", "iscsi")
-DEFAULT_CACHE = "~/.cache/huggingface"
-OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
-_HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
-
-
-def cache_dir(model) -> tuple[str, str]:
-    """(directory, what sets it) where the engine downloads hub weights."""
-    download = model.setting("download_dir")
-    if download is not None and isinstance(download.value, str):
-        return download.value, download.source
-    for name, suffix in (("HF_HUB_CACHE", ""), ("HF_HOME", "/hub")):
-        setting = model.env.get(name)
-        if setting is not None and str(setting.value).startswith("/"):
-            return str(setting.value).rstrip("/") + suffix, name
-    return DEFAULT_CACHE, "the default"
-
-
-def weight_bytes(name: str, config: dict) -> int | None:
-    """The checkpoint size: the bundled model table (or model_configs), else a parameter count in the
-    name (``Qwen2.5-Omni-7B``, ``opt-125m``) at 2 bytes per parameter; None when neither says."""
-    arch = lookup_architecture(name, config.get("model_configs"))
-    if arch is not None and arch.weight_bytes_for():
-        return arch.weight_bytes_for()
-    match = _PARAMS.search(name.rsplit("/", 1)[-1])
-    if match is None:
-        return None
-    scale = {"b": 1e9, "m": 1e6}[match.group(2).lower()]
-    return int(float(match.group(1)) * scale * 2)
-
-
-def _mount_for(pod, directory: str):
-    if directory.startswith("~"):
-        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((".cache/huggingface", ".cache"))), None)
-    return pod.mount_at(directory)
 
 
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
-    if pod is None or pod.format not in CHECKED_FORMATS or not serves(model):
+    checked = pod is not None and pod.format in CHECKED_FORMATS
+    if not serves(model) or not checked and not model.worker_pods:
         return
-    source = model.model
-    if not isinstance(source.value, str) or not _HUB_ID.match(source.value.strip()):
+    name = hub_name(model)
+    if name is None:
         return  # a local path, an object store URI: not a hub download
-    directory, set_by = cache_dir(model)
-    mount = _mount_for(pod, directory)
-    volume = pod.volumes.get(mount.volume) if mount is not None else None
-    if volume is not None and volume.type in PERSISTENT:
-        return
-    offline = next((model.env[name] for name in OFFLINE if name in model.env
-                    and str(model.env[name].value).strip().lower() in ("1", "true", "yes", "on")), None)
-    name = source.value.strip().removeprefix("hf://").split("@", 1)[0]
     weights = weight_bytes(name, ctx.config or {})
-    if offline is None and weights is None:
-        return  # a size we cannot tell may be a toy model: not worth a warning
-    options = ctx.options
-    if offline is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
+    if checked:
+        yield from _pod_cache(model, pod, name, weights, ctx)
+    source = model.model
+    for group, worker in model.worker_pods.items():
+        lost = _lost(model, worker, weights, ctx, worker.env)
+        if lost is not None and lost[1] is None:  # offline mode is the engine pod's finding
+            size = f" ({weights / 1e9:.1f} GB)" if weights else ""
+            yield Finding(f"{name}{size} is downloaded into {lost[0]} on the Ray worker group {group!r}, which is "
+                          "not persistent there: every worker start downloads it again",
+                          worker.location, remediation="mount a PersistentVolumeClaim (or a hostPath) at the cache "
+                          "directory in the worker group's pod template", setting=f"weights_cache:{group}",
+                          related=(source.location,), model=model.name)
+
+
+def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tuple[str, object] | None:
+    """(where the weights go, the offline-mode setting or None) when they are not kept across starts of
+    ``pod``; None when they are, or when the model is too small or of unknown size to matter."""
+    kept, where, _ = persistent_cache(model, pod, env)
+    if kept:
+        return None
+    offline_mode = offline(model)
+    if offline_mode is None and weights is None:
+        return None  # a size we cannot tell may be a toy model: not worth a warning
+    if offline_mode is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
+        return None
+    if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
+        return None
+    return where, offline_mode
+def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Finding]:
+    lost = _lost(model, pod, weights, ctx)
+    if lost is None:
         return
-    if offline is None and weights is not None and weights < float(options["min-weights-gb"]) * 1e9:
-        return
-    where = f"{directory} ({set_by})" + (f" on the {volume.type} volume {volume.name!r}" if volume else "")
-    size = f" ({weights / 1e9:.1f} GB)" if weights else ""
+    where, offline = lost
+    source = model.model
     if offline is not None:
         yield Finding(f"{offline.name}={offline.value} but {name} has no persistent cache at {where}: "
                       f"the engine may not download it and finds no weights", offline.location,
                       remediation="mount the volume that holds the downloaded weights at the cache directory",
                       setting="weights_cache", related=(source.location,), model=model.name, severity="error")
         return
+    size = f" ({weights / 1e9:.1f} GB)" if weights else ""
+    start = "container" if pod.format == "compose" else "pod"
     yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: "
-                  "every pod start downloads it again",
+                  f"every {start} start downloads it again",
                   source.location, remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
                   "directory, or request ephemeral-storage that holds the weights",
                   setting="weights_cache", model=model.name)

@@ -25,13 +25,24 @@ KAITO decides for a workspace that only names a preset and a VM size:
   uses to set vLLM's parallel sizes (``pkg/model/interface.go``, ``configureParallelism``);
 - ``pkg/workspace/estimator/nodesestimator/estimator.go``: the constants of the node estimator that decides
   how many nodes of that size a preset gets (``gpuMemoryUtilization``, ``weightExpansionFactor``,
-  ``baseOverheadGiB``, ``overheadWeightFactor``).
+  ``baseOverheadGiB``, ``overheadWeightFactor``);
+- ``pkg/model/interface.go``: the ``--gpu-memory-utilization`` KAITO passes to vLLM
+  (``defaultGPUMemoryUtilization``, and ``gpuMemoryUtilizationByGPUModel`` for the SKUs' GPU models that
+  get another), the default of KAITO's runtime a workspace's ConfigMap may override; with the release
+  the checkout is at (``git describe --tags``), which the findings name.
+
+``src/cfgcheck/data/kserve.json`` (``--kserve``, a clone of https://github.com/kserve/kserve with its tags):
+the ``ClusterServingRuntime``s KServe installs with itself, which an ``InferenceService`` may name without the
+repository defining them: the ``metadata.name`` of every runtime ``config/runtimes/kustomization.yaml`` lists,
+at each release from v0.11.0 (read from the release tags with ``git show``; nothing is checked out), and the
+first release that installs it.
 
 Usage::
 
     git clone https://github.com/substratusai/kubeai /tmp/kubeai
     git clone https://github.com/kaito-project/kaito /tmp/kaito
-    python scripts/build_operator_data.py --kubeai /tmp/kubeai --kaito /tmp/kaito
+    git clone https://github.com/kserve/kserve /tmp/kserve
+    python scripts/build_operator_data.py --kubeai /tmp/kubeai --kaito /tmp/kaito --kserve /tmp/kserve
 """
 
 from __future__ import annotations
@@ -51,6 +62,9 @@ _SKU = re.compile(r'\{SKU:\s*"([^"]+)",\s*GPUCount:\s*(\d+),\s*GPUMem:\s*resourc
                   r'\s*GPUModel:\s*"([^"]+)"')
 _CONSTANT = re.compile(r"^\s*(gpuMemoryUtilization|weightExpansionFactor|baseOverheadGiB|overheadWeightFactor)\s*=\s*([0-9.]+)",
                        re.MULTILINE)
+_GMU_DEFAULT = re.compile(r'^const defaultGPUMemoryUtilization = "([0-9.]+)"', re.MULTILINE)
+_GMU_BY_MODEL = re.compile(r"gpuMemoryUtilizationByGPUModel = map\[string\]string\{(.*?)\n\}", re.DOTALL)
+_GMU_ENTRY = re.compile(r'^\s*"([^"]+)":\s*"([0-9.]+)"', re.MULTILINE)
 GiB = 1024**3
 
 
@@ -58,6 +72,10 @@ GiB = 1024**3
 
 def commit_of(repo: Path) -> str:
     return subprocess.run(["git", "-C", str(repo), "rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+
+def release_of(repo: Path) -> str:
+    return subprocess.run(["git", "-C", str(repo), "describe", "--tags"], capture_output=True, text=True).stdout.strip()
 
 
 def profile_entry(name: str, profile: dict, gke: dict) -> dict:
@@ -120,6 +138,17 @@ def estimator_constants(repo: Path) -> dict[str, float]:
     return found
 
 
+def vllm_memory_utilization(repo: Path) -> dict:
+    """The --gpu-memory-utilization KAITO passes to vLLM: its default and the GPU models that get another."""
+    source = repo / "pkg" / "model" / "interface.go"
+    text = source.read_text()
+    default, table = _GMU_DEFAULT.search(text), _GMU_BY_MODEL.search(text)
+    if default is None or table is None:
+        raise SystemExit(f"{source}: defaultGPUMemoryUtilization or gpuMemoryUtilizationByGPUModel not found")
+    return {"default": float(default.group(1)),
+            "by_gpu_model": {name: float(value) for name, value in _GMU_ENTRY.findall(table.group(1))}}
+
+
 def build_kaito(repo: Path) -> dict:
     supported = yaml.safe_load((repo / "presets" / "workspace" / "models" / "supported_models.yaml").read_text())
     base = next(m for m in supported["models"] if m["name"] == "base")
@@ -129,12 +158,51 @@ def build_kaito(repo: Path) -> dict:
         "source": f"https://github.com/kaito-project/kaito/blob/{commit}/presets/workspace/models/supported_models.yaml "
                   f"(presets, base.runtimeVersion.vllm), pkg/sku/*_sku_handler.go (skus: GPU memory per GPU "
                   f"is GPUMem / GPUCount, nominal) and pkg/workspace/estimator/nodesestimator/estimator.go "
-                  f"(node_estimator)",
+                  f"(node_estimator), pkg/model/interface.go (gpu_memory_utilization)",
+        "release": release_of(repo),
         "base_image_tag": base.get("tag"),
         "vllm_version": (base.get("runtimeVersion") or {}).get("vllm"),
         "presets": presets(supported["models"]),
         "skus": skus(repo),
         "node_estimator": estimator_constants(repo),
+        "gpu_memory_utilization": vllm_memory_utilization(repo),
+    }
+
+
+KSERVE_FIRST_RELEASE = (0, 11, 0)  # the releases whose runtimes are read: v0.11.0 and later
+_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)$")
+
+
+def git_show(repo: Path, ref: str, path: str) -> str | None:
+    found = subprocess.run(["git", "-C", str(repo), "show", f"{ref}:{path}"], capture_output=True, text=True)
+    return found.stdout if found.returncode == 0 else None
+
+
+def kserve_runtimes(repo: Path, ref: str) -> list[str]:
+    """The ClusterServingRuntime names ``config/runtimes/kustomization.yaml`` installs at ``ref``."""
+    listing = yaml.safe_load(git_show(repo, ref, "config/runtimes/kustomization.yaml") or "{}") or {}
+    names = []
+    for resource in listing.get("resources") or []:
+        for document in yaml.safe_load_all(git_show(repo, ref, f"config/runtimes/{resource}") or ""):
+            if isinstance(document, dict) and document.get("kind") == "ClusterServingRuntime":
+                names.append(document["metadata"]["name"])
+    return names
+
+
+def build_kserve(repo: Path) -> dict:
+    tags = subprocess.run(["git", "-C", str(repo), "tag"], capture_output=True, text=True).stdout.split()
+    releases = sorted((tuple(int(part) for part in match.groups()), tag) for tag in tags
+                      if (match := _RELEASE.match(tag)) and tuple(int(part) for part in match.groups()) >= KSERVE_FIRST_RELEASE)
+    commit = commit_of(repo)
+    first: dict[str, str] = {}
+    for _, tag in releases + [((), commit)]:
+        for name in kserve_runtimes(repo, tag):
+            first.setdefault(name, tag)
+    return {
+        "version": 1,
+        "source": f"https://github.com/kserve/kserve/blob/{commit}/config/runtimes/kustomization.yaml and the runtimes "
+                  f"it lists, at the releases {releases[0][1]} to {releases[-1][1]} and at {commit[:12]}",
+        "cluster_serving_runtimes": dict(sorted(first.items())),
     }
 
 
@@ -142,10 +210,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--kubeai", type=Path, help="a checkout of substratusai/kubeai")
     parser.add_argument("--kaito", type=Path, help="a checkout of kaito-project/kaito")
+    parser.add_argument("--kserve", type=Path, help="a clone of kserve/kserve with its tags")
     args = parser.parse_args()
-    if not args.kubeai and not args.kaito:
-        parser.error("give --kubeai and/or --kaito")
-    for repo, name, build in ((args.kubeai, "kubeai.json", build_kubeai), (args.kaito, "kaito.json", build_kaito)):
+    if not args.kubeai and not args.kaito and not args.kserve:
+        parser.error("give --kubeai, --kaito and/or --kserve")
+    for repo, name, build in ((args.kubeai, "kubeai.json", build_kubeai), (args.kaito, "kaito.json", build_kaito),
+                              (args.kserve, "kserve.json", build_kserve)):
         if repo:
             (DATA / name).write_text(json.dumps(build(repo), indent=1) + "\n")
             print(f"wrote {DATA / name}")

@@ -9,6 +9,7 @@
 - effective facts: ``ctx.effective(model, name)`` returns a ``Fact`` (value in its unit, and its source:
   ``WRITTEN``, ``DEFAULT``, ``DERIVED``, ``UNKNOWN``); ``MEMORY_FRACTION`` names an engine's memory fraction
   whatever the engine calls it; ``topology(model)`` / ``ctx.topology(model)`` the parallel layout;
+  ``placement(model)`` the machine and the physical GPUs the engine uses there;
 - capacity: ``ctx.capacity(model)`` (a ``CapacityEstimate``) and the arithmetic on it (``concurrency_at``,
   ``cap_for``, ``longest_fitting_len``), the accelerator and model lookups, the memory-needs search;
 - engine knowledge rules share: flag catalogs, versions, confidence, env variables, images, precision,
@@ -52,6 +53,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
     from .redact import secret_name
+    from .placement import Placement, placement
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -76,6 +78,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
     "redact": ("secret_name",),
+    "placement": ("Placement", "placement"),
 }
 # exported name -> (module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {

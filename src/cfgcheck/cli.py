@@ -109,6 +109,21 @@ def capacity(
 
 
 @app.command()
+def init(
+    paths: Optional[List[Path]] = typer.Argument(None, help="Files or folders (default: .)"),
+    config_file: Optional[Path] = typer.Option(None, "--config", help="Configuration file (YAML) to edit."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List what was found; write nothing."),
+) -> None:
+    """List the nodes, node pools and served models found; add the hosts whose GPU nothing states to the
+    fleet map (`nodes:` in .cfgcheck.yaml) for you to fill in."""
+    from .init_command import run
+
+    paths = paths or [Path(".")]
+    refuse_streams(paths, "init")
+    sys.stdout.write(run(paths, load_config(paths, config_file), dry_run))
+
+
+@app.command()
 def flags(
     engine: str = typer.Argument(..., help="vllm, sglang or tokenspeed"),
     version: Optional[str] = typer.Argument(None, help="Engine version (default: the newest catalogued)"),

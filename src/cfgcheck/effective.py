@@ -61,6 +61,7 @@ class Fact:
     gpu: str | None = None  # the GPU it was worked out for, when it depends on the GPU
     how: str = ""  # how the engine arrives at it, or why it is unknown
     at_least: int | float | None = None  # an unknown default's bound on every GPU (vLLM's 256 sequences)
+    of: str = ""  # a default an operator's runtime passes the engine: whose ("KAITO's runtime at v0.12.0")
 
     @property
     def location(self) -> Location | None:
@@ -77,6 +78,8 @@ class Fact:
         on = f" on {self.gpu}" if self.gpu else ""
         if self.source == WRITTEN:
             return "written"
+        if self.source == DEFAULT and self.of:
+            return f"default of {self.of}"
         if self.source == DEFAULT:
             which = f"{self.who} {self.version}" if self.version else f"the newest {self.who} (version not known)"
             return f"default of {which}{on}"
@@ -99,6 +102,10 @@ class Topology:
     nodes: int | None = None  # nodes one replica spans (--nnodes; 1 for one pod; None when not known)
     tp_setting: Setting | None = None
     pp_setting: Setting | None = None
+    # the ranks spread over the pods of a multi-pod group (a Ray cluster, an LWS group): the engine's own pod
+    # holds only its own GPUs' ranks (none when it requests none), the other pods theirs (``group_pods``)
+    group: bool = False
+    group_pods: tuple[tuple[str, int | None], ...] = ()  # (pod, GPUs per pod) of the group's other pods
 
     @property
     def world(self) -> int:
@@ -109,9 +116,13 @@ class Topology:
     def ranks_here(self) -> int:
         """Ranks inside this pod: a pod that requests fewer GPUs than the world holds only its share (a
         multi-node layout whose other ranks run in other pods)."""
-        if self.gpus_per_pod is not None and 0 < self.gpus_per_pod < self.world:
+        if self.gpus_per_pod is not None and (0 < self.gpus_per_pod or self.group) and self.gpus_per_pod < self.world:
             return self.gpus_per_pod
         return self.world
+
+    def ranks_in(self, pod_gpus: int | None) -> int:
+        """Ranks a pod of the group holding ``pod_gpus`` GPUs runs (the world when its count is not known)."""
+        return min(pod_gpus, self.world) if pod_gpus is not None and pod_gpus >= 0 else self.world
 
 
 def _ranks(setting: Setting | None) -> int:
@@ -143,7 +154,10 @@ def _read_topology(model: ServedModel) -> Topology:
     nnodes = as_int(model.value("nnodes"))
     nodes = nnodes if nnodes else 1 if model.gpus_span == "pod" else None
     replicas = as_int(model.replicas.value) if model.replicas is not None else None
-    return Topology(tp, pp, dp, ep, gpus, own if own is not None else gpus, replicas, nodes, tp_setting, pp_setting)
+    group = model.gpus_span == "group"
+    per_pod = own if own is not None else 0 if group else gpus  # a Ray head without GPUs runs no rank itself
+    return Topology(tp, pp, dp, ep, gpus, per_pod, replicas, nodes, tp_setting, pp_setting, group,
+                    tuple((pod.name, pod.gpus) for pod in model.group_pods))
 
 
 @functools.lru_cache(maxsize=None)
@@ -209,6 +223,11 @@ class Facts:
         """What the engine uses for ``name`` when the configuration leaves it unset."""
         if name == MEMORY_FRACTION:
             name = fraction_setting(self.engine)
+        if name in self.model.operator_defaults:  # the operator's runtime passes it: the engine's own does not apply
+            value, whose = self.model.operator_defaults[name]
+            fact = self._fact(name, typed(name, value), DEFAULT)
+            fact.of = whose
+            return fact
         resolve = _RESOLVERS.get(name)
         return (resolve(self, name) if resolve is not None else None) or self._parser_default(name)
 

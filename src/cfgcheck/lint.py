@@ -101,6 +101,8 @@ class Collection:
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models
     context: list[ServedModel]  # served models of related files read only for context (not reported)
+    # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
+    dangling: list = field(default_factory=list)
 
 
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
@@ -154,10 +156,25 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if reporter:
         reporter.done()
     if models:  # a Dockerfile whose image a workload deploys is that workload's launch, not a model of its own
-        models = adapters.without_held(workspace(), models)
+        models = adapters.settle(workspace(), models)
+        adapters.attach_fleet(workspace(), models + context, loaded)
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
-    return Collection(loaded, models, context)
+    found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
+    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [])
+
+
+def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
+    """Whether the run reads every file a lint of the repository root would: the root folder itself, or
+    files and folders that together are all of it. Only then is a reference that leads nowhere known to
+    lead nowhere (pre-commit names changed files, a subfolder lint leaves the rest unread)."""
+    if inputs.streams:
+        return False
+    root = config.root.resolve()
+    if any(path.is_dir() and path.resolve() == root for path in paths):
+        return True
+    everything = discover([root], root, config.get("exclude", []), file_suffixes())
+    return set(everything.files) <= set(inputs.files) and set(everything.templates) <= set(inputs.templates)
 
 
 def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
@@ -206,7 +223,10 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     models: list[ServedModel] = []
     for file in serving:
         models.extend(_models_of(workspace, file))
-    return adapters.without_held(workspace, models)
+    models = adapters.settle(workspace, models)
+    if models:
+        adapters.attach_fleet(workspace, models, serving)
+    return models
 
 
 # ---------------------------------------------------------------- rules
@@ -256,6 +276,19 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
                 findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:
                 findings.extend(crashed(exc, rule, model))
+    return _at_references(findings, models)
+
+
+def _at_references(findings: list[Finding], models: list[ServedModel]) -> list[Finding]:
+    """A finding at a value that a model's document takes by name from another file (a compose command's
+    ``${MAX_LEN}`` written in ``.env``) is shown where the document refers to it, where a reviewer reads
+    the command; the value's line becomes its first related location."""
+    references = {m.identity: m.referenced_at for m in models if m.referenced_at}
+    for finding in findings if references else ():
+        at = finding.location
+        where = references.get(finding.model_identity or "", {}).get((at.path, at.line, at.column))
+        if where is not None:
+            finding.location, finding.related = where, (at, *(r for r in finding.related if r != at))
     return findings
 
 
@@ -321,6 +354,16 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
     return findings
 
 
+def dangling(found: list[adapters.Dangling], rules: list[Rule], config: Config) -> list[Finding]:
+    """CFG003 for the references that lead nowhere (recorded only when the run read the whole repository)."""
+    rule = load("CFG003")
+    if rule is None or rule not in rules:
+        return []
+    severity, _ = rule_options(rule, config)
+    return [stamp(Finding(d.message, d.location, remediation=d.remediation, setting=d.named), rule, severity, None)
+            for d in found]
+
+
 # ---------------------------------------------------------------- entry point
 
 
@@ -336,8 +379,8 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache)
     loaded, models = collection.loaded, collection.models
     rules = rules_needed(codes, models)
-    findings = unreadable(loaded, rules, config) + run_rules(rules, config, models,
-                                                             context=models + collection.context)
+    findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+        run_rules(rules, config, models, context=models + collection.context)
     return finalize(findings, loaded, models, rules, config, codes)
 
 

@@ -144,6 +144,17 @@ class Port:
 
 
 @dataclass(slots=True, eq=False)
+class GroupPod:
+    """Another pod of an engine's multi-pod group (one Ray worker group's pods, an LWS group's workers): the
+    GPUs each such pod holds (the engine's ranks there share its ``/dev/shm``) and where that comes from."""
+
+    name: str  # "Ray worker group gpu-workers", "LeaderWorkerSet workers"
+    gpus: int | None  # per pod; None when not a literal count
+    shm: tuple[str, Location] | None  # (how, where) the pod gets a RAM-backed /dev/shm, None: the runtime's 64 MiB
+    location: Location  # the pod template
+
+
+@dataclass(slots=True, eq=False)
 class Download:
     """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
     (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
@@ -209,8 +220,18 @@ class PodFacts:
     limits: dict[str, Setting] = field(default_factory=dict)
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
-    devices: Setting | None = None  # explicit GPU ids: compose device_ids
+    # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
+    # or a compose count N (docker gives devices 0..N-1)
+    devices: Setting | None = None
     gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
+    # GPUs reached outside any scheduler's count (the NVIDIA runtime class or variables, a privileged
+    # container, compose's GPU options): every GPU of the host unless a device list narrows them
+    host_gpus: tuple[str, Location] | None = None
+    # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
+    shared_gpus: tuple[str, Location] | None = None
+    # the compose profiles that start the service (none: it always starts; compose-spec "profiles")
+    profiles: tuple[str, ...] = ()
+    env: dict[str, Setting] = field(default_factory=dict)  # a worker pod's container env (the engine's is ServedModel.env)
     max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
     max_unavailable: Setting | None = None
     services: list[Service] = field(default_factory=list)
@@ -259,6 +280,7 @@ class ServedModel:
     # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
     # multi-pod resource whose other pods the input does not show)
     gpus_span: str = "pod"
+    group_pods: list[GroupPod] = field(default_factory=list)  # gpus_span "group": the group's other pods
     gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
     gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
     gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
@@ -266,12 +288,24 @@ class ServedModel:
     gpu_labels: list[tuple[str, str]] = field(default_factory=list)  # (label, value) naming the GPU, best first
     # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
     accelerator_claims: list = field(default_factory=list)
+    # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
+    # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
+    placement: Any = None
+    # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
+    # every served model of the run, set once every file has been read; None when the run has none
+    cluster: Any = None
+    # comments on and above the keys that lead to the model's definition in its document (the document's
+    # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
+    definition_comments: list = field(default_factory=list)
     replicas: Setting | None = None
     strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
     env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name
     directives: list[Directive] = field(default_factory=list)
     annotations: dict[str, str] = field(default_factory=dict)
     inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
+    # what an operator's runtime passes the engine where the configuration leaves a setting unset (KAITO's
+    # --gpu-memory-utilization), by canonical name -> (value, whose default: "KAITO's runtime at v0.12.0")
+    operator_defaults: dict[str, tuple[Any, str]] = field(default_factory=dict)
     # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
     # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
     conventions: dict[str, str] = field(default_factory=dict)
@@ -281,6 +315,16 @@ class ServedModel:
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
+    # pods of a group other than the one whose command starts the engine, where its workers run and load
+    # the weights: a Ray cluster's GPU worker groups, by group name
+    worker_pods: dict[str, PodFacts] = field(default_factory=dict)
+    # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
+    # load-balancer upstream lists); a pod's is ``pod.node``
+    host: str | None = None
+    # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
+    # (path, line, column) where the value is written -> where the document refers to it. A finding at
+    # the value is shown at the reference, with the value as its related location.
+    referenced_at: dict[tuple[str, int, int], Location] = field(default_factory=dict)
     # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
     # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
     disaggregation: tuple[str, str] | None = None

@@ -368,7 +368,7 @@ def enabled_codes(config: Config, select: list[str] | None, ignore: list[str] | 
 def rules_needed(codes: set[str], models: list[ServedModel]) -> list[Rule]:
     """The enabled rules a lint run must import: when there is a served model to check, all but those
     that only compare a change's base with its head (run_rules skips them without a base), else only
-    those that check no served model (unreadable input, suppressions: CFG000-CFG002)."""
+    those that check no served model (unreadable input, suppressions, dangling references: CFG000-CFG003)."""
     def needed(entry) -> bool:
         return not entry.diff_only if models else entry.scope == "engine"
 

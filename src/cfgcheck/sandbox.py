@@ -49,7 +49,8 @@ ADDRESS_SPACE = 1024 * 1024 * 1024  # RLIMIT_AS of a renderer (module docstring:
 OPEN_FILES = 256
 GO_ENV = {"GOMAXPROCS": "2"}
 RENDER_TIMEOUT = 30.0  # seconds for one rendering; a chart renders in well under one
-RENDER_BUDGET = 120.0  # seconds for every rendering of a run (``render-budget`` in the configuration)
+RENDER_BUDGET = 60.0  # seconds for every rendering of a run (``render-budget`` in the configuration): two
+# renderings that never finish, so that review of a pull request of such charts still ends within 100 s
 STDERR_BYTES = 64 * 1024
 RUN_PREFIX = "cfgcheck-render-"
 MARKER = ".cfgcheck-render"  # in every run folder: what a later run may clean up (with the owner's uid)

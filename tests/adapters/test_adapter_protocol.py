@@ -174,6 +174,7 @@ def test_the_registry_metadata_is_each_modules_own():
     """The built-in adapters are registered lazily with their MARKERS and SUFFIXES, the renderers of the
     input stage with the file NAMES they render whatever the text; what the registry says must be what
     each module declares."""
+    from cfgcheck.adapters.formats import terraform
     from cfgcheck.render import helm, kustomize
 
     lazy = adapters.BUILT_IN
@@ -188,7 +189,8 @@ def test_the_registry_metadata_is_each_modules_own():
     for name, module in adapters.LAUNCH_HELPERS.items():  # loaded on demand, from launch/ only
         assert module.startswith("launch.") and adapters.launch_helper(name) is getattr(
             importlib.import_module(f"cfgcheck.adapters.{module}"), name)
-    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES)
+    assert adapters.NAMED_FORMATS == {"formats.terraform": terraform.NAMES}
+    assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES + terraform.NAMES)
     assert not protocol.always_read("values.yaml")
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place
 

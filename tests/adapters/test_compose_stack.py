@@ -136,3 +136,43 @@ def test_without_a_dot_env_the_committed_template_gives_the_values_but_not_its_s
     (tmp_path / ".env").write_text("MODEL=Qwen/Qwen3-14B\n")
     _, models = collect([tmp_path], load_config(tmp_path))
     assert models[0].model.value == "Qwen/Qwen3-14B" and models[0].value("max_model_len") == "${MAX_LEN}"  # .env wins
+
+
+MOUNTED = FIXTURES / "formats" / "compose-mounted-script"
+
+
+def test_a_script_mounted_into_a_service_is_the_services_engine_start():
+    _, models = collect([MOUNTED], load_config(MOUNTED))
+    by_name = {m.name: m for m in models}
+    assert set(by_name) == {"assistant", "embedder", "bench"}  # start.sh and embed.sh are no models of their own
+    assistant = by_name["assistant"]
+    assert assistant.engine_version == "0.26.0" and assistant.gpus.value == 1  # the service's image and GPUs
+    assert assistant.model.value == "Qwen/Qwen3-8B" and _at(assistant.model) == ("docker-compose.yml", 8, 17)
+    assert assistant.value("max_model_len") == 16384 and _at(assistant.setting("max_model_len")) == (
+        "docker-compose.yml", 9, 17)  # inside the quotes
+    assert _at(assistant.setting("gpu_memory_utilization")) == ("scripts/start.sh", 8, 28)
+    assert assistant.value("max_num_seqs") == 64  # "$@": the service's command
+    assert assistant.env["VLLM_USE_V1"].location.path == "scripts/start.sh"  # exported by the script
+    embedder = by_name["embedder"]  # a folder mount; the list form of environment
+    assert embedder.model.value == "BAAI/bge-m3" and embedder.value("gpu_memory_utilization") == 0.1
+    assert embedder.pod.gpu_access is not None
+    result = lint([MOUNTED], load_config(MOUNTED))
+    removed = {(f.location.path, f.location.line) for f in result.findings if f.code == "CFG108"}
+    assert removed == {("scripts/start.sh", 5)}  # the image's vLLM 0.26.0 no longer reads VLLM_USE_V1
+
+
+def test_a_finding_at_a_value_of_the_env_template_is_shown_where_the_command_uses_it(tmp_path):
+    # no .env (kept out of Git): the template's values are what `cp .env.example .env` runs with, but a
+    # reader fixes the command, and nothing reads the template itself
+    (tmp_path / "compose.yaml").write_text(
+        "services:\n  llm:\n    image: vllm/vllm-openai:v0.26.0\n"
+        "    command: --model Qwen/Qwen3-8B --max-model-len ${MAX_LEN} --max-num-seqs ${SEQS:-64}\n"
+        "    environment:\n      - VLLM_USE_V1=${USE_V1}\n    gpus: all\n    ipc: host\n")
+    (tmp_path / ".env.template").write_text("# copy to .env\nMAX_LEN=131072\nUSE_V1=0\n")
+    result = lint([tmp_path], load_config(tmp_path))
+    placed = {f.code: (f.location.path, f.location.line, f.location.column) for f in result.findings}
+    assert placed["CFG207"] == ("compose.yaml", 4, 52)  # ${MAX_LEN}
+    assert placed["CFG108"] == ("compose.yaml", 6, 9)  # VLLM_USE_V1=${USE_V1}
+    too_long = next(f for f in result.findings if f.code == "CFG207")
+    assert (too_long.related[0].path, too_long.related[0].line) == (".env.template", 2)
+    assert not [f for f in result.findings if f.location.path == ".env.template"]

@@ -118,3 +118,15 @@ def test_a_public_engine_image_is_pulled_not_the_one_built_here(tmp_path):
                                                                '        args: ["Qwen/Qwen3-0.6B"]\n')})
     assert sorted((m.path, m.model.value) for m in models) == [
         ("Dockerfile", "Qwen/Qwen3-8B"), ("k8s/deploy.yaml", "Qwen/Qwen3-0.6B")]
+
+
+def test_the_images_env_is_the_containers_unless_the_container_sets_it(tmp_path):
+    dockerfile = DOCKERFILE.replace("RUN pip install hf_transfer\n",
+                                    "ENV HF_HOME=/models/hf \\\n    VLLM_LOGGING_LEVEL=INFO\nENV HF_HUB_ENABLE_HF_TRANSFER 1\n")
+    makefile = "build:\n\tdocker build -t ghcr.io/acme/chat:latest -f docker/serve.Dockerfile .\n"
+    launch = "        env: [{name: VLLM_LOGGING_LEVEL, value: DEBUG}]\n"
+    (model,) = _models(tmp_path, {"docker/serve.Dockerfile": dockerfile, "Makefile": makefile,
+                                  "k8s/deploy.yaml": _deployment("ghcr.io/acme/chat:1.4", launch)})
+    assert model.env["HF_HOME"].value == "/models/hf" and _at(model.env["HF_HOME"]) == ("docker/serve.Dockerfile", 2)
+    assert model.env["HF_HUB_ENABLE_HF_TRANSFER"].value == "1"  # the legacy ENV NAME VALUE form
+    assert model.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # the container's own wins

@@ -165,3 +165,12 @@ def test_a_mounted_script_that_starts_no_engine_is_no_model(tmp_path: Path) -> N
                                                        "launch: |\n    python3 -m http.server"))
     _, models = collect([tmp_path], Config(tmp_path))
     assert {model.name for model in models} == set()  # llm-start is not in this repository either
+
+
+def test_what_a_mounted_script_exports_is_the_engines_environment(tmp_path: Path) -> None:
+    for name in ("deployment.yaml", "startup-configmap.yaml"):
+        text = (FORMATS / "mounted-script" / name).read_text()
+        (tmp_path / name).write_text(text.replace('    set -euo pipefail\n',
+                                                  '    set -euo pipefail\n    export HF_HOME=/models/hf\n'))
+    engine = {m.name: m for m in collect([tmp_path], Config(tmp_path))[1]}["llm/engine"]
+    assert engine.env["HF_HOME"].value == "/models/hf" and engine.env["HF_HOME"].location.path == "startup-configmap.yaml"

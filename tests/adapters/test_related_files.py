@@ -53,8 +53,12 @@ def _findings(repo, *names):
 
 def test_a_changed_env_file_relints_the_compose_file_beside_it(tmp_path):
     repo = make_repo(tmp_path, {"compose.yaml": COMPOSE, "engine/vllm.yaml": ENGINE, ".env": "SEQS=4\n"})
-    found = _findings(repo, ".env")
-    assert ("CFG203", ".env", 1) in found  # --max-num-seqs 4 from .env, above what the pool holds
+    result = lint([repo / ".env"], load_config(repo))
+    found = {(f.code, f.location.path, f.location.line) for f in result.findings if f.suppressed is None}
+    # --max-num-seqs 4 from .env, above what the pool holds: shown where the command uses ${SEQS}
+    assert ("CFG203", "compose.yaml", 5) in found
+    seqs = next(f for f in result.findings if f.code == "CFG203")
+    assert (seqs.related[0].path, seqs.related[0].line) == (".env", 1)
     assert ("CFG101", "engine/vllm.yaml", 2) in found  # the --config file is read as well
 
 

@@ -248,3 +248,42 @@ def test_an_option_parsing_loop_keeps_the_defaults_set_before_it(tmp_path):
     assert first.value("tensor_parallel_size") == 1
     assert first.value("max_model_len") == 8192  # --long changes it only when the caller passes it
     assert second.model is None  # outside the loop, a value read at run time replaces it: unknown
+
+
+def test_a_command_that_only_names_an_engine_starts_none():
+    # pgrep / pkill / echo / grep / pip / docker logs name an engine; only the last line of the script starts one
+    models = _models(FORMATS / "mentions")
+    assert list(models) == ["restart"]
+    served = models["restart"]
+    assert served.engine == "llama.cpp" and served.model.value == "/models/qwen3-8b-q4_k_m.gguf"
+    assert served.location.line == 15
+
+
+def test_what_a_script_exports_is_the_engines_environment():
+    models = _models(FORMATS / "exports")
+    serve = models["serve"]
+    # export NAME=value, export NAME of a variable set before, set -a; a plain assignment is the shell's own
+    assert {name: serve.env[name].value for name in serve.env} == {
+        "HF_HOME": "/srv/cache/huggingface", "VLLM_USE_V1": "0", "VLLM_LOGGING_LEVEL": "DEBUG",
+        "VLLM_WORKER_MULTIPROC_METHOD": "spawn"}
+    assert serve.env["VLLM_USE_V1"].source == "export VLLM_USE_V1" and _at(serve.env["VLLM_USE_V1"]) == (8, 20)
+    container = models["container"]  # docker passes what -e names, with the value the script exported
+    assert container.env["VLLM_USE_V1"].value == "0" and "VLLM_ATTENTION_BACKEND" not in container.env
+    assert container.env["HF_TOKEN"].value is None
+    result = lint_paths(FORMATS / "exports", root=FORMATS / "exports")
+    removed = {(f.location.path, f.location.line) for f in result.findings if f.code == "CFG108"}
+    assert removed == {("serve.sh", 8), ("container.sh", 3)}  # VLLM_USE_V1, gone from vLLM 0.26.0
+
+
+def test_what_a_containers_shell_script_exports_is_the_engines_environment(tmp_path):
+    (tmp_path / "chat.yaml").write_text(
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: chat}\nspec:\n  template:\n    spec:\n"
+        "      containers:\n        - name: vllm\n          image: vllm/vllm-openai:v0.26.0\n"
+        '          command: ["/bin/bash", "-c"]\n          args:\n            - |\n'
+        "              export VLLM_USE_V1=0 HF_HOME=/data/hf\n"
+        "              exec env VLLM_LOGGING_LEVEL=DEBUG vllm serve Qwen/Qwen3-8B\n"
+        "          env: [{name: HF_HOME, value: /root/.cache/hf}]\n")
+    served = _models(tmp_path)["chat/vllm"]
+    assert served.env["HF_HOME"].value == "/data/hf" and _at(served.env["HF_HOME"]) == (13, 44)  # the script's wins
+    assert served.env["VLLM_USE_V1"].source == "export VLLM_USE_V1"
+    assert served.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # env NAME=value before the command

@@ -106,15 +106,17 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
-    # the registry and the contexts it hands out, no format, launch helper or renderer (what the run knows
-    # of charts without rendering one is all of the input stage it imports)
+    # the registry, the contexts it hands out and the record of references that lead nowhere, no format,
+    # launch helper or renderer (what the run knows of charts without rendering one is all of the input
+    # stage it imports)
     assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == [
         "cfgcheck.adapters.core", "cfgcheck.adapters.core.contexts", "cfgcheck.adapters.core.protocol",
-        "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
+        "cfgcheck.adapters.core.references", "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
     assert [m for m in modules if m.startswith("cfgcheck.render")] == ["cfgcheck.render", "cfgcheck.render.charts"]
     rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
-    assert rules == ["cfgcheck.rules.invalid_suppression", "cfgcheck.rules.unparseable_input",
-                     "cfgcheck.rules.unused_suppression"]
+    # the rules of the input itself (CFG000-CFG003), each a docstring and its code
+    assert rules == ["cfgcheck.rules.dangling_reference", "cfgcheck.rules.invalid_suppression",
+                     "cfgcheck.rules.unparseable_input", "cfgcheck.rules.unused_suppression"]
     assert {"yaml", "cfgcheck.lint", "cfgcheck.suppressions", "cfgcheck.reporters.json_report"} <= set(modules)
 
 
@@ -232,7 +234,7 @@ def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     found in the run's list by value; the others are compared by identity and none is frozen but Location."""
     classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
                if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
-    assert len(classes) == 25
+    assert len(classes) == 26
     assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Location", "Rule"]
     assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == ["Location"]
     from cfgcheck.model import Location

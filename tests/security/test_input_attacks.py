@@ -17,6 +17,7 @@ from cfgcheck.adapters.core.contexts import MAX_FILE_CHARS
 from cfgcheck.adapters.launch.expansion import MAX_VALUE_CHARS
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
+from helpers import FIXTURES, git, make_repo
 
 # ---------------------------------------------------------------- expansion ("billion laughs")
 
@@ -137,7 +138,6 @@ def test_an_unparseable_spec_file_is_a_cfg000_naming_the_error(tmp_path: Path, c
 def test_an_unparseable_spec_file_does_not_fix_the_bases_findings(tmp_path: Path) -> None:
     """In review the head's unreadable file hid every spec, and the base's findings counted as fixed."""
     from cfgcheck.diff import lint_diff
-    from helpers import git, make_repo
 
     repo = make_repo(tmp_path, {"specs.py": SPECS})
     base = lint([repo / "specs.py"], Config(repo.resolve(), {}))
@@ -166,7 +166,6 @@ def test_deeply_nested_json_values_are_invalid_not_a_crash(where: str) -> None:
 def test_a_dynamo_deployment_config_that_is_not_json_is_a_cfg000(tmp_path: Path, value: str) -> None:
     """The graph's engines vanished without a word (a JSONDecodeError), or the document's CFG000 quoted
     the decoder's message (a RecursionError): one CFG000 naming the variable and the error's class."""
-    from helpers import FIXTURES
 
     text = (FIXTURES / "formats" / "operators" / "dynamo-graph-v03.yaml").read_text(encoding="utf-8")
     start = text.index("value: '{") + len("value: '")
@@ -203,7 +202,6 @@ services:
 
 
 def _git_repo(root: Path, files: dict[str, str], tracked: list[str]) -> Path:
-    from helpers import git
 
     root.mkdir(exist_ok=True)
     git(root, "init", "-q", "-b", "main")
@@ -251,7 +249,6 @@ def test_a_tracked_link_into_git_or_out_of_the_repository_is_not_followed(tmp_pa
         os.symlink(".git", repo / "conf")
         target = "conf/config"
     os.symlink(target, repo / ".env")
-    from helpers import git
 
     git(repo, "add", ".env")
     result = lint([repo], Config(repo.resolve(), {}))
@@ -272,7 +269,6 @@ def test_diff_mode_reads_named_files_from_the_commits_not_the_work_tree(tmp_path
     """In review the head's tracked ``.env`` is its commit's blob: a job step that wrote a secret into
     the work tree's copy (``envsubst``) is not read, and the base's side reads the base's ``.env``."""
     from cfgcheck.diff import lint_diff
-    from helpers import git
 
     repo = _git_repo(tmp_path / "repo", {"compose.yaml": COMPOSE, ".env": "MAX_LEN=4096\nNAME=chat\n"},
                      ["compose.yaml", ".env"])
@@ -446,7 +442,6 @@ SILENCING = {
 
 def _diff(tmp_path: Path, base: str, head: str):
     from cfgcheck.diff import lint_diff
-    from helpers import git, make_repo
 
     repo = make_repo(tmp_path, {"chat.yaml": base})
     (repo / "chat.yaml").write_text(head, encoding="utf-8")
@@ -488,14 +483,27 @@ def test_a_suppression_the_base_already_has_is_not_listed(tmp_path: Path) -> Non
     assert json.loads(renderer("json")(result))["summary"]["suppressed_by_change"] == []
 
 
-@pytest.mark.parametrize("ceiling, said", [(None, "this change removed it"),
-                                           ("# HARD CEILING 0.99: the GPU is ours now.", "this change raised it to 0.99")])
-def test_moving_the_ceiling_in_the_change_that_raises_the_value_is_reported(tmp_path: Path, ceiling: str | None,
-                                                                           said: str) -> None:
-    """Deleting or raising the HARD CEILING comment with the value: judged against the base's ceiling."""
+DIRECTIVE = "    # cfgcheck: ceiling=0.875 the GPU is shared with Jellyfin transcoding\n"
+
+
+@pytest.mark.parametrize("base, ceiling, said", [
+    (CEILING, None, "this change removed it"),
+    (CEILING, "# HARD CEILING 0.99: the GPU is ours now.", "this change raised it to 0.99"),
+    (CEILING, "# cfgcheck: ceiling=0.99 the GPU is ours now", "this change raised it to 0.99"),
+    ("directive", None, "this change removed it"),
+    ("directive", "# cfgcheck: ceiling=0.99 the GPU is ours now", "this change raised it to 0.99")])
+def test_moving_the_ceiling_in_the_change_that_raises_the_value_is_reported(tmp_path: Path, base: str,
+                                                                           ceiling: str | None, said: str) -> None:
+    """Deleting or raising the ceiling (a HARD CEILING comment or a ``ceiling=`` directive) with the value:
+    judged against the base's ceiling."""
     old = "    # HARD CEILING 0.875: the GPU is shared with Jellyfin transcoding.\n"
-    head = RAISED.replace(old, "" if ceiling is None else f"    {ceiling}\n")
-    result = _diff(tmp_path, CEILING, head)
+    if base == "directive":
+        base, raised = CEILING.replace(old, DIRECTIVE), RAISED.replace(old, DIRECTIVE)
+        old = DIRECTIVE
+    else:
+        raised = RAISED
+    head = raised.replace(old, "" if ceiling is None else f"    {ceiling}\n")
+    result = _diff(tmp_path, base, head)
     found = [f for f in result.active() if f.code == "CFG204"]
     assert len(found) == 1, result.findings
     assert "above the ceiling 0.875" in found[0].message and said in found[0].message

@@ -486,6 +486,39 @@ def test_a_killed_run_leaves_no_folder_and_no_helm_behind(tmp_path: Path, signal
     assert not Path(f"/proc/{helm[0]}").exists(), "helm outlived the run"
 
 
+@needs_helm
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the helm process through /proc (Linux)")
+def test_a_run_killed_outright_leaves_its_folder_to_the_next_run(tmp_path: Path) -> None:
+    """SIGKILL runs no ``finally``: the run's folder stays, helm dies with cfgcheck (its death signal),
+    and the next run that renders removes the folder once it is old enough to be no live run's."""
+    repo = make_repo(tmp_path, in_folder("chat", chart(value=ENDLESS)))
+    temp = tmp_path / "tmp"
+    temp.mkdir()
+    env = {**os.environ, "TMPDIR": str(temp)}
+    process = subprocess.Popen([sys.executable, "-m", "cfgcheck", "lint", "."], cwd=repo, env=env,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline, helm = time.monotonic() + 60, []
+    while not helm and time.monotonic() < deadline and process.poll() is None:
+        helm = [pid for pid, command in _children(process.pid) if " template " in command]
+        time.sleep(0.05)
+    assert helm, "helm never started"
+    process.kill()
+    process.wait(timeout=20)
+    deadline = time.monotonic() + 10
+    while Path(f"/proc/{helm[0]}").exists() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert not Path(f"/proc/{helm[0]}").exists(), "helm outlived a killed run"
+    [left] = list(temp.iterdir())
+    assert left.name.startswith(sandbox.RUN_PREFIX)
+    old = time.time() - sandbox.STALE_AFTER - 60
+    os.utime(left / sandbox.MARKER, (old, old))
+    write(repo, {"chat/templates/deployment.yaml": ENGINE_TEMPLATE % '"chat"'})
+    done = subprocess.run([sys.executable, "-m", "cfgcheck", "lint", "."], cwd=repo, env=env, capture_output=True,
+                          text=True, timeout=120)
+    assert "Traceback" not in done.stderr
+    assert list(temp.iterdir()) == [], "the next run left the killed run's folder (or its own)"
+
+
 def test_stale_run_folders_of_this_user_are_cleaned_at_start(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     old = time.time() - sandbox.STALE_AFTER - 60
@@ -528,6 +561,7 @@ def test_no_file_the_repository_names_is_read_inside_git(tmp_path: Path) -> None
     (repo / "cfg.env").symlink_to(".git/config")
     (repo / "values.yaml").symlink_to(".git/config")
     (repo / "linked.env").symlink_to("shared.env")
+    git(repo, "add", "cfg.env", "linked.env")  # tracked: only Git's files are read (promise 13), links and all
     workspace = Workspace(config={"root": str(repo.resolve())})
     assert [repofiles.read_text(workspace, rel) for rel in ("cfg.env", ".git/config", "linked.env")] == [
         None, None, "MODEL=Qwen/Qwen3-8B\n"]

@@ -25,7 +25,7 @@ from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
 from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, unknown_model_reason
-from .gpus import Gpu, resolve_gpu
+from .gpus import Gpu, Resolution, resolve_accelerator
 from .layout import KvLayout, kv_layout
 from . import overheads, served
 from .measured import find_measured_pool
@@ -89,6 +89,7 @@ class CapacityEstimate:
     num_blocks: int | None = None
     weight_bytes_per_gpu: int | None = None
     facts: Facts | None = None  # the effective settings the estimate read (cfgcheck.effective)
+    gpu_resolution: Resolution | None = None  # where the GPU comes from, how sure, or what would state it
 
     JSON_FIELDS = (
         "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max_model_len", "max_num_seqs",
@@ -104,13 +105,12 @@ class CapacityEstimate:
             out["kv_pool_evidence"] = self.kv_pool_evidence
         if self.kv_pool_error is not None:
             out.update(kv_pool_tokens_low=self.kv_pool_tokens_low, kv_pool_tokens_high=self.kv_pool_tokens_high)
+        out.update(Resolution.fields(self.gpu_resolution))
         return out
 
 
 def concurrency_at(estimate: CapacityEstimate, max_model_len: int | None) -> float | None:
-    """Full-length requests of ``max_model_len`` tokens that fit the pool at once.
-
-    A measured pool (tokens as the startup log reports them) is translated with ``tokens / L``, the
+    """Full-length requests of ``max_model_len`` tokens that fit the pool at once. A measured pool (tokens as the startup log reports them) is translated with ``tokens / L``, the
     arithmetic of vLLM's ``kv_cache_utils.py`` (0.26.0); explicit and estimated pools use the engine's block
     arithmetic, which also handles sliding-window and hybrid models."""
     if not max_model_len or max_model_len <= 0:
@@ -292,10 +292,13 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
         est.reasons.extend(r for r in (run.arch.resolution, run.arch.note) if r)
     if run.arch is not None and run.arch.task != "generate":
         est.reasons.append(f"{run.arch.name} is an {run.arch.task} model: no decode concurrency")
-    run.gpu, run.gpu_origin = (gpu, "tried") if gpu is not None else resolve_gpu(model, config)
+    found = Resolution(gpu, "tried") if gpu is not None else resolve_accelerator(model, config)
+    run.gpu, run.gpu_origin = found.accelerator, found.origin
+    est.gpu_resolution = found
     if run.gpu is not None:
-        est.gpu = run.gpu.name
-        est.gpu_memory_bytes = run.gpu.memory_bytes
+        est.gpu, est.gpu_memory_bytes = run.gpu.name, run.gpu.memory_bytes
+        if found.cited:
+            est.reasons.append(f"GPU {run.gpu.name} " + (f"assumed: {found.assumed}" if found.assumed else f"from {found.origin}"))
     est.facts.ground(run.gpu, run.arch)
     if run.version is None and run.engine in ("vllm", "sglang"):
         est.reasons.append(f"{run.engine} version unknown: newest defaults assumed")

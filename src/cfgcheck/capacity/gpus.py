@@ -18,38 +18,13 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from functools import lru_cache
 from typing import Any, Iterable, Mapping
 
-from .tables import GiB, MiB, bundled_table
-
-
-@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
-class Gpu:
-    """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
-
-    name: str
-    memory_bytes: int
-    vendor: str = "nvidia"
-    nominal_gb: float | None = None
-    source: str | None = None
-    # "major.minor" from NVIDIA's CUDA GPUs page (gpus.json cites it); None for AMD and unlisted GPUs
-    compute_capability: str | None = None
-    kind: str = "gpu"  # gpu | tpu | neuron | gaudi
-    display: str | None = None  # "TPU v5e"; None: the name
-    ranks_per_device: int = 1  # NeuronCores per Neuron device; 1 for a GPU, TPU chip or Gaudi card
-
-    @property
-    def memory_gib(self) -> float:
-        return self.memory_bytes / GiB
-
-    @property
-    def label(self) -> str:
-        """How messages name it: ``L4 (22.0 GiB)``, ``TPU v5e (16 GiB HBM)``, ``Inferentia2 NeuronCore (16 GiB HBM)``."""
-        if self.kind == "gpu":
-            return f"{self.display or self.name} ({self.memory_gib:.1f} GiB)"
-        rank = " NeuronCore" if self.kind == "neuron" else ""
-        return f"{self.display or self.name}{rank} ({self.memory_gib:.0f} GiB HBM)"
+from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
+                        bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
+from .evidence import hint, mapped_gpu, noted_gpu, only_mapped_gpu, written_gpu
+from .fleet import Sharing, match_pod, sharing_of
+from .tables import GiB, MiB
 
 
 # What one unit of each accelerator kind is called where parallel sizes are counted, and as a device.
@@ -76,32 +51,6 @@ _IMAGE_KINDS = (
     (r"gaudi|habana|(?<![a-z])hpu(?![a-z])", "gaudi"),  # vault.habana.ai/gaudi-docker, vllm-hpu
 )
 
-# Node labels that name the GPU or its instance, most specific first (adapters record them as
-# ``model.gpu_labels``): NVIDIA GPU feature discovery, GKE, the AMD device plugin's labeller, the
-# well-known Kubernetes instance-type labels, Karpenter's AWS labels.
-GPU_LABELS = (
-    "nvidia.com/gpu.product",
-    "cloud.google.com/gke-accelerator",
-    "cloud.google.com/gke-tpu-accelerator",
-    "amd.com/gpu.product-name",
-    "amd.com/gpu.product",
-    "beta.amd.com/gpu.product-name",
-    "node.kubernetes.io/instance-type",
-    "beta.kubernetes.io/instance-type",
-    "karpenter.k8s.aws/instance-gpu-name",
-    "karpenter.k8s.aws/instance-accelerator-name",
-    "karpenter.k8s.aws/instance-family",
-    "eks.amazonaws.com/instance-gpu-name",  # EKS Auto Mode's copies of Karpenter's labels
-    "eks.amazonaws.com/instance-family",
-    "k8s.amazonaws.com/accelerator",  # older EKS GPU AMIs: nvidia-tesla-v100 ...
-    "aliyun.accelerator/nvidia_name",  # Alibaba ACK: Tesla-V100-SXM2-16GB
-    "machine.cluster.vke.volcengine.com/gpu-name",  # Volcengine VKE: NVIDIA-L20
-    "gpu.nvidia.com/class",
-    "nvidia.com/gpu.family",
-)
-# Labels that only hint: node-group and node-pool names are chosen by people (``gpu-g5-pool``).
-HINT_LABELS = ("eks.amazonaws.com/nodegroup", "cloud.google.com/gke-nodepool", "karpenter.sh/nodepool",
-               "alpha.eksctl.io/nodegroup-name", "kubernetes.azure.com/agentpool")
 _INSTANCE_LABELS = ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
 _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/instance-gpu-memory",
                   "eks.amazonaws.com/instance-gpu-name": "eks.amazonaws.com/instance-gpu-memory"}
@@ -126,108 +75,35 @@ class Resolution:
 
     accelerator: Gpu | None = None
     origin: str | None = None  # where it was read from, or why none is known
-    confidence: str = "stated"  # stated | hint
+    # stated (exact) | hint (a node-pool name) | assumed (what a person wrote beside it; ``why`` says where)
+    confidence: str = "stated"
     conflicts: list[str] = field(default_factory=list)
+    why: str | None = None  # why the accelerator is only assumed
+    count: int | None = None  # accelerators per node, when a node pool says
+    hint: str | None = None  # no accelerator: what would state it
+    shared: Sharing | None = None  # the device plugin's time-slicing shares it
+    cited: bool = False  # read from a definition or a note elsewhere (a node pool, the fleet map, a comment)
 
+    @property
+    def assumed(self) -> str | None:
+        """Why the accelerator is not stated exactly (None when it is, or when there is none): the
+        findings that rest on it lower their severity and say so (``CapacityEstimate.gpu_resolution``)."""
+        if self.accelerator is None or self.confidence == "stated":
+            return None
+        return self.why or self.origin
 
-def _norm_words(text: str) -> str:
-    text = str(text).lower()
-    return " " + " ".join(re.findall(r"[a-z0-9]+", text)) + " "
-
-
-def _table() -> dict:
-    return bundled_table("gpus.json")
-
-
-@lru_cache(maxsize=None)
-def _gpu_aliases() -> list[tuple[str, dict]]:
-    out = []
-    for entry in _table()["gpus"]:
-        for alias in set(entry["aliases"]) | {entry["name"]}:
-            out.append((_norm_words(alias), entry))
-    out.sort(key=lambda a: -len(a[0]))
-    return out
-
-
-def _gpu_from_entry(entry: dict) -> Gpu:
-    return Gpu(entry["name"], int(entry["memory_bytes"]), entry.get("vendor", "nvidia"), entry.get("nominal_gb"),
-               entry.get("source") or entry.get("note"), entry.get("compute_capability"), entry.get("kind", "gpu"),
-               entry.get("display"), int(entry.get("ranks_per_device", 1)))
-
-
-def _mig_slice(raw: str, words: str) -> Gpu | None:
-    """MIG slices report the slice, not the card: ``mig-3g.40gb`` is a 40 GB slice (NVIDIA's profile
-    names state the slice memory; the driver keeps about 3% of it)."""
-    m = re.search(r"mig \d+g (\d+)gb", words)
-    if not m:
-        return None
-    size = int(m.group(1))
-    return Gpu(raw, int(size * 1e9 * 0.97), "nvidia", float(size), "MIG slice: nominal size less 3%")
-
-
-def accelerator_by_name(text: str | None) -> Gpu | None:
-    """A GPU or accelerator from a name or a node label value: ``H100-80GB``, ``NVIDIA-A100-SXM4-80GB``,
-    ``nvidia-l4``, ``Tesla-T4``, ``AMD_Instinct_MI300X``, ``tpu-v5-lite-podslice``, ``TPU-V6E``,
-    ``inferentia2``, ``g6e.xlarge``; None when unknown or ambiguous (bare ``A100``)."""
-    if not text:
-        return None
-    raw = str(text).strip()
-    words = _norm_words(raw)
-    mig = _mig_slice(raw, words)
-    if mig is not None:
-        return mig
-    tpu = _table()["gke_tpu_accelerators"]["values"].get(raw.lower())
-    if tpu:
-        return gpu_by_name(tpu)
-    ray = _table()["ray_accelerator_types"]["types"].get(raw)
-    if ray:
-        return gpu_by_name(ray)
-    for alias, entry in _gpu_aliases():
-        if alias in words:
-            return _gpu_from_entry(entry)
-    found = accelerator_by_instance_type(raw)
-    return found[0] if found else None
-
-
-lookup_gpu = accelerator_by_name  # the name capacity and the rules have used since the first release
-
-
-@lru_cache(maxsize=None)
-def bundled_gpus(vendor: str | None = None) -> tuple[Gpu, ...]:
-    """The table's GPUs (not TPUs, Neuron or Gaudi) of ``vendor`` (any when None), smallest memory first:
-    built once per vendor and run (the needed-memory search asks for them per served model)."""
-    found = [_gpu_from_entry(e) for e in _table()["gpus"] if e.get("kind", "gpu") == "gpu"]
-    return tuple(sorted((g for g in found if vendor is None or g.vendor == vendor),
-                        key=lambda g: (g.memory_bytes, g.name)))
-
-
-def gpu_by_name(name: str) -> Gpu | None:
-    for entry in _table()["gpus"]:
-        if entry["name"] == name:
-            return _gpu_from_entry(entry)
-    return None
-
-
-@lru_cache(maxsize=None)
-def _instance_types_lower() -> dict[str, dict]:
-    return {name.lower(): row for name, row in _table()["instance_types"].items()}
-
-
-def accelerator_by_instance_type(text: str | None) -> tuple[Gpu, int | None] | None:
-    """(accelerator, how many one instance has) of a cloud instance type or shape; the count is None
-    when only the family is known (a size the table lacks: ``g5.96xlarge``)."""
-    if not text:
-        return None
-    raw = str(text).strip().lower()
-    row = _instance_types_lower().get(raw)
-    if row is not None:
-        return gpu_by_name(row["accelerator"]), int(row["count"])
-    family = re.match(r"^([a-z0-9]+(?:-[a-z0-9]+)?)[.]|^([a-z0-9]+-[a-z]+)-\d", raw)
-    if family:
-        target = _table()["instance_families"].get(family.group(1) or family.group(2))
-        if target:
-            return gpu_by_name(target), None
-    return None
+    def fields(self: "Resolution | None") -> dict:
+        """Where the GPU comes from, for ``capacity --format json``: ``gpu_source`` exact / assumed (null
+        when unknown), ``gpu_origin`` (where, or why it is assumed), ``gpu_hint`` (unknown: what would state
+        it), ``gpu_shared`` (time-sliced: how many pods share one GPU). Callable on None (not resolved)."""
+        if self is None:
+            return {"gpu_source": None, "gpu_origin": None, "gpu_hint": None, "gpu_shared": None}
+        known, shared = self.accelerator is not None, self.shared
+        return {"gpu_source": ("assumed" if self.assumed else "exact") if known else None,
+                "gpu_origin": (self.assumed or self.origin) if known else None,
+                "gpu_hint": None if known else self.hint,
+                "gpu_shared": f"time-sliced: {shared.replicas} per GPU ({shared.location.path}:{shared.location.line})"
+                if shared is not None else None}
 
 
 def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> Gpu | None:
@@ -239,14 +115,6 @@ def _claim_accelerator(claim: Claim, labels: Mapping[str, str], value: str) -> G
     if claim.strength == "hint":
         return _hint_accelerator(value)
     return accelerator_by_name(value)
-
-
-def _karpenter_gpu(name: str, memory_mib: int) -> Gpu | None:
-    """Karpenter's ``instance-gpu-name`` (``a100``) beside ``instance-gpu-memory`` (MiB): the sized part."""
-    sized = [e for e in _table()["gpus"] if e["name"].lower() == name.lower() or e["name"].lower().startswith(name.lower() + "-")]
-    if not sized:
-        return accelerator_by_name(name)
-    return _gpu_from_entry(min(sized, key=lambda e: abs(e["nominal_gb"] * 1024 - memory_mib)))
 
 
 def _hint_accelerator(value: str) -> Gpu | None:
@@ -373,11 +241,16 @@ def _kind_of(model: Any) -> str:
     return "gpu"
 
 
-def _not_stated(kind: str) -> str:
+def _ways(kind: str) -> str:
+    """The ways any workload states its accelerator, for the messages that ask for one."""
     where = {"tpu": "a nodeSelector cloud.google.com/gke-tpu-accelerator",
              "neuron": "a nodeSelector node.kubernetes.io/instance-type (inf2, trn1, trn2)",
              "gaudi": "a nodeSelector node.kubernetes.io/instance-type"}.get(kind, "a nodeSelector nvidia.com/gpu.product")
-    how = f"add {where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml"
+    return f"{where}, `# cfgcheck: gpu=NAME`, or `gpu:` in .cfgcheck.yaml"
+
+
+def _not_stated(kind: str) -> str:
+    how = f"add {_ways(kind)}"
     # a Gaudi resource or device class says the kind; which generation (32, 96 or 128 GB a card) it does not
     return f"Gaudi (generation not stated): {how}" if kind == "gaudi" else f"{DEVICE[kind]} not stated ({how})"
 
@@ -393,10 +266,20 @@ def model_claims(model: Any) -> list[Claim]:
 
 
 def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
-    """The accelerator a served model runs on: a ``# cfgcheck: gpu=`` directive, the GPU product an
-    operator states, the labels, affinity terms, DRA selectors and MIG resources of its pod, ``gpu:`` in
-    the configuration, then a stated memory size."""
+    """The accelerator a served model runs on, the first of: a ``# cfgcheck: gpu=`` directive, the GPU
+    product an operator states, the labels, affinity terms, DRA selectors and MIG resources of its pod,
+    the ``nodes:`` fleet map for the host it is pinned to, the repository's node pools it can land on
+    (``capacity.fleet``), ``gpu:`` in the configuration, a stated memory size; then, assumed, what people
+    wrote beside it (``capacity.evidence``). Without one, ``hint`` says what would state it."""
     config = config or {}
+    found = _stated(model, config)
+    fleet = getattr(model, "cluster", None)
+    if found.accelerator is not None and fleet is not None:
+        found.shared = sharing_of(model, fleet)
+    return found
+
+
+def _stated(model: Any, config: dict) -> Resolution:
     directive = model.directive("gpu") if hasattr(model, "directive") else None
     selector = getattr(model, "node_selector", None) or {}
     product = getattr(model, "gpu_product", None)
@@ -408,7 +291,19 @@ def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
             return Resolution(gpu, origin)
     resources = [model.gpu_resource] if getattr(model, "gpu_resource", None) else []
     found = accelerator_from_labels(selector, resources, model_claims(model))
-    if found.accelerator is not None or found.conflicts:
+    if found.accelerator is not None and found.confidence != "hint" or found.conflicts:
+        return found
+    unknown: list[str] = []
+    gpu, origin = mapped_gpu(model, config)
+    if gpu is not None:
+        return Resolution(gpu, origin, cited=True)
+    unknown += [origin] if origin else []
+    fleet = getattr(model, "cluster", None)
+    pools = match_pod(model, fleet) if fleet is not None else None
+    if pools is not None and pools.gpu is not None and (not pools.assumed or found.accelerator is None):
+        return Resolution(pools.gpu, pools.origin, "assumed" if pools.assumed else "stated", why=pools.assumed,
+                          count=pools.count, cited=True)
+    if found.accelerator is not None:  # a node-pool name that hints at the GPU, no definition stating it
         return found
     cfg_gpu = config.get("gpu")
     if isinstance(cfg_gpu, dict):
@@ -419,11 +314,29 @@ def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
     memory = getattr(model, "gpu_memory_bytes", None)
     if memory:
         return Resolution(Gpu(f"{memory / GiB:.0f}GiB", int(memory), "unknown", None, "stated memory"), "stated memory")
+    return _written(model, config, (directive, cfg_gpu), found, unknown + ([pools.hint] if pools and pools.hint else []))
+
+
+def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: list[str]) -> Resolution:
+    """What people wrote beside the model, the fleet map's only node, a note beside another GPU workload
+    (assumed, each); else why the accelerator is unknown and what would state it."""
+    fleet = getattr(model, "cluster", None)
+    directive, cfg_gpu = said
+    for evidence in (written_gpu(model), only_mapped_gpu(model, config),
+                     noted_gpu(model, fleet.notes) if fleet is not None else None):
+        if evidence is not None and evidence.gpu is not None:
+            return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)
+        unknown += [evidence.why] if evidence is not None else []
     tried = [f"{text!r} ({origin})" for text, origin in ((directive.value if directive else None, "directive"),
              (getattr(model, "gpu_product", None), "gpu product"), (cfg_gpu, "config")) if text]
+    kind = accelerator_kind(model)
+    advice = hint(model, _ways(kind), fleet, unknown)
     if tried:
-        return Resolution(None, "unknown GPU " + ", ".join(tried) + (f"; {found.origin}" if found.origin else ""))
-    return Resolution(None, found.origin or _not_stated(accelerator_kind(model)))
+        return Resolution(None, "unknown GPU " + ", ".join(tried) + (f"; {found.origin}" if found.origin else ""),
+                          hint=advice)
+    if found.origin is None and (unknown or advice.count("`nodes:")):  # more to say than the usual ways
+        return Resolution(None, f"{DEVICE[kind]} not stated: {advice}", hint=advice)
+    return Resolution(None, found.origin or _not_stated(kind), hint=advice)
 
 
 def resolve_gpu(model: Any, config: dict | None = None) -> tuple[Gpu | None, str | None]:

@@ -84,7 +84,7 @@ def render_capacity(models: list[Any], config: dict | None = None, fmt: str = "t
     lines = ["  ".join(h.ljust(w) for h, w in zip(headers, widths)).rstrip()]
     for r, row in zip(rows, table):
         lines.append("  ".join(c.ljust(w) for c, w in zip(row, widths)).rstrip())
-        notes = []
+        notes = [f"GPU {r['gpu_shared']}"] if r.get("gpu_shared") else []
         if r.get("kv_pool_evidence"):
             notes.append(f"pool from {r['kv_pool_evidence']}")
         notes.extend(r["reasons"])

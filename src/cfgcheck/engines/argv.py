@@ -52,6 +52,8 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
     """Find the engine start in ``tokens`` (command + args). ``image_engine`` is the engine the image
     runs; with it, an argv of only flags is the engine's own argv (the image's entrypoint starts it)."""
     texts = [t.text for t in tokens]
+    if mentions_only(texts):
+        return None  # pkill -f llama-server, echo "vllm serve ...": the engine is named, not started
     for index, text in enumerate(texts):
         base = _base(text)
         nxt = texts[index + 1] if index + 1 < len(texts) else None
@@ -79,6 +81,35 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
     return None
 
 
+# Programs whose arguments name an engine without starting it: they print, search, signal or install
+# (``pkill -f llama-server``, ``pgrep vllm``, ``echo "vllm serve ..."``, ``pip install vllm``), and the
+# container and service managers' commands other than ``run`` / ``exec`` (``docker logs llama-server``).
+MENTIONS = frozenset("""
+echo printf pkill pgrep killall kill grep egrep fgrep rg ps which whereis type pip pip3 apt apt-get tail head
+cat less ls rm mkdir touch chmod chown cp mv ln find test [ [[ logger systemctl journalctl curl wget git
+""".split())
+_MANAGERS = ("docker", "podman", "nerdctl", "kubectl", "crictl")
+# shell keywords that open a command (POSIX 2.4 reserved words) and wrappers that run the words after them
+_WRAPPERS = ("sudo", "nohup", "exec", "time", "env", "command", "if", "then", "else", "elif", "do", "while", "until", "!", "{")
+
+
+def mentions_only(texts: list[str]) -> bool:
+    """The command's program (after ``NAME=value`` assignments and ``sudo``/``nohup``-style wrappers)
+    only names what follows: a search, a signal, a print, an install, a container manager's ``logs``."""
+    index = 0
+    while index < len(texts) and (_base(texts[index]) in _WRAPPERS or _ASSIGNMENT.match(texts[index])):
+        if texts[index] == "command" and index + 1 < len(texts) and texts[index + 1] in ("-v", "-V"):
+            return True  # command -v vllm: where it is, not a start
+        index += 1
+    if index >= len(texts):
+        return False
+    program = _base(texts[index])
+    if program in _MANAGERS:
+        return index + 1 < len(texts) and texts[index + 1] not in ("run", "exec", "compose")
+    return program in MENTIONS
+
+
+_ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
 _PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
 
 

@@ -101,6 +101,29 @@ class DocContext:
     def comments(self, line: int) -> tuple[str, ...]:
         return self.loaded.comments_for(line)
 
+    def comment_lines(self, line: int) -> list[tuple[int, str]]:
+        return comment_lines(self.loaded, line)
+
+    def definition_comments(self, at: YNode) -> list[tuple[int, str]]:
+        """The comments on and above the keys (and list items) that lead from the document's root to
+        ``at``, with the document's header (the comments above its first key) and the file's: where a person
+        describes the served model, the pool or list that holds it, or its entry."""
+        root = self.document.root
+        if root is None or root.kind not in ("map", "seq"):
+            return []
+        lines = dict(self.comment_lines(root.line))
+        probe = 1  # the file's header: the comment block it opens with
+        while (comment := self.loaded.comments.get(probe)) is not None and comment.full_line:
+            lines[probe] = comment.text
+            probe += 1
+        path = _path_to(root, at, 0) or []
+        for node in path:
+            lines.update(self.comment_lines(node.line))
+        entry = next((node for node in reversed(path[:-1]) if node.kind == "map"), None)
+        for key, _ in entry.items() if entry is not None else ():  # the keys of the model's own entry
+            lines.update(self.comment_lines(key.line))
+        return sorted(lines.items())
+
     def source(self, node: YNode) -> str:
         return self.loaded.source(node)
 
@@ -156,6 +179,7 @@ class DocContext:
                             location=self.location(at), identity=f"{self.path}#{identity}")
         model.directives = self.directives()
         model.comments = self.document_comments()
+        model.definition_comments = self.definition_comments(at)
         return model
 
 
@@ -182,6 +206,40 @@ def file_comments(loaded: LoadedFile) -> Comments:
     if found is None:
         found = loaded.shared["comments"] = Comments((c.line, c.text) for c in _ordered(loaded)[1])
     return found
+
+
+def comment_lines(loaded: LoadedFile, line: int) -> list[tuple[int, str]]:
+    """(line, text) of the comment lines directly above ``line`` (no blank line between) and on it."""
+    found: list[tuple[int, str]] = []
+    probe = line - 1
+    while probe >= 1 and (comment := loaded.comments.get(probe)) is not None and comment.full_line:
+        found.append((probe, comment.text))
+        probe -= 1
+    found.reverse()
+    own = loaded.comments.get(line)
+    if own is not None and not own.full_line:
+        found.append((line, own.text))
+    return found
+
+
+_MAX_DEPTH = 12  # a served model's definition sits a few levels down its document; deeper is data
+
+
+def _path_to(node: YNode, target: YNode, depth: int) -> list[YNode] | None:
+    """The key nodes and list items from ``node`` down to ``target`` (itself last), or None."""
+    if node is target:
+        return [node]
+    if depth > _MAX_DEPTH:
+        return None
+    children = node.value if node.kind == "seq" else list(node.items()) if node.kind == "map" else []
+    for child in children:
+        key, value = child if isinstance(child, tuple) else (child, child)
+        if key is target:
+            return [key]
+        below = _path_to(value, target, depth + 1)
+        if below is not None:
+            return [key, *below]
+    return None
 
 
 def directives_of(path: str, comments) -> list[Directive]:

@@ -34,12 +34,16 @@ and may declare
   a compose file, a workflow, a SkyPilot task); the registry does not try it on a resource, nor import it
   for one.
 - ``complete_model(ctx, root, model)``: called for every model any adapter built from a document, to add
-  what this module knows whatever the format (the engine ``--config`` file the argv names).
+  what this module knows whatever the format (the engine ``--config`` file the argv names); a list returned
+  replaces the model with those (a llama-server router stands for the models of its preset file).
 - ``heredoc_models(workspace, loaded, text, offset)``: the served models of a file of this format that
   another file writes (a shell script's heredoc), its text at ``offset`` of ``loaded``.
 - ``OPERATOR_FIELDS``: the typed fields an operator or chart turns into flags, by where the resource keeps
   them: ``{"spec.vllmConfig": {"maxModelLen": ("--max-model-len", "max_model_len"), ...}}`` (field -> flag
   emitted, canonical setting of ``settings.py``); the registry gathers them (``operator_fields``).
+- ``settle(workspace, models)``: called once every file of the run is read, with every served model, to
+  add what spans files and no document alone tells (the host whose ports a load balancer's upstream
+  lists, a device plugin's GPU sharing).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules
@@ -85,7 +89,7 @@ class FileAdapter(Protocol):
 # The members of the protocol an adapter may define (its functions, and its typed-field tables); the core
 # asks for them with getattr/hasattr.
 HOOKS = ("served_models", "index", "refers_forward", "setting_home", "scan_comments", "file_models", "complete_model",
-         "heredoc_models", "OPERATOR_FIELDS")
+         "heredoc_models", "settle", "OPERATOR_FIELDS")
 
 
 class LazyAdapter:
@@ -133,7 +137,7 @@ Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
-_names: dict[str, tuple[str, ...]] = {}  # renderer module -> the file names it reads whatever their text
+_names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 
 
@@ -152,7 +156,7 @@ def register(adapter: Registered, before: Registered | None = None) -> Registere
 
 
 def read_by_name(owner: str, names: tuple[str, ...]) -> None:
-    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` renders them
+    """Files called ``names`` are read whatever their text (``always_read``): module ``owner`` reads or renders them
     (the input stage's renderers, registered by ``core/registry.py``)."""
     _names[owner] = names
 

@@ -12,6 +12,7 @@ from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, lab
 from ...engines import argv as argv_mod
 from ...engines.images import image_engine, parse_image, placeholder
 from ...model import ArgToken, Download, ServedModel, Setting
+from ...settings import as_int
 from ...yamlio import YNode
 from .contexts import DocContext
 
@@ -63,18 +64,16 @@ def gpu_count(resources: YNode | None) -> tuple[YNode | None, YNode | None]:
         if block is None or block.kind != "map":
             continue
         for key, value in block.items():
-            if key.kind == "scalar" and (str(key.value) in GPU_RESOURCES or str(key.value).startswith(MIG_RESOURCE_PREFIX)):
+            name = str(key.value) if key.kind == "scalar" else ""
+            # ``nvidia.com/gpu.shared``: the device plugin's time-sliced GPUs under renameByDefault
+            if name.removesuffix(".shared") in GPU_RESOURCES or name.startswith(MIG_RESOURCE_PREFIX):
                 return key, value
     return None, None
 
 
 def to_int(value: Any) -> Any:
-    if isinstance(value, str) and value.strip().isdigit():
-        try:
-            return int(value.strip())
-        except ValueError:  # "²" is a digit to isdigit(), and Python refuses ints of over 4,300 digits
-            return value
-    return value
+    """Digits written as a string (``"8"``) as the int; anything else as it is (``settings.as_int``)."""
+    return as_int(value, value) if isinstance(value, str) else value
 
 
 def string_map(node: YNode | None) -> dict[str, str]:

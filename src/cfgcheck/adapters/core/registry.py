@@ -24,6 +24,8 @@ from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read,
                        file_suffixes, has_serving_marker, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
+# what the run reports of the references the adapters found leading nowhere (CFG003)
+from .references import Dangling, dangling  # noqa: F401
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
 # the file NAMES it reads whatever their text) and the protocol hooks it defines; each is imported the first time anything else of it is
@@ -61,6 +63,8 @@ BUILT_IN = (
                 index_words=("resource.k8s.io", "resourceclaim")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model"), index_words=("--config",)),
+    LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
+                hooks=("served_models", "refers_forward", "complete_model")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -70,10 +74,29 @@ BUILT_IN = (
                 suffixes=(".py",), hooks=FILE_HOOKS),
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
+    # cluster definitions: read for the GPU of the served models' pods (capacity/fleet.py), they own no model
+    LazyAdapter("formats.karpenter", ("karpenter.sh",), hooks=("served_models", "index"), index_words=("karpenter.sh",)),
+    LazyAdapter("formats.eksctl", ("eksctl.io",), hooks=("served_models", "index"), index_words=("eksctl.io",)),
+    LazyAdapter("formats.gke_compute_class", ("computeclass",), hooks=("served_models", "index"),
+                index_words=("computeclass",)),
+    LazyAdapter("formats.ome_accelerators", ("acceleratorclass",), hooks=("served_models", "index"),
+                index_words=("acceleratorclass",)),
+    LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
+                hooks=("served_models", "index"), index_words=("nodelabels", "node-label", "kind: node", "nodefeaturerule")),
+    LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index"), index_words=("timeslicing",)),
+    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+    LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
+    LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
+                                      "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
+                hooks=FILE_HOOKS),
     # its index only appends the file's Services to a list the rules read once every file is in it
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
+    # records the files kustomizations name that do not exist; reads no document itself
+    LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
+    # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
+    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle")),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -95,6 +118,11 @@ RENDERERS = {"kustomize": ("kustomization.yaml", "kustomization.yml", "Kustomiza
 RENDER_PACKAGE = f"{__package__.split('.')[0]}.render"
 for renderer, names in RENDERERS.items():
     read_by_name(f"{RENDER_PACKAGE}.{renderer}", names)
+# Formats read by name whatever their text: a Terraform module's variables hold the node pools' machine
+# types without a word the prefilter knows (checked against formats/terraform.NAMES like the renderers).
+NAMED_FORMATS = {"formats.terraform": ("variables.tf", "terraform.tfvars")}
+for module, names in NAMED_FORMATS.items():
+    read_by_name(f"{ADAPTERS}.{module}", names)
 # What a rendering adds to the run's index: the ConfigMaps it makes (a configMapGenerator's name carries a
 # hash, a namePrefix renames them, and the rendered pods take env from them by those names). Every other
 # object it holds is a copy of a source object the run has indexed already, which must not be shadowed
@@ -156,20 +184,30 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
                     continue
                 try:
                     models = adapter.served_models(ctx, resource)
-                    for model in models:  # an engine --config file, wherever the model's format keeps it
-                        for completer in completers:
-                            completer.complete_model(ctx, resource, model)
+                    owned = bool(models)  # the document is this adapter's, even if completing leaves no model
+                    for completer in completers:  # an engine --config file, wherever the model's format keeps it
+                        models = completed(completer, ctx, resource, models)
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise
                     document.problems.append((f"cannot interpret this document: {type(exc).__name__}: "
                                               f"{' '.join(str(exc).split())[:200]}", resource.line, resource.column))
                     break
-                if models:
+                if owned:
                     found.extend(models)
                     break
         if root is not None:
             first_line = root.end_line + 1
+    return found
+
+
+def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -> list[ServedModel]:
+    """``models`` as ``completer`` completes them: a hook that returns a list replaces the model it was given
+    with those (a llama-server router by the models of its preset file), None keeps it."""
+    found: list[ServedModel] = []
+    for model in models:
+        replaced = completer.complete_model(ctx, resource, model)
+        found.extend([model] if replaced is None else replaced)
     return found
 
 
@@ -221,11 +259,16 @@ def heredoc_models(workspace: Workspace, loaded: LoadedFile, name: str, text: st
     return reader.heredoc_models(workspace, loaded, text, offset)
 
 
-def without_held(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
-    """``models`` less those of the files whose launch another served model holds (a Dockerfile whose
-    image a workload of the run deploys: ``launch/image_builds.py``)."""
+def settle(workspace: Workspace, models: list[ServedModel]) -> list[ServedModel]:
+    """Once every file of the run is read: ``models`` less those of the files whose launch another served
+    model holds (a Dockerfile whose image a workload of the run deploys: ``launch/image_builds.py``; a
+    script a compose service runs), then each adapter's ``settle`` hook adds what spans files."""
     held = workspace.held
-    return [m for m in models if m.path not in held] if held else models
+    kept = [m for m in models if m.path not in held] if held else models
+    for adapter in REGISTRY:
+        if defines(adapter, "settle"):
+            adapter.settle(workspace, kept)
+    return kept
 
 
 def operator_fields() -> list[dict[str, tuple[str, str]]]:
@@ -251,6 +294,13 @@ def shares_index(name: str, text: str) -> bool:
     lowered = text.lower()
     return any(_indexes_file(adapter, hook, name, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
                if adapter.__name__.rpartition("adapters.")[2] not in APPEND_ONLY)
+
+
+def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
+    """Give the run's served models its cluster definitions (``core/fleet.attach``), once every file is read."""
+    from .fleet import attach  # loads capacity: only a run with served models needs it
+
+    attach(workspace, models, files)
 
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:

@@ -26,8 +26,9 @@ from ...redact import secret_name
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..launch import dockerfile, dotenv
-from ..launch.containers import container_model
+from ..launch import dockerfile, dotenv, env_argv
+from ..launch.containers import container_model, launches
+from ..launch.scripts import env_settings, file_launch
 from ..launch.dockerfile import Built
 from ..launch.named_files import repo_path
 from ..launch.pods import SHM_PATH
@@ -49,14 +50,24 @@ def _is_compose(root: YNode) -> bool:
                for _, v in services.items())
 
 
-def _image(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
+    """``dotenv.substitute``, recording where a value written in an env file is referred to (the
+    ``${VAR}`` in this file) when the token moves there."""
+    resolved = dotenv.substitute(token, variables)
+    if resolved.location.path != token.location.path:
+        where = resolved.location
+        references[where.path, where.line, where.column] = token.location
+    return resolved
+
+
+def _image(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
         return None
     setting = ctx.setting("image", service.key_node("image"), node, f"{path}.image")
     token = shell_tokens(ctx, node, "image", segment=False)
     if len(token) == 1:
-        resolved = dotenv.substitute(token[0], variables)
+        resolved = _substitute(token[0], variables, references)
         if resolved is not token[0]:
             setting.value, setting.location, setting.text = resolved.text, resolved.location, resolved.text
     return setting
@@ -102,32 +113,86 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
     path = f"services.{name}"
-    image = _image(ctx, service, path, variables)
+    references: dict = {}
+    image = _image(ctx, service, path, variables, references)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
-    tokens = [dotenv.substitute(t, variables) for t in _tokens(ctx, service, built)]
+    tokens = [_substitute(t, variables, references) for t in _tokens(ctx, service, built)]
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
+    script = None if launches(tokens, engine) else _mounted_script(ctx, service, tokens, variables)
     model = container_model(ctx, root=None, kind="docker-compose", name=name, identity=f"compose/{name}",
                             container=service, at=key, prefix=f"{path}.", image=image,
-                            default_engine=engine, tokens=tokens, env_key="environment")
+                            default_engine=engine, tokens=script[1] if script else tokens, env_key="environment")
     if model is None:
         return None
+    if script is not None:  # the script's engine start is this service's: not a served model of its own
+        ctx.workspace.held.add(script[0])
+    model.referenced_at = references
     if service.get("build") is not None:
         _built_here(model)
     _environment_list(ctx, model, service.get("environment"), path)
     _env_files(ctx, model, service.get("env_file"))
+    for env_name, setting in built.env.items() if built is not None else ():
+        model.env.setdefault(env_name, setting)  # the built image's ENV, unless the service sets it
     for setting in model.env.values():
         if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
-            resolved = dotenv.substitute(ArgToken(setting.value, setting.location), variables)
+            resolved = _substitute(ArgToken(setting.value, setting.location), variables, references)
             setting.value, setting.location = resolved.text, resolved.location
-    model.gpus = _gpus(ctx, service, path, variables) or model.gpus
+    if script is not None:
+        model.env.update(script[2])  # what the script exports before it starts the engine
+    model.gpus = _gpus(ctx, service, path, variables, references) or model.gpus
     replicas = service.path("deploy")
     if replicas is not None and replicas.kind == "map":
         model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
-    compose_pod(ctx, model, service, path)
+    compose_pod(ctx, model, service, path, variables)
     return model
+
+
+def _mounted_script(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict):
+    """A service whose entrypoint or command runs a script bind-mounted from the repository
+    (``entrypoint: [/bin/bash, /scripts/start.sh]`` with ``./start.sh:/scripts/start.sh``): the script's
+    path in the repository, the engine argv it starts (the service's environment expanded in it,
+    ``"$@"`` its arguments) and the variables it exports; None otherwise."""
+    called = env_argv.script_call(tokens)
+    rel = _bind_source(ctx, service, called[0], variables) if called is not None else None
+    if rel is None:
+        return None
+    values = env_argv.container_env(ctx, service, "environment")
+    literal = {name: value for name, value in values.items() if value is not None and "$" not in value.text}
+    environment: dict[str, str | None] = {**env_argv.script_environment(values), **_listed_environment(service)}
+    for name, value in values.items():  # compose interpolates ${VAR:-default} before the container starts
+        if value is not None and "$" in value.text:
+            environment[name] = dotenv.substitute(value.word("env"), variables).text
+    launched = file_launch(ctx.workspace, rel, environment)
+    if launched is None:
+        return None
+    return rel, env_argv.script_argv(launched.tokens, literal, called[1]), env_settings(launched)
+
+
+def _bind_source(ctx: DocContext, service: YNode, path: str, variables: dict) -> str | None:
+    """The repository file bind-mounted at ``path`` in the service's container (the file itself, or a
+    folder that holds it), or None."""
+    mounts, volumes = _compose_volumes(ctx, service.get("volumes"), variables)
+    best = None
+    for mount in mounts:
+        root = mount.path.rstrip("/")
+        if (path == root or path.startswith(root + "/")) and volumes[mount.volume].type == "bind" and \
+                (best is None or len(root) > len(best.path.rstrip("/"))):
+            best = mount
+    if best is None:
+        return None
+    below = path[len(best.path.rstrip("/")):].lstrip("/")
+    return repo_path(ctx.path, posixpath.join(best.volume, below) if below else best.volume)
+
+
+def _listed_environment(service: YNode) -> dict[str, str | None]:
+    """``environment: ["KEY=value"]``: the list form's literal values."""
+    env = service.get("environment")
+    items = env.value if env is not None and env.kind == "seq" else []
+    return {str(item.value).split("=", 1)[0]: str(item.value).split("=", 1)[1] for item in items
+            if item.kind == "scalar" and "=" in str(item.value) and "$" not in str(item.value)}
 
 
 def _template_variables(ctx: DocContext) -> dict:
@@ -178,7 +243,7 @@ def _environment_list(ctx: DocContext, model: ServedModel, env: YNode | None, pa
             model.env[name] = setting
 
 
-def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Setting | None:
+def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
     devices = service.path("deploy", "resources", "reservations", "devices")
     if devices is None or devices.kind != "seq":
         return None
@@ -192,7 +257,7 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Settin
         where = f"{path}.deploy.resources.reservations.devices[{index}]"
         count = ctx.field_setting(device, "count", "gpus", f"{where}.count", to_int)
         if count is not None and isinstance(count.value, str) and "$" in count.value:
-            resolved = dotenv.substitute(ArgToken(count.value, count.location), variables)
+            resolved = _substitute(ArgToken(count.value, count.location), variables, references)
             count.value, count.location = to_int(resolved.text), resolved.location
         if count is not None:
             return count
@@ -209,9 +274,11 @@ def _gpus(ctx: DocContext, service: YNode, path: str, variables: dict) -> Settin
 
 # ---------------------------------------------------------------- the pod
 
-def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) -> PodFacts:
+def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str, variables: dict) -> PodFacts:
     pod = PodFacts("compose", ctx.location(service), node=f"the compose file {ctx.path}")
-    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"))
+    pod.profiles = tuple(sorted(str(item.value) for item in _seq_or_scalar(service.get("profiles"))
+                                if item.kind == "scalar"))
+    pod.mounts, pod.volumes = _compose_volumes(ctx, service.get("volumes"), variables)
     for item in _seq_or_scalar(service.get("tmpfs")):
         if item.kind == "scalar" and str(item.value).split(":", 1)[0].rstrip("/") == SHM_PATH:
             pod.mounts.append(Mount(SHM_PATH, "tmpfs", ctx.location(item)))
@@ -225,9 +292,9 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str) 
     if memory is not None and memory.kind == "scalar":
         pod.limits["memory"] = ctx.setting("memory", None, memory, f"{path}.deploy.resources.limits.memory")
         pod.memory_limit = docker_bytes(str(memory.value))
-    pod.devices = _compose_device_ids(ctx, service, path)
+    pod.devices = _compose_device_ids(ctx, service, path) or _counted_devices(model.gpus)
     pod.shm = _compose_shm(ctx, pod, service)
-    pod.gpu_access = _compose_gpu_access(ctx, service)
+    pod.gpu_access = pod.host_gpus = _compose_gpu_access(ctx, service)  # no scheduler counts a host's GPUs
     model.pod = pod
     return pod
 
@@ -247,17 +314,22 @@ def _seq_or_scalar(node: YNode | None) -> list[YNode]:
     return list(node.value) if node.kind == "seq" else [node] if node.kind == "scalar" else []
 
 
-def _compose_volumes(ctx: DocContext, node: YNode | None) -> tuple[list[Mount], dict[str, Volume]]:
-    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax."""
+def _compose_volumes(ctx: DocContext, node: YNode | None, variables: dict) -> tuple[list[Mount], dict[str, Volume]]:
+    """Short (``src:dst[:mode]``) and long (``{type, source, target}``) volume syntax, variables
+    interpolated as compose does (``${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface``)."""
     mounts: list[Mount] = []
     volumes: dict[str, Volume] = {}
+
+    def value(text):
+        return dotenv.substitute(ArgToken(text, ctx.location(item)), variables).text if isinstance(text, str) else text
+
     for item in _seq_or_scalar(node):
         if item.kind == "scalar" and isinstance(item.value, str):
             parts = _volume_fields(item.value)
-            source, target = (parts[0], parts[1]) if len(parts) >= 2 else (None, parts[0])
+            source, target = (value(parts[0]), value(parts[1])) if len(parts) >= 2 else (None, value(parts[0]))
             kind = "anonymous" if source is None else "bind" if source[:1] in ("/", ".", "~", "$") else "named"
         elif item.kind == "map":
-            source, target = item.scalar("source"), item.scalar("target")
+            source, target = value(item.scalar("source")), value(item.scalar("target"))
             kind = str(item.scalar("type", default="volume"))
             kind = "named" if kind == "volume" and source else "anonymous" if kind == "volume" else kind
         else:
@@ -308,9 +380,21 @@ def _compose_device_ids(ctx: DocContext, service: YNode, path: str) -> Setting |
         if ids is not None and ids.kind == "seq":
             setting = ctx.setting("device_ids", device.key_node("device_ids"), ids,
                                   f"{path}.deploy.resources.reservations.devices[{index}].device_ids")
-            setting.value = [str(i.value) for i in ids.value if i.kind == "scalar"]
+            setting.value = [part.strip() for i in ids.value if i.kind == "scalar" for part in str(i.value).split(",")]
             return setting
     return None
+
+
+def _counted_devices(gpus: Setting | None) -> Setting | None:
+    """A GPU reservation by ``count: N`` gets the host's devices 0..N-1, whichever other service has them:
+    docker sets ``NVIDIA_VISIBLE_DEVICES`` to ``countToDevices(N)`` (moby daemon/nvidia_linux.go,
+    ``setNvidiaGPUs``); ``count: all`` sees every GPU."""
+    count = gpus.value if gpus is not None and gpus.source.endswith(".count") else None
+    if not isinstance(count, int) or isinstance(count, bool) or not 0 < count <= 64:
+        return None
+    given = "device 0" if count == 1 else f"devices 0-{count - 1}"
+    return Setting("device_ids", [str(index) for index in range(count)], gpus.location,
+                   f"count: {count} (docker gives {given})", gpus.comments, gpus.key_location, gpus.text, gpus.origin)
 
 
 def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
@@ -319,8 +403,9 @@ def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location]
     runtime = service.get("runtime")
     if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
         return f"runtime: {runtime.value}", ctx.location(runtime)
-    if service.get("gpus") is not None:
-        return "gpus", ctx.location(service.get("gpus"))
+    gpus = service.get("gpus")
+    if gpus is not None:
+        return f"gpus: {gpus.value}" if gpus.kind == "scalar" else "gpus", ctx.location(gpus)
     devices = service.path("deploy", "resources", "reservations", "devices")
     for device in devices.value if devices is not None and devices.kind == "seq" else []:
         capabilities = device.get("capabilities") if device.kind == "map" else None

@@ -112,6 +112,7 @@ def _vllm_model(ctx: DocContext, name: str, kind: str, at: YNode, identity: str,
             model.model_revision = Setting("model_revision", known["revision"], preset.location, "KAITO preset",
                                            preset.comments, preset.key_location, None)
     tokens.extend(_parallel_tokens(ctx, model, instance, nodes, model_id))
+    _runtime_defaults(model, instance)
     written = _config_tokens(ctx, model, config)
     # KAITO delegates the context length to vLLM's auto-fit (--max-model-len=auto) unless the ConfigMap
     # sets one, which wins: kaito-project/kaito@056b8280 pkg/workspace/inference/preset_inferences.go
@@ -147,6 +148,19 @@ def _parallel_tokens(ctx: DocContext, model: ServedModel, instance: YNode | None
     flags = [("--tensor-parallel-size", sku["gpus"])] if sku["gpus"] > 1 else []
     flags += [("--pipeline-parallel-size", count)] if count > 1 else []
     return [ArgToken(text, where, (), "typed:instanceType", True) for flag, value in flags for text in (flag, str(value))]
+
+
+def _runtime_defaults(model: ServedModel, instance: YNode | None) -> None:
+    """What KAITO passes vLLM unless the workspace's ConfigMap sets it: ``--gpu-memory-utilization`` 0.84, or
+    the value its table gives the VM size's GPU model (kaito-project/kaito@056b8280 pkg/model/interface.go,
+    defaultGPUMemoryUtilization and gpuMemoryUtilizationByGPUModel; ``data/kaito.json``)."""
+    data = bundled_table("kaito.json")
+    table = data.get("gpu_memory_utilization")
+    if not table:
+        return
+    sku = data["skus"].get(instance.value) if instance is not None and isinstance(instance.value, str) else None
+    value = table["by_gpu_model"].get(sku["gpu_model"], table["default"]) if sku else table["default"]
+    model.operator_defaults["gpu_memory_utilization"] = (value, f"KAITO's runtime at {data.get('release') or 'its pinned commit'}")
 
 
 def estimated_nodes(model_id: str | None, sku: dict) -> int:

@@ -19,10 +19,12 @@ LLMInferenceService and LLMInferenceServiceConfig -> one served model per engine
 
 from __future__ import annotations
 
-from ...model import ServedModel, Setting
+from ...capacity.tables import bundled_table
+from ...model import ServedModel, Setting, unresolved
 from ...settings import INT_SETTINGS
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
+from ..core.references import record
 from ..core.recognition import finish, gpu_count, is_resource, resource_spec, to_int
 from ..launch.containers import container_model, container_tokens, typed_setting
 from ..core.resources import file_resources
@@ -103,11 +105,27 @@ def _runtime_for(ctx: DocContext, block: YNode):
     leaves several (KServe picks by namespace and priority: not guessed here)."""
     named = block.scalar("runtime")
     if isinstance(named, str):
-        return _nearest(ctx, _runtimes(ctx.workspace).get(named, []))
+        defined = _runtimes(ctx.workspace)
+        if named not in defined:
+            _dangling_runtime(ctx, block, named, defined)
+        return _nearest(ctx, defined.get(named, []))
     wanted = str(block.scalar("modelFormat", "name", default="") or "").lower()
     matches = [entry for entries in _runtimes(ctx.workspace).values() for entry in entries
                if wanted and _selects(entry[2], wanted)]
     return _nearest(ctx, matches)
+
+
+def _dangling_runtime(ctx: DocContext, block: YNode, named: str, defined: dict[str, list]) -> None:
+    """A runtime named that the repository does not define, in a repository that keeps its runtimes (it
+    defines some), and that KServe does not install itself (``data/kserve.json``, generated from KServe's
+    ``config/runtimes``): a reference that leads nowhere."""
+    if not defined or named in bundled_table("kserve.json")["cluster_serving_runtimes"] or unresolved(named):
+        return
+    names = sorted(defined)
+    shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+    record(ctx.workspace, ctx.location(block.get("runtime")), f"runtime '{named}'",
+           f"looked among the repository's ServingRuntimes and ClusterServingRuntimes ({shown}) and those KServe installs",
+           "name a runtime the repository or KServe defines, or add the ServingRuntime")
 
 
 def _selects(runtime: YNode, model_format: str) -> bool:

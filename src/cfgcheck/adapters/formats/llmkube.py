@@ -12,7 +12,7 @@ from ...model import ArgToken, PodFacts, ServedModel, Setting
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_settings, finish, is_resource, operator_tokens, resource_spec, set_image, string_map, to_int
-from ..launch.pods import kubernetes_shm, quantity_bytes, read_mounts, read_volume
+from ..launch.pods import add_volumes, kubernetes_shm, quantity_bytes, read_mounts
 from ..core.resources import file_resources
 from ..launch.shell import argv_tokens
 
@@ -208,11 +208,7 @@ def llmkube_pod(ctx: DocContext, model: ServedModel, spec: YNode) -> PodFacts:
     """LLMKube's controller adds no ``/dev/shm`` of its own (defilantech/LLMKube 907ac8d: no shm volume
     anywhere in internal/controller); ``spec.extraVolumes`` / ``extraVolumeMounts`` are passed through."""
     pod = PodFacts("llmkube", ctx.location(spec))
-    volumes = spec.get("extraVolumes")
-    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        volume = read_volume(ctx, item)
-        if volume is not None:
-            pod.volumes[volume.name] = volume
+    add_volumes(ctx, pod, spec.get("extraVolumes"))
     pod.mounts = read_mounts(ctx, spec.get("extraVolumeMounts"))
     pod.shm = kubernetes_shm(ctx, pod, spec)
     model.pod = pod

@@ -12,8 +12,9 @@ from ...model import Mount, PodFacts, ServedModel, Setting, Volume
 from ...settings import parse
 from ...yamlio import YNode
 from ..core.contexts import DocContext
-from ..core.recognition import operator_tokens, finish, set_image, to_int
-from ..launch.pods import kubernetes_bytes
+from ..core.recognition import env_map_settings, gpu_count, operator_tokens, finish, set_image, to_int
+from ..launch.pods import kubernetes_bytes, read_mounts, read_volume
+from ..launch.post_renderers import patched_env
 from ..core.node_at_location import map_holding
 from ..launch.shell import argv_tokens
 
@@ -74,6 +75,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         for index, entry in enumerate(specs.value):
             if entry.kind == "map":
                 model = _model(ctx, values, entry, f"{prefix}servingEngineSpec.modelSpec[{index}]", release)
+                # a Flux post-renderer's patch of the rendered Deployment applies over the values
+                model.env.update(patched_env(ctx, root, str(entry.scalar("name", default="")), len(specs.value) == 1))
                 # the chart renders nothing for `enabled: false` (deployment-vllm-multi.yaml: `if ne
                 # $modelSpec.enabled false`): an example, checked only for what its own text gets wrong
                 model.template = entry.scalar("enabled") is False
@@ -131,6 +134,15 @@ def _model(ctx: DocContext, values: YNode, entry: YNode, path: str, release) -> 
             model.argv.extend(extra)
             apply_argv(model, extra)
     model.gpus = ctx.field_setting(entry, "requestGPU", "gpus", f"{path}.requestGPU", to_int)
+    resources = entry.get("resources")
+    if resources is not None and resources.kind == "map" and resources.value:
+        # "If specified, this takes priority over simplified resource fields" (helm/values.yaml, modelSpec.resources)
+        key, value = gpu_count(resources)
+        model.gpus = ctx.setting("gpus", key, value, f"{path}.resources.{key.value}", to_int) if key is not None else None
+        model.gpu_resource = str(key.value) if key is not None else None
+    # modelSpec[].env: the chart writes it into the container's env after its own HF_HOME (the last
+    # entry of a name wins in Kubernetes)
+    model.env.update(env_map_settings(ctx, entry.get("env"), f"{path}."))
     _ray_cluster_gpus(model, entry)
     model.replicas = ctx.field_setting(entry, "replicaCount", "replicas", f"{path}.replicaCount", to_int)
     production_stack_pod(ctx, model, entry, path, values)
@@ -162,6 +174,14 @@ def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path
         kind = "emptyDir" if storage.kind == "map" and storage.get("emptyDir") is not None else "persistentVolumeClaim"
         pod.volumes["storage"] = Volume("storage", kind, ctx.location(storage))
         pod.mounts.append(Mount("/data", "storage", ctx.location(storage)))
+    # the chart writes modelSpec.extraVolumes and extraVolumeMounts into the pod as they are
+    # (helm/templates/deployment-vllm-multi.yaml: toYaml $modelSpec.extraVolumes / extraVolumeMounts)
+    extra = entry.get("extraVolumes")
+    for item in extra.value if extra is not None and extra.kind == "seq" else ():
+        volume = read_volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
+    pod.mounts.extend(read_mounts(ctx, entry.get("extraVolumeMounts")))
     shared = values.path("sharedPvcStorage", "enabled")
     if shared is not None and shared.kind == "scalar" and shared.value is True:
         pod.volumes["shared"] = Volume("shared", "persistentVolumeClaim", ctx.location(shared))
@@ -174,10 +194,19 @@ def production_stack_pod(ctx: DocContext, model: ServedModel, entry: YNode, path
     devices = entry.path("lmcacheConfig", "cudaVisibleDevices")  # the chart sets CUDA_VISIBLE_DEVICES from it
     if devices is not None and devices.kind == "scalar" and devices.value not in (None, ""):
         pod.gpu_access = f"lmcacheConfig.cudaVisibleDevices {devices.value}", ctx.location(devices)
-    for field, section, resource in PRODUCTION_STACK_QUANTITIES:
-        setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
-        if setting is not None:
-            getattr(pod, section)[resource] = setting
+    resources = entry.get("resources")
+    if resources is not None and resources.kind == "map" and resources.value:  # over the request*/limit* fields
+        for section in ("requests", "limits"):
+            block = resources.get(section)
+            for key, value in block.items() if block is not None and block.kind == "map" else ():
+                if key.kind == "scalar" and value.kind == "scalar":
+                    getattr(pod, section)[str(key.value)] = ctx.setting(
+                        str(key.value), key, value, f"{path}.resources.{section}.{key.value}")
+    else:
+        for field, section, resource in PRODUCTION_STACK_QUANTITIES:
+            setting = ctx.field_setting(entry, field, resource, f"{path}.{field}")
+            if setting is not None:
+                getattr(pod, section)[resource] = setting
     pod.memory_limit = kubernetes_bytes(pod.limits.get("memory"))
     _production_stack_lmcache(ctx, model, entry, path)
     model.pod = pod

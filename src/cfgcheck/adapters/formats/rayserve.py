@@ -35,6 +35,7 @@ from ..core.recognition import (apply_launch, finish, ray_worker_claims, ray_wor
                                 to_int)
 from ..core.yaml_in_strings import embedded_document
 from ..launch.pod_specs import find_key, ray_cluster_gpus
+from ..launch.pods import ray_worker_pods
 
 MARKERS = ("serveconfigv2", "llm_configs", "import_path")
 LLM_BUILDERS = ("ray.serve.llm:build_openai_app", "ray.serve.llm:build_llm_deployment")
@@ -227,3 +228,4 @@ def _cluster(ctx: DocContext, model: ServedModel, cluster: YNode | None) -> None
         model.gpus_span = "unknown"
     model.accelerator_claims += ray_worker_claims(head)
     model.worker_images = ray_worker_images(ctx, head)
+    model.worker_pods = ray_worker_pods(ctx, head)

@@ -31,7 +31,8 @@ from ...yamlio import LoadedFile, YNode, parse_text, scalar_text_location
 from . import named_files
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
-from .configmaps import configmaps
+from ..core.references import record
+from .configmaps import mentions, mounted, unindexed
 from .shell import SourceMap
 from ..core.resources import file_resources
 
@@ -65,63 +66,12 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """True when a container of the document reads ``--config`` from a ConfigMap not indexed yet."""
     if id(root) not in _readers(workspace):
         return False
-    names = set(_configmap_volumes(root).values())
-    return bool(names - set(configmaps(workspace))) and _mentions_config(root)
+    return unindexed(workspace, root) and mentions(root, (CONFIG_FLAG,))
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     """A config file is no served model by itself: the model that names it reads it (``apply``)."""
     return []
-
-
-def _configmap_volumes(node: YNode, depth: int = 0) -> dict[str, str]:
-    """volume name -> ConfigMap name, for every ``volumes`` list below ``node``."""
-    found: dict[str, str] = {}
-    if depth > _MAX_DEPTH or node.kind not in ("map", "seq"):
-        return found
-    if node.kind == "seq":
-        for child in node.value:
-            found.update(_configmap_volumes(child, depth + 1))
-        return found
-    for key, value in node.items():
-        if key.value == "volumes" and value.kind == "seq":
-            for item in value.value:
-                name = item.scalar("name") if item.kind == "map" else None
-                source = item.scalar("configMap", "name") if item.kind == "map" else None
-                if isinstance(name, str) and isinstance(source, str):
-                    found[name] = source
-        else:
-            found.update(_configmap_volumes(value, depth + 1))
-    return found
-
-
-def _mentions_config(node: YNode, depth: int = 0) -> bool:
-    if node.kind == "scalar":
-        return isinstance(node.value, str) and CONFIG_FLAG in node.value
-    if depth > _MAX_DEPTH:
-        return False
-    children = node.value if node.kind == "seq" else [v for _, v in node.items()] if node.kind == "map" else []
-    return any(_mentions_config(child, depth + 1) for child in children)
-
-
-def _configmap_items(root: YNode, volume: str) -> dict[str, str]:
-    """``items`` of the ConfigMap volume ``volume``: the file path each key is written to."""
-    for item in _volume_items(root, volume):
-        mapping = item.path("configMap", "items")
-        if mapping is not None and mapping.kind == "seq":
-            return {str(entry.scalar("path")): str(entry.scalar("key")) for entry in mapping.value
-                    if entry.kind == "map" and entry.scalar("key") is not None}
-    return {}
-
-
-def _volume_items(node: YNode, volume: str, depth: int = 0):
-    if depth > _MAX_DEPTH or node.kind not in ("map", "seq"):
-        return
-    children = node.value if node.kind == "seq" else [v for _, v in node.items()]
-    if node.kind == "map" and node.scalar("name") == volume and node.get("configMap") is not None:
-        yield node
-    for child in children:
-        yield from _volume_items(child, volume, depth + 1)
 
 
 # ---------------------------------------------------------------- finding the file
@@ -146,6 +96,28 @@ def complete_model(ctx: DocContext, root: YNode, model: ServedModel) -> None:
     found = _mounted(ctx, root, model, argument.text) or beside(ctx.workspace, ctx.path, argument.text)
     if found is not None:
         apply_file(model, *found)
+        return
+    source = _bind_source(ctx.path, model, argument.text)
+    if source is not None:
+        missing(ctx.workspace, argument, source)
+
+
+def missing(workspace: Workspace, argument: ArgToken, rel: str) -> None:
+    """An engine config file the repository should hold at ``rel`` (beside the script, or a bind mount's
+    source): a reference that leads nowhere when the repository has no such file at all."""
+    if named_files.absent(workspace, rel):
+        record(workspace, argument.location, f"engine config file '{argument.text}'",
+               f"looked for {rel} in the repository", "add the config file, or correct the path --config names")
+
+
+def _bind_source(base_file: str, model: ServedModel, path: str) -> str | None:
+    """The repository file a compose bind mount puts at ``path``, when one does."""
+    mount = model.pod.mount_at(path) if model.pod is not None and model.pod.format == "compose" else None
+    volume = model.pod.volumes.get(mount.volume) if mount is not None else None
+    if volume is None or volume.type != "bind":
+        return None
+    below = path[len(mount.path.rstrip("/")):].lstrip("/")
+    return named_files.repo_path(base_file, posixpath.join(mount.volume, below) if below else mount.volume)
 
 
 def beside(workspace: Workspace, base_file: str, written: str) -> tuple[LoadedFile, YNode, SourceMap | None] | None:
@@ -162,23 +134,21 @@ def _mounted(ctx: DocContext, root: YNode, model: ServedModel, path: str):
     mount = model.pod.mount_at(path) if model.pod is not None else None
     if mount is None:
         return None
-    below = path[len(mount.path.rstrip("/")):].lstrip("/")
     if model.pod.format == "compose":
-        volume = model.pod.volumes.get(mount.volume)
-        if volume is None or volume.type != "bind":
-            return None
-        host = posixpath.join(mount.volume, below) if below else mount.volume
-        return beside(ctx.workspace, ctx.path, host)
-    configmap = _configmap_volumes(root).get(mount.volume)
-    held = configmaps(ctx.workspace).get(configmap) if configmap else None
-    if held is None:
+        source = _bind_source(ctx.path, model, path)
+        loaded = named_files.read_yaml(ctx.workspace, source) if source is not None else None
+        return (loaded, loaded.documents[0].root, None) if loaded is not None and loaded.documents and \
+            loaded.documents[0].root is not None else None
+    found = mounted(ctx, root, model.pod, path)
+    if found is None:
         return None
-    key = _configmap_items(root, mount.volume).get(below, below)
-    loaded, _, data = held  # indexed by configmaps.index
-    text_node = data.get(key) if key else None
-    if text_node is None or text_node.kind != "scalar" or not isinstance(text_node.value, str):
+    if found.rel is not None:  # a ConfigMap a kustomization generates from a repository file
+        loaded = named_files.read_yaml(ctx.workspace, found.rel)
+        return (loaded, loaded.documents[0].root, None) if loaded is not None and loaded.documents and \
+            loaded.documents[0].root is not None else None
+    if found.node.kind != "scalar" or not isinstance(found.node.value, str):
         return None
-    return _inner(loaded, text_node)
+    return _inner(found.loaded, found.node)
 
 
 def _inner(loaded: LoadedFile, node: YNode):

@@ -17,11 +17,12 @@ from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from . import env_argv
 from .expansion import substitute
-from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, shell_tokens
+from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, environment_settings, shell_tokens
 from .device_claims import pod_claims
 from .downloads import pod_downloads
 from .pods import kubernetes_pod
 from ..core.contexts import DocContext
+from ..core.fleet import placement
 from ..core.recognition import (affinity_claims, apply_launch, env_map_settings, env_value_nodes, gpu_count, operator_tokens,
                                 set_image, string_map, to_int)
 
@@ -30,20 +31,26 @@ ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_
 
 
 def container_tokens(ctx: DocContext, container: YNode, env_key: str = "env",
-                     values: dict[str, env_argv.EnvValue | None] | None = None) -> list[ArgToken]:
+                     values: dict[str, env_argv.EnvValue | None] | None = None,
+                     exports: dict[str, ArgToken] | None = None) -> list[ArgToken]:
     """command + args as the container runtime joins them, ``$(VAR)`` expanded as the kubelet does,
     shell strings split and located with their literal variables expanded (the container's own
-    variables by ``env_argv.splice``, so that their words are located in the env value)."""
+    variables by ``env_argv.splice``, so that their words are located in the env value); ``exports``
+    receives what a shell script gives the engine's environment (``export``, ``NAME=value`` before it)."""
     if values is None:
         values = env_argv.container_env(ctx, container, env_key)
     literal = {name: value.setting(name) for name, value in values.items() if value is not None}
     environment = {name: Spliced(value.text) if value is not None and env_argv.inline(value.text) else None
                    for name, value in values.items()}
-    tokens = env_argv.splice(_joined_tokens(ctx, container, environment), values)
-    return [kubelet_expand(t, literal) for t in tokens]
+    joined, script = _command(ctx, container)
+    if script is not None:
+        joined = shell_tokens(ctx, script, "shell", env=environment, exports=exports)
+    return [kubelet_expand(t, literal) for t in env_argv.splice(joined, values)]
 
 
-def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str | None]) -> list[ArgToken]:
+def _command(ctx: DocContext, container: YNode) -> tuple[list[ArgToken], YNode | None]:
+    """command + args as written, and the shell script they run (``sh -c SCRIPT``, or one ``args``
+    string with spaces), if any."""
     command = argv_tokens(ctx, container.get("command"), "command") if container.get("command") is not None else []
     args_node = container.get("args")
     args = argv_tokens(ctx, args_node, "args")
@@ -56,10 +63,10 @@ def _joined_tokens(ctx: DocContext, container: YNode, environment: dict[str, str
             script_index += 1  # bash -lc -- SCRIPT
         script_node = _node_for(container, joined[script_index])
         if script_node is not None:
-            return shell_tokens(ctx, script_node, "shell", env=environment)
+            return joined, script_node
     if not command and args_node is not None and args_node.kind == "seq" and len(args) == 1 and " " in texts[0]:
-        return shell_tokens(ctx, args_node.value[0], "shell", env=environment)
-    return joined
+        return joined, args_node.value[0]
+    return joined, None
 
 
 _KUBELET_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
@@ -128,10 +135,11 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     image_text = image.value if image is not None and isinstance(image.value, str) else None
     image_engine = parse_image(image_text).engine if image_text is not None else None
     values = env_argv.container_env(ctx, container, env_key)
+    exports: dict[str, ArgToken] = {}
     if tokens is None:
-        tokens = container_tokens(ctx, container, env_key, values)
+        tokens = container_tokens(ctx, container, env_key, values, exports)
         if pod_spec is not None and not launches(tokens, image_engine or default_engine):
-            tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values) or tokens
+            tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values, exports) or tokens
     wrapper = env_argv.wrapper_for(image_text, values)
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None) or \
         (env_argv.engine_from_env(values) if not tokens else None)
@@ -144,6 +152,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
         return None
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
+    model.env.update(environment_settings(exports))  # what the container's script exports comes after
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
     env_argv.apply_wrapper(model, wrapper, values)
@@ -165,6 +174,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     accelerator, and, for a Kubernetes pod spec (a mapping holding ``containers``), the pod facts the
     CFG5xx rules read (``pods.kubernetes_pod``), whatever format delivered it."""
     model.node_selector = string_map(pod_spec.get("nodeSelector"))
+    model.placement = placement(ctx, pod_spec)
     dra_claims, dra_count = pod_claims(ctx.workspace, pod_spec)
     model.accelerator_claims = affinity_claims(pod_spec) + dra_claims
     model.gpus = model.gpus or dra_count

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Iterator
 
 from ...engines.images import parse_image
-from ...model import ArgToken
+from ...model import ArgToken, Setting
 from ...yamlio import Comment, LoadedFile, YNode
 from . import named_files
 from ..core.contexts import Workspace
@@ -35,6 +35,7 @@ class Built:
     entrypoint: list[ArgToken] = field(default_factory=list)
     command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
     shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
+    env: dict[str, Setting] = field(default_factory=dict)  # the final stage's ENV: the container's defaults
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
@@ -69,7 +70,27 @@ def parse(rel: str, text: str) -> Built:
                       for word, start, end in instruction_words(text, stage[keyword])]
             setattr(built, origin, tokens)
     built.shell_entrypoint = stage.get("ENTRYPOINT", ("exec",))[0] == "shell"
+    for start, end in stage.get("ENV", ()):
+        built.env.update(_env_settings(text, start, end, locate))
     return built
+
+
+def _env_settings(text: str, start: int, end: int, locate) -> dict[str, Setting]:
+    """``ENV A=1 B="two"`` (or the legacy ``ENV A 1``) as settings located at each value; a value that
+    holds a variable is unknown (None)."""
+    words = lex(text[start:end].replace("\\\n", "  "), shell=False, base=start)
+    pairs = [(word, offset, stop) for word, offset, stop in words]
+    if len(pairs) >= 2 and "=" not in pairs[0][0]:
+        name, value = pairs[0][0], " ".join(word for word, _, _ in pairs[1:])
+        pairs = [(f"{name}={value}", pairs[0][1], pairs[-1][2])]
+    found = {}
+    for word, offset, stop in pairs:
+        name, assigned, value = word.partition("=")
+        if assigned and name.isidentifier():
+            location, comments = locate(offset + len(name) + 1, stop, value)
+            found[name] = Setting(name, None if "$" in value else value, location, f"ENV {name} (Dockerfile)",
+                                  comments, location, value, "env")
+    return found
 
 
 # ---------------------------------------------------------------- the lexer
@@ -100,6 +121,8 @@ def final_stage(text: str) -> dict:
             stage[keyword] = ("exec" if rest.lstrip().startswith("[") else "shell", start, end)
         elif keyword in ("ENV", "ARG"):
             _variables(stage["variables"], rest)
+            if keyword == "ENV":
+                stage.setdefault("ENV", []).append((start, end))
     return stage
 
 

@@ -161,29 +161,49 @@ _ALL_ARGUMENTS = ("$@", "${@}", "$*", "${*}")
 
 
 def mounted_script(ctx: DocContext, container: YNode, pod_spec: YNode | None, tokens: list[ArgToken],
-                   values: dict[str, EnvValue | None]) -> list[ArgToken] | None:
+                   values: dict[str, EnvValue | None],
+                   exports: dict[str, ArgToken] | None = None) -> list[ArgToken] | None:
     """The engine argv of a container whose command runs a script mounted from a ConfigMap of the
     repository (``command: ["/scripts/start.sh"]`` with a ``configMap`` volume at ``/scripts``): the
     script's engine command, located in the ConfigMap's data, its variables taken from the container's
-    env, and ``"$@"`` replaced by the container's arguments after the script. None when the command runs
-    no such script or the script starts no engine."""
-    texts = [token.text for token in tokens]
-    at = 1 if len(texts) > 1 and texts[0].rsplit("/", 1)[-1] in _SCRIPT_RUNNERS and not texts[1].startswith("-") else 0
-    if pod_spec is None or at >= len(texts) or not texts[at].startswith("/"):
-        return None
-    found = _script_node(ctx, container, pod_spec, texts[at])
+    env, and ``"$@"`` replaced by the container's arguments after the script; ``exports`` receives what
+    the script gives the engine's environment. None when the command runs no such script or the script
+    starts no engine."""
+    called = script_call(tokens)
+    found = _script_node(ctx, container, pod_spec, called[0]) if called is not None and pod_spec is not None else None
     if found is None:
         return None
     script_ctx, node = found
-    environment = {name: Spliced(value.text) if value is not None and inline(value.text) else None
-                   for name, value in values.items()}
-    launched = next(iter(launch_helper("scalar_launches")(script_ctx, node, environment)), None)
+    launched = next(iter(launch_helper("scalar_launches")(script_ctx, node, script_environment(values))), None)
     if launched is None:
         return None
-    rest = tokens[at + 1:]
+    if exports is not None:
+        exports.update(launched.env)
+    return script_argv(launched.tokens, values, called[1])
+
+
+def script_call(tokens: list[ArgToken]) -> tuple[str, list[ArgToken]] | None:
+    """``/scripts/start.sh ARGS`` or ``bash /scripts/start.sh ARGS``: the script's absolute path in the
+    container, and the arguments it is called with; None when the command runs no script by path."""
+    texts = [token.text for token in tokens]
+    at = 1 if len(texts) > 1 and texts[0].rsplit("/", 1)[-1] in _SCRIPT_RUNNERS and not texts[1].startswith("-") else 0
+    if at >= len(texts) or not texts[at].startswith("/"):
+        return None
+    return texts[at], tokens[at + 1:]
+
+
+def script_environment(values: dict[str, EnvValue | None]) -> dict[str, str | None]:
+    """The container's variables as a script it runs expands them (see ``shell.Spliced``)."""
+    return {name: Spliced(value.text) if value is not None and inline(value.text) else None
+            for name, value in values.items()}
+
+
+def script_argv(launch: list[ArgToken], values: dict[str, EnvValue | None], arguments: list[ArgToken]) -> list[ArgToken]:
+    """A script's engine command with the container's variables spliced in (located in their values) and
+    ``"$@"`` replaced by the ``arguments`` the script was called with."""
     argv: list[ArgToken] = []
-    for token in splice(launched.tokens, values):
-        argv.extend(rest if token.text in _ALL_ARGUMENTS else [token])
+    for token in splice(launch, values):
+        argv.extend(arguments if token.text in _ALL_ARGUMENTS else [token])
     return argv
 
 

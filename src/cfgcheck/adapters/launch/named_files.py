@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import posixpath
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
@@ -82,6 +83,28 @@ def read_text(workspace: Workspace, rel: str) -> str | None:
     except (OSError, YamlError, UnsafePath):
         return None
     return files.texts[rel]
+
+
+def absent(workspace: Workspace, rel: str) -> bool:
+    """Whether the repository has no file ``rel`` at all: neither Git nor the folder holds one. A file that
+    is there and is not read (ignored by Git, too large, a link that leaves) is not absent; nor is anything
+    at a commit, whose tree is read blob by blob."""
+    root = workspace.config.get("root")
+    if not root or workspace.commit is not None or _normal(rel) != rel:
+        return False
+    return read_text(workspace, rel) is None and not os.path.lexists(Path(str(root)) / rel)
+
+
+# a cd (or pushd) anywhere but to the script's own folder (cd "$(dirname "$0")", or of ${BASH_SOURCE[0]})
+_CD = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:builtin\s+)?(?:cd|pushd)\s+(?!\"?\$\(\s*dirname\s+\"?\$(?:0|\{?BASH_SOURCE"
+                 r"(?:\[0\])?\}?)\"?\s*\)\"?\s*(?:$|[;&|]))", re.M)
+
+
+def beside_script(text: str, written: str) -> bool:
+    """Whether the relative path ``written`` a script hands its engine is a file the repository should
+    hold beside the script: not when the script changes folder (``cd`` other than to its own folder), nor
+    when it names the file again (it writes, copies or downloads it before the engine starts)."""
+    return not _CD.search(text) and text.count(posixpath.basename(written)) <= 1
 
 
 def read_yaml(workspace: Workspace, rel: str) -> LoadedFile | None:

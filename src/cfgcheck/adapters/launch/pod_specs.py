@@ -13,12 +13,13 @@ strings such as ``VLLM_ADDITIONAL_ARGS`` are appended, as the images' entrypoint
 from __future__ import annotations
 
 from ...engines.images import image_engine, parse_image
-from ...model import ArgToken, ServedModel, Setting
+from ...model import ArgToken, GroupPod, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
 from ..core.registry import launch_helper
 from .containers import container_model, container_tokens
+from .pods import group_pod, ray_worker_pods
 from .shell import shell_tokens
 
 MAX_SEARCH_DEPTH = 12
@@ -74,11 +75,14 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                                     pod_labels=labels, whole_pod=not any(part.startswith(PARTIAL_TEMPLATES) for part in trail))
             if model is None:
                 continue
+            for env_name, setting in built.env.items() if built is not None else ():
+                model.env.setdefault(env_name, setting)  # the image's ENV, unless the container sets it
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:
                 model.accelerator_claims += ray_worker_claims(find_key(root, "headGroupSpec"))
                 model.worker_images = ray_worker_images(ctx, find_key(root, "headGroupSpec"))
+                model.worker_pods = ray_worker_pods(ctx, find_key(root, "headGroupSpec"))
             found.append(finish(model))
     return found
 
@@ -203,6 +207,20 @@ def _lws_gpus(root: YNode) -> tuple[int | None, str]:
     return leader + (size - 1) * worker, f"leader {leader} + {size - 1} workers x {worker}"
 
 
+def _group_pods(ctx: DocContext, root: YNode, trail: tuple[str, ...]) -> list[GroupPod]:
+    """The pods of the group other than the engine's: a Ray cluster's worker groups, an LWS leader's workers
+    (an LWS without a leader template runs the worker template as its leader: the same pod)."""
+    if "headGroupSpec" in trail:
+        groups = find_key(root, "headGroupSpec").get("workerGroupSpecs")
+        return [group_pod(ctx, f"Ray worker group {group.scalar('groupName', default='workers')}", spec, _pod_gpus(spec))
+                for group in (groups.value if groups is not None and groups.kind == "seq" else [])
+                if group.kind == "map" and (spec := group.path("template", "spec")) is not None and spec.kind == "map"]
+    spec = root.path("spec", "leaderWorkerTemplate", "workerTemplate", "spec")
+    if "leaderTemplate" in trail and spec is not None and spec.kind == "map":
+        return [group_pod(ctx, "LeaderWorkerSet workers", spec, _pod_gpus(spec))]
+    return []
+
+
 def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tuple[str, ...]) -> None:
     """The GPUs an engine started on a Ray head or an LWS leader spans: every pod of its group.
 
@@ -219,6 +237,7 @@ def _topology_gpus(ctx: DocContext, model: ServedModel, root: YNode, trail: tupl
     else:
         return
     model.gpus_span = "group"
+    model.group_pods = _group_pods(ctx, root, trail)
     # an engine started on a head that requests no GPU itself still spans the workers' GPUs
     location, source = (model.gpus.location, model.gpus.source) if model.gpus is not None else \
         (model.location, "rayClusterSpec")

@@ -13,10 +13,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from ...model import Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
+from ...model import GroupPod, Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import env_value_nodes, string_map
+from ..core.recognition import env_map_settings, env_value_nodes, string_map
 from ..core.resources import file_resources
 
 SHM_PATH = "/dev/shm"
@@ -56,16 +56,38 @@ def index_services(workspace: Workspace, loaded: LoadedFile) -> None:
 def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
                    root: YNode | None = None, labels: YNode | None = None) -> PodFacts:
     """The facts of a pod spec around ``container``; ``root`` supplies namespace and StatefulSet claims."""
+    model.pod = pod_facts(ctx, container, pod_spec, root, labels)
+    return model.pod
+
+
+def ray_worker_pods(ctx: DocContext, cluster: YNode | None) -> dict[str, PodFacts]:
+    """The pods of a KubeRay cluster spec's worker groups that request GPUs, by group name: where Ray
+    places the engine's workers, each loading the weights (its first container, with its env)."""
+    found: dict[str, PodFacts] = {}
+    groups = cluster.get("workerGroupSpecs") if cluster is not None and cluster.kind == "map" else None
+    for index, group in enumerate(groups.value if groups is not None and groups.kind == "seq" else ()):
+        pod_spec = group.path("template", "spec") if group.kind == "map" else None
+        containers = pod_spec.get("containers") if pod_spec is not None and pod_spec.kind == "map" else None
+        if containers is None or containers.kind != "seq" or not containers.value or containers.value[0].kind != "map":
+            continue
+        pod = pod_facts(ctx, containers.value[0], pod_spec, None, group.path("template", "metadata", "labels"))
+        if any(name.endswith("/gpu") for name in (*pod.requests, *pod.limits)):
+            pod.env = env_map_settings(ctx, containers.value[0].get("env"), "")
+            pod.location = ctx.location(group.get("groupName") or group)  # findings name the group
+            found[str(group.scalar("groupName", default=f"workerGroupSpecs[{index}]"))] = pod
+    return found
+
+
+def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | None = None,
+              labels: YNode | None = None) -> PodFacts:
+    """The facts of the pod spec ``pod_spec`` around ``container``."""
     pod = PodFacts("kubernetes", ctx.location(pod_spec), services=services(ctx.workspace))
     pod.namespace = root.scalar("metadata", "namespace") if root is not None else None
     pod.labels = string_map(labels)
-    node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname")
+    node = pod_spec.scalar("nodeName") or string_map(pod_spec.get("nodeSelector")).get("kubernetes.io/hostname") \
+        or _affinity_host(pod_spec)
     pod.node = str(node) if node else None
-    volumes = pod_spec.get("volumes")
-    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        volume = read_volume(ctx, item)
-        if volume is not None:
-            pod.volumes[volume.name] = volume
+    add_volumes(ctx, pod, pod_spec.get("volumes"))
     claims = root.path("spec", "volumeClaimTemplates") if root is not None else None
     for item in claims.value if claims is not None and claims.kind == "seq" else []:
         name = item.scalar("metadata", "name") if item.kind == "map" else None
@@ -84,12 +106,12 @@ def kubernetes_pod(ctx: DocContext, model: ServedModel, container: YNode, pod_sp
     pod.ephemeral_storage = kubernetes_bytes(storage)
     pod.shm = kubernetes_shm(ctx, pod, pod_spec)
     pod.gpu_access = _kubernetes_gpu_access(ctx, container, pod_spec)
+    pod.host_gpus = pod.gpu_access if pod.gpu_access is not None and pod.gpu_access[0] != "resourceClaims" else None
     rolling = root.path("spec", "strategy", "rollingUpdate") if root is not None else None
     if rolling is not None and rolling.kind == "map":
         pod.max_surge = ctx.field_setting(rolling, "maxSurge", "max_surge", "spec.strategy.rollingUpdate.maxSurge")
         pod.max_unavailable = ctx.field_setting(rolling, "maxUnavailable", "max_unavailable",
                                                 "spec.strategy.rollingUpdate.maxUnavailable")
-    model.pod = pod
     return pod
 
 
@@ -109,6 +131,22 @@ def _pod_ports(ctx: DocContext, pod_spec: YNode) -> tuple[dict[int, list[Port]],
     return found
 
 
+def _affinity_host(pod_spec: YNode) -> str | None:
+    """The one node a required node affinity allows (``kubernetes.io/hostname In [x]``, a single term)."""
+    terms = pod_spec.path("affinity", "nodeAffinity", "requiredDuringSchedulingIgnoredDuringExecution",
+                          "nodeSelectorTerms")
+    if terms is None or terms.kind != "seq" or len(terms.value) != 1 or terms.value[0].kind != "map":
+        return None
+    expressions = terms.value[0].get("matchExpressions")
+    for expression in expressions.value if expressions is not None and expressions.kind == "seq" else ():
+        values = expression.get("values") if expression.kind == "map" else None
+        if expression.kind == "map" and expression.scalar("key") == "kubernetes.io/hostname" and \
+                expression.scalar("operator") == "In" and values is not None and values.kind == "seq" and \
+                len(values.value) == 1 and values.value[0].kind == "scalar":
+            return str(values.value[0].value)
+    return None
+
+
 def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -> tuple[str, Location] | None:
     """GPUs without a device-plugin count: a DRA claim, the NVIDIA runtime class (it exposes what
     ``NVIDIA_VISIBLE_DEVICES`` names, every GPU in the CUDA images), or that variable set explicitly."""
@@ -118,12 +156,25 @@ def _kubernetes_gpu_access(ctx: DocContext, container: YNode, pod_spec: YNode) -
     runtime = pod_spec.get("runtimeClassName")
     if runtime is not None and runtime.kind == "scalar" and "nvidia" in str(runtime.value).lower():
         return f"runtimeClassName: {runtime.value}", ctx.location(runtime)
+    privileged = container.path("securityContext", "privileged")
+    if privileged is not None and privileged.kind == "scalar" and privileged.value is True:
+        # a privileged container gets every device node of the host, the GPUs' among them (Kubernetes
+        # "Configure a Security Context": privileged is root on the host's devices)
+        return "privileged: true, with every device of the node", ctx.location(privileged)
     for name, value in env_value_nodes(container.get("env")):
         # an explicit device list: the author relies on the runtime exposing GPUs without a device-plugin count
         if name in ("NVIDIA_VISIBLE_DEVICES", "CUDA_VISIBLE_DEVICES") and \
                 str(value.value).lower() not in ("", "void", "none", "-1"):
             return f"{name}={value.value}", ctx.location(value)
     return None
+
+
+def add_volumes(ctx: DocContext, pod: PodFacts, volumes: YNode | None) -> None:
+    """Every volume of the list ``volumes`` (a pod spec's, an operator's extra volumes) into ``pod`` by name."""
+    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
+        volume = read_volume(ctx, item)
+        if volume is not None:
+            pod.volumes[volume.name] = volume
 
 
 def read_volume(ctx: DocContext, item: YNode) -> Volume | None:
@@ -210,6 +261,17 @@ def quantity_bytes(text: str) -> int | None:
         return int(text)
     except ValueError:
         return None
+
+
+def group_pod(ctx: DocContext, name: str, pod_spec: YNode, gpus: int | None) -> GroupPod:
+    """Another pod of an engine's group (a Ray worker, an LWS worker): its GPUs and the RAM-backed ``/dev/shm``
+    any of its containers mounts (the engine's ranks there run in the Ray node or worker container)."""
+    pod = PodFacts("kubernetes", ctx.location(pod_spec))
+    add_volumes(ctx, pod, pod_spec.get("volumes"))
+    containers = pod_spec.get("containers")
+    for container in containers.value if containers is not None and containers.kind == "seq" else []:
+        pod.mounts += read_mounts(ctx, container.get("volumeMounts")) if container.kind == "map" else []
+    return GroupPod(name, gpus, kubernetes_shm(ctx, pod, pod_spec), pod.location)
 
 
 def kubernetes_shm(ctx: DocContext, pod: PodFacts, pod_spec: YNode) -> tuple[str, Location] | None:

@@ -29,9 +29,13 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file
-from .shell import OPERATORS, SourceMap, expand, lex, segments
+from . import config_file, model_presets, named_files
+from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
+                    names_engine, segments, tail, WRAPPERS)
 
+# the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
+# path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
+HOST_KINDS = ("shell script", "make target")
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
 _DOCKER_VALUE_OPTIONS = frozenset("""
@@ -99,8 +103,9 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
         after = last
-        if model is not None:
-            found.append(model)
+        if model is not None:  # a llama-server router stands for the models of its preset file
+            routed = model_presets.expand(workspace, loaded.path, model)
+            found.extend([model] if routed is None else routed)
     return found
 
 
@@ -222,19 +227,45 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     """Every engine start in already expanded shell ``words``; ``locate(start, end, word)`` gives a
     word's location and comments."""
     found: list[Launched] = []
+    variables = Environment()
     for command in segments(words):
+        texts = [word for word, _, _ in command if word not in OPERATORS]
+        if not _may_matter(texts):
+            continue  # locating every word of a long script is most of its cost
         tokens = [ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command
                   if word not in OPERATORS]
-        texts = [t.text for t in tokens]
         runner = next((i for i, t in enumerate(texts[:-1]) if t.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS
                        and texts[i + 1] == "run"), None)
         if runner is not None:
-            launched = docker_run(tokens[runner + 2:])
+            launched = docker_run(tokens[runner + 2:], variables.exported)
             if launched is not None:
                 found.append(launched)
         elif _starts(tokens):
-            found.append(Launched(tokens, env=_assignments(tokens)))
+            # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
+            wrapped = next((i for i, t in enumerate(texts) if t not in WRAPPERS), len(texts))
+            found.append(Launched(tokens, env={**variables.exported, **assignments(tokens[wrapped:], "prefix")}))
+        else:
+            variables.read(tokens)
     return found
+
+
+def _may_matter(texts: list[str]) -> bool:
+    """Whether a command may start an engine (it names one, or runs a container) or set the environment
+    (an assignment, ``export``, ``set``, ``unset``): the others are skipped before their words are located."""
+    return bool(texts) and ("=" in texts[0] or texts[0] in SETS_ENV or any(
+        names_engine(text) or text.rsplit("/", 1)[-1] in _CONTAINER_RUNNERS for text in texts))
+
+
+def file_launch(workspace: Workspace, rel: str, env: dict[str, str | None]) -> Launched | None:
+    """The first engine start of the repository script ``rel`` (a compose service's entrypoint mounted
+    from the repository), its variables from ``env`` (the container's), each word located in the
+    script; heredoc bodies are data. None when the file cannot be read or starts no engine."""
+    text = named_files.read_text(workspace, rel)
+    if text is None:
+        return None
+    loaded = LoadedFile(rel, text, [], scan_comments(text))
+    data = file_heredocs(text) + manifest_heredocs(text)
+    return next(iter(launches(expand(lex(without(text, data), shell=True), env), locator(loaded))), None)
 
 
 def scalar_launches(ctx: DocContext, node, env: dict[str, str | None], rewrite=None, shell: bool = True) -> list[Launched]:
@@ -252,23 +283,13 @@ def scalar_launches(ctx: DocContext, node, env: dict[str, str | None], rewrite=N
     return launches(expand(lex(text, shell=shell), env), locate)
 
 
-def _assignments(tokens: list[ArgToken]) -> dict[str, ArgToken]:
-    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env."""
-    env: dict[str, ArgToken] = {}
-    for token in tokens:
-        name, assigned, _ = token.text.partition("=")
-        if not assigned or not name.isidentifier():
-            break
-        env[name] = _tail(token, len(name) + 1)
-    return env
-
-
 def _starts(tokens: list[ArgToken]) -> bool:
     return find_launch(tokens, None) is not None
 
 
-def docker_run(tokens: list[ArgToken]) -> Launched | None:
-    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter."""
+def docker_run(tokens: list[ArgToken], exported: dict[str, ArgToken] | None = None) -> Launched | None:
+    """``docker run [OPTIONS] IMAGE [ARG...]``: the engine image's argv and the options that matter;
+    ``-e NAME`` passes the value the script ``exported``, if any."""
     launched = Launched([])
     entrypoint: list[ArgToken] = []
     index = 0
@@ -279,9 +300,9 @@ def docker_run(tokens: list[ArgToken]) -> Launched | None:
             index += 1
             value_token = tokens[index]
         else:
-            value_token = _tail(token, len(option) + 1) if has_value else None
+            value_token = tail(token, len(option) + 1) if has_value else None
         if value_token is not None:
-            _docker_option(launched, entrypoint, option, value_token)
+            _docker_option(launched, entrypoint, option, value_token, exported or {})
         index += 1
     if index >= len(tokens):
         return None
@@ -313,7 +334,8 @@ def _within(token: ArgToken):
     return locate
 
 
-def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken) -> None:
+def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, value: ArgToken,
+                   exported: dict[str, ArgToken]) -> None:
     if option == "--gpus":
         launched.gpus = value
     elif option == "--entrypoint":  # --entrypoint="" clears the image's: the arguments are the command
@@ -321,14 +343,8 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
         entrypoint.extend([value] if value.text else [])
     elif option in ("-e", "--env"):
         name, assigned, _ = value.text.partition("=")
-        launched.env[name] = _tail(value, len(name) + 1) if assigned else ArgToken("", value.location, (), "env", True)
-
-
-def _tail(token: ArgToken, offset: int) -> ArgToken:
-    """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
-    loc = token.location
-    return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
-                    token.comments, token.origin)
+        passed = exported.get(name) or ArgToken("", value.location, (), "docker -e", True)
+        launched.env[name] = tail(value, len(name) + 1, "docker -e") if assigned else passed
 
 
 # Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
@@ -381,6 +397,10 @@ def gpu_count(text: str) -> int | str:
 
 # ---------------------------------------------------------------- served models
 
+def env_settings(launched: Launched) -> dict[str, Setting]:
+    """The variables a script gives the engine it starts, as settings located where each is assigned."""
+    return environment_settings(launched.env)
+
 
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
                  index: int, lines: tuple[int, int], name: str | None = None,
@@ -403,9 +423,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
         image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
-    for env_name, token in launched.env.items():
-        model.env[env_name] = Setting(env_name, token.text if not token.synthetic else None, token.location,
-                                      f"docker run -e {env_name}", token.comments, token.location, token.text, "env")
+    model.env.update(env_settings(launched))
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
@@ -423,4 +441,11 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
+        elif kind in HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
+                named_files.beside_script(loaded.text, argument.text) and \
+                (rel := named_files.repo_path(loaded.path, argument.text)) and \
+                named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
+            # run on the host (a docker run's path is in its image), from the script's folder: the file is
+            # beside the script, or at the root when the script is run from there
+            config_file.missing(workspace, argument, rel)
     return finish(model)

@@ -14,10 +14,11 @@ from __future__ import annotations
 
 import bisect
 import re
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...engines import argv as engine_argv
-from ...model import ArgToken, Location
+from ...model import ArgToken, Location, Setting
 from .expansion import MAX_SPLICED_WORDS, substitute
 
 if TYPE_CHECKING:
@@ -344,7 +345,8 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
             if not cases or assignment.group(1) not in known:
                 known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
-            out.append(word)
+            # the value as the command receives it (``HF_HOME=$BASE/hf`` -> ``HF_HOME=/data/hf``), at the word
+            out.append((value, word[1], word[2]) if literal and value != text else word)
             continue
         command_start = False
         out.extend(_fields(word, _expanded(word, known), budget))
@@ -422,23 +424,33 @@ def argv_tokens(ctx: DocContext, node: YNode | None, origin: str) -> list[ArgTok
 
 
 def shell_tokens(ctx: DocContext, node: YNode, origin: str, segment: bool = True,
-                 env: dict[str, str | None] | None = None, script_word: int | None = None) -> list[ArgToken]:
+                 env: dict[str, str | None] | None = None, script_word: int | None = None,
+                 exports: dict[str, ArgToken] | None = None) -> list[ArgToken]:
     """Tokens of a shell (or env) string, each located at its line and column in the file.
 
     The string's value is split as a shell would (``lex``); with ``segment`` only the command that
     starts the engine is kept, after the script's literal variables (and ``env``, the container's
-    environment) are expanded. Locations point into the source text, inside quotes, escapes and block
-    scalars. With ``script_word`` the string is a command line (``bash -c "..."``) and that word of it
-    is the script read.
+    environment) are expanded, and ``exports`` (when given) receives what the script gives that
+    command's environment (``export``, ``set -a``, ``NAME=value`` before it). Locations point into the
+    source text, inside quotes, escapes and block scalars. With ``script_word`` the string is a command
+    line (``bash -c "..."``) and that word of it is the script read.
     """
     mapping = SourceMap(ctx.loaded.text, node)
+
+    def token(word: str, start: int, end: int) -> ArgToken:
+        return _located(ctx, mapping, [(word, start, end)], origin)[0]
+
     words = lex(mapping.value, shell=segment)
     if script_word is not None and script_word < len(words):
         text, start, _ = words[script_word]  # offsets hold while the quoted script has no escapes
         words = lex(text, shell=segment, base=start)
     if segment:
-        words = _engine_command(segments(expand(words, env)))
-    return _located(ctx, mapping, words, origin)
+        commands = segments(expand(words, env))
+        chosen = _engine_index(commands)
+        words = [w for w in commands[chosen] if w[0] != "exec"] if commands else []
+        if exports is not None and commands:
+            exports.update(_environment_of(commands, chosen, token))
+    return [token(*word) for word in words]
 
 
 def shell_commands(ctx: DocContext, node: YNode, origin: str) -> list[list[ArgToken]]:
@@ -457,15 +469,119 @@ def _located(ctx: DocContext, mapping: SourceMap, words: list[tuple[str, int, in
     return tokens
 
 
-def _engine_command(commands: list[list[tuple[str, int, int]]]) -> list[tuple[str, int, int]]:
-    """The words of the shell command that runs the engine (without ``exec``), else the last command."""
-    for command in commands:
-        if any(_starts_engine(word) for word, _, _ in command):
-            return [w for w in command if w[0] != "exec"]
-    return commands[-1] if commands else []
+def _engine_index(commands: list[list[tuple[str, int, int]]]) -> int:
+    """The shell command that runs the engine, else the last command."""
+    for index, command in enumerate(commands):
+        if any(names_engine(word) for word, _, _ in command) and \
+                not engine_argv.mentions_only([word for word, _, _ in command]):
+            return index
+    return len(commands) - 1
 
 
-def _starts_engine(word: str) -> bool:
+def _environment_of(commands: list[list[tuple[str, int, int]]], chosen: int, token) -> dict[str, ArgToken]:
+    """What the commands before ``chosen`` export, and the assignments before its program (also after
+    ``exec``, ``nohup``, ``env``: env(1) sets them); only the words of commands that set the environment
+    are located."""
+    environment = Environment()
+    for command in commands[:chosen]:
+        texts = [word for word, _, _ in command if word not in OPERATORS]
+        if texts and ("=" in texts[0] or texts[0] in SETS_ENV):
+            environment.read([token(*word) for word in command if word[0] not in OPERATORS])
+    run = [word for word in commands[chosen] if word[0] not in OPERATORS]
+    wrapped = next((i for i, word in enumerate(run) if word[0] not in WRAPPERS), len(run))
+    leading = []
+    for word in run[wrapped:]:
+        if not _ASSIGNMENT.match(word[0]):
+            break
+        leading.append(token(*word))
+    return {**environment.exported, **assignments(leading, "prefix")}
+
+
+def names_engine(word: str) -> bool:
+    """A word that is an engine's program or server module (``vllm``, ``/usr/bin/llama-server``,
+    ``sglang.launch_server``)."""
     base = word.rsplit("/", 1)[-1]
     return base in ("vllm", "sglang", "llama-server", "llama-cpp-server", "tokenspeed") or \
         engine_argv._engine_of_module(word) is not None
+
+
+# ---------------------------------------------------------------- the environment a script builds
+
+# words before a program that still leave its assignments its environment (env(1) sets them)
+WRAPPERS = ("exec", "nohup", "env", "time")
+# commands that set the environment (after a keyword that opens a branch or loop)
+SETS_ENV = ("export", "declare", "set", "unset", "then", "do", "else", "{")
+
+
+class Environment:
+    """The environment a script builds for the commands it starts: ``export NAME=value``, ``export NAME``
+    of a variable set before, ``declare -x``, every assignment while ``set -a`` is on, ``unset NAME``
+    (POSIX ``export``, ``set -a``: the exported variables are the environment of every later command)."""
+
+    def __init__(self) -> None:
+        self.exported: dict[str, ArgToken] = {}
+        self.assigned: dict[str, ArgToken] = {}
+        self.all_export = False
+
+    def read(self, tokens: list[ArgToken]) -> None:
+        texts = [t.text for t in tokens]
+        while texts and texts[0] in ("then", "do", "else", "{"):
+            tokens, texts = tokens[1:], texts[1:]
+        if not texts:
+            return
+        if texts[0] == "set":
+            for index, text in enumerate(texts[1:], start=1):
+                if text[:1] in "-+" and "o" not in text and "a" in text:  # set -a, set -ea, set +a
+                    self.all_export = text[0] == "-"
+                elif text in ("-o", "+o") and texts[index + 1:index + 2] == ["allexport"]:
+                    self.all_export = text == "-o"
+        elif texts[0] == "unset":
+            for text in texts[1:]:
+                self.exported.pop(text, None)
+        elif texts[0] == "export" or texts[:2] == ["declare", "-x"]:
+            for token in tokens[1 if texts[0] == "export" else 2:]:
+                name, assigned, _ = token.text.partition("=")
+                if assigned and name.isidentifier():
+                    self.exported[name] = tail(token, len(name) + 1, "export")
+                elif name in self.assigned:  # export NAME of a variable set before: its value
+                    self.exported[name] = replace(self.assigned[name], origin="export")
+        else:
+            assigned = assignments(tokens, "assign")
+            if len(assigned) == len(tokens):  # only assignments: shell variables, exported under set -a
+                self.assigned.update(assigned)
+                self.exported.update(assigned if self.all_export else {})
+
+
+def assignments(tokens: list[ArgToken], how: str) -> dict[str, ArgToken]:
+    """``NAME=value`` words before the program (``CUDA_VISIBLE_DEVICES=0,1 vllm serve ...``): its env;
+    each value's origin says how it was given (``prefix``, ``export``, ``assign``)."""
+    env: dict[str, ArgToken] = {}
+    for token in tokens:
+        name, assigned, _ = token.text.partition("=")
+        if not assigned or not name.isidentifier():
+            break
+        env[name] = tail(token, len(name) + 1, how)
+    return env
+
+
+def tail(token: ArgToken, offset: int, origin: str | None = None) -> ArgToken:
+    """The part of ``token`` after its first ``offset`` characters (``--gpus=2`` -> ``2``), located."""
+    loc = token.location
+    return ArgToken(token.text[offset:], Location(loc.path, loc.line, loc.column + offset, loc.line, loc.end_column),
+                    token.comments, origin or token.origin)
+
+
+# how a script gives a variable to the engine, as a setting's source says it
+_ENV_SOURCES = {"docker -e": "docker run -e {}", "export": "export {}", "assign": "{}= under set -a",
+                "prefix": "{}= before the command"}
+
+
+def environment_settings(env: dict[str, ArgToken]) -> dict[str, Setting]:
+    """Variables a script gives the engine, as settings located where each is assigned (the token's
+    origin says how: ``export``, ``prefix``, ``docker -e`` ...)."""
+    found = {}
+    for name, token in env.items():
+        source = _ENV_SOURCES.get(token.origin, "{}=").format(name)
+        found[name] = Setting(name, token.text if not token.synthetic else None, token.location, source,
+                              token.comments, token.location, token.text, "env")
+    return found

@@ -1,0 +1,72 @@
+"""Where a served model's hub weights go, shared by CFG505 (not persisted) and CFG502 (the first start
+downloads them): the cache directory, the mount that holds it, the checkpoint's size, offline mode."""
+
+from __future__ import annotations
+
+import re
+
+from cfgcheck.api import lookup_architecture
+
+PERSISTENT = ("persistentVolumeClaim", "volumeClaimTemplate", "hostPath", "nfs", "csi", "named", "bind",
+              "cephfs", "glusterfs", "azureFile", "awsElasticBlockStore", "gcePersistentDisk", "iscsi")
+DEFAULT_CACHE = "~/.cache/huggingface"
+OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
+_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
+HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
+
+
+def cache_dir(model, env: dict | None = None) -> tuple[str, str]:
+    """(directory, what sets it) where the engine downloads hub weights; ``env``: a worker pod's own
+    container env, beneath the engine's."""
+    download = model.setting("download_dir")
+    if download is not None and isinstance(download.value, str):
+        return download.value, download.source
+    for name, suffix in (("HF_HUB_CACHE", ""), ("HF_HOME", "/hub")):
+        setting = model.env.get(name) or (env or {}).get(name)
+        if setting is not None and str(setting.value).startswith("/"):
+            return str(setting.value).rstrip("/") + suffix, name
+    return DEFAULT_CACHE, "the default"
+
+
+def weight_bytes(name: str, config: dict) -> int | None:
+    """The checkpoint size: the bundled model table (or model_configs), else a parameter count in the
+    name (``Qwen2.5-Omni-7B``, ``opt-125m``) at 2 bytes per parameter; None when neither says."""
+    arch = lookup_architecture(name, config.get("model_configs"))
+    if arch is not None and arch.weight_bytes_for():
+        return arch.weight_bytes_for()
+    match = _PARAMS.search(name.rsplit("/", 1)[-1])
+    if match is None:
+        return None
+    scale = {"b": 1e9, "m": 1e6}[match.group(2).lower()]
+    return int(float(match.group(1)) * scale * 2)
+
+
+def mount_for(pod, directory: str):
+    if directory.startswith("~"):
+        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((".cache/huggingface", ".cache"))), None)
+    return pod.mount_at(directory)
+
+
+def hub_name(model) -> str | None:
+    """The hub id the engine downloads (``org/name`` without ``hf://`` or a revision), else None: a local
+    path or an object-store URI is not a hub download."""
+    source = model.model
+    if source is None or not isinstance(source.value, str) or not HUB_ID.match(source.value.strip()):
+        return None
+    return source.value.strip().removeprefix("hf://").split("@", 1)[0]
+
+
+def offline(model):
+    """The setting that puts the hub client in offline mode (it then downloads nothing), or None."""
+    return next((model.env[name] for name in OFFLINE if name in model.env
+                 and str(model.env[name].value).strip().lower() in ("1", "true", "yes", "on")), None)
+
+
+def persistent_cache(model, pod, env: dict | None = None) -> tuple[bool, str, object]:
+    """(whether the cache directory is on a persistent volume, where it is as a message says it, the
+    volume or None)."""
+    directory, set_by = cache_dir(model, env)
+    mount = mount_for(pod, directory)
+    volume = pod.volumes.get(mount.volume) if mount is not None else None
+    where = f"{directory} ({set_by})" + (f" on the {volume.type} volume {volume.name!r}" if volume else "")
+    return volume is not None and volume.type in PERSISTENT, where, volume

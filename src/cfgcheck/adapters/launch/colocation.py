@@ -1,0 +1,99 @@
+"""What puts engines on one machine or one GPU beyond their own documents, read from every file of the run
+and applied once every served model is known (the ``settle`` hook):
+
+- a load balancer's upstream that lists several engines' ports on one host (nginx ``upstream NAME {
+  server 127.0.0.1:8001; server 127.0.0.1:8002; }``, in a ``.conf`` file or a ConfigMap): the engines
+  started by scripts on those ports run on that machine (``ServedModel.host``);
+- the NVIDIA device plugin's time-slicing (read with the cluster definitions, ``formats/time_slicing.py``;
+  the configuration that applies to a pod's nodes, ``capacity.fleet.sharing_of``): each request of that
+  resource is a share of one GPU, whose memory is not divided (k8s-device-plugin README, "Shared Access to GPUs with CUDA Time-Slicing":
+  "there is no memory or fault-isolation between replicas"), so engines that request it may land on one
+  GPU (``PodFacts.shared_gpus``).
+
+Registered for its index and settle hooks only: it owns no document.
+"""
+
+from __future__ import annotations
+
+import bisect
+import re
+from dataclasses import dataclass
+
+from ...model import Location, ServedModel
+from ...settings import as_int
+from ...yamlio import LoadedFile, YNode
+from ..core.contexts import DocContext, Workspace
+from ...capacity.fleet import sharing_of
+from ..core.fleet import fleet
+
+MARKERS = ("upstream",)
+_UPSTREAM = re.compile(r"\bupstream[ \t]+([\w.-]+)[ \t\r\n]*\{([^{}]*)\}")
+_SERVER = re.compile(r"^[ \t]*server[ \t]+(?:https?://)?(\[[0-9a-fA-F:.]+\]|[\w.-]+):(\d{1,5})\b", re.M)
+# addresses of the machine the load balancer runs on: the engines behind them share it
+_LOCAL = ("127.0.0.1", "localhost", "0.0.0.0", "[::1]", "host.docker.internal")
+
+
+@dataclass(frozen=True)
+class _Server:
+    host: str  # the machine, as the upstream names it
+    port: int
+    location: Location
+
+
+def _space(workspace: Workspace) -> dict:
+    """This module's index space: the upstream groups of the run's load balancers."""
+    return workspace.space(__name__, lambda: {"upstreams": []})
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    return []
+
+
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """Protocol hook: the upstream groups written in ``loaded``."""
+    text = loaded.text
+    lowered = text.lower()
+    if "upstream" not in lowered:
+        return
+    starts = [0] + [match.end() for match in re.finditer("\n", text)]
+    for group in _UPSTREAM.finditer(text):
+        servers = [_Server(match.group(1).lower(), int(match.group(2)),
+                           _at(loaded.path, starts, group.start(2) + match.start(1)))
+                   for match in _SERVER.finditer(group.group(2))]
+        if len(servers) > 1:
+            _space(workspace)["upstreams"].append((group.group(1), _at(loaded.path, starts, group.start()), servers))
+
+
+def _at(path: str, starts: list[int], offset: int) -> Location:
+    line = bisect.bisect_right(starts, offset)
+    column = offset - starts[line - 1] + 1
+    return Location(path, line, column, line, column)
+
+
+def settle(workspace: Workspace, models: list[ServedModel]) -> None:
+    """Protocol hook, once every served model is known: the host of engines behind one upstream, and
+    the time-sliced GPUs of pods that request a shared resource (the fleet's configuration for their nodes)."""
+    space = _space(workspace)
+    for name, where, servers in space["upstreams"]:
+        _one_machine(models, name, where, servers)
+    cluster = fleet(workspace)
+    for model in models if cluster.sharing else ():
+        if model.gpu_resource and model.pod is not None and model.pod.format == "kubernetes":
+            shared = sharing_of(model, cluster)
+            if shared is not None:
+                model.pod.shared_gpus = (f"time-slicing replicas: {shared.replicas} for {shared.resource}",
+                                         shared.location)
+
+
+def _one_machine(models: list[ServedModel], name: str, where: Location, servers: list[_Server]) -> None:
+    """Engines outside any pod whose written port one host of the upstream serves run on that host."""
+    by_port: dict[int, set[str]] = {}
+    for server in servers:
+        by_port.setdefault(server.port, set()).add("local" if server.host in _LOCAL else server.host)
+    for model in models:
+        port = as_int(model.value("port"))
+        hosts = by_port.get(port) if port is not None and model.pod is None and model.host is None else None
+        if hosts is None or len(hosts) != 1:
+            continue  # not behind this upstream, or behind it on several machines
+        host = next(iter(hosts))
+        model.host = (f"the host of upstream {name} ({where.path}:{where.line})" if host == "local" else host)

@@ -1,0 +1,106 @@
+"""Kustomizations read for the files they name, without rendering them: a resource, base, component, patch
+or generator file that does not exist is a reference that leads nowhere (``core/references.py``).
+
+What kustomize fetches (a URL, a remote repository: ``render/kustomize.py`` names the forms) and what
+leaves the repository are not the repository's to hold, and are not looked for. A folder named as a
+resource or base must hold a kustomization (kustomize api/krusty: a directory is loaded as a kustomization
+root). Registered for its index hook only: it owns no document.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import re
+from pathlib import Path
+
+from ...model import Location, ServedModel
+from ...paths import escapes
+from ...yamlio import LoadedFile, YNode
+from ..core.contexts import DocContext, Workspace
+from ..core.references import record
+
+MARKERS: tuple[str, ...] = ()  # indexes kustomizations by file name, reads no document as its own
+NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
+# what kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go)
+_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
+                     r"bitbucket\.org|dev\.azure\.com)[/:])|\?ref=", re.I)
+_LISTS = ("resources", "bases", "components", "patchesStrategicMerge", "crds")
+# a secretGenerator's files are left out: a repository keeps secrets out of Git on purpose (a gitignored .env
+# each operator provides), so its missing file is no mistake of the repository
+_GENERATORS = ("configMapGenerator",)
+
+
+def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
+    return []
+
+
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """Protocol hook: record what a kustomization names that is not in the repository."""
+    repo = workspace.config.get("root")
+    if loaded.path.rpartition("/")[2] not in NAMES or not repo or not loaded.documents:
+        return
+    document = loaded.documents[0]
+    if document.root is None or document.root.kind != "map":
+        return
+    ctx = DocContext(loaded, document, workspace)
+    folder = posixpath.dirname(loaded.path)
+    for at, written, what, folders in _references(ctx, document.root):
+        if _REMOTE.search(written) or "$" in written:
+            continue
+        rel = posixpath.normpath(posixpath.join(folder, written))
+        target = Path(str(repo)) / rel
+        if rel.startswith("../") or rel == ".." or _outside(target, Path(str(repo))):
+            continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
+        if target.is_file() or folders and target.is_dir() and any((target / name).is_file() for name in NAMES):
+            continue
+        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and target.is_dir() else "")
+        record(workspace, at, f"{what} '{written}'", looked,
+               f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
+
+
+def _outside(target: Path, repo: Path) -> bool:
+    """Whether ``target`` is outside the repository: through a link of the nearest part of it that exists
+    (a path that does not exist does not resolve; a folder linked out of the repository is not its own)."""
+    existing = next((path for path in (target, *target.parents) if os.path.lexists(path)), repo)
+    return escapes(existing, repo)
+
+
+def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:
+    """(where it is written, the path, what it is, whether a folder may be named) of every file a
+    kustomization names."""
+    found: list[tuple[Location, str, str, bool]] = []
+    for key in _LISTS:
+        node = root.get(key)
+        for item in node.value if node is not None and node.kind == "seq" else []:
+            if item.kind == "scalar" and isinstance(item.value, str):
+                found.append((ctx.location(item), item.value, _singular(key), key in ("resources", "bases", "components")))
+    for key in ("patches", "patchesJson6902"):
+        node = root.get(key)
+        for item in node.value if node is not None and node.kind == "seq" else []:
+            path = item.get("path") if item.kind == "map" else None
+            if path is not None and path.kind == "scalar" and isinstance(path.value, str):
+                found.append((ctx.location(path), path.value, "patch", False))
+    for key in _GENERATORS:
+        node = root.get(key)
+        for generator in node.value if node is not None and node.kind == "seq" else []:
+            for field in ("files", "envs"):
+                entries = generator.get(field) if generator.kind == "map" else None
+                for item in entries.value if entries is not None and entries.kind == "seq" else []:
+                    if item.kind == "scalar" and isinstance(item.value, str):
+                        found.append((*_source_of(ctx, item), f"{key} file", False))
+    return found
+
+
+def _singular(key: str) -> str:
+    return {"resources": "resource", "bases": "base", "components": "component",
+            "patchesStrategicMerge": "patch", "crds": "CRD file"}[key]
+
+
+def _source_of(ctx: DocContext, item: YNode) -> tuple[Location, str]:
+    """A generator's ``KEY=PATH`` entry names the file PATH (kustomize api/kv/kv.go ParseFileSource)."""
+    at = ctx.location(item)
+    key, sep, path = str(item.value).partition("=")
+    if not sep or at.end_line != at.line:
+        return at, str(item.value)
+    return Location(at.path, at.line, at.column + len(key) + 1, at.line, at.end_column), path

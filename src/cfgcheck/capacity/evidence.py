@@ -1,0 +1,151 @@
+"""The GPU where no definition states it: the ``nodes:`` fleet map of ``.cfgcheck.yaml`` (a person's
+statement about a host), and what people wrote beside a workload, which is only ever an assumption: a
+GPU named in a comment on the node selector, the GPU request or the served model's definition, in the
+file's header, beside another GPU workload pinned to the same host (or on the cluster's only GPU node),
+or in a README's node table. Where the GPU stays unknown, ``hint`` says which of these would state it.
+
+Nothing here reads a file: the adapters recorded the comments (``ServedModel.placement``,
+``definition_comments``, ``comments``, the settings' comments) and the fleet's notes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+from .fleet import HostNote, pinned_host
+from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, unknown_gpus_in_text
+
+
+@dataclass(eq=False)
+class Evidence:
+    """A GPU and why it is assumed (or, without a GPU, what was found and why it does not decide)."""
+
+    gpu: Gpu | None
+    why: str
+
+
+def mapped_gpu(model: Any, config: dict) -> tuple[Gpu | None, str | None]:
+    """(GPU, origin) from the ``nodes:`` map for the host the pod is pinned to (the user's statement, so
+    exact); (None, why) when the map names a GPU cfgcheck does not know for it; (None, None) otherwise."""
+    nodes = config.get("nodes") or {}
+    host = pinned_host(model)
+    written = nodes.get(host) if isinstance(nodes, dict) and host is not None else None
+    if not written:
+        return None, None
+    gpu = accelerator_by_name(str(written))
+    origin = f"nodes.{host} in .cfgcheck.yaml"
+    return (gpu, origin) if gpu is not None else (None, f"unknown GPU {str(written)!r} ({origin})")
+
+
+def only_mapped_gpu(model: Any, config: dict) -> Evidence | None:
+    """The fleet map's only GPU node, for a pod pinned to no node (assumed: the map may not be the fleet)."""
+    nodes = config.get("nodes") or {}
+    if pinned_host(model) is not None or not isinstance(nodes, dict):
+        return None
+    named = {host: accelerator_by_name(str(value)) for host, value in nodes.items() if value}
+    if len(named) == 1 and None not in named.values():
+        (host, gpu), = named.items()
+        return Evidence(gpu, f"the pod names no node; nodes.{host} is the fleet map's only GPU node")
+    return None
+
+
+def one_gpu(texts: Iterable[tuple[str, str]]) -> tuple[Gpu, str, str] | str | None:
+    """What ``texts`` (``(where, text)``: comments) say together: ``(gpu, words, where)`` when they name
+    one GPU and nothing else that looks like one; a sentence when they name several or one cfgcheck does
+    not know; None when they name none."""
+    named: dict[str, tuple[Gpu, str, str]] = {}
+    unknown: dict[str, str] = {}
+    for where, text in texts:
+        for gpu, words in gpus_in_text(text):
+            named.setdefault(gpu.name, (gpu, words, where))
+        for words in unknown_gpus_in_text(text):
+            unknown.setdefault(words, where)
+    if len(named) == 1 and not unknown:
+        return next(iter(named.values()))
+    listed = [f"{words!r} ({where})" for _, words, where in named.values()]
+    listed += [f"{words!r} ({where}; not in cfgcheck's GPU table)" for words, where in unknown.items()]
+    if not listed:
+        return None
+    return ("names several GPUs: " if len(listed) > 1 else "names ") + ", ".join(listed)
+
+
+def _sources(model: Any) -> list[tuple[str, list[tuple[str, str]]]]:
+    """Where people write about a served model's GPU, most specific first: (what, [(where, text)])."""
+    path = getattr(model, "path", "")
+    placement = getattr(model, "placement", None)
+    notes = [(f"{where.path}:{where.line}", text) for where, text in (placement.notes if placement is not None else [])]
+    gpus = getattr(model, "gpus", None)
+    request = [(f"{gpus.location.path}:{gpus.location.line}", text) for text in (gpus.comments if gpus is not None else ())]
+    written = getattr(model, "definition_comments", None) or []
+    header = _header(written) or _header(getattr(model, "comments", None) or [])
+    definition = [(f"{path}:{line}", text) for line, text in written if (line, text) not in header]
+    fleet = getattr(model, "cluster", None)
+    # the file's header and its other comments speak for the served model when its document is the file's only one
+    solo = fleet.solo.get(path, []) if fleet is not None else []
+    header = header if solo else []
+    return [("a comment on the node selector", notes), ("a comment on the GPU request", request),
+            ("a comment on the served model's definition", definition),
+            ("the file's header", [(f"{path}:{line}", text) for line, text in header]),
+            ("a comment in the served model's file", [(f"{path}:{line}", text) for line, text in solo])]
+
+
+def _header(comments: list[tuple[int, str]]) -> list[tuple[int, str]]:
+    """The comment block a file opens with (a shebang aside), among ``comments``."""
+    block, expected = [], 1
+    for line, text in sorted(comments):
+        if line != expected:
+            break
+        block.append((line, text))
+        expected = line + 1
+    return [(line, text) for line, text in block if not text.startswith("!")]
+
+
+def written_gpu(model: Any) -> Evidence | None:
+    """A GPU named beside the served model, from the most specific place that names one; a place that
+    names several decides nothing and says so."""
+    for what, texts in _sources(model):
+        found = one_gpu(texts)
+        if isinstance(found, tuple):
+            gpu, words, where = found
+            return Evidence(gpu, f"{what} at {where} names {words!r}")
+        if found is not None:
+            return Evidence(None, f"{what} {found}")
+    return None
+
+
+def noted_gpu(model: Any, notes: list[HostNote]) -> Evidence | None:
+    """A GPU named beside another GPU workload (or in a README's node table) about the host ``model`` is
+    pinned to; for a pod pinned nowhere, about the cluster's only GPU node (every note that names a host
+    names the same one)."""
+    own = (getattr(model, "path", None), getattr(model, "document", None))
+    others = [n for n in notes if (n.location.path, n.document) != own]
+    host = pinned_host(model)
+    if host is not None:
+        chosen = [n for n in others if n.host == host]
+        about = f"host {host}"
+    else:
+        hosts = {n.host for n in others if n.host is not None}
+        if len(hosts) > 1:
+            return None
+        chosen, about = others, f"host {hosts.pop()}, the only GPU node named" if hosts else "the cluster's GPU node"
+    named = {n.gpu.name: n for n in chosen}
+    if len(named) != 1:
+        return Evidence(None, "notes about " + about + " name " + ", ".join(sorted(named))) if named else None
+    note, = named.values()
+    place = "a README node table" if note.source == "readme" else "a comment beside another GPU workload"
+    return Evidence(note.gpu, f"{place} at {note.location.path}:{note.location.line} names {note.words!r} for {about}")
+
+
+def hint(model: Any, kind_hint: str, fleet: Any, found: list[str]) -> str:
+    """What would state the GPU of ``model``: the fleet map for the host it is pinned to, a label of the
+    pool it lands on, or the ways every workload can say it; with what was found and did not decide."""
+    host = pinned_host(model)
+    ways = []
+    if host is not None:
+        ways.append(f"`nodes: {{{host}: GPU}}` in .cfgcheck.yaml (`cfgcheck init` writes the map)")
+    elif fleet is not None and fleet.pools:
+        ways.append("a nodeSelector on the label of the node pool that has the GPU")
+    ways.append(kind_hint)
+    said = "; ".join(found)
+    return "state it with " + ", or ".join(ways) + (f" ({said})" if said else "")

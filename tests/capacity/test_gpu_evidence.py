@@ -1,0 +1,203 @@
+"""The GPU where no definition states it: the fleet map (`nodes:`), and, assumed with where it was read,
+a GPU named beside the workload (a comment on its selector, its GPU request, an operator's GPU count, a
+script's header, the model pool), beside another GPU workload on the cluster's only GPU node, or in a
+README node table; and what capacity says when none of these states it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cfgcheck.capacity.gpu_table import gpus_in_text, unknown_gpus_in_text
+from cfgcheck.config import ConfigError, validate
+from tests.capacity.test_fleet import rows
+
+import pytest
+
+VLLM = 'image: vllm/vllm-openai:v0.10.1\n          args: ["--model", "Qwen/Qwen2.5-7B-Instruct", "--max-model-len", "8192"]'
+
+
+def deployment(name: str = "qwen", placement: str = "", request: str = "nvidia.com/gpu: 1",
+               header: str = "") -> str:
+    return f"""{header}apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {name}
+spec:
+  template:
+    spec:
+{placement}      containers:
+        - name: vllm
+          {VLLM}
+          resources:
+            limits:
+              {request}
+"""
+
+
+def one(repo: Path, files: dict[str, str], config: dict | None = None) -> dict:
+    for rel, text in files.items():
+        (repo / rel).parent.mkdir(parents=True, exist_ok=True)
+        (repo / rel).write_text(text)
+    found = [row for row in rows(repo, config) if "qwen" in row["name"]]
+    assert len(found) == 1, [row["name"] for row in found]
+    return found[0]
+
+
+def test_free_text_names_gpus_once_and_not_ports_examples_or_links() -> None:
+    assert [g.name for g, _ in gpus_in_text("# one 3090")] == ["RTX-3090"]
+    assert [g.name for g, _ in gpus_in_text("# with 5090")] == ["RTX-5090"]
+    assert [g.name for g, _ in gpus_in_text("fits one H100/80GB")] == ["H100-80GB"]
+    assert [g.name for g, _ in gpus_in_text("g5.12xlarge nodes")] == ["A10G"]
+    assert [g.name for g, _ in gpus_in_text("Tesla-A100-80G")] == ["A100-80GB"]  # the size picks the card
+    assert gpus_in_text("listens on port 5090") == [] and gpus_in_text("host:4090") == []
+    assert gpus_in_text("see https://example.com/h100-guide") == []
+    assert gpus_in_text("runs on many cards (e.g. T4, L4)") == []
+    assert unknown_gpus_in_text("Requires 4x L4 or A100 GPUs") == ["A100"]  # 40 or 80 GB: not a GPU
+    assert unknown_gpus_in_text("H264 transcoding") == []
+
+
+def test_a_comment_on_the_node_selector(tmp_path: Path) -> None:
+    placement = "      # the 4090 box\n      nodeSelector:\n        kubernetes.io/hostname: tower\n"
+    row = one(tmp_path / "repo", {"apps/qwen.yaml": deployment(placement=placement)})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-4090", "assumed")
+    assert row["gpu_origin"] == "a comment on the node selector at apps/qwen.yaml:8 names '4090'"
+
+
+def test_a_comment_on_the_gpu_request(tmp_path: Path) -> None:
+    row = one(tmp_path / "repo", {"apps/qwen.yaml": deployment(request="nvidia.com/gpu: 1  # one RTX 3090")})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-3090", "assumed")
+    assert "a comment on the GPU request at apps/qwen.yaml" in row["gpu_origin"]
+
+
+def test_a_comment_next_to_the_gpu_count_of_an_operator_resource(tmp_path: Path) -> None:
+    service = """apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: qwen
+spec:
+  modelRef: qwen
+  runtime: vllm
+  image: vllm/vllm-openai:v0.10.1
+  resources:
+    gpu: 1  # the L40S
+"""
+    row = one(tmp_path / "repo", {"llm/service.yaml": service})
+    assert (row["gpu"], row["gpu_source"]) == ("L40S", "assumed")
+    assert row["gpu_origin"].startswith("a comment on the GPU request at llm/service.yaml:10")
+
+
+def test_a_scripts_header(tmp_path: Path) -> None:
+    script = "#!/usr/bin/env bash\n# with 5090\nset -e\nvllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"
+    row = one(tmp_path / "repo", {"serve-qwen.sh": script})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-5090", "assumed")
+    assert row["gpu_origin"] == "the file's header at serve-qwen.sh:2 names '5090'"
+
+
+def test_a_comment_on_the_model_pool(tmp_path: Path) -> None:
+    values = """servingEngineSpec:
+  # one 3090
+  modelSpec:
+    - name: qwen
+      repository: vllm/vllm-openai
+      tag: v0.10.1
+      modelURL: Qwen/Qwen2.5-7B-Instruct
+      requestGPU: 1
+      vllmConfig:
+        maxModelLen: 8192
+  # the router sits on the CPU nodes; L4 nodes come later
+routerSpec:
+  replicaCount: 1
+"""
+    row = one(tmp_path / "repo", {"values.yaml": values})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-3090", "assumed")
+    assert row["gpu_origin"] == "a comment on the served model's definition at values.yaml:2 names '3090'"
+
+
+def test_a_comment_beside_another_workload_on_the_clusters_only_gpu_node(tmp_path: Path) -> None:
+    jellyfin = """apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: jellyfin
+spec:
+  template:
+    spec:
+      nodeSelector:
+        kubernetes.io/hostname: gpu-node  # the only GPU node: an RTX 3060
+      containers:
+        - name: jellyfin
+          image: jellyfin/jellyfin:10.10.0
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+    row = one(tmp_path / "repo", {"media/jellyfin.yaml": jellyfin, "ai/qwen.yaml": deployment()})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-3060", "assumed")
+    assert row["gpu_origin"] == ("a comment beside another GPU workload at media/jellyfin.yaml:9 names 'rtx 3060' "
+                                 "for host gpu-node, the only GPU node named")
+
+
+def test_a_readme_node_table_by_node_name_and_not_its_prose(tmp_path: Path) -> None:
+    readme = "# Lab\n\nThe lab once had an A6000.\n\n| Node | CPU | GPU |\n|---|---|---|\n| `tower` | Ryzen 9 | RTX 3090 |\n"
+    pinned = "      nodeName: tower\n"
+    row = one(tmp_path / "repo", {"README.md": readme, "apps/qwen.yaml": deployment(placement=pinned)})
+    assert (row["gpu"], row["gpu_source"]) == ("RTX-3090", "assumed")
+    assert row["gpu_origin"] == "a README node table at README.md:7 names 'rtx 3090' for host tower"
+    prose = one(tmp_path / "prose", {"README.md": "Runs on an RTX 3090.\n", "apps/qwen.yaml": deployment()})
+    assert prose["gpu"] is None
+
+
+def test_comments_that_name_several_gpus_or_a_port_decide_nothing_and_say_what_would(tmp_path: Path) -> None:
+    placement = "      # A10G in staging, L4 in production\n      nodeSelector:\n        role: inference\n"
+    row = one(tmp_path / "repo", {"apps/qwen.yaml": deployment(placement=placement)})
+    assert row["gpu"] is None and row["gpu_source"] is None
+    assert "names several GPUs: 'a10g'" in row["gpu_hint"] and "nvidia.com/gpu.product" in row["gpu_hint"]
+    port = one(tmp_path / "port", {"apps/qwen.yaml": deployment(request="nvidia.com/gpu: 1  # metrics on port 5090")})
+    assert port["gpu"] is None
+
+
+def test_the_fleet_map(tmp_path: Path) -> None:
+    pinned = "      nodeSelector:\n        kubernetes.io/hostname: gpu-box\n"
+    row = one(tmp_path / "repo", {"apps/qwen.yaml": deployment(placement=pinned)}, {"nodes": {"gpu-box": "RTX-3090"}})
+    assert (row["gpu"], row["gpu_source"], row["gpu_origin"]) == ("RTX-3090", "exact", "nodes.gpu-box in .cfgcheck.yaml")
+    unknown = one(tmp_path / "unknown", {"apps/qwen.yaml": deployment(placement=pinned)}, {"nodes": {"gpu-box": "RTX-9999"}})
+    assert unknown["gpu"] is None and "unknown GPU 'RTX-9999' (nodes.gpu-box in .cfgcheck.yaml)" in unknown["gpu_hint"]
+    empty = one(tmp_path / "empty", {"apps/qwen.yaml": deployment(placement=pinned)}, {"nodes": {"gpu-box": None}})
+    assert empty["gpu"] is None and "`nodes: {gpu-box: GPU}` in .cfgcheck.yaml" in empty["gpu_hint"]
+    only = one(tmp_path / "only", {"apps/qwen.yaml": deployment()}, {"nodes": {"gpu-box": "RTX-3090"}})
+    assert (only["gpu"], only["gpu_source"]) == ("RTX-3090", "assumed")
+    assert "the fleet map's only GPU node" in only["gpu_origin"]
+
+
+def test_the_fleet_map_is_validated() -> None:
+    assert validate({"nodes": {"gpu-box": "RTX-3090", "nas": None}}, ".cfgcheck.yaml")
+    with pytest.raises(ConfigError, match="nodes.gpu-box: expected a GPU name such as RTX-3090"):
+        validate({"nodes": {"gpu-box": 3090}}, ".cfgcheck.yaml")
+    with pytest.raises(ConfigError, match="nodes: expected a mapping"):
+        validate({"nodes": ["gpu-box"]}, ".cfgcheck.yaml")
+
+
+def test_an_assumed_gpu_lowers_the_findings_that_rest_on_it(tmp_path: Path) -> None:
+    from cfgcheck.lint import lint
+    from cfgcheck.config import Config
+
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    long = deployment(request="nvidia.com/gpu: 1  # one T4").replace('"8192"', '"131072"').replace(
+        "Qwen2.5-7B-Instruct", "Qwen2.5-14B-Instruct")
+    (repo / "qwen.yaml").write_text(long)
+    found = [f for f in lint([repo], Config(repo, {})).findings if f.code == "CFG202"]
+    assert found and all(f.severity == "warning" for f in found), [(f.severity, f.message) for f in found]
+    assert "assumed: the GPU (a comment on the GPU request" in found[0].message
+
+
+def test_readme_tables_are_looked_for_in_the_repository_only_whatever_the_input_is_named(tmp_path: Path) -> None:
+    from cfgcheck.adapters.core.contexts import Workspace
+    from cfgcheck.adapters.formats import readme_nodes
+    from cfgcheck.yamlio import LoadedFile
+
+    (tmp_path / "README.md").write_text("| Host | GPU |\n|---|---|\n| tower | RTX 3090 |\n")
+    workspace = Workspace(config={"root": str(tmp_path)})
+    for path in ("/dev/stdin", "<stdin>", "../outside/x.yaml", "apps/deep/x.yaml"):
+        readme_nodes.index(workspace, LoadedFile(path, "", [], {}))  # returns: no walk above the root
+    notes = workspace.spaces["cfgcheck.adapters.core.fleet"].notes
+    assert [(n.host, n.gpu.name, n.location.line) for n in notes] == [("tower", "RTX-3090", 3)]
