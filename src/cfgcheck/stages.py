@@ -71,9 +71,11 @@ def release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
     return models
 
 
-def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
-    """Index ``file``; its served models now, or none yet when it refers to a file not read yet."""
-    adapters.index(workspace, file)
+def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile],
+               by_path: bool = True) -> list[ServedModel]:
+    """Index ``file``; its served models now, or none yet when it refers to a file not read yet.
+    ``by_path`` False: without the index hooks the run calls by path (``registry.BY_PATH``)."""
+    adapters.index(workspace, file, by_path)
     if adapters.refers_forward(workspace, file):
         waiting.append(file)
         return []
@@ -131,6 +133,8 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
             payload.file.text = text
         if kind != "here":  # "here": built in the run's workspace, its index entries are there already
             _merge(workspace(), payload)
+        if payload.file.serving:
+            isolated(payload.file, lambda: adapters.index_by_path(workspace(), payload.file))
         for message in payload.notes:
             note(message)
         yield payload
@@ -175,7 +179,7 @@ class _Worker:
             workspace = self.workspace
             before, held, beyond = _sizes(workspace), set(workspace.held), reads_beyond()
             with run(Notes(write=lambda message: None)) as channel:  # said again by the run, in order
-                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, []), [])
+                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, [], by_path=False), [])
             result.added, result.held = _added(workspace, before), sorted(workspace.held - held)
             result.notes = channel.said
             if key is not None and reads_beyond() == beyond and loaded.error is None:

@@ -28,10 +28,7 @@ spec:
         - name: vllm
           image: vllm/vllm-openai:{tag}
           args: ["--model", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.9"]
-          resources:
-            limits:
-              nvidia.com/gpu: 1
-"""
+"""  # no GPU request: the run's GPU-workload index (formats/gpu_workloads.py) would keep it from the cache
 COMPOSE = """\
 services:
   vllm:

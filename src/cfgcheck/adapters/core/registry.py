@@ -64,7 +64,8 @@ BUILT_IN = (
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
                 hooks=("served_models", "index", "refers_forward", "complete_model"), index_words=("--config",)),
     LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
-                hooks=("served_models", "refers_forward", "complete_model")),
+                hooks=("served_models", "refers_forward", "complete_model"),
+                index_words=("models-preset", "llama_arg_models_preset")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -84,7 +85,11 @@ BUILT_IN = (
     LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
                 hooks=("served_models", "index"), index_words=("nodelabels", "node-label", "kind: node", "nodefeaturerule")),
     LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index"), index_words=("timeslicing",)),
-    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+    # index words: capacity.gpus.RESOURCE_KINDS lower-cased (tests/adapters/test_adapter_protocol.py compares)
+    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index"),
+                index_words=("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "google.com/tpu",
+                             "aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuroncore",
+                             "habana.ai/gaudi")),
     LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
     LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
                                       "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
@@ -96,7 +101,7 @@ BUILT_IN = (
     # records the files kustomizations name that do not exist; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
-    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle")),
+    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -130,14 +135,30 @@ for module, names in NAMED_FORMATS.items():
 RENDERED_INDEX = (f"{__package__.rpartition('.')[0]}.launch.configmaps",)
 
 
-def index(workspace: Workspace, loaded: LoadedFile) -> None:
+def index(workspace: Workspace, loaded: LoadedFile, by_path: bool = True) -> None:
     """First pass over every file: what other documents refer to (LLMKube Models by name, Services). Each
     module's hook only for a file that holds one of its ``INDEX_WORDS``; a format that is not YAML indexes
-    only its own files (nor is it imported for another's)."""
+    only its own files (nor is it imported for another's). ``by_path`` False: not the ``BY_PATH`` hooks
+    (a worker's stage: the run calls them, ``index_by_path``)."""
     lowered = loaded.text.lower()
     for adapter in REGISTRY:
-        if _indexes_file(adapter, "index", loaded.path, lowered):
+        if (by_path or _short(adapter) not in BY_PATH) and _indexes_file(adapter, "index", loaded.path, lowered):
             adapter.index(workspace, loaded)
+
+
+# Index hooks that read a file's path only (and files beside it), never its documents: the run calls them
+# itself, in the order of the files, also for a file whose stage a worker or the cache did (stages.py).
+BY_PATH = ("formats.readme_nodes",)
+
+
+def index_by_path(workspace: Workspace, loaded: LoadedFile) -> None:
+    for adapter in REGISTRY:
+        if _short(adapter) in BY_PATH and defines(adapter, "index"):
+            adapter.index(workspace, loaded)
+
+
+def _short(adapter: Registered) -> str:
+    return adapter.__name__.rpartition("adapters.")[2]
 
 
 def _indexes_file(adapter: Registered, hook: str, path: str, lowered: str) -> bool:
@@ -281,19 +302,22 @@ def operator_fields() -> list[dict[str, tuple[str, str]]]:
 # The index spaces a file may add to without sharing anything with the others: the run's list of Services,
 # which no adapter reads while building models (a pod keeps the list itself, read by rules after the run).
 APPEND_ONLY = ("formats.workloads",)
+# Index hooks that act only on files a renderer reads by name (``always_read``: such a file shares anyway).
+RENDERED_ONLY = ("launch.kustomizations",)
 
 
 def shares_index(name: str, text: str) -> bool:
     """Whether a file called ``name`` holding ``text`` may read or write what other files index, and so
     needs the run's order: it is rendered with others (a kustomization, a chart), is not YAML (a script
     may write manifests), or holds a word of an ``index`` or ``refers_forward`` hook (a ConfigMap, a
-    reference to one, an LLMKube Model ...) other than an append-only one's. Any other file's served
+    reference to one, an LLMKube Model ...) other than an append-only one's or one the run calls by path
+    (``BY_PATH``). Any other file's served
     models are the same whatever files the run read before it (``lint``'s worker processes)."""
     if always_read(name) or file_format(name) is not None:
         return True
     lowered = text.lower()
     return any(_indexes_file(adapter, hook, name, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
-               if adapter.__name__.rpartition("adapters.")[2] not in APPEND_ONLY)
+               if _short(adapter) not in APPEND_ONLY + BY_PATH + RENDERED_ONLY)
 
 
 def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
