@@ -36,7 +36,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def _space(workspace: Workspace) -> list:
-    """This module's index space: (claim name, path inside the claim, download) of the run's Jobs."""
+    """This module's index space: (namespace, claim name, path inside the claim, download) of the run's Jobs."""
     return workspace.space(__name__, list)
 
 
@@ -49,7 +49,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         if root.scalar("kind") not in _JOBS:
             continue
         ctx = DocContext(loaded, document, workspace)
-        name = root.scalar("metadata", "name")
+        name, namespace = root.scalar("metadata", "name"), root.scalar("metadata", "namespace")
         for pod_spec in pod_specs(root):
             claims = _claims(pod_spec)
             for key in ("initContainers", "containers"):
@@ -60,7 +60,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
                     where = f"{root.scalar('kind')} '{name}'"
                     for download in container_downloads(ctx, container, where):
                         if download.repo and download.volume is not None and download.volume[0] in claims:
-                            _space(workspace).append((claims[download.volume[0]], download.volume[1], download))
+                            _space(workspace).append((namespace, claims[download.volume[0]], download.volume[1], download))
 
 
 def _claims(pod_spec: YNode) -> dict[str, str]:
@@ -85,8 +85,9 @@ def settle(workspace: Workspace, models: list[ServedModel]) -> None:
         volume = model.pod.volumes.get(mount.volume) if mount is not None else None
         if volume is None or volume.claim is None:
             continue
-        for claim, inside, download in jobs:
-            if claim == volume.claim:
+        for namespace, claim, inside, download in jobs:
+            # a claim is its namespace's: one left unstated here may be given by a kustomization or the apply
+            if claim == volume.claim and (None in (namespace, model.pod.namespace) or namespace == model.pod.namespace):
                 _offer(model, dataclasses.replace(download, volume=(volume.name, inside)))
 
 
