@@ -127,6 +127,7 @@ class Volume:
     location: Location
     medium: str | None = None
     size: str | None = None
+    claim: str | None = None  # a persistentVolumeClaim's claimName: what another pod that mounts it shares
 
 
 @dataclass(slots=True, eq=False)
