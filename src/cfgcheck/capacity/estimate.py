@@ -471,11 +471,7 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     est.weight_bytes_per_gpu = weights // (run.tp * run.pp) + run.extra.weight_bytes
     est.reasons.append(f"weights {weights / GiB:.1f} GiB ({served.weights_origin(model, run.arch)}) over {run.tp * run.pp} GPU(s)")
-    if run.engine == "vllm" and mxfp4.applies(run.arch):
-        per_rank, backend = mxfp4.vllm_weight_bytes(model, run.arch, run.gpu, run.version, run.tp, run.pp)
-        est.weight_bytes_per_gpu = per_rank + run.extra.weight_bytes
-        est.reasons.append(f"MXFP4 experts as vLLM's {backend} MoE backend loads them on {run.gpu.name}: "
-                           f"{per_rank / GiB:.2f} GiB per GPU")
+    mxfp4.resize_for_vllm(model, run, est)
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
         frac = served.sglang_fraction(model, run, est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK, est.reasons)

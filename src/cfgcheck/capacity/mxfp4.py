@@ -28,6 +28,7 @@ from typing import Any
 from ..engines.defaults import parse_version
 from ..settings import truthy
 from .architecture import Architecture
+from .tables import GiB
 
 # torch 2.8, which the Triton MXFP4 path checks for (is_torch_equal_or_newer("2.8.0")), is pinned from 0.10.2
 TRITON_SINCE = (0, 10, 2)
@@ -91,3 +92,13 @@ def vllm_weight_bytes(model: Any, arch: Architecture, gpu: Any, version: str | N
     """One rank's loaded bytes and the backend that sizes them."""
     backend = vllm_backend(gpu, version, getattr(model, "env", None) or {})
     return (expert_bytes(arch, tp, backend) + dense_bytes(arch, tp)) // max(1, pp), backend
+
+
+def resize_for_vllm(model: Any, run: Any, est: Any) -> None:
+    """vLLM's MXFP4 MoE: the weights per GPU the backend loads, in place of the checkpoint's share."""
+    if run.engine != "vllm" or not applies(run.arch):
+        return
+    per_rank, backend = vllm_weight_bytes(model, run.arch, run.gpu, run.version, run.tp, run.pp)
+    est.weight_bytes_per_gpu = per_rank + run.extra.weight_bytes
+    est.reasons.append(f"MXFP4 experts as vLLM's {backend} MoE backend loads them on {run.gpu.name}: "
+                       f"{per_rank / GiB:.2f} GiB per GPU")
