@@ -28,7 +28,7 @@ from .architecture import Architecture, architecture_from_config, normalize_mode
 from .local_configs import served_architecture
 from .gpus import Gpu, Resolution, resolve_accelerator
 from .layout import KvLayout, kv_layout
-from . import overheads, served
+from . import mxfp4, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
@@ -472,6 +472,7 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     est.weight_bytes_per_gpu = weights // (run.tp * run.pp) + run.extra.weight_bytes
     est.reasons.append(f"weights {weights / GiB:.1f} GiB ({served.weights_origin(model, run.arch)}) over {run.tp * run.pp} GPU(s)")
+    mxfp4.resize_for_vllm(model, run, est)
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
         frac = served.sglang_fraction(model, run, est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK, est.reasons)
