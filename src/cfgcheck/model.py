@@ -169,7 +169,7 @@ class Download:
     volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True, eq=False)
 class RepositoryModel:
     """A model folder the repository holds and the engine serves (a compose bind mount of it, a path a
     host script serves): its ``config.json`` as Git holds it, and the checkpoint index beside it (the

@@ -19,7 +19,6 @@ from ...model import Location, RepositoryModel, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from . import named_files
-from .scripts import HOST_KINDS
 
 MARKERS: tuple[str, ...] = ()  # reads no document as its own
 # the checkpoint index beside config.json: the weight size (as for a model_configs folder)
@@ -54,7 +53,10 @@ def _folders(workspace: Workspace, model: ServedModel, path: str) -> list[tuple[
         return []
     if model.pod is not None and model.pod.format == "compose" and path.startswith("/"):
         return _bind_mounted(model, posixpath.normpath(path))
-    if model.pod is None and model.image is None and model.kind in HOST_KINDS and not path.startswith(("/", "~")):
+    if model.pod is None and model.image is None and not path.startswith(("/", "~")):
+        from .scripts import HOST_KINDS  # the shell reader: only a run with an engine outside any pod needs it
+        if model.kind not in HOST_KINDS:
+            return []
         text = named_files.read_text(workspace, model.path)
         if text is None or named_files.changes_folder(text):
             return []  # after a cd the path is relative to a folder the repository does not show
