@@ -53,10 +53,8 @@ def _folders(workspace: Workspace, model: ServedModel, path: str) -> list[tuple[
         return []
     if model.pod is not None and model.pod.format == "compose" and path.startswith("/"):
         return _bind_mounted(model, posixpath.normpath(path))
-    if model.pod is None and model.image is None and not path.startswith(("/", "~")):
-        from .scripts import HOST_KINDS  # the shell reader: only a run with an engine outside any pod needs it
-        if model.kind not in HOST_KINDS:
-            return []
+    if model.pod is None and model.image is None and model.kind in named_files.HOST_KINDS and \
+            not path.startswith(("/", "~")):
         text = named_files.read_text(workspace, model.path)
         if text is None or named_files.changes_folder(text):
             return []  # after a cd the path is relative to a folder the repository does not show
