@@ -80,7 +80,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, lookup_architecture
+from cfgcheck.api import Finding, served_architecture
 
 CODE = "CFG207"
 NAME = "context-exceeds-model-max"
@@ -114,7 +114,7 @@ def check(model, ctx) -> Iterator[Finding]:
         return
     if length <= 0:  # -1 / auto: vLLM fits the length itself
         return
-    arch = lookup_architecture(model.model_id(), config.get("model_configs"))
+    arch = served_architecture(model, model.model_id(), config.get("model_configs"))
     if arch is None:
         return
     limit = arch.derived_max_len()

@@ -60,7 +60,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, as_int, lookup_architecture
+from cfgcheck.api import Finding, as_int, served_architecture
 
 
 CODE, NAME, SEVERITY = "CFG210", "parallel-split-mismatch", "error"
@@ -88,7 +88,7 @@ def check(model, ctx) -> Iterator[Finding]:
     if not isinstance(source, str):
         return
     name = source.strip().removeprefix("hf://").split("@", 1)[0]
-    arch = lookup_architecture(name, (ctx.config or {}).get("model_configs"))
+    arch = served_architecture(model, name, (ctx.config or {}).get("model_configs"))
     if arch is None or arch.kv_lora_rank:
         return
     problem = _problem(arch.num_attention_heads, arch.num_kv_heads, tp)

@@ -81,7 +81,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import (Finding, catalog_for, facts_version, label, lookup_architecture, needs_more_everywhere,
+from cfgcheck.api import (Finding, catalog_for, facts_version, label, needs_more_everywhere, served_architecture,
                           normalize_model_id, quant_bits_from_text, quantization_requirement, resolve_gpu, severity)
 
 from ._pod_rules import how_to_pass
@@ -132,7 +132,7 @@ def _method(model, ctx) -> tuple[str, object, str] | None:
     model_id = str(model.model.value)
     if quant_bits_from_text(normalize_model_id(model_id).rsplit("/", 1)[-1])[1] is not None:
         return None  # the checkpoint's method would be guessed from its name: not sure enough
-    arch = lookup_architecture(model_id, (ctx.config or {}).get("model_configs"))
+    arch = served_architecture(model, model_id, (ctx.config or {}).get("model_configs"))
     if arch is None or not arch.quantization:
         return None
     method = arch.quantization.lower()

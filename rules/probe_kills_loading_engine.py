@@ -84,7 +84,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option, lookup_architecture
+from cfgcheck.api import Finding, Option, served_architecture
 
 from ._pod_rules import serves
 from ._weights import hub_name, offline, persistent_cache, weight_bytes
@@ -111,7 +111,7 @@ def load_seconds(model, config: dict, read_rate: float) -> tuple[int, str]:
     floor = PROCESS_START_S + compile_s
     parts = f"{PROCESS_START_S} s start" + ("" if eager else f" + {compile_s} s compile and CUDA-graph capture")
     source = model.model.value if model.model is not None and isinstance(model.model.value, str) else None
-    arch = lookup_architecture(source, config.get("model_configs")) if source else None
+    arch = served_architecture(model, source, config.get("model_configs")) if source else None
     weights = arch.weight_bytes_for() if arch is not None else None
     if not weights:
         return floor, parts

@@ -81,7 +81,7 @@ from __future__ import annotations
 from typing import Iterator
 
 from cfgcheck.api import (DISPLAY, Finding, act_dtype_refused_everywhere, act_dtypes, catalog_for, facts_version,
-                          float16_refusal, float16_refused_everywhere, label, lookup_architecture,
+                          float16_refusal, float16_refused_everywhere, label, served_architecture,
                           normalize_model_id, quant_bits_from_text, severity)
 
 from ._pod_rules import how_to_pass
@@ -137,7 +137,7 @@ def _float16(model, ctx) -> Iterator[Finding]:
     if model.engine != "vllm" or dtype is None or model.model is None or \
             not isinstance(dtype.value, str) or _DTYPES.get(dtype.value.strip().lower()) != "float16":
         return
-    arch = lookup_architecture(str(model.model.value), (ctx.config or {}).get("model_configs"))
+    arch = served_architecture(model, str(model.model.value), (ctx.config or {}).get("model_configs"))
     catalog = catalog_for("vllm", model.engine_version) if arch is not None and arch.model_type else None
     version = facts_version(catalog.version) if catalog is not None else None
     refusal = float16_refusal(version, arch.model_type) if version is not None else None
@@ -160,7 +160,7 @@ def _quantization(model, ctx) -> Iterator[Finding]:
     model_id = str(model.model.value)
     if quant_bits_from_text(normalize_model_id(model_id).rsplit("/", 1)[-1])[1] is not None:
         return  # the checkpoint's method would be guessed from its name: not sure enough
-    arch = lookup_architecture(model_id, (ctx.config or {}).get("model_configs"))
+    arch = served_architecture(model, model_id, (ctx.config or {}).get("model_configs"))
     method = (arch.quantization or "").lower() if arch is not None else ""
     if wanted not in _CONTRADICTS.get(method, ()):
         return

@@ -33,7 +33,8 @@ from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
 if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/test_rule_api.py keeps the two equal)
-    from .capacity import GiB, cap_for, concurrency_at, longest_fitting_len, lookup_architecture, resolve_gpu
+    from .capacity import (GiB, cap_for, concurrency_at, longest_fitting_len, lookup_architecture, resolve_gpu,
+                           served_architecture)
     from .capacity.architecture import normalize_model_id, quant_bits_from_text
     from .capacity.estimate import CapacityEstimate
     from .capacity.gpus import DEVICE, UNIT, accelerator_kind, kv_from_compiled_buckets, parallel_units, request_unit
@@ -57,7 +58,8 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
-    "capacity": ("GiB", "cap_for", "concurrency_at", "longest_fitting_len", "lookup_architecture", "resolve_gpu"),
+    "capacity": ("GiB", "cap_for", "concurrency_at", "longest_fitting_len", "lookup_architecture", "resolve_gpu",
+                 "served_architecture"),
     "capacity.architecture": ("normalize_model_id", "quant_bits_from_text"),
     "capacity.estimate": ("CapacityEstimate",),
     "capacity.gpus": ("DEVICE", "UNIT", "accelerator_kind", "kv_from_compiled_buckets", "parallel_units",

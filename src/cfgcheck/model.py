@@ -127,6 +127,7 @@ class Volume:
     location: Location
     medium: str | None = None
     size: str | None = None
+    claim: str | None = None  # a persistentVolumeClaim's claimName: what another pod that mounts it shares
 
 
 @dataclass(slots=True, eq=False)
@@ -166,6 +167,17 @@ class Download:
     location: Location  # the repository or URL word
     how: str  # "huggingface-cli download in init container 'fetch'"
     volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
+
+
+@dataclass(slots=True, eq=False)
+class RepositoryModel:
+    """A model folder the repository holds and the engine serves (a compose bind mount of it, a path a
+    host script serves): its ``config.json`` as Git holds it, and the checkpoint index beside it (the
+    weight size), when Git holds one."""
+
+    folder: str  # repository-relative
+    config: str  # the config.json's text
+    index: str | None = None  # model.safetensors.index.json's text
 
 
 @dataclass(slots=True, eq=False)
@@ -335,8 +347,11 @@ class ServedModel:
     # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
     worker_images: list[Setting] = field(default_factory=list)
     # the hub repository a local model path holds, where the input names it (a download into that path,
-    # an org/name --served-model-name of the same name): value "org/name", source says which
+    # an org/name --served-model-name of the same name; the folder of the repository it is): value
+    # "org/name" (or the folder's name), source says which
     model_named: Setting | None = None
+    # the repository's own model folder the local path is, whose config.json describes the architecture
+    model_folder: RepositoryModel | None = None
     cache: dict = field(default_factory=dict, repr=False)  # facts derived once per run
 
     def gpu_pool(self) -> tuple[str, str] | None:

@@ -6,7 +6,7 @@ second served model."""
 from __future__ import annotations
 
 from cfgcheck.config import Config
-from cfgcheck.lint import collect
+from cfgcheck.lint import collect, lint
 
 DOCKERFILE = """\
 FROM vllm/vllm-openai:v0.9.2
@@ -31,10 +31,14 @@ spec:
 """
 
 
-def _models(tmp_path, files: dict[str, str]) -> list:
+def _write(tmp_path, files: dict[str, str]) -> None:
     for rel, text in files.items():
         (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / rel).write_text(text, encoding="utf-8")
+
+
+def _models(tmp_path, files: dict[str, str]) -> list:
+    _write(tmp_path, files)
     _, models = collect([tmp_path], Config(tmp_path, {}))
     return models
 
@@ -130,3 +134,16 @@ def test_the_images_env_is_the_containers_unless_the_container_sets_it(tmp_path)
     assert model.env["HF_HOME"].value == "/models/hf" and _at(model.env["HF_HOME"]) == ("docker/serve.Dockerfile", 2)
     assert model.env["HF_HUB_ENABLE_HF_TRANSFER"].value == "1"  # the legacy ENV NAME VALUE form
     assert model.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # the container's own wins
+
+
+def test_a_cache_the_images_dockerfile_puts_on_a_claim_is_persistent(tmp_path):
+    """HF_HOME set by the deployed image's ENV points at the claim the pod mounts: no CFG505; the same
+    image with the claim at another path downloads into the container's filesystem: CFG505."""
+    dockerfile = DOCKERFILE.replace("RUN pip install hf_transfer\n", "ENV HF_HOME=/models/hf\n")
+    makefile = "build:\n\tdocker build -t ghcr.io/acme/chat:latest -f docker/serve.Dockerfile .\n"
+    for where, flagged in (("/models", False), ("/data", True)):
+        deploy = _deployment("ghcr.io/acme/chat:1.4", f"        volumeMounts: [{{name: models, mountPath: {where}}}]\n")
+        deploy += "      volumes: [{name: models, persistentVolumeClaim: {claimName: weights}}]\n"
+        _write(tmp_path, {"docker/serve.Dockerfile": dockerfile, "Makefile": makefile, "k8s/deploy.yaml": deploy})
+        found = [f for f in lint([tmp_path], Config(tmp_path, {})).findings if f.code == "CFG505"]
+        assert bool(found) == flagged, [f.message for f in found]

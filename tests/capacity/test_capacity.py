@@ -16,7 +16,7 @@ from cfgcheck.capacity import measured
 from cfgcheck.context import RuleContext
 from cfgcheck.model import ArgToken, Directive, Location, ServedModel, Setting
 from cfgcheck.registry import Option, all_rules
-from helpers import REPO, SHARED
+from helpers import FIXTURES, REPO, SHARED, lint_fixture
 GiB = 1024**3
 
 
@@ -191,6 +191,22 @@ def test_worked_example_c_qwen3_next_hybrid_tp4():
     # TP1: 2,048 B/token/layer, GDN page 1,097,728 B -> block 544
     lay = cap.kv_layout(cap.lookup_architecture("Qwen/Qwen3-Next-80B-A3B-Instruct"), tp=1)
     assert lay.block_size == 544
+
+
+def test_cfg202_on_a_hybrid_model_fits_by_the_pools_own_arithmetic(tmp_path):
+    """Qwen3-Next (GDN layers and 12 attention layers): the longest length CFG202 gives is the one the
+    pool's block arithmetic holds, whether the GPU is stated or the largest one known (the same B300) is tried."""
+    fixture = FIXTURES / "rules" / "CFG202" / "fail-hybrid-context-above-pool.yaml"
+    unstated = tmp_path / "unstated.yaml"
+    unstated.write_text(re.sub(r"      nodeSelector:\n.*\n", "", fixture.read_text()))
+    stated = lint_fixture(fixture, tmp_path / "stated")
+    est = cap.estimate(stated.models[0], {})
+    fit = cap.longest_fitting_len(est)
+    assert cap.concurrency_at(est, fit) >= 1 > cap.concurrency_at(est, fit + 2048)
+    assert est.kv_pool_tokens > 200_000  # far above the 131,072 a per-layer reading gave
+    for result in (stated, lint_fixture(unstated, tmp_path / "unstated")):
+        (finding,) = [f for f in result.findings if f.code == "CFG202"]
+        assert f"the longest that fits is {fit:,}" in finding.message
 
 
 def test_sliding_window_cost_is_constant_beyond_window():

@@ -143,7 +143,7 @@ def test_v1_single_gpu_non_torch_is_what_its_logs_print():
 
 def test_moe_forward_holds_the_fused_experts_caches():
     """fused_experts keeps (topk, 2I/tp), (topk, I/tp) and (topk, hidden) per token; a dense MLP 3 x its width."""
-    from cfgcheck.capacity.architecture import lookup_architecture
+    from cfgcheck.capacity.local_configs import lookup_architecture
 
     moe, dense = lookup_architecture("Qwen/Qwen3-30B-A3B-Instruct-2507"), lookup_architecture("Qwen/Qwen3-32B")
     assert facts.mlp_activation_elements(moe, 2048, 1, 3.0) == 8 * (1536 + 768 + 2048)

@@ -7,7 +7,8 @@ import json
 import pytest
 
 from cfgcheck import capacity as cap
-from cfgcheck.capacity.architecture import lookup_architecture, unknown_model_reason
+from cfgcheck.capacity.architecture import unknown_model_reason
+from cfgcheck.capacity.local_configs import lookup_architecture
 from tests.capacity.test_capacity import ctx, rule, served, setting
 
 

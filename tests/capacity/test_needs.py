@@ -145,16 +145,16 @@ def test_moe_experts_over_data_parallel_ranks_are_not_sized(tmp_path) -> None:
 
 
 def test_a_gpu_within_the_estimates_error_band_is_borderline(tmp_path) -> None:
-    # gpt-oss-120b at its full 131,072 tokens on one 80 GB GPU is at the edge: the estimate puts an H100
+    # Qwen3-32B at its full 40,960 tokens on one 80 GB GPU is at the edge: the estimate puts an H100
     # (1,024 default sequences, an 8,192-token profile) just short and an A100-80GB (256) just over.
-    _, model = served(tmp_path, deployment("openai/gpt-oss-120b", length=131072))
+    _, model = served(tmp_path, deployment("Qwen/Qwen3-32B", length=40960))
     needs = memory_needs(model, {})
     assert [g.name for g in needs.borderline] == ["H100-80GB"]
     assert "A100-80GB" in [g.name for g in needs.fits_on] and "L40S" in [g.name for g in needs.too_small]
     assert capacity_rows([model], {})[0]["borderline"] == ["H100-80GB"]
     assert "borderline (within the estimate's 10%): H100-80GB 80 GB" in needs.summary()
     # the A100-80GB's 79.2 GiB is enough under its defaults: the smallest memory that holds one request
-    assert needs.summary().startswith("needs 79.2 GiB per GPU (weights 66.0 GiB) for one 131,072-token request")
+    assert needs.summary().startswith("needs 79.2 GiB per GPU (weights 61.1 GiB) for one 40,960-token request")
 
 
 def test_the_size_it_fits_from_is_exact_when_cards_of_one_nominal_size_differ(tmp_path) -> None:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from cfgcheck import capacity as cap
-from cfgcheck.capacity.architecture import lookup_architecture
+from cfgcheck.capacity.local_configs import lookup_architecture
 from cfgcheck.engines import defaults
 from cfgcheck.model import Setting
 from tests.capacity.test_engine_versions import served

@@ -11,8 +11,8 @@ from __future__ import annotations
 from ..engines.defaults import (default_gpu_memory_utilization, default_max_num_batched_tokens,
                                default_max_num_seqs, min_default_max_num_seqs, parse_version,
                                sglang_default_mem_fraction)
-from .architecture import (Architecture, ModelConfigError, architecture_from_config, bundled_models,
-                           lookup_architecture, normalize_model_id)
+from .architecture import Architecture, architecture_from_config, bundled_models, normalize_model_id
+from .local_configs import ModelConfigError, lookup_architecture, served_architecture
 from .estimate import (POOL_SOURCES, CapacityEstimate, activation_peak_bytes, cap_for, concurrency_at, estimate,
                        longest_fitting_len)
 from .gpus import Gpu, gpu_by_name, lookup_gpu, resolve_gpu, resolve_gpu_from_labels
@@ -29,5 +29,5 @@ __all__ = [
     "estimate", "find_measured_pool", "gpu_by_name", "human_int", "kv_bytes_per_token", "kv_cache_dtype_bytes",
     "kv_layout", "longest_fitting_len", "lookup_architecture", "lookup_gpu", "min_default_max_num_seqs",
     "normalize_model_id", "parse_version", "render_capacity", "resolve_gpu", "resolve_gpu_from_labels",
-    "sglang_default_mem_fraction",
+    "served_architecture", "sglang_default_mem_fraction",
 ]

@@ -24,10 +24,10 @@ from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
-from .architecture import Architecture, architecture_from_config, lookup_architecture, normalize_model_id, unknown_model_reason
+from .architecture import Architecture, architecture_from_config, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, Resolution, resolve_accelerator
 from .layout import KvLayout, kv_layout
-from . import overheads, served
+from . import local_configs, mxfp4, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
 from .tables import GiB
@@ -277,7 +277,7 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
     known = est.model and not unresolved(est.model)
-    run.arch = lookup_architecture(est.model, config.get("model_configs"), unreadable) if known else None
+    run.arch = local_configs.served_architecture(model, est.model, config.get("model_configs"), unreadable) if known else None
     if known and online.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
         run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
@@ -471,6 +471,7 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         return
     est.weight_bytes_per_gpu = weights // (run.tp * run.pp) + run.extra.weight_bytes
     est.reasons.append(f"weights {weights / GiB:.1f} GiB ({served.weights_origin(model, run.arch)}) over {run.tp * run.pp} GPU(s)")
+    mxfp4.resize_for_vllm(model, run, est)
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
         frac = served.sglang_fraction(model, run, est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK, est.reasons)

@@ -18,7 +18,8 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from .architecture import Architecture, lookup_architecture
+from .architecture import Architecture
+from .local_configs import lookup_architecture
 from .tables import GiB
 from ..settings import float_value, int_value, truthy
 

@@ -100,6 +100,10 @@ BUILT_IN = (
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
     # records the files kustomizations name that do not exist; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
+    # indexes the downloads Jobs make onto claims; once every model is known, names the local paths they fill
+    LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle")),
+    # once every model is known, names a local path that is a model folder of the repository by its config.json
+    LazyAdapter("launch.repository_models", (), hooks=("served_models", "settle")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
     LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )

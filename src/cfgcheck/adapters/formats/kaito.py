@@ -23,7 +23,7 @@ per entry of ``spec.roles`` (``type: prefill | decode``, ``replicas``, ``instanc
 
 from __future__ import annotations
 
-from ...capacity.architecture import lookup_architecture
+from ...capacity.local_configs import lookup_architecture
 from ...capacity.gpus import accelerator_by_instance_type
 from ...capacity.tables import bundled_table
 from ...model import ArgToken, ServedModel, Setting

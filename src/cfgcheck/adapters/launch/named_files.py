@@ -31,6 +31,9 @@ from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
 from ..core.protocol import file_format
 
+# the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
+# path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
+HOST_KINDS = ("shell script", "make target")
 _MAX_LINKS = 8  # links followed from one name at a commit (the kernel allows 40; a repository needs few)
 
 
@@ -100,11 +103,17 @@ _CD = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:builtin\s+)?(?:cd|pushd)\s+(?!
                  r"(?:\[0\])?\}?)\"?\s*\)\"?\s*(?:$|[;&|]))", re.M)
 
 
+def changes_folder(text: str) -> bool:
+    """Whether a script changes folder (``cd`` or ``pushd`` other than to its own folder): a relative path
+    it hands its engine after that is relative to a folder the repository does not show."""
+    return _CD.search(text) is not None
+
+
 def beside_script(text: str, written: str) -> bool:
     """Whether the relative path ``written`` a script hands its engine is a file the repository should
     hold beside the script: not when the script changes folder (``cd`` other than to its own folder), nor
     when it names the file again (it writes, copies or downloads it before the engine starts)."""
-    return not _CD.search(text) and text.count(posixpath.basename(written)) <= 1
+    return not changes_folder(text) and text.count(posixpath.basename(written)) <= 1
 
 
 def read_yaml(workspace: Workspace, rel: str) -> LoadedFile | None:

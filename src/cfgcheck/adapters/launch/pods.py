@@ -185,7 +185,9 @@ def read_volume(ctx: DocContext, item: YNode) -> Volume | None:
     empty = item.get("emptyDir")
     medium = empty.scalar("medium") if empty is not None and empty.kind == "map" else None
     size = empty.scalar("sizeLimit") if empty is not None and empty.kind == "map" else None
-    return Volume(name, kind, ctx.location(item), medium, None if size is None else str(size))
+    claim = item.path("persistentVolumeClaim", "claimName")
+    return Volume(name, kind, ctx.location(item), medium, None if size is None else str(size),
+                  str(claim.value) if claim is not None and claim.kind == "scalar" else None)
 
 
 def read_mounts(ctx: DocContext, node: YNode | None) -> list[Mount]:

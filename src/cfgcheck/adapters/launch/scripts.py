@@ -33,9 +33,6 @@ from . import config_file, model_presets, named_files
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
-# the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
-# path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
-HOST_KINDS = ("shell script", "make target")
 # docker run options that take a value (docker CLI reference, `docker run --help`); any other option
 # is a switch, or carries its value after "=".
 _DOCKER_VALUE_OPTIONS = frozenset("""
@@ -441,7 +438,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
-        elif kind in HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
+        elif kind in named_files.HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
                 named_files.beside_script(loaded.text, argument.text) and \
                 (rel := named_files.repo_path(loaded.path, argument.text)) and \
                 named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
