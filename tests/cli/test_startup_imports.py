@@ -75,10 +75,10 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
         assert needed in modules, needed
 
 
-# Modules a one-file lint of the served Deployment imports (283 on 2026-12-02, Python 3.11: the standard
-# library's and cfgcheck's; measure with `python -X importtime -m cfgcheck lint app.yaml`). A change that
-# needs more says why, or imports what it adds where it is used.
-MODULE_BOUND = 300
+# Modules a one-file lint of the served Deployment imports (Python 3.11, the standard library's and cfgcheck's;
+# measure with `python -X importtime -m cfgcheck lint app.yaml`): 283 on 2026-12-02 00:40 UTC, 301 after the
+# fleet and local-model-folder waves. A change that needs more says why, or imports what it adds where it is used.
+MODULE_BOUND = 310
 
 
 def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served_lint: list[str]) -> None:

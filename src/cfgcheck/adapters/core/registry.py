@@ -101,7 +101,8 @@ BUILT_IN = (
     # records the files kustomizations name that do not exist; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
     # indexes the downloads Jobs make onto claims; once every model is known, names the local paths they fill
-    LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle")),
+    LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle"),
+                index_words=("persistentvolumeclaim",)),
     # once every model is known, names a local path that is a model folder of the repository by its config.json
     LazyAdapter("launch.repository_models", (), hooks=("served_models", "settle")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
