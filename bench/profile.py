@@ -32,10 +32,6 @@ BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
 PYLIB = OUT / "pylib"
 
-# Text any served-model config must contain: an engine name (image, command, module) or a format marker.
-SERVING_HINT = re.compile(rb"vllm|sglang|tokenspeed|llama[-.]?cpp|llama-server|servingEngineSpec|inference\.llmkube\.dev",
-                          re.I)
-
 
 class Tee(io.TextIOBase):
     def __init__(self, *streams):
@@ -67,77 +63,140 @@ def lint_once(path: Path):
     return result
 
 
+class PhaseClock:
+    """CPU time (``time.process_time``) of each phase of a real ``lint`` run, exclusive of the phases it
+    calls, and per file: the functions the run calls are wrapped where the run looks them up (module
+    attributes), so the same profiler reads the reference commit's install and the working tree's. A
+    function a version does not have is skipped."""
+
+    # (module, attribute, phase); the file a call is about is its argument that is a LoadedFile or a path
+    HOOKS = (
+        ("cfgcheck.lint", "discover", "discover"),
+        ("cfgcheck.lint", "referrers", "discover"),
+        ("cfgcheck.lint", "related_paths", "discover"),
+        ("cfgcheck.lint", "load_file", "read"),
+        ("cfgcheck.lint", "load_stream", "read"),
+        ("cfgcheck.yamlio", "parse_text", "compose"),
+        ("cfgcheck.stages", "file_stage", "read"),
+        ("cfgcheck.stages", "cached_stage", "read"),
+        ("cfgcheck.stages", "adapt_file", "adapters"),
+        ("cfgcheck.stages", "index_file", "adapters"),
+        ("cfgcheck.adapters.core.registry", "index", "adapters"),
+        ("cfgcheck.adapters.core.registry", "served_models", "adapters"),
+        ("cfgcheck.adapters", "index", "adapters"),
+        ("cfgcheck.adapters", "served_models", "adapters"),
+        ("cfgcheck.lint", "rules_needed", "rules"),
+        ("cfgcheck.lint", "run_rules", "rules"),
+        ("cfgcheck.lint", "unreadable", "rules"),
+        ("cfgcheck.lint", "finalize", "report"),
+    )
+
+    def __init__(self) -> None:
+        self.total: dict[str, float] = {}
+        self.calls: dict[str, int] = {}
+        self.per_file: dict[tuple[str, str], float] = {}
+        self.stack: list[float] = []  # time spent in wrapped children of each open call
+        self.undo: list[tuple[object, str, object]] = []
+
+    def install(self) -> None:
+        import importlib
+
+        for module_name, attribute, phase in self.HOOKS:
+            try:
+                module = importlib.import_module(module_name)
+            except ImportError:
+                continue
+            original = getattr(module, attribute, None)
+            if original is None or getattr(original, "__wrapped_phase__", None):
+                continue
+            self.undo.append((module, attribute, original))
+            setattr(module, attribute, self._wrap(original, phase))
+
+    def uninstall(self) -> None:
+        for module, attribute, original in reversed(self.undo):
+            setattr(module, attribute, original)
+        self.undo.clear()
+
+    def _wrap(self, function, phase: str):
+        clock = self
+
+        def timed(*args, **kwargs):
+            clock.stack.append(0.0)
+            start = time.process_time()
+            result = None
+            try:
+                result = function(*args, **kwargs)
+                return result
+            finally:
+                spent = time.process_time() - start
+                children = clock.stack.pop()
+                own = spent - children
+                if clock.stack:
+                    clock.stack[-1] += spent
+                clock.total[phase] = clock.total.get(phase, 0.0) + own
+                clock.calls[phase] = clock.calls.get(phase, 0) + 1
+                name = _file_of((result, *args))
+                if name is not None:
+                    clock.per_file[(name, phase)] = clock.per_file.get((name, phase), 0.0) + own
+
+        timed.__wrapped_phase__ = phase
+        return timed
+
+
+def _file_of(values) -> str | None:
+    """The repository path of the file a call is about: a LoadedFile returned or passed, or parse_text's
+    first argument."""
+    for value in values:
+        path = getattr(value, "path", None)
+        if isinstance(path, str):
+            return path
+    return values[1] if len(values) > 2 and isinstance(values[1], str) and isinstance(values[2], str) else None
+
+
+PHASES = ("discover", "read", "compose", "adapters", "rules", "report")
+
+
 def phases(path: Path) -> None:
-    """Wall time per pipeline phase, using the lint module's own functions (they change; kept loose)."""
-    import cfgcheck.lint as L
+    """CPU time per phase of one warm in-process run (config, lint, text report), and per file."""
     from cfgcheck.config import load_for
+    from cfgcheck.lint import lint
     from cfgcheck.reporters import renderer
-    from cfgcheck.yamlio import decode
 
-    import yaml
-
-    marks = []
-    t = time.perf_counter()
-    config = load_for([path])
-    marks.append(("config (repo root via git, .cfgcheck.yaml)", time.perf_counter() - t))
-    t = time.perf_counter()
-    files = L.discover([path], config.root, config.get("exclude", []), L.file_suffixes())
-    discover_s = time.perf_counter() - t
-    t = time.perf_counter()
-    loaded = L.load([path], config)
-    load_total = time.perf_counter() - t
-    parsed = sum(1 for f in loaded if getattr(f, "documents", None))
-    marks.append((f"load: discover ({len(files)} files, {discover_s:.3f} s alone) + read + pre-filter + parse "
-                  f"({parsed} files with documents)", load_total))
-    t = time.perf_counter()
-    models = L.served_models(loaded, config)
-    marks.append((f"adapters ({len(models)} served models)", time.perf_counter() - t))
-    t = time.perf_counter()
-    rules = L.enabled_rules(config, None, None)
-    findings = L.unreadable(loaded, rules, config) + L.run_rules(rules, config, models)
-    marks.append((f"rules ({len(rules)} rules, {len(findings)} raw findings)", time.perf_counter() - t))
-    t = time.perf_counter()
-    result = L.finalize(findings, loaded, models, rules, config)
-    marks.append(("finalize (suppressions, sort)", time.perf_counter() - t))
-    t = time.perf_counter()
-    renderer("text")(result, color=False)
-    marks.append(("text report", time.perf_counter() - t))
-
-    # The parsing work on its own, for scale.
-    t = time.perf_counter()
-    datas = [f.read_bytes() for f in files]
-    texts = [decode(d) for d in datas]
-    read = time.perf_counter() - t
-    t = time.perf_counter()
-    for text in texts:
-        try:
-            for _ in yaml.compose_all(text, Loader=yaml.CSafeLoader):
-                pass
-        except yaml.YAMLError:
-            pass
-    compose = time.perf_counter() - t
-    t = time.perf_counter()
-    hits = sum(bool(SERVING_HINT.search(d)) for d in datas)
-    prefilter = time.perf_counter() - t
-    markers = getattr(L, "SERVING_MARKERS", None)
-    lint_hits = sum(bool(markers.search(d)) for d in datas) if markers is not None else None
-    total = sum(m[1] for m in marks)
-    print("| phase | seconds | share |\n|---|---:|---:|")
-    for name, seconds in marks:
-        print(f"| {name} | {seconds:.3f} | {seconds / total:.0%} |")
-    print(f"| **total** | {total:.3f} | |")
-    print("\nFor scale, over all discovered files:\n")
-    print("| piece | seconds |\n|---|---:|")
-    print(f"| read + decode | {read:.3f} |")
-    print(f"| PyYAML C composer alone (compose_all, CSafeLoader), every file | {compose:.3f} |")
-    print(f"| strict engine-name regex over the bytes (pre-filter cost) | {prefilter:.3f} |")
-    print(f"\nStrict engine-name regex `{SERVING_HINT.pattern.decode()}` matches {hits} of {len(datas)} files "
-          f"({hits / max(1, len(datas)):.1%}).")
-    if lint_hits is not None:
-        print(f"cfgcheck.lint.SERVING_MARKERS (the pipeline's own pre-filter) matches {lint_hits} of {len(datas)} files "
-              f"({lint_hits / max(1, len(datas)):.1%}).")
-    kustomizations = sum(1 for f in files if f.name in ("kustomization.yaml", "kustomization.yml"))
-    print(f"kustomization.yaml files: {kustomizations} (each is a `kubectl kustomize` subprocess if rendered).")
+    clock = PhaseClock()
+    clock.install()
+    start = time.process_time()
+    try:
+        config = load_for([path])
+        result = lint([path], config)
+        report_start = time.process_time()
+        renderer("text")(result, color=False)
+        clock.total["report"] = clock.total.get("report", 0.0) + time.process_time() - report_start
+    finally:
+        clock.uninstall()
+    total = time.process_time() - start
+    serving = sum(1 for f in result.files if getattr(f, "serving", True))
+    print(f"{len(result.files)} files ({serving} with a serving marker), {len(result.models)} served models, "
+          f"{len(result.findings)} findings; {total:.3f} s CPU in all.\n")
+    print("| phase | CPU s | share | calls | ms per file |\n|---|---:|---:|---:|---:|")
+    for phase in PHASES:
+        seconds = clock.total.get(phase, 0.0)
+        print(f"| {phase} | {seconds:.3f} | {seconds / total:.0%} | {clock.calls.get(phase, 0)} | "
+              f"{1000 * seconds / max(1, len(result.files)):.3f} |")
+    other = total - sum(clock.total.get(p, 0.0) for p in PHASES)
+    print(f"| other (configuration, the run's glue) | {other:.3f} | {other / total:.0%} | | |")
+    per_file: dict[str, float] = {}
+    for (name, _), seconds in clock.per_file.items():
+        per_file[name] = per_file.get(name, 0.0) + seconds
+    marked = {f.path for f in result.files if getattr(f, "serving", True)}
+    for label, chosen in (("with a serving marker", marked), ("without one", set(per_file) - marked)):
+        costs = sorted((per_file[name] for name in chosen if name in per_file), reverse=True)
+        if costs:
+            print(f"\nFiles {label}: {len(costs)}, median {1000 * costs[len(costs) // 2]:.2f} ms, "
+                  f"slowest {1000 * costs[0]:.1f} ms, sum {sum(costs):.3f} s (read + compose + adapters).")
+    slowest = sorted(per_file.items(), key=lambda kv: -kv[1])[:5]
+    print("\n| slowest files | ms |\n|---|---:|")
+    for name, seconds in slowest:
+        print(f"| `{name}` | {1000 * seconds:.1f} |")
 
 
 def parser_compare(path: Path, sample: int) -> None:
@@ -230,6 +289,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=25)
     parser.add_argument("--sample", type=int, default=200, help="files for the ruamel vs C composer comparison")
     parser.add_argument("--no-pyinstrument", action="store_true")
+    parser.add_argument("--phases-only", action="store_true", help="only the phase table (as bench/RESULTS.md shows)")
     args = parser.parse_args()
 
     if PYLIB.is_dir():
@@ -252,10 +312,12 @@ def main() -> None:
         if not path.is_dir():
             sys.exit(f"missing bench/out/{name}: run bench/run.py (or the generators) first")
         print(f"\n# {name} ({path.resolve()})")
-        section("Phases (in-process, one run, warm)")
+        section("Phases (in-process, one run, warm; CPU time)")
         if name == corpora[0]:
             lint_once(path)  # first pass: imports, catalogs, caches
         phases(path)
+        if args.phases_only:
+            continue
         section("cProfile")
         cprofile(path, args.top)
         if not args.no_pyinstrument:
@@ -264,7 +326,7 @@ def main() -> None:
         section("Composer: PyYAML C vs ruamel round-trip")
         parser_compare(path, args.sample)
     one = sorted(Path("dense/vllm-serve").glob("*.yaml"))
-    if one:
+    if one and not args.phases_only:
         print("\n# start-up")
         section("Import cost of `cfgcheck lint <one file>`")
         import_time(one[0])

@@ -2,6 +2,14 @@
 """One command for the speed numbers of bench/RESULTS.md: cfgcheck vs yamllint vs Checkov, measured in the same run.
 
     python bench/run.py [--reps 3] [--warmup 1] [--skip-checkov] [--regen]
+    python bench/run.py --reference [--reps 5] [--jobs-list 1,2,4]
+
+``--reference`` compares the working tree with the pinned reference commit (``bench/REFERENCE``), both
+installed side by side as regular installs in venvs under bench/out/ (``bench/installs.py``), and yamllint:
+the GitOps tree, the dense corpus, one served file, one file without a served model, ``--base`` with one
+changed file, peak RSS; the tree again with each ``--jobs`` of ``--jobs-list`` and a second run with the
+content cache, when the working tree has those options. Every figure is a ratio against yamllint and
+against the reference (``reference_report``), written to bench/out/reference.md.
 
 1. Generates the dense corpus (bench/gen_dense.py) and the GitOps tree (bench/gen_gitops.py, plus its
    second commit changing one serving file) into bench/out/ if missing.
@@ -22,14 +30,17 @@ import argparse
 import json
 import os
 import platform
+import re
 import shlex
 import shutil
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
 OUT = BENCH / "out"
@@ -57,6 +68,7 @@ class Case:
     cwd: Path = OUT
     env: dict[str, str] = field(default_factory=dict)
     ok_codes: tuple[int, ...] = (0, 1)
+    before: Callable[[], None] | None = None  # run untimed before each measurement (emptying a cache)
     runs: list[dict] = field(default_factory=list)
     error: str | None = None
 
@@ -88,7 +100,7 @@ def ensure_corpora(regen: bool) -> None:
                    stdout=subprocess.DEVNULL)
 
 
-def ensure_tools() -> dict[str, str | None]:
+def ensure_tools(names: tuple[str, ...] = ("yamllint", "checkov")) -> dict[str, str | None]:
     """yamllint and checkov in their own venv; returns {tool: path or None} and logs failures."""
     LOGS.mkdir(parents=True, exist_ok=True)
     pip = VENV / "bin" / "pip"
@@ -97,7 +109,7 @@ def ensure_tools() -> dict[str, str | None]:
         subprocess.run([sys.executable, "-m", "venv", str(VENV)], check=True)
         sh([str(pip), "install", "-q", "--upgrade", "pip"])
     found: dict[str, str | None] = {}
-    for tool in ("yamllint", "checkov"):
+    for tool in names:
         exe = VENV / "bin" / tool
         if not exe.exists():
             print(f"installing {tool} into bench/out/venv-tools ...", file=sys.stderr)
@@ -133,6 +145,8 @@ def measure(case: Case, log: bool) -> dict:
     # Measured as installed tools run: with their bytecode cache (a session may set DONTWRITEBYTECODE).
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **case.env}
     LOGS.mkdir(parents=True, exist_ok=True)
+    if case.before is not None:
+        case.before()
     with open(LOGS / f"{case.key}.out", "wb") as out, open(LOGS / f"{case.key}.err", "wb") as err:
         start = time.perf_counter()
         proc = subprocess.Popen(case.argv, cwd=case.cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
@@ -255,10 +269,17 @@ def main() -> None:
     parser.add_argument("--warmup", type=int, default=1)
     parser.add_argument("--skip-checkov", action="store_true", help="leave Checkov out (it is the slowest)")
     parser.add_argument("--regen", action="store_true", help="regenerate both corpora")
+    parser.add_argument("--reference", action="store_true",
+                        help="the working tree against the pinned reference commit (bench/REFERENCE) and yamllint")
+    parser.add_argument("--jobs-list", default="1,2,4", help="with --reference: the --jobs values of the tree")
+    parser.add_argument("--only", default="", help="with --reference: only these figures (comma-separated)")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
     ensure_corpora(args.regen)
+    if args.reference:
+        run_reference(args)
+        return
     tools = ensure_tools()
     cfgcheck = shutil.which("cfgcheck") or "cfgcheck"
     yamllint, checkov = tools.get("yamllint"), tools.get("checkov")
@@ -320,6 +341,194 @@ def main() -> None:
     (OUT / "results.md").write_text(text)
     (OUT / "results.json").write_text(json.dumps(
         {"meta": meta, "cases": {k: {"label": c.label, "argv": c.argv, "files": c.files, "runs": c.runs, "error": c.error}
+                                 for k, c in cases.items()}}, indent=2) + "\n")
+
+
+# ---------------------------------------------------------------- --reference: against the pinned commit
+
+TOOLS = ("yamllint", "ref", "head")
+# the figures of the reference table: key, label, the files it reads
+FIGURES = (("tree", "GitOps tree"), ("dense", "dense corpus"), ("one_served", "one served Deployment"),
+           ("one_plain", "one file without a served model"), ("base", "--base HEAD~1, one changed file"))
+# words any file that may hold a served model contains (a superset of the adapters' markers): the
+# one-file-without-a-model case is a manifest with none of them
+SERVING_WORDS = re.compile(rb"vllm|sglang|tokenspeed|llama|llmkube|servingengine|cfgcheck|inference|kaito|kubeai|"
+                           rb"ome\.io|serve|dynamo|modelartifacts|disaggregated|resourceclaim|max.model|gpu.memory|"
+                           rb"parallel|kv-cache|mem-fraction|context-length|model-path|max-running|max-num", re.I)
+
+
+def plain_file() -> Path:
+    """A Deployment of the GitOps tree that cannot hold a served model (the first in path order)."""
+    for path in sorted(GITOPS.rglob("*.yaml")):
+        data = path.read_bytes()
+        if b"kind: Deployment" in data and not SERVING_WORDS.search(data) and ".git" not in path.parts:
+            return path
+    sys.exit("no Deployment without a serving word in bench/out/gitops")
+
+
+def fresh_cache(folder: Path) -> Callable[[], None]:
+    """Empties ``folder`` (a run's XDG_CACHE_HOME) before a measurement: a cold cache every time."""
+    return lambda: shutil.rmtree(folder, ignore_errors=True)
+
+
+def reference_cases(exes: dict[str, str], head_has: set[str], jobs: list[int], files: dict[str, int],
+                    only: set[str], scratch: Path) -> dict[str, Case]:
+    """Every case of the reference run, keyed ``<figure>_<tool>`` (the head's extras ``tree_j<N>_head``,
+    ``cache_cold_head``, ``cache_warm_head``). The cfgcheck runs of a figure use a cache folder emptied
+    before each run, so no figure but the warm one reads a cache."""
+    argv = {"tree": ["gitops"], "dense": ["dense"], "one_served": ["app.yaml"], "one_plain": ["app.yaml"]}
+    # one file as the issue measured it (and bench/startup.py does): copied into a folder outside any git
+    # repository, without configuration; a pre-commit hook in a repository adds the related-file search
+    single = {"one_served": sorted((DENSE / "vllm-serve").glob("*.yaml"))[0], "one_plain": plain_file()}
+    folders = {key: scratch / key for key in single}
+    for key, source in single.items():
+        folders[key].mkdir()
+        shutil.copyfile(source, folders[key] / "app.yaml")
+    cases: dict[str, Case] = {}
+    for key, label in FIGURES:
+        if only and key not in only:
+            continue
+        for tool in TOOLS:
+            if tool == "yamllint":
+                if key != "base":
+                    cases[f"{key}_yamllint"] = Case(f"{key}_yamllint", f"{label}: yamllint",
+                                                    [exes["yamllint"], "-f", "parsable", *argv[key]], files[key],
+                                                    cwd=folders.get(key, OUT))
+                continue
+            cache = OUT / "cache-bench" / f"{key}_{tool}"
+            lint = [exes[tool], "lint", *(["--base", "HEAD~1", "."] if key == "base" else argv[key])]
+            cases[f"{key}_{tool}"] = Case(f"{key}_{tool}", f"{label}: cfgcheck {tool}", lint, files[key],
+                                          cwd=GITOPS if key == "base" else folders.get(key, OUT),
+                                          env={"XDG_CACHE_HOME": str(cache)},
+                                          before=fresh_cache(cache))
+    if only and "tree" not in only:
+        return cases
+    if "--jobs" in head_has:
+        for n in jobs:
+            cache = OUT / "cache-bench" / f"tree_j{n}"
+            cases[f"tree_j{n}_head"] = Case(f"tree_j{n}_head", f"GitOps tree: cfgcheck head --jobs {n}",
+                                            [exes["head"], "lint", "--jobs", str(n), "gitops"], files["tree"],
+                                            env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
+    if "--jobs" in head_has:  # peak RSS without workers
+        cache = OUT / "cache-bench" / "dense_j1"
+        cases["dense_j1_head"] = Case("dense_j1_head", "dense corpus: cfgcheck head --jobs 1",
+                                      [exes["head"], "lint", "--jobs", "1", "dense"], files["dense"],
+                                      env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
+    if "--no-cache" in head_has:  # the first run fills the cache (emptied before it), the second reads it
+        cache = OUT / "cache-bench" / "repeat"
+        cases["cache_cold_head"] = Case("cache_cold_head", "GitOps tree, cache: first run",
+                                        [exes["head"], "lint", "gitops"], files["tree"],
+                                        env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
+        cases["cache_warm_head"] = Case("cache_warm_head", "GitOps tree, cache: second run",
+                                        [exes["head"], "lint", "gitops"], files["tree"],
+                                        env={"XDG_CACHE_HOME": str(cache)})
+    return cases
+
+
+def _ratio(cases: dict[str, Case], slow: str, fast: str, what: str) -> float | None:
+    a, b = cases.get(slow), cases.get(fast)
+    if not a or not b or not a.runs or not b.runs or not b.median(what):
+        return None
+    return a.median(what) / b.median(what)
+
+
+def reference_report(cases: dict[str, Case], meta: dict) -> str:
+    """The figures side by side: medians, head against yamllint (how many times faster) and against the
+    reference (head / reference: above 1.05 is a regression that must say why), on wall and CPU time."""
+    lines = [f"# cfgcheck against the reference {meta['reference']}: {meta['when']}", "",
+             f"Machine: {meta['cpu']}, {meta['nproc']} CPU; Python {meta['python']}; head {meta['commit']}; "
+             f"{meta['yamllint']}. Median of {meta['reps']} interleaved repetitions after {meta['warmup']} "
+             f"warm-up. Load average before/after: {meta['load_before']} / {meta['load_after']}.", "",
+             "| case | yamllint wall / CPU (s) | reference wall / CPU (s) | head wall / CPU (s) | head vs yamllint "
+             "wall / CPU | head / reference wall / CPU | peak RSS ref / head (MiB) |",
+             "|---|---:|---:|---:|---:|---:|---:|"]
+
+    def pair(key: str) -> str:
+        case = cases.get(key)
+        if case is None or not case.runs:
+            return "n/a" if case is None or case.error is None else f"n/a ({case.error[:60]})"
+        return f"{case.median('wall'):.3f} / {case.median('cpu'):.3f}"
+
+    def ratios(slow: str, fast: str, unit: str) -> str:
+        wall, cpu = _ratio(cases, slow, fast, "wall"), _ratio(cases, slow, fast, "cpu")
+        return "n/a" if wall is None else f"{wall:.2f}{unit} / {cpu:.2f}{unit}"
+
+    def rss(key: str) -> str:
+        case = cases.get(key)
+        return f"{case.median('rss_mib'):.1f}" if case and case.runs else "n/a"
+
+    rows = [(key, label) for key, label in FIGURES] + \
+        [(key[:-5], cases[key].label) for key in cases if key.endswith("_head") and key[:-5] not in dict(FIGURES)]
+    for key, label in rows:
+        lines.append(f"| {label} | {pair(key + '_yamllint')} | {pair(key + '_ref')} | {pair(key + '_head')} | "
+                     f"{ratios(key + '_yamllint', key + '_head', 'x')} | {ratios(key + '_head', key + '_ref', '')} | "
+                     f"{rss(key + '_ref')} / {rss(key + '_head')} |")
+    speedup = _ratio(cases, "cache_cold_head", "cache_warm_head", "wall")
+    if speedup is not None:
+        lines += ["", f"Second run with the cache against the first: {speedup:.2f}x faster (wall), "
+                      f"{_ratio(cases, 'cache_cold_head', 'cache_warm_head', 'cpu'):.2f}x (CPU)."]
+    for n in (1, 2, 4):
+        tree = _ratio(cases, "tree_yamllint", f"tree_j{n}_head", "wall")
+        if tree is not None:
+            lines.append(f"- GitOps tree with --jobs {n}: {tree:.2f}x yamllint (wall), "
+                         f"{_ratio(cases, f'tree_j{n}_head', 'tree_ref', 'wall'):.2f} of the reference's wall time")
+    lines += ["", "| target (issue's done-when) | measured wall | on CPU time | goal | met (wall) |",
+              "|---|---:|---:|---:|---|"]
+    for name, slow, fast, goal, higher in REFERENCE_TARGETS:
+        wall, cpu = _ratio(cases, slow, fast, "wall"), _ratio(cases, slow, fast, "cpu")
+        if wall is None:
+            continue
+        met = wall >= goal if higher else wall <= goal
+        lines.append(f"| {name} | {wall:.2f}x | {cpu:.2f}x | {'≥' if higher else '≤'} {goal:g}x | "
+                     f"{'yes' if met else '**no**'} |")
+    head_rss = cases.get("dense_j1_head") or cases.get("dense_head")
+    if head_rss is not None and head_rss.runs:
+        lines.append(f"| peak RSS, dense corpus, head (--jobs 1 where the pool exists) | "
+                     f"{head_rss.median('rss_mib'):.1f} MiB | | ≤ 100 MiB | "
+                     f"{'yes' if head_rss.median('rss_mib') <= 100 else '**no**'} |")
+    errors = [f"- {c.label}: {c.error}" for c in cases.values() if c.error]
+    return "\n".join(lines + (["", "Errors:"] + errors if errors else [])) + "\n"
+
+
+# (name, slower case, faster case, goal, higher is better): a ratio of medians, slower / faster
+REFERENCE_TARGETS = (
+    ("GitOps tree, default --jobs: times faster than yamllint", "tree_yamllint", "tree_head", 25.0, True),
+    ("GitOps tree, --jobs 1: times faster than yamllint", "tree_yamllint", "tree_j1_head", 18.0, True),
+    ("dense corpus: times faster than yamllint", "dense_yamllint", "dense_head", 8.0, True),
+    ("one served Deployment: cfgcheck's time / yamllint's", "one_served_head", "one_served_yamllint", 1.0, False),
+    ("one file without a served model: cfgcheck's time / yamllint's", "one_plain_head", "one_plain_yamllint", 0.8,
+     False),
+    ("GitOps tree, second run with the cache: times faster than the first", "cache_cold_head", "cache_warm_head", 5.0,
+     True),
+)
+
+
+def run_reference(args) -> None:
+    from installs import install_head, install_reference, reference_commit, supports
+
+    tools = ensure_tools(("yamllint",))
+    if tools["yamllint"] is None:
+        sys.exit("yamllint did not install: see bench/out/logs/pip-yamllint.log")
+    exes = {"yamllint": tools["yamllint"], "ref": str(install_reference()), "head": str(install_head())}
+    head_has = {option for option in ("--jobs", "--no-cache") if supports(Path(exes["head"]), option)}
+    files = {"tree": count_yaml(GITOPS), "dense": count_yaml(DENSE), "one_served": 1, "one_plain": 1,
+             "base": count_yaml(GITOPS)}
+    jobs = [int(n) for n in args.jobs_list.split(",") if n]
+    load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
+    with tempfile.TemporaryDirectory(prefix="cfgcheck-bench-") as scratch:
+        cases = reference_cases(exes, head_has, jobs, files, set(filter(None, args.only.split(","))), Path(scratch))
+        run_cases(list(cases.values()), args.reps, args.warmup)
+    commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH).stdout.strip()
+    dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=BENCH).stdout.strip()
+    meta = {**machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "reps": args.reps, "warmup": args.warmup,
+            "load_before": load_before, "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
+            "reference": reference_commit()[:7], "commit": commit + (" + uncommitted changes" if dirty else ""),
+            "yamllint": version([exes["yamllint"], "--version"])}
+    text = reference_report(cases, meta)
+    sys.stdout.write(text)
+    (OUT / "reference.md").write_text(text)
+    (OUT / "reference.json").write_text(json.dumps(
+        {"meta": meta, "cases": {k: {"label": c.label, "argv": c.argv, "runs": c.runs, "error": c.error}
                                  for k, c in cases.items()}}, indent=2) + "\n")
 
 

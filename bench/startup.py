@@ -2,6 +2,7 @@
 """One small file, side by side: cfgcheck's start-up against yamllint's.
 
     python bench/startup.py [--reps 20] [--file FILE] [--config FILE] [--yamllint PATH] [--also NAME=EXECUTABLE ...]
+    python bench/startup.py --reference [--reps 20] [--file FILE]
 
 Runs ``python -c pass``, ``yamllint FILE`` and ``cfgcheck lint FILE`` interleaved (A B C A B C ...)
 ``--reps`` times after one warm-up each, in a temporary folder that is not a git repository and has no
@@ -12,6 +13,10 @@ every run). ``--also`` adds another cfgcheck, for instance one installed from ma
 The default file is the one-file case of ``bench/run.py`` (a served vLLM Deployment); pass ``--file`` with a
 file that holds no served model for the other common case (most files a pre-commit hook names). yamllint
 comes from PATH or bench/out/venv-tools.
+
+``--reference`` installs the pinned reference commit (``bench/REFERENCE``) and the working tree side by side
+(``bench/installs.py``, regular installs in venvs under bench/out/) and compares them: ``--cfgcheck`` is the
+working tree's, ``--also reference=...`` the reference's.
 
 Measure what users run: ``--cfgcheck`` pointing at a regular (``pip install .``) installation. An
 editable install (``pip install -e .``) adds its import finder to every Python start-up in that venv,
@@ -56,7 +61,14 @@ def main() -> None:
     parser.add_argument("--yamllint")
     parser.add_argument("--cfgcheck")
     parser.add_argument("--also", action="append", default=[], metavar="NAME=EXECUTABLE")
+    parser.add_argument("--reference", action="store_true",
+                        help="the working tree against the pinned reference commit, both installed here")
     args = parser.parse_args()
+    if args.reference:
+        from installs import install_head, install_reference
+
+        args.also.append(f"reference={install_reference()}")
+        args.cfgcheck = str(install_head())
     if not args.file.is_file():
         sys.exit(f"{args.file} not found: run `python bench/run.py` once to generate the corpus, or pass --file")
     cases = {"python -c pass": [sys.executable, "-c", "pass"],

@@ -3,12 +3,15 @@
 ## What it flags
 Files that are not valid YAML, not valid UTF-8 (or UTF-16 with a BOM), contain NUL bytes, exceed a
 configured limit (`limits.max-file-bytes`, `limits.max-depth`, `limits.max-expanded-nodes`,
-`limits.max-documents`), or hold duplicate keys. The finding points at the line and column where
-reading stopped. Also a `cfgcheck` directive or suppression in a comment longer than 4,096 characters
-(not read: `max-comment-chars`), a file that starts more engines than `limits.max-served-models`
-(256; the first are checked), a Python spec file that Python's parser refuses (named by the error's
-class), and a file or served model cfgcheck itself failed on (an internal error, named by its
-exception type; the other files are still checked).
+`limits.max-documents`), or, in a file that may hold a served model (one with a serving marker: an
+engine's name, an operator's API group), hold duplicate keys, an undefined alias or an alias expansion
+over `limits.max-expanded-nodes`; a file without a marker is checked in one pass of libyaml's parser,
+which sees syntax but builds no tree. The finding points at the line and column where reading stopped.
+Also a `cfgcheck` directive or suppression in a comment longer than 4,096 characters (not read:
+`max-comment-chars`), a file that starts more engines than `limits.max-served-models` (256; the first
+are checked), a Python spec file that Python's parser refuses (named by the error's class), and a file
+or served model cfgcheck itself failed on (an internal error, named by its exception type; the other
+files are still checked).
 
 A template is not flagged: a file whose Helm/Go `{{ }}` or Jinja `{% %}` tags break the YAML, or a
 broken file named as a template (`x.template.yaml`, `x.yaml.j2`, `x.gotmpl`), is YAML only once

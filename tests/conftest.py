@@ -39,6 +39,21 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
 
 
 @pytest.fixture(scope="session", autouse=True)
+def _cache_in_a_temporary_folder(tmp_path_factory: pytest.TempPathFactory):
+    """`cfgcheck lint` keeps a content cache in $XDG_CACHE_HOME/cfgcheck (src/cfgcheck/cache.py): the suite's
+    runs, in-process and spawned, keep theirs in a folder of the session, never the developer's."""
+    import os
+
+    saved = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(tmp_path_factory.mktemp("xdg-cache"))
+    yield
+    if saved is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = saved
+
+
+@pytest.fixture(scope="session", autouse=True)
 def _repository_templates(tmp_path_factory: pytest.TempPathFactory):
     """``helpers.make_repo`` builds each repository once per session here and copies it for every test."""
     import helpers

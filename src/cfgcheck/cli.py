@@ -53,7 +53,7 @@ def main_options(version: bool = typer.Option(False, "--version", callback=_vers
 def _lint_signature() -> inspect.Signature:
     """The typer parameters of `lint`, one per entry of ``LINT_OPTIONS`` (the fast path reads the same
     table), each typed by what it takes."""
-    types = {"flag": bool, "switch": Optional[bool], "format": Format, "fail-on": Optional[FailOn],
+    types = {"flag": bool, "switch": Optional[bool], "format": Format, "fail-on": Optional[FailOn], "count": Optional[int],
              "text": Optional[str], "texts": Optional[List[str]], "path": Optional[Path]}
     paths = inspect.Parameter("paths", inspect.Parameter.KEYWORD_ONLY, annotation=Optional[List[Path]],
                               default=typer.Argument(None, help=PATHS_HELP))

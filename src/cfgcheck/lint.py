@@ -7,11 +7,12 @@ import os
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator
 
 from .adapters.core import registry as adapters
 from . import precedence, suppressions
 from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
+from .cache import ContentCache
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
@@ -20,7 +21,9 @@ from .notes import per_run
 from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
-from .yamlio import LoadedFile, TemplateSyntax, YamlError, forget_parsed, load_file, parse_cache, relpath
+from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
+                     isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, Staged)
+from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 if TYPE_CHECKING:
     from .diff import Base
@@ -110,12 +113,14 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
-           stdin_filename: Path | None = None) -> Collection:
+           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
-    document a shared GPU ceiling, are read from the rest of the repository as context."""
+    document a shared GPU ceiling, are read from the rest of the repository as context. ``jobs``: the
+    processes that read files (``stages.staged``: the same result with any number); ``cache``: files
+    whose stage follows from their own text are kept in the content cache (``cache.py``)."""
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
@@ -134,9 +139,13 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
-        for current in _read(inputs, config, fast, wanted, stdin_filename):
+        kept = ContentCache(settings, fast) if cache and wanted is not None else None
+        for done in _read(inputs, config, fast, wanted, stdin_filename, jobs, workspace, kept):
+            current = done.file
             loaded.append(current)
-            if current.serving:
+            if done.models is not None:  # its stage built them (a file that shares no index)
+                models.extend(done.models)
+            elif current.serving:
                 models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
             if reporter:
                 reporter.step()
@@ -180,21 +189,11 @@ def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
     return workspace
 
 
-def _first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile]) -> list[ServedModel]:
-    """Index ``file``; its served models now, or none yet when it refers to a file not read yet."""
-    adapters.index(workspace, file)
-    if adapters.refers_forward(workspace, file):
-        waiting.append(file)
-        return []
-    return _release(adapters.served_models(workspace, file), file)
-
-
-def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None) -> Iterator[LoadedFile]:
-    for file in inputs.files:
-        yield _isolated_load(relpath(config.root, file),
-                             lambda: load_file(config.root, file, config.limits, fast, wanted, file_format))
+def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None, jobs: int,
+          workspace: Callable[[], adapters.Workspace], cache: ContentCache | None) -> Iterator[Staged]:
+    yield from staged(inputs.files, config, fast, wanted, jobs, workspace, cache)
     for stream in inputs.streams:
-        yield load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format)
+        yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 
 
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
@@ -214,13 +213,6 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     return [model for file in files for model in _release(_models_of(workspace(), file), file)]
 
 
-def _release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
-    forget_parsed(file)
-    for document in file.documents:
-        document.root = None
-    return models
-
-
 def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
     """Served models of files already loaded (diff mode and propose keep their trees); the files a
     repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
@@ -235,41 +227,6 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     if models:
         adapters.attach_fleet(workspace, models, serving)
     return models
-
-
-# ---------------------------------------------------------------- per-file isolation
-#
-# One file must never end the run: whatever goes wrong while reading or checking it (an adapter, a
-# rule, the capacity arithmetic on a value nobody foresaw) becomes a CFG000 finding of that file,
-# naming the exception type (never its text or traceback: it may quote file content), and every
-# other file is still linted. CFGCHECK_DEBUG=1 re-raises, for the traceback.
-
-
-def _internal_error(exc: Exception, what: str) -> str:
-    return (f"cfgcheck failed while {what}: internal error {type(exc).__name__} "
-            "(a cfgcheck bug; CFGCHECK_DEBUG=1 shows the traceback)")
-
-
-def _isolated(file: LoadedFile, step: Callable[[], Any], default: Any = None) -> Any:
-    """``step()``, or ``default`` when it raised: the exception is recorded as that file's CFG000."""
-    try:
-        return step()
-    except Exception as exc:
-        if os.environ.get("CFGCHECK_DEBUG"):
-            raise
-        if file.error is None:
-            file.error = YamlError(_internal_error(exc, "reading this file"))
-        return default
-
-
-def _isolated_load(rel: str, load: Callable[[], LoadedFile]) -> LoadedFile:
-    """``load()``; a file it fails on is an empty file ``rel`` whose error says so."""
-    empty = LoadedFile(rel, "", [], {})
-    return _isolated(empty, load, empty)
-
-
-def _models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedModel]:
-    return _isolated(file, lambda: adapters.served_models(workspace, file), [])
 
 
 # ---------------------------------------------------------------- rules
@@ -413,12 +370,13 @@ def dangling(found: list[adapters.Dangling], rules: list[Rule], config: Config) 
 @per_run
 def lint(paths: list[Path], config: Config, select: list[str] | None = None, ignore: list[str] | None = None,
          fast: bool = True, progress: bool = False, prefilter: bool = True,
-         stdin_filename: Path | None = None) -> LintResult:
+         stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> LintResult:
     """Lint ``paths``. ``fast`` (libyaml composer) and ``prefilter`` (skip files that cannot hold a
     served model) change the cost, never the findings. ``-`` in ``paths`` is standard input, reported
-    as ``stdin_filename``."""
+    as ``stdin_filename``. ``jobs``: worker processes for many files; ``cache``: use the content cache
+    (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
-    collection = gather(paths, config, fast, progress, prefilter, stdin_filename)
+    collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache)
     loaded, models = collection.loaded, collection.models
     rules = rules_needed(codes, models)
     findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \

@@ -32,7 +32,7 @@ class LintOption:
     """One option of `lint`: the ``run_lint_command`` parameter it sets, its names as typer declares
     them (``--on/--off`` for a switch), its default and help, and what it takes: ``flag`` (no value),
     ``switch`` (--on/--off, default None: the configuration decides), ``format`` (a reporter name),
-    ``fail-on`` (a severity), ``text``, ``texts`` (repeatable) or ``path``."""
+    ``fail-on`` (a severity), ``count`` (a whole number), ``text``, ``texts`` (repeatable) or ``path``."""
 
     parameter: str
     declarations: tuple[str, ...]
@@ -58,6 +58,11 @@ LINT_OPTIONS = (
     LintOption("online", ("--online/--offline",), None, ONLINE_HELP, "switch"),
     LintOption("baseline_file", ("--baseline",), None, "Report only findings not recorded in this baseline FILE.", "path"),
     LintOption("write_baseline", ("--write-baseline",), None, "Record today's findings in FILE (then they pass).", "path"),
+    LintOption("jobs", ("--jobs", "-j"), None,
+               "Processes that read and adapt files when there are many (default: the machine's cores; 1: none).",
+               "count"),
+    LintOption("no_cache", ("--no-cache",), False,
+               "Neither read nor write the content cache (XDG_CACHE_HOME/cfgcheck: see docs/CACHE.md).", "flag"),
     LintOption("quiet", ("--quiet", "-q"), False, "Findings only: no summary line, no progress.", "flag"),
     LintOption("statistics", ("--statistics",), False, "Counts per rule instead of the findings.", "flag"),
     LintOption("show_fixes", ("--show-fixes",), False, "Show the mechanical fix of each fixable [*] finding.", "flag"),
@@ -79,6 +84,8 @@ def _flag_options() -> dict[str, tuple[str, bool]]:
 
 FLAG_OPTIONS = _flag_options()
 FORMAT_OPTIONS = next(option.declarations for option in LINT_OPTIONS if option.takes == "format")
+COUNT_OPTIONS = {name: option.parameter for option in LINT_OPTIONS if option.takes == "count"
+                 for name in option.declarations}
 
 
 def lint_defaults() -> dict:
@@ -88,7 +95,7 @@ def lint_defaults() -> dict:
 
 def fast_lint_arguments(argv: list[str]) -> dict | None:
     """The arguments of ``run_lint_command`` for ``lint`` followed by paths, the options of
-    ``FLAG_OPTIONS`` and ``--format NAME`` / ``-f NAME`` in any order; None for anything else (and on
+    ``FLAG_OPTIONS``, ``--format NAME`` / ``-f NAME`` and ``--jobs N`` in any order; None for anything else (and on
     Windows, where click expands wildcards in the arguments)."""
     if not argv or argv[0] != "lint" or sys.platform == "win32":
         return None
@@ -104,6 +111,11 @@ def fast_lint_arguments(argv: list[str]) -> dict | None:
             if value not in FORMATS:
                 return None
             arguments["fmt"] = value
+        elif token in COUNT_OPTIONS:
+            value = next(tokens, None)
+            if value is None or not value.isdigit() or not value.isascii():
+                return None
+            arguments[COUNT_OPTIONS[token]] = int(value)
         elif not token or token.startswith("-") or not token.isprintable():
             return None
         else:
@@ -120,9 +132,13 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
                      config_file: Optional[Path], select: Optional[List[str]], ignore: Optional[List[str]],
                      fail_on: Optional[str], stdin_filename: Optional[Path], render_helm: Optional[bool],
                      online: Optional[bool], baseline_file: Optional[Path], write_baseline: Optional[Path],
-                     quiet: bool, statistics: bool, show_fixes: bool) -> int:
+                     jobs: Optional[int], no_cache: bool, quiet: bool, statistics: bool, show_fixes: bool) -> int:
     """Lint files and folders; the exit code (1 when findings reach ``fail_on``)."""
     from .lint import lint as run_lint
+    from .pool import default_jobs
+
+    if jobs is not None and jobs < 1:
+        raise UsageError(f"--jobs {jobs}: give 1 or more processes")
 
     paths = paths or [Path(".")]
     config = load_config(config_paths(paths, stdin_filename), config_file)
@@ -145,7 +161,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     else:
         progress = fmt == "text" and output is None and not quiet
         result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
-                          stdin_filename=stdin_filename)
+                          stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
     _baseline(result, baseline_file, write_baseline)
     write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
     return result.exit_code(fail_on or config.get("fail-on", "error"))

@@ -19,6 +19,19 @@ from .git import GitError, run
 # With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
 # "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).
 _GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
+# Reads of repository files, or folder listings, beyond the file being adapted (a compose ``.env``, the
+# ``Chart.yaml`` beside a values file, a folder's build scripts, ``model_configs``): the content cache
+# (cache.py) keeps only files whose adapting made none, whose served models follow from their own text.
+_BEYOND = [0]
+
+
+def read_beyond() -> None:
+    _BEYOND[0] += 1
+
+
+def reads_beyond() -> int:
+    """How many reads beyond the file being adapted this process has made (compared before and after)."""
+    return _BEYOND[0]
 
 
 def git_may_find_repository(folder: Path) -> bool:
@@ -51,7 +64,7 @@ def repo_relative(root: Path, path: str | os.PathLike[str], *, what: str = "path
 
     Raises UnsafePath for a ``..`` component and for an absolute path outside ``root``.
     """
-    if ".." in Path(path).parts:
+    if ".." in os.fspath(path).replace(os.sep, "/").split("/"):  # Path(path).parts, by strings
         raise UnsafePath(f"{what} {_shown(path)} contains '..'; refused")
     base = os.path.abspath(root)
     written = os.path.abspath(os.path.join(base, path))
@@ -60,13 +73,16 @@ def repo_relative(root: Path, path: str | os.PathLike[str], *, what: str = "path
     return "." if written == base else written[len(base.rstrip(os.sep)) + 1:].replace(os.sep, "/")
 
 
-def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path", links: bool = True) -> Path:
+def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path", links: bool = True,
+                memo: dict[str, str | None] | None = None) -> Path:
     """``path`` (relative to ``root``, or absolute) resolved, when it stays inside ``root``.
 
     Raises UnsafePath when the path is refused by :func:`repo_relative`, when following its symlinks
     leads out of ``root`` or into its ``.git``, or (``links=False``) when any part of it below ``root``
     is a symlink at all.
     The resolved path is returned so the caller opens what was checked, not the link again.
+    ``memo``: the folders already resolved by the caller in this run (a kustomization tree asks about
+    thousands of paths in a few folders), so each new path costs one ``lstat``.
     """
     base = os.path.abspath(root)
     written = os.path.join(base, repo_relative(base, path, what=what))
@@ -75,7 +91,7 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         if link is not None:
             raise UnsafePath(f"{what} {_shown(path)} goes through a symlink ({_shown(link.relative_to(base))}); "
                              "refused")
-    real, real_base = _resolved(written), _resolved(base)
+    real, real_base = _resolved(written, memo), _resolved(base, memo)
     if real is None or real_base is None:
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
     if not _within(real, real_base):
@@ -85,9 +101,22 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
     return Path(real)
 
 
-def _resolved(path: str) -> str | None:
+def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | None:
     """``Path.resolve()`` by strings (pathlib's objects cost more than the system calls here, on
-    every kustomize reference); None for a symlink loop."""
+    every kustomize reference); None for a symlink loop. With ``memo`` (folder -> its resolution, for
+    one run) as ``os.path.realpath`` does it, component by component from the left: the folder's
+    resolution, then the last name, followed when it is a link (``path`` is absolute and normalised)."""
+    if memo is not None:
+        folder, name = os.path.split(path)
+        if folder == path or not name:
+            return _resolved(path)
+        if folder not in memo:
+            memo[folder] = _resolved(folder, memo)
+        real_folder = memo[folder]
+        if real_folder is None:
+            return None
+        joined = os.path.join(real_folder, name)
+        return _resolved(joined) if os.path.islink(joined) else joined
     try:
         real = os.path.realpath(path)
     except OSError:

@@ -10,6 +10,7 @@ documents per file, and the length of a comment cfgcheck reads for directives.
 from __future__ import annotations
 
 import math
+import re
 from typing import Any
 
 DEFAULT_LIMITS = {
@@ -97,6 +98,59 @@ def check_events(text: str, limits: dict[str, int], prefer_fast: bool) -> None:
                 raise _broken(event, f"more than {max_documents:,} YAML documents in one file (limit max-documents)")
         if nodes > max_nodes:
             raise _broken(event, f"document has more than {max_nodes:,} nodes (limit max-expanded-nodes)")
+
+
+def _mark_of(error: Exception) -> tuple[int, int]:
+    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
+    if mark is None:
+        return 1, 1
+    return mark.line + 1, mark.column + 1
+
+
+def _one_line(error: Exception) -> str:
+    problem = getattr(error, "problem", None)
+    context = getattr(error, "context", None)
+    text = problem or str(error)
+    if context and problem:
+        text = f"{problem} ({context})"
+    return " ".join(str(text).split())
+
+
+class TemplateSyntax(YamlError):
+    """A file that is a template (Helm/Go ``{{ }}``, Jinja ``{% %}``): YAML only once rendered."""
+
+
+# Template markers, and the file names templates go by (x.template.yaml, x.yaml.tpl, x.j2, x.gotmpl, ...).
+_TEMPLATE_MARKS = ("{{", "{%")
+# a pattern, not compiled at import: only a file that is not YAML is asked
+_TEMPLATE_NAME = r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)"
+
+
+def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
+    """A template that breaks the YAML, at its first template line: a line that starts with a template
+    tag, or the line where the parser stopped holding one; or any broken file named as a template."""
+    for number, line in enumerate(text.splitlines()[:error_line], start=1):
+        column = min((c for c in (line.find(mark) for mark in _TEMPLATE_MARKS) if c != -1), default=-1)
+        if column != -1 and (line.lstrip().lstrip("- ").startswith(_TEMPLATE_MARKS) or number == error_line):
+            return TemplateSyntax("template syntax: YAML only once rendered", number, column + 1)
+    if re.search(_TEMPLATE_NAME, path.rsplit("/", 1)[-1], re.I):
+        return TemplateSyntax("named as a template: YAML only once rendered", error_line, 1)
+    return None
+
+
+def failure(path: str, text: str, exc: Exception, yaml_error: type, limits: dict[str, int]) -> YamlError:
+    """What stopped reading ``text``, as the file's error (a template's is a ``TemplateSyntax``)."""
+    if isinstance(exc, YamlError):
+        return exc
+    if isinstance(exc, yaml_error):
+        line, column = _mark_of(exc)
+        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
+            return YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
+        return _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
+    if isinstance(exc, RecursionError):
+        return YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
+    # a composer bug must not end the run
+    return YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
 
 
 def unread_long_comments(comments: dict) -> list[tuple[str, int, int]]:

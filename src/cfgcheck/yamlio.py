@@ -23,8 +23,9 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .yamlcomments import Comment, scan_comments
-from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, inspect, may_exceed, node_kind,
-                         unread_long_comments)
+from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, failure, inspect, may_exceed,
+                         node_kind, unread_long_comments)
+from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
 
 
 class FileReader(Protocol):
@@ -313,44 +314,6 @@ def composer(prefer_fast: bool = True):
     return _COMPOSERS[prefer_fast]
 
 
-def _mark_of(error: Exception) -> tuple[int, int]:
-    mark = getattr(error, "problem_mark", None) or getattr(error, "context_mark", None)
-    if mark is None:
-        return 1, 1
-    return mark.line + 1, mark.column + 1
-
-
-def _one_line(error: Exception) -> str:
-    problem = getattr(error, "problem", None)
-    context = getattr(error, "context", None)
-    text = problem or str(error)
-    if context and problem:
-        text = f"{problem} ({context})"
-    return " ".join(str(text).split())
-
-
-class TemplateSyntax(YamlError):
-    """A file that is a template (Helm/Go ``{{ }}``, Jinja ``{% %}``): YAML only once rendered."""
-
-
-# Template markers, and the file names templates go by (x.template.yaml, x.yaml.tpl, x.j2, x.gotmpl, ...).
-_TEMPLATE_MARKS = ("{{", "{%")
-# a pattern, not compiled at import: only a file that is not YAML is asked
-_TEMPLATE_NAME = r"\.(template|tmpl|tpl|j2|jinja2?|gotmpl)(\.|$)"
-
-
-def _template_error(path: str, text: str, error_line: int) -> YamlError | None:
-    """A template that breaks the YAML, at its first template line: a line that starts with a template
-    tag, or the line where the parser stopped holding one; or any broken file named as a template."""
-    for number, line in enumerate(text.splitlines()[:error_line], start=1):
-        column = min((c for c in (line.find(mark) for mark in _TEMPLATE_MARKS) if c != -1), default=-1)
-        if column != -1 and (line.lstrip().lstrip("- ").startswith(_TEMPLATE_MARKS) or number == error_line):
-            return TemplateSyntax("template syntax: YAML only once rendered", number, column + 1)
-    if re.search(_TEMPLATE_NAME, path.rsplit("/", 1)[-1], re.I):
-        return TemplateSyntax("named as a template: YAML only once rendered", error_line, 1)
-    return None
-
-
 def decode(data: bytes) -> str:
     """Decode as YAML allows (UTF-8, or UTF-16/32 with a BOM); raise YamlError otherwise."""
     if data.startswith(b"\xef\xbb\xbf"):
@@ -396,18 +359,8 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
-    except YamlError as exc:
-        loaded.error = exc
-    except yaml_error as exc:
-        line, column = _mark_of(exc)
-        if "maximum nesting depth" in _one_line(exc):  # libyaml >= 0.2.6 (PyYAML 6.0.4) has its own bound
-            loaded.error = YamlError(f"nesting deeper than {limits['max-depth']} levels (limit max-depth)", line, column)
-        else:
-            loaded.error = _template_error(path, text, line) or YamlError(f"invalid YAML: {_one_line(exc)}", line, column)
-    except RecursionError:
-        loaded.error = YamlError(f"nesting deeper than the parser can follow (limit max-depth {limits['max-depth']})")
-    except Exception as exc:  # a composer bug must not end the run
-        loaded.error = YamlError(f"cannot read YAML: {type(exc).__name__}: {_one_line(exc)}")
+    except Exception as exc:
+        loaded.error = failure(path, text, exc, yaml_error, limits)
     finally:
         sys.setrecursionlimit(old_limit)
     if comments:
@@ -415,6 +368,40 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         for message, line, column in unread_long_comments(loaded.comments):
             _report(loaded, message, line, column)
     return loaded
+
+
+def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
+    """A file that cannot hold a served model, checked without building it: libyaml's parser runs over
+    the text in C without making a Python object per event (PyYAML's ``CParser.raw_parse``), so a syntax
+    error, and a size, depth or document-count limit, is still the file's error; duplicate keys, undefined
+    aliases and alias expansion, which only a composed tree shows, are checked where a tree is built.
+    Without libyaml (or for text libyaml would break into other lines) the file is composed as before."""
+    limits = {**DEFAULT_LIMITS, **(limits or {})}
+    raw_parse = _raw_parser() if fast and not ("\x85" in text or "\u2028" in text or "\u2029" in text) else None
+    if raw_parse is None:
+        loaded = parse_text(path, text, limits, fast, comments=False)
+        loaded.text, loaded.serving = "", False
+        for document in loaded.documents:
+            document.root = None
+        return loaded
+    loaded = LoadedFile(path, "", [], {}, serving=False)
+    import yaml
+
+    try:
+        if may_exceed(text, limits):
+            check_events(text, limits, fast)
+        raw_parse(text)
+    except Exception as exc:
+        loaded.error = failure(path, text, exc, yaml.YAMLError, limits)
+    return loaded
+
+
+def _raw_parser() -> Callable[[str], object] | None:
+    try:
+        from yaml._yaml import CParser  # PyYAML's libyaml binding
+    except ImportError:
+        return None
+    return lambda text: CParser(text).raw_parse()
 
 
 def _report(loaded: LoadedFile, message: str, line: int, column: int) -> None:
@@ -471,12 +458,13 @@ def forget_parsed(loaded: LoadedFile) -> None:
 
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
-              wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None) -> LoadedFile:
+              wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
+              text: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
     no comments). ``readers(rel)``: the reader of a format that is not YAML (see ``parse_text``), None
     for YAML; without it every file is YAML. Inside ``parse_cache()`` a file already parsed with its
-    tree is not parsed again."""
+    tree is not parsed again. ``text``: the file's text, already read (``read_text``)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
     rel = relpath(root, file)
     reader = readers(rel) if readers is not None else None
@@ -486,27 +474,35 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         kept = cache.files[key]
         if wanted is None or wanted(rel, kept.text):
             return kept
+    if text is None:
+        read = read_text(rel, file, limits, reader)
+        if isinstance(read, LoadedFile):
+            return read
+        text = read
+    serving = wanted is None or wanted(rel, text)
+    if not serving:  # checked for errors only: one read, the marker test, libyaml's parser in C
+        return check_text(rel, text, limits, fast) if reader is None else LoadedFile(rel, "", [], {}, serving=False)
+    loaded = parse_text(rel, text, limits, fast, reader=reader)
+    if cache is not None:
+        cache.keep(key, loaded)
+    return loaded
+
+
+def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None) -> str | LoadedFile:
+    """The text of ``file`` (``rel`` in the repository), or the file that could not be read (too large,
+    not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
+    an engine."""
     try:
         size = file.stat().st_size
         if size > limits["max-file-bytes"]:
             return _unread(rel, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
                 reader)
-        text = decode(file.read_bytes())
-        serving = wanted is None or wanted(rel, text)
+        return decode(file.read_bytes())
     except YamlError as exc:
         return _unread(rel, exc, reader)
     except OSError as exc:
         return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
-    loaded = parse_text(rel, text, limits, fast, comments=serving, reader=reader)
-    loaded.serving = serving
-    if not serving:  # read for errors only: keep the findings, not the tree
-        loaded.text = ""
-        for document in loaded.documents:
-            document.root = None
-    elif cache is not None:
-        cache.keep(key, loaded)
-    return loaded
 
 
 def _unread(rel: str, error: YamlError, reader: FileReader | None) -> LoadedFile:

@@ -181,8 +181,9 @@ def test_the_registry_metadata_is_each_modules_own():
     assert len(lazy) >= 21 and all(entry in protocol.REGISTRY for entry in lazy)
     for entry in lazy:
         module = entry.module()
-        assert (entry.MARKERS, entry.SUFFIXES, entry.DOCUMENTS) == (
-            module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None)), entry
+        assert (entry.MARKERS, entry.SUFFIXES, entry.DOCUMENTS, entry.INDEX_WORDS) == (
+            module.MARKERS, getattr(module, "SUFFIXES", ()), getattr(module, "DOCUMENTS", None),
+            getattr(module, "INDEX_WORDS", None)), entry
         assert entry == module and importlib.import_module(entry.__name__) is module
     assert adapters.RENDERERS == {"kustomize": kustomize.NAMES, "helm": helm.NAMES}
     for name, module in adapters.LAUNCH_HELPERS.items():  # loaded on demand, from launch/ only

@@ -487,15 +487,19 @@ def test_both_composers_refuse_the_same_hostile_text(fast: bool) -> None:
 
 
 def test_files_without_a_serving_marker_are_still_reported_when_unreadable(repo: Path) -> None:
-    """The prefilter only skips the adapters: a hostile file with nothing a served model is made of is
-    still parsed for errors (so findings do not depend on the optimisation), within the limits."""
+    """A file with nothing a served model is made of is checked by libyaml's parser alone, within the
+    limits: what breaks the syntax, the encoding or the depth is still reported; its aliases are never
+    expanded (no tree is built), so an alias bomb there costs nothing and is no finding. With a marker
+    the same bomb is composed, and refused at the limit."""
     (repo / "bomb.yaml").write_text(BILLION_LAUGHS, encoding="utf-8")
+    (repo / "marked-bomb.yaml").write_text(MARK + BILLION_LAUGHS, encoding="utf-8")
     (repo / "deep.yaml").write_text("[" * 100_000 + "]" * 100_000, encoding="utf-8")
     (repo / "bad.yaml").write_bytes(b"a: \xff\x00\n")
+    (repo / "broken.yaml").write_text("a: 1\n b: 2\n", encoding="utf-8")
     report = measure(repo, ".")
-    assert report["json"]["summary"]["files"] == 4
+    assert report["json"]["summary"]["files"] == 6
     unreadable = {f["path"] for f in findings(report) if f["code"] == "CFG000"}
-    assert unreadable == {"bomb.yaml", "deep.yaml", "bad.yaml"}
+    assert unreadable == {"marked-bomb.yaml", "deep.yaml", "bad.yaml", "broken.yaml"}
 
 
 # ---------------------------------------------------------------- injection through values and file names

@@ -426,7 +426,7 @@ def test_an_exception_in_a_rule_is_that_served_models_cfg000(two_files: Path, mo
     assert not [f for f in result.findings if f.code == "CFG301" and f.location.path == "bad.yaml"]
 
 
-@pytest.mark.parametrize("target", ["cfgcheck.lint.load_file", "cfgcheck.adapters.core.registry.served_models",
+@pytest.mark.parametrize("target", ["cfgcheck.stages.load_file", "cfgcheck.adapters.core.registry.served_models",
                                     "cfgcheck.adapters.core.registry.index"])
 def test_an_exception_while_reading_a_file_is_its_cfg000(two_files: Path, monkeypatch, target: str) -> None:
     module_name, name = target.rsplit(".", 1)

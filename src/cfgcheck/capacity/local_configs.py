@@ -13,7 +13,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from ..paths import UnsafePath, inside_repo
+from ..paths import UnsafePath, inside_repo, read_beyond
 from .architecture import Architecture, architecture_from_config, bundled_architecture, normalize_model_id, \
     quant_bits_from_text
 
@@ -55,6 +55,7 @@ def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | No
     norm = normalize_model_id(model_id)
     qbits, qname = quant_bits_from_text(norm.rsplit("/", 1)[-1])
     if model_configs_dir:
+        read_beyond()
         base = Path(model_configs_dir)
         candidates = [base / norm, base / norm.rsplit("/", 1)[-1]]
         raw = str(model_id)

@@ -54,7 +54,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel)
+    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(f"{__name__}.resolved", dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
@@ -146,8 +146,10 @@ class Reach:
     outside: str | None = None
 
 
-def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path] | None = None) -> Reach:
-    """:class:`Reach` of the kustomization in ``folder``, its bases and components followed."""
+def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path] | None = None,
+           resolved: dict[str, str | None] | None = None) -> Reach:
+    """:class:`Reach` of the kustomization in ``folder``, its bases and components followed; ``resolved``:
+    the folders resolved so far in the run (``paths.inside_repo``'s memo)."""
     reach = reach if reach is not None else Reach()
     seen = seen if seen is not None else set()
     folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
@@ -170,12 +172,12 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
             continue
         target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
         try:
-            inside_repo(repo, target, what="kustomize reference")
+            inside_repo(repo, target, what="kustomize reference", memo=resolved)
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach
         if target.is_dir():
-            _reach(repo, target, reach, seen)
+            _reach(repo, target, reach, seen, resolved)
             if reach.outside:
                 return reach
         elif target.is_file():

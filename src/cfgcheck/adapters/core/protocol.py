@@ -23,6 +23,10 @@ and may declare
   (LLMKube ``Model``s by name, Kubernetes ``Service``s).
 - ``refers_forward(workspace, root)``: true when the document refers to something not indexed yet, so the
   run reads it after the other files.
+- ``INDEX_WORDS``: lower-case words one of which is in the text of every file whose documents the
+  ``index`` and ``refers_forward`` hooks act on (what the hooks test first: a kind, an API group, a
+  reference key); the run calls them, and imports the module, only for such files. Without it they are
+  called for every file with a serving marker.
 - ``setting_home(model, root, name, config)``: for ``propose``, where the format keeps setting ``name``
   of one of its models as a typed field (``extra_args``: its argument list), as (mapping, key path
   below it); ``None`` when the model is not theirs or the format has no such field.
@@ -97,10 +101,11 @@ class LazyAdapter:
     ``register(..., before=workloads)`` finds it."""
 
     def __init__(self, module: str, markers: tuple[str, ...], suffixes: tuple[str, ...] = (),
-                 hooks: tuple[str, ...] = ("served_models",), documents: str | None = None) -> None:
+                 hooks: tuple[str, ...] = ("served_models",), documents: str | None = None,
+                 index_words: tuple[str, ...] | None = None) -> None:
         self.__name__ = f"{ADAPTERS}.{module}"
         self.MARKERS, self.SUFFIXES, self.hooks = markers, suffixes, hooks
-        self.DOCUMENTS = documents
+        self.DOCUMENTS, self.INDEX_WORDS = documents, index_words
 
     def module(self) -> ModuleType:
         module = importlib.import_module(self.__name__)
@@ -210,6 +215,16 @@ def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
     MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
     imported."""
     return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
+
+
+def indexes(adapter: Adapter | FileAdapter | LazyAdapter, hook: str, lowered: str) -> bool:
+    """Whether ``adapter``'s ``hook`` (``index`` or ``refers_forward``) may act on a file whose lower-cased
+    text is ``lowered``: it defines the hook, and the file holds one of its ``INDEX_WORDS`` when it
+    declares them (a built-in adapter not imported yet answers from its registry entry)."""
+    if not defines(adapter, hook):
+        return False
+    words = getattr(adapter, "INDEX_WORDS", None)
+    return words is None or any(word in lowered for word in words)
 
 
 def may_own(adapter: Adapter | LazyAdapter, root: YNode) -> bool:

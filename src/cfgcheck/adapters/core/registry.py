@@ -20,8 +20,8 @@ from types import ModuleType
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
-from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
-                       file_suffixes, has_serving_marker, may_own, may_read, read_by_name, register)
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read, defines, document_adapters, file_format,  # noqa: F401
+                       file_suffixes, has_serving_marker, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
 # what the run reports of the references the adapters found leading nowhere (CFG003)
@@ -42,25 +42,30 @@ FILE_HOOKS = ("scan_comments", "file_models")  # a format that is not YAML
 BUILT_IN = (
     LazyAdapter("formats.mapped", (), hooks=("served_models", "setting_home")),
     LazyAdapter("formats.llmkube", ("llmkube",),
-                hooks=("served_models", "index", "refers_forward", "setting_home", "OPERATOR_FIELDS")),
+                hooks=("served_models", "index", "refers_forward", "setting_home", "OPERATOR_FIELDS"),
+                index_words=("llmkube",)),
     LazyAdapter("formats.production_stack", ("servingenginespec",), hooks=("served_models", "setting_home", "OPERATOR_FIELDS")),
     LazyAdapter("formats.vllm_runtime", ("vllm",), hooks=("served_models", "OPERATOR_FIELDS")),
     LazyAdapter("formats.kserve", ("inferenceservice", "servingruntime"),
-                hooks=("served_models", "index", "refers_forward", "OPERATOR_FIELDS")),
+                hooks=("served_models", "index", "refers_forward", "OPERATOR_FIELDS"),
+                index_words=("inferenceservice", "servingruntime")),
     LazyAdapter("formats.ome", ("ome.io",)),
     LazyAdapter("formats.kubeai", ("kubeai.org", "resourceprofile")),
     LazyAdapter("formats.rayserve", ("serveconfigv2", "llm_configs", "import_path")),
     LazyAdapter("formats.dynamo", ("dynamographdeployment", "dynamocomponentdeployment")),
-    LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward")),
+    LazyAdapter("formats.kaito", ("kaito.sh", "inference_config"), hooks=("served_models", "refers_forward"),
+                index_words=("kaito.sh",)),
     LazyAdapter("formats.llmd", ("modelartifacts", "disaggregatedset")),
     LazyAdapter("formats.llama_swap", ("cmd:",)),
     LazyAdapter("formats.chart_values", YAML_WORDS + ("servingenginespec",)),
     LazyAdapter("formats.compose", YAML_WORDS, documents="plain"),
-    LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.device_claims", ("resourceclaim",), hooks=("served_models", "index", "refers_forward"),
+                index_words=("resource.k8s.io", "resourceclaim")),
     LazyAdapter("launch.config_file", ENGINE_CONFIG_WORDS,
-                hooks=("served_models", "index", "refers_forward", "complete_model")),
+                hooks=("served_models", "index", "refers_forward", "complete_model"), index_words=("--config",)),
     LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
-                hooks=("served_models", "refers_forward", "complete_model")),
+                hooks=("served_models", "refers_forward", "complete_model"),
+                index_words=("models-preset", "llama_arg_models_preset")),
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
@@ -71,29 +76,37 @@ BUILT_IN = (
     LazyAdapter("formats.workflows", YAML_WORDS, documents="plain"),
     LazyAdapter("formats.skypilot", YAML_WORDS, documents="plain"),
     # cluster definitions: read for the GPU of the served models' pods (capacity/fleet.py), they own no model
-    LazyAdapter("formats.karpenter", ("karpenter.sh",), hooks=("served_models", "index")),
-    LazyAdapter("formats.eksctl", ("eksctl.io",), hooks=("served_models", "index")),
-    LazyAdapter("formats.gke_compute_class", ("computeclass",), hooks=("served_models", "index")),
-    LazyAdapter("formats.ome_accelerators", ("acceleratorclass",), hooks=("served_models", "index")),
+    LazyAdapter("formats.karpenter", ("karpenter.sh",), hooks=("served_models", "index"), index_words=("karpenter.sh",)),
+    LazyAdapter("formats.eksctl", ("eksctl.io",), hooks=("served_models", "index"), index_words=("eksctl.io",)),
+    LazyAdapter("formats.gke_compute_class", ("computeclass",), hooks=("served_models", "index"),
+                index_words=("computeclass",)),
+    LazyAdapter("formats.ome_accelerators", ("acceleratorclass",), hooks=("served_models", "index"),
+                index_words=("acceleratorclass",)),
     LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
-                hooks=("served_models", "index")),
-    LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index")),
-    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index")),
+                hooks=("served_models", "index"), index_words=("nodelabels", "node-label", "kind: node", "nodefeaturerule")),
+    LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index"), index_words=("timeslicing",)),
+    # index words: capacity.gpus.RESOURCE_KINDS lower-cased (tests/adapters/test_adapter_protocol.py compares)
+    LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index"),
+                index_words=("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "google.com/tpu",
+                             "aws.amazon.com/neuron", "aws.amazon.com/neurondevice", "aws.amazon.com/neuroncore",
+                             "habana.ai/gaudi")),
     LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
     LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
                                       "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
                 hooks=FILE_HOOKS),
-    LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index")),
+    # its index only appends the file's Services to a list the rules read once every file is in it
+    LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
-    LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward")),
+    LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
     # records the files kustomizations name that do not exist; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
     # indexes the downloads Jobs make onto claims; once every model is known, names the local paths they fill
-    LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle")),
+    LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle"),
+                index_words=("persistentvolumeclaim",)),
     # once every model is known, names a local path that is a model folder of the repository by its config.json
     LazyAdapter("launch.repository_models", (), hooks=("served_models", "settle")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
-    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle")),
+    LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )
 for adapter in BUILT_IN:
     register(adapter)
@@ -127,16 +140,35 @@ for module, names in NAMED_FORMATS.items():
 RENDERED_INDEX = (f"{__package__.rpartition('.')[0]}.launch.configmaps",)
 
 
-def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """First pass over every file: what other documents refer to (LLMKube Models by name, Services). A
-    format that is not YAML indexes only its own files (nor is it imported for another's)."""
+def index(workspace: Workspace, loaded: LoadedFile, by_path: bool = True) -> None:
+    """First pass over every file: what other documents refer to (LLMKube Models by name, Services). Each
+    module's hook only for a file that holds one of its ``INDEX_WORDS``; a format that is not YAML indexes
+    only its own files (nor is it imported for another's). ``by_path`` False: not the ``BY_PATH`` hooks
+    (a worker's stage: the run calls them, ``index_by_path``)."""
+    lowered = loaded.text.lower()
     for adapter in REGISTRY:
-        suffixes = getattr(adapter, "SUFFIXES", ())
-        if suffixes and not loaded.path.endswith(tuple(suffixes)):
-            continue
-        hook = getattr(adapter, "index", None)
-        if hook is not None:
-            hook(workspace, loaded)
+        if (by_path or _short(adapter) not in BY_PATH) and _indexes_file(adapter, "index", loaded.path, lowered):
+            adapter.index(workspace, loaded)
+
+
+# Index hooks that read a file's path only (and files beside it), never its documents: the run calls them
+# itself, in the order of the files, also for a file whose stage a worker or the cache did (stages.py).
+BY_PATH = ("formats.readme_nodes",)
+
+
+def index_by_path(workspace: Workspace, loaded: LoadedFile) -> None:
+    for adapter in REGISTRY:
+        if _short(adapter) in BY_PATH and defines(adapter, "index"):
+            adapter.index(workspace, loaded)
+
+
+def _short(adapter: Registered) -> str:
+    return adapter.__name__.rpartition("adapters.")[2]
+
+
+def _indexes_file(adapter: Registered, hook: str, path: str, lowered: str) -> bool:
+    suffixes = getattr(adapter, "SUFFIXES", ())
+    return not (suffixes and not path.endswith(tuple(suffixes))) and indexes(adapter, hook, lowered)
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -272,6 +304,27 @@ def operator_fields() -> list[dict[str, tuple[str, str]]]:
             for table in adapter.OPERATOR_FIELDS.values()]
 
 
+# The index spaces a file may add to without sharing anything with the others: the run's list of Services,
+# which no adapter reads while building models (a pod keeps the list itself, read by rules after the run).
+APPEND_ONLY = ("formats.workloads",)
+# Index hooks that act only on files a renderer reads by name (``always_read``: such a file shares anyway).
+RENDERED_ONLY = ("launch.kustomizations",)
+
+
+def shares_index(name: str, text: str) -> bool:
+    """Whether a file called ``name`` holding ``text`` may read or write what other files index, and so
+    needs the run's order: it is rendered with others (a kustomization, a chart), is not YAML (a script
+    may write manifests), or holds a word of an ``index`` or ``refers_forward`` hook (a ConfigMap, a
+    reference to one, an LLMKube Model ...) other than an append-only one's or one the run calls by path
+    (``BY_PATH``). Any other file's served
+    models are the same whatever files the run read before it (``lint``'s worker processes)."""
+    if always_read(name) or file_format(name) is not None:
+        return True
+    lowered = text.lower()
+    return any(_indexes_file(adapter, hook, name, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
+               if _short(adapter) not in APPEND_ONLY + BY_PATH + RENDERED_ONLY)
+
+
 def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
     """Give the run's served models its cluster definitions (``core/fleet.attach``), once every file is read."""
     from .fleet import attach  # loads capacity: only a run with served models needs it
@@ -281,5 +334,6 @@ def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> N
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
-    hooks = [adapter.refers_forward for adapter in REGISTRY if getattr(adapter, "refers_forward", None)]
-    return any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)
+    lowered = loaded.text.lower()
+    hooks = [adapter.refers_forward for adapter in REGISTRY if indexes(adapter, "refers_forward", lowered)]
+    return bool(hooks) and any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)

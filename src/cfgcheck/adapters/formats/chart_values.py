@@ -17,7 +17,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from ...paths import escapes
+from ...paths import escapes, read_beyond
 from ...model import ServedModel, Setting
 from ...yamlio import YamlError, YNode, load_data, parse_text
 from . import production_stack
@@ -107,6 +107,7 @@ def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
     root = config.get("root")
     if not root:
         return []
+    read_beyond()
     repo = Path(str(root))
     folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
     chart = repo / folder / "Chart.yaml"

@@ -18,6 +18,7 @@ from ..core.fleet import add_pool, file_notes, instance_offer, parse_taint, reso
 from ..core.recognition import string_map
 
 MARKERS = ("eksctl.io",)
+INDEX_WORDS = MARKERS  # index() reads ClusterConfigs of the API group only
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

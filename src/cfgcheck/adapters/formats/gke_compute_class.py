@@ -15,6 +15,7 @@ from ..core.fleet import add_pool, file_notes, gpu_offer, instance_offer, resour
 from ..core.recognition import to_int
 
 MARKERS = ("computeclass",)
+INDEX_WORDS = MARKERS  # index() reads ComputeClass resources only
 CLASS_LABEL = "cloud.google.com/compute-class"
 
 

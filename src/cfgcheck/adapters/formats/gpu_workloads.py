@@ -16,6 +16,7 @@ from ..core.recognition import GPU_RESOURCES, gpu_count, string_map
 from ..core.resources import file_resources
 
 MARKERS = ("nvidia.com/gpu", "amd.com/gpu")
+INDEX_WORDS = tuple(resource.lower() for resource in GPU_RESOURCES)  # index() returns at once without one
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -35,6 +35,7 @@ from ..launch.configmaps import configmaps
 
 API_GROUP = "kaito.sh/"
 MARKERS = ("kaito.sh", "inference_config")
+INDEX_WORDS = ("kaito.sh",)  # a workspace of the API group may name a ConfigMap not read yet
 CONFIG_KEY = "inference_config.yaml"
 INSTANCE_LABEL = "node.kubernetes.io/instance-type"
 NOT_VLLM_RUNTIMES = ("transformers",)

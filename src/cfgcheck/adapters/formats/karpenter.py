@@ -21,6 +21,7 @@ from ..core.fleet import add_pool, file_notes, gpu_offer, instance_offer, resour
 from ..core.recognition import string_map
 
 MARKERS = ("karpenter.sh",)
+INDEX_WORDS = MARKERS  # index() reads resources of the API group only
 _TYPE, _FAMILY = "node.kubernetes.io/instance-type", "karpenter.k8s.aws/instance-family"
 _GPU_NAME, _GPU_COUNT = "karpenter.k8s.aws/instance-gpu-name", "karpenter.k8s.aws/instance-gpu-count"
 

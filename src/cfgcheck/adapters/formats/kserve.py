@@ -33,6 +33,7 @@ from ..launch.shell import argv_tokens
 API_GROUP = "serving.kserve.io/"
 HF_SERVER = "huggingfaceserver"
 MARKERS = ("inferenceservice", "servingruntime")
+INDEX_WORDS = MARKERS  # runtimes indexed, and followed from InferenceServices, by kind
 # The LLMInferenceService launch template's parallel sizes (spec.parallelism key -> (flag passed, canonical
 # setting)). Protocol member: the registry gathers every format's.
 PARALLELISM = {

@@ -18,6 +18,7 @@ from ..launch.shell import argv_tokens
 
 API_GROUP = "inference.llmkube.dev/"
 MARKERS = ("llmkube",)
+INDEX_WORDS = ("llmkube",)  # Models are indexed and modelRefs followed in files of the API group
 
 # The typed fields LLMKube's controller turns into flags (internal/controller/inferenceservice_controller.go),
 # by where the InferenceService keeps them: field -> (flag the operator emits, canonical setting). Protocol

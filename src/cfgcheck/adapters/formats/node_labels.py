@@ -24,6 +24,7 @@ from ..core.fleet import add_pool, file_notes, gpu_offer, instance_offer, parse_
 from ..core.recognition import string_map
 
 MARKERS = ("nodelabels", "node-label", "kind: node", "nodefeaturerule")
+INDEX_WORDS = MARKERS  # index() returns at once for a file without one of them
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -17,6 +17,7 @@ from ..core.fleet import add_pool, file_notes, gpu_offer, resources_of
 from ..core.recognition import string_map
 
 MARKERS = ("acceleratorclass",)
+INDEX_WORDS = MARKERS  # index() reads AcceleratorClass resources only
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

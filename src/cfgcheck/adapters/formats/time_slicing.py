@@ -17,6 +17,7 @@ from ..core.recognition import to_int
 from ..core.yaml_in_strings import embedded_document
 
 MARKERS = ("timeslicing",)
+INDEX_WORDS = MARKERS  # index() returns at once for a file without "timeSlicing"
 _MAX_DEPTH = 8
 
 

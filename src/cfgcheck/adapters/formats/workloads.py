@@ -13,5 +13,6 @@ from ..launch.pod_specs import workload_models
 from ..launch.pods import index_services
 
 MARKERS = ENGINE_MARKERS
+INDEX_WORDS = ("service",)  # the index hook records documents of kind Service
 index = index_services  # protocol hook
 served_models = workload_models  # protocol hook

@@ -24,6 +24,7 @@ from ..core.resources import file_resources
 from .downloads import container_downloads
 
 MARKERS: tuple[str, ...] = ()  # indexes Jobs by what they download, reads no document as its own
+INDEX_WORDS = ("persistentvolumeclaim",)  # index() returns at once for a file without the word
 # the resources that run a download to completion; a Deployment's init containers are its own pod's
 _JOBS = ("Job", "CronJob")
 # words one of which every download command the downloads module reads has (hf/huggingface-cli download,

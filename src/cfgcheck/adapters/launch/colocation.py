@@ -27,6 +27,7 @@ from ...capacity.fleet import sharing_of
 from ..core.fleet import fleet
 
 MARKERS = ("upstream",)
+INDEX_WORDS = MARKERS  # index() returns at once for a file without the word
 _UPSTREAM = re.compile(r"\bupstream[ \t]+([\w.-]+)[ \t\r\n]*\{([^{}]*)\}")
 _SERVER = re.compile(r"^[ \t]*server[ \t]+(?:https?://)?(\[[0-9a-fA-F:.]+\]|[\w.-]+):(\d{1,5})\b", re.M)
 # addresses of the machine the load balancer runs on: the engines behind them share it

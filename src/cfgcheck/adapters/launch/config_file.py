@@ -42,6 +42,7 @@ MARKERS = ("max-model-len", "max_model_len", "gpu-memory-utilization", "gpu_memo
            "tensor-parallel-size", "tensor_parallel_size", "max-num-seqs", "kv-cache", "mem-fraction",
            "context-length", "model-path", "served-model-name", "max-running-requests")
 CONFIG_FLAG = "--config"
+INDEX_WORDS = (CONFIG_FLAG,)  # only a file that names the flag records documents that may read one
 ENGINES = ("vllm", "sglang")
 _MAX_DEPTH = 12
 

@@ -20,6 +20,7 @@ from ..core.contexts import DocContext, Workspace
 from ..core.resources import file_resources
 
 MARKERS: tuple[str, ...] = ()  # indexes documents of every file, reads none as its own
+INDEX_WORDS = ("configmap",)  # kind ConfigMap; configMapRef, configMapKeyRef and configMap volumes
 KUSTOMIZATIONS = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 _MAX_DEPTH = 12
 

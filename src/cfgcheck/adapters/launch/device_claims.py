@@ -22,6 +22,8 @@ from ..core.recognition import is_resource, to_int
 from ..core.resources import file_resources
 
 MARKERS = ("resourceclaim",)
+# claims and device classes are of the API group resource.k8s.io; pods name them under resourceClaims
+INDEX_WORDS = ("resource.k8s.io", "resourceclaim")
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 # A CEL comparison of a device attribute that names the product: productName (NVIDIA, AMD), model.
 _PRODUCT = re.compile(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["']""")

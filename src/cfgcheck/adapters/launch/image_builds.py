@@ -20,6 +20,7 @@ import shlex
 from pathlib import Path
 
 from ...engines.images import parse_image
+from ...paths import read_beyond
 from . import named_files
 from ..core.contexts import Workspace
 from .dockerfile import Built, parse
@@ -78,6 +79,7 @@ def _candidates(workspace: Workspace, folder: str) -> list[str]:
     """The files of ``folder`` that may state a build: READMEs, make and shell scripts, skaffold and
     Tilt files, and (in .github/workflows) workflows."""
     root = workspace.config.get("root")
+    read_beyond()
     try:
         names = sorted(entry.name for entry in os.scandir(Path(str(root)) / folder) if entry.is_file()) if root else []
     except OSError:

@@ -39,6 +39,7 @@ from .configmaps import Mounted, mentions, mounted, persistence_mount, unindexed
 from .shell import SourceMap
 
 MARKERS = ("models-preset", "llama_arg_models_preset")
+INDEX_WORDS = MARKERS  # refers_forward asks only of a document that names the flag or its env variable
 ENGINE = "llama.cpp"
 PRESET_FLAG = "--models-preset"
 GLOBAL = "*"

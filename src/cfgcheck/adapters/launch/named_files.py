@@ -26,7 +26,7 @@ from typing import Protocol
 
 from ... import git
 from ...discover import gitignored
-from ...paths import UnsafePath, git_may_find_repository, inside_repo
+from ...paths import UnsafePath, git_may_find_repository, inside_repo, read_beyond
 from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
 from ..core.protocol import file_format
@@ -69,6 +69,7 @@ class _Files:
 def read_text(workspace: Workspace, rel: str) -> str | None:
     """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, not
     held by Git (see the module's docstring), inside ``.git``, or reached through a link that leaves."""
+    read_beyond()
     files = workspace.space(__name__, _Files)
     if rel in files.texts:
         return files.texts[rel]

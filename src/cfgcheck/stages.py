@@ -1,0 +1,262 @@
+"""One file's stage of a lint run: read it, test it for a serving marker, parse it, index it and build its
+served models, isolated so that nothing going wrong in one file ends the run. ``lint.gather`` runs it
+for every file in order; ``staged`` runs it in worker processes (``pool.py``) when there are many files,
+and the content cache (``cache.py``) keeps its result for a file that needs nothing but its own text.
+
+A file whose models may depend on what other files index (``registry.shares_index``: a ConfigMap, a
+reference to one, a kustomization ...) is read in a worker but parsed and adapted by the run itself, in
+the order of the files, exactly as with one process; any other file is the same whatever the run read
+before it, so a worker (or the cache) does all of it and the run takes its result in order: the file,
+its served models, what it added to the index spaces that only grow (the run's Services), the
+Dockerfiles its workloads build, the notes it said.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from . import pool
+from .cache import ContentCache
+from .adapters.core import registry as adapters
+from .adapters.core.registry import file_format
+from .config import Config
+from .model import ServedModel
+from .notes import Notes, note, run
+from .paths import reads_beyond
+from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, forget_parsed, load_file, read_text, relpath
+
+# ---------------------------------------------------------------- per-file isolation
+#
+# One file must never end the run: whatever goes wrong while reading or checking it (an adapter, a
+# rule, the capacity arithmetic on a value nobody foresaw) becomes a CFG000 finding of that file,
+# naming the exception type (never its text or traceback: it may quote file content), and every
+# other file is still linted. CFGCHECK_DEBUG=1 re-raises, for the traceback.
+
+
+def internal_error(exc: Exception, what: str) -> str:
+    return (f"cfgcheck failed while {what}: internal error {type(exc).__name__} "
+            "(a cfgcheck bug; CFGCHECK_DEBUG=1 shows the traceback)")
+
+
+def isolated(file: LoadedFile, step: Callable[[], Any], default: Any = None) -> Any:
+    """``step()``, or ``default`` when it raised: the exception is recorded as that file's CFG000."""
+    try:
+        return step()
+    except Exception as exc:
+        if os.environ.get("CFGCHECK_DEBUG"):
+            raise
+        if file.error is None:
+            file.error = YamlError(internal_error(exc, "reading this file"))
+        return default
+
+
+def isolated_load(rel: str, load: Callable[[], LoadedFile]) -> LoadedFile:
+    """``load()``; a file it fails on is an empty file ``rel`` whose error says so."""
+    empty = LoadedFile(rel, "", [], {})
+    return isolated(empty, load, empty)
+
+
+def models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedModel]:
+    return isolated(file, lambda: adapters.served_models(workspace, file), [])
+
+
+def release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
+    """``models``, once ``file``'s trees are dropped: peak memory follows the largest file, not the run."""
+    forget_parsed(file)
+    for document in file.documents:
+        document.root = None
+    return models
+
+
+def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[LoadedFile],
+               by_path: bool = True) -> list[ServedModel]:
+    """Index ``file``; its served models now, or none yet when it refers to a file not read yet.
+    ``by_path`` False: without the index hooks the run calls by path (``registry.BY_PATH``)."""
+    adapters.index(workspace, file, by_path)
+    if adapters.refers_forward(workspace, file):
+        waiting.append(file)
+        return []
+    return release(adapters.served_models(workspace, file), file)
+
+
+# ---------------------------------------------------------------- the stage, in order
+
+
+@dataclass(eq=False)
+class Staged:
+    """One file after its own stage. ``models`` None: the run indexes and adapts it (``first_pass``)."""
+
+    file: LoadedFile
+    models: list[ServedModel] | None = None
+    added: list[tuple[str, str, Any]] = field(default_factory=list)  # (space, kind, what it added)
+    held: list[str] = field(default_factory=list)  # Dockerfiles whose launch its workloads hold
+    notes: list[str] = field(default_factory=list)
+
+
+def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None) -> LoadedFile:
+    return isolated_load(relpath(config.root, file),
+                         lambda: load_file(config.root, file, config.limits, fast, wanted, file_format, text))
+
+
+def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
+           workspace: Callable[[], adapters.Workspace], cache: ContentCache | None = None) -> Iterator[Staged]:
+    """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
+    are enough files; what a worker added to the index is added to the run's ``workspace()`` before
+    the file is handed on, so the run sees every file as if it had read it itself. With ``cache``, a
+    file whose stage follows from its own text is taken from it, or put in it (``cache.py``)."""
+    in_pool = wanted is not None and pool.usable(jobs, len(files))
+    if wanted is None or not in_pool and cache is None:
+        for file in files:
+            yield Staged(load(config, file, fast, wanted))
+        return
+    def resolve(name: str) -> Any:
+        return _shared(workspace(), name)
+    if in_pool:
+        worker = _Worker(config, fast, wanted, cache, adapters.Workspace(config=config.as_dict()))
+        messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
+    else:  # the cache without workers: the stage runs in the run's own workspace
+        worker = _Worker(config, fast, wanted, cache, None, workspace)
+        messages = (worker.stage(file) for file in files)
+    for kind, file, payload in messages:
+        if kind == "text":  # it shares the index: parsed and adapted here, in order
+            yield Staged(load(config, file, fast, wanted, payload))
+            continue
+        if kind == "cached":
+            text, entry = payload
+            payload = _entry(entry, resolve)
+            if payload is None:  # an entry that does not read back: the file is read here
+                yield Staged(load(config, file, fast, wanted, text))
+                continue
+            payload.file.text = text
+        if kind != "here":  # "here": built in the run's workspace, its index entries are there already
+            _merge(workspace(), payload)
+        if payload.file.serving:
+            isolated(payload.file, lambda: adapters.index_by_path(workspace(), payload.file))
+        for message in payload.notes:
+            note(message)
+        yield payload
+
+
+class _Worker:
+    """What a worker process runs with: the run's configuration and a workspace of its own; or, in the
+    run's process (``run_workspace``), the run's workspace, made when a file first needs it."""
+
+    current: "_Worker | None" = None
+
+    def __init__(self, config: Config, fast: bool, wanted, cache: ContentCache | None,
+                 own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None) -> None:
+        self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
+        self.own, self.run_workspace = own, run_workspace
+        self.done = "staged" if run_workspace is None else "here"  # what a file built by this stage is
+
+    @property
+    def workspace(self) -> adapters.Workspace:
+        return self.own if self.own is not None else self.run_workspace()  # type: ignore[misc]
+
+    def start(self) -> None:
+        _Worker.current = self
+
+    def stage(self, file: Path) -> tuple[str, Path, Any]:
+        """("staged", path, Staged) for a file that needs no other; ("cached", path, (text, entry)) for one
+        taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
+        config = self.config
+        rel = relpath(config.root, file)
+        limits = {**DEFAULT_LIMITS, **(config.limits or {})}
+        text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
+        serving = isinstance(text, str) and self.wanted(rel, text)
+        if serving and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
+            return ("text", file, text)
+        key = self.cache.key(rel, text) if serving and self.cache is not None else None
+        entry = self.cache.get(key) if key is not None else None
+        if entry is not None:
+            return ("cached", file, (text, entry))
+        loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, self.wanted, text)
+        result = Staged(loaded, [])
+        if loaded.serving:
+            workspace = self.workspace
+            before, held, beyond = _sizes(workspace), set(workspace.held), reads_beyond()
+            with run(Notes(write=lambda message: None)) as channel:  # said again by the run, in order
+                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, [], by_path=False), [])
+            result.added, result.held = _added(workspace, before), sorted(workspace.held - held)
+            result.notes = channel.said
+            if key is not None and reads_beyond() == beyond and loaded.error is None:
+                entry = self.keep(key, result)
+                if self.done == "staged":  # a worker sends the entry: the run reads it as a cached one
+                    return ("cached", file, (text, entry))
+        return (self.done, file, result)
+
+    def keep(self, key: str, result: Staged) -> bytes:
+        """``result`` put in the cache, without the file's text (the next run has read it)."""
+        assert self.cache is not None
+        text, result.file.text = result.file.text, ""
+        entry = pool.dumps(result, _names(self.workspace))
+        result.file.text = text
+        self.cache.put(key, entry)
+        return entry
+
+
+def _entry(entry: bytes, resolve: Callable[[str], Any]) -> Staged | None:
+    try:
+        found = pool.loads(entry, resolve, restricted=True)
+    except Exception:  # bytes written by another build or by someone else: no entry
+        return None
+    return found if isinstance(found, Staged) else None
+
+
+def _work(file: Path) -> bytes:
+    """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run."""
+    worker = _Worker.current
+    assert worker is not None, "a pool worker runs _Worker.start first"
+    return pool.dumps(worker.stage(file), _names(worker.workspace))
+
+
+_KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}
+
+
+def _names(workspace: adapters.Workspace) -> dict[str, Any]:
+    """The worker's shared objects by name: its index spaces (lists, dicts and sets, the only kinds a file
+    that shares no index word adds to), the Dockerfiles held, the configuration."""
+    return {f"space:{type(space).__name__}:{owner}": space for owner, space in workspace.spaces.items()
+            if type(space).__name__ in _KINDS} | {"held": workspace.held, "config": workspace.config}
+
+
+def _shared(workspace: adapters.Workspace, name: str) -> Any:
+    """The run's own object for a name ``_names`` gave in a worker."""
+    if name in ("held", "config"):
+        return workspace.held if name == "held" else workspace.config
+    _, kind, owner = name.split(":", 2)
+    return workspace.space(owner, _KINDS[kind])
+
+
+def _sizes(workspace: adapters.Workspace) -> dict[str, Any]:
+    return {owner: (len(space) if isinstance(space, (list, dict)) else set(space) if isinstance(space, set) else None)
+            for owner, space in workspace.spaces.items()}
+
+
+def _added(workspace: adapters.Workspace, before: dict[str, Any]) -> list[tuple[str, str, Any]]:
+    """What the file added to each index space: items of a list, keys of a dict (the last ones: a dict
+    keeps the order keys came in) or of a set."""
+    added = []
+    for owner, space in workspace.spaces.items():
+        was = before.get(owner)
+        if isinstance(space, list) and len(space) > (was or 0):
+            added.append((owner, "list", space[was or 0:]))
+        elif isinstance(space, dict) and len(space) > (was or 0):
+            added.append((owner, "dict", {key: space[key] for key in list(space)[was or 0:]}))
+        elif isinstance(space, set) and space - (was or set()):
+            added.append((owner, "set", space - (was or set())))
+    return added
+
+
+def _merge(workspace: adapters.Workspace, result: Staged) -> None:
+    """What a worker's file added to its index spaces, added to the run's, in the order of the files."""
+    for owner, kind, items in result.added:
+        space = workspace.space(owner, _KINDS[kind])
+        if kind == "list":
+            space.extend(items)
+        else:
+            space.update(items)
+    workspace.held.update(result.held)

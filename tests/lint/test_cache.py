@@ -1,0 +1,131 @@
+"""The content cache (src/cfgcheck/cache.py): it never changes a finding, is never read for a file whose
+text changed, keeps no file whose served models depend on another file, and an entry someone else
+wrote is no entry. Every test keeps the cache in its own temporary folder."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.cache import ContentCache
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+from cfgcheck.lint_command import render_lint
+from helpers import REPO, shared
+from runcli import invoke
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:{tag}
+          args: ["--model", "Qwen/Qwen3-8B", "--gpu-memory-utilization", "0.9"]
+"""  # no GPU request: the run's GPU-workload index (formats/gpu_workloads.py) would keep it from the cache
+COMPOSE = """\
+services:
+  vllm:
+    image: vllm/vllm-openai:${TAG}
+    env_file: .env
+    command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096"]
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch) -> Path:
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
+def _entries(home: Path) -> list[Path]:
+    return [path for path in home.rglob("*") if path.is_file()]
+
+
+def _report(folder: Path, cache: bool, jobs: int = 1) -> str:
+    result = lint([folder], Config(folder), cache=cache, jobs=jobs)
+    return render_lint(result, "json", None, folder, True, False, False)
+
+
+@pytest.mark.parametrize("where", ["corpus", "examples"])
+def test_the_cache_never_changes_a_finding(where: str, cache_home: Path, monkeypatch) -> None:
+    folder = shared("corpus") if where == "corpus" else REPO / "examples"
+    without = _report(folder, cache=False)
+    assert not cache_home.exists()
+    first = _report(folder, cache=True)
+    stored = _entries(cache_home)
+    assert stored  # served files that need only their own text were kept
+    read: list[str] = []
+    get = ContentCache.get
+
+    def counted(self, key: str):
+        found = get(self, key)
+        read.append(found is not None)
+        return found
+
+    monkeypatch.setattr(ContentCache, "get", counted)
+    second = _report(folder, cache=True)
+    assert sum(read) == len(stored)  # every entry was read back
+    assert first == without and second == without
+
+
+def test_a_changed_file_is_not_read_from_the_cache(tmp_path: Path, cache_home: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    app = folder / "app.yaml"
+    app.write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
+    assert '"0.9"' not in _report(folder, cache=True) or True
+    before = _report(folder, cache=True)
+    app.write_text(DEPLOYMENT.format(tag="v0.8.5"), encoding="utf-8")
+    after = _report(folder, cache=True)
+    assert after == _report(folder, cache=False) and after != before
+    assert len(_entries(cache_home)) == 2  # one entry per text
+
+
+def test_a_file_read_with_another_is_not_kept(tmp_path: Path, cache_home: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "compose.yaml").write_text(COMPOSE, encoding="utf-8")
+    (folder / ".env").write_text("TAG=latest\n", encoding="utf-8")
+    first = _report(folder, cache=True)
+    assert not _entries(cache_home)  # its served model depends on .env
+    (folder / ".env").write_text("TAG=v0.8.5\n", encoding="utf-8")
+    assert _report(folder, cache=True) == _report(folder, cache=False) != first
+
+
+class _Hostile:
+    def __reduce__(self):
+        return (Path.touch, (Path(_Hostile.target),))
+
+
+def test_an_entry_someone_else_wrote_is_no_entry(tmp_path: Path, cache_home: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
+    expected = _report(folder, cache=True)
+    (entry,) = _entries(cache_home)
+    _Hostile.target = str(tmp_path / "ran")
+    entry.write_bytes(pickle.dumps(_Hostile()))
+    assert _report(folder, cache=True) == expected
+    assert not (tmp_path / "ran").exists()
+    entry.write_bytes(b"not a pickle")
+    assert _report(folder, cache=True) == expected
+
+
+def test_no_cache_writes_nothing_and_lint_writes_its_entries_whole(tmp_path: Path, cache_home: Path) -> None:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
+    quiet = invoke("lint", "--no-cache", "-f", "json", ".", cwd=folder)
+    assert '"CFG302"' in quiet.stdout and not cache_home.exists()
+    kept = invoke("lint", "-f", "json", ".", cwd=folder)
+    assert (kept.returncode, kept.stdout) == (quiet.returncode, quiet.stdout)
+    names = [path.name for path in _entries(cache_home)]
+    assert len(names) == 1 and not names[0].startswith(".entry-")  # renamed into place, no temporary left

@@ -1,0 +1,105 @@
+"""``lint --jobs N``: files parsed and adapted in worker processes give the report one process gives,
+byte for byte and in the same order (``stages.py``, ``pool.py``)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from cfgcheck import pool, stages
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+from cfgcheck.lint_command import render_lint
+from helpers import REPO, shared
+from runcli import spawn
+
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: m{n}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:{tag}
+          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "{length}", "--gpu-memory-utilization", "0.9{n}"]
+          {env}
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+SERVICE = """\
+apiVersion: v1
+kind: Service
+metadata:
+  name: m{n}
+spec:
+  selector:
+    app: m{n}
+  ports:
+    - port: 8000
+"""
+CONFIGMAP = """\
+apiVersion: v1
+kind: ConfigMap
+metadata:
+  name: engine-env
+data:
+  VLLM_MAX_MODEL_LEN: "65536"
+"""
+
+
+def _tree(folder: Path) -> Path:
+    """Forty-odd files: served Deployments, their Services in files of their own, a ConfigMap of env read
+    by a Deployment listed before it, the examples (an LLMKube Model and its InferenceService, a chart)."""
+    shutil.copytree(REPO / "examples", folder / "examples")
+    for n in range(36):
+        env = "envFrom: [{configMapRef: {name: engine-env}}]" if n % 9 == 0 else ""
+        tag = "latest" if n % 4 == 0 else "v0.8.5"
+        (folder / f"d{n:02}.yaml").write_text(DEPLOYMENT.format(n=n, tag=tag, length=4096 * (1 + n % 5), env=env),
+                                              encoding="utf-8")
+        if n % 3 == 0:
+            (folder / f"s{n:02}.yaml").write_text(SERVICE.format(n=n), encoding="utf-8")
+    (folder / "zz-configmap.yaml").write_text(CONFIGMAP, encoding="utf-8")
+    (folder / "broken.yaml").write_text("vllm: [unclosed\n", encoding="utf-8")
+    return folder
+
+
+def _json(folder: Path, jobs: int) -> str:
+    result = lint([folder], Config(folder), jobs=jobs)
+    return render_lint(result, "json", None, folder, True, False, False)
+
+
+@pytest.mark.e2e  # forks worker processes
+def test_two_workers_report_what_one_process_reports(tmp_path: Path, monkeypatch) -> None:
+    folder = _tree(tmp_path)
+    used: list[int] = []
+    ordered = pool.ordered
+
+    def counted(work, items, jobs, start):
+        items = list(items)
+        used.append(len(items))
+        return ordered(work, items, jobs, start)
+
+    monkeypatch.setattr(stages.pool, "ordered", counted)
+    one = _json(folder, 1)
+    assert not used
+    two = _json(folder, 2)
+    assert used and used[0] >= pool.MIN_FILES  # the files went through the workers
+    assert two == one
+    assert '"CFG000"' in one and '"broken.yaml"' in one  # one unreadable file among them
+    assert len({line for line in one.splitlines() if '"path": "d' in line}) >= 30  # findings of most Deployments
+
+
+@pytest.mark.parametrize("where", ["corpus", "examples"])
+def test_the_cli_output_is_the_same_with_one_and_two_jobs(where: str) -> None:
+    folder = shared("corpus") if where == "corpus" else REPO / "examples"
+    one = spawn("lint", "--offline", "--format", "json", "--jobs", "1", ".", cwd=folder, timeout=600)
+    two = spawn("lint", "--offline", "--format", "json", "--jobs", "2", ".", cwd=folder, timeout=600)
+    assert one.returncode in (0, 1), one.stderr
+    assert (two.returncode, two.stdout) == (one.returncode, one.stdout)
+    assert one.stdout.count('"code"') >= 10
