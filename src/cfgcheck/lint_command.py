@@ -59,7 +59,7 @@ LINT_OPTIONS = (
     LintOption("baseline_file", ("--baseline",), None, "Report only findings not recorded in this baseline FILE.", "path"),
     LintOption("write_baseline", ("--write-baseline",), None, "Record today's findings in FILE (then they pass).", "path"),
     LintOption("jobs", ("--jobs", "-j"), None,
-               "Processes that read and adapt files when there are many (default: the machine's cores; 1: none).",
+               "Processes that read and adapt files when there are many (default 1: none; 0: the machine's cores).",
                "count"),
     LintOption("no_cache", ("--no-cache",), False,
                "Neither read nor write the content cache (XDG_CACHE_HOME/cfgcheck: see docs/CACHE.md).", "flag"),
@@ -137,8 +137,8 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     from .lint import lint as run_lint
     from .pool import default_jobs
 
-    if jobs is not None and jobs < 1:
-        raise UsageError(f"--jobs {jobs}: give 1 or more processes")
+    if jobs is not None and jobs < 0:
+        raise UsageError(f"--jobs {jobs}: give 1 or more processes, or 0 for the machine's cores")
 
     paths = paths or [Path(".")]
     config = load_config(config_paths(paths, stdin_filename), config_file)
@@ -161,7 +161,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     else:
         progress = fmt == "text" and output is None and not quiet
         result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
-                          stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
+                          stdin_filename=stdin_filename, jobs=default_jobs() if jobs == 0 else jobs or 1, cache=not no_cache)
     _baseline(result, baseline_file, write_baseline)
     write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
     return result.exit_code(fail_on or config.get("fail-on", "error"))
