@@ -18,6 +18,7 @@ from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from .contexts import DocContext, Workspace, comment_lines
+from .recognition import is_resource
 from .resources import file_resources
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
@@ -61,11 +62,13 @@ def add_pool(workspace: Workspace, pool: NodePool, notes: list[tuple[Location, s
         fleet(workspace).hosts.setdefault(host, pool.location)
 
 
-def resources_of(loaded: LoadedFile, marker: str) -> Iterator[YNode]:
-    """The resources of ``loaded`` when its text holds ``marker`` (a quick test before any walk)."""
-    if marker in loaded.text:
+def resources_of(loaded: LoadedFile, group: str, kinds: str | tuple[str, ...]) -> Iterator[YNode]:
+    """The resources of ``loaded`` of the API ``group`` and one of ``kinds`` (``recognition.is_resource``);
+    the file's text is tested for the group first, before any walk."""
+    if group in loaded.text:
         for _, root in file_resources(loaded):
-            yield root
+            if is_resource(root, group, kinds):
+                yield root
 
 
 def placement(ctx: DocContext, pod_spec: YNode) -> Placement:

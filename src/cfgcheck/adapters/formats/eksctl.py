@@ -26,10 +26,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    for root in resources_of(loaded, "eksctl.io/"):
-        api = root.scalar("apiVersion", default="")
-        if not (isinstance(api, str) and api.startswith("eksctl.io/") and root.scalar("kind") == "ClusterConfig"):
-            continue
+    for root in resources_of(loaded, "eksctl.io/", "ClusterConfig"):
         for key, managed in (("nodeGroups", False), ("managedNodeGroups", True)):
             groups = root.get(key)
             for group in groups.value if groups is not None and groups.kind == "seq" else []:

@@ -24,10 +24,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    for root in resources_of(loaded, "ComputeClass"):
-        api = root.scalar("apiVersion", default="")
-        if not (isinstance(api, str) and api.startswith("cloud.google.com/") and root.scalar("kind") == "ComputeClass"):
-            continue
+    for root in resources_of(loaded, "cloud.google.com/", "ComputeClass"):
         name = str(root.scalar("metadata", "name", default="default"))
         pool = NodePool(name, "GKE ComputeClass", root.location(loaded.path), {CLASS_LABEL: name})
         priorities = root.path("spec", "priorities")

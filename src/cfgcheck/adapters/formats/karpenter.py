@@ -31,10 +31,8 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    for root in resources_of(loaded, "karpenter.sh/"):
-        api, kind = root.scalar("apiVersion", default=""), root.scalar("kind")
-        if not (isinstance(api, str) and api.startswith("karpenter.sh/") and kind in ("NodePool", "Provisioner")):
-            continue
+    for root in resources_of(loaded, "karpenter.sh/", ("NodePool", "Provisioner")):
+        kind = root.scalar("kind")
         spec = root.get("spec")
         # v1 / v1beta1 keep the node's shape in spec.template; v1alpha5 Provisioners at spec
         shape = spec.path("template", "spec") if kind == "NodePool" and spec is not None else spec

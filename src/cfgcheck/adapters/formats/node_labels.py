@@ -49,7 +49,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
                 pool.unknown = "its labels name no GPU"
             add_pool(workspace, pool, file_notes(loaded, [at.line] + ([at.key_node("hostname").line]
                                                                        if at.key_node("hostname") is not None else [])))
-    for root in resources_of(loaded, "NodeFeatureRule"):
+    for root in resources_of(loaded, "nfd.k8s-sigs.io/", "NodeFeatureRule"):
         _feature_rule(workspace, loaded, root)
 
 
@@ -115,9 +115,6 @@ def _offer(labels: dict[str, str]):
 
 
 def _feature_rule(workspace: Workspace, loaded: LoadedFile, root: YNode) -> None:
-    api = root.scalar("apiVersion", default="")
-    if not (isinstance(api, str) and api.startswith("nfd.k8s-sigs.io/") and root.scalar("kind") == "NodeFeatureRule"):
-        return
     for rule in _seq(root.path("spec", "rules")):
         labels = string_map(rule.get("labels")) if rule.kind == "map" else {}
         if labels:

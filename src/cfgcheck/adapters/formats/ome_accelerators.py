@@ -25,10 +25,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    for root in resources_of(loaded, "AcceleratorClass"):
-        api = root.scalar("apiVersion", default="")
-        if not (isinstance(api, str) and api.startswith("ome.io/") and root.scalar("kind") == "AcceleratorClass"):
-            continue
+    for root in resources_of(loaded, "ome.io/", "AcceleratorClass"):
         spec = root.get("spec")
         if spec is None or spec.kind != "map":
             continue
