@@ -15,7 +15,6 @@ Registered for its index and settle hooks only: it owns no document.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import dataclass
 
@@ -25,6 +24,7 @@ from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ...capacity.fleet import sharing_of
 from ..core.fleet import fleet
+from ..core.offsets import LineIndex
 
 MARKERS = ("upstream",)
 INDEX_WORDS = MARKERS  # index() returns at once for a file without the word
@@ -56,18 +56,17 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     lowered = text.lower()
     if "upstream" not in lowered:
         return
-    starts = [0] + [match.end() for match in re.finditer("\n", text)]
+    lines = LineIndex(text)
     for group in _UPSTREAM.finditer(text):
         servers = [_Server(match.group(1).lower(), int(match.group(2)),
-                           _at(loaded.path, starts, group.start(2) + match.start(1)))
+                           _at(loaded.path, lines, group.start(2) + match.start(1)))
                    for match in _SERVER.finditer(group.group(2))]
         if len(servers) > 1:
-            _space(workspace)["upstreams"].append((group.group(1), _at(loaded.path, starts, group.start()), servers))
+            _space(workspace)["upstreams"].append((group.group(1), _at(loaded.path, lines, group.start()), servers))
 
 
-def _at(path: str, starts: list[int], offset: int) -> Location:
-    line = bisect.bisect_right(starts, offset)
-    column = offset - starts[line - 1] + 1
+def _at(path: str, lines: LineIndex, offset: int) -> Location:
+    line, column = lines.line_column(offset)
     return Location(path, line, column, line, column)
 
 

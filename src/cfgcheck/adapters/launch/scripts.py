@@ -16,7 +16,6 @@ continuations, ``#`` comments, separators), its literal variables expanded (``MO
 
 from __future__ import annotations
 
-import bisect
 import posixpath
 import re
 from dataclasses import dataclass, field, replace
@@ -25,6 +24,7 @@ from ...engines.argv import find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, parse_text
+from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
@@ -108,20 +108,15 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
 
 def locator(loaded: LoadedFile):
     """``locate(start, end, word)`` for words at offsets of the file's text: location and comments."""
-    starts = _line_starts(loaded.text)
+    lines = LineIndex(loaded.text)
 
     def locate(start: int, end: int, word: str) -> tuple[Location, tuple[str, ...]]:
-        line = bisect.bisect_right(starts, start)
-        column = start - starts[line - 1] + 1
-        end_line = bisect.bisect_right(starts, max(start, end - 1))
+        line, column = lines.line_column(start)
+        end_line = lines.line_column(max(start, end - 1))[0]
         width = end - start if end_line == line else len(word)
         return Location(loaded.path, line, column, line, column + width), loaded.comments_for(line)
 
     return locate
-
-
-def _line_starts(text: str) -> list[int]:
-    return [0] + [match.end() for match in re.finditer("\n", text)]
 
 
 # cat > FILE << EOF ... EOF (also <<-, a quoted delimiter, tee): a file the script writes, e.g. the
@@ -196,14 +191,10 @@ class _TextMap:
     """Offsets in a heredoc body -> lines and columns of the script (the protocol of ``shell.SourceMap``)."""
 
     def __init__(self, text: str, start: int):
-        self.start, self.starts = start, _line_starts(text)
+        self.start, self.line_column = start, LineIndex(text).line_column
 
     def absolute(self, offset: int) -> int:
         return self.start + offset
-
-    def line_column(self, absolute: int) -> tuple[int, int]:
-        line = bisect.bisect_right(self.starts, absolute)
-        return line, absolute - self.starts[line - 1] + 1
 
 
 def _heredoc_config(loaded: LoadedFile, heredocs: list[Heredoc], written: str):

@@ -12,13 +12,13 @@ located where it is written.
 
 from __future__ import annotations
 
-import bisect
 import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
+from ..core.offsets import LineIndex
 from .expansion import MAX_SPLICED_WORDS, substitute
 
 if TYPE_CHECKING:
@@ -239,7 +239,7 @@ class SourceMap:
             newline = text.find("\n", start)
             start = node.end_index if newline == -1 else newline + 1
         self.positions = _align(value, text, start, node.end_index)
-        self._line_starts: list[int] | None = None
+        self._lines: LineIndex | None = None
 
     def absolute(self, offset: int) -> int:
         offset = max(0, min(offset, len(self.value)))
@@ -253,15 +253,9 @@ class SourceMap:
         return (line, column, end_column) if end_line == line else (line, column, column + len(word))
 
     def line_column(self, absolute: int) -> tuple[int, int]:
-        if self._line_starts is None:
-            starts = [0]
-            pos = self.text.find("\n")
-            while pos != -1:
-                starts.append(pos + 1)
-                pos = self.text.find("\n", pos + 1)
-            self._line_starts = starts
-        index = bisect.bisect_right(self._line_starts, absolute) - 1
-        return index + 1, absolute - self._line_starts[index] + 1
+        if self._lines is None:  # made when a word is first located: many maps locate none
+            self._lines = LineIndex(self.text)
+        return self._lines.line_column(absolute)
 
 
 def _align(value: str, src: str, j: int, limit: int) -> list[int]:

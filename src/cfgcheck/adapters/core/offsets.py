@@ -1,0 +1,19 @@
+"""Offsets in a text as 1-based lines and columns: the line starts found once per text, a binary search
+per offset (a script of thousands of lines is not rescanned for each word)."""
+
+from __future__ import annotations
+
+import bisect
+import re
+
+_NEWLINE = re.compile("\n")
+
+
+class LineIndex:
+    def __init__(self, text: str) -> None:
+        self.starts = [0] + [match.end() for match in _NEWLINE.finditer(text)]
+
+    def line_column(self, offset: int) -> tuple[int, int]:
+        """(line, column) of the character at ``offset``."""
+        line = bisect.bisect_right(self.starts, offset)
+        return line, offset - self.starts[line - 1] + 1
