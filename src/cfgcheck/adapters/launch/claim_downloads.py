@@ -22,6 +22,7 @@ from ..core.fleet import pod_specs
 from ..core.recognition import name_local_model
 from ..core.resources import file_resources
 from .downloads import container_downloads
+from .pods import read_volume
 
 MARKERS: tuple[str, ...] = ()  # indexes Jobs by what they download, reads no document as its own
 INDEX_WORDS = ("persistentvolumeclaim",)  # index() returns at once for a file without the word
@@ -52,7 +53,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         ctx = DocContext(loaded, document, workspace)
         name, namespace = root.scalar("metadata", "name"), root.scalar("metadata", "namespace")
         for pod_spec in pod_specs(root):
-            claims = _claims(pod_spec)
+            claims = _claims(ctx, pod_spec)
             for key in ("initContainers", "containers"):
                 listed = pod_spec.get(key)
                 for container in listed.value if listed is not None and listed.kind == "seq" else []:
@@ -64,15 +65,11 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
                             _space(workspace).append((namespace, claims[download.volume[0]], download.volume[1], download))
 
 
-def _claims(pod_spec: YNode) -> dict[str, str]:
-    """The pod's volumes that are claims: volume name -> claim name."""
-    found = {}
+def _claims(ctx: DocContext, pod_spec: YNode) -> dict[str, str]:
+    """The pod's volumes that are claims: volume name -> claim name (``pods.read_volume``)."""
     volumes = pod_spec.get("volumes")
-    for item in volumes.value if volumes is not None and volumes.kind == "seq" else []:
-        claim = item.path("persistentVolumeClaim", "claimName") if item.kind == "map" else None
-        if claim is not None and claim.kind == "scalar" and isinstance(item.scalar("name"), str):
-            found[item.scalar("name")] = str(claim.value)
-    return found
+    read = [read_volume(ctx, item) for item in (volumes.value if volumes is not None and volumes.kind == "seq" else [])]
+    return {volume.name: volume.claim for volume in read if volume is not None and volume.claim is not None}
 
 
 def settle(workspace: Workspace, models: list[ServedModel]) -> None:
