@@ -19,7 +19,7 @@ from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from .contexts import DocContext, Workspace, comment_lines
 from .recognition import is_resource
-from .resources import file_resources
+from .resources import NO_POD_SPEC, file_resources
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
 
@@ -110,7 +110,7 @@ def pod_specs(root: YNode, depth: int = 0) -> Iterator[YNode]:
         if containers is not None and containers.kind == "seq":
             yield root
             return
-        children = [value for _, value in root.items()]
+        children = [value for key, value in root.items() if key.value not in NO_POD_SPEC]
     elif root.kind == "seq":
         children = root.value
     else:

@@ -13,6 +13,10 @@ from __future__ import annotations
 from typing import Iterator
 
 _MAX_NESTING = 4  # a List of Templates is real (oc get templates -o yaml); deeper is no resource file
+# Keys under which no pod spec is: walks that look for pod specs anywhere in a resource skip them (most of
+# a manifest is in them).
+NO_POD_SPEC = frozenset(("containers", "initContainers", "ephemeralContainers", "metadata", "status", "data",
+                         "stringData", "volumes", "tolerations", "affinity", "securityContext"))
 
 
 def resources(root, depth: int = 0) -> list:

@@ -19,7 +19,7 @@ from ...model import Setting
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import is_resource, to_int
-from ..core.resources import file_resources
+from ..core.resources import NO_POD_SPEC, file_resources
 
 MARKERS = ("resourceclaim",)
 # claims and device classes are of the API group resource.k8s.io; pods name them under resourceClaims
@@ -77,11 +77,6 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     return any(ref not in _space(workspace).claims for ref in _references(root, 0))
 
 
-# Keys under which no pod spec's ``resourceClaims`` can be: not walked (most of a manifest is in them).
-_NO_POD_SPEC = frozenset(("containers", "initContainers", "ephemeralContainers", "metadata", "status", "data",
-                          "stringData", "volumes", "tolerations", "affinity", "securityContext"))
-
-
 def _references(root: YNode, depth: int) -> list[str]:
     """The claims and templates the pod specs under ``root`` refer to (an iterative, pruned walk: this
     runs on every document of every file)."""
@@ -100,7 +95,7 @@ def _references(root: YNode, depth: int) -> list[str]:
             if name == "resourceClaims":
                 claims = value
             pod = pod or name == "containers"
-            if name not in _NO_POD_SPEC and value.kind in ("map", "seq"):
+            if name not in NO_POD_SPEC and value.kind in ("map", "seq"):
                 stack.append((value, level + 1))
         if pod and claims is not None and claims.kind == "seq":
             found += [ref for item in claims.value if (ref := _reference(item))]
