@@ -190,3 +190,14 @@ def test_sglang_budget_is_measured_after_the_communicators():
     # vllm#21348's SGLang run of Qwen3-235B-A22B-FP8 on four H100s: 367,404 tokens logged
     est = _case_estimate("qwen3-235b-fp8-h100-tp4-sglang")
     assert abs(est.kv_pool_tokens / 367404 - 1) < 0.03
+
+
+def test_rocm_samples_on_the_native_path():
+    # FlashInfer's sampler runs only on CUDA: the ROCm log of Gemma 3 27B on an MI300X (0.11.0rc2) sorts 1,024 x
+    # 262,208 logits in its warm-up, and its 109.86 GiB pool is what that leaves
+    assert "Automatically detected platform rocm" in LOGS["gemma-3-27b-mi300x-rocm"]["log"]
+    est = _case_estimate("gemma-3-27b-mi300x-rocm")
+    assert "(PyTorch sort path)" in " ".join(est.reasons)
+    assert abs(est.pool_bytes / (109.86 * cap.GiB) - 1) < 0.03
+    on_h100 = cap.estimate(served("google/gemma-3-27b-it", version="0.11.0", gpu="H100-80GB", max_model_len=4096))
+    assert "(PyTorch sort path)" not in " ".join(on_h100.reasons)
