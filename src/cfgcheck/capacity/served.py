@@ -26,8 +26,8 @@ from .tables import GiB
 # Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
 # absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md
 # records the table these come from; tests/capacity/test_accuracy.py keeps them at least the measured medians.
-CLASS_ERROR = {"dense": 0.03, "MoE": 0.03, "MLA": 0.11, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.02,
-               "multi-GPU": 0.04}
+CLASS_ERROR = {"dense": 0.02, "MoE": 0.02, "MLA": 0.02, "hybrid": 0.03, "quantized": 0.02, "multimodal": 0.02,
+               "multi-GPU": 0.02}
 # V1's sampler warm-up holds 2 fp32 copies of the logits of every dummy request on the FlashInfer path (0.10.x);
 # with the Triton top-k/top-p kernels, the default from VLLM_SORT_SAMPLER_WINDOWS' end (0.16, vllm#33538), the
 # 0.19 logs of gpt-oss-20b (201,088 tokens) and Gemma 4 26B-A4B (262,144) on an A100 80GB (myoceane.fr,
