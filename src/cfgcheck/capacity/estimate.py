@@ -506,7 +506,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     v1 = v is None or v >= defaults.VLLM_V1_DEFAULT_SINCE
     flashinfer_env = getattr(model, "env", {}).get("VLLM_USE_FLASHINFER_SAMPLER")
     use_flashinfer = None if flashinfer_env is None or unresolved(flashinfer_env.value) else truthy(flashinfer_env.value)
-    if use_flashinfer is None and run.gpu.vendor != "nvidia":  # FlashInfer's sampler is CUDA-only: the native path
+    if use_flashinfer is None and run.gpu.vendor == "amd":  # FlashInfer's sampler is CUDA-only: ROCm's is native
         use_flashinfer = False  # (vllm/v1/sample/ops/topk_topp_sampler.py: FlashInfer under current_platform.is_cuda())
     sort_sampler = not v1 or defaults.vllm_sort_sampler(run.version, use_flashinfer)
     act_bytes, copies = served.served_dtype_bytes(model, run.arch), served.vllm_sampler_logit_copies(run.version)
