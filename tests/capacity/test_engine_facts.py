@@ -164,7 +164,9 @@ def test_tp_non_torch_follows_where_nccl_buffers_are_counted():
     # before, their buffers were counted: NVLink SHARP on Hopper, ~0.3 GiB on PCIe (vllm#15815 prints 0.30 on L40S)
     assert "non_torch_memory takes 0.30GiB" in LOGS["qwen25-32b-l40s-tp2-v0"]["log"]
     assert facts.vllm_non_torch_bytes("0.7.1", 2, l40s) == facts.VLLM_NON_TORCH_TP_PCIE == facts.vllm_non_torch_bytes("0.10.1", 2, a100)
-    assert facts.vllm_non_torch_bytes("0.10.0", 8, h100) == facts.VLLM_NON_TORCH_TP_NVLS
+    said: list[str] = []
+    assert facts.vllm_non_torch_bytes("0.10.0", 8, h100, said) == facts.VLLM_NON_TORCH_TP_NVLS
+    assert "NVSwitch system assumed" in said[0]  # an H100 PCIe pair is not told apart from the SXM part
     assert not facts.nvls_capable(gpu_by_name("RTX-4090")) and not facts.nvls_capable(gpu_by_name("MI300X"))
     # the TP 8 H100 logs at 0.10.0 and the A100 TP 2 logs at 0.10.1.1 land within 1% of their budgets
     for case, within in (("qwen3-32b-h100-tp8-fp8kv", 0.01), ("qwen2-7b-a100-80gb-tp2-u025", 0.01)):

@@ -136,13 +136,19 @@ def mlp_activation_elements(arch: Architecture, hidden: int, tp: int, dense_fact
     return dense_factor * arch.intermediate_size / max(1, tp)
 
 
-def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None) -> int:
-    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel) of ``gpu``."""
+def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None, reasons: list[str] | None = None) -> int:
+    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel) of ``gpu``;
+    ``reasons`` hears what is assumed about the interconnect."""
     v = defaults.parse_version(version)
     if ranks > 1:
         if v is None or v >= VLLM_NCCL_BEFORE_SNAPSHOT_SINCE:
             return VLLM_NON_TORCH_TP
-        return VLLM_NON_TORCH_TP_NVLS if nvls_capable(gpu) else VLLM_NON_TORCH_TP_PCIE
+        if not nvls_capable(gpu):
+            return VLLM_NON_TORCH_TP_PCIE
+        if reasons is not None:
+            reasons.append(f"vLLM {version} counts NCCL's buffers as non-torch memory: NVLink SHARP's on an NVSwitch "
+                           "system assumed (a PCIe pair holds less)")
+        return VLLM_NON_TORCH_TP_NVLS
     return VLLM_NON_TORCH_V1 if v is None or v >= VLLM_NON_TORCH_V1_SINCE else VLLM_NON_TORCH_V0
 
 
