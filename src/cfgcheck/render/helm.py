@@ -31,6 +31,7 @@ from ..model import Location, ServedModel
 from ..notes import note
 from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
 from .charts import CHART_FILE, helm_binary
+from .deployments import of_chart
 from .helm_sandbox import run_template, stage, stage_values
 from .source_map import Reader, ScopedSourceMap, SourceMap, read_rendering
 from .staging import StageError
@@ -60,7 +61,9 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILE).is_file():
         return []  # a subchart vendored in another chart: rendered through that chart only
     templates = _templates(repo, folder)
-    values = values_files(folder)
+    deployed = of_chart(repo, folder_rel, ctx.workspace.space(__name__, dict))
+    values = values_files(folder) + [v for v in dict.fromkeys(repo / d.values for d in deployed if d.values)]
+    values = list(dict.fromkeys(values))
     if len(values) > MAX_VALUES_FILES:
         note(f"{folder_rel}: {len(values)} values files; rendered with the first {MAX_VALUES_FILES} only")
         values = values[:MAX_VALUES_FILES]
@@ -84,7 +87,9 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
                 templates += _templates(repo, dependency)
             if not serving and not _serving(templates, staged.dependency_values, reader.serving):
                 return []
-            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run, reader)
+            # every deployment of the chart adds its own values file: its defaults alone are never served
+            alone = not deployed or not all(d.values for d in deployed)
+            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run, reader, alone)
 
 
 def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged | None:
@@ -108,9 +113,11 @@ def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged 
 
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
                 templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun,
-                reader: Reader) -> list[ServedModel]:
-    """One ``helm template`` per values file (the chart's defaults alone first), mapped back; after a
-    rendering that timed out, the chart's other values files are not rendered."""
+                reader: Reader, alone: bool = True) -> list[ServedModel]:
+    """One ``helm template`` per values file (the chart's defaults alone first, unless not ``alone``:
+    every deployment adds values), mapped back; after a rendering that timed out, the chart's other
+    values files are not rendered. The defaults' served models that set no model are left out when a
+    values file sets one (the chart is a template for its per-model values)."""
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
@@ -120,8 +127,10 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
     tracked = stage_values(repo, repo / folder_rel, extras, scratch / "values")
     found: list[ServedModel] = []
     seen: set[tuple] = set()
-    for index, extra in enumerate([None, *extras]):
-        label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
+    defaults: set[int] = set()  # ids of the served models of the chart's defaults alone
+    renderings: list[Path | None] = [None, *extras] if alone or not extras else list(extras)
+    for index, extra in enumerate(renderings):
+        label = _label(repo, folder_rel, extra)
         where = f"{folder_rel}{'' if extra is None else ' with ' + label}"
         if extra is not None and extra not in tracked:
             note(f"{where}: not rendered: the values file is not tracked by git")
@@ -130,8 +139,8 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
         if rendered is None:
             if stopped == "budget":
                 break  # its note says the run's budget is spent: the other values files are not tried
-            if stopped == "timeout" and index < len(extras):
-                note(f"{folder_rel}: its other {len(extras) - index} values file(s) not rendered after that")
+            if stopped == "timeout" and index < len(renderings) - 1:
+                note(f"{folder_rel}: its other {len(renderings) - index - 1} values file(s) not rendered after that")
                 break
             continue
         own = [p for p in (extra, default) if p is not None and p.is_file()]
@@ -144,8 +153,24 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
             seen.add(signature)
             if extra is not None:
                 _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
+            else:
+                defaults.add(id(model))
             found.append(model)
+    if any(_serves_a_model(model) for model in found if id(model) not in defaults):
+        found = [model for model in found if _serves_a_model(model) or id(model) not in defaults]
     return found
+
+
+def _serves_a_model(model: ServedModel) -> bool:
+    return model.model is not None and model.model.value not in (None, "")
+
+
+def _label(repo: Path, folder_rel: str, extra: Path | None) -> str:
+    """A rendering's name: its values file, relative to the chart, or to the repository when outside it."""
+    if extra is None:
+        return "values.yaml"
+    real, folder = extra.resolve(), (repo / folder_rel).resolve()
+    return (real.relative_to(folder) if real.is_relative_to(folder) else real.relative_to(repo.resolve())).as_posix()
 
 
 def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Path | None, home: Path,
@@ -291,10 +316,12 @@ def _read_directly(repo: Path, files: list[Path], reader: Reader) -> set[tuple[s
 
 def values_files(folder: Path) -> list[Path]:
     """The values files a user would apply to the chart besides its ``values.yaml``: those beside it
-    (``values-prod.yaml``, ``gaudi-values.yaml``) and the chart-testing ``ci/*-values.yaml``
-    (helm/chart-testing: every file of ``ci/`` is one install), in name order."""
+    (``values-prod.yaml``, ``gaudi-values.yaml``), the chart-testing ``ci/*-values.yaml``
+    (helm/chart-testing: every file of ``ci/`` is one install) and the per-model override files of an
+    ``overrides/`` folder (``overrides/models/<name>.yaml``), in name order."""
     found = [p for p in folder.glob("*values*.y*ml") if p.name != "values.yaml"]
     found += folder.glob("ci/*.y*ml")
+    found += folder.glob("overrides/**/*.y*ml")  # per-model overrides kept in the chart (applied with -f)
     return sorted((p for p in found if p.is_file() and not p.is_symlink()), key=lambda p: p.relative_to(folder))
 
 
