@@ -381,3 +381,26 @@ def test_only_what_git_tracks_of_a_chart_is_rendered(tmp_path: Path, capsys) -> 
     rendered = lint([repo], Config(repo.resolve()))
     assert sorted(m.model.value for m in rendered.models if m.identity.startswith("stack/")) == [
         "Qwen/Qwen3-8B", "facebook/opt-125m"]
+
+
+@needs_helm
+def test_a_chart_is_one_served_model_per_values_file_its_deployments_add() -> None:
+    """tests/fixtures/formats/charts: an ApplicationSet's git files generator adds one models/ file per
+    Application; a chart's overrides/models/ files are applied with -f; a chart's probe is in its
+    template. Each variant is checked with its own values, at the line that sets them; the defaults,
+    which no deployment renders alone (or which set no model), are not a served model; the script the
+    chart mounts from a ConfigMap and runs is the variants' launch, not a launcher of its own."""
+    charts = REPO / "tests" / "fixtures" / "formats" / "charts"
+    result = lint([charts], Config(REPO))
+    places = sorted((m.location.path.rsplit("/charts/", 1)[1], m.model.value if m.model else None)
+                    for m in result.models)
+    assert places == [
+        ("appset-models/models/llama-8b.yaml", "meta-llama/Llama-3.1-8B-Instruct"),
+        ("appset-models/models/qwen-32b.yaml", "Qwen/Qwen2.5-32B-Instruct"),
+        ("override-models/overrides/models/llama-70b.yaml", "meta-llama/Llama-3.3-70B-Instruct"),
+        ("override-models/overrides/models/qwen-7b.yaml", "Qwen/Qwen2.5-7B-Instruct"),
+        ("sglang-health-probe/values.yaml", "Qwen/Qwen2.5-7B-Instruct")]
+    found = {(f.code, f.location.path.rsplit("/charts/", 1)[1], f.location.line) for f in result.findings
+             if f.code in ("CFG208", "CFG502", "CFG504")}
+    assert found == {("CFG208", "appset-models/models/qwen-32b.yaml", 3),
+                     ("CFG502", "sglang-health-probe/templates/deployment.yaml", 30)}

@@ -44,6 +44,8 @@ MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run (all of a run 
 _IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
+_NOT_FILES = ("templates", "charts", "ci", "overrides")  # a chart's folders that are not files it includes
+_MAX_CHART_FILE, _MAX_CHART_FILES = 64 * 1024, 64
 
 
 def is_chart(ctx: DocContext, root: YNode) -> bool:
@@ -60,7 +62,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     folder = repo / folder_rel
     if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILE).is_file():
         return []  # a subchart vendored in another chart: rendered through that chart only
-    templates = _templates(repo, folder)
+    templates = _templates(repo, folder) + _chart_files(repo, folder)
     deployed = of_chart(repo, folder_rel, ctx.workspace.space(__name__, dict))
     values = values_files(folder) + [v for v in dict.fromkeys(repo / d.values for d in deployed if d.values)]
     values = list(dict.fromkeys(values))
@@ -199,7 +201,9 @@ def _mapped(ctx: DocContext, staged: Staged, rendered: str, own: list[Path], tem
     """The served models of one rendering, each value mapped back to the values file or template line."""
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    reader.index(parse_text(ctx.path, rendered))  # the whole rendering first: envFrom across subcharts
+    whole = parse_text(ctx.path, rendered)
+    reader.index(whole)  # the whole rendering first: envFrom across subcharts
+    ctx.workspace.held.update(_mounted(whole, templates))
     models = []
     for key, part in _by_subchart(rendered).items():
         # a subchart's values: its own defaults, then the chart's values under its key (the same model
@@ -334,6 +338,36 @@ def _read(path: Path) -> str:
         return path.read_text("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _chart_files(repo: Path, folder: Path) -> list[tuple[str, str]]:
+    """(repo-relative path, text) of the files a chart's templates may include (``.Files.Get``): those of
+    its sub-folders other than ``templates/``, ``charts/``, ``ci/`` and ``overrides/`` (a ``files/``
+    or ``scripts/`` folder), searched for a rendered word after the templates."""
+    found = []
+    base, real = repo.resolve(), folder.resolve()
+    for path in sorted(folder.glob("*/**/*")):
+        inside = path.relative_to(folder).parts
+        if inside[0] in _NOT_FILES or not path.is_file() or path.is_symlink() or path.suffix in (".tgz", ".md"):
+            continue
+        if path.stat().st_size <= _MAX_CHART_FILE and len(found) < _MAX_CHART_FILES:
+            found.append(((real / path.relative_to(folder)).relative_to(base).as_posix(), _read(path)))
+    return found
+
+
+def _mounted(rendered, files: list[tuple[str, str]]) -> set[str]:
+    """The chart's files a rendered ConfigMap holds whole (a script the chart mounts and runs as its
+    container's command): the rendering's served model runs them, they are not launchers of their own."""
+    texts = {text.strip(): path for path, text in files if text.strip()}
+    held = set()
+    for document in rendered.documents if rendered.error is None else []:
+        root = document.root
+        data = root.get("data") if root is not None and root.kind == "map" and root.scalar("kind") == "ConfigMap" else None
+        for _, value in data.items() if data is not None and data.kind == "map" else []:
+            path = texts.get(value.value.strip()) if isinstance(value.value, str) else None
+            if path is not None:
+                held.add(path)
+    return held
 
 
 def _templates(repo: Path, folder: Path) -> list[tuple[str, str]]:
