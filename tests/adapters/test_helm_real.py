@@ -390,8 +390,8 @@ def test_a_chart_is_one_served_model_per_values_file_its_deployments_add() -> No
     template. Each variant is checked with its own values, at the line that sets them; the defaults,
     which no deployment renders alone (or which set no model), are not a served model; the script the
     chart mounts from a ConfigMap and runs is the variants' launch, not a launcher of its own."""
-    charts = REPO / "tests" / "fixtures" / "formats" / "charts"
-    result = lint([charts], Config(REPO))
+    fixtures = REPO / "tests" / "fixtures"  # the root the ApplicationSet's paths are written from
+    result = lint([fixtures / "formats" / "charts"], Config(fixtures))
     places = sorted((m.location.path.rsplit("/charts/", 1)[1], m.model.value if m.model else None)
                     for m in result.models)
     assert places == [

@@ -2,8 +2,9 @@
 
 The chart is staged with its local dependencies (``helm_sandbox.py``) and rendered once with its default
 ``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
-``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
-would install it. The adapter registry reads the rendered objects like any file
+``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``, ``overrides/**``) or that one of the repository's
+Argo CD deployments adds (``deployments.py``), as ``helm template NAME CHART --values FILE`` would
+install it; the defaults alone are not rendered when every deployment adds a values file. The adapter registry reads the rendered objects like any file
 (``source_map.Reader``); each value is then mapped back
 to the values file and line that set it where the value can be traced there (the environment's file
 first, then ``values.yaml``, then the dependencies' defaults), else to the word in a template that
