@@ -22,6 +22,7 @@ values files are not rendered.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -63,7 +64,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     folder = repo / folder_rel
     if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILE).is_file():
         return []  # a subchart vendored in another chart: rendered through that chart only
-    templates = _templates(repo, folder) + _chart_files(repo, folder)
+    templates = _templates(repo, folder)
     deployed = of_chart(repo, folder_rel, ctx.workspace.space(__name__, dict))
     values = values_files(folder) + [v for v in dict.fromkeys(repo / d.values for d in deployed if d.values)]
     values = list(dict.fromkeys(values))
@@ -88,6 +89,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
                 return []
             for dependency in staged.dependency_folders:
                 templates += _templates(repo, dependency)
+            templates += _chart_files(staged.path, folder_rel)
             if not serving and not _serving(templates, staged.dependency_values, reader.serving):
                 return []
             # every deployment of the chart adds its own values file: its defaults alone are never served
@@ -341,18 +343,25 @@ def _read(path: Path) -> str:
         return ""
 
 
-def _chart_files(repo: Path, folder: Path) -> list[tuple[str, str]]:
-    """(repo-relative path, text) of the files a chart's templates may include (``.Files.Get``): those of
-    its sub-folders other than ``templates/``, ``charts/``, ``ci/`` and ``overrides/`` (a ``files/``
-    or ``scripts/`` folder), searched for a rendered word after the templates."""
+def _chart_files(staged: Path, folder_rel: str) -> list[tuple[str, str]]:
+    """(repo-relative path, text) of the files a chart's templates may include (``.Files.Get``), as
+    staged (what Git tracks, less ``.helmignore``): those of its sub-folders other than ``templates/``,
+    ``charts/``, ``ci/`` and ``overrides/`` (a ``files/`` or ``scripts/`` folder), searched for a
+    rendered word after the templates."""
     found = []
-    base, real = repo.resolve(), folder.resolve()
-    for path in sorted(folder.glob("*/**/*")):
-        inside = path.relative_to(folder).parts
-        if inside[0] in _NOT_FILES or not path.is_file() or path.is_symlink() or path.suffix in (".tgz", ".md"):
+    prefix = "" if folder_rel == "." else folder_rel + "/"
+    for top, folders, files in os.walk(staged):
+        inside = Path(top).relative_to(staged)
+        if inside == Path("."):
+            folders[:] = [name for name in folders if name not in _NOT_FILES]
             continue
-        if path.stat().st_size <= _MAX_CHART_FILE and len(found) < _MAX_CHART_FILES:
-            found.append(((real / path.relative_to(folder)).relative_to(base).as_posix(), _read(path)))
+        for name in sorted(files):
+            path = Path(top) / name
+            if path.suffix in (".tgz", ".md") or path.stat().st_size > _MAX_CHART_FILE:
+                continue
+            if len(found) >= _MAX_CHART_FILES:
+                return found
+            found.append((prefix + (inside / name).as_posix(), _read(path)))
     return found
 
 
