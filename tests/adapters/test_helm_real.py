@@ -16,7 +16,7 @@ from cfgcheck.render.charts import helm_binary
 from cfgcheck.render.helm_sandbox import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import recording_server, without_helm
+from helpers import make_repo, recording_server, without_helm
 
 REPO = Path(__file__).resolve().parents[2]
 needs_helm = pytest.mark.skipif(helm_binary() is None,
@@ -404,3 +404,15 @@ def test_a_chart_is_one_served_model_per_values_file_its_deployments_add() -> No
              if f.code in ("CFG208", "CFG502", "CFG504")}
     assert found == {("CFG208", "appset-models/models/qwen-32b.yaml", 3),
                      ("CFG502", "sglang-health-probe/templates/deployment.yaml", 30)}
+
+
+@needs_helm
+def test_defaults_with_an_empty_model_are_a_placeholder_not_a_served_model(tmp_path: Path, capsys) -> None:
+    """The chart of the ApplicationSet fixture alone, its deployments out of sight: its defaults (an
+    empty model, no GPU) are what each deployment fills, not a GPU-less served model (no CFG504)."""
+    chart = REPO / "tests" / "fixtures" / "formats" / "charts" / "appset-models" / "charts" / "vllm-model"
+    repo = make_repo(tmp_path, {p.relative_to(chart).as_posix(): p.read_text() for p in chart.rglob("*")
+                                if p.is_file()})
+    result = lint([repo], Config(repo.resolve()))
+    assert result.models == [] and result.findings == []
+    assert "its defaults set an empty model" in capsys.readouterr().err

@@ -161,9 +161,20 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
             else:
                 defaults.add(id(model))
             found.append(model)
-    if any(_serves_a_model(model) for model in found if id(model) not in defaults):
-        found = [model for model in found if _serves_a_model(model) or id(model) not in defaults]
-    return found
+    return _kept(found, defaults, folder_rel)
+
+
+def _kept(found: list[ServedModel], defaults: set[int], folder_rel: str) -> list[ServedModel]:
+    """``found`` less the served models of the chart's defaults alone that serve no model, when a values
+    file sets one, or when the defaults set an empty model (``model: ""``, a placeholder each deployment
+    fills: the engine would not start with it)."""
+    variants = any(_serves_a_model(model) for model in found if id(model) not in defaults)
+    kept = [model for model in found if id(model) not in defaults or _serves_a_model(model)
+            or not variants and not (model.model is not None and model.model.value == "")]
+    if len(kept) < len(found) and not variants:
+        note(f"{folder_rel}: its defaults set an empty model, a placeholder for the values each deployment adds: "
+             "not linted as a served model (lint the chart with a values file that sets the model)")
+    return kept
 
 
 def _serves_a_model(model: ServedModel) -> bool:
