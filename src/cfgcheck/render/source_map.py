@@ -156,19 +156,23 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
     objects = {(root.scalar("kind"), root.scalar("metadata", "name")): document for document in rendered.documents
                if (root := document.root) is not None and root.kind == "map"}
 
-    def fallback(kind, name) -> Location:
-        document = objects.get((kind, name))
-        return (fallback_of(kind, name, document) if document is not None else None) or Location(ctx.path, 1, 1)
+    def service_place(model: ServedModel, service: Service) -> _Places | None:
+        """Where a Service of this rendered text is defined (None for one of another part of the rendering:
+        placed with that part); its own positions, apart from the model's."""
+        document = objects.get(("Service", service.name))
+        if document is None:
+            return None
+        return _Places(model, fallback_of("Service", service.name, document) or Location(ctx.path, 1, 1), sources)
 
     done: set[int] = set()  # the pod facts and Services the rendering's models share, each placed once
     for model in reader.models(rendered):
         root = rendered.documents[model.document].root
         kind, name = (root.scalar("kind"), root.scalar("metadata", "name")) if root is not None else (None, None)
-        place = _Places(model, fallback(kind, name), sources)
+        own = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
+        place = _Places(model, own, sources)
         mapped = relocate(model, place.fallback, sources, identity, keep_unchanged, place)
         if mapped is not None and mapped.pod is not None:
-            _place_pod(mapped.pod, place, ctx.path, done, lambda service: _Places(
-                model, fallback("Service", service.name), sources))
+            _place_pod(mapped.pod, place, ctx.path, done, lambda service, model=model: service_place(model, service))
         if mapped is not None:
             found.append(mapped)
     source = ctx.document.root
@@ -216,7 +220,7 @@ def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identit
 
 
 def _place_pod(pod: PodFacts, place: _Places, rendered: str, done: set[int],
-               service_place: Callable[[Service], _Places]) -> None:
+               service_place: Callable[[Service], _Places | None]) -> None:
     """The locations of the pod around a rendered engine (probes, ports, volumes, resources) and of the
     Services that select it, moved from the rendered text to the sources: a probe at the word of its path
     where a source writes it, a port at its number, anything else at the object's template. A finding on
@@ -254,10 +258,10 @@ def _place_pod(pod: PodFacts, place: _Places, rendered: str, done: set[int],
             done.add(id(port))
             port.location = at(port.location, str(port.number) if isinstance(port.number, int) else None) or port.location
     for service in pod.services:
-        if id(service) in done or service.location.path != rendered:
+        where = service_place(service) if id(service) not in done and service.location.path == rendered else None
+        if where is None:
             continue
         done.add(id(service))
-        where = service_place(service)
         service.targets = [(target, at(location, str(target), where) or location) for target, location in service.targets]
         service.location = where.fallback
 
