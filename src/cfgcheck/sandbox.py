@@ -36,7 +36,7 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
 # subprocess, tempfile and shutil (with the compression modules shutil loads) are imported by the functions
 # that start a process or make a folder: every run enters ``session``, few start a process, and those three
@@ -61,8 +61,7 @@ STALE_AFTER = 6 * 3600  # seconds: a run folder this old was left by a run that 
 _KEPT_ENV = ("PATH", "SYSTEMROOT", "LANG", "LC_ALL", "LC_CTYPE")
 
 
-@dataclass
-class Outcome:
+class Outcome(NamedTuple):  # a record every run defines (git.py imports this module): cheaper than a dataclass
     """What a bounded run gave: ``stdout`` (at most ``limit`` bytes), the start of ``stderr``, the exit
     code, and ``stopped``: None, or the bound that stopped it (``timeout``, ``output``, ``memory``,
     ``cpu``, ``file size``)."""
