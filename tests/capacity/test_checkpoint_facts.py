@@ -1,0 +1,28 @@
+"""Facts of quantized checkpoints the weights arithmetic reads from the script that made them, each checked
+against the published start-up log it explains (tests/data/startup_logs.json)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from cfgcheck.capacity import GiB, lookup_architecture
+
+LOGS = {c["id"]: c for c in json.loads((Path(__file__).parents[1] / "data" / "startup_logs.json").read_text())["cases"]}
+
+
+def test_awq_conversion_keeps_its_vision_tower_and_embeddings_16_bit_in_groups_of_32():
+    # gau-nernst/gemma3-int4 convert_flax.py (the table's source) packs groups of 32 with a 16-bit scale and a 4-bit zero
+    case = LOGS["gemma3-12b-awq-rtx4090-tp2"]
+    arch = lookup_architecture(case["model"])
+    assert arch.quantization == "awq" and arch.weight_bits == 4 + 20 / 32 and arch.unquantized_vision and arch.vision
+    text = arch._shape_params()
+    embed = arch.embedding_params()
+    vision = arch.params - text
+    assert 0.3e9 < vision < 0.5e9  # SigLIP's ~0.42B: what the published 12.2B holds beyond the text layers
+    assert arch.weight_bytes_for() == int((embed + vision) * 2 + (text - embed) * arch.weight_bits / 8)
+    # the log: "Model loading took 4.8120 GiB" on each of two ranks; groups of 128 and a quantized tower gave 3.65
+    assert "Model loading took 4.8120 GiB" in case["log"]
+    per_rank = arch.weight_bytes_for() / case["tp"] / GiB
+    grouped_128 = arch.weight_bytes_for(4 + 20 / 128) / case["tp"] / GiB
+    assert abs(per_rank - 4.812) < abs(grouped_128 - 4.812) and abs(per_rank - 4.812) / 4.812 < 0.13
