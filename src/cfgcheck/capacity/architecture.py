@@ -112,7 +112,8 @@ class Architecture:
         if not self.max_position_embeddings:
             return None
         derived = self.max_position_embeddings
-        rs = self.rope_scaling or {}
+        # vLLM skips the factor for Gemma 3, whose 128K "is already scaled by RoPE scaling" (vllm/config.py)
+        rs = {} if self.model_type.startswith("gemma3") else self.rope_scaling or {}
         rtype = str(rs.get("rope_type") or rs.get("type") or "")
         factor = rs.get("factor")
         if factor and rtype not in ("su", "longrope", "llama3", "mrope", "default", ""):
