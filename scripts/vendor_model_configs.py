@@ -12,6 +12,8 @@ A source names ``repo``, ``commit`` and ``path``, and one of:
 - ``json_after``: the config is JSON text (a config.json, or one quoted in a Go/Rust/Swift test): the first
   balanced ``{...}`` after the first occurrence of that anchor text (``""``: the file's first object);
   ``json_key`` then picks a key of it.
+- ``literal_after``: the same for a config quoted as a Python dict literal (``True``, ``None``), read with
+  ``ast.literal_eval``.
 - ``base`` with ``evidence``: a full fine-tune of a model of the table (same architecture); ``evidence`` is a
   line of the file (a training recipe naming the base model) that must be present at that commit.
 - ``quantized_from`` with ``evidence`` (lines) and ``checkpoint``: a quantized checkpoint of a model of the table,
@@ -86,6 +88,23 @@ def _json_after(text: str, anchor: str) -> dict | None:
     return None
 
 
+def _literal_after(text: str, anchor: str) -> dict | None:
+    """The first balanced ``{...}`` after ``anchor`` read as a Python literal (a config.json quoted as a dict in
+    Python code, with ``True``/``None``); never executed."""
+    at = text.find(anchor)
+    start = text.find("{", at + len(anchor)) if at >= 0 else -1
+    depth = 0
+    for end in range(start, len(text) if start >= 0 else 0):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            try:
+                value = ast.literal_eval(text[start:end + 1])
+            except (ValueError, SyntaxError):
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
 def _extract(source: dict, text: str) -> tuple[dict, str]:
     """(what the file gives, the symbol part of the citation)."""
     if source.get("catalog"):
@@ -102,6 +121,8 @@ def _extract(source: dict, text: str) -> tuple[dict, str]:
         if any(line not in lines for line in source["evidence"]):
             return {}, ""
         return {k: source[k] for k in ("quantized_from", "evidence", "checkpoint")}, "evidence"
+    if "literal_after" in source:
+        return _literal_after(text, source["literal_after"]) or {}, f"literal after {source['literal_after']!r}"
     if "json_after" in source:
         config = _json_after(text, source["json_after"]) or {}
         if source.get("json_key"):
