@@ -120,6 +120,9 @@ def quantized_entry(source: dict, models: list[dict]) -> dict:
                       "left 16-bit by the script)", source=vendored["source"])
     if facts.get("unquantized_vision"):
         entry["unquantized_vision"] = entry["vision"] = True
+    entry["weights_source"] = (f"published parameter count of {vendored['quantized_from']}: embeddings"
+                               f"{' and the count beyond the text layers (the vision tower)' if facts.get('unquantized_vision') else ''}"
+                               f" at 16 bits, the rest at {entry['weight_bits']:g} bits")
     return entry
 
 
