@@ -66,3 +66,13 @@ def test_vllm_profiles_the_vision_encoder_on_one_image_of_the_preprocessors_larg
     both = activation_peak_bytes(arch, case["max_num_batched_tokens"], 256, case["tp"])
     assert both - ACT_CONSTANT == max(peak, output + text_only - ACT_CONSTANT)
     assert vision_profile_bytes(lookup_architecture("Qwen/Qwen2-7B-Instruct"), 1) is None  # no tower data: as before
+
+
+def test_a_multimodal_model_served_text_only_profiles_no_encoder_pass():
+    from cfgcheck.capacity import overheads
+    from tests.capacity.test_capacity import served, setting
+
+    arch = lookup_architecture("Qwen/Qwen3.8-27B")
+    text_only = served("Qwen/Qwen3.8-27B", settings=[setting("limit_mm_per_prompt", '{"image":0,"video":0}', 5)])
+    assert overheads.profiled_arch(text_only, arch).vision_tower is None
+    assert overheads.profiled_arch(served("Qwen/Qwen3.8-27B"), arch) is arch

@@ -75,3 +75,12 @@ def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_n
     if vision:
         peak = max(vision[0], vision[1] + peak)
     return int(peak + ACT_CONSTANT)
+
+
+def vision_profile_note(arch: Architecture, tp: int, act_bytes: int, v1: bool) -> str:
+    """The clause the estimate's reason adds when the profile encodes an image (empty otherwise)."""
+    vision = vision_profile_bytes(arch, tp, act_bytes) if v1 else None
+    if not vision:
+        return ""
+    tokens = vision[1] // max(1, (arch.hidden_size or 0) * act_bytes)
+    return f", an encoder pass over one {arch.vision_tower['max_pixels']:,}-pixel image ({tokens:,} tokens, ~{vision[0] / GiB:.2f} GiB)"
