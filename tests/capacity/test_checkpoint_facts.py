@@ -76,3 +76,5 @@ def test_a_multimodal_model_served_text_only_profiles_no_encoder_pass():
     text_only = served("Qwen/Qwen3.8-27B", settings=[setting("limit_mm_per_prompt", '{"image":0,"video":0}', 5)])
     assert overheads.profiled_arch(text_only, arch).vision_tower is None
     assert overheads.profiled_arch(served("Qwen/Qwen3.8-27B"), arch) is arch
+    capped = served("Qwen/Qwen3.8-27B", settings=[setting("mm_processor_kwargs", '{"max_pixels": 8388608}', 5)])
+    assert overheads.profiled_arch(capped, arch).vision_tower["max_pixels"] == 8388608

@@ -171,8 +171,17 @@ def serves_text_only(model: Any) -> bool:
 
 
 def profiled_arch(model: Any, arch: Architecture) -> Architecture:
-    """The architecture the profile run exercises: without its vision tower when the model is served text-only."""
-    return replace(arch, vision_tower=None) if arch.vision_tower and serves_text_only(model) else arch
+    """The architecture the profile run exercises: without its vision tower when the model is served text-only;
+    with ``--mm-processor-kwargs '{"max_pixels": N}'`` the dummy image is that large (malaiwah/qwen38-27b-exl3's
+    logs: max_pixels 8,388,608 and 4,194,304 give "a budget of 8192" and "4096 tokens")."""
+    if not arch.vision_tower:
+        return arch
+    if serves_text_only(model):
+        return replace(arch, vision_tower=None)
+    asked = int_value((_json_value(model.value("mm_processor_kwargs")) or {}).get("max_pixels"))
+    if asked and asked < arch.vision_tower.get("max_pixels", 0):
+        return replace(arch, vision_tower={**arch.vision_tower, "max_pixels": asked})
+    return arch
 
 
 def vision(model: Any, arch: Architecture, out: Deductions) -> None:
