@@ -206,6 +206,9 @@ def image_engine(ref: ImageRef) -> ImageEngine:
 def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None, mirror: bool) -> ImageEngine:
     how = entry["version"]
     if how == "vendor":
+        shipped = vendor_release(entry.get("releases"), ref.tag)
+        if shipped is not None:
+            return ImageEngine(engine, variant, shipped[0], ASSUMED, shipped[1], True)
         return ImageEngine(engine, variant, None, UNKNOWN, f"{entry['why']} ('{ref.tag or 'no tag'}')", True)
     if how == "embedded":
         match = re.search(entry["pattern"], ref.tag or "")
@@ -224,6 +227,32 @@ def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None,
         why = entry.get("why") or f"{ref.full} is a vendor build"
         return ImageEngine(engine, variant, version, ASSUMED, f"{why}; its tag {ref.tag} is read as the version", True)
     return ImageEngine(engine, variant, version, EXACT, f"image tag {ref.tag}", True)
+
+
+@functools.lru_cache(maxsize=None)
+def _vendor_table() -> dict:
+    return json.loads((Path(__file__).resolve().parent.parent / "data" / "vendor_releases.json").read_text())
+
+
+def vendor_release(vendor: str | None, tag: str | None) -> tuple[str, str] | None:
+    """(engine version, why) of a vendor release tag by ``data/vendor_releases.json`` (the vendor's own
+    documents): the release itself, else its major.minor line, else the one engine version every listed
+    patch release of that line ships; None when the documents name none."""
+    match = re.match(r"v?(\d+)\.(\d+)((?:\.\d+)?)(?:[-_+.].*)?$", tag or "")
+    if vendor is None or match is None:
+        return None
+    table = _vendor_table()[vendor]
+    releases, name = table["releases"], table["name"]
+    line, release = f"{match.group(1)}.{match.group(2)}", f"{match.group(1)}.{match.group(2)}{match.group(3)}"
+    if release in releases or line in releases:
+        named = release if release in releases else line
+        return releases[named], f"{name} {named} ships it, by the vendor's release notes"
+    patches = {v for k, v in releases.items() if k.startswith(line + ".")}
+    if len(patches) != 1:
+        return None
+    sibling = next(k for k in releases if k.startswith(line + "."))
+    shipped = patches.pop()
+    return shipped, f"{name} {release} is taken as {sibling}, which ships it by the vendor's release notes"
 
 
 def _tag_variant(tag: str) -> str | None:
