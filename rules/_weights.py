@@ -47,11 +47,23 @@ def mount_for(pod, directory: str):
     return pod.mount_at(directory)
 
 
+def local_folder(model) -> bool:
+    """An ``org/name``-shaped model that is a relative local folder: the repository holds its first folder
+    (the adapter named the model by it), or it starts in ``models/`` (the folder name local layouts use;
+    no hub organisation serves from it)."""
+    named = model.model_named
+    if named is not None and named.origin == "repository":
+        return True
+    source = model.model
+    return source is not None and isinstance(source.value, str) and source.value.strip().startswith("models/")
+
+
 def hub_name(model) -> str | None:
     """The hub id the engine downloads (``org/name`` without ``hf://`` or a revision), else None: a local
     path or an object-store URI is not a hub download."""
     source = model.model
-    if source is None or not isinstance(source.value, str) or not HUB_ID.match(source.value.strip()):
+    if source is None or not isinstance(source.value, str) or not HUB_ID.match(source.value.strip()) or \
+            local_folder(model):
         return None
     return source.value.strip().removeprefix("hf://").split("@", 1)[0]
 

@@ -71,6 +71,7 @@ from typing import Iterator
 from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
+from ._weights import local_folder
 
 CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
 OPTIONS: dict = {}
@@ -92,7 +93,8 @@ def check(model, ctx) -> Iterator[Finding]:
     if trust is None or trust.value is not True:
         return
     source = model.model
-    if source is None or not isinstance(source.value, str) or not re.match(_HUB_ID, source.value.strip()):
+    if source is None or not isinstance(source.value, str) or not re.match(_HUB_ID, source.value.strip()) or \
+            local_folder(model):
         return
     revision = model.model_revision
     if _pinned(revision) or _pinned(model.setting("code_revision")):

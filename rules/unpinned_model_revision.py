@@ -54,6 +54,7 @@ import re
 from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
+from ._weights import local_folder
 
 CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
 # a note in the default profile: a repository opts into pinning advice with `profile: strict` (or
@@ -73,7 +74,7 @@ def check(model, ctx):
     hf_uri = source.value.startswith("hf://")  # an operator downloads it, whatever engine then reads it
     if model.engine not in ("vllm", "sglang", "tokenspeed") and not hf_uri:
         return
-    if not _HUB_ID.match(source.value.strip()):
+    if not _HUB_ID.match(source.value.strip()) or local_folder(model):
         return
     if hf_uri:
         where = "add @<commit sha> to the source"

@@ -87,3 +87,15 @@ def test_a_folder_below_the_mount_and_a_malformed_config_make_the_architecture_u
     found = estimate(model)
     assert found.architecture is None
     assert any("weights/chat/config.json in the repository cannot be read as JSON" in r for r in found.reasons)
+
+
+def test_a_relative_path_in_a_folder_of_the_repository_is_no_hub_id() -> None:
+    """checkpoints/Qwen3-8B where the repository holds checkpoints/ (its weights not committed) is that
+    folder's model; meta-llama/Llama-3.1-8B, the same shape with no such folder, is the hub's."""
+    folder = FIXTURES / "formats" / "relative-model-folder"
+    local, hub = sorted(collect([folder], load_config(folder))[1], key=lambda m: m.model.location.line)
+    assert local.model_named.value == "Qwen3-8B" and local.model_named.source == "the repository's folder checkpoints/"
+    assert hub.model_named is None
+    result = lint([folder], load_config(folder))
+    found = {f.location.line for f in result.findings if f.code == "CFG303"}
+    assert found == {line for code, line in expected_markers(folder / "serve-relative-checkpoint.sh") if code == "CFG303"}
