@@ -31,6 +31,8 @@ _ENGINE_HINTS = (
     ("vllm", "vllm"),
 )
 EXACT, ASSUMED, UNKNOWN = "exact", "assumed", "unknown"
+# words of an image name that make it an application beside an engine, not the engine
+_NOT_ENGINE = frozenset(("client", "ui", "webui", "frontend", "proxy", "router", "gateway", "bench", "benchmark"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -265,7 +267,12 @@ def _tag_variant(tag: str) -> str | None:
 
 
 def _hint(ref: ImageRef) -> str | None:
+    """The engine an unknown image's name suggests; none for an application beside an engine (a client,
+    a UI, a proxy or router, a benchmark: ``vllm-client``, ``vllm-router``), whose name names the engine
+    it talks to."""
     lowered = ref.repository.lower()
+    if _NOT_ENGINE.intersection(re.split(r"[-_./]", lowered)):
+        return None
     for hint, engine in _ENGINE_HINTS:
         if hint in lowered:
             return engine
