@@ -10,7 +10,9 @@ rendered Deployment wins over its values.
 Persistent means a PersistentVolumeClaim, a StatefulSet `volumeClaimTemplate`, a `hostPath`, NFS or
 CSI volume, or in docker-compose a named or bind volume (its paths interpolated as compose does:
 `${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface` is a bind mount); an `emptyDir` or the container's
-own filesystem is not. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
+own filesystem is not. A hub download the pod itself runs before the engine (an init container, or the
+engine container's own `sh -c "hf download ORG/NAME --local-dir /models; vllm serve /models"`) into an
+`emptyDir` is the same loss. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
 are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the container requests `ephemeral-storage` at least the size of the
 weights: the author budgeted the download. The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
@@ -83,7 +85,7 @@ from typing import Iterator
 from cfgcheck.api import Finding, Option
 
 from ._pod_rules import serves
-from ._weights import hub_name, offline, persistent_cache, weight_bytes
+from ._weights import PERSISTENT, hub_name, offline, persistent_cache, weight_bytes
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {
@@ -100,6 +102,8 @@ def check(model, ctx) -> Iterator[Finding]:
     checked = pod is not None and pod.format in CHECKED_FORMATS
     if not serves(model) or not checked and not model.worker_pods:
         return
+    if checked:
+        yield from _downloads_lost(model, pod, ctx)
     name = hub_name(model)
     if name is None:
         return  # a local path, an object store URI: not a hub download
@@ -132,6 +136,24 @@ def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tupl
     if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
         return None
     return where, offline_mode
+def _downloads_lost(model, pod, ctx) -> Iterator[Finding]:
+    """A hub download the pod runs before the engine (an init container, the engine container's own
+    script) into a volume that does not outlive the pod: an emptyDir, whatever holds the weights."""
+    for download in model.downloads:
+        volume = pod.volumes.get(download.volume[0]) if download.repo and download.volume else None
+        if volume is None or volume.type in PERSISTENT:
+            continue
+        weights = weight_bytes(download.repo, ctx.config or {})
+        if weights is None or weights < float(ctx.options["min-weights-gb"]) * 1e9 or \
+                pod.ephemeral_storage is not None and pod.ephemeral_storage >= weights:
+            continue  # unknown or small, or the author budgeted the download in ephemeral-storage
+        yield Finding(f"{download.how} writes {download.repo} ({weights / 1e9:.1f} GB) to {download.target} on the "
+                      f"{volume.type} volume {volume.name!r}, which is not persistent: every pod start downloads it "
+                      "again", download.location, remediation="put the download's folder on a PersistentVolumeClaim "
+                      "(or a hostPath), or request ephemeral-storage that holds the weights",
+                      setting=f"weights_download:{download.repo}", model=model.name)
+
+
 def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Finding]:
     lost = _lost(model, pod, weights, ctx)
     if lost is None:

@@ -185,7 +185,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     containers = pod_spec.get("containers")
     if whole_pod or whole_pod is None and containers is not None and containers.kind == "seq":
         kubernetes_pod(ctx, model, container, pod_spec, root, labels)
-    model.downloads = pod_downloads(ctx, pod_spec)
+    model.downloads = pod_downloads(ctx, pod_spec, container)
 
 
 def launches(tokens: list[ArgToken], engine: str | None) -> bool:
