@@ -12,7 +12,8 @@ CSI volume, or in docker-compose a named or bind volume (its paths interpolated 
 `${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface` is a bind mount); an `emptyDir` or the container's
 own filesystem is not. A hub download the pod itself runs before the engine (an init container, or the
 engine container's own `sh -c "hf download ORG/NAME --local-dir /models; vllm serve /models"`) into an
-`emptyDir` is the same loss. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
+`emptyDir` is the same loss. llama.cpp's `-hf ORG/NAME[:QUANT]` downloads the quant's file into its own
+cache, `LLAMA_CACHE`, else `$XDG_CACHE_HOME/llama.cpp`, else `~/.cache/llama.cpp`. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
 are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the container requests `ephemeral-storage` at least the size of the
 weights: the author budgeted the download. The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
@@ -82,10 +83,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option
+from cfgcheck.api import Finding, Option, quant_bits_from_text
 
 from ._pod_rules import serves
-from ._weights import PERSISTENT, hub_name, offline, persistent_cache, weight_bytes
+from ._weights import PERSISTENT, hub_name, llama_hub, offline, persistent_cache, weight_bytes
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {
@@ -100,6 +101,9 @@ CHECKED_FORMATS = ("kubernetes", "compose", "production-stack")
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
     checked = pod is not None and pod.format in CHECKED_FORMATS
+    if model.engine == "llama.cpp" and checked:
+        yield from _llama_download(model, pod, ctx)
+        return
     if not serves(model) or not checked and not model.worker_pods:
         return
     if checked:
@@ -136,6 +140,25 @@ def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tupl
     if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
         return None
     return where, offline_mode
+def _llama_download(model, pod, ctx) -> Iterator[Finding]:
+    """llama.cpp's -hf download: the quant's share of the checkpoint, into llama.cpp's own cache."""
+    found = llama_hub(model)
+    if found is None:
+        return
+    repo, quant = found
+    full, bits = weight_bytes(repo, ctx.config or {}), quant_bits_from_text(quant)[0]
+    weights = int(full * bits / 16) if full and bits else None
+    lost = _lost(model, pod, weights, ctx)
+    if lost is None or weights is None:
+        return
+    start = "container" if pod.format == "compose" else "pod"
+    yield Finding(f"{repo}:{quant} (about {weights / 1e9:.1f} GB) is downloaded by {model.model.source} into "
+                  f"{lost[0]}, which is not persistent: every {start} start downloads it again", model.model.location,
+                  remediation="mount a PersistentVolumeClaim (or a compose named volume) at llama.cpp's cache "
+                  "directory (LLAMA_CACHE, else ~/.cache/llama.cpp), or request ephemeral-storage that holds it",
+                  setting="weights_cache", model=model.name)
+
+
 def _downloads_lost(model, pod, ctx) -> Iterator[Finding]:
     """A hub download the pod runs before the engine (an init container, the engine container's own
     script) into a volume that does not outlive the pod: an emptyDir, whatever holds the weights."""

@@ -153,6 +153,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
     model.env.update(environment_settings(exports))  # what the container's script exports comes after
+    env_argv.llama_env_model(model)
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
     env_argv.apply_wrapper(model, wrapper, values)
