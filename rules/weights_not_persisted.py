@@ -14,8 +14,9 @@ own filesystem is not. A hub download the pod itself runs before the engine (an 
 engine container's own `sh -c "hf download ORG/NAME --local-dir /models; vllm serve /models"`) into an
 `emptyDir` is the same loss. llama.cpp's `-hf ORG/NAME[:QUANT]` downloads the quant's file into its own
 cache, `LLAMA_CACHE`, else `$XDG_CACHE_HOME/llama.cpp`, else `~/.cache/llama.cpp`. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
-are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the container requests `ephemeral-storage` at least the size of the
-weights: the author budgeted the download. The size comes from the bundled model table, else from a
+are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the cache is the container's own filesystem and the container requests
+`ephemeral-storage` at least the size of the weights: the author budgeted the download (an `emptyDir`
+mounted at the cache is still emptied with every pod, whatever the request). The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
 (outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or
 `TRANSFORMERS_OFFLINE=1`) and no persistent cache, the finding is an error: the engine may not
@@ -129,13 +130,16 @@ def check(model, ctx) -> Iterator[Finding]:
 def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tuple[str, object] | None:
     """(where the weights go, the offline-mode setting or None) when they are not kept across starts of
     ``pod``; None when they are, or when the model is too small or of unknown size to matter."""
-    kept, where, _ = persistent_cache(model, pod, env)
+    kept, where, volume = persistent_cache(model, pod, env)
     if kept:
         return None
     offline_mode = offline(model)
     if offline_mode is None and weights is None:
         return None  # a size we cannot tell may be a toy model: not worth a warning
-    if offline_mode is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
+    # an ephemeral-storage request budgets the download into the container's own filesystem; an emptyDir
+    # mounted at the cache (often only to make it writable) is emptied with the pod whatever the budget
+    if offline_mode is None and volume is None and pod.ephemeral_storage is not None and \
+            pod.ephemeral_storage >= (weights or 0):
         return None
     if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
         return None
@@ -167,13 +171,12 @@ def _downloads_lost(model, pod, ctx) -> Iterator[Finding]:
         if volume is None or volume.type in PERSISTENT:
             continue
         weights = weight_bytes(download.repo, ctx.config or {})
-        if weights is None or weights < float(ctx.options["min-weights-gb"]) * 1e9 or \
-                pod.ephemeral_storage is not None and pod.ephemeral_storage >= weights:
-            continue  # unknown or small, or the author budgeted the download in ephemeral-storage
+        if weights is None or weights < float(ctx.options["min-weights-gb"]) * 1e9:
+            continue  # a size we cannot tell, or too small to matter
         yield Finding(f"{download.how} writes {download.repo} ({weights / 1e9:.1f} GB) to {download.target} on the "
                       f"{volume.type} volume {volume.name!r}, which is not persistent: every pod start downloads it "
                       "again", download.location, remediation="put the download's folder on a PersistentVolumeClaim "
-                      "(or a hostPath), or request ephemeral-storage that holds the weights",
+                      "(or a hostPath)",
                       setting=f"weights_download:{download.repo}", model=model.name)
 
 
