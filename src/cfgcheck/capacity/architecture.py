@@ -166,7 +166,11 @@ _ARCH_FIELDS = {f.name for f in fields(Architecture)}
 
 _QUANT_BITS = [
     (re.compile(r"(nvfp4|mxfp4|fp4|w4a4)"), 4.5),
-    (re.compile(r"(awq|gptq(?!-?int8)|int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
+    # AWQ and GPTQ store 4-bit weights with an fp16 scale and a packed 4-bit zero point per group of 128 inputs:
+    # 4 + 20 / 128 bits (vllm/model_executor/layers/quantization/awq.py and gptq.py create_weights: qweight, qzeros,
+    # scales); Qwen3-30B-A3B's AWQ checkpoint loads as 15.61 GiB in vLLM 0.10.0 (tests/data/startup_logs.json)
+    (re.compile(r"(awq|gptq(?!-?int8))"), 4 + 20 / 128),
+    (re.compile(r"(int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
     (re.compile(r"(fp8|int8|w8a8|w8a16|8bit|gptq-?int8)"), 8.0),
 ]
 _QUANT_TOKEN = re.compile(
