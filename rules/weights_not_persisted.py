@@ -171,6 +171,9 @@ def _downloads_lost(model, pod, ctx) -> Iterator[Finding]:
         if volume is None or volume.type in PERSISTENT:
             continue
         weights = weight_bytes(download.repo, ctx.config or {})
+        if weights is not None and download.url is not None:  # one file of the repository: a quant's share
+            bits = quant_bits_from_text(download.url.rsplit("/", 1)[-1])[0]
+            weights = int(weights * bits / 16) if bits else None
         if weights is None or weights < float(ctx.options["min-weights-gb"]) * 1e9:
             continue  # a size we cannot tell, or too small to matter
         yield Finding(f"{download.how} writes {download.repo} ({weights / 1e9:.1f} GB) to {download.target} on the "
