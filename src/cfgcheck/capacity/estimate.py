@@ -516,6 +516,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
         return
     non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp, run.gpu, est.reasons)
+    rope = served.vllm_rope_cache_bytes(run.arch, act_bytes)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
@@ -527,8 +528,8 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         f"budget {util:g} x {run.gpu.memory_bytes / GiB:.1f} GiB; {'V1' if v1 else 'V0'} profile of "
         f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) and a sampler warm-up over {seqs:,} requests"
         f"{' (PyTorch sort path)' if sort_sampler else ''} peaks ~{act / GiB:.2f} GiB; non-torch "
-        f"~{non_torch / GiB:.2f} GiB; CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
-    used = est.weight_bytes_per_gpu + act + non_torch + graphs
+        f"~{non_torch / GiB:.2f} GiB;{' scaled RoPE cache ~%.2f GiB;' % (rope / GiB) if rope else ''} CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
+    used = est.weight_bytes_per_gpu + rope + act + non_torch + graphs
     if requested - used <= 0:
         _no_room(est, requested, used, "weights, profile activations and runtime overhead")
         return
