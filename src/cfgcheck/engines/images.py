@@ -266,13 +266,17 @@ def _tag_variant(tag: str) -> str | None:
     return None
 
 
+def application_image(ref: ImageRef) -> bool:
+    """Whether an image's name makes it an application beside an engine (a client, a UI, a proxy or
+    router, a benchmark: ``vllm-client``, ``vllm-router``): it names the engine it talks to."""
+    return bool(_NOT_ENGINE.intersection(re.split(r"[-_./]", ref.repository.lower())))
+
+
 def _hint(ref: ImageRef) -> str | None:
-    """The engine an unknown image's name suggests; none for an application beside an engine (a client,
-    a UI, a proxy or router, a benchmark: ``vllm-client``, ``vllm-router``), whose name names the engine
-    it talks to."""
-    lowered = ref.repository.lower()
-    if _NOT_ENGINE.intersection(re.split(r"[-_./]", lowered)):
+    """The engine an unknown image's name suggests; none for an application beside one."""
+    if application_image(ref):
         return None
+    lowered = ref.repository.lower()
     for hint, engine in _ENGINE_HINTS:
         if hint in lowered:
             return engine

@@ -142,7 +142,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
             tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values, exports) or tokens
     wrapper = env_argv.wrapper_for(image_text, values)
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None) or \
-        (env_argv.engine_from_env(values) if not tokens else None)
+        (env_argv.engine_from_env(values, image_text) if not tokens else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:
         model.annotations = string_map(root.path("metadata", "annotations"))
