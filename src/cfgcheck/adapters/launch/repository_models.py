@@ -59,6 +59,8 @@ def _name_relative_folder(workspace: Workspace, model: ServedModel, path: str) -
         return
     first = path.split("/", 1)[0]
     for rel in dict.fromkeys(filter(None, (named_files.repo_path(model.path, first), first))):
+        if model.path.startswith(rel + "/"):
+            continue  # the folder holds the file itself: a layout by hub id (meta-llama/Llama-3.1-8B/deploy.yaml)
         if named_files.holds_folder(workspace, rel):
             model.model_named = Setting("model", posixpath.basename(path.rstrip("/")), model.model.location,
                                         f"the repository's folder {rel}/", origin="repository")
