@@ -23,6 +23,9 @@ _GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 # ``Chart.yaml`` beside a values file, a folder's build scripts, ``model_configs``): the content cache
 # (cache.py) keeps only files whose adapting made none, whose served models follow from their own text.
 _BEYOND = [0]
+# The adapter workspace's space (``contexts.Workspace.space``) of the folders resolved so far in a run
+# (``_resolved``'s memo): the kustomize renderer and the kustomization index ask about the same folders.
+RESOLVED = f"{__name__}.resolved"
 
 
 def read_beyond() -> None:
@@ -129,10 +132,13 @@ def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | Non
     return real
 
 
-def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
+def escapes(path: Path, root: Path, real: Path | None = None, memo: dict[str, str | None] | None = None) -> bool:
     """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``, or leads
     into a ``.git`` folder of it (the checkout's credentials live there: a ``.env`` linked to
-    ``.git/config`` is never read)."""
+    ``.git/config`` is never read). ``memo``: the folders resolved so far in the run (``_resolved``), for
+    a caller that asks about thousands of paths in a few folders (every kustomization's references)."""
+    if memo is not None and real is None:
+        return _escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo)
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -146,6 +152,17 @@ def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
     if os.path.normpath(path.absolute()) == str(real):
         return False
     return inside is None
+
+
+def _escapes_by_strings(path: str, root: str, memo: dict[str, str | None]) -> bool:
+    """``escapes`` by strings, each folder resolved once per run: ``path`` absolute and normalised."""
+    real, real_root = _resolved(path, memo), _resolved(root, memo)
+    if real is None or real_root is None or not os.path.exists(real):  # as resolve(strict=True) refuses
+        return True
+    inside = _within(real, real_root)
+    if inside and ".git" in real[len(real_root):].split(os.sep):
+        return True
+    return not inside and path != real
 
 
 def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> bytes | None:

@@ -27,7 +27,7 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
-from ..paths import UnsafePath, inside_repo
+from ..paths import RESOLVED, UnsafePath, inside_repo
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
@@ -54,7 +54,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(f"{__name__}.resolved", dict))
+    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
