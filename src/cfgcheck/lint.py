@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import fnmatch
 import os
+import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -12,12 +13,14 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from .adapters.core import registry as adapters
 from . import precedence, suppressions
 from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
-from .cache import ContentCache
+from . import git, online
+from .cache import ContentCache, RunCache, digest
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .notes import per_run
+from .paths import git_may_find_repository
 from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -113,15 +116,17 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
-           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> Collection:
+           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False,
+           inputs: Inputs | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context. ``jobs``: the
     processes that read files (``stages.staged``: the same result with any number); ``cache``: files
-    whose stage follows from their own text are kept in the content cache (``cache.py``)."""
-    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
+    whose stage follows from their own text are kept in the content cache (``cache.py``); ``inputs``:
+    what ``discover`` found for ``paths``, when the caller asked it already."""
+    inputs = inputs or discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
     search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [],
@@ -376,12 +381,33 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     as ``stdin_filename``. ``jobs``: worker processes for many files; ``cache``: use the content cache
     (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
-    collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache)
-    loaded, models = collection.loaded, collection.models
-    rules = rules_needed(codes, models)
-    findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
-        run_rules(rules, config, models, context=models + collection.context)
-    return finalize(findings, loaded, models, rules, config, codes)
+    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
+
+    def linted() -> LintResult:
+        collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs)
+        loaded, models = collection.loaded, collection.models
+        rules = rules_needed(codes, models)
+        findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+            run_rules(rules, config, models, context=models + collection.context)
+        return finalize(findings, loaded, models, rules, config, codes)
+    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
+    return whole.run(linted) if whole is not None else linted()
+
+
+def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool) -> RunCache | None:
+    """The whole-run cache of a lint of folders (cache.py ``RunCache``): not of files named one by one (the
+    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub."""
+    settings = config.as_dict()
+    if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
+        return None
+    root = os.path.abspath(config.root)
+    tracked = git.ls_files(config.root) if git_may_find_repository(config.root) else None
+    parts = [f"codes {sorted(codes)}", f"paths {[os.path.abspath(path) for path in paths]}",
+             f"templates {inputs.templates}", f"related {inputs.related}",
+             f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
+             f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
+             f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
+    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

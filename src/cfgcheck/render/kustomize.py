@@ -27,7 +27,7 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
-from ..paths import RESOLVED, UnsafePath, inside_repo
+from ..paths import RESOLVED, UnsafePath, inside_repo, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
@@ -62,6 +62,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
+    read_beyond()  # kubectl and the tracked files it renders: no whole-run cache entry (cache.py)
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
@@ -158,6 +159,7 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
         return reach
     seen.add(folder)
     reach.folders.append(folder)
+    read_beyond(folder)  # which kustomization file it holds, for the whole-run cache (cache.py)
     loaded = load_file(repo, kfile)
     root = loaded.documents[0].root if loaded.documents else None
     for document in loaded.documents:
@@ -171,6 +173,7 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
             reach.url = reach.url or ref
             continue
         target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
+        read_beyond(target)
         try:
             inside_repo(repo, target, what="kustomize reference", memo=resolved)
         except UnsafePath:
@@ -226,6 +229,7 @@ def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
             if item.kind != "scalar" or not isinstance(item.value, str):
                 continue
             target = Path(os.path.normpath(folder / item.value))
+            read_beyond(target)
             try:
                 real = inside_repo(repo, target, what="kustomize plugin configuration")
             except UnsafePath:

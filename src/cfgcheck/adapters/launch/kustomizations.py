@@ -14,7 +14,7 @@ import posixpath
 import re
 
 from ...model import Location, ServedModel
-from ...paths import RESOLVED, escapes
+from ...paths import RESOLVED, escapes, read_beyond
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -51,6 +51,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
+        read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
         if rel.startswith("../") or rel == ".." or _outside(target, top, resolved):
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
         if os.path.isfile(target) or folders and os.path.isdir(target) and \
