@@ -20,7 +20,7 @@ from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .notes import per_run
-from .paths import git_may_find_repository
+from .paths import UNMARKED, git_may_find_repository
 from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -137,8 +137,10 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     settings = config.as_dict()
     if inputs.templates:
         note_templates(inputs.templates, settings)
-    workspace = _lazy_workspace(settings)
+    unmarked: set[str] = set()  # the files read without a serving marker (paths.UNMARKED)
+    workspace = _lazy_workspace(settings, unmarked)
     wanted = serving_filter(config) if prefilter else None
+    root = os.path.abspath(config.root)
     reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
@@ -152,6 +154,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
                 models.extend(done.models)
             elif current.serving:
                 models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
+            elif current.error is None and file_format(current.path) is None:  # YAML read and tested
+                unmarked.add(os.path.join(root, current.path))
             if reporter:
                 reporter.step()
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
@@ -182,14 +186,15 @@ def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
     return set(everything.files) <= set(inputs.files) and set(everything.templates) <= set(inputs.templates)
 
 
-def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
+def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters.Workspace]:
     """The run's adapter workspace, made for the first file that holds a serving marker: a run over files
-    without one imports no adapter, nor the capacity model and catalogs they read."""
+    without one imports no adapter, nor the capacity model and catalogs they read. ``unmarked``: the
+    files read without a serving marker so far, as the kustomize renderer asks (``paths.UNMARKED``)."""
     made: list[adapters.Workspace] = []
 
     def workspace() -> adapters.Workspace:
         if not made:
-            made.append(adapters.Workspace(config=settings))
+            made.append(adapters.Workspace(config=settings, spaces={UNMARKED: unmarked}))
         return made[0]
     return workspace
 

@@ -31,6 +31,9 @@ _NOTED: list["Noted"] = []
 # The adapter workspace's space (``contexts.Workspace.space``) of the folders resolved so far in a run
 # (``_resolved``'s memo): the kustomize renderer and the kustomization index ask about the same folders.
 RESOLVED = f"{__name__}.resolved"
+# The space of the files a run read and found no serving marker in (absolute paths, ``lint.gather``): the
+# kustomize renderer asks whether the files a kustomization draws from may serve, and does not read these.
+UNMARKED = f"{__name__}.unmarked"
 
 
 def read_beyond(path: str | os.PathLike[str] | None = None) -> None:
