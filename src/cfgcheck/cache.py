@@ -19,6 +19,7 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pickle
 from pathlib import Path
 from typing import Any, Callable
 
@@ -27,6 +28,7 @@ from .notes import note, run as notes_run
 from .paths import noting
 
 PACKAGE = Path(__file__).resolve().parent
+READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak memory stays bounded
 _WRITES = itertools.count()  # this process's temporary entry names (tempfile would cost 6 ms of start-up)
 
 
@@ -56,11 +58,15 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def fingerprint(path: str) -> str:
-    """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes)."""
+def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
+    """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes, kept
+    in ``read`` under ``name`` when given: the run reads them from there)."""
     try:
         with open(path, "rb") as stream:
-            return "file " + digest(stream.read())
+            data = stream.read()
+        if name is not None and read is not None:
+            read[name] = data
+        return "file " + digest(data)
     except IsADirectoryError:
         try:
             return "folder " + digest("\0".join(sorted(os.listdir(path))))
@@ -128,16 +134,22 @@ class RunCache:
     renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``."""
 
     def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path]) -> None:
-        found = {os.path.normpath(os.path.abspath(file)): "" for file in files}
-        for path in found:
-            found[path] = fingerprint(path)
-        self.store, self.root, self.known = store, root, set(found)
+        self.store, self.root = store, root
+        self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
+        found = {os.path.normpath(os.path.abspath(file)): file for file in files}
+        kept = 0
+        for path, file in found.items():
+            data = fingerprint(path, file if kept < READ_BYTES else None, self.read)
+            kept += len(self.read.get(file, b""))
+            found[path] = data
+        self.known = set(found)
         self.key = digest("\n".join(["run 1", *parts, *(f"{path}\0{was}" for path, was in found.items())]))
 
     def run(self, lint: Callable[[], Any]) -> Any:
         """The kept result, its notes said again; else ``lint()``'s, kept for the next run."""
         kept = self._get()
         if kept is not None:
+            self.read.clear()
             said, result = kept
             for message in said:
                 note(message)
@@ -163,9 +175,14 @@ class RunCache:
 
     def _put(self, found: dict[str, str], said: list[str], result: Any) -> None:
         # what served models derived once per run (their ``cache``) is derived again: it may hold functions
-        memos = {f"memo:{index}": model.cache for index, model in enumerate(getattr(result, "models", ()))}
+        memos = [(model, model.cache) for model in getattr(result, "models", ())]
         try:
-            data = pool.dumps((found, said, result), memos)
+            for model, _ in memos:
+                model.cache = {}
+            data = pickle.dumps((found, said, result), protocol=pickle.HIGHEST_PROTOCOL)
         except Exception:  # an object of the result that does not pickle: no entry, the run is the same
             return
+        finally:
+            for model, memo in memos:
+                model.cache = memo
         self.store.put(self.key, data)

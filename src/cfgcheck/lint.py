@@ -117,7 +117,7 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
            stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False,
-           inputs: Inputs | None = None) -> Collection:
+           inputs: Inputs | None = None, read: dict[Path, bytes] | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
@@ -125,7 +125,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     document a shared GPU ceiling, are read from the rest of the repository as context. ``jobs``: the
     processes that read files (``stages.staged``: the same result with any number); ``cache``: files
     whose stage follows from their own text are kept in the content cache (``cache.py``); ``inputs``:
-    what ``discover`` found for ``paths``, when the caller asked it already."""
+    what ``discover`` found for ``paths``, when the caller asked it already; ``read``: the bytes of
+    files read already (the whole-run cache's), each taken once."""
     inputs = inputs or discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
@@ -147,7 +148,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
         kept = ContentCache(settings, fast) if cache and wanted is not None else None
-        for done in _read(inputs, config, fast, wanted, stdin_filename, jobs, workspace, kept):
+        for done in _read(inputs, config, fast, wanted, stdin_filename, (jobs, read), workspace, kept):
             current = done.file
             loaded.append(current)
             if done.models is not None:  # its stage built them (a file that shares no index)
@@ -199,9 +200,11 @@ def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters
     return workspace
 
 
-def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None, jobs: int,
-          workspace: Callable[[], adapters.Workspace], cache: ContentCache | None) -> Iterator[Staged]:
-    yield from staged(inputs.files, config, fast, wanted, jobs, workspace, cache)
+def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None,
+          jobs: tuple[int, dict[Path, bytes] | None], workspace: Callable[[], adapters.Workspace],
+          cache: ContentCache | None) -> Iterator[Staged]:
+    """Each file after its stage; ``jobs``: the worker processes, and the bytes of files read already."""
+    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1])
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 
@@ -388,14 +391,16 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     codes = enabled_codes(config, select, ignore)
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
 
+    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
+
     def linted() -> LintResult:
-        collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs)
+        collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs,
+                            whole.read if whole is not None else None)
         loaded, models = collection.loaded, collection.models
         rules = rules_needed(codes, models)
         findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
             run_rules(rules, config, models, context=models + collection.context)
         return finalize(findings, loaded, models, rules, config, codes)
-    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
     return whole.run(linted) if whole is not None else linted()
 
 
