@@ -155,8 +155,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
                 models.extend(done.models)
             elif current.serving:
                 models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
-            elif current.error is None and file_format(current.path) is None:  # YAML read and tested
-                unmarked.add(os.path.join(root, current.path))
+            if not current.serving and current.error is None and file_format(current.path) is None:
+                unmarked.add(os.path.join(root, current.path))  # YAML read, and its text tested
             if reporter:
                 reporter.step()
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
