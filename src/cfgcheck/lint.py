@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import fnmatch
 import os
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -410,6 +409,8 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
     settings = config.as_dict()
     if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
         return None
+    import shutil  # here: a run of files named one by one starts no process (tests/cli/test_startup_imports.py)
+
     root = os.path.abspath(config.root)
     tracked = git.ls_files(config.root) if git_may_find_repository(config.root) else None
     parts = [f"codes {sorted(codes)}", f"paths {[os.path.abspath(path) for path in paths]}",
