@@ -104,6 +104,8 @@ def holds_folder(workspace: Workspace, rel: str) -> bool:
     """Whether the repository holds a folder ``rel`` with a file in it that would be read (tracked by Git,
     at the commit, or not ignored outside Git)."""
     root = workspace.config.get("root")
+    # the whole-run cache checks this folder again before it reuses a run (paths.read_beyond)
+    read_beyond(os.path.join(str(root), rel) if root else None)
     files = workspace.space(__name__, _Files)
     if not root or _normal(rel) != rel:
         return False
