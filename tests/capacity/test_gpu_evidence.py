@@ -249,3 +249,33 @@ def test_readme_tables_are_looked_for_in_the_repository_only_whatever_the_input_
         readme_nodes.index(workspace, LoadedFile(path, "", [], {}))  # returns: no walk above the root
     notes = workspace.spaces["cfgcheck.adapters.core.fleet"].read_far().notes
     assert [(n.host, n.gpu.name, n.location.line) for n in notes] == [("tower", "RTX-3090", 3)]
+
+
+def test_an_llmkube_models_gpu_memory_is_the_least_a_card_named_beside_it_has(tmp_path: Path) -> None:
+    def pair(memory: str, comment: str) -> str:
+        return f"""apiVersion: inference.llmkube.dev/v1alpha1
+kind: Model
+metadata:
+  name: qwen
+spec:
+  source: hf://Qwen/Qwen3-8B
+  hardware:
+    gpu:
+      count: 1
+      memory: {memory}  # {comment}
+---
+apiVersion: inference.llmkube.dev/v1alpha1
+kind: InferenceService
+metadata:
+  name: qwen
+spec:
+  modelRef: qwen
+  runtime: vllm
+  resources:
+    gpu: 1
+"""
+    named = one(tmp_path / "named", {"qwen.yaml": pair("8Gi", "needs 8 GB; the L4 has 23 GB")})
+    assert (named["gpu"], named["gpu_source"]) == ("L4", "assumed")
+    assert named["gpu_origin"].endswith("names 'l4', which has the 8 GiB stated as the least memory")
+    smaller = one(tmp_path / "smaller", {"qwen.yaml": pair("32Gi", "was a T4")})  # a T4 has less: not this card
+    assert (smaller["gpu"], smaller["gpu_source"], smaller["gpu_origin"]) == ("32GiB", "exact", "stated memory")

@@ -313,8 +313,19 @@ def _stated(model: Any, config: dict) -> Resolution:
         return Resolution(gpu, "config")
     memory = getattr(model, "gpu_memory_bytes", None)
     if memory:
-        return Resolution(Gpu(f"{memory / GiB:.0f}GiB", int(memory), "unknown", None, "stated memory"), "stated memory")
+        return _least_memory(model, int(memory))
     return _written(model, config, (directive, cfg_gpu), found, unknown + ([pools.hint] if pools and pools.hint else []))
+
+
+def _least_memory(model: Any, memory: int) -> Resolution:
+    """A stated GPU memory (LLMKube's ``hardware.gpu.memory``) is the least a GPU must have, per the Model
+    CRD ("minimum GPU memory required per GPU"): a GPU named beside the model that has that much is the
+    card (assumed); otherwise the minimum stands in for it."""
+    named = written_gpu(model)
+    if named is not None and named.gpu is not None and named.gpu.memory_bytes >= memory:
+        why = f"{named.why}, which has the {memory / GiB:.0f} GiB stated as the least memory"
+        return Resolution(named.gpu, why, "assumed", why=why, cited=True)
+    return Resolution(Gpu(f"{memory / GiB:.0f}GiB", memory, "unknown", None, "stated memory"), "stated memory")
 
 
 def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: list[str]) -> Resolution:
