@@ -187,11 +187,25 @@ def test_a_readme_is_read_only_for_a_served_model_whose_gpu_nothing_nearer_state
     assert not found.unread
 
 
+def test_a_readme_line_labelled_as_the_gpu_and_a_hardware_sidecar(tmp_path: Path) -> None:
+    script = "#!/usr/bin/env bash\nvllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"
+    label = one(tmp_path / "label", {"README.md": "# Box\n\n- **GPU:** RTX 4090\n- CPU: Ryzen 9\n", "serve-qwen.sh": script})
+    assert (label["gpu"], label["gpu_origin"]) == ("RTX-4090", "README.md:3 says '- **GPU:** RTX 4090'")
+    sidecar = '{\n  "host": "lab",\n  "system": {"gpu": "AMD Instinct MI300X", "count": 8}\n}\n'
+    files = {"README.md": "Tested on an RTX 4090.\n", "runs/hardware.json": sidecar, "runs/serve-qwen.sh": script}
+    row = one(tmp_path / "sidecar", files)
+    assert (row["gpu"], row["gpu_source"], row["gpu_origin"]) == (
+        "MI300X", "assumed", "runs/hardware.json:3 says 'gpu: AMD Instinct MI300X'")
+
+
 def test_a_path_that_names_one_gpu(tmp_path: Path) -> None:
     row = one(tmp_path / "repo", {"gpu/h100/qwen.yaml": deployment()})
     assert (row["gpu"], row["gpu_source"], row["gpu_origin"]) == (
         "H100-80GB", "assumed", "the file's path gpu/h100/qwen.yaml names 'h100'")
     assert one(tmp_path / "two", {"l4-vs-a10g/qwen.yaml": deployment()})["gpu"] is None
+    script = "#!/usr/bin/env bash\nvllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"
+    level = one(tmp_path / "level", {"bench/MI300X/serve-qwen.sh": script})
+    assert (level["gpu"], level["gpu_origin"]) == ("MI300X", "the file's path bench/MI300X/serve-qwen.sh names 'mi300x'")
 
 
 def test_comments_that_name_several_gpus_or_a_port_decide_nothing_and_say_what_would(tmp_path: Path) -> None:

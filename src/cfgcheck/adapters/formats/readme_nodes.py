@@ -1,8 +1,10 @@
 """What a repository's README files say about its GPUs: a node table whose rows name a node (the first
 cell) and, in another cell, its GPU (``| gpu-box | Ryzen 9 | 64 GB | RTX 3090 |``), as notes about those
 hosts (``capacity.fleet.HostNote``); and what the README states its folder's configurations run on
-(``capacity.fleet.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``)
-or any line under a hardware heading (``## Hardware``, ``## Requirements``). Homelab repositories list
+(``capacity.fleet.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``),
+a line labelled as the hardware (``- GPU: RTX 4090``) or any line under a hardware heading
+(``## Hardware``, ``## Requirements``); and a ``hardware.json`` sidecar beside a launch script
+(``{"gpu": "MI300X"}``), which speaks for its folder before the README does. Homelab repositories list
 their hardware this way more often than in any file a scheduler reads; samples say what they were
 tested on.
 
@@ -18,6 +20,7 @@ the repository's root and of each folder that holds a file of the run, inside th
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 
@@ -37,6 +40,12 @@ _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 112
 _SAYS = re.compile(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
                    r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b")
 _HARDWARE_HEADING = re.compile(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
+# A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, ``Graphics card: W7900``)
+_HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
+                             r"machine|box|server|card)(?:\*\*|__)?\s*(?::|\*\*:|:\*\*)")
+# A sidecar a launch script's folder keeps beside it, naming the machine's GPU (``{"gpu": "MI300X"}``)
+_SIDECARS = ("hardware.json",)
+_SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
 
 
@@ -57,6 +66,11 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
     for folder in sorted(folders):
+        for name in _SIDECARS:  # nearer to the launch than the folder's README: it wins over it
+            rel = posixpath.join(folder, name) if folder else name
+            said = sidecar(rel, read_text(workspace, rel))
+            if said is not None:
+                found.statements[folder] = said
         for name in _READMES:
             rel = posixpath.join(folder, name) if folder else name
             text = read_text(workspace, rel)
@@ -64,7 +78,7 @@ def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
                 found.notes.extend(table_notes(rel, text))
                 said = statement(rel, text)
                 if said is not None:
-                    found.statements[folder] = said
+                    found.statements.setdefault(folder, said)
                 break
 
 
@@ -103,7 +117,7 @@ def statement(path: str, text: str) -> Statement | None:
             hardware = bool(_HARDWARE_HEADING.search(line))
             if hardware:  # ``## Tested on H100`` says it in the heading
                 lines[f"{path}:{number}"] = line
-        elif hardware or _SAYS.search(line):
+        elif hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line):
             lines[f"{path}:{number}"] = line
     found = one_gpu(lines.items())
     if found is None:
@@ -112,3 +126,23 @@ def statement(path: str, text: str) -> Statement | None:
         return Statement(None, Location(path, 1, 1), f"{path} {found}")
     gpu, _, where = found
     return Statement(gpu, Location(path, int(where.rpartition(":")[2]), 1), " ".join(lines[where].split())[:120])
+
+
+def sidecar(path: str, text: str | None) -> Statement | None:
+    """What a ``hardware.json`` beside the run's files names as the GPU: a ``gpu`` (``gpu_name``,
+    ``accelerator`` ...) string at its top level or one level down (``{"system": {"gpu": "MI300X"}}``)."""
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        return None
+    maps = [data, *(value for value in data.values() if isinstance(value, dict))] if isinstance(data, dict) else []
+    named = {f"{key}: {m[key]}": m[key] for m in maps for key in m
+             if str(key).lower() in _SIDECAR_KEYS and isinstance(m[key], str)}
+    found = one_gpu([(said, value) for said, value in named.items()])
+    if found is None:
+        return None
+    if isinstance(found, str):
+        return Statement(None, Location(path, 1, 1), f"{path} {found}")
+    gpu, _, said = found
+    line = 1 + (text or "")[:max((text or "").find(json.dumps(named[said])), 0)].count("\n")
+    return Statement(gpu, Location(path, line, 1), said)
