@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .fleet import HostNote, Statement, pinned_host
-from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, unknown_gpus_in_text
+from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 
 @dataclass(eq=False)
@@ -121,7 +121,7 @@ def path_gpu(model: Any) -> Evidence | None:
     (``values-h100.yaml``, ``gpu/l40s/deploy.yaml``, ``eks/g5.12xlarge/``); a path that names several
     decides nothing. Names cfgcheck does not know are left out: a path's words are seldom about hardware."""
     path = str(getattr(model, "path", "") or "")
-    found = gpus_in_text(path)  # each GPU once
+    found = gpus_in_text(path) if may_name_gpu(path) else []  # each GPU once
     if len(found) != 1:
         return None
     (gpu, words), = found

@@ -217,6 +217,18 @@ _GPU_LIKE = re.compile(r"(?i:\b(?:rtx|gtx|geforce|quadro|radeon|rx|instinct|arc)
 _EXAMPLES = re.compile(r"(?i)\b(?:e\.\s?g\.?|eg\.|for example|such as|i\.e\.)[^)\n]*")
 
 
+@lru_cache(maxsize=None)
+def _first_words() -> frozenset[str]:
+    return frozenset(alias.split()[0] for alias, _ in _gpu_aliases() if alias.strip())
+
+
+def may_name_gpu(text: str) -> bool:
+    """A cheap test before ``gpus_in_text`` for text that seldom names one (a path): whether a word of it
+    starts an alias of the table or is an instance type it lists."""
+    return not _first_words().isdisjoint(_norm_words(text).split()) or any(
+        match.group(0).lower() in _instance_types_lower() for match in _TOKEN.finditer(text))
+
+
 def unknown_gpus_in_text(text: str) -> list[str]:
     """GPU model names in free text that name no accelerator of the table (``RTX 5060 Ti``, a bare
     ``A100`` that does not say 40 or 80 GB): a comment naming one does not state the GPU."""
