@@ -191,6 +191,13 @@ def test_a_readme_line_labelled_as_the_gpu_and_a_hardware_sidecar(tmp_path: Path
     script = "#!/usr/bin/env bash\nvllm serve Qwen/Qwen2.5-7B-Instruct --max-model-len 8192\n"
     label = one(tmp_path / "label", {"README.md": "# Box\n\n- **GPU:** RTX 4090\n- CPU: Ryzen 9\n", "serve-qwen.sh": script})
     assert (label["gpu"], label["gpu_origin"]) == ("RTX-4090", "README.md:3 says '- **GPU:** RTX 4090'")
+    table = "| Part | Model |\n|---|---|\n| CPU | Xeon |\n| GPU | NVIDIA Tesla T4 (16GB) |\n"
+    row = one(tmp_path / "table", {"README.md": table, "serve-qwen.sh": script})
+    assert (row["gpu"], row["gpu_origin"]) == ("T4", "README.md:4 says '| GPU | NVIDIA Tesla T4 (16GB) |'")
+    soc = one(tmp_path / "soc", {"README.md": "A box built around the NVIDIA GB10 SoC.\n", "serve-qwen.sh": script})
+    assert soc["gpu"] == "GB10"
+    support = one(tmp_path / "support", {"README.md": "vLLM has support for H100 and L4.\n", "serve-qwen.sh": script})
+    assert support["gpu"] is None
     sidecar = '{\n  "host": "lab",\n  "system": {"gpu": "AMD Instinct MI300X", "count": 8}\n}\n'
     files = {"README.md": "Tested on an RTX 4090.\n", "runs/hardware.json": sidecar, "runs/serve-qwen.sh": script}
     row = one(tmp_path / "sidecar", files)

@@ -2,7 +2,8 @@
 cell) and, in another cell, its GPU (``| gpu-box | Ryzen 9 | 64 GB | RTX 3090 |``), as notes about those
 hosts (``capacity.fleet.HostNote``); and what the README states its folder's configurations run on
 (``capacity.fleet.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``),
-a line labelled as the hardware (``- GPU: RTX 4090``) or any line under a hardware heading
+a line labelled as the hardware (``- GPU: RTX 4090``, a table row ``| GPU | Tesla T4 (16GB) |``), a
+sentence that says what powers the box (``built on the NVIDIA GB10 SoC``) or any line under a hardware heading
 (``## Hardware``, ``## Requirements``); and a ``hardware.json`` sidecar beside a launch script
 (``{"gpu": "MI300X"}``), which speaks for its folder before the README does. Homelab repositories list
 their hardware this way more often than in any file a scheduler reads; samples say what they were
@@ -38,11 +39,13 @@ _HOST_HEADER = re.compile(r"node|host|machine|server|computer")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 1123 label, dots for FQDNs)
 # A line that says what the configuration runs on, or what it needs
 _SAYS = re.compile(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
-                   r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b")
+                   r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b"
+                   r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b")
 _HARDWARE_HEADING = re.compile(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
-# A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, ``Graphics card: W7900``)
-_HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
-                             r"machine|box|server|card)(?:\*\*|__)?\s*(?::|\*\*:|:\*\*)")
+# A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, a table row
+# ``| GPU | NVIDIA Tesla T4 (16GB) |``)
+_HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
+                             r"machine|box|server|card)(?:\*\*|__)?\s*(?::|\*\*:|:\*\*|\|)")
 # A sidecar a launch script's folder keeps beside it, naming the machine's GPU (``{"gpu": "MI300X"}``)
 _SIDECARS = ("hardware.json",)
 _SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
