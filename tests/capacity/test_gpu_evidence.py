@@ -257,6 +257,12 @@ def test_an_assumed_gpu_lowers_the_findings_that_rest_on_it(tmp_path: Path) -> N
     found = [f for f in lint([repo], Config(repo, {})).findings if f.code == "CFG202"]
     assert found and all(f.severity == "warning" for f in found), [(f.severity, f.message) for f in found]
     assert "assumed: the GPU (a comment on the GPU request" in found[0].message
+    huge = deployment(request="nvidia.com/gpu: 1  # one T4").replace("Qwen/Qwen2.5-7B-Instruct", "meta-llama/Llama-3.1-405B-Instruct")
+    (repo / "qwen.yaml").write_text(huge)
+    sure = [f for f in lint([repo], Config(repo, {})).findings if f.code == "CFG202"]
+    # 405B in bf16 on one GPU fits no GPU cfgcheck knows: whichever GPU it is, the engine stops
+    assert sure and all(f.severity == "error" for f in sure), [(f.severity, f.message) for f in sure]
+    assert "the GPU is assumed (a comment on the GPU request" in sure[0].message and "not even" in sure[0].message
 
 
 def test_readme_tables_are_looked_for_in_the_repository_only_whatever_the_input_is_named(tmp_path: Path) -> None:
