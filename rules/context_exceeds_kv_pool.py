@@ -23,7 +23,9 @@ only when not even the largest GPU of the bundled table from the workload's vend
 else a ROCm image) holds the weights shard and one full-length request at the configured memory
 fraction, e.g. a 405B bf16 model on one GPU. It is an error when the weights' size is a fact (the model
 matched by its id, its dtype or checkpoint size stated) and a warning that says what was assumed
-otherwise. `cfgcheck capacity` prints what one GPU needs and which bundled GPUs hold it.
+otherwise. `cfgcheck capacity` prints what one GPU needs and which bundled GPUs hold it. On a GPU that is only
+assumed (read from a comment or a README) the finding is a warning, unless not even that largest GPU holds
+the request: then it is an error whatever the GPU is.
 
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
