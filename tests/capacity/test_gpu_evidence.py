@@ -198,6 +198,8 @@ def test_a_readme_line_labelled_as_the_gpu_and_a_hardware_sidecar(tmp_path: Path
     assert soc["gpu"] == "GB10"
     support = one(tmp_path / "support", {"README.md": "vLLM has support for H100 and L4.\n", "serve-qwen.sh": script})
     assert support["gpu"] is None
+    floor = one(tmp_path / "floor", {"README.md": "FP8 requires an H100 or newer.\n", "serve-qwen.sh": script})
+    assert floor["gpu"] is None  # a threshold names a generation, not the card
     sidecar = '{\n  "host": "lab",\n  "system": {"gpu": "AMD Instinct MI300X", "count": 8}\n}\n'
     files = {"README.md": "Tested on an RTX 4090.\n", "runs/hardware.json": sidecar, "runs/serve-qwen.sh": script}
     row = one(tmp_path / "sidecar", files)

@@ -50,6 +50,8 @@ _HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?: c
 _SIDECARS = ("hardware.json",)
 _SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
 _HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+# A threshold names a generation, not the card (``FP8 requires an H100 or newer``, ``Ampere+``)
+_THRESHOLD = re.compile(r"(?i)\bor (?:newer|later|better|above|higher)\b|\band (?:newer|later|above)\b|[a-z]\+(?!\w)")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -120,7 +122,7 @@ def statement(path: str, text: str) -> Statement | None:
             hardware = bool(_HARDWARE_HEADING.search(line))
             if hardware:  # ``## Tested on H100`` says it in the heading
                 lines[f"{path}:{number}"] = line
-        elif hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line):
+        elif (hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line)) and not _THRESHOLD.search(line):
             lines[f"{path}:{number}"] = line
     found = one_gpu(lines.items())
     if found is None:
