@@ -99,6 +99,16 @@ def apply_facts(models: list[dict], source: dict) -> None:
     entry["facts_source"] = f"{', '.join(source['facts_only'])} from {vendored['source']}"
 
 
+def apply_vision(models: list[dict], source: dict) -> None:
+    """The vision tower's widths or image preprocessor's limits that the source's lines state, merged into the
+    ``vision_tower`` of the entry holding its first id (vLLM's profile run encodes one image of the largest size)."""
+    vendored = _vendored(source)
+    entry = next(m for m in models if source["ids"][0].lower() in (i.lower() for i in m["ids"]))
+    entry.setdefault("vision_tower", {}).update(vendored["vision"])
+    cited = f"{', '.join(sorted(vendored['vision']))} from {vendored['source']}"
+    entry["vision_tower_source"] = "; ".join(filter(None, [entry.get("vision_tower_source"), cited]))
+
+
 # AWQ stores a 16-bit scale and a packed 4-bit zero point per group of ``group_size`` inputs besides the 4-bit
 # weights (vllm/model_executor/layers/quantization/awq.py create_weights: qweight, qzeros, scales)
 _GROUP_OVERHEAD_BITS = {"awq": 4 + 16}
@@ -212,7 +222,8 @@ def build() -> dict:
     fine_tunes = [s for s in sources if "base" in s]
     quantized = [s for s in sources if "quantized_from" in s]
     variants = [s for s in sources if "catalog_entry" in s]
-    generated = [generated_entry(s) for s in sources if not {"base", "catalog_entry", "quantized_from", "facts_only"} & s.keys()]
+    generated = [generated_entry(s) for s in sources
+                 if not {"base", "catalog_entry", "quantized_from", "facts_only", "vision"} & s.keys()]
     by_id = {i.lower(): g for g in generated for i in g["ids"]}
     models = []
     for entry in legacy["models"]:
@@ -235,6 +246,8 @@ def build() -> dict:
     apply_catalog(models, catalog_file["catalog"], catalog_file["source"])
     apply_catalog_vision(models, catalog_file["catalog"], catalog_file["source"])
     models.extend(quantized_entry(s, models) for s in quantized)
+    for source in (s for s in sources if "vision" in s):
+        apply_vision(models, source)
     for entry in models:
         entry.setdefault("weights_source", _weights_source(entry))
     not_bundled = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8")).get("not_bundled", [])

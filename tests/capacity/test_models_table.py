@@ -219,3 +219,8 @@ def test_vendor_reads_a_python_dict_literal_and_a_conversion_scripts_evidence(tm
     assert _vendor_from(b, {"c.py": script}, source, monkeypatch)["checkpoint"]["group_size"] == 32
     with pytest.raises(SystemExit, match="nothing found"):
         _vendor_from(c, {"c.py": "other = 1\n"}, {**source, "ids": ["acme/other"]}, monkeypatch)
+    # a vision tower stated by lines of a document: carried as the source states it, only when every line is there
+    doc = "ships `preprocessor_config.json`\n(`size.longest_edge: 16777216`,\n"
+    vision = {"path": "d.md", "vision": {"max_pixels": 16777216}, "evidence": ["(`size.longest_edge: 16777216`,"],
+              "ids": ["acme/vlm"]}
+    assert _vendor_from(c / "v", {"d.md": doc}, vision, monkeypatch)["vision"] == {"max_pixels": 16777216}

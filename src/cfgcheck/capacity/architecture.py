@@ -56,6 +56,9 @@ class Architecture:
     mtp_layers: int = 0  # multi-token-prediction layers (num_nextn_predict_layers) a speculative MTP run adds
     vision: bool = False  # a vision encoder (vision_config) ships with the checkpoint
     unquantized_vision: bool = False  # a quantized checkpoint that keeps its vision tower at 16 bits
+    # the vision tower's hidden/intermediate widths and its image preprocessor's patch sizes and max_pixels
+    # (capacity/profile_run.py: vLLM's profile run encodes one image of that size)
+    vision_tower: dict | None = None
     # sliding window
     sliding_window: int | None = None
     sliding_layers: int = 0
