@@ -30,7 +30,7 @@ from .layout import KvLayout, kv_layout
 from . import local_configs, mxfp4, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
-from .profile_run import SAMPLER_LOGIT_COPIES_V1, SORT_SAMPLER_BYTES_PER_LOGIT, activation_peak_bytes
+from .profile_run import SAMPLER_LOGIT_COPIES_V1, SORT_SAMPLER_BYTES_PER_LOGIT, activation_peak_bytes, vision_profile_note
 from .tables import GiB
 from ..settings import human_int, int_value, truthy
 from .setting_values import argv_value
@@ -510,12 +510,14 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         use_flashinfer = False  # (vllm/v1/sample/ops/topk_topp_sampler.py: FlashInfer under current_platform.is_cuda())
     sort_sampler = not v1 or defaults.vllm_sort_sampler(run.version, use_flashinfer)
     act_bytes, copies = served.served_dtype_bytes(model, run.arch), served.vllm_sampler_logit_copies(run.version)
-    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1, sort_sampler, act_bytes, copies)
+    arch = overheads.profiled_arch(model, run.arch)
+    act = activation_peak_bytes(arch, run.batched_tokens, seqs, run.tp, v1, sort_sampler, act_bytes, copies)
     if act is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
         return
     non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp, run.gpu, est.reasons)
+    rope = served.vllm_rope_cache_bytes(run.arch, act_bytes)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
@@ -525,16 +527,17 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
                            f"~{run.arch.vocab_size * seqs * (SORT_SAMPLER_BYTES_PER_LOGIT - 4 * SAMPLER_LOGIT_COPIES_V1) / GiB:.1f} GiB less for the KV cache")
     est.reasons.append(
         f"budget {util:g} x {run.gpu.memory_bytes / GiB:.1f} GiB; {'V1' if v1 else 'V0'} profile of "
-        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) and a sampler warm-up over {seqs:,} requests"
+        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}){vision_profile_note(arch, run.tp, act_bytes, v1)}"
+        f" and a sampler warm-up over {seqs:,} requests"
         f"{' (PyTorch sort path)' if sort_sampler else ''} peaks ~{act / GiB:.2f} GiB; non-torch "
-        f"~{non_torch / GiB:.2f} GiB; CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
-    used = est.weight_bytes_per_gpu + act + non_torch + graphs
+        f"~{non_torch / GiB:.2f} GiB;{' scaled RoPE cache ~%.2f GiB;' % (rope / GiB) if rope else ''} CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
+    used = est.weight_bytes_per_gpu + rope + act + non_torch + graphs
     if requested - used <= 0:
         _no_room(est, requested, used, "weights, profile activations and runtime overhead")
         return
     est.pool_bytes = int(requested - used)
     if v1 and run.pp > 1:
-        forward = activation_peak_bytes(run.arch, run.batched_tokens, 0, run.tp, act_bytes=act_bytes)
+        forward = activation_peak_bytes(arch, run.batched_tokens, 0, run.tp, act_bytes=act_bytes)
         est.pool_bytes = _pipeline_pool(run, est, int(requested - used + act - forward))
     est.kv_pool_source = "estimated"
     est.num_blocks = est.pool_bytes // est.layout.block_bytes

@@ -26,7 +26,7 @@ from .tables import GiB
 # Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
 # absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md
 # records the table these come from; tests/capacity/test_accuracy.py keeps them at least the measured medians.
-CLASS_ERROR = {"dense": 0.02, "MoE": 0.02, "MLA": 0.02, "hybrid": 0.03, "quantized": 0.02, "multimodal": 0.02,
+CLASS_ERROR = {"dense": 0.02, "MoE": 0.02, "MLA": 0.02, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.02,
                "multi-GPU": 0.02}
 # V1's sampler warm-up holds 2 fp32 copies of the logits of every dummy request on the FlashInfer path (0.10.x);
 # with the Triton top-k/top-p kernels, the default from VLLM_SORT_SAMPLER_WINDOWS' end (0.16, vllm#33538), the
@@ -90,6 +90,17 @@ def loaded_weight_bytes(model: Any, arch: Architecture) -> int | None:
     if weights is None or arch.weight_bits < 16 or arch.quantization or quantized_bits(model, arch):
         return weights
     return weights * served_dtype_bytes(model, arch) // max(1, arch.dtype_bytes)
+
+
+def vllm_rope_cache_bytes(arch: Architecture, dtype_bytes: int) -> int:
+    """The cos/sin cache of a linearly scaled RoPE, which vLLM builds for ``max_position_embeddings x factor``
+    positions of ``head_dim`` values at the model dtype and keeps on every GPU (vllm/model_executor/layers/
+    rotary_embedding.py LinearScalingRotaryEmbedding._compute_cos_sin_cache, shared by the layers through
+    get_rope's cache). Gemma 3's global layers ask for factor 8 over 131,072 positions: 0.5 GiB at head_dim 256."""
+    rs = arch.rope_scaling or {}
+    if str(rs.get("rope_type") or rs.get("type") or "") != "linear" or not (rs.get("factor") and arch.max_position_embeddings):
+        return 0
+    return int(arch.max_position_embeddings * float(rs["factor"])) * arch.head_dim * dtype_bytes
 
 
 def quantized_bits(model: Any, arch: Architecture) -> float | None:
