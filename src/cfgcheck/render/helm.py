@@ -256,8 +256,8 @@ def _image_beside_its_repository(model: ServedModel, index: SourceMap) -> None:
     if image is None or not isinstance(image.value, str) or "@" in image.value or ":" not in image.value:
         return
     repository, tag = image.value.rsplit(":", 1)
-    if "/" in tag:
-        return  # a registry port, no tag
+    if "/" in tag or image.value in index.by_text:
+        return  # a registry port, no tag; or the image is written whole in a values file
     at = index.find(repository, None)
     if at is None or (at.path == image.location.path and 0 <= image.location.line - at.line <= _IMAGE_SPAN):
         return
