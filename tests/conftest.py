@@ -21,8 +21,10 @@ import tiers  # noqa: E402 - from tests/support, just put on sys.path
 def pytest_sessionstart(session: pytest.Session) -> None:
     """Byte-compile cfgcheck once for the interpreters the e2e tier spawns: with PYTHONDONTWRITEBYTECODE
     set (as on the project's machines) an editable install is otherwise compiled from source by every
-    ``python -m cfgcheck`` a test starts (about 40% of its start-up CPU)."""
-    if sys.dont_write_bytecode:
+    ``python -m cfgcheck`` a test starts (about 40% of its start-up CPU). Under pytest-xdist the controller
+    compiles before it starts the workers (xdist starts them in its own, later, ``pytest_sessionstart``);
+    a worker (``workerinput``) does not compile again."""
+    if sys.dont_write_bytecode and not hasattr(session.config, "workerinput"):
         tiers.compile_sources()
 
 
@@ -36,6 +38,11 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         if slow:
             config.hook.pytest_deselected(items=slow)
             items[:] = [item for item in items if not item.get_closest_marker("slow")]
+    if hasattr(config, "workerinput"):
+        # A pytest-xdist worker: hand out the e2e tier first. Its tests take 10-1000 times a unit test's
+        # time, and the ones left for last would keep one worker busy while the others idle; the unit tier
+        # then fills the end evenly. Every worker sorts the same way (xdist requires one collection order).
+        items.sort(key=lambda item: item.get_closest_marker("e2e") is None)
 
 
 @pytest.fixture(scope="session", autouse=True)
