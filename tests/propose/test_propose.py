@@ -614,4 +614,4 @@ def test_proposal_without_a_stated_gpu_shows_the_memory_one_gpu_needs(tmp_path):
     assert result.returncode == 0, result.stderr
     assert "## GPU memory needed (the GPU is not stated)" in result.stdout
     row = next(line for line in result.stdout.splitlines() if line.startswith("| llama-70b/vllm | 131,072 → 16,384 |"))
-    assert "96.3 GiB → 77.3 GiB" in row and row.endswith("| A100-80GB 80 GB |")
+    assert "95.4 GiB → 76.4 GiB" in row and row.endswith("| A100-80GB 80 GB |")
