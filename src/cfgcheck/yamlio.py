@@ -45,27 +45,20 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
-_UNSET = object()
 class YNode:
-    """A located YAML node: a view over a composer node, whose children are wrapped when first read.
+    """A located YAML node over a composer node (which keeps the positions).
 
     ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
-    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. Aliased nodes share one
-    view (``views``, by composer node; None for a document without aliases, where every node has one
-    parent and so one view), so an alias is never expanded.
+    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. A document's nodes are built
+    at once (``_tree``): adapters read nearly every node of a file, and plain attributes cost less to
+    read than values resolved on first use. Aliased nodes share one YNode, so an alias is never expanded.
     """
 
-    __slots__ = ("_raw", "_views", "kind", "style", "tag", "_value", "_keys")
+    __slots__ = ("_raw", "kind", "style", "tag", "value", "_keys")
 
-    def __init__(self, raw: Any, views: dict[int, "YNode"] | None):
-        self._raw, self._views = raw, views
-        self.kind = kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
-        self.style = _style_of(raw) if kind == "scalar" else None
-        tag = raw.tag
-        if tag.__class__ is not str:
-            tag = getattr(tag, "value", None)
-        self.tag = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
-        self._value = _UNSET
+    def __init__(self, raw: Any, kind: str, style: str | None, tag: str | None, value: Any):
+        self._raw, self.kind, self.style, self.tag, self.value = raw, kind, style, tag, value
+        # a mapping's pairs by key text (the last one wins, as in Kubernetes); None for other nodes
         self._keys: dict[str, tuple[YNode, YNode]] | None = None
 
     # Positions are read from the composer's marks when asked: most nodes are never located.
@@ -93,62 +86,19 @@ class YNode:
     def end_index(self) -> int:
         return self._raw.end_mark.index
 
-    @property
-    def value(self) -> Any:
-        if self._value is _UNSET:
-            raw = self._raw
-            if self.kind == "scalar":
-                # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-                value = raw.value
-                if self.style == ">" and "\a" in value:
-                    value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
-                self._value = _resolve_plain(value) if self.style is None and self.tag is None else value
-            elif self.kind == "seq":
-                self._value = [self._view(child) for child in raw.value]
-            else:
-                self._value = self._pairs(raw.value)
-        return self._value
-
-    def _pairs(self, raw_pairs: list) -> list[tuple["YNode", "YNode"]]:
-        pairs: list[tuple[YNode, YNode]] = []
-        view = self._view
-        for key, item in raw_pairs:
-            # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
-            if key.value == "<<" and _style_of(key) is None and node_kind(item) in ("map", "seq"):
-                pairs.extend(_merge_pairs(view(item)))
-            else:
-                pairs.append((view(key), view(item)))
-        return pairs
-
-    def _view(self, raw: Any) -> "YNode":
-        views = self._views
-        if views is None:
-            return YNode(raw, None)
-        view = views.get(id(raw))
-        if view is None:
-            view = views[id(raw)] = YNode(raw, views)
-        return view
-
     def __repr__(self) -> str:
         return f"YNode({self.kind}, line {self.line}, column {self.column})"
 
     def get(self, key: str) -> "YNode | None":
         """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
-        pair = self._pair(key)
+        keys = self._keys
+        pair = keys.get(key) if keys is not None else None
         return pair[1] if pair is not None else None
 
     def key_node(self, key: str) -> "YNode | None":
-        pair = self._pair(key)
+        keys = self._keys
+        pair = keys.get(key) if keys is not None else None
         return pair[0] if pair is not None else None
-
-    def _pair(self, key: str) -> "tuple[YNode, YNode] | None":
-        """The last (key, value) pair of a mapping whose key is the text ``key``; the lookup table is
-        built on the first call (adapters ask the same mapping for many keys)."""
-        if self.kind != "map":
-            return None
-        if self._keys is None:
-            self._keys = {k.value: (k, v) for k, v in self.value if k.kind == "scalar" and isinstance(k.value, str)}
-        return self._keys.get(key) if isinstance(key, str) else None
 
     def path(self, *keys: str | int) -> "YNode | None":
         node: YNode | None = self
@@ -250,9 +200,58 @@ def _resolve_plain(text: str) -> Any:
     return text
 
 
-def _style_of(node: Any) -> str | None:
-    style = getattr(node, "style", None)
-    return style if style in ("'", '"', "|", ">") else None
+_STYLES = frozenset(("'", '"', "|", ">"))  # the scalar styles a YNode names; plain is None
+_CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
+
+
+def _tree(raw: Any, views: dict[int, YNode] | None) -> YNode:
+    """The YNode of the composed node ``raw``, built with all its descendants. ``views``: the YNodes
+    built so far by composer node, for a document with aliases (so an aliased node has one YNode);
+    None for a document without, where every node has one parent."""
+    if views is not None:
+        built = views.get(id(raw))
+        if built is not None:
+            return built
+    kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
+    tag = raw.tag
+    tag = None if tag.__class__ is str and tag.startswith(_CORE_TAG) else _tag_of(tag)
+    if kind == "scalar":
+        style, value = raw.style, raw.value
+        if style not in _STYLES:
+            # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
+            style = None
+            if tag is None:
+                value = _resolve_plain(value)
+        elif style == ">" and "\a" in value:
+            value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
+        node = YNode(raw, kind, style, tag, value)
+    elif kind == "seq":
+        node = YNode(raw, kind, None, tag, [_tree(child, views) for child in raw.value])
+    else:
+        node = YNode(raw, kind, None, tag, _pairs(raw.value, views))
+        node._keys = {key.value: (key, item) for key, item in node.value
+                      if key.kind == "scalar" and isinstance(key.value, str)}
+    if views is not None:
+        views[id(raw)] = node
+    return node
+
+
+def _tag_of(tag: Any) -> str | None:
+    """A tag as text (ruamel's is a ``Tag``), None for the core schema's."""
+    if tag.__class__ is not str:
+        tag = getattr(tag, "value", None)
+    return tag if tag and not tag.startswith(_CORE_TAG) else None
+
+
+def _pairs(raw_pairs: list, views: dict[int, YNode] | None) -> list[tuple[YNode, YNode]]:
+    pairs: list[tuple[YNode, YNode]] = []
+    for key, item in raw_pairs:
+        # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
+        if key.value == "<<" and getattr(key, "style", None) not in _STYLES and node_kind(item) in ("map", "seq"):
+            pairs.extend(_merge_pairs(_tree(item, views)))
+        else:
+            pairs.append((_tree(key, views), _tree(item, views)))
+    return pairs
 
 
 def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
@@ -355,7 +354,7 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         index = 0
         for node in compose_all(text):
             problems, aliased = inspect(node, limits, hash_spans) if node is not None else ([], False)
-            root = YNode(node, {} if aliased else None) if node is not None else None
+            root = _tree(node, {} if aliased else None) if node is not None else None
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
