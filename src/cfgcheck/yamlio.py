@@ -1,6 +1,6 @@
 """Read YAML into located trees: every node keeps its line, column and source text; comments are kept.
 
-Two composers build the same tree: ruamel.yaml's round-trip composer and, where PyYAML's libyaml
+Two composers build the same tree (``yamltree``): ruamel.yaml's round-trip composer and, where PyYAML's libyaml
 binding is installed, its C composer (about 30x faster; both keep positions). Values are resolved by
 our own YAML 1.2 core rules so both give identical trees. Comments are read from the text itself,
 outside every scalar's span, so they do not depend on the composer either. Edits never re-dump a
@@ -14,7 +14,6 @@ breaks one is reported, never expanded.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,9 +22,10 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .yamlcomments import Comment, scan_comments
-from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, failure, inspect, may_exceed,
-                         node_kind, unread_long_comments)
+from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, failure, may_exceed, unread_long_comments
 from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
+from .yamltree import YNode as YNode  # where the adapters import it from
+from .yamltree import document_tree
 
 
 class FileReader(Protocol):
@@ -37,100 +37,6 @@ class FileReader(Protocol):
 # The reader of a file name (repo-relative) when its format is not YAML, else None: the adapter
 # registry's ``file_format``, which the callers that read such files pass in.
 Readers = Callable[[str], "FileReader | None"]
-
-_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
-_HEX = re.compile(r"0x[0-9a-fA-F_]+$")
-_OCT = re.compile(r"0o[0-7_]+$")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
-
-
-class YNode:
-    """A located YAML node over a composer node (which keeps the positions).
-
-    ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
-    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. A document's nodes are built
-    at once (``_tree``): adapters read nearly every node of a file, and plain attributes cost less to
-    read than values resolved on first use. Aliased nodes share one YNode, so an alias is never expanded.
-    """
-
-    __slots__ = ("_raw", "kind", "style", "tag", "value", "_keys")
-
-    def __init__(self, raw: Any, kind: str, style: str | None, tag: str | None, value: Any):
-        self._raw, self.kind, self.style, self.tag, self.value = raw, kind, style, tag, value
-        # a mapping's pairs by key text (the last one wins, as in Kubernetes); None for other nodes
-        self._keys: dict[str, tuple[YNode, YNode]] | None = None
-
-    # Positions are read from the composer's marks when asked: most nodes are never located.
-    @property
-    def line(self) -> int:
-        return self._raw.start_mark.line + 1
-
-    @property
-    def column(self) -> int:
-        return self._raw.start_mark.column + 1
-
-    @property
-    def end_line(self) -> int:
-        return self._raw.end_mark.line + 1
-
-    @property
-    def end_column(self) -> int:
-        return self._raw.end_mark.column + 1
-
-    @property
-    def start_index(self) -> int:
-        return self._raw.start_mark.index
-
-    @property
-    def end_index(self) -> int:
-        return self._raw.end_mark.index
-
-    def __repr__(self) -> str:
-        return f"YNode({self.kind}, line {self.line}, column {self.column})"
-
-    def get(self, key: str) -> "YNode | None":
-        """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
-        keys = self._keys
-        pair = keys.get(key) if keys is not None else None
-        return pair[1] if pair is not None else None
-
-    def key_node(self, key: str) -> "YNode | None":
-        keys = self._keys
-        pair = keys.get(key) if keys is not None else None
-        return pair[0] if pair is not None else None
-
-    def path(self, *keys: str | int) -> "YNode | None":
-        node: YNode | None = self
-        for key in keys:
-            if node is None:
-                return None
-            if isinstance(key, int):
-                node = node.value[key] if node.kind == "seq" and -len(node.value) <= key < len(node.value) else None
-            else:
-                node = node.get(key)
-        return node
-
-    def scalar(self, *keys: str | int, default: Any = None) -> Any:
-        node = self.path(*keys) if keys else self
-        if node is None or node.kind != "scalar":
-            return default
-        return node.value
-
-    def items(self) -> Iterator[tuple["YNode", "YNode"]]:
-        if self.kind == "map":
-            yield from self.value
-
-    def to_python(self) -> Any:
-        if self.kind == "scalar":
-            return self.value
-        if self.kind == "seq":
-            return [child.to_python() for child in self.value]
-        return {k.to_python() if k.kind == "scalar" else str(k.line): v.to_python() for k, v in self.value}
-
-    def location(self, path: str) -> Location:
-        return Location(path, self.line, self.column, self.end_line, self.end_column)
-
 
 @dataclass(slots=True)
 class Document:
@@ -169,99 +75,6 @@ class LoadedFile:
 
     def source(self, node: YNode) -> str:
         return self.text[node.start_index:node.end_index]
-
-
-def _resolve_plain(text: str) -> Any:
-    """YAML 1.2 core schema for plain scalars."""
-    first = text[:1]
-    if first.isalpha() and first not in "tTfFnN" or first in "/$-{[<":
-        if first != "-" or text[1:2] == "-" or text[1:2].isalpha():
-            return text  # cannot be a number, boolean or null: most scalars take this path
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
-    if _INT.match(text):
-        try:
-            return int(text.replace("_", ""))
-        except ValueError:  # over Python's int-string conversion limit (4,300 digits): kept as written
-            return text
-    if _HEX.match(text):
-        return int(text[2:].replace("_", ""), 16)
-    if _OCT.match(text):
-        return int(text[2:].replace("_", ""), 8)
-    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
-        return float(text.replace("_", ""))
-    lowered = text.lower()
-    if lowered in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[lowered]
-    return text
-
-
-_STYLES = frozenset(("'", '"', "|", ">"))  # the scalar styles a YNode names; plain is None
-_CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
-
-
-def _tree(raw: Any, views: dict[int, YNode] | None) -> YNode:
-    """The YNode of the composed node ``raw``, built with all its descendants. ``views``: the YNodes
-    built so far by composer node, for a document with aliases (so an aliased node has one YNode);
-    None for a document without, where every node has one parent."""
-    if views is not None:
-        built = views.get(id(raw))
-        if built is not None:
-            return built
-    kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
-    tag = raw.tag
-    tag = None if tag.__class__ is str and tag.startswith(_CORE_TAG) else _tag_of(tag)
-    if kind == "scalar":
-        style, value = raw.style, raw.value
-        if style not in _STYLES:
-            # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-            style = None
-            if tag is None:
-                value = _resolve_plain(value)
-        elif style == ">" and "\a" in value:
-            value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
-        node = YNode(raw, kind, style, tag, value)
-    elif kind == "seq":
-        node = YNode(raw, kind, None, tag, [_tree(child, views) for child in raw.value])
-    else:
-        node = YNode(raw, kind, None, tag, _pairs(raw.value, views))
-        node._keys = {key.value: (key, item) for key, item in node.value
-                      if key.kind == "scalar" and isinstance(key.value, str)}
-    if views is not None:
-        views[id(raw)] = node
-    return node
-
-
-def _tag_of(tag: Any) -> str | None:
-    """A tag as text (ruamel's is a ``Tag``), None for the core schema's."""
-    if tag.__class__ is not str:
-        tag = getattr(tag, "value", None)
-    return tag if tag and not tag.startswith(_CORE_TAG) else None
-
-
-def _pairs(raw_pairs: list, views: dict[int, YNode] | None) -> list[tuple[YNode, YNode]]:
-    pairs: list[tuple[YNode, YNode]] = []
-    for key, item in raw_pairs:
-        # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
-        if key.value == "<<" and getattr(key, "style", None) not in _STYLES and node_kind(item) in ("map", "seq"):
-            pairs.extend(_merge_pairs(_tree(item, views)))
-        else:
-            pairs.append((_tree(key, views), _tree(item, views)))
-    return pairs
-
-
-def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
-    if node.kind == "map":
-        return list(node.value)
-    pairs: list[tuple[YNode, YNode]] = []
-    for child in node.value:
-        if child.kind == "map":
-            pairs.extend(child.value)
-    return pairs
 
 
 def _fast_loader():
@@ -349,12 +162,14 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, limits["max-depth"] * 8 + 1000))
     try:
-        if may_exceed(text, limits):
+        bounded = not may_exceed(text, limits)
+        if not bounded:
             check_events(text, limits, fast)
+        # no alias (no ``*``) and too shallow for any limit: the tree is checked while it is built
+        plain = bounded and fast and "*" not in text
         index = 0
         for node in compose_all(text):
-            problems, aliased = inspect(node, limits, hash_spans) if node is not None else ([], False)
-            root = _tree(node, {} if aliased else None) if node is not None else None
+            root, problems = document_tree(node, limits, hash_spans, plain) if node is not None else (None, [])
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
