@@ -13,11 +13,19 @@ DEFAULT_CACHE = "~/.cache/huggingface"
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
 _PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
 HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
+# llama.cpp's -hf / -hfr / --hf-repo ORG/NAME[:QUANT] (env LLAMA_ARG_HF_REPO) download from the hub's default
+# branch (common/arg.cpp; the quant defaults to Q4_K_M) into fs_get_cache_directory(): LLAMA_CACHE, else
+# $XDG_CACHE_HOME/llama.cpp, else $HOME/.cache/llama.cpp on Linux (ggml-org/llama.cpp common/common.cpp)
+LLAMA_HF = ("-hf", "-hfr", "--hf-repo", "LLAMA_ARG_HF_REPO")
+LLAMA_CACHE = "~/.cache/llama.cpp"
+_LLAMA_REPO = re.compile(r"^([A-Za-z0-9][\w.-]*/[\w.-]+)(?::([\w.-]+))?$")
 
 
 def cache_dir(model, env: dict | None = None) -> tuple[str, str]:
     """(directory, what sets it) where the engine downloads hub weights; ``env``: a worker pod's own
     container env, beneath the engine's."""
+    if model.engine == "llama.cpp":
+        return _llama_cache(model, env)
     download = model.setting("download_dir")
     if download is not None and isinstance(download.value, str):
         return download.value, download.source
@@ -26,6 +34,24 @@ def cache_dir(model, env: dict | None = None) -> tuple[str, str]:
         if setting is not None and str(setting.value).startswith("/"):
             return str(setting.value).rstrip("/") + suffix, name
     return DEFAULT_CACHE, "the default"
+
+
+def _llama_cache(model, env: dict | None) -> tuple[str, str]:
+    for name, suffix in (("LLAMA_CACHE", ""), ("XDG_CACHE_HOME", "/llama.cpp")):
+        setting = model.env.get(name) or (env or {}).get(name)
+        if setting is not None and str(setting.value).startswith("/"):
+            return str(setting.value).rstrip("/") + suffix, name
+    return LLAMA_CACHE, "the default"
+
+
+def llama_hub(model) -> tuple[str, str] | None:
+    """(``ORG/NAME``, the quant, Q4_K_M when none is written) a llama.cpp server downloads with -hf."""
+    source = model.model
+    if model.engine != "llama.cpp" or source is None or not isinstance(source.value, str) or \
+            not any(flag == source.source or flag in source.source for flag in LLAMA_HF):
+        return None
+    match = _LLAMA_REPO.match(source.value.strip())
+    return (match.group(1), match.group(2) or "Q4_K_M") if match else None
 
 
 def weight_bytes(name: str, config: dict) -> int | None:
@@ -42,16 +68,28 @@ def weight_bytes(name: str, config: dict) -> int | None:
 
 
 def mount_for(pod, directory: str):
-    if directory.startswith("~"):
-        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((".cache/huggingface", ".cache"))), None)
+    if directory.startswith("~"):  # whoever's home: any mount at the folder's tail, or at .cache
+        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((directory[2:], ".cache"))), None)
     return pod.mount_at(directory)
+
+
+def local_folder(model) -> bool:
+    """An ``org/name``-shaped model that is a relative local folder: the repository holds its first folder
+    (the adapter named the model by it), or it starts in ``models/`` (the folder name local layouts use;
+    no hub organisation serves from it)."""
+    named = model.model_named
+    if named is not None and named.origin == "repository":
+        return True
+    source = model.model
+    return source is not None and isinstance(source.value, str) and source.value.strip().startswith("models/")
 
 
 def hub_name(model) -> str | None:
     """The hub id the engine downloads (``org/name`` without ``hf://`` or a revision), else None: a local
     path or an object-store URI is not a hub download."""
     source = model.model
-    if source is None or not isinstance(source.value, str) or not HUB_ID.match(source.value.strip()):
+    if source is None or not isinstance(source.value, str) or not HUB_ID.match(source.value.strip()) or \
+            local_folder(model):
         return None
     return source.value.strip().removeprefix("hf://").split("@", 1)[0]
 

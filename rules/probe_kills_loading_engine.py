@@ -12,16 +12,20 @@
   first (the first start, or every start when the cache is not on a persistent volume): the weights at
   `download-rate-mb-s` (an assumed 1 Gbit/s) before the load. The rate is assumed, so this is a note
   that states it.
-- An SGLang liveness or readiness probe on `/health` or `/health_generate` with a 1-second timeout.
+- An SGLang liveness or readiness probe on `/health` or `/health_generate` with a 1-second timeout
+  (`/health` only from SGLang 0.4.10.post2, where it began to run a generation; a note when the
+  version is assumed).
 
 ## Why it matters
 The kubelet restarts a container whose liveness probe fails `failureThreshold` times in a row, and a
 loading engine answers no HTTP at all: the pod restarts forever in CrashLoopBackOff, each time reading
 the weights again (vllm-project/aibrix#772; KServe added startup probes to its vLLM templates for
 this, kserve/kserve#5063; the Kubernetes docs recommend a startup probe for slow starters). SGLang's
-`/health` runs a one-token generation by default (sgl-project/sglang#1154;
-`SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION`), which queues behind real traffic and takes longer than a
-second under load (sgl-project/sglang#12938): a liveness probe then restarts a healthy, busy server.
+`/health_generate` runs a one-token generation (sgl-project/sglang#1154), and so does `/health` since
+0.4.10.post2 (sgl-project/sglang#8444 routed both to one handler; before it `/health` answered 200 at
+once; `SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION` turns it off again from 0.5.5.post3): a generation
+queues behind real traffic and takes longer than a second under load (sgl-project/sglang#12938), so a
+liveness probe then restarts a healthy, busy server.
 
 ## Example
 ```yaml
@@ -84,7 +88,7 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option, served_architecture
+from cfgcheck.api import IMAGE_EXACT, Finding, Option, served_architecture, stated, version_key
 
 from ._pod_rules import serves
 from ._weights import hub_name, offline, persistent_cache, weight_bytes
@@ -102,6 +106,9 @@ COMPILE_S = {"vllm": 40, "sglang": 20, "tokenspeed": 20}  # torch.compile and/or
 NO_COMPILE_FLAGS = ("enforce_eager", "disable_cuda_graph")
 SGLANG_HEALTH_PATHS = ("/health", "/health_generate")
 HEALTH_GENERATION_ENV = "SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION"
+# the first release whose /health runs a generation (sglang 0.4.10.post1 and 0.4.10.post2 wheels,
+# python/sglang/srt/entrypoints/http_server.py: sgl-project/sglang#8444)
+HEALTH_GENERATES = "0.4.10.post2"
 
 
 def load_seconds(model, config: dict, read_rate: float) -> tuple[int, str]:
@@ -171,16 +178,30 @@ def _sglang_health_timeout(model, pod) -> Iterator[Finding]:
     if model.engine != "sglang":
         return
     generation = model.env.get(HEALTH_GENERATION_ENV)
+    health = _health_generates(model)
     for kind in ("liveness", "readiness"):
         probe = pod.probes.get(kind)
         if probe is None or probe.handler != "httpGet" or probe.path not in SGLANG_HEALTH_PATHS or probe.timeout > 1:
             continue
-        if probe.path == "/health" and generation is not None and str(generation.value).lower() in ("0", "false"):
-            continue
+        severity, assumed = "", ""
+        if probe.path == "/health":
+            if health is None or generation is not None and str(generation.value).lower() in ("0", "false"):
+                continue
+            severity, assumed = health
         effect = "restarts" if kind == "liveness" else "takes out of the Service"
         yield Finding(f"the {kind} probe gives SGLang's {probe.path} {probe.timeout} s, but it runs a one-token "
-                      f"generation that queues behind traffic: under load the probe {effect} a healthy server",
-                      probe.timeout_location or probe.location,
+                      f"generation that queues behind traffic{assumed}: under load the probe {effect} a healthy "
+                      "server", probe.timeout_location or probe.location,
                       remediation="set timeoutSeconds to 10 or more (or probe /health with "
                                   f"{HEALTH_GENERATION_ENV}=false for liveness)",
-                      setting=f"{kind}_probe_timeout", model=model.name)
+                      setting=f"{kind}_probe_timeout", model=model.name, severity=severity)
+
+
+def _health_generates(model) -> tuple[str, str] | None:
+    """Whether SGLang's ``/health`` runs a generation in this model's version: (severity, what was
+    assumed) when it does or may, None when the version is known to be older than ``HEALTH_GENERATES``."""
+    sure, why = stated(model)
+    version = model.engine_version
+    if isinstance(version, str) and version and sure == IMAGE_EXACT:
+        return None if version_key(version) < version_key(HEALTH_GENERATES) else ("", "")
+    return "note", f" (from SGLang {HEALTH_GENERATES}; the version is assumed: {why or 'not stated'})"

@@ -71,6 +71,7 @@ from typing import Iterator
 from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
+from ._weights import local_folder
 
 CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
 OPTIONS: dict = {}
@@ -91,14 +92,11 @@ def check(model, ctx) -> Iterator[Finding]:
     trust = model.setting("trust_remote_code")
     if trust is None or trust.value is not True:
         return
-    source = model.model
-    if source is None or not isinstance(source.value, str) or not re.match(_HUB_ID, source.value.strip()):
+    found = _hub_source(model)
+    if found is None:
         return
-    revision = model.model_revision
-    if _pinned(revision) or _pinned(model.setting("code_revision")):
-        return
-    name = source.value.strip().removeprefix("hf://").split("@", 1)[0]
-    at = f"revision {revision.value!r}" if revision is not None else "the default branch (no revision given)"
+    name, revision, pin, related = found
+    at = f"revision {revision!r}" if revision is not None else "the default branch (no revision given)"
     ships, how = _ships_code(ctx.capacity(model).architecture)
     if ships:
         message = (f"{trust.source} runs the Python code {name} ships ({how}) at {at}: whoever can push to "
@@ -110,10 +108,32 @@ def check(model, ctx) -> Iterator[Finding]:
         message = (f"{trust.source} would run {name}'s own Python code at {at} if the repository ships any "
                    f"({how}), and code it adds later")
     yield Finding(message, trust.location, severity="" if ships else "warning",
-                  remediation=("pin the model revision to a 40-hex commit SHA: "
-                               f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>")
+                  remediation=f"pin the model revision to a 40-hex commit SHA: {pin}"
                   + ("" if ships else f"; or drop {trust.source} if the model loads without it"),
-                  setting="trust_remote_code", related=(source.location,), model=model.name)
+                  setting="trust_remote_code", related=(related,), model=model.name)
+
+
+def _hub_source(model) -> tuple[str, str | None, str, object] | None:
+    """(hub repository, its revision as written, how to pin it, where it is named) of the code the engine
+    runs: the model's hub id, or the repository a download before the engine wrote to its local path;
+    None when pinned to a commit, or not from a hub."""
+    source, named = model.model, model.model_named
+    if source is None or not isinstance(source.value, str):
+        return None
+    if re.match(_HUB_ID, source.value.strip()) and not local_folder(model):
+        revision = model.model_revision
+        if _pinned(revision) or _pinned(model.setting("code_revision")):
+            return None
+        return (source.value.strip().removeprefix("hf://").split("@", 1)[0],
+                revision.value if revision is not None else None,
+                f"{how_to_pass(model, 'model_revision', '<sha>')}, or hf://org/name@<sha>", source.location)
+    download = next((d for d in model.downloads if named is not None and named.origin == "download"
+                     and d.location == named.location and d.repo == named.value), None)
+    if download is None or download.url is not None or (download.revision and re.match(_SHA, download.revision)):
+        return None
+    pin = f"add --revision <sha> to the {download.how}" if "download" in download.how else \
+        f"check out a commit after the {download.how}"
+    return download.repo, download.revision, pin, download.location
 
 
 def _ships_code(arch) -> tuple[bool | None, str]:

@@ -8,8 +8,10 @@ that survived, a flag named by the deprecation notice, or the same setting under
 finding names it.
 The finding is an error when the engine version is exact (an upstream image's version tag, or a
 `# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
-otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
-it is a warning that says which version was assumed and why. When the version the tag names is not
+otherwise (a rolling or digest-pinned tag, a vendor build mapped to the version it ships, a version
+outside the catalogs) it is a warning that says which version was assumed and why. When the image names
+no version at all (a vendor release no vendor document maps, a local build), the newest catalog is only
+a guess: a note that says the version is unknown. When the version the tag names is not
 catalogued and lies between a catalogued version that accepts the flag and the next one that does
 not, whether it still accepts it is not known: a note.
 
@@ -57,7 +59,7 @@ None.
 from __future__ import annotations
 
 from cfgcheck.api import (DISPLAY, Finding, Fix, IMAGE_UNKNOWN, confidence, flag_history, rename_edit, severity,
-                          undecided, version_ranges)
+                          stated, undecided, version_ranges)
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -86,6 +88,9 @@ def check(model, ctx):
                           remediation=f"check the flag against {name} {catalog.requested}'s --help, or pin a "
                           "catalogued version", setting=hist.option or res.written, severity="note")
             continue
+        if _version_unknown(model, catalog):
+            yield _unknown_version(flag, what, name, catalog, hist, stated(model)[1])
+            continue
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
         # an older version than the one assumed may not know the successor: a fix only where the image says
@@ -94,6 +99,20 @@ def check(model, ctx):
         yield Finding(message, edit.location if edit else flag.token.location, remediation=renamed(hist.rename),
                       fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,
                       setting=hist.option or res.written, severity=severity(model, catalog, lambda: False))
+
+
+def _version_unknown(model, catalog) -> bool:
+    """The image names no engine version (a vendor release, a local build): the newest catalog is only
+    a guess, so a removal from it is no finding."""
+    return model.image is not None and catalog.requested is None and confidence(model, catalog) == IMAGE_UNKNOWN
+
+
+def _unknown_version(flag, what: str, name: str, catalog, hist, why: str) -> Finding:
+    accepted = version_ranges(catalog.engine, list(hist.older))
+    return Finding(f"'{what}' is not accepted by {name} {catalog.version} (the newest catalogued); {name} "
+                   f"{accepted} accepted it, and the image names no {name} version ({why})",
+                   flag.token.location, remediation=f"pin an image whose tag names the {name} version, or "
+                   "state it with '# cfgcheck: engine-version=X'", setting=hist.option or what, severity="note")
 
 
 def renamed(rename) -> str:

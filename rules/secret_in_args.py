@@ -1,7 +1,8 @@
 """A literal API key or access token written into engine args or env.
 
 ## What it flags
-A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference), and Hugging Face tokens
+A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference) or for the env variable vLLM
+reads the key from when the flag is not given (`VLLM_API_KEY`), and Hugging Face tokens
 (`hf_...`) or OpenAI-style keys (`sk-...`) anywhere in the argv or a literal env value. The message
 names the flag or variable, never the value. A placeholder (`EMPTY`, vLLM's documented
 `token-abc123`, values that say they are one: `dummy`, `fake`, `test`, `changeme`, `your-key`) is no
@@ -67,6 +68,28 @@ _PLACEHOLDER = (r"(?i)^(?:empty|none|null|token-abc123)$|dummy|fake|test|example
                 r"your[-_]|secret[-_]?key$|^x+$")
 
 
+# the env variable the engine reads its API key from when no --api-key is given: vLLM's OpenAI server
+# takes ``args.api_key or envs.VLLM_API_KEY`` (vllm/entrypoints/openai/api_server.py; vllm/envs.py)
+_KEY_ENV = {"vllm": "VLLM_API_KEY"}
+
+
+def _key_env(model, reported: set):
+    """A literal key in the env variable the engine reads its API key from: the same leak as --api-key."""
+    name = _KEY_ENV.get(model.engine or "")
+    setting = model.env.get(name) if name else None
+    if setting is None or not isinstance(setting.value, str) or not setting.value.strip() or \
+            "$" in setting.value or re.match(_REFERENCE, setting.value.strip()):
+        return
+    reported.add((setting.location.line, setting.location.column))
+    remediation = f"set {name} from a Secret (env valueFrom.secretKeyRef, or a compose secret / unversioned env_file)"
+    if re.search(_PLACEHOLDER, setting.value.strip()):
+        yield Finding(f"env {name} (the engine's API key) is a well-known placeholder: it keeps no one out",
+                      setting.location, remediation=remediation, setting=f"env:{name}", severity="warning")
+    else:
+        yield Finding(f"literal value for env {name}, the engine's API key", setting.location,
+                      remediation=remediation, setting=f"env:{name}")
+
+
 def check(model, ctx):
     reported = set()
     key = model.setting("api_key")
@@ -85,7 +108,10 @@ def check(model, ctx):
             reported.add((token.location.line, token.location.column))
             yield Finding("literal access token in the engine arguments", token.location,
                           remediation="move the token to a Secret and reference it", setting="argv-token")
+    yield from _key_env(model, reported)
     for name, setting in model.env.items():
+        if (setting.location.line, setting.location.column) in reported:
+            continue
         if isinstance(setting.value, str) and re.search(_TOKEN, setting.value):
             yield Finding(f"literal access token in env {name}", setting.location,
                           remediation=f"set {name} from a Secret with valueFrom.secretKeyRef", setting=f"env:{name}")

@@ -3,7 +3,8 @@
 ## What it flags
 A Hugging Face model id (`org/name`, `hf://org/name`) served without a revision: no `@<sha>` in an
 LLMKube `Model.spec.source` (whatever engine serves it, llama.cpp included), and no `--revision` flag
-for vLLM or SGLang. And the weights a local path is filled with: a hub download before the engine
+for vLLM or SGLang; a llama.cpp server's `-hf ORG/NAME[:QUANT]` (`--hf-repo`), which always downloads the
+default branch's file. And the weights a local path is filled with: a hub download before the engine
 starts (`hf download` / `huggingface-cli download` without `--revision`, a `git clone` of a hub
 repository not checked out at a commit, in an init container) and hub file URLs at a branch
 (`.../resolve/main/model.gguf`, fetched by curl, wget or aria2c, or an operator's `source:`).
@@ -54,6 +55,7 @@ import re
 from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
+from ._weights import llama_hub, local_folder
 
 CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
 # a note in the default profile: a repository opts into pinning advice with `profile: strict` (or
@@ -70,10 +72,16 @@ def check(model, ctx):
     source = model.model
     if source is None or not isinstance(source.value, str) or model.model_revision is not None:
         return
+    if llama_hub(model) is not None:
+        yield Finding(f"model {source.value} has no pinned revision: {source.source} downloads the file at the hub "
+                      "repository's default branch", source.location, setting="model_revision",
+                      remediation="fetch the file at a commit (--model-url https://huggingface.co/ORG/NAME/resolve/"
+                      "<commit sha>/FILE.gguf), or fill a volume at a pinned revision before the server starts")
+        return
     hf_uri = source.value.startswith("hf://")  # an operator downloads it, whatever engine then reads it
     if model.engine not in ("vllm", "sglang", "tokenspeed") and not hf_uri:
         return
-    if not _HUB_ID.match(source.value.strip()):
+    if not _HUB_ID.match(source.value.strip()) or local_folder(model):
         return
     if hf_uri:
         where = "add @<commit sha> to the source"

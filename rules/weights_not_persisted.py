@@ -10,9 +10,13 @@ rendered Deployment wins over its values.
 Persistent means a PersistentVolumeClaim, a StatefulSet `volumeClaimTemplate`, a `hostPath`, NFS or
 CSI volume, or in docker-compose a named or bind volume (its paths interpolated as compose does:
 `${HF_CACHE_DIR:-./cache}:/root/.cache/huggingface` is a bind mount); an `emptyDir` or the container's
-own filesystem is not. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
-are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the container requests `ephemeral-storage` at least the size of the
-weights: the author budgeted the download. The size comes from the bundled model table, else from a
+own filesystem is not. A hub download the pod itself runs before the engine (an init container, or the
+engine container's own `sh -c "hf download ORG/NAME --local-dir /models; vllm serve /models"`) into an
+`emptyDir` is the same loss. llama.cpp's `-hf ORG/NAME[:QUANT]` downloads the quant's file into its own
+cache, `LLAMA_CACHE`, else `$XDG_CACHE_HOME/llama.cpp`, else `~/.cache/llama.cpp`. The GPU worker groups of a Ray cluster, where Ray places the engine's workers,
+are checked too: a worker group without a persistent cache downloads the weights on every worker start. Quiet when the cache is the container's own filesystem and the container requests
+`ephemeral-storage` at least the size of the weights: the author budgeted the download (an `emptyDir`
+mounted at the cache is still emptied with every pod, whatever the request). The size comes from the bundled model table, else from a
 parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown size is not flagged
 (outside offline mode), nor one smaller than `min-weights-gb`. With `HF_HUB_OFFLINE=1` (or
 `TRANSFORMERS_OFFLINE=1`) and no persistent cache, the finding is an error: the engine may not
@@ -80,10 +84,10 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option
+from cfgcheck.api import Finding, Option, quant_bits_from_text
 
 from ._pod_rules import serves
-from ._weights import hub_name, offline, persistent_cache, weight_bytes
+from ._weights import PERSISTENT, hub_name, llama_hub, offline, persistent_cache, weight_bytes
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {
@@ -98,8 +102,13 @@ CHECKED_FORMATS = ("kubernetes", "compose", "production-stack")
 def check(model, ctx) -> Iterator[Finding]:
     pod = model.pod
     checked = pod is not None and pod.format in CHECKED_FORMATS
+    if model.engine == "llama.cpp" and checked:
+        yield from _llama_download(model, pod, ctx)
+        return
     if not serves(model) or not checked and not model.worker_pods:
         return
+    if checked:
+        yield from _downloads_lost(model, pod, ctx)
     name = hub_name(model)
     if name is None:
         return  # a local path, an object store URI: not a hub download
@@ -121,17 +130,59 @@ def check(model, ctx) -> Iterator[Finding]:
 def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tuple[str, object] | None:
     """(where the weights go, the offline-mode setting or None) when they are not kept across starts of
     ``pod``; None when they are, or when the model is too small or of unknown size to matter."""
-    kept, where, _ = persistent_cache(model, pod, env)
+    kept, where, volume = persistent_cache(model, pod, env)
     if kept:
         return None
     offline_mode = offline(model)
     if offline_mode is None and weights is None:
         return None  # a size we cannot tell may be a toy model: not worth a warning
-    if offline_mode is None and pod.ephemeral_storage is not None and pod.ephemeral_storage >= (weights or 0):
+    # an ephemeral-storage request budgets the download into the container's own filesystem; an emptyDir
+    # mounted at the cache (often only to make it writable) is emptied with the pod whatever the budget
+    if offline_mode is None and volume is None and pod.ephemeral_storage is not None and \
+            pod.ephemeral_storage >= (weights or 0):
         return None
     if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
         return None
     return where, offline_mode
+def _llama_download(model, pod, ctx) -> Iterator[Finding]:
+    """llama.cpp's -hf download: the quant's share of the checkpoint, into llama.cpp's own cache."""
+    found = llama_hub(model)
+    if found is None:
+        return
+    repo, quant = found
+    full, bits = weight_bytes(repo, ctx.config or {}), quant_bits_from_text(quant)[0]
+    weights = int(full * bits / 16) if full and bits else None
+    lost = _lost(model, pod, weights, ctx)
+    if lost is None or weights is None:
+        return
+    start = "container" if pod.format == "compose" else "pod"
+    yield Finding(f"{repo}:{quant} (about {weights / 1e9:.1f} GB) is downloaded by {model.model.source} into "
+                  f"{lost[0]}, which is not persistent: every {start} start downloads it again", model.model.location,
+                  remediation="mount a PersistentVolumeClaim (or a compose named volume) at llama.cpp's cache "
+                  "directory (LLAMA_CACHE, else ~/.cache/llama.cpp), or request ephemeral-storage that holds it",
+                  setting="weights_cache", model=model.name)
+
+
+def _downloads_lost(model, pod, ctx) -> Iterator[Finding]:
+    """A hub download the pod runs before the engine (an init container, the engine container's own
+    script) into a volume that does not outlive the pod: an emptyDir, whatever holds the weights."""
+    for download in model.downloads:
+        volume = pod.volumes.get(download.volume[0]) if download.repo and download.volume else None
+        if volume is None or volume.type in PERSISTENT:
+            continue
+        weights = weight_bytes(download.repo, ctx.config or {})
+        if weights is not None and download.url is not None:  # one file of the repository: a quant's share
+            bits = quant_bits_from_text(download.url.rsplit("/", 1)[-1])[0]
+            weights = int(weights * bits / 16) if bits else None
+        if weights is None or weights < float(ctx.options["min-weights-gb"]) * 1e9:
+            continue  # a size we cannot tell, or too small to matter
+        yield Finding(f"{download.how} writes {download.repo} ({weights / 1e9:.1f} GB) to {download.target} on the "
+                      f"{volume.type} volume {volume.name!r}, which is not persistent: every pod start downloads it "
+                      "again", download.location, remediation="put the download's folder on a PersistentVolumeClaim "
+                      "(or a hostPath)",
+                      setting=f"weights_download:{download.repo}", model=model.name)
+
+
 def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Finding]:
     lost = _lost(model, pod, weights, ctx)
     if lost is None:

@@ -84,6 +84,58 @@ def fine_tune_entry(source: dict, models: list[dict]) -> dict:
     return entry
 
 
+def apply_facts(models: list[dict], source: dict) -> None:
+    """Only the fields ``facts_only`` names, from a vendored config whose layer shapes agree with the table's entry
+    (a parser-test fixture that quotes a model's config.json in full while the entry is carried from before the
+    generator)."""
+    vendored = _vendored(source)
+    entry = next(m for m in models if source["ids"][0].lower() in (i.lower() for i in m["ids"]))
+    arch = architecture_from_config(vendored["config"], source["ids"][0]).to_dict()
+    shapes = ("num_layers", "hidden_size", "intermediate_size", "num_attention_heads", "num_kv_heads", "head_dim")
+    if any(entry.get(k) != arch[k] for k in shapes):
+        raise SystemExit(f"{source['ids'][0]}: {vendored['source']} describes other layer shapes")
+    for name in source["facts_only"]:
+        entry[name] = arch[name]
+    entry["facts_source"] = f"{', '.join(source['facts_only'])} from {vendored['source']}"
+
+
+def apply_vision(models: list[dict], source: dict) -> None:
+    """The vision tower's widths or image preprocessor's limits that the source's lines state, merged into the
+    ``vision_tower`` of the entry holding its first id (vLLM's profile run encodes one image of the largest size)."""
+    vendored = _vendored(source)
+    entry = next(m for m in models if source["ids"][0].lower() in (i.lower() for i in m["ids"]))
+    entry.setdefault("vision_tower", {}).update(vendored["vision"])
+    cited = f"{', '.join(sorted(vendored['vision']))} from {vendored['source']}"
+    entry["vision_tower_source"] = "; ".join(filter(None, [entry.get("vision_tower_source"), cited]))
+
+
+# AWQ stores a 16-bit scale and a packed 4-bit zero point per group of ``group_size`` inputs besides the 4-bit
+# weights (vllm/model_executor/layers/quantization/awq.py create_weights: qweight, qzeros, scales)
+_GROUP_OVERHEAD_BITS = {"awq": 4 + 16}
+
+
+def quantized_entry(source: dict, models: list[dict]) -> dict:
+    """A quantized checkpoint of a model of the table: its base's architecture and published size, at the bits the
+    conversion script's group size gives, keeping 16-bit what the script leaves unquantized."""
+    vendored = _vendored(source)
+    base = next((m for m in models if vendored["quantized_from"].lower() in (i.lower() for i in m["ids"])), None)
+    if base is None:
+        raise SystemExit(f"{source['ids'][0]}: base model {vendored['quantized_from']} is not in the table")
+    facts = vendored["checkpoint"]
+    entry = {k: v for k, v in base.items() if k not in ("ids", "source", "note", "weight_bytes", "weights_source")}
+    entry.update(ids=list(source["ids"]), quantization=facts["quantization"],
+                 weight_bits=4 + _GROUP_OVERHEAD_BITS[facts["quantization"]] / facts["group_size"],
+                 note=f"{facts['quantization'].upper()} conversion of {vendored['quantized_from']} (groups of "
+                      f"{facts['group_size']}; embeddings{' and vision tower' if facts.get('unquantized_vision') else ''} "
+                      "left 16-bit by the script)", source=vendored["source"])
+    if facts.get("unquantized_vision"):
+        entry["unquantized_vision"] = entry["vision"] = True
+    entry["weights_source"] = (f"published parameter count of {vendored['quantized_from']}: embeddings"
+                               f"{' and the count beyond the text layers (the vision tower)' if facts.get('unquantized_vision') else ''}"
+                               f" at 16 bits, the rest at {entry['weight_bits']:g} bits")
+    return entry
+
+
 # KAITO catalog field -> the table's field (the catalog copies them from config.json)
 _CATALOG_SHAPES = {"hiddenSize": "hidden_size", "numHiddenLayers": "num_layers", "numAttentionHeads": "num_attention_heads",
                    "numKeyValueHeads": "num_kv_heads"}
@@ -168,8 +220,10 @@ def build() -> dict:
     catalog_file = _vendored(catalog_source)
     sources = [s for s in all_sources if not s.get("catalog")]
     fine_tunes = [s for s in sources if "base" in s]
+    quantized = [s for s in sources if "quantized_from" in s]
     variants = [s for s in sources if "catalog_entry" in s]
-    generated = [generated_entry(s) for s in sources if "base" not in s and "catalog_entry" not in s]
+    generated = [generated_entry(s) for s in sources
+                 if not {"base", "catalog_entry", "quantized_from", "facts_only", "vision"} & s.keys()]
     by_id = {i.lower(): g for g in generated for i in g["ids"]}
     models = []
     for entry in legacy["models"]:
@@ -182,6 +236,8 @@ def build() -> dict:
             if key in entry and key not in match:
                 match[key] = entry[key]
         match["ids"] += [i for i in entry["ids"] if i.lower() not in {x.lower() for x in match["ids"]}]
+    for source in (s for s in sources if s.get("facts_only")):
+        apply_facts(models, source)
     for source in (s for s in sources if s.get("facts_from_catalog")):
         catalog_facts(by_id[source["ids"][0].lower()], source, catalog_file["catalog"], catalog_file["source"])
     models.extend(generated)
@@ -189,6 +245,9 @@ def build() -> dict:
     models.extend(catalog_variant(s, models, catalog_file["catalog"], catalog_file["source"]) for s in variants)
     apply_catalog(models, catalog_file["catalog"], catalog_file["source"])
     apply_catalog_vision(models, catalog_file["catalog"], catalog_file["source"])
+    models.extend(quantized_entry(s, models) for s in quantized)
+    for source in (s for s in sources if "vision" in s):
+        apply_vision(models, source)
     for entry in models:
         entry.setdefault("weights_source", _weights_source(entry))
     not_bundled = json.loads((HERE / "model_sources.json").read_text(encoding="utf-8")).get("not_bundled", [])

@@ -12,8 +12,16 @@ A source names ``repo``, ``commit`` and ``path``, and one of:
 - ``json_after``: the config is JSON text (a config.json, or one quoted in a Go/Rust/Swift test): the first
   balanced ``{...}`` after the first occurrence of that anchor text (``""``: the file's first object);
   ``json_key`` then picks a key of it.
+- ``literal_after``: the same for a config quoted as a Python dict literal (``True``, ``None``), read with
+  ``ast.literal_eval``.
 - ``base`` with ``evidence``: a full fine-tune of a model of the table (same architecture); ``evidence`` is a
   line of the file (a training recipe naming the base model) that must be present at that commit.
+- ``quantized_from`` with ``evidence`` (lines) and ``checkpoint``: a quantized checkpoint of a model of the table,
+  made by the conversion script at that commit; every evidence line (the script's own code stating the group size
+  and the tensors it leaves unquantized) must be present, and ``checkpoint`` says what those lines state.
+- ``vision`` with ``evidence`` (lines): a checkpoint's vision tower and image preprocessor as public lines state them
+  (the tower's widths, the preprocessor's ``size.longest_edge``); ``vision`` says what those lines state and is
+  merged into the ``vision_tower`` of the table's entry holding the first id.
 - ``catalog``: KAITO's generated model catalog (YAML read from Hugging Face config.json files and the weight
   files' sizes); the whole catalog is vendored as ``<slug of the first id>.json``.
 """
@@ -83,6 +91,28 @@ def _json_after(text: str, anchor: str) -> dict | None:
     return None
 
 
+def _literal_after(text: str, anchor: str) -> dict | None:
+    """The first balanced ``{...}`` after ``anchor`` read as a Python literal (a config.json quoted as a dict in
+    Python code, with ``True``/``None``); never executed."""
+    at = text.find(anchor)
+    start = text.find("{", at + len(anchor)) if at >= 0 else -1
+    depth = 0
+    for end in range(start, len(text) if start >= 0 else 0):
+        depth += {"{": 1, "}": -1}.get(text[end], 0)
+        if depth == 0:
+            try:
+                value = ast.literal_eval(text[start:end + 1])
+            except (ValueError, SyntaxError):
+                return None
+            return value if isinstance(value, dict) else None
+    return None
+
+
+# Sources whose facts are stated by lines of the cited file, every one of which must be present at that commit:
+# what those lines say is carried as the source writes it.
+_STATED_BY_LINES = {"quantized_from": ("quantized_from", "evidence", "checkpoint"), "vision": ("vision", "evidence")}
+
+
 def _extract(source: dict, text: str) -> tuple[dict, str]:
     """(what the file gives, the symbol part of the citation)."""
     if source.get("catalog"):
@@ -94,6 +124,14 @@ def _extract(source: dict, text: str) -> tuple[dict, str]:
         if source["evidence"] not in (line.strip() for line in text.splitlines()):
             return {}, ""
         return {"base": source["base"], "evidence": source["evidence"]}, f"evidence={source['evidence']!r}"
+    for kind, keys in _STATED_BY_LINES.items():
+        if kind in source:
+            lines = {line.strip() for line in text.splitlines()}
+            if any(line not in lines for line in source["evidence"]):
+                return {}, ""
+            return {k: source[k] for k in keys}, "evidence"
+    if "literal_after" in source:
+        return _literal_after(text, source["literal_after"]) or {}, f"literal after {source['literal_after']!r}"
     if "json_after" in source:
         config = _json_after(text, source["json_after"]) or {}
         if source.get("json_key"):
@@ -114,7 +152,7 @@ def vendor(source: dict, mirrors: dict[str, str]) -> Path:
     if not found:
         raise SystemExit(f"nothing found for {source['ids'][0]} in {where}")
     body = {"source": f"{where}#{symbol}"}
-    body.update(found if "base" in source or source.get("catalog") else {"config": found})
+    body.update(found if "base" in source or _STATED_BY_LINES.keys() & source.keys() or source.get("catalog") else {"config": found})
     out = OUT / f"{slug(source['ids'][0])}.json"
     out.write_text(json.dumps(body, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     return out

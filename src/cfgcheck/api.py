@@ -53,7 +53,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
     from .engines.precision import (act_dtype_refused_everywhere, act_dtypes, facts_version, float16_refusal,
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
-    from .redact import secret_name
+    from .secret_names import secret_name
     from .placement import Placement, placement
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
@@ -79,7 +79,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "engines.precision": ("act_dtype_refused_everywhere", "act_dtypes", "facts_version", "float16_refusal",
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
-    "redact": ("secret_name",),
+    "secret_names": ("secret_name",),
     "placement": ("Placement", "placement"),
 }
 # exported name -> (module, its name there)

@@ -16,6 +16,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
 
+from .data import read_json
 from .errors import ConfigError
 from .model import SEVERITY_RANK
 from .git import toplevel
@@ -95,9 +96,7 @@ def _inside(root: Path, path: str | os.PathLike[str], what: str, links: bool = T
 
 @lru_cache(maxsize=1)
 def _schema() -> dict[str, Any]:
-    from importlib import resources  # a run without a configuration never needs it
-
-    return json.loads(resources.files("cfgcheck.data").joinpath("config.schema.json").read_text("utf-8"))
+    return read_json("config.schema.json")
 
 
 def validate(data: Any, where: str) -> dict[str, Any]:

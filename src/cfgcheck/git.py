@@ -23,10 +23,13 @@ runs git in a worktree of its own. Every call is bounded in time and output (``s
 from __future__ import annotations
 
 import os
-import subprocess
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .sandbox import run_bounded
+
+if TYPE_CHECKING:  # imported by ``run``, which starts git: reading the configuration outside a repository does not
+    import subprocess
 
 TIMEOUT = 300.0  # seconds for one git process
 MAX_OUTPUT = 256 * 1024 * 1024  # bytes of one git process's output
@@ -64,6 +67,8 @@ def run(cwd: Path | str, *args: str, check: bool = False, error: type[Exception]
         timeout: float = TIMEOUT, limit: int = MAX_OUTPUT) -> subprocess.CompletedProcess:
     """``git ARGS`` in ``cwd`` (module docstring); with ``check``, ``error`` (one line: the subcommand and
     git's last message) when it fails. Output beyond ``limit`` bytes or ``timeout`` seconds is a failure."""
+    import subprocess  # for its result record: the process itself is run_bounded's
+
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
         outcome = run_bounded(["git", *HARDENING, *args], cwd=cwd, env=environment(keep, env), timeout=timeout,

@@ -15,9 +15,8 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, List, Optional
+from typing import Callable, List, NamedTuple, Optional
 
 from .errors import ConfigError, UsageError
 from .reporters import FORMATS
@@ -27,8 +26,7 @@ ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Fac
                "cached); --offline never does (default: hub in the configuration, else CFGCHECK_HUB).")
 
 
-@dataclass(frozen=True)
-class LintOption:
+class LintOption(NamedTuple):  # not a frozen dataclass: every run imports it, and a NamedTuple costs a fifth
     """One option of `lint`: the ``run_lint_command`` parameter it sets, its names as typer declares
     them (``--on/--off`` for a switch), its default and help, and what it takes: ``flag`` (no value),
     ``switch`` (--on/--off, default None: the configuration decides), ``format`` (a reporter name),

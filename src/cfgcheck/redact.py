@@ -6,7 +6,7 @@
    often ends in a newline), Markdown-escaped as a comment body carries it, and the base64 forms a
    git ``extraheader`` carries it in (``x-access-token:<token>``, as actions/checkout writes it);
 2. the values of environment variables whose names say they hold a secret (``*TOKEN*``, ``*SECRET*``,
-   ``*PASSWORD*``, ``*_KEY``...): a secret the workflow passed to the job must not reach a comment;
+   ``*PASSWORD*``, ``*_KEY``...: ``secret_names``): a secret the workflow passed to the job must not reach a comment;
 3. GitHub tokens by shape: ``ghp_ gho_ ghu_ ghs_ ghr_`` and ``github_pat_`` (GitHub's formats,
    https://github.blog/2021-04-05-behind-githubs-new-authentication-token-formats/), and 40-hex
    classic tokens where something names them a credential (``token=``, ``Bearer``, ``password:``);
@@ -26,6 +26,7 @@ import re
 from functools import lru_cache
 from typing import Iterable
 from .reporters.markdown import escape
+from .secret_names import secret_name
 
 MASK = "***"
 MIN_SECRET = 8  # shorter "secrets" would mask ordinary words everywhere
@@ -41,23 +42,6 @@ _SCHEME = re.compile(r"(?i)\b(bearer|basic|token)\s+[A-Za-z0-9+/=._~-]{16,}")
 _URL_USERINFO = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,30}:\u200b?//)[^/@\s]{1,512}@")
 # the query part is optional so that every URL is consumed by one match: no rescans, linear time
 _URL = re.compile(r"([A-Za-z][A-Za-z0-9+.-]{0,30}:\u200b?//[^\s?#<>\"'`]*)(\?[^\s#<>\"'`]*)?")
-# The one definition of a secret's name, for every place that must not repeat a value: environment
-# values (redacted here), env-file variables (unknown to the adapters, adapters/dotenv.py), and the
-# options and settings whose values rules do not quote (CFG105, CFG106). KEY is a word of the name
-# (API_KEY, KEY_ID, not KEYBOARD_LAYOUT); TOKEN is not a count (MAX_NUM_BATCHED_TOKENS) or a
-# tokenizer; AUTH is not an author (GIT_AUTHOR_NAME).
-_SECRET_NAME = re.compile(r"(?i)TOKEN(?!S|IZER)|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|PRIVATE|(?:^|_)(?:API)?KEYS?(?:$|_)")
-# names that match the pattern but hold no secret (paths, switches, sockets)
-_NOT_SECRET = re.compile(r"(?i)(_PATH|_FILE|_DIR|_URL|_SOCK|_LOGIN|_NAME|_THROTTLE|_TIMEOUT)$")
-
-
-def secret_name(name: str) -> bool:
-    """Whether a variable, option or setting name says it holds a secret (``HF_TOKEN``, ``VLLM_API_KEY``,
-    ``--api-key``, ``DB_PASSWORD``); an option is read as its variable would be written."""
-    name = name.lstrip("-").replace("-", "_")
-    return bool(_SECRET_NAME.search(name)) and not _NOT_SECRET.search(name)
-
-
 def environment_secrets(environ: dict[str, str] | None = None) -> tuple[str, ...]:
     """Values of variables whose names say they are secrets (GITHUB_TOKEN, HF_TOKEN, AWS_SECRET_ACCESS_KEY)."""
     environ = os.environ if environ is None else environ

@@ -29,17 +29,20 @@ from __future__ import annotations
 import contextlib
 import functools
 import os
-import shutil
 import signal
 import stat
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterator
+from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
+
+# subprocess, tempfile and shutil (with the compression modules shutil loads) are imported by the functions
+# that start a process or make a folder: every run enters ``session``, few start a process, and those three
+# cost a one-file lint about a tenth of its CPU time (bench/RESULTS.md, "One file: start-up")
+if TYPE_CHECKING:
+    import subprocess
 
 try:
     import resource
@@ -58,8 +61,7 @@ STALE_AFTER = 6 * 3600  # seconds: a run folder this old was left by a run that 
 _KEPT_ENV = ("PATH", "SYSTEMROOT", "LANG", "LC_ALL", "LC_CTYPE")
 
 
-@dataclass
-class Outcome:
+class Outcome(NamedTuple):  # a record every run defines (git.py imports this module): cheaper than a dataclass
     """What a bounded run gave: ``stdout`` (at most ``limit`` bytes), the start of ``stderr``, the exit
     code, and ``stopped``: None, or the bound that stopped it (``timeout``, ``output``, ``memory``,
     ``cpu``, ``file size``)."""
@@ -88,6 +90,9 @@ def network_prefix() -> tuple[str, ...]:
     else ``--map-root-user``), the first that works here; () where none does (another system, a
     container without user namespaces, an AppArmor rule): the child then runs with the network, its
     environment holding no proxy and helm never given ``--enable-dns``."""
+    import shutil
+    import subprocess
+
     unshare, true = shutil.which("unshare"), shutil.which("true")
     if os.name != "posix" or unshare is None or true is None:
         return ()
@@ -149,6 +154,9 @@ def run_bounded(args: list[str], *, cwd: Path | str | None, env: dict[str, str],
     """Run ``args`` in its own process group: killed (with the group) after ``timeout`` seconds, once it
     prints more than ``limit`` bytes, or when cfgcheck stops (an exception, SIGINT, SIGTERM). With
     ``sandboxed``, the renderer's limits apply (no network where possible, rlimits)."""
+    import subprocess
+    import tempfile
+
     preexec = None
     if sandboxed and resource is not None:
         args = [*network_prefix(), *args]
@@ -279,6 +287,9 @@ class RenderRun:
     @contextlib.contextmanager
     def folder(self, prefix: str) -> Iterator[Path]:
         """A new private folder inside the run's folder, removed when the block ends."""
+        import shutil
+        import tempfile
+
         if self.root is None:
             clean_stale()
             self.root = Path(tempfile.mkdtemp(prefix=RUN_PREFIX))
@@ -291,6 +302,8 @@ class RenderRun:
 
     def close(self) -> None:
         if self.root is not None:
+            import shutil
+
             shutil.rmtree(self.root, ignore_errors=True)
             self.root = None
 
@@ -318,6 +331,9 @@ def scope(budget: float | None = None, timeout: float | None = None) -> Iterator
 def clean_stale(now: float | None = None) -> list[Path]:
     """Remove run folders an earlier, killed run left in the temporary folder: only real folders named
     ``cfgcheck-render-*``, owned by this user, holding cfgcheck's marker, untouched for STALE_AFTER."""
+    import shutil
+    import tempfile
+
     removed = []
     now = time.time() if now is None else now
     base = Path(tempfile.gettempdir())

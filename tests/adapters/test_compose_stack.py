@@ -176,3 +176,13 @@ def test_a_finding_at_a_value_of_the_env_template_is_shown_where_the_command_use
     too_long = next(f for f in result.findings if f.code == "CFG207")
     assert (too_long.related[0].path, too_long.related[0].line) == (".env.template", 2)
     assert not [f for f in result.findings if f.location.path == ".env.template"]
+
+
+def test_a_dist_env_template_gives_the_values_as_the_example_does():
+    """``.env-dist`` / ``.env.dist`` are the same committed template as ``.env.example``: an image variable
+    whose only value is there is read (CFG302 on its rolling tag)."""
+    folder = FIXTURES / "formats" / "env-dist-template"
+    _, models = collect([folder], load_config(folder))
+    assert [m.image.value for m in models] == ["vllm/vllm-openai:latest"]
+    result = lint([folder], load_config(folder))
+    assert [(f.code, f.location.line) for f in result.findings if f.code == "CFG302"] == [("CFG302", 4)]

@@ -73,3 +73,22 @@ def test_a_served_name_names_the_folder_only_when_its_name_is_the_folders() -> N
     assert same.model_named is not None and same.model_named.value == "Qwen/Qwen3-8B"
     other = _model(POD.replace('"/srv/b"]', '"/srv/chat", "--served-model-name", "Qwen/Qwen3-8B"]'))
     assert other.model_named is None and other.model_id() == "/srv/chat"
+
+
+def test_a_download_chained_before_the_engine_in_its_own_container_names_the_model() -> None:
+    """sh -c "huggingface-cli download ORG/NAME --local-dir /models; vllm ... --model /models": the served
+    model is ORG/NAME, unpinned (CFG303), its code trusted at the default branch (CFG306) and written to an
+    emptyDir on every start (CFG505); pinned to a commit onto a claim, none of them."""
+    from helpers import FIXTURES
+
+    from cfgcheck.config import load as load_config
+    from cfgcheck.lint import lint
+
+    folder = FIXTURES / "formats" / "chained-download"
+    result = lint([folder], load_config(folder))
+    chained = [m for m in result.models if m.name.startswith("chained-download-leader")]
+    assert [m.model_named.value for m in chained] == ["Qwen/Qwen3-8B"]
+    found = {(f.code, f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings
+             if f.code in ("CFG303", "CFG306", "CFG505")}
+    leader = "leader-downloads-then-serves.yaml"
+    assert found == {("CFG303", leader, 20), ("CFG505", leader, 20), ("CFG306", leader, 22)}

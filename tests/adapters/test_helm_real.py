@@ -16,7 +16,7 @@ from cfgcheck.render.charts import helm_binary
 from cfgcheck.render.helm_sandbox import helm_env
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import recording_server, without_helm
+from helpers import make_repo, recording_server, without_helm
 
 REPO = Path(__file__).resolve().parents[2]
 needs_helm = pytest.mark.skipif(helm_binary() is None,
@@ -381,3 +381,38 @@ def test_only_what_git_tracks_of_a_chart_is_rendered(tmp_path: Path, capsys) -> 
     rendered = lint([repo], Config(repo.resolve()))
     assert sorted(m.model.value for m in rendered.models if m.identity.startswith("stack/")) == [
         "Qwen/Qwen3-8B", "facebook/opt-125m"]
+
+
+@needs_helm
+def test_a_chart_is_one_served_model_per_values_file_its_deployments_add() -> None:
+    """tests/fixtures/formats/charts: an ApplicationSet's git files generator adds one models/ file per
+    Application; a chart's overrides/models/ files are applied with -f; a chart's probe is in its
+    template. Each variant is checked with its own values, at the line that sets them; the defaults,
+    which no deployment renders alone (or which set no model), are not a served model; the script the
+    chart mounts from a ConfigMap and runs is the variants' launch, not a launcher of its own."""
+    fixtures = REPO / "tests" / "fixtures"  # the root the ApplicationSet's paths are written from
+    result = lint([fixtures / "formats" / "charts"], Config(fixtures))
+    places = sorted((m.location.path.rsplit("/charts/", 1)[1], m.model.value if m.model else None)
+                    for m in result.models)
+    assert places == [
+        ("appset-models/models/llama-8b.yaml", "meta-llama/Llama-3.1-8B-Instruct"),
+        ("appset-models/models/qwen-32b.yaml", "Qwen/Qwen2.5-32B-Instruct"),
+        ("override-models/overrides/models/llama-70b.yaml", "meta-llama/Llama-3.3-70B-Instruct"),
+        ("override-models/overrides/models/qwen-7b.yaml", "Qwen/Qwen2.5-7B-Instruct"),
+        ("sglang-health-probe/values.yaml", "Qwen/Qwen2.5-7B-Instruct")]
+    found = {(f.code, f.location.path.rsplit("/charts/", 1)[1], f.location.line) for f in result.findings
+             if f.code in ("CFG208", "CFG502", "CFG504")}
+    assert found == {("CFG208", "appset-models/models/qwen-32b.yaml", 3),
+                     ("CFG502", "sglang-health-probe/templates/deployment.yaml", 30)}
+
+
+@needs_helm
+def test_defaults_with_an_empty_model_are_a_placeholder_not_a_served_model(tmp_path: Path, capsys) -> None:
+    """The chart of the ApplicationSet fixture alone, its deployments out of sight: its defaults (an
+    empty model, no GPU) are what each deployment fills, not a GPU-less served model (no CFG504)."""
+    chart = REPO / "tests" / "fixtures" / "formats" / "charts" / "appset-models" / "charts" / "vllm-model"
+    repo = make_repo(tmp_path, {p.relative_to(chart).as_posix(): p.read_text() for p in chart.rglob("*")
+                                if p.is_file()})
+    result = lint([repo], Config(repo.resolve()))
+    assert result.models == [] and result.findings == []
+    assert "its defaults set an empty model" in capsys.readouterr().err

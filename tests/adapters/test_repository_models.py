@@ -87,3 +87,19 @@ def test_a_folder_below_the_mount_and_a_malformed_config_make_the_architecture_u
     found = estimate(model)
     assert found.architecture is None
     assert any("weights/chat/config.json in the repository cannot be read as JSON" in r for r in found.reasons)
+
+
+def test_a_relative_path_in_a_folder_of_the_repository_is_no_hub_id() -> None:
+    """checkpoints/Qwen3-8B where the repository holds checkpoints/ (its weights not committed) is that
+    folder's model; meta-llama/Llama-3.1-8B, the same shape with no such folder, is the hub's, and so is
+    Qwen/Qwen3-8B served from a script inside the repository's own Qwen/Qwen3-8B/ folder."""
+    folder = FIXTURES / "formats" / "relative-model-folder"
+    models = {m.model.value: m for m in collect([folder], load_config(folder))[1]}
+    local = models["checkpoints/Qwen3-8B"]
+    assert local.model_named.value == "Qwen3-8B" and local.model_named.source == "the repository's folder checkpoints/"
+    # the hub's: no such folder, or a folder laid out by hub id that holds the script itself
+    assert models["meta-llama/Llama-3.1-8B"].model_named is None and models["Qwen/Qwen3-8B"].model_named is None
+    result = lint([folder], load_config(folder))
+    found = {(f.location.path.rsplit("/", 1)[-1], f.location.line) for f in result.findings if f.code == "CFG303"}
+    scripts = (folder / "serve-relative-checkpoint.sh", folder / "Qwen" / "Qwen3-8B" / "serve-by-hub-layout.sh")
+    assert found == {(s.name, line) for s in scripts for code, line in expected_markers(s) if code == "CFG303"}

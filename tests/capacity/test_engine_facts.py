@@ -16,6 +16,7 @@ from cfgcheck.capacity import served as facts
 from cfgcheck.capacity.gpus import gpu_by_name
 from cfgcheck.engines import defaults
 from tests.capacity.test_engine_versions import served
+from tests.capacity.test_models_table import load_module
 
 LOGS = {c["id"]: c for c in json.loads((Path(__file__).parents[1] / "data" / "startup_logs.json").read_text())["cases"]}
 
@@ -136,7 +137,6 @@ def test_v1_single_gpu_non_torch_is_what_its_logs_print():
     # kolyangg/mlops-assignment's 0.10.2 log: "0.07 GiB for non-torch memory" on one H100; V0 counted the context
     assert "0.07 GiB for non-torch memory" in LOGS["qwen3-30b-a3b-h100-pip"]["log"]
     assert facts.vllm_non_torch_bytes("0.10.2", 1) == facts.VLLM_NON_TORCH_V1 < facts.vllm_non_torch_bytes("0.6.4", 1)
-    assert facts.vllm_non_torch_bytes("0.14.0", 2) == facts.VLLM_NON_TORCH_TP  # NCCL buffers: kept as before
     est = cap.estimate(served("Qwen/Qwen3-30B-A3B-Instruct-2507", version="0.10.2", max_model_len=6144))
     assert "non-torch ~0.13 GiB" in " ".join(est.reasons)
 
@@ -149,3 +149,57 @@ def test_moe_forward_holds_the_fused_experts_caches():
     assert facts.mlp_activation_elements(moe, 2048, 1, 3.0) == 8 * (1536 + 768 + 2048)
     assert facts.mlp_activation_elements(moe, 2048, 2, 3.0) == 8 * (768 + 384 + 2048)  # the hidden cache is whole
     assert facts.mlp_activation_elements(dense, 5120, 2, 3.0) == 3 * dense.intermediate_size / 2
+
+
+def _case_estimate(case_id):
+    """The estimate of one start-up log's case, read as bench/accuracy.py reads it."""
+    return cap.estimate(load_module("bench/accuracy.py").served_model(LOGS[case_id]))
+
+
+def test_tp_non_torch_follows_where_nccl_buffers_are_counted():
+    h100, l40s, a100 = gpu_by_name("H100-80GB"), gpu_by_name("L40S"), gpu_by_name("A100-80GB")
+    # from 0.11 the communicators exist before the snapshot: llm-d's TP 2 H100 rows print 0.54 / 0.55 GiB at 0.14.0
+    assert "non-torch 0.54" in LOGS["qwen3-32b-h100-tp2-llmd"]["log"]
+    assert facts.vllm_non_torch_bytes("0.14.0", 2, h100) == facts.VLLM_NON_TORCH_TP == int(0.55 * cap.GiB)
+    # before, their buffers were counted: NVLink SHARP on Hopper, ~0.3 GiB on PCIe (vllm#15815 prints 0.30 on L40S)
+    assert "non_torch_memory takes 0.30GiB" in LOGS["qwen25-32b-l40s-tp2-v0"]["log"]
+    assert facts.vllm_non_torch_bytes("0.7.1", 2, l40s) == facts.VLLM_NON_TORCH_TP_PCIE == facts.vllm_non_torch_bytes("0.10.1", 2, a100)
+    said: list[str] = []
+    assert facts.vllm_non_torch_bytes("0.10.0", 8, h100, said) == facts.VLLM_NON_TORCH_TP_NVLS
+    assert "NVSwitch system assumed" in said[0]  # an H100 PCIe pair is not told apart from the SXM part
+    assert not facts.nvls_capable(gpu_by_name("RTX-4090")) and not facts.nvls_capable(gpu_by_name("MI300X"))
+    # the TP 8 H100 logs at 0.10.0 and the A100 TP 2 logs at 0.10.1.1 land within 1% of their budgets
+    for case, within in (("qwen3-32b-h100-tp8-fp8kv", 0.01), ("qwen2-7b-a100-80gb-tp2-u025", 0.01)):
+        est, logged = _case_estimate(case), LOGS[case]["target"]["available_kv_gib"] * cap.GiB
+        assert abs(est.pool_bytes - logged) / logged < within
+
+
+def test_v0_profile_peaks_at_the_sampler_sort_or_the_forward():
+    # vllm#10511 (0.6.5, V0) prints a 1.26 GiB activation peak for Llama 3 8B on an H100: its top-k warm-up sorts
+    # 256 x 128,256 logits (1.18 GiB), above the 8,192-token forward
+    assert "PyTorch activation peak memory 1.26GiB" in LOGS["llama3-8b-h100-tp1"]["log"]
+    arch = _case_estimate("llama3-8b-h100-tp1").architecture
+    peak = cap.activation_peak_bytes(arch, 8192, 256, 1, v1=False)
+    assert abs(peak / cap.GiB - 1.26) < 0.05
+    assert peak == cap.activation_peak_bytes(arch, 8192, 256, 1, v1=True, sort_sampler=True)
+
+
+def test_sglang_budget_is_measured_after_the_communicators():
+    # sglang#11716: "Init torch distributed ends. mem usage=1.77-2.01 GB" on eight H200s, lost at the fraction
+    h100 = gpu_by_name("H100-80GB")
+    assert facts.sglang_distributed_bytes(h100, 4, 0.9, []) == int(facts.SGLANG_DIST_INIT_NVSWITCH * 0.9)
+    assert facts.sglang_distributed_bytes(gpu_by_name("L4"), 4, 0.85, []) == 0 == facts.sglang_distributed_bytes(h100, 1, 0.9, [])
+    # vllm#21348's SGLang run of Qwen3-235B-A22B-FP8 on four H100s: 367,404 tokens logged
+    est = _case_estimate("qwen3-235b-fp8-h100-tp4-sglang")
+    assert abs(est.kv_pool_tokens / 367404 - 1) < 0.03
+
+
+def test_rocm_samples_on_the_native_path():
+    # FlashInfer's sampler runs only on CUDA: the ROCm log of Gemma 3 27B on an MI300X (0.11.0rc2) sorts 1,024 x
+    # 262,208 logits in its warm-up, and its 109.86 GiB pool is what that leaves
+    assert "Automatically detected platform rocm" in LOGS["gemma-3-27b-mi300x-rocm"]["log"]
+    est = _case_estimate("gemma-3-27b-mi300x-rocm")
+    assert "(PyTorch sort path)" in " ".join(est.reasons)
+    assert abs(est.pool_bytes / (109.86 * cap.GiB) - 1) < 0.03
+    on_h100 = cap.estimate(served("google/gemma-3-27b-it", version="0.11.0", gpu="H100-80GB", max_model_len=4096))
+    assert "(PyTorch sort path)" not in " ".join(on_h100.reasons)

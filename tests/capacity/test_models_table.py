@@ -203,3 +203,24 @@ def test_a_vision_encoder_comes_from_the_catalog_tag_of_the_entrys_own_model():
         assert by_id[model]["vision_source"].startswith(f"KAITO model catalog pipelineTag image-text-to-text of {model}")
     assert not by_id["google/gemma-3-12b-it"].get("vision")  # not in the catalog: no source says so
     assert "Qwen/Qwen3.8-27B" in by_id["Qwen/Qwen3.5-27B"]["ids"] and not by_id["Qwen/Qwen3.5-27B"].get("vision_source")
+
+
+def test_vendor_reads_a_python_dict_literal_and_a_conversion_scripts_evidence(tmp_path, monkeypatch):
+    code = 'cfg = Gemma3Config(\n    **{"text_config": {"rope_scaling": {"factor": 8.0}, "use_cache": True}, "x": None}\n)\n'
+    a, b, c = (tmp_path / n for n in "abc")
+    for d in (a, b, c):
+        d.mkdir()
+    got = _vendor_from(a, {"m.py": code}, {"path": "m.py", "literal_after": "Gemma3Config(", "ids": ["acme/m"]},
+                       monkeypatch)
+    assert got["config"] == {"text_config": {"rope_scaling": {"factor": 8.0}, "use_cache": True}, "x": None}
+    script = "scales = unflatten(w, 1, (-1, 32))\nkeep = k.startswith('vision_tower')\n"
+    source = {"path": "c.py", "quantized_from": "acme/base", "evidence": ["keep = k.startswith('vision_tower')"],
+              "checkpoint": {"quantization": "awq", "group_size": 32}, "ids": ["acme/base-awq"]}
+    assert _vendor_from(b, {"c.py": script}, source, monkeypatch)["checkpoint"]["group_size"] == 32
+    with pytest.raises(SystemExit, match="nothing found"):
+        _vendor_from(c, {"c.py": "other = 1\n"}, {**source, "ids": ["acme/other"]}, monkeypatch)
+    # a vision tower stated by lines of a document: carried as the source states it, only when every line is there
+    doc = "ships `preprocessor_config.json`\n(`size.longest_edge: 16777216`,\n"
+    vision = {"path": "d.md", "vision": {"max_pixels": 16777216}, "evidence": ["(`size.longest_edge: 16777216`,"],
+              "ids": ["acme/vlm"]}
+    assert _vendor_from(c / "v", {"d.md": doc}, vision, monkeypatch)["vision"] == {"max_pixels": 16777216}

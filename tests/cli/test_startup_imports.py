@@ -77,8 +77,14 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 
 # Modules a one-file lint of the served Deployment imports (Python 3.11, the standard library's and cfgcheck's;
 # measure with `python -X importtime -m cfgcheck lint app.yaml`): 283 on 2026-12-02 00:40 UTC, 301 after the
-# fleet and local-model-folder waves. A change that needs more says why, or imports what it adds where it is used.
-MODULE_BOUND = 310
+# fleet and local-model-folder waves, 272 once the process machinery and importlib.resources left the path
+# (bench/RESULTS.md, "One file: start-up"). A change that needs more says why, or imports what it adds where
+# it is used.
+MODULE_BOUND = 280
+# What a run that starts no process (one file outside a repository, nothing to render) never imports:
+# subprocess, tempfile and shutil come with the first git or renderer process (sandbox.run_bounded), and
+# the bundled tables are read as files (cfgcheck.data), not through importlib.resources (zipfile, tempfile).
+NO_PROCESS = ("subprocess", "tempfile", "shutil", "importlib.resources", "zipfile")
 
 
 def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served_lint: list[str]) -> None:
@@ -86,6 +92,8 @@ def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served
     (threads, sockets, selectors); the content cache it reads and writes costs hashlib and pickle."""
     assert len(served_lint) <= MODULE_BOUND, len(served_lint)
     assert _loaded(served_lint, ("multiprocessing", "concurrent")) == []
+    # nor the bots' redaction patterns: a rule asks only whether a name is a secret's (secret_names)
+    assert _loaded(served_lint, NO_PROCESS + ("cfgcheck.redact",)) == []
     assert {"cfgcheck.cache", "cfgcheck.pool", "cfgcheck.stages"} <= set(served_lint)
 
 
@@ -105,7 +113,7 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "values.yaml").write_text("replicaCount: 1\nimage:\n  repository: nginx\n")
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
-    assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI) == []
+    assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI + NO_PROCESS) == []
     # the registry, the contexts it hands out and the record of references that lead nowhere, no format,
     # launch helper or renderer (what the run knows of charts without rendering one is all of the input
     # stage it imports)

@@ -32,3 +32,15 @@ def test_commit_build_assumes_a_version_and_says_so() -> None:
 def test_llamacpp_build_number_is_read() -> None:
     engine = image_engine(parse_image("ghcr.io/ggml-org/llama.cpp:server-cuda-b6123"))
     assert (engine.engine, engine.version) == ("llama.cpp", "6123")
+
+
+def test_an_application_beside_an_engine_is_no_engine() -> None:
+    """A client, UI, proxy, router or benchmark image names the engine it talks to: no engine is read
+    from its name; an image whose name only holds those letters inside a word still is."""
+    from cfgcheck.engines.images import image_engine, parse_image
+
+    for text in ("quay.io/example/vllm-client:latest", "example/vllm-router:1.0", "example/sglang_bench:2",
+                 "example/vllm-ui:latest", "example/llamacpp-proxy:3"):
+        assert image_engine(parse_image(text)).engine is None, text
+    assert image_engine(parse_image("example/vllm-server:latest")).engine == "vllm"
+    assert image_engine(parse_image("example/clientele-vllm:1")).engine == "vllm"

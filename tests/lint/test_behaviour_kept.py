@@ -33,3 +33,25 @@ def test_findings_match_the_recorded_snapshot(name: str) -> None:
     assert not changed, (
         f"findings on {name} changed; if on purpose, run `python scripts/behaviour_snapshot.py {name}` and "
         "commit the diff\n" + "\n".join(changed[:40]))
+
+
+@pytest.mark.parametrize("name", list(behaviour.TARGETS))
+def test_every_recorded_finding_is_inside_its_file(name: str) -> None:
+    """No finding is placed past the end of its file (a rendered object's line reported in the chart's
+    own ``Chart.yaml``): its start is a line of the file, its end at most the end of the last line."""
+    folder = behaviour.TARGETS[name]
+    if not folder.is_dir():
+        pytest.skip(f"{folder} not found: ../shared is only beside the project's own checkout")
+    lines: dict[str, int] = {}
+    outside = []
+    for record in (behaviour.SNAPSHOTS / f"{name}.jsonl").read_text(encoding="utf-8").splitlines()[1:]:
+        finding = json.loads(record)
+        path = finding["path"]
+        if path not in lines:
+            text = (folder / path).read_text(encoding="utf-8", errors="replace")
+            lines[path] = text.count("\n") + (0 if text.endswith("\n") else 1)
+        last = lines[path]
+        end, end_column = finding.get("end_line") or finding["line"], finding.get("end_column") or 1
+        if not 1 <= finding["line"] <= max(last, 1) or end > last + 1 or end == last + 1 and end_column > 1:
+            outside.append(f"{path}:{finding['line']}-{end} ({last} lines) {finding['code']}")
+    assert not outside, outside

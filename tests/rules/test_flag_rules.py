@@ -210,3 +210,19 @@ def test_tokenspeed_no_abbreviations_and_gateway_flags() -> None:
     (unknown,) = found["CFG103"]  # a near miss of an engine flag; gateway-only flags are not judged
     assert "--kv-cache-dtyp" in unknown.message and "gateway" in unknown.message
     assert unknown.remediation == "did you mean --kv-cache-dtype?"
+
+
+def test_a_removal_on_a_vendor_release_follows_the_vllm_it_ships() -> None:
+    """Red Hat AI Inference Server 3.2.x ships vLLM 0.10.x (data/vendor_releases.json, from Red Hat's
+    documents): --swap-space is accepted there. A release no document maps names no version: the newest
+    catalog is a guess, so the removal is a note that says so, never a claim."""
+    image = "registry.redhat.io/rhaiis/vllm-cuda-rhel9:{}"
+    from cfgcheck.engines.images import ASSUMED, image_engine, parse_image
+
+    shipped = image_engine(parse_image(image.format("3.2.1")))
+    assert (shipped.version, shipped.confidence) == ("0.10.1", ASSUMED) and "3.2.2" in shipped.why
+    assert not run(removed_flag, served("vllm", "0.10.1", "--swap-space", "4", image=image.format("3.2.1")))
+    (unmapped,) = run(removed_flag, served("vllm", None, "--swap-space", "4", image=image.format("3.1.0")))
+    assert unmapped.severity == "note" and "was removed" not in unmapped.message
+    assert "names no vLLM version" in unmapped.message and "'3.1.0'" in unmapped.message
+    assert unmapped.fix is None

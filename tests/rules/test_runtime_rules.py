@@ -10,7 +10,7 @@ import pytest
 from cfgcheck.config import Config
 from cfgcheck.diff import lint_diff
 from cfgcheck.lint import lint
-from helpers import git
+from helpers import FIXTURES, git, lint_fixture
 
 DEPLOYMENT = """\
 apiVersion: apps/v1
@@ -82,3 +82,10 @@ def test_compose_memory_units_are_binary(tmp_path: Path) -> None:
 
     assert docker_bytes("16g") == docker_bytes("16GB") == 16 * 1024**3
     assert docker_bytes("512m") == 512 * 1024**2 and docker_bytes("${MEM}") is None
+
+
+def test_sglang_health_generation_on_an_assumed_version_is_a_note_that_says_so(tmp_path: Path) -> None:
+    result = lint_fixture(FIXTURES / "rules" / "CFG502" / "fail-sglang-health-version-assumed.yaml", tmp_path)
+    found = [f for f in result.findings if f.code == "CFG502"]
+    assert [f.severity for f in found] == ["note"]
+    assert "from SGLang 0.4.10.post2; the version is assumed" in found[0].message

@@ -309,8 +309,10 @@ def test_a_secret_named_variable_of_an_env_file_is_unknown_and_never_quoted(tmp_
 
 
 def test_one_definition_of_a_secret_name() -> None:
-    from cfgcheck.redact import secret_name
+    from cfgcheck import redact
+    from cfgcheck.secret_names import secret_name
 
+    assert redact.secret_name is secret_name  # what redaction masks is what the adapters and rules never quote
     for name in ("VLLM_API_KEY", "HF_TOKEN", "DB_PASSWORD", "AWS_SECRET_ACCESS_KEY", "GCP_CREDENTIALS", "OAUTH_CLIENT",
                  "PRIVATE_REGISTRY_PASS", "--api-key", "KEY"):
         assert secret_name(name), name

@@ -623,7 +623,7 @@ def test_a_renderer_reaches_no_network_where_a_namespace_is_available(listener) 
 @pytest.mark.e2e  # sandbox.run_bounded spawns the child itself
 def test_without_unshare_renderers_still_run(monkeypatch) -> None:
     sandbox.network_prefix.cache_clear()
-    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    monkeypatch.setattr(shutil, "which", lambda name: None)  # the module network_prefix imports
     try:
         assert sandbox.network_prefix() == ()
         outcome = sandbox.run_bounded([sys.executable, "-c", "print('rendered')"], cwd=None,

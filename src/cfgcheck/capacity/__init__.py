@@ -2,7 +2,7 @@
 
 ``architecture`` (config.json and the bundled model table), ``gpus`` (GPU table and label
 resolution), ``layout`` (KV bytes per token, MLA, sliding window, hybrid state), ``measured``
-(directives and startup-log comments), ``estimate`` (the pool, step by step) and ``report``
+(directives and startup-log comments), ``profile_run`` (vLLM's profile-run peak), ``estimate`` (the pool, step by step) and ``report``
 (``cfgcheck capacity``). Engine defaults live in :mod:`cfgcheck.engines.defaults`.
 """
 
@@ -13,8 +13,8 @@ from ..engines.defaults import (default_gpu_memory_utilization, default_max_num_
                                sglang_default_mem_fraction)
 from .architecture import Architecture, architecture_from_config, bundled_models, normalize_model_id
 from .local_configs import ModelConfigError, lookup_architecture, served_architecture
-from .estimate import (POOL_SOURCES, CapacityEstimate, activation_peak_bytes, cap_for, concurrency_at, estimate,
-                       longest_fitting_len)
+from .estimate import POOL_SOURCES, CapacityEstimate, cap_for, concurrency_at, estimate, longest_fitting_len
+from .profile_run import activation_peak_bytes
 from .gpus import Gpu, gpu_by_name, lookup_gpu, resolve_gpu, resolve_gpu_from_labels
 from .layout import KvLayout, kv_bytes_per_token, kv_cache_dtype_bytes, kv_layout
 from .measured import find_measured_pool

@@ -55,6 +55,10 @@ class Architecture:
     qk_nope_head_dim: int | None = None  # K/V head of the expanded (pre-latent) cache: nope + rope
     mtp_layers: int = 0  # multi-token-prediction layers (num_nextn_predict_layers) a speculative MTP run adds
     vision: bool = False  # a vision encoder (vision_config) ships with the checkpoint
+    unquantized_vision: bool = False  # a quantized checkpoint that keeps its vision tower at 16 bits
+    # the vision tower's hidden/intermediate widths and its image preprocessor's patch sizes and max_pixels
+    # (capacity/profile_run.py: vLLM's profile run encodes one image of that size)
+    vision_tower: dict | None = None
     # sliding window
     sliding_window: int | None = None
     sliding_layers: int = 0
@@ -111,7 +115,8 @@ class Architecture:
         if not self.max_position_embeddings:
             return None
         derived = self.max_position_embeddings
-        rs = self.rope_scaling or {}
+        # vLLM skips the factor for Gemma 3, whose 128K "is already scaled by RoPE scaling" (vllm/config.py)
+        rs = {} if self.model_type.startswith("gemma3") else self.rope_scaling or {}
         rtype = str(rs.get("rope_type") or rs.get("type") or "")
         factor = rs.get("factor")
         if factor and rtype not in ("su", "longrope", "llama3", "mrope", "default", ""):
@@ -138,7 +143,11 @@ class Architecture:
         (a default in its place would give a weight size, and a pool, that nothing supports)."""
         if self.params:
             return self.params
-        if self.missing_size_facts():
+        return self._shape_params()
+
+    def _shape_params(self) -> float | None:
+        """The parameters of the text layers and embeddings, from the layer shapes."""
+        if any(not v for v in (self.num_layers, self.hidden_size, self.intermediate_size, self.vocab_size)):
             return None
         h = self.hidden_size
         attn = h * self.head_dim * (self.num_attention_heads + 2 * self.num_kv_heads) + self.num_attention_heads * self.head_dim * h
@@ -156,7 +165,9 @@ class Architecture:
         embed = min(self.embedding_params(), params)
         if bits >= 16:
             return int(params * bits / 8)
-        return int(embed * 2 + (params - embed) * bits / 8)
+        # the published count beyond the text layers' shapes is the vision tower, which such a checkpoint keeps 16-bit
+        kept = max(0.0, params - (self._shape_params() or params)) if self.unquantized_vision else 0.0
+        return int((embed + kept) * 2 + (params - embed - kept) * bits / 8)
 
     def to_dict(self) -> dict:
         return {f.name: getattr(self, f.name) for f in fields(self)}
@@ -166,7 +177,11 @@ _ARCH_FIELDS = {f.name for f in fields(Architecture)}
 
 _QUANT_BITS = [
     (re.compile(r"(nvfp4|mxfp4|fp4|w4a4)"), 4.5),
-    (re.compile(r"(awq|gptq(?!-?int8)|int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
+    # AWQ and GPTQ store 4-bit weights with an fp16 scale and a packed 4-bit zero point per group of 128 inputs:
+    # 4 + 20 / 128 bits (vllm/model_executor/layers/quantization/awq.py and gptq.py create_weights: qweight, qzeros,
+    # scales); Qwen3-30B-A3B's AWQ checkpoint loads as 15.61 GiB in vLLM 0.10.0 (tests/data/startup_logs.json)
+    (re.compile(r"(awq|gptq(?!-?int8))"), 4 + 20 / 128),
+    (re.compile(r"(int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
     (re.compile(r"(fp8|int8|w8a8|w8a16|8bit|gptq-?int8)"), 8.0),
 ]
 _QUANT_TOKEN = re.compile(
@@ -476,7 +491,8 @@ def _bundled_match(model_id: str) -> Architecture | None:
         if entry is None:
             continue
         arch = _arch_from_entry(entry, norm)
-        if qbits and (qbits < arch.weight_bits or arch.weight_bytes is None and qbits != arch.weight_bits):
+        exact = key.how is None and bool(entry.get("quantization"))  # the entry describes this very checkpoint
+        if qbits and not exact and (qbits < arch.weight_bits or arch.weight_bytes is None and qbits != arch.weight_bits):
             arch.weight_bits, arch.quantization, arch.weight_bytes = qbits, qname, None
         arch.resolution, arch.assumed = _resolution(raw, norm, key, entry)
         arch.name = norm

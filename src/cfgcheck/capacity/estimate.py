@@ -30,6 +30,7 @@ from .layout import KvLayout, kv_layout
 from . import local_configs, mxfp4, overheads, served
 from .measured import find_measured_pool
 from .overheads import Deductions
+from .profile_run import SAMPLER_LOGIT_COPIES_V1, SORT_SAMPLER_BYTES_PER_LOGIT, activation_peak_bytes, vision_profile_note
 from .tables import GiB
 from ..settings import human_int, int_value, truthy
 from .setting_values import argv_value
@@ -37,18 +38,6 @@ from .setting_values import argv_value
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
 _ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled
 
-# Calibration of the vLLM profile estimate (see bench/accuracy.py; tests/data/startup_logs.json).
-# Activation peak of the profile run, per batched token: the MLP's gate/up/down intermediates and a
-# few copies of the residual stream, at the activation dtype; plus the sampler warm-up's logits.
-ACT_INTERMEDIATE_FACTOR = 3.0
-ACT_HIDDEN_FACTOR = 2.0
-ACT_CONSTANT = int(0.10 * GiB)
-SAMPLER_LOGIT_COPIES = 1.0  # fp32 logits for max_num_seqs dummy requests (V0)
-SAMPLER_LOGIT_COPIES_V1 = 2.0  # V1's sampler warm-up keeps logits and probabilities (FlashInfer path; served.py: by version)
-# V1's PyTorch sort path: ~38.5 bytes per (dummy request x vocabulary entry). vllm#32558 measured 1.25 GB for
-# 256 x 131,072 logits; llm-d-benchmark's H100 breakdown (config_explorer/empirical-vllm-memory-results.md)
-# logs 5.56 / 4.76 / 7.38 GiB peaks for 1024 requests over 151,936 / 128,256 / 201,088 tokens.
-SORT_SAMPLER_BYTES_PER_LOGIT = 38.5
 NON_TORCH_BASE = int(0.45 * GiB)  # CUDA context, cuBLAS workspaces (TokenSpeed; vLLM: served.vllm_non_torch_bytes)
 CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS (default since v0.21)
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
@@ -165,26 +154,6 @@ def cap_for(estimate: CapacityEstimate, max_num_seqs: int | None) -> int | None:
         return None
     return _round_down_clean(n)
 
-
-
-def activation_peak_bytes(arch: Architecture, max_num_batched_tokens: int, max_num_seqs: int, tp: int, v1: bool = True,
-                          sort_sampler: bool = False, act_bytes: int = 2, logit_copies: float = SAMPLER_LOGIT_COPIES_V1) -> int | None:
-    """Torch peak of vLLM's profile run: a forward pass of ``max_num_batched_tokens`` tokens and the
-    sampler warm-up over ``max_num_seqs`` requests; None when the layer shapes are unknown.
-
-    Every rank samples from the whole vocabulary (V1 all-gathers the logits; V0 gathers them on the driver,
-    whose free memory is the minimum), so the sampler term does not shrink with TP. V1 frees the forward's
-    intermediates before the warm-up: its peak is the larger of the two (vllm/v1/worker/gpu_model_runner.py
-    profile_run, 0.10-0.26); V0's calibration keeps their sum."""
-    hidden = arch.hidden_size or (arch.num_attention_heads * arch.head_dim)
-    if not (hidden and arch.intermediate_size and arch.vocab_size):
-        return None
-    per_token = (served.mlp_activation_elements(arch, hidden, tp, ACT_INTERMEDIATE_FACTOR) + ACT_HIDDEN_FACTOR * hidden) * act_bytes
-    forward = per_token * max_num_batched_tokens
-    if not v1:
-        return int(forward + arch.vocab_size * 4 * max_num_seqs * SAMPLER_LOGIT_COPIES + ACT_CONSTANT)
-    per_logit = SORT_SAMPLER_BYTES_PER_LOGIT if sort_sampler else 4 * logit_copies
-    return int(max(forward, arch.vocab_size * max_num_seqs * per_logit) + ACT_CONSTANT)
 
 
 def estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) -> CapacityEstimate:
@@ -475,7 +444,8 @@ def _budget_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     est.reasons.extend(run.extra.reasons)
     if run.engine == "sglang":
         frac = served.sglang_fraction(model, run, est.gpu_memory_utilization or defaults.SGLANG_MEM_FRACTION_FALLBACK, est.reasons)
-        _token_pool(model, run, est, frac, SGLANG_OVERHEAD, "mem_fraction_static")
+        dist = served.sglang_distributed_bytes(run.gpu, run.tp * run.pp, frac, est.reasons)
+        _token_pool(model, run, est, frac, SGLANG_OVERHEAD + dist, "mem_fraction_static")
     elif run.engine == "tokenspeed":
         est.reasons.append("TokenSpeed probes its CUDA-graph reserve at start; "
                            f"~{CUDAGRAPH_ESTIMATE / GiB:.2f} GiB assumed")
@@ -536,14 +506,18 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
     v1 = v is None or v >= defaults.VLLM_V1_DEFAULT_SINCE
     flashinfer_env = getattr(model, "env", {}).get("VLLM_USE_FLASHINFER_SAMPLER")
     use_flashinfer = None if flashinfer_env is None or unresolved(flashinfer_env.value) else truthy(flashinfer_env.value)
-    sort_sampler = v1 and defaults.vllm_sort_sampler(run.version, use_flashinfer)
+    if use_flashinfer is None and run.gpu.vendor == "amd":  # FlashInfer's sampler is CUDA-only: ROCm's is native
+        use_flashinfer = False  # (vllm/v1/sample/ops/topk_topp_sampler.py: FlashInfer under current_platform.is_cuda())
+    sort_sampler = not v1 or defaults.vllm_sort_sampler(run.version, use_flashinfer)
     act_bytes, copies = served.served_dtype_bytes(model, run.arch), served.vllm_sampler_logit_copies(run.version)
-    act = activation_peak_bytes(run.arch, run.batched_tokens, seqs, run.tp, v1, sort_sampler, act_bytes, copies)
+    arch = overheads.profiled_arch(model, run.arch)
+    act = activation_peak_bytes(arch, run.batched_tokens, seqs, run.tp, v1, sort_sampler, act_bytes, copies)
     if act is None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
         return
-    non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp)
+    non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp, run.gpu, est.reasons)
+    rope = served.vllm_rope_cache_bytes(run.arch, act_bytes)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager
     graphs = CUDAGRAPH_ESTIMATE if profiles_graphs else 0
@@ -553,16 +527,17 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
                            f"~{run.arch.vocab_size * seqs * (SORT_SAMPLER_BYTES_PER_LOGIT - 4 * SAMPLER_LOGIT_COPIES_V1) / GiB:.1f} GiB less for the KV cache")
     est.reasons.append(
         f"budget {util:g} x {run.gpu.memory_bytes / GiB:.1f} GiB; {'V1' if v1 else 'V0'} profile of "
-        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}) and a sampler warm-up over {seqs:,} requests"
+        f"{run.batched_tokens:,} tokens ({run.batched_tokens_why}){vision_profile_note(arch, run.tp, act_bytes, v1)}"
+        f" and a sampler warm-up over {seqs:,} requests"
         f"{' (PyTorch sort path)' if sort_sampler else ''} peaks ~{act / GiB:.2f} GiB; non-torch "
-        f"~{non_torch / GiB:.2f} GiB; CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
-    used = est.weight_bytes_per_gpu + act + non_torch + graphs
+        f"~{non_torch / GiB:.2f} GiB;{' scaled RoPE cache ~%.2f GiB;' % (rope / GiB) if rope else ''} CUDA graphs {'~%.2f GiB' % (graphs / GiB) if graphs else 'not counted by this version' if not enforce_eager else 'off (enforce_eager)'}")
+    used = est.weight_bytes_per_gpu + rope + act + non_torch + graphs
     if requested - used <= 0:
         _no_room(est, requested, used, "weights, profile activations and runtime overhead")
         return
     est.pool_bytes = int(requested - used)
     if v1 and run.pp > 1:
-        forward = activation_peak_bytes(run.arch, run.batched_tokens, 0, run.tp, act_bytes=act_bytes)
+        forward = activation_peak_bytes(arch, run.batched_tokens, 0, run.tp, act_bytes=act_bytes)
         est.pool_bytes = _pipeline_pool(run, est, int(requested - used + act - forward))
     est.kv_pool_source = "estimated"
     est.num_blocks = est.pool_bytes // est.layout.block_bytes

@@ -15,7 +15,7 @@ per GPU, taken from the weights), SGLang ``server_args.py`` (``speculative_algor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .architecture import Architecture
@@ -164,16 +164,36 @@ def connectors(model: Any, out: Deductions) -> None:
         out.reasons.append(f"KV connector {kv['kv_connector']}: GPU memory it reserves not modelled")
 
 
+def serves_text_only(model: Any) -> bool:
+    """Every modality limited to 0 items a prompt, or --language-model-only: vLLM profiles no encoder pass."""
+    limits = _json_value(model.value("limit_mm_per_prompt"))
+    return bool(limits and all(int_value(v) == 0 for v in limits.values()) or truthy(model.value("language_model_only")))
+
+
+def profiled_arch(model: Any, arch: Architecture) -> Architecture:
+    """The architecture the profile run exercises: without its vision tower when the model is served text-only;
+    with ``--mm-processor-kwargs '{"max_pixels": N}'`` the dummy image is that large (malaiwah/qwen38-27b-exl3's
+    logs: max_pixels 8,388,608 and 4,194,304 give "a budget of 8192" and "4096 tokens")."""
+    if not arch.vision_tower:
+        return arch
+    if serves_text_only(model):
+        return replace(arch, vision_tower=None)
+    asked = int_value((_json_value(model.value("mm_processor_kwargs")) or {}).get("max_pixels"))
+    if asked and asked < arch.vision_tower.get("max_pixels", 0):
+        return replace(arch, vision_tower={**arch.vision_tower, "max_pixels": asked})
+    return arch
+
+
 def vision(model: Any, arch: Architecture, out: Deductions) -> None:
     """A vision encoder's weights are in the checkpoint size; the profile run also encodes a dummy image."""
-    if not arch.vision:
+    if not (arch.vision or arch.vision_tower):
         return
-    limits = _json_value(model.value("limit_mm_per_prompt"))
-    if limits and all(int_value(v) == 0 for v in limits.values()) or truthy(model.value("language_model_only")):
+    if serves_text_only(model):
         out.reasons.append("multimodal model served text-only: the vision encoder is not profiled")
         return
-    out.reasons.append("vision encoder: its weights are counted in the checkpoint; its profile activations are "
-                       "assumed inside the text profile peak")
+    out.reasons.append("vision encoder: its weights are counted in the checkpoint; " + (
+        "vLLM's profile encodes one image of the preprocessor's largest size" if arch.vision_tower
+        else "its profile activations are assumed inside the text profile peak"))
 
 
 def deductions(model: Any, arch: Architecture, tp: int, config: dict | None) -> Deductions:

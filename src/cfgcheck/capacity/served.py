@@ -10,6 +10,8 @@ bench/accuracy.py):
   checkpoint at 16 bits (vLLM ``_get_and_verify_dtype``).
 * SGLang's model runner cut every memory fraction of a multimodal model up to 0.4.8, and its default fraction
   reserves memory for a speculative draft (``engines.defaults``).
+* Where the communicators' memory lands: vLLM counted NCCL's buffers as non-torch memory until 0.11 (large on
+  NVSwitch systems), SGLang loses them at its memory fraction.
 * The pool's range: the class's measured error (bench/RESULTS.md, the accuracy section) around the estimate.
 """
 
@@ -24,8 +26,8 @@ from .tables import GiB
 # Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
 # absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md
 # records the table these come from; tests/capacity/test_accuracy.py keeps them at least the measured medians.
-CLASS_ERROR = {"dense": 0.03, "MoE": 0.03, "MLA": 0.11, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.02,
-               "multi-GPU": 0.04}
+CLASS_ERROR = {"dense": 0.02, "MoE": 0.02, "MLA": 0.02, "hybrid": 0.03, "quantized": 0.03, "multimodal": 0.02,
+               "multi-GPU": 0.02}
 # V1's sampler warm-up holds 2 fp32 copies of the logits of every dummy request on the FlashInfer path (0.10.x);
 # with the Triton top-k/top-p kernels, the default from VLLM_SORT_SAMPLER_WINDOWS' end (0.16, vllm#33538), the
 # 0.19 logs of gpt-oss-20b (201,088 tokens) and Gemma 4 26B-A4B (262,144) on an A100 80GB (myoceane.fr,
@@ -40,12 +42,32 @@ SAMPLER_COPIES_TRITON = 4.0
 # logs that print the term measure 0.02-0.07 GiB at 0.10.2 (kolyangg/mlops-assignment, ShanghaoLi0913/memory-aware_RLHF,
 # mrpid12org/imageworks), 0.06 at 0.12.0 (2215860382/VedioSifter) and 0.13-0.14 at 0.14.0 (llm-d-benchmark's five
 # H100 rows; tests/data/startup_logs.json cites them): 0.13, most rows' figure, is kept. V0 counted the context
-# and cuBLAS workspaces (0.35 GiB logged by vllm#10517 at 0.6.4). With tensor or pipeline parallelism the NCCL and custom
-# all-reduce buffers dominate and no single figure fits the logs (bench/RESULTS.md): the V0 figure is kept there.
+# and cuBLAS workspaces (0.35 GiB logged by vllm#10517 at 0.6.4).
+# With tensor or pipeline parallelism NCCL's buffers decide the term, and where they are counted depends on the version:
+# until 0.11 the worker took its snapshot before init_worker_distributed_environment, so the buffers NCCL allocates at
+# the communicators' warm-up collective were non-torch growth; vllm#25359 (0.11.0) initialises the distributed
+# environment first ("BEFORE taking memory snapshot. This ensures NCCL buffers are allocated before we measure",
+# vllm/v1/worker/gpu_worker.py init_device), leaving the custom all-reduce buffers: 0.54 and 0.55 GiB in llm-d's two
+# TP 2 H100 rows at 0.14.0. Before 0.11 the buffers' size follows the interconnect: NVLink SHARP (NVLS), which NCCL
+# uses on the NVSwitch systems of Hopper and later data-center GPUs (NCCL_NVLS_ENABLE, NCCL's environment docs), takes
+# ~2.3 GiB a rank (DaisukeTakai's two TP 8 H100 logs at 0.10.0: 71.33 - 7.69 - 55.62 and 71.33 - 27.67 - 35.65 GiB
+# less a 5.68 GiB activation peak); PCIe cards and A100s print 0.25-0.30 GiB (vllm#15815 L40S and the RTX 4090 log at
+# 0.7.x; dennislee22's A100 TP 2 logs at 0.10.1.1 leave 0.67 GiB for activations and non-torch memory together).
 VLLM_NON_TORCH_V1_SINCE = (0, 10, 0)
 VLLM_NON_TORCH_V1 = int(0.13 * GiB)
 VLLM_NON_TORCH_V0 = int(0.45 * GiB)
-VLLM_NON_TORCH_TP = int(1.35 * GiB)
+VLLM_NCCL_BEFORE_SNAPSHOT_SINCE = (0, 11, 0)
+VLLM_NON_TORCH_TP = int(0.55 * GiB)
+VLLM_NON_TORCH_TP_NVLS = int(2.3 * GiB)
+VLLM_NON_TORCH_TP_PCIE = int(0.30 * GiB)
+NVLS_CAPABILITY = (9, 10)  # major compute capabilities of the NVSwitch parts: Hopper and data-center Blackwell
+# SGLang sizes its pool from the memory free once the distributed environment is up: init_torch_distributed returns
+# the free memory after it as total_gpu_memory, and profile_max_num_token keeps ``available - total_gpu_memory x
+# (1 - mem_fraction_static)`` (sglang/srt/model_executor/model_runner.py, 0.4.x-0.5.x), so what the communicators take
+# is lost at the fraction. On an NVSwitch box that is ~2 GiB a rank: sglang#11716 logs "Init torch distributed ends.
+# mem usage=1.77-2.01 GB" on eight H200s (SGLang's "GB" are GiB); on four L4s (the 0.4.3.post4 log in
+# tests/data/startup_logs.json) weights begin loading with 21.63 of 22.03 GiB free, context included.
+SGLANG_DIST_INIT_NVSWITCH = int(2.0 * GiB)
 # SGLang's default fraction keeps this much back when a speculative algorithm other than NGRAM runs (0.4.8-0.5.x
 # server_args.py: "draft model and larger cuda graph buffers", 2 GiB; STANDALONE drafts 6 GiB from 0.5.3).
 SGLANG_SPEC_RESERVE = 2 * GiB
@@ -68,6 +90,17 @@ def loaded_weight_bytes(model: Any, arch: Architecture) -> int | None:
     if weights is None or arch.weight_bits < 16 or arch.quantization or quantized_bits(model, arch):
         return weights
     return weights * served_dtype_bytes(model, arch) // max(1, arch.dtype_bytes)
+
+
+def vllm_rope_cache_bytes(arch: Architecture, dtype_bytes: int) -> int:
+    """The cos/sin cache of a linearly scaled RoPE, which vLLM builds for ``max_position_embeddings x factor``
+    positions of ``head_dim`` values at the model dtype and keeps on every GPU (vllm/model_executor/layers/
+    rotary_embedding.py LinearScalingRotaryEmbedding._compute_cos_sin_cache, shared by the layers through
+    get_rope's cache). Gemma 3's global layers ask for factor 8 over 131,072 positions: 0.5 GiB at head_dim 256."""
+    rs = arch.rope_scaling or {}
+    if str(rs.get("rope_type") or rs.get("type") or "") != "linear" or not (rs.get("factor") and arch.max_position_embeddings):
+        return 0
+    return int(arch.max_position_embeddings * float(rs["factor"])) * arch.head_dim * dtype_bytes
 
 
 def quantized_bits(model: Any, arch: Architecture) -> float | None:
@@ -114,12 +147,37 @@ def mlp_activation_elements(arch: Architecture, hidden: int, tp: int, dense_fact
     return dense_factor * arch.intermediate_size / max(1, tp)
 
 
-def vllm_non_torch_bytes(version: str | None, ranks: int) -> int:
-    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel)."""
-    if ranks > 1:
-        return VLLM_NON_TORCH_TP
+def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None, reasons: list[str] | None = None) -> int:
+    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel) of ``gpu``;
+    ``reasons`` hears what is assumed about the interconnect."""
     v = defaults.parse_version(version)
+    if ranks > 1:
+        if v is None or v >= VLLM_NCCL_BEFORE_SNAPSHOT_SINCE:
+            return VLLM_NON_TORCH_TP
+        if not nvls_capable(gpu):
+            return VLLM_NON_TORCH_TP_PCIE
+        if reasons is not None:
+            reasons.append(f"vLLM {version} counts NCCL's buffers as non-torch memory: NVLink SHARP's on an NVSwitch "
+                           "system assumed (a PCIe pair holds less)")
+        return VLLM_NON_TORCH_TP_NVLS
     return VLLM_NON_TORCH_V1 if v is None or v >= VLLM_NON_TORCH_V1_SINCE else VLLM_NON_TORCH_V0
+
+
+def nvls_capable(gpu: Any) -> bool:
+    """A GPU whose multi-GPU systems run NCCL's NVLink SHARP buffers: Hopper and data-center Blackwell (an H100
+    PCIe pair is read as the SXM part the table's entry covers)."""
+    capability = str(getattr(gpu, "compute_capability", None) or "")
+    major = capability.split(".")[0]
+    return getattr(gpu, "vendor", "nvidia") == "nvidia" and major.isdigit() and int(major) in NVLS_CAPABILITY
+
+
+def sglang_distributed_bytes(gpu: Any, ranks: int, fraction: float, reasons: list[str]) -> int:
+    """What SGLang's distributed init takes out of its budget on each of ``ranks`` GPUs, at the memory fraction."""
+    if ranks <= 1 or not nvls_capable(gpu):
+        return 0
+    reasons.append(f"SGLang's communicators take ~{SGLANG_DIST_INIT_NVSWITCH / GiB:.1f} GiB a GPU on an NVSwitch system "
+                   "before the memory its fraction applies to is measured")
+    return int(SGLANG_DIST_INIT_NVSWITCH * fraction)
 
 
 def sglang_fraction(model: Any, run: Any, fraction: float, reasons: list[str]) -> float:

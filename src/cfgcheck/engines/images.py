@@ -31,6 +31,8 @@ _ENGINE_HINTS = (
     ("vllm", "vllm"),
 )
 EXACT, ASSUMED, UNKNOWN = "exact", "assumed", "unknown"
+# words of an image name that make it an application beside an engine, not the engine
+_NOT_ENGINE = frozenset(("client", "ui", "webui", "frontend", "proxy", "router", "gateway", "bench", "benchmark"))
 
 
 @dataclass(frozen=True, slots=True)
@@ -206,6 +208,9 @@ def image_engine(ref: ImageRef) -> ImageEngine:
 def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None, mirror: bool) -> ImageEngine:
     how = entry["version"]
     if how == "vendor":
+        shipped = vendor_release(entry.get("releases"), ref.tag)
+        if shipped is not None:
+            return ImageEngine(engine, variant, shipped[0], ASSUMED, shipped[1], True)
         return ImageEngine(engine, variant, None, UNKNOWN, f"{entry['why']} ('{ref.tag or 'no tag'}')", True)
     if how == "embedded":
         match = re.search(entry["pattern"], ref.tag or "")
@@ -226,6 +231,32 @@ def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None,
     return ImageEngine(engine, variant, version, EXACT, f"image tag {ref.tag}", True)
 
 
+@functools.lru_cache(maxsize=None)
+def _vendor_table() -> dict:
+    return json.loads((Path(__file__).resolve().parent.parent / "data" / "vendor_releases.json").read_text())
+
+
+def vendor_release(vendor: str | None, tag: str | None) -> tuple[str, str] | None:
+    """(engine version, why) of a vendor release tag by ``data/vendor_releases.json`` (the vendor's own
+    documents): the release itself, else its major.minor line, else the one engine version every listed
+    patch release of that line ships; None when the documents name none."""
+    match = re.match(r"v?(\d+)\.(\d+)((?:\.\d+)?)(?:[-_+.].*)?$", tag or "")
+    if vendor is None or match is None:
+        return None
+    table = _vendor_table()[vendor]
+    releases, name = table["releases"], table["name"]
+    line, release = f"{match.group(1)}.{match.group(2)}", f"{match.group(1)}.{match.group(2)}{match.group(3)}"
+    if release in releases or line in releases:
+        named = release if release in releases else line
+        return releases[named], f"{name} {named} ships it, by the vendor's release notes"
+    patches = {v for k, v in releases.items() if k.startswith(line + ".")}
+    if len(patches) != 1:
+        return None
+    sibling = next(k for k in releases if k.startswith(line + "."))
+    shipped = patches.pop()
+    return shipped, f"{name} {release} is taken as {sibling}, which ships it by the vendor's release notes"
+
+
 def _tag_variant(tag: str) -> str | None:
     variants = {k: v for k, v in _table()["tag_variants"].items() if k != "about"}
     for part in re.split(r"[-_]", tag.lower())[1:]:
@@ -235,7 +266,16 @@ def _tag_variant(tag: str) -> str | None:
     return None
 
 
+def application_image(ref: ImageRef) -> bool:
+    """Whether an image's name makes it an application beside an engine (a client, a UI, a proxy or
+    router, a benchmark: ``vllm-client``, ``vllm-router``): it names the engine it talks to."""
+    return bool(_NOT_ENGINE.intersection(re.split(r"[-_./]", ref.repository.lower())))
+
+
 def _hint(ref: ImageRef) -> str | None:
+    """The engine an unknown image's name suggests; none for an application beside one."""
+    if application_image(ref):
+        return None
     lowered = ref.repository.lower()
     for hint, engine in _ENGINE_HINTS:
         if hint in lowered:

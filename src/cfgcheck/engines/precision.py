@@ -11,10 +11,9 @@ release's source distribution on PyPI (``vllm/model_executor/layers/quantization
 from __future__ import annotations
 
 import functools
-import json
 from dataclasses import dataclass
-from importlib import resources
 
+from ..data import read_json
 from .versions import catalog_version, versions
 
 
@@ -29,8 +28,7 @@ class Requirement:
 
 @functools.lru_cache(maxsize=1)
 def _data() -> dict:
-    text = resources.files("cfgcheck.data").joinpath("vllm_precision.json").read_text(encoding="utf-8")
-    return json.loads(text)["versions"]
+    return read_json("vllm_precision.json")["versions"]
 
 
 def facts_version(version: str | None) -> str | None:

@@ -2,8 +2,9 @@
 
 The chart is staged with its local dependencies (``helm_sandbox.py``) and rendered once with its default
 ``values.yaml`` and once more for each other values file beside it (``values-prod.yaml``,
-``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``), as ``helm template NAME CHART --values FILE``
-would install it. The adapter registry reads the rendered objects like any file
+``gaudi-values.yaml``, chart-testing's ``ci/*.yaml``, ``overrides/**``) or that one of the repository's
+Argo CD deployments adds (``deployments.py``), as ``helm template NAME CHART --values FILE`` would
+install it; the defaults alone are not rendered when every deployment adds a values file. The adapter registry reads the rendered objects like any file
 (``source_map.Reader``); each value is then mapped back
 to the values file and line that set it where the value can be traced there (the environment's file
 first, then ``values.yaml``, then the dependencies' defaults), else to the word in a template that
@@ -21,6 +22,7 @@ values files are not rendered.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable
@@ -31,6 +33,7 @@ from ..model import Location, ServedModel
 from ..notes import note
 from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
 from .charts import CHART_FILE, helm_binary
+from .deployments import of_chart
 from .helm_sandbox import run_template, stage, stage_values
 from .source_map import Reader, ScopedSourceMap, SourceMap, read_rendering
 from .staging import StageError
@@ -43,6 +46,8 @@ MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run (all of a run 
 _IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
+_NOT_FILES = ("templates", "charts", "ci", "overrides")  # a chart's folders that are not files it includes
+_MAX_CHART_FILE, _MAX_CHART_FILES = 64 * 1024, 64
 
 
 def is_chart(ctx: DocContext, root: YNode) -> bool:
@@ -60,7 +65,9 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if folder.parent.name == "charts" and (folder.parent.parent / CHART_FILE).is_file():
         return []  # a subchart vendored in another chart: rendered through that chart only
     templates = _templates(repo, folder)
-    values = values_files(folder)
+    deployed = of_chart(repo, folder_rel, ctx.workspace.space(__name__, dict))
+    values = values_files(folder) + [v for v in dict.fromkeys(repo / d.values for d in deployed if d.values)]
+    values = list(dict.fromkeys(values))
     if len(values) > MAX_VALUES_FILES:
         note(f"{folder_rel}: {len(values)} values files; rendered with the first {MAX_VALUES_FILES} only")
         values = values[:MAX_VALUES_FILES]
@@ -82,9 +89,12 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
                 return []
             for dependency in staged.dependency_folders:
                 templates += _templates(repo, dependency)
+            templates += _chart_files(staged.path, folder_rel)
             if not serving and not _serving(templates, staged.dependency_values, reader.serving):
                 return []
-            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run, reader)
+            # every deployment of the chart adds its own values file: its defaults alone are never served
+            alone = not deployed or not all(d.values for d in deployed)
+            return _renderings(ctx, root, helm, staged, scratch, templates, [default, *values], run, reader, alone)
 
 
 def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged | None:
@@ -108,9 +118,11 @@ def _staged(repo: Path, folder: Path, folder_rel: str, scratch: Path) -> Staged 
 
 def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch: Path,
                 templates: list[tuple[str, str]], values: list[Path], run: sandbox.RenderRun,
-                reader: Reader) -> list[ServedModel]:
-    """One ``helm template`` per values file (the chart's defaults alone first), mapped back; after a
-    rendering that timed out, the chart's other values files are not rendered."""
+                reader: Reader, alone: bool = True) -> list[ServedModel]:
+    """One ``helm template`` per values file (the chart's defaults alone first, unless not ``alone``:
+    every deployment adds values), mapped back; after a rendering that timed out, the chart's other
+    values files are not rendered. The defaults' served models that set no model are left out when a
+    values file sets one (the chart is a template for its per-model values)."""
 
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
@@ -120,8 +132,10 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
     tracked = stage_values(repo, repo / folder_rel, extras, scratch / "values")
     found: list[ServedModel] = []
     seen: set[tuple] = set()
-    for index, extra in enumerate([None, *extras]):
-        label = extra.relative_to(repo / folder_rel).as_posix() if extra is not None else "values.yaml"
+    defaults: set[int] = set()  # ids of the served models of the chart's defaults alone
+    renderings: list[Path | None] = [None, *extras] if alone or not extras else list(extras)
+    for index, extra in enumerate(renderings):
+        label = _label(repo, folder_rel, extra)
         where = f"{folder_rel}{'' if extra is None else ' with ' + label}"
         if extra is not None and extra not in tracked:
             note(f"{where}: not rendered: the values file is not tracked by git")
@@ -130,8 +144,8 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
         if rendered is None:
             if stopped == "budget":
                 break  # its note says the run's budget is spent: the other values files are not tried
-            if stopped == "timeout" and index < len(extras):
-                note(f"{folder_rel}: its other {len(extras) - index} values file(s) not rendered after that")
+            if stopped == "timeout" and index < len(renderings) - 1:
+                note(f"{folder_rel}: its other {len(renderings) - index - 1} values file(s) not rendered after that")
                 break
             continue
         own = [p for p in (extra, default) if p is not None and p.is_file()]
@@ -144,8 +158,35 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
             seen.add(signature)
             if extra is not None:
                 _place_in(model, own[0].resolve().relative_to(repo.resolve()).as_posix())
+            else:
+                defaults.add(id(model))
             found.append(model)
-    return found
+    return _kept(found, defaults, folder_rel)
+
+
+def _kept(found: list[ServedModel], defaults: set[int], folder_rel: str) -> list[ServedModel]:
+    """``found`` less the served models of the chart's defaults alone that serve no model, when a values
+    file sets one, or when the defaults set an empty model (``model: ""``, a placeholder each deployment
+    fills: the engine would not start with it)."""
+    variants = any(_serves_a_model(model) for model in found if id(model) not in defaults)
+    kept = [model for model in found if id(model) not in defaults or _serves_a_model(model)
+            or not variants and not (model.model is not None and model.model.value == "")]
+    if len(kept) < len(found) and not variants:
+        note(f"{folder_rel}: its defaults set an empty model, a placeholder for the values each deployment adds: "
+             "not linted as a served model (lint the chart with a values file that sets the model)")
+    return kept
+
+
+def _serves_a_model(model: ServedModel) -> bool:
+    return model.model is not None and model.model.value not in (None, "")
+
+
+def _label(repo: Path, folder_rel: str, extra: Path | None) -> str:
+    """A rendering's name: its values file, relative to the chart, or to the repository when outside it."""
+    if extra is None:
+        return "values.yaml"
+    real, folder = extra.resolve(), (repo / folder_rel).resolve()
+    return (real.relative_to(folder) if real.is_relative_to(folder) else real.relative_to(repo.resolve())).as_posix()
 
 
 def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Path | None, home: Path,
@@ -174,7 +215,9 @@ def _mapped(ctx: DocContext, staged: Staged, rendered: str, own: list[Path], tem
     """The served models of one rendering, each value mapped back to the values file or template line."""
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    reader.index(parse_text(ctx.path, rendered))  # the whole rendering first: envFrom across subcharts
+    whole = parse_text(ctx.path, rendered)
+    reader.index(whole)  # the whole rendering first: envFrom across subcharts
+    ctx.workspace.held.update(_mounted(whole, templates))
     models = []
     for key, part in _by_subchart(rendered).items():
         # a subchart's values: its own defaults, then the chart's values under its key (the same model
@@ -291,10 +334,12 @@ def _read_directly(repo: Path, files: list[Path], reader: Reader) -> set[tuple[s
 
 def values_files(folder: Path) -> list[Path]:
     """The values files a user would apply to the chart besides its ``values.yaml``: those beside it
-    (``values-prod.yaml``, ``gaudi-values.yaml``) and the chart-testing ``ci/*-values.yaml``
-    (helm/chart-testing: every file of ``ci/`` is one install), in name order."""
+    (``values-prod.yaml``, ``gaudi-values.yaml``), the chart-testing ``ci/*-values.yaml``
+    (helm/chart-testing: every file of ``ci/`` is one install) and the per-model override files of an
+    ``overrides/`` folder (``overrides/models/<name>.yaml``), in name order."""
     found = [p for p in folder.glob("*values*.y*ml") if p.name != "values.yaml"]
     found += folder.glob("ci/*.y*ml")
+    found += folder.glob("overrides/**/*.y*ml")  # per-model overrides kept in the chart (applied with -f)
     return sorted((p for p in found if p.is_file() and not p.is_symlink()), key=lambda p: p.relative_to(folder))
 
 
@@ -307,6 +352,43 @@ def _read(path: Path) -> str:
         return path.read_text("utf-8", errors="replace")
     except OSError:
         return ""
+
+
+def _chart_files(staged: Path, folder_rel: str) -> list[tuple[str, str]]:
+    """(repo-relative path, text) of the files a chart's templates may include (``.Files.Get``), as
+    staged (what Git tracks, less ``.helmignore``): those of its sub-folders other than ``templates/``,
+    ``charts/``, ``ci/`` and ``overrides/`` (a ``files/`` or ``scripts/`` folder), searched for a
+    rendered word after the templates."""
+    found = []
+    prefix = "" if folder_rel == "." else folder_rel + "/"
+    for top, folders, files in os.walk(staged):
+        inside = Path(top).relative_to(staged)
+        if inside == Path("."):
+            folders[:] = [name for name in folders if name not in _NOT_FILES]
+            continue
+        for name in sorted(files):
+            path = Path(top) / name
+            if path.suffix in (".tgz", ".md") or path.stat().st_size > _MAX_CHART_FILE:
+                continue
+            if len(found) >= _MAX_CHART_FILES:
+                return found
+            found.append((prefix + (inside / name).as_posix(), _read(path)))
+    return found
+
+
+def _mounted(rendered, files: list[tuple[str, str]]) -> set[str]:
+    """The chart's files a rendered ConfigMap holds whole (a script the chart mounts and runs as its
+    container's command): the rendering's served model runs them, they are not launchers of their own."""
+    texts = {text.strip(): path for path, text in files if text.strip()}
+    held = set()
+    for document in rendered.documents if rendered.error is None else []:
+        root = document.root
+        data = root.get("data") if root is not None and root.kind == "map" and root.scalar("kind") == "ConfigMap" else None
+        for _, value in data.items() if data is not None and data.kind == "map" else []:
+            path = texts.get(value.value.strip()) if isinstance(value.value, str) else None
+            if path is not None:
+                held.add(path)
+    return held
 
 
 def _templates(repo: Path, folder: Path) -> list[tuple[str, str]]:

@@ -75,12 +75,25 @@ def stage(repo: Path, folder: Path, into: Path) -> Staged:
 
 
 def stage_values(repo: Path, folder: Path, files: list[Path], into: Path) -> dict[Path, Path]:
-    """The chart's values files to render with (``--values``), staged as tracked files into ``into``
+    """The values files to render the chart with (``--values``), staged as tracked files into ``into``
     (apart from the chart: helm reads them whatever its ``.helmignore`` says): repository path ->
-    staged path, for those Git tracks."""
-    wanted = {path.resolve().relative_to(folder.resolve()).as_posix(): path for path in files}
-    staging.stage(repo, folder, into, staging.new_budget(MAX_STAGED_BYTES), only=set(wanted))
-    return {path: into / rel for rel, path in wanted.items() if (into / rel).is_file()}
+    staged path, for those Git tracks. A file outside the chart (a GitOps deployment's per-model values)
+    is staged from its own folder."""
+    by_folder: dict[Path, dict[str, Path]] = {}
+    real = folder.resolve()
+    for path in files:
+        home = real if path.resolve().is_relative_to(real) else path.resolve().parent
+        by_folder.setdefault(home, {})[path.resolve().relative_to(home).as_posix()] = path
+    found: dict[Path, Path] = {}
+    budget = staging.new_budget(MAX_STAGED_BYTES)
+    for index, (home, wanted) in enumerate(by_folder.items()):
+        target = into if home == real else into.parent / f"{into.name}-{index}"
+        try:
+            staging.stage(repo, home, target, budget, only=set(wanted))
+        except staging.StageError:
+            continue  # nothing of that folder is tracked (or it is too large): each file's note says so
+        found.update({path: target / rel for rel, path in wanted.items() if (target / rel).is_file()})
+    return found
 
 
 def release_name(chart_name: object) -> str:

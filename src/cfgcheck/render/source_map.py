@@ -15,7 +15,7 @@ import re
 from pathlib import Path
 from typing import Callable, Protocol
 
-from ..model import Location, ServedModel, Setting
+from ..model import Location, PodFacts, ServedModel, Service, Setting
 from ..notes import note
 from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
 from ..adapters.core.contexts import DocContext, Workspace, directives_of
@@ -153,11 +153,26 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
     if not indexed:
         reader.index(rendered)  # env taken from a ConfigMap the same rendering holds
     found: list[ServedModel] = []
+    objects = {(root.scalar("kind"), root.scalar("metadata", "name")): document for document in rendered.documents
+               if (root := document.root) is not None and root.kind == "map"}
+
+    def service_place(model: ServedModel, service: Service) -> _Places | None:
+        """Where a Service of this rendered text is defined (None for one of another part of the rendering:
+        placed with that part); its own positions, apart from the model's."""
+        document = objects.get(("Service", service.name))
+        if document is None:
+            return None
+        return _Places(model, fallback_of("Service", service.name, document) or Location(ctx.path, 1, 1), sources)
+
+    done: set[int] = set()  # the pod facts and Services the rendering's models share, each placed once
     for model in reader.models(rendered):
         root = rendered.documents[model.document].root
         kind, name = (root.scalar("kind"), root.scalar("metadata", "name")) if root is not None else (None, None)
-        fallback = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
-        mapped = relocate(model, fallback, sources, identity, keep_unchanged)
+        own = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
+        place = _Places(model, own, sources)
+        mapped = relocate(model, place.fallback, sources, identity, keep_unchanged, place)
+        if mapped is not None and mapped.pod is not None:
+            _place_pod(mapped.pod, place, ctx.path, done, lambda service, model=model: service_place(model, service))
         if mapped is not None:
             found.append(mapped)
     source = ctx.document.root
@@ -168,9 +183,10 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
 
 
 def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identity: str,
-             keep_unchanged: bool) -> ServedModel | None:
-    """``model`` of a rendered file with every location moved to the source (see ``read_rendering``)."""
-    place = _Places(model, fallback, sources)
+             keep_unchanged: bool, place: _Places | None = None) -> ServedModel | None:
+    """``model`` of a rendered file with every location moved to the source (see ``read_rendering``);
+    ``place``: the positions of the model already placed (its pod's)."""
+    place = place or _Places(model, fallback, sources)
     written = [token for token in model.argv if not token.synthetic]
     for token in written:  # a flag is where its word is (a switch's setting holds True, not the word)
         token.location = place.where(token.location, token.text)
@@ -201,6 +217,53 @@ def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identit
         return None  # nothing the overlay changed: the base file's own lint covers it
     model.identity = f"{identity}/{model.identity.split('#', 1)[1]}"
     return model
+
+
+def _place_pod(pod: PodFacts, place: _Places, rendered: str, done: set[int],
+               service_place: Callable[[Service], _Places | None]) -> None:
+    """The locations of the pod around a rendered engine (probes, ports, volumes, resources) and of the
+    Services that select it, moved from the rendered text to the sources: a probe at the word of its path
+    where a source writes it, a port at its number, anything else at the object's template. A finding on
+    the pod is then in the file and at the line that sets it, never at a line of the rendered text
+    reported in the chart's or kustomization's own file."""
+
+    def at(location: Location | None, text: str | None = None, where: _Places = place) -> Location | None:
+        return where.where(location, text) if location is not None and location.path == rendered else location
+
+    if id(pod) not in done:
+        done.add(id(pod))
+        pod.location = at(pod.location) or pod.location
+        for name in ("shm", "gpu_access", "host_gpus", "shared_gpus"):
+            fact = getattr(pod, name)
+            if fact is not None:
+                setattr(pod, name, (fact[0], at(fact[1])))
+        for item in [*pod.volumes.values(), *pod.mounts]:
+            item.location = at(item.location) or item.location
+        for probe in pod.probes.values():
+            written = at(probe.location, probe.path) or probe.location
+            # a path only a template holds, found in another template than the object's: its template
+            probe.location = written if written.path in place.sources.files or written.path == place.fallback.path \
+                else place.fallback
+            probe.port_location = at(probe.port_location, str(probe.port) if isinstance(probe.port, int) else None)
+            if probe.timeout_location is not None and probe.timeout_location.path == rendered:
+                probe.timeout_location = probe.location  # a bare number: placed with its probe
+        settings = [*pod.requests.values(), *pod.limits.values(), *pod.env.values(),
+                    *(s for s in (pod.devices, pod.max_surge, pod.max_unavailable) if s is not None)]
+        for setting in settings:
+            text = setting.text if setting.text is not None else str(setting.value)
+            setting.location = at(setting.location, text) or setting.location
+            setting.key_location = at(setting.key_location)
+    for port in pod.pod_ports:
+        if id(port) not in done:
+            done.add(id(port))
+            port.location = at(port.location, str(port.number) if isinstance(port.number, int) else None) or port.location
+    for service in pod.services:
+        where = service_place(service) if id(service) not in done and service.location.path == rendered else None
+        if where is None:
+            continue
+        done.add(id(service))
+        service.targets = [(target, at(location, str(target), where) or location) for target, location in service.targets]
+        service.location = where.fallback
 
 
 class _Places:

@@ -57,7 +57,7 @@ def stage(repo: Path, folder: Path, target: Path, budget: list[int], *, helm: bo
     stages just those. ``budget`` (:func:`new_budget`, shared by the stagings of one rendering) shrinks
     by each copied file. Returns the number of files copied."""
     base = repo.resolve()
-    listed = _listing(base, folder.resolve())
+    listed = listed_files(base, folder.resolve())
     scope = _rel(base, folder.resolve())
     rules = helmignore(folder) if helm else None
     copied = 0
@@ -88,7 +88,7 @@ def _rel(base: Path, path: Path) -> str:
     return path.relative_to(base).as_posix() if path != base else "."
 
 
-def _listing(base: Path, folder: Path) -> set[str]:
+def listed_files(base: Path, folder: Path) -> set[str]:
     """Repo-relative files under ``folder`` that may be staged (module docstring)."""
     scope = _rel(base, folder)
     if _in_copy(folder):

@@ -4,9 +4,9 @@ engine (a string or a list; flags, or a model then flags, when the image's entry
 Variables are interpolated as docker compose does (``launch/dotenv.py``): from the ``.env`` file
 beside the compose file, else a reference's default; an unset variable stays unknown. A repository
 that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
-``.env.template``, ``example.env``): without a ``.env``, the template's values are the ones ``cp
+``.env.template``, ``example.env``, ``.env.dist``, ``.env-dist``): without a ``.env``, the template's values are the ones ``cp
 .env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD...:
-``redact.secret_name``), whose template values are placeholders and are left unset. Each value is
+``secret_names.secret_name``), whose template values are placeholders and are left unset. Each value is
 located where it is written (the ``.env`` or template line, the default). ``env_file`` files add to the
 container's environment. GPUs come from ``deploy.resources.reservations.devices`` (``count``, or
 how many ``device_ids``); a count or device list that holds an unknown variable is unknown, not 1. A
@@ -22,7 +22,7 @@ import re
 
 from ...engines.images import parse_image
 from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Setting, Volume
-from ...redact import secret_name
+from ...secret_names import secret_name
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
@@ -37,7 +37,7 @@ from ..launch.shell import SHELLS, argv_tokens, shell_tokens
 MARKERS = ENGINE_MARKERS
 DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
-ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env")
+ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env", ".env.dist", ".env-dist")
 
 
 def _is_compose(root: YNode) -> bool:

@@ -142,7 +142,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
             tokens = env_argv.mounted_script(ctx, container, pod_spec, tokens, values, exports) or tokens
     wrapper = env_argv.wrapper_for(image_text, values)
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None) or \
-        (env_argv.engine_from_env(values) if not tokens else None)
+        (env_argv.engine_from_env(values, image_text) if not tokens else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
     if root is not None:
         model.annotations = string_map(root.path("metadata", "annotations"))
@@ -153,6 +153,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
     model.env.update(environment_settings(exports))  # what the container's script exports comes after
+    env_argv.llama_env_model(model)
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
     env_argv.apply_wrapper(model, wrapper, values)
@@ -185,7 +186,7 @@ def _pod(ctx: DocContext, model: ServedModel, container: YNode, pod_spec: YNode,
     containers = pod_spec.get("containers")
     if whole_pod or whole_pod is None and containers is not None and containers.kind == "seq":
         kubernetes_pod(ctx, model, container, pod_spec, root, labels)
-    model.downloads = pod_downloads(ctx, pod_spec)
+    model.downloads = pod_downloads(ctx, pod_spec, container)
 
 
 def launches(tokens: list[ArgToken], engine: str | None) -> bool:

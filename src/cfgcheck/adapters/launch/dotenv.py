@@ -5,7 +5,7 @@ interpolation (``${VAR}``, ``$VAR``, ``${VAR:-default}``, ``${VAR-default}``, ``
 A variable the files do not set keeps its reference as written: the shell that runs ``docker
 compose`` may set it, so its value is unknown (compose would substitute an empty string with a
 warning, or stop for ``:?``). So does a variable whose name says it holds a secret
-(``redact.secret_name``: ``VLLM_API_KEY``, ``HF_TOKEN``): it is set, its value is never read into an
+(``secret_names.secret_name``: ``VLLM_API_KEY``, ``HF_TOKEN``): it is set, its value is never read into an
 argument, so no finding can quote it (``--max-model-len ${VLLM_API_KEY}`` is an unknown value, not
 the key). A token that is exactly one reference is located where its value is written: the line of
 the ``.env`` file, or the default inside the reference.
@@ -17,7 +17,7 @@ import re
 from dataclasses import dataclass
 
 from ...model import ArgToken, Location
-from ...redact import secret_name
+from ...secret_names import secret_name
 from . import named_files
 from .expansion import substitute as bounded_substitute
 from ..core.contexts import Workspace

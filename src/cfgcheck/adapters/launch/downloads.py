@@ -24,20 +24,36 @@ from .shell import SHELL_C, SHELLS, argv_tokens, shell_commands
 
 _REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 _SHA = re.compile(r"^[0-9a-f]{40}$")
+_TOOLS = re.compile(r"\b(?:download|clone|curl|wget|aria2c)\b")
 # options of `hf download` / `huggingface-cli download` that take a value (huggingface_hub commands/download.py)
 _HUB_VALUED = {"--revision", "--local-dir", "--cache-dir", "--include", "--exclude", "--repo-type", "--token",
                "--max-workers", "--local-dir-use-symlinks", "--type"}
 
 
-def pod_downloads(ctx: DocContext, pod_spec: YNode) -> list[Download]:
-    """The downloads of a pod's init containers, each with the pod volume its target is on."""
+def pod_downloads(ctx: DocContext, pod_spec: YNode, engine: YNode | None = None) -> list[Download]:
+    """The downloads of a pod's init containers, and those the engine container's own script runs before
+    the engine (``sh -c "hf download ORG/NAME --local-dir /models; vllm serve /models"``), each with the
+    pod volume its target is on."""
     found: list[Download] = []
     inits = pod_spec.get("initContainers")
     for container in inits.value if inits is not None and inits.kind == "seq" else []:
         if container.kind == "map":
             name = container.scalar("name")
             found.extend(container_downloads(ctx, container, f"init container '{name}'"))
+    if engine is not None and _may_download(engine):
+        found.extend(container_downloads(ctx, engine, f"container '{engine.scalar('name')}' before the engine"))
     return found
+
+
+def _may_download(container: YNode) -> bool:
+    """Whether a word of the container's command names a download tool (most engine commands do not:
+    their words are not split into commands at all)."""
+    for key in ("command", "args"):
+        node = container.get(key)
+        for child in node.value if node is not None and node.kind == "seq" else [node] if node is not None else []:
+            if child.kind == "scalar" and isinstance(child.value, str) and _TOOLS.search(child.value):
+                return True
+    return False
 
 
 def container_downloads(ctx: DocContext, container: YNode, where: str) -> list[Download]:

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ...engines.envs import every_name
-from ...engines.images import image_engine, parse_image
+from ...engines.images import application_image, image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
 from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
@@ -345,13 +345,20 @@ def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvV
                     f"{name} read as the vLLM option, as every known vLLM wrapper reads it; this image is not a known one"
 
 
-def engine_from_env(values: dict[str, EnvValue | None]) -> str | None:
+_CLIENT_NAMES = frozenset(("VLLM_API_KEY",))
+
+
+def engine_from_env(values: dict[str, EnvValue | None], image: str | None = None) -> str | None:
     """vLLM, for a container whose env sets variables only vLLM reads (``VLLM_*`` names its env catalog
-    lists): the image is a vLLM build whatever its name."""
-    if not any(name.startswith("VLLM_") for name in values):
+    lists): the image is a vLLM build whatever its name, unless the name says it is an application
+    beside the engine (``vllm-client``). ``VLLM_API_KEY`` is no evidence: a client holds the key it
+    sends the server too."""
+    if not any(name.startswith("VLLM_") and name not in _CLIENT_NAMES for name in values):
+        return None
+    if image is not None and application_image(parse_image(image)):
         return None
     read = every_name("vllm")
-    return "vllm" if any(name in read for name in values) else None
+    return "vllm" if any(name in read and name not in _CLIENT_NAMES for name in values) else None
 
 
 def _destination(entry: dict, name: str) -> str | None:
@@ -382,3 +389,20 @@ def _record(model: ServedModel, entry: dict, dest: str, name: str, value: EnvVal
     emitted = flag(engine, canonical)
     if emitted and canonical != "model":
         model.argv.extend(operator_tokens(setting, emitted))
+
+
+# llama.cpp reads an option from its LLAMA_ARG_* name when the command line does not give it (common/arg.cpp,
+# ``set_env``): the model it serves from LLAMA_ARG_HF_REPO (-hf) or LLAMA_ARG_MODEL (-m)
+_LLAMA_MODEL_ENV = ("LLAMA_ARG_HF_REPO", "LLAMA_ARG_MODEL")
+
+
+def llama_env_model(model: ServedModel) -> None:
+    """The model of a llama.cpp server whose command names none, from the env it reads it from."""
+    if model.engine != "llama.cpp" or model.model is not None:
+        return
+    for name in _LLAMA_MODEL_ENV:
+        setting = model.env.get(name)
+        if setting is not None and isinstance(setting.value, str) and setting.value.strip():
+            model.model = Setting("model", setting.value.strip(), setting.location, name, setting.comments,
+                                  setting.key_location, setting.text, origin="env")
+            return

@@ -56,6 +56,8 @@ def _normal(joined: str) -> str | None:
 class _Source(Protocol):
     def read(self, rel: str, limit: int) -> bytes | None: ...
 
+    def holds_folder(self, rel: str) -> bool: ...
+
 
 @dataclass(eq=False)
 class _Files:
@@ -96,6 +98,25 @@ def absent(workspace: Workspace, rel: str) -> bool:
     if not root or workspace.commit is not None or _normal(rel) != rel:
         return False
     return read_text(workspace, rel) is None and not os.path.lexists(Path(str(root)) / rel)
+
+
+def holds_folder(workspace: Workspace, rel: str) -> bool:
+    """Whether the repository holds a folder ``rel`` with a file in it that would be read (tracked by Git,
+    at the commit, or not ignored outside Git)."""
+    root = workspace.config.get("root")
+    files = workspace.space(__name__, _Files)
+    if not root or _normal(rel) != rel:
+        return False
+    try:
+        if files.source is None:
+            files.source = _source(Path(str(root)), workspace.commit)
+        return files.source.holds_folder(rel)
+    except (OSError, UnsafePath):
+        return False
+
+
+def _folders_of(paths) -> set[str]:
+    return {path[:end] for path in paths for end in (i for i, c in enumerate(path) if c == "/")}
 
 
 # a cd (or pushd) anywhere but to the script's own folder (cd "$(dirname "$0")", or of ${BASH_SOURCE[0]})
@@ -152,6 +173,12 @@ class _Tracked:
 
     def __init__(self, root: Path, tracked: set[str]) -> None:
         self.root, self.tracked = root, tracked
+        self.folders: set[str] | None = None
+
+    def holds_folder(self, rel: str) -> bool:
+        if self.folders is None:
+            self.folders = _folders_of(self.tracked)
+        return rel in self.folders
 
     def read(self, rel: str, limit: int) -> bytes | None:
         if rel not in self.tracked:
@@ -166,6 +193,10 @@ class _Folder:
 
     def __init__(self, root: Path) -> None:
         self.root = root
+
+    def holds_folder(self, rel: str) -> bool:
+        real = inside_repo(self.root, rel)
+        return real.is_dir() and not gitignored(real, Path(os.path.realpath(self.root)))
 
     def read(self, rel: str, limit: int) -> bytes | None:
         real = inside_repo(self.root, rel)  # UnsafePath: a link out of the folder or into .git
@@ -182,6 +213,13 @@ class _Commit:
     def __init__(self, root: Path, commit: str) -> None:
         self.root, self.commit = root, commit
         self.entries: dict[str, tuple[str, str]] | None = None  # path -> (mode, blob)
+        self.folders: set[str] | None = None
+
+    def holds_folder(self, rel: str) -> bool:
+        if self.folders is None:
+            self._entry(rel)
+            self.folders = _folders_of(self.entries or {})
+        return rel in self.folders
 
     def _entry(self, rel: str) -> tuple[str, str] | None:
         if self.entries is None:

@@ -14,6 +14,7 @@ source is the host's: neither is read. Registered for its settle hook only: it o
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ...model import Location, RepositoryModel, ServedModel, Setting
 from ...yamlio import YNode
@@ -23,6 +24,8 @@ from . import named_files
 MARKERS: tuple[str, ...] = ()  # reads no document as its own
 # the checkpoint index beside config.json: the weight size (as for a model_configs folder)
 _INDEX = "model.safetensors.index.json"
+# a relative path shaped like a hub id (``models/Qwen3-8B``, ``weights/llama/8b``)
+_RELATIVE = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+(?:/[\w.-]+)*/?$")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -44,6 +47,24 @@ def settle(workspace: Workspace, models: list[ServedModel]) -> None:
             model.model_named = Setting("model", posixpath.basename(rel), location,
                                         f"{how} {rel} and its config.json", origin="repository")
             break
+        else:
+            _name_relative_folder(workspace, model, path.strip())
+
+
+def _name_relative_folder(workspace: Workspace, model: ServedModel, path: str) -> None:
+    """A relative ``a/b`` path whose first folder the repository holds (beside the file, or at the root) is
+    that folder's model, not the hub's ``a/b``, even when Git holds no config.json there (weights are
+    rarely committed): named by its last folder."""
+    if not _RELATIVE.match(path):
+        return
+    first = path.split("/", 1)[0]
+    for rel in dict.fromkeys(filter(None, (named_files.repo_path(model.path, first), first))):
+        if model.path.startswith(rel + "/"):
+            continue  # the folder holds the file itself: a layout by hub id (meta-llama/Llama-3.1-8B/deploy.yaml)
+        if named_files.holds_folder(workspace, rel):
+            model.model_named = Setting("model", posixpath.basename(path.rstrip("/")), model.model.location,
+                                        f"the repository's folder {rel}/", origin="repository")
+            return
 
 
 def _folders(workspace: Workspace, model: ServedModel, path: str) -> list[tuple[str, Location, str]]:
