@@ -44,7 +44,7 @@ DATA = st.recursive(_LEAVES, lambda inner: st.lists(inner, min_size=1, max_size=
                     | st.dictionaries(st.sampled_from(["a", "b c", "- d"]), inner, min_size=1, max_size=3), max_leaves=40)
 
 
-@settings(max_examples=30, deadline=None)
+@settings(max_examples=15, deadline=None)
 @given(DATA, st.sampled_from([False, None, True]), st.integers(2, 6), st.integers(0, 40))
 def test_the_bound_holds_on_generated_documents(data, flow, indent: int, cut: int) -> None:
     text = yaml.dump(data, default_flow_style=flow, indent=indent)
