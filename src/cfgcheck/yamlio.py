@@ -364,9 +364,7 @@ def relpath(root: Path, file: Path) -> str:
 
 def scalar_text_location(loaded_path: str, node: YNode) -> Location:
     """The location of a scalar's content: inside the quotes for a quoted single-line scalar."""
-    if node.style in ("'", '"') and node.line == node.end_line:
-        return Location(loaded_path, node.line, node.column + 1, node.end_line, node.end_column - 1)
-    return Location(loaded_path, node.line, node.column, node.end_line, node.end_column)
+    return node.location(loaded_path, inside_quotes=True)
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -105,8 +105,12 @@ class YNode:
             return [child.to_python() for child in self.value]
         return {k.to_python() if k.kind == "scalar" else str(k.line): v.to_python() for k, v in self.value}
 
-    def location(self, path: str) -> Location:
-        return Location(path, self.line, self.column, self.end_line, self.end_column)
+    def location(self, path: str, inside_quotes: bool = False) -> Location:
+        """Where the node is written in ``path``; ``inside_quotes``: a quoted one-line scalar's content."""
+        start, end = self._raw.start_mark, self._raw.end_mark  # read once: locating is the adapters' commonest call
+        if inside_quotes and start.line == end.line and self.style in ("'", '"'):
+            return Location(path, start.line + 1, start.column + 2, end.line + 1, end.column)
+        return Location(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
 
 
 def resolve_plain(text: str) -> Any:
