@@ -23,7 +23,9 @@ only when not even the largest GPU of the bundled table from the workload's vend
 else a ROCm image) holds the weights shard and one full-length request at the configured memory
 fraction, e.g. a 405B bf16 model on one GPU. It is an error when the weights' size is a fact (the model
 matched by its id, its dtype or checkpoint size stated) and a warning that says what was assumed
-otherwise. `cfgcheck capacity` prints what one GPU needs and which bundled GPUs hold it.
+otherwise. `cfgcheck capacity` prints what one GPU needs and which bundled GPUs hold it. On a GPU that is only
+assumed (read from a comment or a README) the finding is a warning, unless not even that largest GPU holds
+the request: then it is an error whatever the GPU is.
 
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
@@ -128,8 +130,12 @@ def check(model, ctx) -> Iterator[Finding]:
         stops += f"; estimated with GPU overheads, which a {DEVICE[kind]} does not share exactly"
     gpu_assumed = est.gpu_resolution.assumed if est.gpu_resolution is not None else None
     if est.kv_pool_source == "estimated" and gpu_assumed:  # a GPU read from a comment or the only GPU pool
-        assumed = True
-        stops += f"; assumed: the GPU ({gpu_assumed})"
+        beyond = _beyond_largest_gpu(model, ctx, length, assumed=True)
+        if beyond is not None and not weight_assumptions(model, beyond[1]):  # no GPU holds it: sure whatever it is
+            stops += f"; the GPU is assumed ({gpu_assumed}), but not even {beyond[0].label} holds it"
+        else:
+            assumed = True
+            stops += f"; assumed: the GPU ({gpu_assumed})"
     arch = est.architecture
     if est.kv_pool_source != "measured" and arch is not None and arch.assumed:
         # a model matched by its name alone (a local path, another organisation) may not be that model
@@ -159,17 +165,28 @@ def _request_terms(model, est, length: int, fit: int) -> tuple:
     return where, given, fit_text, stops
 
 
-def _on_no_known_gpu(model, ctx, est, length: int) -> Iterator[Finding]:
-    """The GPU is not stated: flag a length (or weights shard) that not even the largest bundled GPU of the
-    workload's vendor holds at the configured memory fraction."""
-    found = on_largest_gpu(model, ctx.config)
+def _beyond_largest_gpu(model, ctx, length: int, assumed: bool = False) -> tuple | None:
+    """(GPU, its estimate, the longest length that fits) when not even the largest bundled GPU of the
+    workload's vendor holds one request of ``length`` at the configured memory fraction; else None.
+    ``assumed``: the model names a GPU, only as an assumption."""
+    found = on_largest_gpu(model, ctx.config, assumed)
     if found is None:
-        return
+        return None
     gpu, trial = found
     conc = concurrency_at(trial, length)
     fit = longest_fitting_len(trial) or 0
     if conc is None or conc >= 1 or length <= fit * (1 + float(ctx.options["estimate-margin"])):
+        return None
+    return gpu, trial, fit
+
+
+def _on_no_known_gpu(model, ctx, est, length: int) -> Iterator[Finding]:
+    """The GPU is not stated: flag a length (or weights shard) that not even the largest bundled GPU of the
+    workload's vendor holds at the configured memory fraction."""
+    beyond = _beyond_largest_gpu(model, ctx, length)
+    if beyond is None:
         return
+    gpu, trial, fit = beyond
     where, given, fit_text, stops = _request_terms(model, est, length, fit)
     vendor = vendor_label(vendor_of(model))
     weights = f"weights {trial.weight_bytes_per_gpu / GiB:.1f} GiB per GPU at parallel size {trial.tensor_parallel_size * trial.pipeline_parallel_size}"

@@ -19,11 +19,16 @@ from __future__ import annotations
 import itertools
 import json
 import os
+import pickle
 from pathlib import Path
+from typing import Any, Callable
 
-from . import __version__
+from . import __version__, pool
+from .notes import note, run as notes_run
+from .paths import noting
 
 PACKAGE = Path(__file__).resolve().parent
+READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak memory stays bounded
 _WRITES = itertools.count()  # this process's temporary entry names (tempfile would cost 6 ms of start-up)
 
 
@@ -45,32 +50,53 @@ def _code_stamp() -> str:
     return "\n".join(stamps)
 
 
-def _digest(text: str) -> str:
+def digest(text: str | bytes) -> str:
     # imported here: hashlib loads OpenSSL's library (3-4 ms), and a run whose files hold no served model
     # (most pre-commit runs) never asks the cache for anything
     import hashlib
 
-    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
+    return hashlib.sha256(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
+    """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes, kept
+    in ``read`` under ``name`` when given: the run reads them from there)."""
+    try:
+        with open(path, "rb") as stream:
+            data = stream.read()
+        if name is not None and read is not None:
+            read[name] = data
+        return "file " + digest(data)
+    except IsADirectoryError:
+        try:
+            return "folder " + digest("\0".join(sorted(os.listdir(path))))
+        except OSError:
+            return "unreadable"
+    except FileNotFoundError:
+        return "link" if os.path.islink(path) else "absent"  # a link to nothing is there (named_files.absent)
+    except OSError:
+        return "unreadable"
 
 
 class ContentCache:
     """The entries of one configuration and build of cfgcheck: ``get`` and ``put`` by file path and text.
     Its folder is worked out when a file first asks for it."""
 
-    def __init__(self, settings: dict, fast: bool, where: Path | None = None) -> None:
+    def __init__(self, settings: dict, fast: bool, where: Path | None = None, kind: str = "stage") -> None:
         self.scope = json.dumps({"settings": settings, "fast": fast}, sort_keys=True, default=str)
-        self.where = where
+        self.where, self.kind = where, kind
         self._root: Path | None = None
 
     @property
     def root(self) -> Path:
+        """``stage/<scope>`` (``kind``: ``run`` for whole runs' entries) in the cache folder."""
         if self._root is None:
-            self._root = (self.where or folder()) / "stage" / _digest(f"{_code_stamp()}\n{self.scope}")[:32]
+            self._root = (self.where or folder()) / self.kind / digest(f"{_code_stamp()}\n{self.scope}")[:32]
         return self._root
 
     @staticmethod
     def key(rel: str, text: str) -> str:
-        return _digest(f"{rel}\0{text}")
+        return digest(f"{rel}\0{text}")
 
     def _path(self, key: str) -> Path:
         return self.root / key[:2] / key[2:]
@@ -97,3 +123,66 @@ class ContentCache:
                 raise
         except OSError:
             return
+
+
+class RunCache:
+    """One whole run's result, for a run of the same files (docs/CACHE.md, "Whole runs"): its key is the
+    digest of ``parts`` (what the run was asked, by whom and with what: the caller's) and of the path and
+    bytes of each of ``files``, the files it lints; its entry holds, beside the result, what the run found
+    in every other file or folder it read or looked for (``paths.read_beyond``), checked again before the
+    entry is used, and the notes it said, said again. A run that read something it cannot name (a
+    renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``."""
+
+    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path]) -> None:
+        self.store, self.root = store, root
+        self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
+        found = {os.path.normpath(os.path.abspath(file)): file for file in files}
+        kept = 0
+        for path, file in found.items():
+            data = fingerprint(path, file if kept < READ_BYTES else None, self.read)
+            kept += len(self.read.get(file, b""))
+            found[path] = data
+        self.known = set(found)
+        self.key = digest("\n".join(["run 1", *parts, *(f"{path}\0{was}" for path, was in found.items())]))
+
+    def run(self, lint: Callable[[], Any]) -> Any:
+        """The kept result, its notes said again; else ``lint()``'s, kept for the next run."""
+        kept = self._get()
+        if kept is not None:
+            self.read.clear()
+            said, result = kept
+            for message in said:
+                note(message)
+            return result
+        with notes_run() as channel, noting(self.root, self.known, fingerprint) as noted:
+            before = len(channel.said)
+            result = lint()
+        if not noted.unknown:
+            self._put(noted.found, channel.said[before:], result)
+        return result
+
+    def _get(self) -> tuple[list[str], Any] | None:
+        data = self.store.get(self.key)
+        if data is None:
+            return None
+        try:
+            found, said, result = pool.loads(data, lambda _name: {}, restricted=True)
+            if any(fingerprint(path) != was for path, was in found.items()):
+                return None
+        except Exception:  # bytes written by another build or by someone else: no entry
+            return None
+        return said, result
+
+    def _put(self, found: dict[str, str], said: list[str], result: Any) -> None:
+        # what served models derived once per run (their ``cache``) is derived again: it may hold functions
+        memos = [(model, model.cache) for model in getattr(result, "models", ())]
+        try:
+            for model, _ in memos:
+                model.cache = {}
+            data = pickle.dumps((found, said, result), protocol=pickle.HIGHEST_PROTOCOL)
+        except Exception:  # an object of the result that does not pickle: no entry, the run is the same
+            return
+        finally:
+            for model, memo in memos:
+                model.cache = memo
+        self.store.put(self.key, data)

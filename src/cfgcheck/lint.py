@@ -12,12 +12,14 @@ from typing import TYPE_CHECKING, Callable, Iterator
 from .adapters.core import registry as adapters
 from . import precedence, suppressions
 from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
-from .cache import ContentCache
+from . import git, online
+from .cache import ContentCache, RunCache, digest
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location, ServedModel
 from .notes import per_run
+from .paths import UNMARKED, git_may_find_repository
 from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -113,15 +115,18 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
-           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False) -> Collection:
+           stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False,
+           inputs: Inputs | None = None, read: dict[Path, bytes] | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
     is still missing then, and (when files are named one by one, as pre-commit does) the files that
     document a shared GPU ceiling, are read from the rest of the repository as context. ``jobs``: the
     processes that read files (``stages.staged``: the same result with any number); ``cache``: files
-    whose stage follows from their own text are kept in the content cache (``cache.py``)."""
-    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
+    whose stage follows from their own text are kept in the content cache (``cache.py``); ``inputs``:
+    what ``discover`` found for ``paths``, when the caller asked it already; ``read``: the bytes of
+    files read already (the whole-run cache's), each taken once."""
+    inputs = inputs or discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
     search = RepoSearch(config.root, config.get("exclude", []), [CEILING_SEARCH] if named_files else [],
@@ -132,21 +137,25 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     settings = config.as_dict()
     if inputs.templates:
         note_templates(inputs.templates, settings)
-    workspace = _lazy_workspace(settings)
+    unmarked: set[str] = set()  # the files read without a serving marker (paths.UNMARKED)
+    workspace = _lazy_workspace(settings, unmarked)
     wanted = serving_filter(config) if prefilter else None
+    root = os.path.abspath(config.root)
     reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
         kept = ContentCache(settings, fast) if cache and wanted is not None else None
-        for done in _read(inputs, config, fast, wanted, stdin_filename, jobs, workspace, kept):
+        for done in _read(inputs, config, fast, wanted, stdin_filename, (jobs, read), workspace, kept):
             current = done.file
             loaded.append(current)
             if done.models is not None:  # its stage built them (a file that shares no index)
                 models.extend(done.models)
             elif current.serving:
                 models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
+            if not current.serving and current.error is None and file_format(current.path) is None:
+                unmarked.add(os.path.join(root, current.path))  # YAML read, and its text tested
             if reporter:
                 reporter.step()
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
@@ -177,21 +186,24 @@ def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
     return set(everything.files) <= set(inputs.files) and set(everything.templates) <= set(inputs.templates)
 
 
-def _lazy_workspace(settings: dict) -> Callable[[], adapters.Workspace]:
+def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters.Workspace]:
     """The run's adapter workspace, made for the first file that holds a serving marker: a run over files
-    without one imports no adapter, nor the capacity model and catalogs they read."""
+    without one imports no adapter, nor the capacity model and catalogs they read. ``unmarked``: the
+    files read without a serving marker so far, as the kustomize renderer asks (``paths.UNMARKED``)."""
     made: list[adapters.Workspace] = []
 
     def workspace() -> adapters.Workspace:
         if not made:
-            made.append(adapters.Workspace(config=settings))
+            made.append(adapters.Workspace(config=settings, spaces={UNMARKED: unmarked}))
         return made[0]
     return workspace
 
 
-def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None, jobs: int,
-          workspace: Callable[[], adapters.Workspace], cache: ContentCache | None) -> Iterator[Staged]:
-    yield from staged(inputs.files, config, fast, wanted, jobs, workspace, cache)
+def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None,
+          jobs: tuple[int, dict[Path, bytes] | None], workspace: Callable[[], adapters.Workspace],
+          cache: ContentCache | None) -> Iterator[Staged]:
+    """Each file after its stage; ``jobs``: the worker processes, and the bytes of files read already."""
+    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1])
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 
@@ -376,12 +388,37 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     as ``stdin_filename``. ``jobs``: worker processes for many files; ``cache``: use the content cache
     (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
-    collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache)
-    loaded, models = collection.loaded, collection.models
-    rules = rules_needed(codes, models)
-    findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
-        run_rules(rules, config, models, context=models + collection.context)
-    return finalize(findings, loaded, models, rules, config, codes)
+    inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
+
+    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
+
+    def linted() -> LintResult:
+        collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs,
+                            whole.read if whole is not None else None)
+        loaded, models = collection.loaded, collection.models
+        rules = rules_needed(codes, models)
+        findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+            run_rules(rules, config, models, context=models + collection.context)
+        return finalize(findings, loaded, models, rules, config, codes)
+    return whole.run(linted) if whole is not None else linted()
+
+
+def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool) -> RunCache | None:
+    """The whole-run cache of a lint of folders (cache.py ``RunCache``): not of files named one by one (the
+    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub."""
+    settings = config.as_dict()
+    if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
+        return None
+    import shutil  # here: a run of files named one by one starts no process (tests/cli/test_startup_imports.py)
+
+    root = os.path.abspath(config.root)
+    tracked = git.ls_files(config.root) if git_may_find_repository(config.root) else None
+    parts = [f"codes {sorted(codes)}", f"paths {[os.path.abspath(path) for path in paths]}",
+             f"templates {inputs.templates}", f"related {inputs.related}",
+             f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
+             f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
+             f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
+    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

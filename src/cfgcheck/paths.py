@@ -12,7 +12,9 @@ from __future__ import annotations
 import errno
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Callable, Iterator
 
 from .git import GitError, run
 
@@ -23,10 +25,57 @@ _GIT_LOCATION_VARIABLES = ("GIT_DIR", "GIT_WORK_TREE", "GIT_COMMON_DIR")
 # ``Chart.yaml`` beside a values file, a folder's build scripts, ``model_configs``): the content cache
 # (cache.py) keeps only files whose adapting made none, whose served models follow from their own text.
 _BEYOND = [0]
+# What the reads beyond found, while a run that the whole-run cache may keep is under way (``noting``):
+# path -> its fingerprint (cache.fingerprint), or None under "" for a read that named no path.
+_NOTED: list["Noted"] = []
+# The adapter workspace's space (``contexts.Workspace.space``) of the folders resolved so far in a run
+# (``_resolved``'s memo): the kustomize renderer and the kustomization index ask about the same folders.
+RESOLVED = f"{__name__}.resolved"
+# The space of the files a run read and found no serving marker in (absolute paths, ``lint.gather``): the
+# kustomize renderer asks whether the files a kustomization draws from may serve, and does not read these.
+UNMARKED = f"{__name__}.unmarked"
 
 
-def read_beyond() -> None:
+def read_beyond(path: str | os.PathLike[str] | None = None) -> None:
+    """A read (or a look) beyond the file being adapted, at ``path`` when one file or folder is read."""
     _BEYOND[0] += 1
+    if _NOTED:
+        _NOTED[-1].look(path)
+
+
+class Noted:
+    """The files and folders a run read or looked for beyond the files it lints (``known``, absolute paths
+    whose text the whole-run cache's key holds), with what was found there (``fingerprint(path)``);
+    ``unknown``: a read named no path, so what the run read cannot be checked again."""
+
+    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str]) -> None:
+        self.root, self.known, self.fingerprint = root, known, fingerprint
+        self.found: dict[str, str] = {}
+        self.unknown = False
+        self.resolved: dict[str, str | None] = {}
+
+    def look(self, path: str | os.PathLike[str] | None) -> None:
+        where = os.path.normpath(os.path.abspath(path)) if path is not None else None
+        if where is None or where in self.known or where in self.found or self.unknown:
+            self.unknown = self.unknown or where is None
+            return
+        # nothing outside the repository, nor in its .git, is read for a fingerprint (the module's docstring)
+        if not _within(where, self.root) or os.path.lexists(where) and escapes(where, self.root, memo=self.resolved):
+            self.unknown = True
+            return
+        self.found[where] = self.fingerprint(where)
+
+
+@contextmanager
+def noting(root: str, known: set[str], fingerprint: Callable[[str], str]) -> Iterator[Noted]:
+    """Within this block every ``read_beyond`` is noted (one run, the whole-run cache's): ``root`` the
+    repository's absolute path, ``known`` the files whose text the cache's key holds."""
+    noted = Noted(root, known, fingerprint)
+    _NOTED.append(noted)
+    try:
+        yield noted
+    finally:
+        _NOTED.remove(noted)
 
 
 def reads_beyond() -> int:
@@ -129,10 +178,14 @@ def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | Non
     return real
 
 
-def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
+def escapes(path: Path | str, root: Path | str, real: Path | None = None,
+            memo: dict[str, str | None] | None = None) -> bool:
     """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``, or leads
     into a ``.git`` folder of it (the checkout's credentials live there: a ``.env`` linked to
-    ``.git/config`` is never read)."""
+    ``.git/config`` is never read). ``memo``: the folders resolved so far in the run (``_resolved``), for
+    a caller that asks about thousands of paths in a few folders (every kustomization's references)."""
+    if memo is not None and real is None:
+        return _escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo)
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -146,6 +199,17 @@ def escapes(path: Path, root: Path, real: Path | None = None) -> bool:
     if os.path.normpath(path.absolute()) == str(real):
         return False
     return inside is None
+
+
+def _escapes_by_strings(path: str, root: str, memo: dict[str, str | None]) -> bool:
+    """``escapes`` by strings, each folder resolved once per run: ``path`` absolute and normalised."""
+    real, real_root = _resolved(path, memo), _resolved(root, memo)
+    if real is None or real_root is None or not os.path.exists(real):  # as resolve(strict=True) refuses
+        return True
+    inside = _within(real, real_root)
+    if inside and ".git" in real[len(real_root):].split(os.sep):
+        return True
+    return not inside and path != real
 
 
 def blob_at(root: Path, commit: str, path: str, *, what: str, limit: int) -> bytes | None:

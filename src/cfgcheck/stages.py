@@ -96,39 +96,57 @@ class Staged:
     notes: list[str] = field(default_factory=list)
 
 
-def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None) -> LoadedFile:
-    return isolated_load(relpath(config.root, file),
-                         lambda: load_file(config.root, file, config.limits, fast, wanted, file_format, text))
+def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None,
+         data: bytes | None = None) -> LoadedFile:
+    """``file`` read (``text``: read already; ``data``: its bytes, read already) and parsed."""
+    rel = relpath(config.root, file)
+
+    def read() -> LoadedFile:
+        given = text
+        if given is None and data is not None:
+            given = read_text(rel, file, {**DEFAULT_LIMITS, **(config.limits or {})}, file_format(rel), data)
+            if isinstance(given, LoadedFile):
+                return given
+        return load_file(config.root, file, config.limits, fast, wanted, file_format, given)
+    return isolated_load(rel, read)
+
+
+def tested(serving: bool) -> Callable[[str, str], bool]:
+    """The prefilter of a file whose text it has tested already: its answer, not the test again."""
+    return lambda _rel, _text: serving
 
 
 def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
-           workspace: Callable[[], adapters.Workspace], cache: ContentCache | None = None) -> Iterator[Staged]:
+           workspace: Callable[[], adapters.Workspace], cache: ContentCache | None = None,
+           read: dict[Path, bytes] | None = None) -> Iterator[Staged]:
     """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
     are enough files; what a worker added to the index is added to the run's ``workspace()`` before
     the file is handed on, so the run sees every file as if it had read it itself. With ``cache``, a
-    file whose stage follows from its own text is taken from it, or put in it (``cache.py``)."""
+    file whose stage follows from its own text is taken from it, or put in it (``cache.py``). ``read``:
+    the bytes of files read already in this run, each taken once (the whole-run cache read them)."""
+    read = read if read is not None else {}
     in_pool = wanted is not None and pool.usable(jobs, len(files))
     if wanted is None or not in_pool and cache is None:
         for file in files:
-            yield Staged(load(config, file, fast, wanted))
+            yield Staged(load(config, file, fast, wanted, data=read.pop(file, None)))
         return
     def resolve(name: str) -> Any:
         return _shared(workspace(), name)
     if in_pool:
-        worker = _Worker(config, fast, wanted, cache, adapters.Workspace(config=config.as_dict()))
+        worker = _Worker(config, fast, wanted, cache, adapters.Workspace(config=config.as_dict()), read=read)
         messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
     else:  # the cache without workers: the stage runs in the run's own workspace
-        worker = _Worker(config, fast, wanted, cache, None, workspace)
+        worker = _Worker(config, fast, wanted, cache, None, workspace, read)
         messages = (worker.stage(file) for file in files)
     for kind, file, payload in messages:
         if kind == "text":  # it shares the index: parsed and adapted here, in order
-            yield Staged(load(config, file, fast, wanted, payload))
+            yield Staged(load(config, file, fast, tested(True), payload))
             continue
         if kind == "cached":
             text, entry = payload
             payload = _entry(entry, resolve)
             if payload is None:  # an entry that does not read back: the file is read here
-                yield Staged(load(config, file, fast, wanted, text))
+                yield Staged(load(config, file, fast, tested(True), text))
                 continue
             payload.file.text = text
         if kind != "here":  # "here": built in the run's workspace, its index entries are there already
@@ -147,9 +165,10 @@ class _Worker:
     current: "_Worker | None" = None
 
     def __init__(self, config: Config, fast: bool, wanted, cache: ContentCache | None,
-                 own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None) -> None:
+                 own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None,
+                 read: dict[Path, bytes] | None = None) -> None:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
-        self.own, self.run_workspace = own, run_workspace
+        self.own, self.run_workspace, self.read = own, run_workspace, read if read is not None else {}
         self.done = "staged" if run_workspace is None else "here"  # what a file built by this stage is
 
     @property
@@ -165,7 +184,7 @@ class _Worker:
         config = self.config
         rel = relpath(config.root, file)
         limits = {**DEFAULT_LIMITS, **(config.limits or {})}
-        text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel)))
+        text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel), self.read.pop(file, None)))
         serving = isinstance(text, str) and self.wanted(rel, text)
         if serving and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
             return ("text", file, text)
@@ -173,7 +192,7 @@ class _Worker:
         entry = self.cache.get(key) if key is not None else None
         if entry is not None:
             return ("cached", file, (text, entry))
-        loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, self.wanted, text)
+        loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, tested(serving), text)
         result = Staged(loaded, [])
         if loaded.serving:
             workspace = self.workspace

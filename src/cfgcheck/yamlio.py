@@ -302,17 +302,18 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     return loaded
 
 
-def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None) -> str | LoadedFile:
+def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None,
+              data: bytes | None = None) -> str | LoadedFile:
     """The text of ``file`` (``rel`` in the repository), or the file that could not be read (too large,
     not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
-    an engine."""
+    an engine. ``data``: its bytes, read already in this run (the whole-run cache's key holds them)."""
     try:
-        size = file.stat().st_size
+        size = file.stat().st_size if data is None else len(data)
         if size > limits["max-file-bytes"]:
             return _unread(rel, YamlError(
                 f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
                 reader)
-        return decode(file.read_bytes())
+        return decode(file.read_bytes() if data is None else data)
     except YamlError as exc:
         return _unread(rel, exc, reader)
     except OSError as exc:

@@ -416,3 +416,15 @@ def test_defaults_with_an_empty_model_are_a_placeholder_not_a_served_model(tmp_p
     result = lint([repo], Config(repo.resolve()))
     assert result.models == [] and result.findings == []
     assert "its defaults set an empty model" in capsys.readouterr().err
+
+
+@needs_helm
+def test_an_image_written_whole_in_values_stays_there_not_at_a_scripts_comment_naming_it(tmp_path: Path) -> None:
+    chart = dict(ENGINE_CHART)
+    chart["files/entrypoint.sh"] = "# Tested with image: vllm/vllm-openai:v0.10.1\nexec vllm serve \"$MODEL\"\n"
+    chart["templates/configmap.yaml"] = ("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: entry\ndata:\n"
+                                         "  entrypoint.sh: |\n{{ .Files.Get \"files/entrypoint.sh\" | indent 4 }}\n")
+    write(tmp_path / "engine", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    (engine,) = [m for m in result.models if m.identity.startswith("engine/Chart.yaml#helm[")]
+    assert (engine.image.location.path, engine.image.location.line) == ("engine/values.yaml", 1)

@@ -11,6 +11,7 @@ import pytest
 
 from cfgcheck.cache import ContentCache
 from cfgcheck.config import Config
+from cfgcheck import lint as lint_module
 from cfgcheck.lint import lint
 from cfgcheck.lint_command import render_lint
 from helpers import REPO, shared
@@ -45,8 +46,9 @@ def cache_home(tmp_path: Path, monkeypatch) -> Path:
     return home
 
 
-def _entries(home: Path) -> list[Path]:
-    return [path for path in home.rglob("*") if path.is_file()]
+def _entries(home: Path, kind: str = "stage") -> list[Path]:
+    """The entries of file stages (``kind`` "run": of whole runs)."""
+    return [path for path in (home / "cfgcheck" / kind).rglob("*") if path.is_file()]
 
 
 def _report(folder: Path, cache: bool, jobs: int = 1) -> str:
@@ -72,8 +74,12 @@ def test_the_cache_never_changes_a_finding(where: str, cache_home: Path, monkeyp
 
     monkeypatch.setattr(ContentCache, "get", counted)
     second = _report(folder, cache=True)
-    assert sum(read) == len(stored)  # every entry was read back
-    assert first == without and second == without
+    assert read == [True]  # the whole run's entry, checked and used
+    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    read.clear()
+    third = _report(folder, cache=True)
+    assert sum(read) == len(stored)  # file by file: every entry was read back
+    assert first == without and second == without and third == without
 
 
 def test_a_changed_file_is_not_read_from_the_cache(tmp_path: Path, cache_home: Path) -> None:
@@ -87,6 +93,7 @@ def test_a_changed_file_is_not_read_from_the_cache(tmp_path: Path, cache_home: P
     after = _report(folder, cache=True)
     assert after == _report(folder, cache=False) and after != before
     assert len(_entries(cache_home)) == 2  # one entry per text
+    assert len(_entries(cache_home, "run")) == 2  # and per run whose files' texts differ
 
 
 def test_a_file_read_with_another_is_not_kept(tmp_path: Path, cache_home: Path) -> None:
@@ -96,6 +103,7 @@ def test_a_file_read_with_another_is_not_kept(tmp_path: Path, cache_home: Path) 
     (folder / ".env").write_text("TAG=latest\n", encoding="utf-8")
     first = _report(folder, cache=True)
     assert not _entries(cache_home)  # its served model depends on .env
+    assert _entries(cache_home, "run") and _report(folder, cache=True) == first  # the run kept what .env held
     (folder / ".env").write_text("TAG=v0.8.5\n", encoding="utf-8")
     assert _report(folder, cache=True) == _report(folder, cache=False) != first
 
@@ -110,12 +118,15 @@ def test_an_entry_someone_else_wrote_is_no_entry(tmp_path: Path, cache_home: Pat
     folder.mkdir()
     (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
     expected = _report(folder, cache=True)
-    (entry,) = _entries(cache_home)
+    entries = _entries(cache_home) + _entries(cache_home, "run")
+    assert len(entries) == 2
     _Hostile.target = str(tmp_path / "ran")
-    entry.write_bytes(pickle.dumps(_Hostile()))
+    for entry in entries:
+        entry.write_bytes(pickle.dumps(_Hostile()))
     assert _report(folder, cache=True) == expected
     assert not (tmp_path / "ran").exists()
-    entry.write_bytes(b"not a pickle")
+    for entry in entries:
+        entry.write_bytes(b"not a pickle")
     assert _report(folder, cache=True) == expected
 
 
@@ -127,5 +138,5 @@ def test_no_cache_writes_nothing_and_lint_writes_its_entries_whole(tmp_path: Pat
     assert '"CFG302"' in quiet.stdout and not cache_home.exists()
     kept = invoke("lint", "-f", "json", ".", cwd=folder)
     assert (kept.returncode, kept.stdout) == (quiet.returncode, quiet.stdout)
-    names = [path.name for path in _entries(cache_home)]
-    assert len(names) == 1 and not names[0].startswith(".entry-")  # renamed into place, no temporary left
+    names = [path.name for path in _entries(cache_home) + _entries(cache_home, "run")]
+    assert len(names) == 2 and not any(name.startswith(".entry-") for name in names)  # renamed, no temporary left

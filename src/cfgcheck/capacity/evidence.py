@@ -1,8 +1,9 @@
 """The GPU where no definition states it: the ``nodes:`` fleet map of ``.cfgcheck.yaml`` (a person's
 statement about a host), and what people wrote beside a workload, which is only ever an assumption: a
 GPU named in a comment on the node selector, the GPU request or the served model's definition, in the
-file's header, beside another GPU workload pinned to the same host (or on the cluster's only GPU node),
-or in a README's node table. Where the GPU stays unknown, ``hint`` says which of these would state it.
+file's header, in the file's path, beside another GPU workload pinned to the same host (or on the
+cluster's only GPU node), in a README's node table, or in what the nearest README says its folder runs on
+(``tested on 2x L40S``). Where the GPU stays unknown, ``hint`` says which of these would state it.
 
 Nothing here reads a file: the adapters recorded the comments (``ServedModel.placement``,
 ``definition_comments``, ``comments``, the settings' comments) and the fleet's notes.
@@ -10,11 +11,12 @@ Nothing here reads a file: the adapters recorded the comments (``ServedModel.pla
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .fleet import HostNote, pinned_host
-from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, unknown_gpus_in_text
+from .fleet import HostNote, Statement, pinned_host
+from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 
 @dataclass(eq=False)
@@ -112,6 +114,32 @@ def written_gpu(model: Any) -> Evidence | None:
         if found is not None:
             return Evidence(None, f"{what} {found}")
     return None
+
+
+def path_gpu(model: Any) -> Evidence | None:
+    """The served model's file or a folder above it named after one GPU or instance type
+    (``values-h100.yaml``, ``gpu/l40s/deploy.yaml``, ``eks/g5.12xlarge/``); a path that names several
+    decides nothing. Names cfgcheck does not know are left out: a path's words are seldom about hardware."""
+    path = str(getattr(model, "path", "") or "")
+    found = gpus_in_text(path) if may_name_gpu(path) else []  # each GPU once
+    if len(found) != 1:
+        return None
+    (gpu, words), = found
+    return Evidence(gpu, f"the file's path {path} names {words!r}")
+
+
+def documented_gpu(model: Any, statements: dict[str, Statement]) -> Evidence | None:
+    """What the README nearest to the served model's file (its folder, then each folder above) states
+    about the GPU its configurations run on; a README that names several GPUs decides nothing and says so."""
+    folder = posixpath.dirname(str(getattr(model, "path", "") or ""))
+    while True:
+        said = statements.get(folder)
+        if said is not None:
+            where = f"{said.location.path}:{said.location.line}"
+            return Evidence(said.gpu, f"{where} says {said.words!r}" if said.gpu is not None else said.words)
+        if folder in ("", "/") or folder.startswith((".", "<")):
+            return None
+        folder = posixpath.dirname(folder)
 
 
 def noted_gpu(model: Any, notes: list[HostNote]) -> Evidence | None:

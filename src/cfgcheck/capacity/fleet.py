@@ -100,6 +100,17 @@ class HostNote:
 
 
 @dataclass(eq=False)
+class Statement:
+    """What a README says the configurations of its folder (and the folders below) run on (``tested on
+    2x L40S`` in prose or under a hardware heading): one GPU and the line, or (``gpu`` None) why the README
+    decides nothing (it names several GPUs, or one cfgcheck does not know)."""
+
+    gpu: Gpu | None
+    location: Location
+    words: str
+
+
+@dataclass(eq=False)
 class Placement:
     """Where a pod may be scheduled beyond its nodeSelector: the required node-affinity terms (alternatives,
     each a list of ``(key, operator, values)``), its tolerations (``(key, operator, value, effect)``; None
@@ -123,10 +134,21 @@ class Fleet:
     # path -> (line, text) of the comments that name a GPU in a file whose served models are of one document
     solo: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
     late: list[Callable[["Fleet"], None]] = field(default_factory=list)
+    # folder -> what its README states about the GPU (filled by ``unread``)
+    statements: dict[str, Statement] = field(default_factory=dict)
+    # readers of what is written far from any workload (README files): run by ``read_far`` only
+    unread: list[Callable[["Fleet"], None]] = field(default_factory=list)
 
     def settle(self) -> "Fleet":
         while self.late:
             self.late.pop(0)(self)
+        return self
+
+    def read_far(self) -> "Fleet":
+        """Run the readers of README files once, when a served model's GPU is stated nowhere nearer: a run
+        whose served models all have their GPU (or have none) reads no README."""
+        while self.unread:
+            self.unread.pop(0)(self)
         return self
 
 

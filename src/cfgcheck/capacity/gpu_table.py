@@ -212,10 +212,22 @@ def gpus_in_text(text: str) -> list[tuple[Gpu, str]]:
 
 
 # GPU model names the table may not know: a vendor brand and a number, or an upper-case data-centre part
-# (A100, H800, L40S); H264/H265 are video codecs.
+# (A100, H800, L40S); H264/H265 are video codecs, P50-P999 latency percentiles (``Latency P99: <1s``).
 _GPU_LIKE = re.compile(r"(?i:\b(?:rtx|gtx|geforce|quadro|radeon|rx|instinct|arc)\s*(?:pro\s*|a|b)?\d{3,4}\b(?:\s*ti\b)?)"
-                       r"|\b(?!H26[45]\b)[AHLBTVPK]\d{2,3}[A-Z]?\b")
+                       r"|\b(?!H26[45]\b|P(?:50|75|90|95|99|999)\b)[AHLBTVPK]\d{2,3}[A-Z]?\b")
 _EXAMPLES = re.compile(r"(?i)\b(?:e\.\s?g\.?|eg\.|for example|such as|i\.e\.)[^)\n]*")
+
+
+@lru_cache(maxsize=None)
+def _first_words() -> frozenset[str]:
+    return frozenset(alias.split()[0] for alias, _ in _gpu_aliases() if alias.strip())
+
+
+def may_name_gpu(text: str) -> bool:
+    """A cheap test before ``gpus_in_text`` for text that seldom names one (a path): whether a word of it
+    starts an alias of the table or is an instance type it lists."""
+    return not _first_words().isdisjoint(_norm_words(text).split()) or any(
+        match.group(0).lower() in _instance_types_lower() for match in _TOKEN.finditer(text))
 
 
 def unknown_gpus_in_text(text: str) -> list[str]:

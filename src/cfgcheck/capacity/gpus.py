@@ -22,7 +22,7 @@ from typing import Any, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
-from .evidence import hint, mapped_gpu, noted_gpu, only_mapped_gpu, written_gpu
+from .evidence import documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, written_gpu
 from .fleet import Sharing, match_pod, sharing_of
 from .tables import GiB, MiB
 
@@ -313,17 +313,33 @@ def _stated(model: Any, config: dict) -> Resolution:
         return Resolution(gpu, "config")
     memory = getattr(model, "gpu_memory_bytes", None)
     if memory:
-        return Resolution(Gpu(f"{memory / GiB:.0f}GiB", int(memory), "unknown", None, "stated memory"), "stated memory")
+        return _least_memory(model, int(memory))
     return _written(model, config, (directive, cfg_gpu), found, unknown + ([pools.hint] if pools and pools.hint else []))
 
 
+def _least_memory(model: Any, memory: int) -> Resolution:
+    """A stated GPU memory (LLMKube's ``hardware.gpu.memory``) is the least a GPU must have, per the Model
+    CRD ("minimum GPU memory required per GPU"): a GPU named beside the model that has that much is the
+    card (assumed); otherwise the minimum stands in for it."""
+    named = written_gpu(model)
+    if named is not None and named.gpu is not None and named.gpu.memory_bytes >= memory:
+        why = f"{named.why}, which has the {memory / GiB:.0f} GiB stated as the least memory"
+        return Resolution(named.gpu, why, "assumed", why=why, cited=True)
+    return Resolution(Gpu(f"{memory / GiB:.0f}GiB", memory, "unknown", None, "stated memory"), "stated memory")
+
+
 def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: list[str]) -> Resolution:
-    """What people wrote beside the model, the fleet map's only node, a note beside another GPU workload
-    (assumed, each); else why the accelerator is unknown and what would state it."""
+    """What people wrote beside the model, its file's path, the fleet map's only node, a note beside
+    another GPU workload or in a README (assumed, each, nearest first; the README files are read only when
+    nothing nearer names a GPU); else why the accelerator is unknown and what would state it."""
     fleet = getattr(model, "cluster", None)
     directive, cfg_gpu = said
-    for evidence in (written_gpu(model), only_mapped_gpu(model, config),
-                     noted_gpu(model, fleet.notes) if fleet is not None else None):
+    quiet = len(unknown)  # a README is the farthest source: it does not decide what a nearer one left open
+    readers = (lambda: written_gpu(model), lambda: path_gpu(model), lambda: only_mapped_gpu(model, config),
+               lambda: noted_gpu(model, fleet.read_far().notes) if fleet is not None else None,
+               lambda: documented_gpu(model, fleet.statements) if fleet is not None and len(unknown) == quiet
+               else None)
+    for evidence in (reader() for reader in readers):
         if evidence is not None and evidence.gpu is not None:
             return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)
         unknown += [evidence.why] if evidence is not None else []

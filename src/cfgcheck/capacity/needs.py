@@ -90,9 +90,11 @@ def vendor_of(model: Any) -> str | None:
     return vendor
 
 
-def _applies(model: Any, est: CapacityEstimate) -> bool:
-    return (est.gpu is None and est.kv_pool_source == "unknown" and est.layout is not None
-            and bool(est.max_model_len) and accelerator_kind(model) == "gpu" and not _experts_spread(model, est))
+def _applies(model: Any, est: CapacityEstimate, assumed: bool = False) -> bool:
+    named = est.gpu is not None and est.kv_pool_source == "estimated" if assumed else (
+        est.gpu is None and est.kv_pool_source == "unknown")
+    return (named and est.layout is not None and bool(est.max_model_len) and accelerator_kind(model) == "gpu"
+            and not _experts_spread(model, est))
 
 
 def _experts_spread(model: Any, est: CapacityEstimate) -> bool:
@@ -115,15 +117,16 @@ def _fits(est: CapacityEstimate, all_seqs: bool = False) -> bool | None:
     return conc is not None and conc >= requests
 
 
-def on_largest_gpu(model: Any, config: dict | None) -> tuple[Gpu, CapacityEstimate] | None:
+def on_largest_gpu(model: Any, config: dict | None, assumed: bool = False) -> tuple[Gpu, CapacityEstimate] | None:
     """The estimate on the largest bundled GPU of the workload's vendor, for a served model that names no
-    GPU and whose pool is otherwise unknown; None when that does not apply or cannot be computed."""
+    GPU and whose pool is otherwise unknown (``assumed``: whose pool is estimated on a GPU it names, for a
+    finding that asks whether any GPU would do); None when that does not apply or cannot be computed."""
     cache = getattr(model, "cache", None)
-    key = ("capacity-largest-gpu", id(config))
+    key = ("capacity-largest-gpu", id(config), assumed)
     if isinstance(cache, dict) and key in cache and cache[key][0] is config:
         return cache[key][1]
     found = None
-    if _applies(model, estimate(model, config)) and (candidates := bundled_gpus(vendor_of(model))):
+    if _applies(model, estimate(model, config), assumed) and (candidates := bundled_gpus(vendor_of(model))):
         largest = candidates[-1]
         trial = estimate(model, config, largest)
         found = (largest, trial) if _fits(trial) is not None else None

@@ -31,6 +31,7 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import Location, ServedModel
 from ..notes import note
+from ..paths import read_beyond
 from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
 from .charts import CHART_FILE, helm_binary
 from .deployments import of_chart
@@ -59,6 +60,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     """Served models of every rendering of the chart whose ``Chart.yaml`` this is, read by ``reader``."""
     if not is_chart(ctx, root) or ctx.workspace.config.get("render-helm") is False:
         return []
+    read_beyond()  # a chart's folder, templates and dependencies, and helm itself: no whole-run cache entry
     repo = Path(str(ctx.workspace.config.get("root")))
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     folder = repo / folder_rel
@@ -254,8 +256,8 @@ def _image_beside_its_repository(model: ServedModel, index: SourceMap) -> None:
     if image is None or not isinstance(image.value, str) or "@" in image.value or ":" not in image.value:
         return
     repository, tag = image.value.rsplit(":", 1)
-    if "/" in tag:
-        return  # a registry port, no tag
+    if "/" in tag or image.value in index.by_text:
+        return  # a registry port, no tag; or the image is written whole in a values file
     at = index.find(repository, None)
     if at is None or (at.path == image.location.path and 0 <= image.location.line - at.line <= _IMAGE_SPAN):
         return

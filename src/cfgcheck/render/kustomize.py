@@ -27,7 +27,7 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
-from ..paths import UnsafePath, inside_repo
+from ..paths import RESOLVED, UNMARKED, UnsafePath, inside_repo, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
@@ -39,6 +39,7 @@ MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larg
 # any URL scheme, and the remote-repository forms without one
 _REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
                      r"bitbucket\.org|dev\.azure\.com)[/:])", re.I)
+_URL_WORDS = re.compile(r"://|git::|@|github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com", re.I)
 
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
@@ -54,14 +55,16 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(f"{__name__}.resolved", dict))
+    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
-    if not reach.remote and not any(_may_serve(file, reader.serving) for file in reach.files):
+    unmarked = ctx.workspace.space(UNMARKED, set)
+    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked) for file in reach.files):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
+    read_beyond()  # kubectl and the tracked files it renders: no whole-run cache entry (cache.py)
     kubectl = shutil.which("kubectl")
     if kubectl is None:
         note(f"{folder_rel}: kubectl not found, kustomization not rendered (its files are linted one by one)")
@@ -124,9 +127,14 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     return into
 
 
-def _may_serve(file: Path, serving: Callable[[str], bool]) -> bool:
+def _may_serve(file: Path, serving: Callable[[str], bool], unmarked: set[str]) -> bool:
+    """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read already and found
+    none in (``lint.gather``), not read again."""
+    if str(file) in unmarked:
+        return False
     try:
-        return serving(file.read_text("utf-8", errors="replace"))
+        with open(file, encoding="utf-8", errors="replace") as stream:
+            return serving(stream.read())
     except OSError:
         return False
 
@@ -152,15 +160,17 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
     the folders resolved so far in the run (``paths.inside_repo``'s memo)."""
     reach = reach if reach is not None else Reach()
     seen = seen if seen is not None else set()
-    folder = Path(os.path.normpath(os.path.abspath(folder)))  # lexical: one kustomization per folder
-    kfile = next((folder / n for n in NAMES if (folder / n).is_file()), None)
-    if folder in seen or kfile is None:
+    top = os.path.normpath(os.path.abspath(folder))  # lexical: one kustomization per folder
+    named = next((name for name in NAMES if os.path.isfile(os.path.join(top, name))), None)
+    if top in seen or named is None:
         return reach
-    seen.add(folder)
+    seen.add(top)
+    folder, kfile = Path(top), Path(top, named)
     reach.folders.append(folder)
+    read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
     loaded = load_file(repo, kfile)
     root = loaded.documents[0].root if loaded.documents else None
-    for document in loaded.documents:
+    for document in loaded.documents if _may_name_url(loaded.text) else ():
         reach.url = reach.url or _url_in(document.root)
     if root is None or root.kind != "map":
         reach.files.append(kfile)
@@ -170,18 +180,19 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
             reach.remote = True
             reach.url = reach.url or ref
             continue
-        target = Path(os.path.normpath(folder / ref))  # lexical, as the findings name it
+        target = os.path.normpath(os.path.join(top, ref))  # lexical, as the findings name it
+        read_beyond(target)
         try:
             inside_repo(repo, target, what="kustomize reference", memo=resolved)
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach
-        if target.is_dir():
-            _reach(repo, target, reach, seen, resolved)
+        if os.path.isdir(target):
+            _reach(repo, Path(target), reach, seen, resolved)
             if reach.outside:
                 return reach
-        elif target.is_file():
-            reach.files.append(target)
+        elif os.path.isfile(target):
+            reach.files.append(Path(target))
     reach.url = reach.url or _url_in_configurations(repo, folder, root)
     reach.files.append(kfile)  # inline patches and images: last, they win
     return reach
@@ -200,6 +211,13 @@ def _references(root: YNode) -> list[str]:
             refs.extend(str(c.scalar("path")) for c in node.value if c.kind == "map" and c.scalar("path"))
             refs.extend(str(c.value) for c in node.value if c.kind == "scalar")
     return refs
+
+
+def _may_name_url(text: str) -> bool:
+    """Whether any string of a kustomization with this text may name a URL (``_REMOTE``): each form holds
+    one of these words, and a string holds no text its file does not but through a double-quoted escape
+    (``\\``); a plain or block scalar folded over lines gains a space, never a joined word."""
+    return not text or "\\" in text or _URL_WORDS.search(text) is not None
 
 
 def _url_in(node: YNode | None) -> str | None:
@@ -226,6 +244,7 @@ def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
             if item.kind != "scalar" or not isinstance(item.value, str):
                 continue
             target = Path(os.path.normpath(folder / item.value))
+            read_beyond(target)
             try:
                 real = inside_repo(repo, target, what="kustomize plugin configuration")
             except UnsafePath:

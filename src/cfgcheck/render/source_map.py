@@ -114,7 +114,8 @@ class SourceMap:
         for path, source in self.raw:
             for number, line in enumerate(source.splitlines(), start=1):
                 match = word.search(line)
-                if match:
+                # a comment (a script's "# tested with image: ...") renders into no value
+                if match and not line.lstrip().startswith("#"):
                     return Location(path, number, match.start() + 1, number, match.end() + 1)
         return None
 

@@ -139,6 +139,8 @@ REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
 _names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
+# hook -> (position in REGISTRY, SUFFIXES, INDEX_WORDS) of the adapters that define it (``hooked``)
+_hooked: dict[str, list[tuple[int, tuple[str, ...], tuple[str, ...] | None]]] = {}
 
 
 def register(adapter: Registered, before: Registered | None = None) -> Registered:
@@ -169,6 +171,7 @@ def unregister(adapter: Registered) -> None:
 
 def _rebuild_markers() -> None:
     global _markers, _file_formats
+    _hooked.clear()
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
@@ -192,11 +195,7 @@ def has_serving_marker(text: str) -> bool:
 
 def document_adapters() -> list[Adapter | LazyAdapter]:
     """The registered adapters that read YAML documents, in the order they are tried."""
-    return [adapter for adapter in REGISTRY if _reads_documents(adapter)]
-
-
-def _reads_documents(adapter: Registered) -> TypeGuard[Adapter | LazyAdapter]:
-    return defines(adapter, "served_models")
+    return [REGISTRY[position] for position, _, _ in hooked("served_models")]  # type: ignore[misc]
 
 
 def _reads_files(adapter: Registered) -> TypeGuard[FileAdapter | LazyAdapter]:
@@ -225,6 +224,17 @@ def indexes(adapter: Adapter | FileAdapter | LazyAdapter, hook: str, lowered: st
         return False
     words = getattr(adapter, "INDEX_WORDS", None)
     return words is None or any(word in lowered for word in words)
+
+
+def hooked(hook: str) -> list[tuple[int, tuple[str, ...], tuple[str, ...] | None]]:
+    """The adapters that define ``hook``, in order: (position in ``REGISTRY``, their ``SUFFIXES``, their
+    ``INDEX_WORDS`` or None), worked out once per registry (a walk for every file asks the same). The
+    position, not the entry: a built-in adapter imported takes its ``LazyAdapter``'s place."""
+    found = _hooked.get(hook)
+    if found is None:
+        found = _hooked[hook] = [(position, tuple(getattr(adapter, "SUFFIXES", ())), getattr(adapter, "INDEX_WORDS", None))
+                                 for position, adapter in enumerate(REGISTRY) if defines(adapter, hook)]
+    return found
 
 
 def may_own(adapter: Adapter | LazyAdapter, root: YNode) -> bool:

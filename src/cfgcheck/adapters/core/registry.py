@@ -21,7 +21,7 @@ from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
 from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read, defines, document_adapters, file_format,  # noqa: F401
-                       file_suffixes, has_serving_marker, indexes, may_own, may_read, read_by_name, register)
+                       file_suffixes, has_serving_marker, hooked, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
 # what the run reports of the references the adapters found leading nowhere (CFG003)
@@ -146,8 +146,8 @@ def index(workspace: Workspace, loaded: LoadedFile, by_path: bool = True) -> Non
     only its own files (nor is it imported for another's). ``by_path`` False: not the ``BY_PATH`` hooks
     (a worker's stage: the run calls them, ``index_by_path``)."""
     lowered = loaded.text.lower()
-    for adapter in REGISTRY:
-        if (by_path or _short(adapter) not in BY_PATH) and _indexes_file(adapter, "index", loaded.path, lowered):
+    for adapter in _indexing("index", loaded.path, lowered):
+        if by_path or _short(adapter) not in BY_PATH:
             adapter.index(workspace, loaded)
 
 
@@ -166,9 +166,13 @@ def _short(adapter: Registered) -> str:
     return adapter.__name__.rpartition("adapters.")[2]
 
 
-def _indexes_file(adapter: Registered, hook: str, path: str, lowered: str) -> bool:
-    suffixes = getattr(adapter, "SUFFIXES", ())
-    return not (suffixes and not path.endswith(tuple(suffixes))) and indexes(adapter, hook, lowered)
+def _indexing(hook: str, path: str | None, lowered: str) -> list[Registered]:
+    """The adapters whose ``hook`` (``index`` or ``refers_forward``) may act on the file ``path`` whose
+    lower-cased text is ``lowered``: it reads such files (``SUFFIXES``; None: whatever its name) and holds
+    one of their ``INDEX_WORDS`` (``protocol.indexes``, from the registry's table)."""
+    return [REGISTRY[position] for position, suffixes, words in hooked(hook)
+            if (path is None or not suffixes or path.endswith(suffixes))
+            and (words is None or any(word in lowered for word in words))]
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -197,7 +201,7 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
     renderer = renderer_of(name)
     if renderer is not None:
         candidates.insert(0, _Rendered(renderer, Reader(workspace)))
-    completers = [adapter for adapter in REGISTRY if defines(adapter, "complete_model")] if complete else []
+    completers = [REGISTRY[position] for position, _, _ in hooked("complete_model")] if complete else []
     limit = served_limit(workspace)
     for document in loaded.documents:
         if len(found) > limit:
@@ -321,8 +325,8 @@ def shares_index(name: str, text: str) -> bool:
     if always_read(name) or file_format(name) is not None:
         return True
     lowered = text.lower()
-    return any(_indexes_file(adapter, hook, name, lowered) for adapter in REGISTRY for hook in ("index", "refers_forward")
-               if _short(adapter) not in APPEND_ONLY + BY_PATH + RENDERED_ONLY)
+    return any(_short(adapter) not in APPEND_ONLY + BY_PATH + RENDERED_ONLY
+               for hook in ("index", "refers_forward") for adapter in _indexing(hook, name, lowered))
 
 
 def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
@@ -335,5 +339,5 @@ def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> N
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
     lowered = loaded.text.lower()
-    hooks = [adapter.refers_forward for adapter in REGISTRY if indexes(adapter, "refers_forward", lowered)]
+    hooks = [adapter.refers_forward for adapter in _indexing("refers_forward", None, lowered)]
     return bool(hooks) and any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)

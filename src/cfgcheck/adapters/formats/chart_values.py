@@ -107,10 +107,10 @@ def dependency_keys(config: dict[str, Any], values_path: str) -> list[str]:
     root = config.get("root")
     if not root:
         return []
-    read_beyond()
     repo = Path(str(root))
     folder = values_path.rsplit("/", 1)[0] if "/" in values_path else "."
     chart = repo / folder / "Chart.yaml"
+    read_beyond(chart)
     if not chart.is_file() or escapes(chart, repo):
         return []
     try:

@@ -1,31 +1,57 @@
-"""A README's node table: a Markdown table whose rows name a node (the first cell) and, in another cell, its
-GPU (``| gpu-box | Ryzen 9 | 64 GB | RTX 3090 |``), as notes about those hosts (``capacity.fleet.HostNote``).
-Homelab repositories list their hardware this way more often than in any file a scheduler reads.
+"""What a repository's README files say about its GPUs: a node table whose rows name a node (the first
+cell) and, in another cell, its GPU (``| gpu-box | Ryzen 9 | 64 GB | RTX 3090 |``), as notes about those
+hosts (``capacity.fleet.HostNote``); and what the README states its folder's configurations run on
+(``capacity.fleet.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``),
+a line labelled as the hardware (``- GPU: RTX 4090``, a table row ``| GPU | Tesla T4 (16GB) |``), a
+sentence that says what powers the box (``built on the NVIDIA GB10 SoC``) or any line under a hardware heading
+(``## Hardware``, ``## Requirements``); and a ``hardware.json`` sidecar beside a launch script
+(``{"gpu": "MI300X"}``), which speaks for its folder before the README does. Homelab repositories list
+their hardware this way more often than in any file a scheduler reads; samples say what they were
+tested on.
 
-It is an assumption, never a statement: a README may be out of date and nothing checks it against the
-cluster. So capacity reads it only for a pod pinned to that node, or for the cluster's only GPU node, and
-says where it read it. A README's prose (``the lab has a 3090``) says nothing about which node, and is not
-read. The READMEs read are those of the repository's root and of each folder that holds a file of the run,
-inside the repository only (``launch/named_files``). Reads no served model.
+Each is an assumption, never a statement: a README may be out of date and nothing checks it against the
+cluster. So capacity reads a node table only for a pod pinned to that node, or for the cluster's only
+GPU node; a statement only for the served models of its folder and the folders below, when nothing
+nearer names a GPU; and it says where it read it. Prose that merely mentions a GPU (``the lab once had
+an A6000``) is not read, nor are code blocks or example lists (``e.g. T4, L4``). The READMEs are those of
+the repository's root and of each folder that holds a file of the run, inside the repository only
+(``launch/named_files``), read once and only when a served model's GPU is stated nowhere nearer
+(``Fleet.read_far``). Reads no served model.
 """
 
 from __future__ import annotations
 
+import json
 import posixpath
 import re
 
 from ...capacity.evidence import one_gpu
-from ...capacity.fleet import HostNote
+from ...capacity.fleet import Fleet, HostNote, Statement
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
 from ..launch.named_files import read_text
 
-MARKERS = ()  # reads no document: its index hook reads README files beside the run's files
+MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
 _HOST_HEADER = re.compile(r"node|host|machine|server|computer")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 1123 label, dots for FQDNs)
+# A line that says what the configuration runs on, or what it needs
+_SAYS = re.compile(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
+                   r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b"
+                   r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b")
+_HARDWARE_HEADING = re.compile(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
+# A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, a table row
+# ``| GPU | NVIDIA Tesla T4 (16GB) |``)
+_HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
+                             r"machine|box|server|card)(?:\*\*|__)?\s*(?::|\*\*:|:\*\*|\|)")
+# A sidecar a launch script's folder keeps beside it, naming the machine's GPU (``{"gpu": "MI300X"}``)
+_SIDECARS = ("hardware.json",)
+_SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
+_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+# A threshold names a generation, not the card (``FP8 requires an H100 or newer``, ``Ampere+``)
+_THRESHOLD = re.compile(r"(?i)\bor (?:newer|later|better|above|higher)\b|\band (?:newer|later|above)\b|[a-z]\+(?!\w)")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -34,17 +60,31 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
     seen = workspace.space(__name__, set)
+    if not seen:  # the first file of the run: read the README files later, if a served model needs them
+        fleet(workspace).unread.append(lambda found: _read(workspace, seen, found))
     # standard input and pipes have no folder in the repository: only the root's README is theirs
     folder = posixpath.dirname(loaded.path) if not loaded.path.startswith(("/", "<", "..")) else ""
     while folder not in seen:
         seen.add(folder)
+        folder = posixpath.dirname(folder)
+
+
+def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
+    for folder in sorted(folders):
+        for name in _SIDECARS:  # nearer to the launch than the folder's README: it wins over it
+            rel = posixpath.join(folder, name) if folder else name
+            said = sidecar(rel, read_text(workspace, rel))
+            if said is not None:
+                found.statements[folder] = said
         for name in _READMES:
             rel = posixpath.join(folder, name) if folder else name
             text = read_text(workspace, rel)
             if text is not None:
-                fleet(workspace).notes.extend(table_notes(rel, text))
+                found.notes.extend(table_notes(rel, text))
+                said = statement(rel, text)
+                if said is not None:
+                    found.statements.setdefault(folder, said)
                 break
-        folder = posixpath.dirname(folder)
 
 
 def table_notes(path: str, text: str) -> list[HostNote]:
@@ -66,3 +106,48 @@ def table_notes(path: str, text: str) -> list[HostNote]:
             gpu, words, _ = found
             notes.append(HostNote(cells[0], gpu, Location(path, number, 1), words, "readme"))
     return notes
+
+
+def statement(path: str, text: str) -> Statement | None:
+    """What the README at ``path`` states its configurations run on: the GPU its hardware lines (a line
+    that says tested on / runs on / requires, or any line under a hardware heading; not in a code block)
+    name together, with the first line naming it; or why they decide nothing; None when they name none."""
+    lines, hardware, fenced = {}, False, False
+    for number, line in enumerate(text.split("\n"), start=1):
+        if line.lstrip().startswith(("```", "~~~")):
+            fenced = not fenced
+        elif fenced:
+            continue
+        elif _HEADING.match(line):
+            hardware = bool(_HARDWARE_HEADING.search(line))
+            if hardware:  # ``## Tested on H100`` says it in the heading
+                lines[f"{path}:{number}"] = line
+        elif (hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line)) and not _THRESHOLD.search(line):
+            lines[f"{path}:{number}"] = line
+    found = one_gpu(lines.items())
+    if found is None:
+        return None
+    if isinstance(found, str):
+        return Statement(None, Location(path, 1, 1), f"{path} {found}")
+    gpu, _, where = found
+    return Statement(gpu, Location(path, int(where.rpartition(":")[2]), 1), " ".join(lines[where].split())[:120])
+
+
+def sidecar(path: str, text: str | None) -> Statement | None:
+    """What a ``hardware.json`` beside the run's files names as the GPU: a ``gpu`` (``gpu_name``,
+    ``accelerator`` ...) string at its top level or one level down (``{"system": {"gpu": "MI300X"}}``)."""
+    try:
+        data = json.loads(text) if text else None
+    except ValueError:
+        return None
+    maps = [data, *(value for value in data.values() if isinstance(value, dict))] if isinstance(data, dict) else []
+    named = {f"{key}: {m[key]}": m[key] for m in maps for key in m
+             if str(key).lower() in _SIDECAR_KEYS and isinstance(m[key], str)}
+    found = one_gpu([(said, value) for said, value in named.items()])
+    if found is None:
+        return None
+    if isinstance(found, str):
+        return Statement(None, Location(path, 1, 1), f"{path} {found}")
+    gpu, _, said = found
+    line = 1 + (text or "")[:max((text or "").find(json.dumps(named[said])), 0)].count("\n")
+    return Statement(gpu, Location(path, line, 1), said)

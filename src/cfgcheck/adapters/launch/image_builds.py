@@ -79,7 +79,7 @@ def _candidates(workspace: Workspace, folder: str) -> list[str]:
     """The files of ``folder`` that may state a build: READMEs, make and shell scripts, skaffold and
     Tilt files, and (in .github/workflows) workflows."""
     root = workspace.config.get("root")
-    read_beyond()
+    read_beyond(Path(str(root)) / folder if root else None)
     try:
         names = sorted(entry.name for entry in os.scandir(Path(str(root)) / folder) if entry.is_file()) if root else []
     except OSError:

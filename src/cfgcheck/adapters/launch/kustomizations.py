@@ -12,10 +12,9 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from pathlib import Path
 
 from ...model import Location, ServedModel
-from ...paths import escapes
+from ...paths import RESOLVED, escapes, read_beyond
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -45,25 +44,36 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         return
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
+    top = os.path.abspath(str(repo))
+    resolved = workspace.space(RESOLVED, dict)
     for at, written, what, folders in _references(ctx, document.root):
         if _REMOTE.search(written) or "$" in written:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
-        target = Path(str(repo)) / rel
-        if rel.startswith("../") or rel == ".." or _outside(target, Path(str(repo))):
+        target = os.path.join(top, rel)
+        read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
+        if rel.startswith("../") or rel == ".." or _outside(target, top, resolved):
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
-        if target.is_file() or folders and target.is_dir() and any((target / name).is_file() for name in NAMES):
+        if os.path.isfile(target) or folders and os.path.isdir(target) and \
+                any(os.path.isfile(os.path.join(target, name)) for name in NAMES):
             continue
-        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and target.is_dir() else "")
+        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and os.path.isdir(target) else "")
         record(workspace, at, f"{what} '{written}'", looked,
                f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
 
 
-def _outside(target: Path, repo: Path) -> bool:
-    """Whether ``target`` is outside the repository: through a link of the nearest part of it that exists
-    (a path that does not exist does not resolve; a folder linked out of the repository is not its own)."""
-    existing = next((path for path in (target, *target.parents) if os.path.lexists(path)), repo)
-    return escapes(existing, repo)
+def _outside(target: str, repo: str, resolved: dict[str, str | None]) -> bool:
+    """Whether ``target`` (absolute, normalised) is outside the repository ``repo``: through a link of the
+    nearest part of it that exists (a path that does not exist does not resolve; a folder linked out of
+    the repository is not its own). ``resolved``: the run's folders resolved so far."""
+    existing = target
+    while not os.path.lexists(existing):
+        parent = os.path.dirname(existing)
+        if parent == existing:
+            existing = repo
+            break
+        existing = parent
+    return escapes(existing, repo, memo=resolved)
 
 
 def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:

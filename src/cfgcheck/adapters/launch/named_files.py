@@ -71,12 +71,12 @@ class _Files:
 def read_text(workspace: Workspace, rel: str) -> str | None:
     """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, not
     held by Git (see the module's docstring), inside ``.git``, or reached through a link that leaves."""
-    read_beyond()
+    root = workspace.config.get("root")
+    read_beyond(os.path.join(str(root), rel) if root else None)
     files = workspace.space(__name__, _Files)
     if rel in files.texts:
         return files.texts[rel]
     files.texts[rel] = None
-    root = workspace.config.get("root")
     if not root or _normal(rel) != rel:
         return None
     limit = {**DEFAULT_LIMITS, **(workspace.config.get("limits") or {})}["max-file-bytes"]
@@ -104,6 +104,8 @@ def holds_folder(workspace: Workspace, rel: str) -> bool:
     """Whether the repository holds a folder ``rel`` with a file in it that would be read (tracked by Git,
     at the commit, or not ignored outside Git)."""
     root = workspace.config.get("root")
+    # the whole-run cache checks this folder again before it reuses a run (paths.read_beyond)
+    read_beyond(os.path.join(str(root), rel) if root else None)
     files = workspace.space(__name__, _Files)
     if not root or _normal(rel) != rel:
         return False

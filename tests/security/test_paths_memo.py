@@ -1,0 +1,61 @@
+"""The string paths of a run's many reference checks (``paths.escapes`` with a memo) answer as the pathlib
+ones do, and the whole-run cache's notes of reads beyond the linted files (``paths.noting``) never read
+outside the repository or in its ``.git``."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from cfgcheck.cache import fingerprint
+from cfgcheck.paths import escapes, noting, read_beyond
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    root = tmp_path / "repo"
+    (root / "base").mkdir(parents=True)
+    (root / ".git").mkdir()
+    (root / ".git" / "config").write_text("[remote]\n", encoding="utf-8")
+    (root / "base" / "app.yaml").write_text("kind: Deployment\n", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.yaml").write_text("token: x\n", encoding="utf-8")
+    links = {"inside.yaml": root / "base" / "app.yaml", "out.yaml": outside / "secret.yaml",
+             "git.yaml": root / ".git" / "config", "dangling.yaml": root / "gone.yaml", "outdir": outside}
+    for name, target in links.items():
+        (root / name).symlink_to(target)
+    return root
+
+
+def test_escapes_by_strings_answers_as_pathlib(repo: Path) -> None:
+    memo: dict[str, str | None] = {}
+    for name in ("base/app.yaml", "base", "inside.yaml", "out.yaml", "git.yaml", "dangling.yaml", "outdir",
+                 "outdir/secret.yaml", ".git/config"):
+        assert escapes(repo / name, repo, memo=memo) == escapes(repo / name, repo), name
+    assert escapes(repo / "out.yaml", repo, memo=memo) and not escapes(repo / "inside.yaml", repo, memo=memo)
+
+
+def test_reads_beyond_are_noted_inside_the_repository_only(repo: Path) -> None:
+    read: list[str] = []
+
+    def counted(path: str) -> str:
+        read.append(path)
+        return fingerprint(path)
+
+    with noting(str(repo), {str(repo / "base" / "app.yaml")}, counted) as noted:
+        read_beyond(repo / "base" / "app.yaml")  # a linted file: its bytes are in the key already
+        read_beyond(repo / "base")
+        read_beyond(repo / "missing.env")
+    assert read == [str(repo / "base"), str(repo / "missing.env")] and not noted.unknown
+    assert noted.found[str(repo / "missing.env")] == "absent"
+    for name in ("out.yaml", "outdir/secret.yaml", "git.yaml", "../outside/secret.yaml"):
+        with noting(str(repo), set(), counted) as noted:
+            read_beyond(os.path.join(repo, name))
+        assert noted.unknown and not noted.found, name
+    with noting(str(repo), set(), counted) as noted:
+        read_beyond()  # a read that names no path: nothing the next run could check
+    assert noted.unknown
+    assert all(path.startswith(str(repo)) and "/.git" not in path for path in read)
