@@ -52,8 +52,33 @@ def may_exceed(text: str, limits: dict[str, int]) -> bool:
     nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
     depth_bound = indicators + math.isqrt(2 * len(text))
     documents_bound = text.count("---") + text.count("...") + 1  # a document starts at one, or after an end
+    max_depth = min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
+    if depth_bound > max_depth:  # a list of many items is not deep: count the columns nesting can use
+        depth_bound = _depth_by_columns(text)
     return nodes_bound > limits["max-expanded-nodes"] or documents_bound > limits["max-documents"] \
-        or depth_bound > min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
+        or depth_bound > max_depth
+
+
+# Where a line's first token, or the token after each indicator, anchor or tag that starts it, begins:
+# the only places a block collection can start (the parser opens one at the first key or entry).
+_LINE_START = re.compile(r"^[ \t]*(?:(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+)*", re.M)
+_STEP = re.compile(r"(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+")
+
+
+def _depth_by_columns(text: str) -> int:
+    """A bound on the nesting of ``text`` from the columns a block collection can start at. The parser
+    opens a block collection only at a column deeper than the one it is in (libyaml's and PyYAML's
+    ``roll_indent``), except a sequence at its mapping key's column, whose entries open the next one
+    deeper: so block nesting is at most twice the number of such columns. Flow collections nest inside
+    block ones: a ``[`` opens at most two levels (a single-pair mapping in it), a ``{`` one."""
+    if "\r" in text.replace("\r\n", ""):  # a line break the pattern does not see: no bound from lines
+        return len(text)
+    columns: set[int] = set()
+    for start in set(_LINE_START.findall(text)):
+        indent = len(start) - len(start.lstrip(" \t"))
+        columns.add(indent)
+        columns.update(step.end() for step in _STEP.finditer(start, indent))
+    return 2 * len(columns) + 2 * text.count("[") + text.count("{")
 
 
 def _event_parser(prefer_fast: bool):
@@ -185,6 +210,12 @@ def node_kind(raw: Any) -> str:
     return kind
 
 
+def repeated_keys(raw_pairs: list) -> bool:
+    """Whether a composed mapping's pairs hold a scalar key twice (as written)."""
+    keys = [key.value for key, _ in raw_pairs if node_kind(key) == "scalar"]
+    return len(set(keys)) != len(keys)
+
+
 def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]]) -> tuple[list[tuple[str, int, int]], bool]:
     """Validate a composed document: enforce the depth and alias-expansion limits, report duplicate
     keys, and collect the spans of scalars holding a ``#`` (for the comment scan). Returns the problems
@@ -209,8 +240,7 @@ def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]])
             elif kind == "seq":
                 below.extend(node.value)
             else:
-                keys = [key.value for key, _ in node.value if node_kind(key) == "scalar"]
-                if len(set(keys)) != len(keys):
+                if repeated_keys(node.value):
                     break  # a key twice (or merge keys ``<<``, which may repeat)
                 for pair in node.value:
                     below.extend(pair)

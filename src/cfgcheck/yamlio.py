@@ -1,6 +1,6 @@
 """Read YAML into located trees: every node keeps its line, column and source text; comments are kept.
 
-Two composers build the same tree: ruamel.yaml's round-trip composer and, where PyYAML's libyaml
+Two composers build the same tree (``yamltree``): ruamel.yaml's round-trip composer and, where PyYAML's libyaml
 binding is installed, its C composer (about 30x faster; both keep positions). Values are resolved by
 our own YAML 1.2 core rules so both give identical trees. Comments are read from the text itself,
 outside every scalar's span, so they do not depend on the composer either. Edits never re-dump a
@@ -14,7 +14,6 @@ breaks one is reported, never expanded.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,9 +22,10 @@ from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .yamlcomments import Comment, scan_comments
-from .yamlbounds import (_KIND_BY_CLASS, DEFAULT_LIMITS, YamlError, check_events, failure, inspect, may_exceed,
-                         node_kind, unread_long_comments)
+from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, failure, may_exceed, unread_long_comments
 from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
+from .yamltree import YNode as YNode  # where the adapters import it from
+from .yamltree import document_tree
 
 
 class FileReader(Protocol):
@@ -37,150 +37,6 @@ class FileReader(Protocol):
 # The reader of a file name (repo-relative) when its format is not YAML, else None: the adapter
 # registry's ``file_format``, which the callers that read such files pass in.
 Readers = Callable[[str], "FileReader | None"]
-
-_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
-_HEX = re.compile(r"0x[0-9a-fA-F_]+$")
-_OCT = re.compile(r"0o[0-7_]+$")
-_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
-_SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
-
-
-_UNSET = object()
-class YNode:
-    """A located YAML node: a view over a composer node, whose children are wrapped when first read.
-
-    ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
-    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. Aliased nodes share one
-    view (``views``, by composer node; None for a document without aliases, where every node has one
-    parent and so one view), so an alias is never expanded.
-    """
-
-    __slots__ = ("_raw", "_views", "kind", "style", "tag", "_value", "_keys")
-
-    def __init__(self, raw: Any, views: dict[int, "YNode"] | None):
-        self._raw, self._views = raw, views
-        self.kind = kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
-        self.style = _style_of(raw) if kind == "scalar" else None
-        tag = raw.tag
-        if tag.__class__ is not str:
-            tag = getattr(tag, "value", None)
-        self.tag = tag if tag and not tag.startswith("tag:yaml.org,2002:") else None
-        self._value = _UNSET
-        self._keys: dict[str, tuple[YNode, YNode]] | None = None
-
-    # Positions are read from the composer's marks when asked: most nodes are never located.
-    @property
-    def line(self) -> int:
-        return self._raw.start_mark.line + 1
-
-    @property
-    def column(self) -> int:
-        return self._raw.start_mark.column + 1
-
-    @property
-    def end_line(self) -> int:
-        return self._raw.end_mark.line + 1
-
-    @property
-    def end_column(self) -> int:
-        return self._raw.end_mark.column + 1
-
-    @property
-    def start_index(self) -> int:
-        return self._raw.start_mark.index
-
-    @property
-    def end_index(self) -> int:
-        return self._raw.end_mark.index
-
-    @property
-    def value(self) -> Any:
-        if self._value is _UNSET:
-            raw = self._raw
-            if self.kind == "scalar":
-                # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-                value = raw.value
-                if self.style == ">" and "\a" in value:
-                    value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
-                self._value = _resolve_plain(value) if self.style is None and self.tag is None else value
-            elif self.kind == "seq":
-                self._value = [self._view(child) for child in raw.value]
-            else:
-                self._value = self._pairs(raw.value)
-        return self._value
-
-    def _pairs(self, raw_pairs: list) -> list[tuple["YNode", "YNode"]]:
-        pairs: list[tuple[YNode, YNode]] = []
-        view = self._view
-        for key, item in raw_pairs:
-            # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
-            if key.value == "<<" and _style_of(key) is None and node_kind(item) in ("map", "seq"):
-                pairs.extend(_merge_pairs(view(item)))
-            else:
-                pairs.append((view(key), view(item)))
-        return pairs
-
-    def _view(self, raw: Any) -> "YNode":
-        views = self._views
-        if views is None:
-            return YNode(raw, None)
-        view = views.get(id(raw))
-        if view is None:
-            view = views[id(raw)] = YNode(raw, views)
-        return view
-
-    def __repr__(self) -> str:
-        return f"YNode({self.kind}, line {self.line}, column {self.column})"
-
-    def get(self, key: str) -> "YNode | None":
-        """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
-        pair = self._pair(key)
-        return pair[1] if pair is not None else None
-
-    def key_node(self, key: str) -> "YNode | None":
-        pair = self._pair(key)
-        return pair[0] if pair is not None else None
-
-    def _pair(self, key: str) -> "tuple[YNode, YNode] | None":
-        """The last (key, value) pair of a mapping whose key is the text ``key``; the lookup table is
-        built on the first call (adapters ask the same mapping for many keys)."""
-        if self.kind != "map":
-            return None
-        if self._keys is None:
-            self._keys = {k.value: (k, v) for k, v in self.value if k.kind == "scalar" and isinstance(k.value, str)}
-        return self._keys.get(key) if isinstance(key, str) else None
-
-    def path(self, *keys: str | int) -> "YNode | None":
-        node: YNode | None = self
-        for key in keys:
-            if node is None:
-                return None
-            if isinstance(key, int):
-                node = node.value[key] if node.kind == "seq" and -len(node.value) <= key < len(node.value) else None
-            else:
-                node = node.get(key)
-        return node
-
-    def scalar(self, *keys: str | int, default: Any = None) -> Any:
-        node = self.path(*keys) if keys else self
-        if node is None or node.kind != "scalar":
-            return default
-        return node.value
-
-    def items(self) -> Iterator[tuple["YNode", "YNode"]]:
-        if self.kind == "map":
-            yield from self.value
-
-    def to_python(self) -> Any:
-        if self.kind == "scalar":
-            return self.value
-        if self.kind == "seq":
-            return [child.to_python() for child in self.value]
-        return {k.to_python() if k.kind == "scalar" else str(k.line): v.to_python() for k, v in self.value}
-
-    def location(self, path: str) -> Location:
-        return Location(path, self.line, self.column, self.end_line, self.end_column)
-
 
 @dataclass(slots=True)
 class Document:
@@ -219,50 +75,6 @@ class LoadedFile:
 
     def source(self, node: YNode) -> str:
         return self.text[node.start_index:node.end_index]
-
-
-def _resolve_plain(text: str) -> Any:
-    """YAML 1.2 core schema for plain scalars."""
-    first = text[:1]
-    if first.isalpha() and first not in "tTfFnN" or first in "/$-{[<":
-        if first != "-" or text[1:2] == "-" or text[1:2].isalpha():
-            return text  # cannot be a number, boolean or null: most scalars take this path
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
-    if _INT.match(text):
-        try:
-            return int(text.replace("_", ""))
-        except ValueError:  # over Python's int-string conversion limit (4,300 digits): kept as written
-            return text
-    if _HEX.match(text):
-        return int(text[2:].replace("_", ""), 16)
-    if _OCT.match(text):
-        return int(text[2:].replace("_", ""), 8)
-    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
-        return float(text.replace("_", ""))
-    lowered = text.lower()
-    if lowered in _SPECIAL_FLOATS:
-        return _SPECIAL_FLOATS[lowered]
-    return text
-
-
-def _style_of(node: Any) -> str | None:
-    style = getattr(node, "style", None)
-    return style if style in ("'", '"', "|", ">") else None
-
-
-def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
-    if node.kind == "map":
-        return list(node.value)
-    pairs: list[tuple[YNode, YNode]] = []
-    for child in node.value:
-        if child.kind == "map":
-            pairs.extend(child.value)
-    return pairs
 
 
 def _fast_loader():
@@ -350,12 +162,14 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     old_limit = sys.getrecursionlimit()
     sys.setrecursionlimit(max(old_limit, limits["max-depth"] * 8 + 1000))
     try:
-        if may_exceed(text, limits):
+        bounded = not may_exceed(text, limits)
+        if not bounded:
             check_events(text, limits, fast)
+        # no alias (no ``*``) and too shallow for any limit: the tree is checked while it is built
+        plain = bounded and fast and "*" not in text
         index = 0
         for node in compose_all(text):
-            problems, aliased = inspect(node, limits, hash_spans) if node is not None else ([], False)
-            root = YNode(node, {} if aliased else None) if node is not None else None
+            root, problems = document_tree(node, limits, hash_spans, plain) if node is not None else (None, [])
             line = node.start_mark.line + 1 if node is not None else 1
             loaded.documents.append(Document(index, root, line, problems))
             index += 1
@@ -551,9 +365,7 @@ def relpath(root: Path, file: Path) -> str:
 
 def scalar_text_location(loaded_path: str, node: YNode) -> Location:
     """The location of a scalar's content: inside the quotes for a quoted single-line scalar."""
-    if node.style in ("'", '"') and node.line == node.end_line:
-        return Location(loaded_path, node.line, node.column + 1, node.end_line, node.end_column - 1)
-    return Location(loaded_path, node.line, node.column, node.end_line, node.end_column)
+    return node.location(loaded_path, inside_quotes=True)
 
 
 def apply_edits(text: str, edits: list[Edit]) -> str:

@@ -131,6 +131,7 @@ def accelerator_by_name(text: str | None) -> Gpu | None:
 _SIZE = re.compile(r" (\d+) ?gb? ")
 
 
+@lru_cache(maxsize=4096)  # a scan of every alias; the rules ask the same few label values for every served model
 def _named_entry(words: str) -> dict | None:
     """The table entry the longest matching alias names; when the words state a memory size the entry
     does not have (Volcengine's ``Tesla-A100-80G``: the ``tesla a100`` alias is the 40 GB card), the

@@ -23,7 +23,8 @@ from typing import Any
 from ..adapters.core.protocol import REGISTRY
 from ..adapters.core.node_at_location import at_location, walk
 from ..model import Edit, Location, ServedModel, Setting
-from ..yamlio import LoadedFile, YNode, _resolve_plain, apply_edits
+from ..yamlio import LoadedFile, YNode, apply_edits
+from ..yamltree import resolve_plain
 from .plan import PlanError, Resolved
 from .comments import review
 from ..settings import DESTS as CANONICAL_DESTS
@@ -40,7 +41,7 @@ def plain_ok(text: str) -> bool:
         return False
     if text[0] in "-:" and (len(text) == 1 or text[1] == " "):
         return False
-    return _resolve_plain(text) == text and not any(c in text for c in "\n\r\t")
+    return resolve_plain(text) == text and not any(c in text for c in "\n\r\t")
 
 
 def double_quoted(text: str) -> str:
@@ -66,7 +67,7 @@ def yaml_value(value: Any) -> str:
 def yaml_string(value: Any) -> str:
     """A YAML scalar that is a string (argv list items must be strings)."""
     text = as_text(value)
-    return text if plain_ok(text) and isinstance(_resolve_plain(text), str) else double_quoted(text)
+    return text if plain_ok(text) and isinstance(resolve_plain(text), str) else double_quoted(text)
 
 
 # ---------------------------------------------------------------- tree helpers

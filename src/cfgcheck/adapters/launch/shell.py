@@ -31,6 +31,10 @@ SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env",
 SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
 _ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
+# Runs of characters that are never special to ``_Lexer._step`` (nor, the second, inside double quotes):
+# read as one piece instead of one character at a time.
+_PLAIN_RUN = re.compile(r"[^\\ \t\r\n#()$;&|'\"{]+")
+_QUOTED_RUN = re.compile(r'[^"\\{]+')
 
 
 class Quoted(str):
@@ -115,8 +119,10 @@ class _Lexer:
             stop = _balanced(value, i + 1)
             self._put(value[i:stop], i, stop)
             return stop
-        self._put(c, i, i + 1)
-        return i + 1
+        run = _PLAIN_RUN.match(value, i + 1)
+        stop = run.end() if run is not None else i + 1
+        self._put(value[i:stop], i, stop)
+        return stop
 
     def _array_bound(self, i: int) -> int:
         """The parentheses of a bash array assignment ``cmd=(vllm serve M --x 1)`` belong to no word:
@@ -164,8 +170,10 @@ class _Lexer:
             elif value.startswith("{{", j):
                 j = self._template(j)
             else:
-                self._put(value[j], j, j + 1)
-                j += 1
+                run = _QUOTED_RUN.match(value, j + 1)
+                stop = run.end() if run is not None else j + 1
+                self._put(value[j:stop], j, stop)
+                j = stop
         self.end = j
         return j + 1
 
@@ -264,8 +272,10 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
     Exact for plain scalars and literal blocks; for quoted and folded scalars escapes, doubled quotes,
     indentation and folded line breaks in the source are skipped over.
     """
-    positions = [0] * (len(value) + 1)
     end = min(len(src), max(limit, j))
+    if j + len(value) <= end and src.startswith(value, j):  # written as it reads: no search
+        return list(range(j, j + len(value) + 1))
+    positions = [0] * (len(value) + 1)
     for i, c in enumerate(value):
         if j >= end:
             positions[i] = end

@@ -1,0 +1,242 @@
+"""Located YAML trees: the YNode of every node of a composed document, built at once.
+
+A composer node (PyYAML's C composer or ruamel's) keeps its positions; a YNode adds its kind, style,
+explicit tag and value, the value of a plain scalar resolved by the YAML 1.2 core schema so that both
+composers give identical trees. Building a tree also notes what ``yamlbounds.inspect`` looks for
+(scalars holding a ``#``, mappings that may repeat a key), so that a document with no alias and too
+shallow for any limit is walked once.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Iterator
+
+from .model import Location
+from .yamlbounds import _KIND_BY_CLASS, inspect, node_kind, repeated_keys
+
+_INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
+_HEX = re.compile(r"0x[0-9a-fA-F_]+$")
+_OCT = re.compile(r"0o[0-7_]+$")
+_FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+_SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
+
+
+class YNode:
+    """A located YAML node over a composer node (which keeps the positions).
+
+    ``value`` is a list of (key, value) pairs for maps, a list for sequences, and the resolved Python
+    value for scalars. Lines and columns are 1-based; ``end_*`` exclusive. A document's nodes are built
+    at once (``_tree``): adapters read nearly every node of a file, and plain attributes cost less to
+    read than values resolved on first use. Aliased nodes share one YNode, so an alias is never expanded.
+    """
+
+    __slots__ = ("_raw", "kind", "style", "tag", "value", "_keys")
+
+    def __init__(self, raw: Any, kind: str, style: str | None, tag: str | None, value: Any):
+        self._raw, self.kind, self.style, self.tag, self.value = raw, kind, style, tag, value
+        # a mapping's pairs by key text (the last one wins, as in Kubernetes); None for other nodes
+        self._keys: dict[str, tuple[YNode, YNode]] | None = None
+
+    # Positions are read from the composer's marks when asked: most nodes are never located.
+    @property
+    def line(self) -> int:
+        return self._raw.start_mark.line + 1
+
+    @property
+    def column(self) -> int:
+        return self._raw.start_mark.column + 1
+
+    @property
+    def end_line(self) -> int:
+        return self._raw.end_mark.line + 1
+
+    @property
+    def end_column(self) -> int:
+        return self._raw.end_mark.column + 1
+
+    @property
+    def start_index(self) -> int:
+        return self._raw.start_mark.index
+
+    @property
+    def end_index(self) -> int:
+        return self._raw.end_mark.index
+
+    def __repr__(self) -> str:
+        return f"YNode({self.kind}, line {self.line}, column {self.column})"
+
+    def get(self, key: str) -> "YNode | None":
+        """The value for ``key`` in a mapping (the last one wins, as in Kubernetes)."""
+        keys = self._keys
+        pair = keys.get(key) if keys is not None else None
+        return pair[1] if pair is not None else None
+
+    def key_node(self, key: str) -> "YNode | None":
+        keys = self._keys
+        pair = keys.get(key) if keys is not None else None
+        return pair[0] if pair is not None else None
+
+    def path(self, *keys: str | int) -> "YNode | None":
+        node: YNode | None = self
+        for key in keys:
+            if node is None:
+                return None
+            if isinstance(key, int):
+                node = node.value[key] if node.kind == "seq" and -len(node.value) <= key < len(node.value) else None
+            else:
+                node = node.get(key)
+        return node
+
+    def scalar(self, *keys: str | int, default: Any = None) -> Any:
+        node = self.path(*keys) if keys else self
+        if node is None or node.kind != "scalar":
+            return default
+        return node.value
+
+    def items(self) -> Iterator[tuple["YNode", "YNode"]]:
+        if self.kind == "map":
+            yield from self.value
+
+    def to_python(self) -> Any:
+        if self.kind == "scalar":
+            return self.value
+        if self.kind == "seq":
+            return [child.to_python() for child in self.value]
+        return {k.to_python() if k.kind == "scalar" else str(k.line): v.to_python() for k, v in self.value}
+
+    def location(self, path: str, inside_quotes: bool = False) -> Location:
+        """Where the node is written in ``path``; ``inside_quotes``: a quoted one-line scalar's content."""
+        start, end = self._raw.start_mark, self._raw.end_mark  # read once: locating is the adapters' commonest call
+        if inside_quotes and start.line == end.line and self.style in ("'", '"'):
+            return Location(path, start.line + 1, start.column + 2, end.line + 1, end.column)
+        return Location(path, start.line + 1, start.column + 1, end.line + 1, end.column + 1)
+
+
+def resolve_plain(text: str) -> Any:
+    """YAML 1.2 core schema for plain scalars."""
+    first = text[:1]
+    if first.isalpha() and first not in "tTfFnN" or first in "/$-{[<":
+        if first != "-" or text[1:2] == "-" or text[1:2].isalpha():
+            return text  # cannot be a number, boolean or null: most scalars take this path
+    if text in ("", "~", "null", "Null", "NULL"):
+        return None
+    if text in ("true", "True", "TRUE"):
+        return True
+    if text in ("false", "False", "FALSE"):
+        return False
+    if _INT.match(text):
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:  # over Python's int-string conversion limit (4,300 digits): kept as written
+            return text
+    if _HEX.match(text):
+        return int(text[2:].replace("_", ""), 16)
+    if _OCT.match(text):
+        return int(text[2:].replace("_", ""), 8)
+    if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
+        return float(text.replace("_", ""))
+    lowered = text.lower()
+    if lowered in _SPECIAL_FLOATS:
+        return _SPECIAL_FLOATS[lowered]
+    return text
+
+
+_STYLES = frozenset(("'", '"', "|", ">"))  # the scalar styles a YNode names; plain is None
+_CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
+
+
+class _Seen:
+    """What building a document's tree noticed that ``inspect`` would look for: the spans of scalars
+    holding a ``#`` (for the comment scan) and whether a mapping may repeat a key."""
+
+    __slots__ = ("hash_spans", "repeated")
+
+    def __init__(self) -> None:
+        self.hash_spans: list[tuple[int, int]] = []
+        self.repeated = False
+
+
+def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
+    """The YNode of the composed node ``raw``, built with all its descendants. ``views``: the YNodes
+    built so far by composer node, for a document with aliases (so an aliased node has one YNode);
+    None for a document without, where every node has one parent."""
+    if views is not None:
+        built = views.get(id(raw))
+        if built is not None:
+            return built
+    kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
+    tag = raw.tag
+    tag = None if tag.__class__ is str and tag.startswith(_CORE_TAG) else _tag_of(tag)
+    if kind == "scalar":
+        style, value = raw.style, raw.value
+        if "#" in value:
+            seen.hash_spans.append((raw.start_mark.index, raw.end_mark.index))
+        if style not in _STYLES:
+            # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
+            style = None
+            if tag is None:
+                value = resolve_plain(value)
+        elif style == ">" and "\a" in value:
+            value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
+        node = YNode(raw, kind, style, tag, value)
+    elif kind == "seq":
+        node = YNode(raw, kind, None, tag, [_tree(child, views, seen) for child in raw.value])
+    else:
+        pairs, merged = _pairs(raw.value, views, seen)
+        node = YNode(raw, kind, None, tag, pairs)
+        keys = node._keys = {key.value: (key, item) for key, item in pairs
+                             if key.kind == "scalar" and isinstance(key.value, str)}
+        # as many text keys as pairs: no two written alike (two alike resolve alike, or not to text)
+        if merged or len(keys) != len(pairs):
+            seen.repeated = seen.repeated or repeated_keys(raw.value)
+    if views is not None:
+        views[id(raw)] = node
+    return node
+
+
+def _tag_of(tag: Any) -> str | None:
+    """A tag as text (ruamel's is a ``Tag``), None for the core schema's."""
+    if tag.__class__ is not str:
+        tag = getattr(tag, "value", None)
+    return tag if tag and not tag.startswith(_CORE_TAG) else None
+
+
+def _pairs(raw_pairs: list, views: dict[int, YNode] | None, seen: _Seen) -> tuple[list[tuple[YNode, YNode]], bool]:
+    """A mapping's pairs, merge keys expanded, and whether there was one."""
+    pairs: list[tuple[YNode, YNode]] = []
+    merged = False
+    for key, item in raw_pairs:
+        # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
+        if key.value == "<<" and getattr(key, "style", None) not in _STYLES and node_kind(item) in ("map", "seq"):
+            pairs.extend(_merge_pairs(_tree(item, views, seen)))
+            merged = True
+        else:
+            pairs.append((_tree(key, views, seen), _tree(item, views, seen)))
+    return pairs, merged
+
+
+def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
+    if node.kind == "map":
+        return list(node.value)
+    pairs: list[tuple[YNode, YNode]] = []
+    for child in node.value:
+        if child.kind == "map":
+            pairs.extend(child.value)
+    return pairs
+
+
+def document_tree(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]],
+              plain: bool) -> tuple[YNode, list[tuple[str, int, int]]]:
+    """A composed document's tree and problems. ``plain``: it has no alias and no limit can be broken,
+    so ``inspect``'s walk is needed only when building it finds a mapping that may repeat a key."""
+    if not plain:
+        problems, aliased = inspect(raw, limits, hash_spans)
+        return _tree(raw, {} if aliased else None, _Seen()), problems
+    seen = _Seen()
+    root = _tree(raw, None, seen)
+    if seen.repeated:
+        problems, _ = inspect(raw, limits, hash_spans)  # where, in document order
+        return root, problems
+    hash_spans.extend(seen.hash_spans)
+    return root, []
