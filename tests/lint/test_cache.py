@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from cfgcheck import cache as cache_module
 from cfgcheck.cache import ContentCache
 from cfgcheck.config import Config
 from cfgcheck import lint as lint_module
@@ -140,3 +141,13 @@ def test_no_cache_writes_nothing_and_lint_writes_its_entries_whole(tmp_path: Pat
     assert (kept.returncode, kept.stdout) == (quiet.returncode, quiet.stdout)
     names = [path.name for path in _entries(cache_home) + _entries(cache_home, "run")]
     assert len(names) == 2 and not any(name.startswith(".entry-") for name in names)  # renamed, no temporary left
+
+
+def test_a_run_of_more_served_models_than_the_bound_keeps_no_whole_entry(cache_home: Path, monkeypatch) -> None:
+    folder = REPO / "examples"
+    monkeypatch.setattr(cache_module, "RUN_MODELS", 4)  # examples/ serves 5 models
+    first = _report(folder, cache=True)
+    assert not _entries(cache_home, "run")
+    monkeypatch.setattr(cache_module, "RUN_MODELS", 5)
+    assert _report(folder, cache=True) == first
+    assert len(_entries(cache_home, "run")) == 1
