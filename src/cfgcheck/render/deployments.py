@@ -23,12 +23,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..discover import RepoSearch
 from ..yamlio import parse_text
 from .staging import StageError, listed_files
 
 MAX_FILES = 20000  # repository files looked at for deployments
 MAX_BYTES = 1 << 20  # a deployment file larger than this is not read
 MAX_INSTANCES = 256  # parameter sets of one generator
+# the files that may define one: the run's own search (one git grep), not a read of every file in Python
+_DEFINES_ONE = ("argoproj[.]io", "helm")
 _TAG = re.compile(r"\{\{-?\s*(.*?)\s*-?\}\}")
 _PARAM = re.compile(r"\.?[A-Za-z_][\w.-]*")
 
@@ -56,8 +59,9 @@ def _scan(repo: Path) -> Iterator[tuple[str, Deployment]]:
     except StageError:
         return
     tracked = set(listed)
+    found = RepoSearch(repo, []).files([_DEFINES_ONE])
     for rel in listed[:MAX_FILES]:
-        if not rel.endswith((".yaml", ".yml")):
+        if rel not in found or not rel.endswith((".yaml", ".yml")):
             continue
         path = repo / rel
         try:
