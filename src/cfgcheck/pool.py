@@ -5,7 +5,7 @@ one process, no pool, below ``MIN_FILES`` or with ``--jobs 1``). Workers are for
 the run's configuration, registry and imports, and nothing is pickled to them but file paths. What a
 worker sends back is pickled here, not by multiprocessing, so that objects the run shares (an adapter
 module's index space, such as the list of Services every pod keeps) travel as names and are the
-parent's own objects once unpickled (``shared``): a served model built in a worker refers to the run's
+parent's own objects once unpickled (``named``, ``Shared``): a served model built in a worker refers to the run's
 list, as one built in the parent does. Without ``fork`` (Windows) the run stays in one process.
 """
 
@@ -69,15 +69,6 @@ class _Pickler(pickle.Pickler):
         return type(obj), tuple([getattr(obj, name) for name in names])
 
 
-class _NamingPickler(_Pickler):
-    def __init__(self, stream, names: dict[int, str]) -> None:
-        super().__init__(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        self.names = names
-
-    def persistent_id(self, obj: Any) -> str | None:
-        return self.names.get(id(obj))
-
-
 # What an entry of the content cache may name besides cfgcheck's own classes: the cache folder is the
 # user's, but a CI cache restored from another job is bytes someone else wrote, and unpickling calls
 # what the bytes name (docs.python.org/3/library/pickle.html, "Restricting Globals").
@@ -85,12 +76,9 @@ _BUILTINS = frozenset({"set", "frozenset", "slice", "complex", "bytearray", "ran
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, stream, resolve: Callable[[str], Any], restricted: bool) -> None:
+    def __init__(self, stream, restricted: bool) -> None:
         super().__init__(stream)
-        self.resolve, self.restricted = resolve, restricted
-
-    def persistent_load(self, pid: str) -> Any:
-        return self.resolve(pid)
+        self.restricted = restricted
 
     def find_class(self, module: str, name: str) -> Any:
         if not self.restricted:
@@ -103,36 +91,41 @@ class _Unpickler(pickle.Unpickler):
         return found
 
 
-def dumps(value: Any, shared: dict[str, Any]) -> bytes:
-    """``value`` pickled with each object of ``shared`` (name -> object) as its name, and each object of
-    a ``named`` class as the name it carries. Without ``shared``, no function is called for every object
-    pickled (``persistent_id`` would be: a third of the time of pickling served models)."""
+def dumps(value: Any) -> bytes:
+    """``value`` pickled, each object of a ``named`` class as the name it carries (``Shared``). No
+    function is called for every object pickled (a ``persistent_id`` would be: a third of the time of
+    pickling served models)."""
     stream = io.BytesIO()
-    if shared:
-        _NamingPickler(stream, {id(obj): name for name, obj in shared.items()}).dump(value)
-    else:
+    _naming.append(True)
+    try:
         _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    finally:
+        _naming.pop()
     return stream.getvalue()
 
 
 def loads(data: bytes, resolve: Callable[[str], Any], restricted: bool = False) -> Any:
-    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the parent's object;
+    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the loading run's object;
     ``restricted``: only cfgcheck's classes and a few plain builtin types may be named."""
     _resolving.append(resolve)
     try:
-        return _Unpickler(io.BytesIO(data), resolve, restricted).load()
+        return _Unpickler(io.BytesIO(data), restricted).load()
     finally:
         _resolving.pop()
 
 
+_naming: list[bool] = []  # a ``dumps`` under way: named objects pickle as their names
+
+
 class _Named:
-    """An index space of a worker: pickled as its name (``Shared``)."""
+    """An index space of the run or of a worker: pickled by ``dumps`` as its name (``Shared``), by any
+    other pickling (the whole-run cache, ``copy``) with what it holds."""
 
     __slots__ = ()
     name: str
 
-    def __reduce__(self) -> tuple:
-        return Shared, (self.name,)
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (Shared, (self.name,)) if _naming else super().__reduce_ex__(protocol)
 
 
 class _NamedList(_Named, list):
@@ -151,8 +144,9 @@ NAMED = {list: _NamedList, dict: _NamedDict, set: _NamedSet}
 
 
 def named(made: Any, name: str) -> Any:
-    """``made`` (an empty list, dict or set) as one that pickles as ``name`` (``Shared``): a worker's
-    index space, which the run's served models refer to as the run's own; another object as it is."""
+    """``made`` (an empty list, dict or set) as one that ``dumps`` pickles as ``name`` (``Shared``): an
+    index space, which served models built in a worker or kept in the cache refer to as the loading
+    run's own; another object as it is."""
     kind = NAMED.get(type(made))
     if kind is None or made:
         return made

@@ -159,7 +159,22 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
 
 
 @dataclass(eq=False)
-class _Watched(adapters.Workspace):
+class RunWorkspace(adapters.Workspace):
+    """The workspace of a lint run (and of a worker): its index spaces pickle as their names
+    (``pool.named``), which the loading run resolves to its own spaces (``_shared``), so that a served
+    model kept in the cache or built in a worker refers to the run's list of Services as one built
+    here does."""
+
+    def space(self, owner: str, make: Callable[[], Any]) -> Any:
+        return super().space(owner, lambda: _named(owner, make()))
+
+
+def _named(owner: str, made: Any) -> Any:
+    return pool.named(made, f"space:{type(made).__name__}:{owner}")
+
+
+@dataclass(eq=False)
+class _Watched(RunWorkspace):
     """A worker's workspace, which notes the index spaces a file's stage asks for (``Workspace.space``
     is the only way to them): a file whose text holds a word of an ordered index hook is built in the
     worker, and kept when its stage asked for none but ``registry.ORDER_FREE``'s."""
@@ -168,7 +183,7 @@ class _Watched(adapters.Workspace):
 
     def space(self, owner: str, make: Callable[[], Any]) -> Any:
         self.touched.add(owner)
-        return super().space(owner, lambda: _named(owner, make()))
+        return super().space(owner, make)
 
     def forget(self, held: set[str]) -> None:
         """Drop what a file handed to the run wrote here: the ordered spaces it asked for (no file this
@@ -240,7 +255,7 @@ class _Worker:
         """``result`` put in the cache, without the file's text (the next run has read it)."""
         assert self.cache is not None
         text, result.file.text = result.file.text, ""
-        entry = pool.dumps(result, _names(self.workspace))
+        entry = pool.dumps(result)
         result.file.text = text
         self.cache.put(key, entry)
         return entry
@@ -258,31 +273,14 @@ def _work(file: Path) -> bytes:
     """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run."""
     worker = _Worker.current
     assert worker is not None, "a pool worker runs _Worker.start first"
-    return pool.dumps(worker.stage(file), {})
+    return pool.dumps(worker.stage(file))
 
 
 _KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}
 
 
-def _named(owner: str, made: Any) -> Any:
-    """A worker's new index space, pickled as the name the run resolves to its own (``_shared``)."""
-    return pool.named(made, f"space:{type(made).__name__}:{owner}")
-
-
-def _names(workspace: adapters.Workspace) -> dict[str, Any]:
-    """The shared objects by name of the run's workspace (the cache without workers): its index spaces
-    (lists, dicts and sets, the only kinds a file built apart adds to), the Dockerfiles held, the
-    configuration. A worker's spaces pickle as their names themselves (``_named``)."""
-    if isinstance(workspace, _Watched):
-        return {}
-    return {f"space:{type(space).__name__}:{owner}": space for owner, space in workspace.spaces.items()
-            if type(space).__name__ in _KINDS} | {"held": workspace.held, "config": workspace.config}
-
-
 def _shared(workspace: adapters.Workspace, name: str) -> Any:
-    """The run's own object for a name ``_names`` or ``_named`` gave."""
-    if name in ("held", "config"):
-        return workspace.held if name == "held" else workspace.config
+    """The run's own index space for a name ``RunWorkspace`` gave one."""
     _, kind, owner = name.split(":", 2)
     return workspace.space(owner, _KINDS[kind])
 
