@@ -162,13 +162,19 @@ def _table() -> dict:
 
 def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
     """The known-image entry for ``ref`` and whether it was found as a mirror of an upstream image."""
-    full = ref.full.lower()
+    return _repository_entry(ref.full.lower(), ref.name.lower(), ref.registry is not None)
+
+
+# The entry follows from the repository alone, and one repository is served with many tags: each is
+# matched against the table once. 4,096 repositories is more than a repository names.
+@functools.lru_cache(maxsize=4096)
+def _repository_entry(full: str, name: str, registry: bool) -> tuple[dict | None, bool]:
     for entry in _table()["images"]:
         patterns = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
         if any(_matches(full, pattern) for pattern in patterns):
             return entry, False
-    upstream = _table()["mirrors"]["names"].get(ref.name.lower())
-    if upstream and ref.registry is not None:
+    upstream = _table()["mirrors"]["names"].get(name)
+    if upstream and registry:
         for entry in _table()["images"]:
             if entry["match"] == upstream:
                 return entry, True
