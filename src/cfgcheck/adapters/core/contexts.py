@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, TypeVar
 
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
-from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode, scalar_text_location
+from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode
 
 _DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
@@ -94,9 +94,8 @@ class DocContext:
         return self.loaded.path
 
     def location(self, node: YNode) -> Location:
-        if node.kind == "scalar":
-            return scalar_text_location(self.path, node)
-        return node.location(self.path)
+        """Where ``node`` is written; a scalar's content (``scalar_text_location``): inside its quotes."""
+        return node.location(self.loaded.path, node.kind == "scalar")
 
     def comments(self, line: int) -> tuple[str, ...]:
         return self.loaded.comments_for(line)
