@@ -128,13 +128,16 @@ class DocContext:
 
     def setting(self, name: str, key: YNode | None, value: YNode, source: str, convert=None,
                 origin: str = "field") -> Setting:
-        raw = value.value if value.kind == "scalar" else value.to_python()
+        # the commonest call of the adapters (every field they read): each position is read once
+        scalar, loaded = value.kind == "scalar", self.loaded
+        raw = value.value if scalar else value.to_python()
         converted = convert(raw) if convert else raw
-        line = key.line if key is not None else value.line
-        comments = self.comments(line)
-        if value.line != line:
-            comments = comments + self.comments(value.line)
-        text = self.source(value) if value.kind == "scalar" and value.line == value.end_line else None
+        value_line = value.line
+        line = key.line if key is not None else value_line
+        comments = loaded.comments_for(line)
+        if value_line != line:
+            comments = comments + loaded.comments_for(value_line)
+        text = loaded.source(value) if scalar and value_line == value.end_line else None
         if text is not None and value.style in ("'", '"'):
             text = text[1:-1]
         return Setting(name, converted, self.location(value), source, comments,
