@@ -233,7 +233,7 @@ def _path_to(node: YNode, target: YNode, depth: int) -> list[YNode] | None:
         return [node]
     if depth > _MAX_DEPTH:
         return None
-    children = node.value if node.kind == "seq" else list(node.items()) if node.kind == "map" else []
+    children = node.value if node.kind != "scalar" else ()  # a list's items, or a mapping's (key, value) pairs
     for child in children:
         key, value = child if isinstance(child, tuple) else (child, child)
         if key is target:
