@@ -287,8 +287,7 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
         run = runs.get(at, at)
         if run - at > 1 and j + run - at <= end and src.startswith(value[at:run], j):
             positions[at:run] = range(j, j + run - at)  # a word written as it reads: placed at once
-            j += run - at
-            i = run
+            j, i = j + run - at, run
             continue
         if c in " \t\n":
             positions[at] = j
