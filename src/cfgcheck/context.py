@@ -9,10 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from .model import Finding, ServedModel
+from .model import Finding
 from .registry import FACTS, FactProviders
 
 if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks (``FactProviders``)
+    from .model import ServedModel
     from .capacity.estimate import CapacityEstimate
     from .effective import Fact, Facts, Topology
     from .engines.argv import ParsedFlag

@@ -18,13 +18,16 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .discover import excluded
 from .errors import ConfigError
-from .model import Finding, Location, ServedModel
+from .model import Finding, Location
 from .registry import UnknownRule, codes_for
 from .yamlio import LoadedFile
+
+if TYPE_CHECKING:
+    from .model import ServedModel
 
 ANNOTATION = "cfgcheck.io/ignore"
 _START = re.compile(r"cfgcheck:[ \t]*ignore")

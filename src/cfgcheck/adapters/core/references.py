@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...model import Location
-from .contexts import Workspace
+from .workspace import Workspace
 
 
 @dataclass(eq=False, slots=True)
