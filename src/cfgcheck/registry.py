@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable
 
+from . import lazy
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -325,7 +326,7 @@ def by_code() -> dict[str, Rule]:
 
 # ---------------------------------------------------------------- selection: which rules a run checks
 
-_PREFIX = re.compile(r"CFG\d{0,3}", re.IGNORECASE)
+_PREFIX = lazy.Pattern(r"CFG\d{0,3}", re.IGNORECASE)
 
 
 def codes_for(value: str) -> set[str]:

@@ -20,6 +20,7 @@ import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from . import lazy
 from .discover import excluded
 from .errors import ConfigError
 from .model import Finding, Location
@@ -30,8 +31,8 @@ if TYPE_CHECKING:
     from .model import ServedModel
 
 ANNOTATION = "cfgcheck.io/ignore"
-_START = re.compile(r"cfgcheck:[ \t]*ignore")
-_DIRECTIVE = re.compile(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
+_START = lazy.Pattern(r"cfgcheck:[ \t]*ignore")
+_DIRECTIVE = lazy.Pattern(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
 @dataclass(eq=False)
 class Suppression:
     codes: set[str]

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .. import lazy
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, parse
 from .catalog import Resolution, catalog_for
@@ -110,7 +111,7 @@ def mentions_only(texts: list[str]) -> bool:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
+_PROGRAM = lazy.Pattern(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
 
 
 def _model_like(text: str) -> bool:

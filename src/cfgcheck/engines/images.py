@@ -16,11 +16,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import lazy
+
 ROLLING_TAGS = {"latest", "nightly", "dev", "main", "master", "edge", "head", "stable", "canary"}
 # 0.9.0.1, 0.5.5.post3, 0.10.1rc1, 0.11.0.dev2 followed by a build suffix (-cu129, -rocm630, _amd64)
 _VERSION = re.compile(r"^v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+|rc\d+|\.dev\d+)?)(?:[-_+].*)?$")
 # a commit id, abbreviated (7+) or whole; a letter among the digits tells it from a date stamp
-_COMMIT = re.compile(r"(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
+_COMMIT = lazy.Pattern(r"(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}")
 _DOCKER_HUB = {"docker.io", "index.docker.io", "registry-1.docker.io", "registry.hub.docker.com"}
 _ENGINE_HINTS = (
     ("tokenspeed", "tokenspeed"),

@@ -7,17 +7,17 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import Iterator
 
+from ... import lazy
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
 from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode, scalar_text_location
 from .workspace import Workspace as Workspace  # where the adapters import it from
 
-_DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
+_DIRECTIVE = lazy.Pattern(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
 
 def served_limit(workspace: Workspace) -> int:

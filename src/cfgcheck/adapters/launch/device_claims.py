@@ -11,9 +11,9 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from ... import lazy
 from ...capacity.gpus import Claim
 from ...model import Setting
 from ...yamlio import LoadedFile, YNode, scalar_text_location
@@ -26,7 +26,7 @@ MARKERS = ("resourceclaim",)
 INDEX_WORDS = ("resource.k8s.io", "resourceclaim")
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 # A CEL comparison of a device attribute that names the product: productName (NVIDIA, AMD), model.
-_PRODUCT = re.compile(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["']""")
+_PRODUCT = lazy.Pattern(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["']""")
 MAX_DEPTH = 12
 
 
