@@ -27,7 +27,7 @@ _STATED_BEFORE = re.compile(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
 _UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Ceiling:
     setting: str
     value: float | None  # None: "the value when this was written"

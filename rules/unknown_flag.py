@@ -94,7 +94,7 @@ def check(model, ctx):
         yield _finding(group)
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class _Verdict:
     kind: str  # what is said of the flag: one finding per line and kind names every such flag
     message: str  # of one flag

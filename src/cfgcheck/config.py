@@ -33,7 +33,7 @@ _PLURALS = {"object": "mappings", "array": "lists", "string": "strings", "intege
             "number": "numbers", "boolean": "true/false values"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Config:
     root: Path
     data: dict[str, Any] = field(default_factory=dict)

@@ -20,7 +20,7 @@ if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule firs
     from .engines.catalog import Catalog
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class RuleContext:
     """Handed to ``check``; ``options`` holds every declared option (defaults filled in)."""
 

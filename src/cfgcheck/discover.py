@@ -48,7 +48,7 @@ def listed_file(name: str, suffixes: tuple[str, ...] = ()) -> bool:
 CHART_FILE = "Chart.yaml"
 
 
-@dataclass(eq=False)  # one per run, never compared
+@dataclass(eq=False, repr=False)  # one per run, never compared
 class Inputs:
     files: list[Path] = field(default_factory=list)  # regular files, resolved
     streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them

@@ -37,7 +37,7 @@ if TYPE_CHECKING:
 adapters = lazy.Module("cfgcheck.adapters.core.registry", Workspace=Workspace, dangling=_dangling)
 
 
-@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
+@dataclass(eq=False, repr=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
     findings: list[Finding]
     files: list[LoadedFile]
@@ -104,7 +104,7 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Collection:
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models

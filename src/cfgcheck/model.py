@@ -33,7 +33,7 @@ class Location(NamedTuple):
         return (self.path, self.line, self.column)
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Edit:
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
@@ -45,7 +45,7 @@ class Edit:
     new: str
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Fix:
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 

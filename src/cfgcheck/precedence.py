@@ -25,7 +25,7 @@ from dataclasses import dataclass, replace
 from .model import SEVERITY_RANK, Finding, Location
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class Relation:
     specific: str  # the code of the finding that stays
     general: str  # the code of the finding it answers for

@@ -59,7 +59,7 @@ class DuplicateRule(ConfigError):
 _OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Option:
     """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
 
@@ -208,7 +208,7 @@ INDEX = Path(__file__).parent / "data" / "rule_index.json"
 INDEX_FIELDS = ("code", "name", "severity", "profiles", "scope", "module", "diff_only")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class RuleEntry(_Graded):
     """A built-in rule as the index lists it."""
 

@@ -41,7 +41,7 @@ class Setting:
         return self.source.startswith("-")
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class ArgToken:
     """One token of the engine's argv with its location (inside a list item, shell or env string)."""
 
@@ -52,7 +52,7 @@ class ArgToken:
     synthetic: bool = False  # produced by an operator from a typed field, not written as a token
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Directive:
     """A ``# cfgcheck: key=value <reason>`` comment."""
 
@@ -62,7 +62,7 @@ class Directive:
     location: Location
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Probe:
     """A container probe with the Kubernetes API defaults filled in (initialDelaySeconds 0,
     periodSeconds 10, timeoutSeconds 1, failureThreshold 3)."""
@@ -85,7 +85,7 @@ class Probe:
         return self.initial_delay + self.period * self.failure_threshold
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Volume:
     """A pod volume (or compose volume) by name: its type and, for emptyDir, medium and size."""
 
@@ -97,21 +97,21 @@ class Volume:
     claim: str | None = None  # a persistentVolumeClaim's claimName: what another pod that mounts it shares
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Mount:
     path: str
     volume: str
     location: Location
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Port:
     number: Any
     location: Location
     name: str | None = None
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class GroupPod:
     """Another pod of an engine's multi-pod group (one Ray worker group's pods, an LWS group's workers): the
     GPUs each such pod holds (the engine's ranks there share its ``/dev/shm``) and where that comes from."""
@@ -122,7 +122,7 @@ class GroupPod:
     location: Location  # the pod template
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Download:
     """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
     (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
@@ -136,7 +136,7 @@ class Download:
     volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class RepositoryModel:
     """A model folder the repository holds and the engine serves (a compose bind mount of it, a path a
     host script serves): its ``config.json`` as Git holds it, and the checkpoint index beside it (the
@@ -147,7 +147,7 @@ class RepositoryModel:
     index: str | None = None  # model.safetensors.index.json's text
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class Service:
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
@@ -158,7 +158,7 @@ class Service:
     location: Location
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class PodFacts:
     """The runtime around the engine container: what its pod (or compose service, or the operator
     that builds the pod) declares. ``shm`` says where a RAM-backed or host ``/dev/shm`` comes from
@@ -212,7 +212,7 @@ class PodFacts:
         return best
 
 
-@dataclass(slots=True, eq=False)
+@dataclass(slots=True, eq=False, repr=False)
 class ServedModel:
     """One engine process: what runs, with which settings, and where each of them is written."""
 

@@ -91,7 +91,7 @@ def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[Lo
 # ---------------------------------------------------------------- the stage, in order
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Staged:
     """One file after its own stage. ``models`` None: the run indexes and adapts it (``first_pass``)."""
 

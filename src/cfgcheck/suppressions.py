@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 ANNOTATION = "cfgcheck.io/ignore"
 _START = lazy.Pattern(r"cfgcheck:[ \t]*ignore")
 _DIRECTIVE = lazy.Pattern(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Suppression:
     codes: set[str]
     reason: str
@@ -57,7 +57,7 @@ class Suppression:
         return self.scope == "file" or finding.location.line in self.target_lines
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Collected:
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[tuple[Location, str]] = field(default_factory=list)  # (where, message) for CFG001

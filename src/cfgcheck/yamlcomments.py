@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Iterator
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Comment:
     line: int
     column: int

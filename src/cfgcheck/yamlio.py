@@ -38,7 +38,7 @@ class FileReader(Protocol):
 # registry's ``file_format``, which the callers that read such files pass in.
 Readers = Callable[[str], "FileReader | None"]
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Document:
     index: int
     root: YNode | None
@@ -46,7 +46,7 @@ class Document:
     problems: list[tuple[str, int, int]] = field(default_factory=list)  # (message, line, column)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class LoadedFile:
     path: str  # repo-relative POSIX
     text: str

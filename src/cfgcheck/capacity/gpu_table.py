@@ -13,7 +13,7 @@ from functools import lru_cache
 from .. import lazy
 from .tables import GiB, bundled_table
 
-@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
+@dataclass(eq=False, repr=False)  # compared by name (_compatible), never as a whole: cheaper to create
 class Gpu:
     """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
 

@@ -36,7 +36,7 @@ MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglan
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
-@dataclass(eq=False, slots=True)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, slots=True, repr=False)  # never compared by value: cheaper to create at start-up
 class Launch:
     """Where an engine starts in a command line: the engine, its own argv and a positional model."""
 
@@ -231,7 +231,7 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ParsedFlag:
     """A flag token of argv with what it resolved to and the value token(s) it consumed."""
 

@@ -52,7 +52,7 @@ _FLAG_IN_TEXT = lazy.Pattern(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,
 _ALIAS = lazy.Pattern(r"\balias\b", re.I)
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class Rename:
     """What replaced a removed option in a version, as the catalogs say."""
 
@@ -157,7 +157,7 @@ def _same_kind(old: OptionSpec, new: OptionSpec, alias: bool) -> bool:
     return alias or new.choices is None or (old.choices is not None and set(old.choices) <= set(new.choices))
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class FlagHistory:
     """Where an option unknown to one version is accepted in the other catalogued versions."""
 

@@ -55,7 +55,7 @@ def spend(size: int) -> bool:
     return True
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class DocContext:
     loaded: LoadedFile
     document: Document

@@ -16,7 +16,7 @@ from ...model import Location
 from .workspace import Workspace
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Dangling:
     """One reference that leads nowhere: what is named (and by what), and where it was looked for."""
 

@@ -10,7 +10,7 @@ from typing import Any, Callable, TypeVar
 Space = TypeVar("Space")
 
 
-@dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
+@dataclass(eq=False, repr=False)  # one per run, never compared: no value __eq__ to create at import
 class Workspace:
     """What the adapters of one run share across files: the user's configuration, the files whose launch
     another served model holds, and an index space per module that records documents of every file

@@ -16,7 +16,7 @@ Registered for its index and settle hooks only: it owns no document.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ... import lazy
 from ...model import Location, ServedModel
@@ -35,8 +35,7 @@ _SERVER = lazy.Pattern(r"^[ \t]*server[ \t]+(?:https?://)?(\[[0-9a-fA-F:.]+\]|[\
 _LOCAL = ("127.0.0.1", "localhost", "0.0.0.0", "[::1]", "host.docker.internal")
 
 
-@dataclass(frozen=True)
-class _Server:
+class _Server(NamedTuple):  # never changed: a NamedTuple costs a fifth of a frozen dataclass to create
     host: str  # the machine, as the upstream names it
     port: int
     location: Location

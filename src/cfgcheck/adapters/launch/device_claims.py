@@ -30,7 +30,7 @@ _PRODUCT = lazy.Pattern(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["'
 MAX_DEPTH = 12
 
 
-@dataclass
+@dataclass(repr=False)
 class DeviceRequests:
     """What one claim asks for: product names from CEL selectors, device classes, and the device count
     (None when a request allocates ``All`` devices or its count is not a number)."""
@@ -44,7 +44,7 @@ def _is_dra(root: YNode) -> bool:
     return is_resource(root, "resource.k8s.io/")
 
 
-@dataclass
+@dataclass(repr=False)
 class _Indexed:
     claims: dict[str, DeviceRequests] = field(default_factory=dict)  # "Kind/name" of templates and claims
     classes: dict[str, list[str]] = field(default_factory=dict)  # DeviceClass name -> its CEL selectors

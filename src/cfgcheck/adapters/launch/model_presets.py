@@ -56,7 +56,7 @@ _KEY_VALUE = lazy.Pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*([^;#\r
 _MAX_SECTIONS = 256
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Option:
     key: str
     value: str
@@ -65,7 +65,7 @@ class Option:
     comments: tuple[str, ...] = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Section:
     name: str
     at: Location

@@ -60,7 +60,7 @@ class _Source(Protocol):
     def holds_folder(self, rel: str) -> bool: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Files:
     """This module's index space: the texts read (path -> text, or None) and where they come from,
     decided at the first read."""
