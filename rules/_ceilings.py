@@ -29,6 +29,8 @@ _UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s
 
 @dataclass(eq=False, repr=False)
 class Ceiling:
+    """A documented ceiling for a memory fraction: its value (or the value when written) and where it is said."""
+
     setting: str
     value: float | None  # None: "the value when this was written"
     text: str  # what documents it, for the message

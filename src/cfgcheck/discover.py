@@ -50,6 +50,8 @@ CHART_FILE = "Chart.yaml"
 
 @dataclass(eq=False, repr=False)  # one per run, never compared
 class Inputs:
+    """What the run reads: the files found, the streams named, the Helm templates set aside and the named env files."""
+
     files: list[Path] = field(default_factory=list)  # regular files, resolved
     streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them
     templates: list[str] = field(default_factory=list)  # repo-relative Helm templates set aside

@@ -39,6 +39,8 @@ adapters = lazy.Module("cfgcheck.adapters.core.registry", Workspace=Workspace, d
 
 @dataclass(eq=False, repr=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
+    """What a lint run found: the findings, the files read and their served models (and, in diff mode, the base's)."""
+
     findings: list[Finding]
     files: list[LoadedFile]
     models: list[ServedModel]
@@ -106,6 +108,8 @@ class _Progress:
 
 @dataclass(eq=False, repr=False)
 class Collection:
+    """The files a run read and their served models, before the rules run."""
+
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models
     context: list[ServedModel]  # served models of related files read only for context (not reported)

@@ -27,6 +27,8 @@ from .model import SEVERITY_RANK, Finding, Location
 
 @dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class Relation:
+    """How the finding of rule ``specific`` answers for the one of rule ``general`` on the same cause."""
+
     specific: str  # the code of the finding that stays
     general: str  # the code of the finding it answers for
     kind: str  # "contradicts" | "folds"

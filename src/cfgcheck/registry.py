@@ -101,6 +101,8 @@ class _Graded:
 
 @dataclass
 class Rule(_Graded):  # compared by value: a rule enabled for the run is found in the list (lint.py)
+    """One rule as the run knows it: its index entry (code, name, severity, options, documentation) and its check."""
+
     code: str
     name: str
     severity: str

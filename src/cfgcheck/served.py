@@ -99,6 +99,8 @@ class Volume:
 
 @dataclass(slots=True, eq=False, repr=False)
 class Mount:
+    """A volume mounted into the engine's container, at ``path``."""
+
     path: str
     volume: str
     location: Location
@@ -106,6 +108,8 @@ class Mount:
 
 @dataclass(slots=True, eq=False, repr=False)
 class Port:
+    """A container port, by number (or as written), with its name when it has one."""
+
     number: Any
     location: Location
     name: str | None = None

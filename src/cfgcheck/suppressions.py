@@ -35,6 +35,8 @@ _START = lazy.Pattern(r"cfgcheck:[ \t]*ignore")
 _DIRECTIVE = lazy.Pattern(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
 @dataclass(eq=False, repr=False)
 class Suppression:
+    """One suppression read (a comment, an annotation or a per-file-ignores entry): the codes it silences, and where."""
+
     codes: set[str]
     reason: str
     location: Location
@@ -59,6 +61,8 @@ class Suppression:
 
 @dataclass(eq=False, repr=False)
 class Collected:
+    """The suppressions of the run, and the malformed ones (CFG001)."""
+
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[tuple[Location, str]] = field(default_factory=list)  # (where, message) for CFG001
 

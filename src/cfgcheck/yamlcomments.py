@@ -12,6 +12,8 @@ from typing import Iterator
 
 @dataclass(slots=True, repr=False)
 class Comment:
+    """One ``#`` comment of a file: where it starts, its text, and whether it is alone on its line."""
+
     line: int
     column: int
     text: str  # without the leading "#" and surrounding space

@@ -40,6 +40,8 @@ Readers = Callable[[str], "FileReader | None"]
 
 @dataclass(slots=True, repr=False)
 class Document:
+    """One YAML document of a file: its position, its tree (None: empty or unreadable) and what was wrong in it."""
+
     index: int
     root: YNode | None
     line: int  # first line of the document
@@ -48,6 +50,8 @@ class Document:
 
 @dataclass(slots=True, repr=False)
 class LoadedFile:
+    """One file read for the run: its text, its documents and comments, and whether it can hold a served model."""
+
     path: str  # repo-relative POSIX
     text: str
     documents: list[Document]

@@ -35,6 +35,8 @@ _BLOCKING = ("NoSchedule", "NoExecute")
 
 @dataclass(eq=False, repr=False)
 class Taint:
+    """A node taint: pods without a matching toleration are not scheduled there (``effect``)."""
+
     key: str
     value: str | None
     effect: str

@@ -57,6 +57,8 @@ def spend(size: int) -> bool:
 
 @dataclass(eq=False, repr=False)
 class DocContext:
+    """One document of a file as an adapter reads it: the file, the document, and the run's workspace."""
+
     loaded: LoadedFile
     document: Document
     workspace: Workspace

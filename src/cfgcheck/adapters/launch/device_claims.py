@@ -46,6 +46,8 @@ def _is_dra(root: YNode) -> bool:
 
 @dataclass(repr=False)
 class _Indexed:
+    """This module's index space: DRA claims and templates by name, device classes' selectors."""
+
     claims: dict[str, DeviceRequests] = field(default_factory=dict)  # "Kind/name" of templates and claims
     classes: dict[str, list[str]] = field(default_factory=dict)  # DeviceClass name -> its CEL selectors
 

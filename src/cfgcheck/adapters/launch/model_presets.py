@@ -58,6 +58,8 @@ _MAX_SECTIONS = 256
 
 @dataclass(eq=False, repr=False)
 class Option:
+    """One ``key = value`` of a preset file's section, located."""
+
     key: str
     value: str
     key_at: Location
@@ -67,6 +69,8 @@ class Option:
 
 @dataclass(eq=False, repr=False)
 class Section:
+    """One ``[name]`` section of a preset file and its options."""
+
     name: str
     at: Location
     options: list[Option] = field(default_factory=list)
