@@ -7,7 +7,7 @@ the adapters and the contexts they work in, is imported for the first file that 
 from __future__ import annotations
 
 from .protocol import (ADAPTERS, LazyAdapter, always_read, file_format, file_suffixes, has_serving_marker,  # noqa: F401
-                       read_by_name, register)
+                       read_by_name, register_all)
 # always_read, file_format, file_suffixes, has_serving_marker: the run's questions, asked here (lint, stages)
 
 # Every built-in adapter, by module name with what the prefilter reads of it (its MARKERS, its SUFFIXES,
@@ -91,8 +91,7 @@ BUILT_IN = (
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
     LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )
-for adapter in BUILT_IN:
-    register(adapter)
+register_all(BUILT_IN)
 # The renderers of the input stage, by module (under cfgcheck.render) with the file names each renders
 # whatever their text (tests/adapters/test_adapter_protocol.py checks them against each module's NAMES).
 RENDERERS = {"kustomize": ("kustomization.yaml", "kustomization.yml", "Kustomization"), "helm": ("Chart.yaml",)}
