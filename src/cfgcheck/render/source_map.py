@@ -99,6 +99,9 @@ class SourceMap:
                 if isinstance(current.value, str) and ":" in text and "/" in text:
                     tag = text.rsplit(":", 1)[1]
                     self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
+                    if "://" in text:  # a model URL (KubeAI's hf://org/name): the engine is given the ref
+                        self.by_text.setdefault(f"ref:{text.partition('://')[2]}", []).append(
+                            (ctx.location(current), None))
 
     def find(self, text: str, previous: str | None) -> Location | None:
         candidates = self.by_text.get(text) or []
@@ -199,7 +202,7 @@ def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identit
     for setting in settings:
         text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
         value, key = setting.location, setting.key_location
-        setting.location = place.where(value, text)
+        setting.location = place.inline(value, key, setting.source) or place.where(value, text)
         if key is not None:
             setting.key_location = place.where(key, setting.source if setting.is_flag else None)
         setting.comments = place.comments((setting.key_location, setting.location), setting.comments)
@@ -287,6 +290,8 @@ class _Places:
             self.mapped[key] = self.fallback
             return self.fallback
         found = self.sources.find(text, self.previous_of.get(key)) if text is not None else None
+        if found is None and text is not None and f"ref:{text}" in self.sources.by_text:
+            found = self.sources.find(f"ref:{text}", None)  # the reference inside a URL a source writes
         if found is None and text is not None and ":" in text:
             tag = text.rsplit(':', 1)[1]
             # an image written whole in a source, else its tag set alone (Helm values: image.tag)
@@ -298,6 +303,21 @@ class _Places:
             self.found.add(id(found))
         self.mapped[key] = found
         return found
+
+    def inline(self, value: Location, key: Location | None, flag: str) -> Location | None:
+        """The value of an inline ``--flag=value`` word (its span inside the flag's) at the same offset
+        inside the source word the flag was placed at; searched alone, its text ("8") would be taken for
+        any equal value of the sources (another field's ``targetRequests: 8``)."""
+        if key is None or value.line != key.line or key.end_column is None \
+                or not key.column < value.column < key.end_column:
+            return None
+        placed = self.where(key, flag)  # the word's own place (an argv token's, mapped first)
+        if id(placed) not in self.found:
+            return None
+        if placed.end_column is None or placed.end_column - placed.column != key.end_column - key.column:
+            return None  # the source word is not the rendered one written alike: no offset to carry over
+        offset = value.column - key.column
+        return Location(placed.path, placed.line, placed.column + offset, placed.line, placed.end_column)
 
     def comments(self, places: tuple[Location | None, ...], rendered: tuple[str, ...]) -> tuple[str, ...]:
         """The comments written at the source ``places`` (a setting's key line, then its value line when
