@@ -508,3 +508,48 @@ def test_an_inline_flag_value_of_a_rendered_model_stays_in_its_flag_not_at_an_eq
                                                           ("unexplained/values.yaml", 12, 24)]
     assert [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG205"] == [
         ("unexplained/values.yaml", 12)]
+
+
+MODELS_LIST_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: llm\nversion: 0.1.0\n",
+    "values.yaml": """\
+image: vllm/vllm-openai:v0.10.1
+models:
+  - name: qwen-32b
+    model: Qwen/Qwen2.5-32B-Instruct
+    tensorParallel: 2
+  - name: llama-70b
+    model: meta-llama/Llama-3.3-70B-Instruct
+    tensorParallel: 2
+""",
+    "templates/deployments.yaml": """\
+{{- range .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: {{ $.Values.image }}
+          args: ["--model", {{ .model | quote }}, "--tensor-parallel-size", "{{ .tensorParallel }}"]
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .tensorParallel }}
+{{- end }}
+""",
+}
+
+
+@needs_helm
+def test_each_deployment_a_models_list_renders_is_placed_at_its_own_entry(tmp_path: Path) -> None:
+    """Both entries run two ranks without /dev/shm: each rendered Deployment's tensor parallelism is the
+    value of its own entry (the one that sets its model), so CFG501 is reported at both entries, not
+    twice at the first entry's line (where one report would hide the other)."""
+    write(tmp_path / "llm", MODELS_LIST_CHART)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert sorted((f.location.line, f.model) for f in result.findings if f.code == "CFG501") == [
+        (5, "qwen-32b/vllm"), (8, "llama-70b/vllm")]
