@@ -475,6 +475,18 @@ spec:
 }
 
 
+def models_list_chart() -> dict[str, str]:
+    """The same Model in a chart of the repository's own: a `models:` list its template renders (no
+    values adapter reads such a list: the rendering alone is the served model)."""
+    chart = dict(KUBEAI_MODELS_CHART)
+    chart["values.yaml"] = chart["values.yaml"].replace("all:\n  enabled: false\ncatalog:\n  qwen-7b:\n",
+                                                        "models:\n  - name: qwen-7b\n")
+    chart["templates/models.yaml"] = chart["templates/models.yaml"].replace(
+        "{{- range $name, $model := .Values.catalog }}\n{{- if or $model.enabled $.Values.all.enabled }}",
+        "{{- range $model := .Values.models }}\n{{- with $name := $model.name }}")
+    return chart
+
+
 @needs_helm
 def test_a_kubeai_catalog_entry_and_the_model_rendered_from_it_are_one_served_model(tmp_path: Path) -> None:
     """The values adapter reads the entry; the rendered Model's url is found at the entry's url line (the
@@ -492,12 +504,7 @@ def test_an_inline_flag_value_of_a_rendered_model_stays_in_its_flag_not_at_an_eq
     """A `models:` list the chart's own template renders into Models (no values adapter reads it): the
     rendered --max-num-seqs=8 is placed in its own args word, not at `targetRequests: 8`; a reason
     written above that word is read (no CFG205)."""
-    chart = dict(KUBEAI_MODELS_CHART)
-    chart["values.yaml"] = chart["values.yaml"].replace("all:\n  enabled: false\ncatalog:\n  qwen-7b:\n",
-                                                        "models:\n  - name: qwen-7b\n")
-    chart["templates/models.yaml"] = chart["templates/models.yaml"].replace(
-        "{{- range $name, $model := .Values.catalog }}\n{{- if or $model.enabled $.Values.all.enabled }}",
-        "{{- range $model := .Values.models }}\n{{- with $name := $model.name }}")
+    chart = models_list_chart()
     write(tmp_path / "unexplained", chart)
     explained = dict(chart, **{"values.yaml": chart["values.yaml"].replace(
         "      - --max-num-seqs=8", "      # one user at a time: the box is a shared test bench\n      - --max-num-seqs=8")})
@@ -553,3 +560,15 @@ def test_each_deployment_a_models_list_renders_is_placed_at_its_own_entry(tmp_pa
     result = lint([tmp_path], Config(tmp_path.resolve()))
     assert sorted((f.location.line, f.model) for f in result.findings if f.code == "CFG501") == [
         (5, "qwen-32b/vllm"), (8, "llama-70b/vllm")]
+
+
+@needs_helm
+def test_a_rendered_flag_value_written_as_the_next_list_item_is_placed_after_its_flag(tmp_path: Path) -> None:
+    """``- --max-num-seqs`` then ``- "8"`` in a `models:` entry that also sets ``targetRequests: 8``: the
+    rendered value is the list item after its flag, not the equal autoscaling target above it."""
+    chart = models_list_chart()
+    chart["values.yaml"] = chart["values.yaml"].replace("      - --max-num-seqs=8\n",
+                                                        "      - --max-num-seqs\n      - \"8\"\n")
+    write(tmp_path / "models", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert [(f.location.line, f.location.column) for f in result.findings if f.code == "CFG205"] == [(13, 10)]

@@ -81,19 +81,21 @@ class SourceMap:
         return []
 
     def _walk(self, ctx: DocContext, node: YNode) -> None:
-        stack = [node]
+        stack: list[tuple[YNode, str | None]] = [(node, None)]  # a node, and the list item before it
         while stack:
-            current = stack.pop()
+            current, before = stack.pop()
             if current.kind == "map":
                 for _, value in current.items():
-                    stack.append(value)
+                    stack.append((value, None))
             elif current.kind == "seq":
-                stack.extend(current.value)
+                # an argument list's value follows its flag (``- --max-num-seqs`` then ``- "8"``)
+                stack.extend((item, str(prior.value) if prior is not None and prior.kind == "scalar" else None)
+                             for prior, item in zip([None, *current.value], current.value))
                 self.entries.setdefault(ctx.path, []).extend(
                     (item.line, item.end_line) for item in current.value if item.kind == "map")
             elif current.value is not None:
                 text = str(current.value)
-                self.by_text.setdefault(text, []).append((ctx.location(current), None))
+                self.by_text.setdefault(text, []).append((ctx.location(current), before))
                 if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
                     previous = None
                     for token in shell_tokens(ctx, current, "index", segment=False):
