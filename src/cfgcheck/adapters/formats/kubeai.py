@@ -5,8 +5,9 @@ The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
 ``spec.args`` in order, with ``spec.env`` as the container env. The pod's devices, node placement and
 default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
 (limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
-by ``scripts/build_operator_data.py``. OLlama, Infinity and FasterWhisper models are not engines
-cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
+by ``scripts/build_operator_data.py``; a profile's ``imageName`` and the images the repository's own
+KubeAI values set (``modelServers.VLLM.images``, read by the ``index`` hook) come first. OLlama,
+Infinity and FasterWhisper models are not engines cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
 entries, rendered as Models when ``enabled``) are read the same way.
 """
 
