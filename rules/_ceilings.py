@@ -13,7 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from cfgcheck.api import Location, ServedModel, Setting
+from cfgcheck.api import LazyPattern, Location, ServedModel, Setting
 
 MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # Comments come from pull requests: every pattern runs in linear time. A number starts only where no
@@ -21,14 +21,16 @@ MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # differently, and no two adjacent quantifiers can match the same whitespace.
 _NUMBER = r"(?<![\d.])(\d+(?:\.\d+)?|\.\d+)(?:\s*(%))?"
 _DIRECTIVE = re.compile(r"cfgcheck:\s*ceiling\s*=\s*" + _NUMBER)
-_NUMBER_AT_START = re.compile(_NUMBER)
+_NUMBER_AT_START = LazyPattern(_NUMBER)
 _STATED = re.compile(r"\bceiling\b\s*(?:(?:[:=]|is|of|at|to)\s*)?" + _NUMBER, re.I)
-_STATED_BEFORE = re.compile(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
-_UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
+_STATED_BEFORE = LazyPattern(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
+_UNSTATED = LazyPattern(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Ceiling:
+    """A documented ceiling for a memory fraction: its value (or the value when written) and where it is said."""
+
     setting: str
     value: float | None  # None: "the value when this was written"
     text: str  # what documents it, for the message

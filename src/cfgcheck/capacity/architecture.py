@@ -12,6 +12,7 @@ from dataclasses import dataclass, fields
 from functools import lru_cache
 from typing import Any
 
+from .. import lazy
 from .tables import bundled_table
 
 
@@ -22,7 +23,7 @@ DTYPE_BYTES = {
 }
 
 
-@dataclass(eq=False)  # compared by field where needed, never as a whole: cheaper to create
+@dataclass(eq=False, repr=False)  # compared by field where needed, never as a whole: cheaper to create
 class Architecture:
     """What KV and context arithmetic needs to know about a model."""
 
@@ -226,10 +227,10 @@ def normalize_model_id(model_id: str) -> str:
 
 _PATH_ID = re.compile(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
 # llama.cpp's GGUF quantization types in file names (Q4_K_M, IQ3_XXS, Q8_0, F16 ...)
-_GGUF_TYPE = re.compile(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
+_GGUF_TYPE = lazy.Pattern(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Key:
     """A table key standing for a served model id, and why when it is not the id itself."""
 

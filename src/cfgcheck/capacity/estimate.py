@@ -43,7 +43,7 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class CapacityEstimate:
     """The KV pool of one served model and what it allows, with how each figure was found."""
 
@@ -171,7 +171,7 @@ _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "m
            "max_num_batched_tokens")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Run:
     """What the steps of one estimate share: the engine, the parallelism, the model and the GPU."""
 

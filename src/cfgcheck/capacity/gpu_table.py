@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazy
 from .tables import GiB, bundled_table
 
-@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
+@dataclass(eq=False, repr=False)  # compared by name (_compatible), never as a whole: cheaper to create
 class Gpu:
     """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
 
@@ -197,7 +198,7 @@ def _karpenter_gpu(name: str, memory_mib: int) -> Gpu | None:
 
 
 # A bare model number (``3090``) is a GPU in ``# one 3090`` but a port in ``port 5090`` or ``:5090``.
-_PORTISH = re.compile(r"(?:\bports?\b\W*|[:=])$", re.I)
+_PORTISH = lazy.Pattern(r"(?:\bports?\b\W*|[:=])$", re.I)
 _URL = re.compile(r"\w+://\S+")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
 

@@ -57,7 +57,7 @@ _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/inst
 _FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Claim:
     """One place the cluster names the accelerator: a label and the values it allows, and how firmly
     (``required``: nodeSelector, required node affinity, a device resource; ``hint``: a preferred
@@ -69,7 +69,7 @@ class Claim:
     strength: str = "required"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Resolution:
     """The accelerator of a served model, where it was read from, and the claims that disagree."""
 

@@ -29,7 +29,7 @@ NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_o
 ESTIMATE_MARGIN = 0.10
 
 
-@dataclass(eq=False)  # never compared by value (ModelChange leaves it out): cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value (ModelChange leaves it out): cheaper to create at start-up
 class MemoryNeeds:
     """Device memory one GPU needs for this configuration. ``None`` bytes: more than any GPU (one request:
     more than 4 TiB; max_num_seqs of them: more than the largest bundled GPU, beyond which it is not sized)."""

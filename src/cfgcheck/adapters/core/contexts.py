@@ -7,43 +7,17 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Iterator
 
+from ... import lazy
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
 from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode
+from .workspace import Workspace as Workspace  # where the adapters import it from
 
-_DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
-
-
-Space = TypeVar("Space")
-
-
-@dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
-class Workspace:
-    """What the adapters of one run share across files: the user's configuration, the files whose launch
-    another served model holds, and an index space per module that records documents of every file
-    (LLMKube Models by name, Services, ConfigMaps, DRA claims, files read for context ...). A space
-    belongs to its module, which alone reads and writes it (others ask that module), so a new format
-    adds no field here."""
-
-    config: dict[str, Any] = field(default_factory=dict)
-    # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
-    held: set[str] = field(default_factory=set)
-    # the commit whose blobs the files a repository names are (diff mode: each side's); None: what Git
-    # tracks in the work tree (launch/named_files.py)
-    commit: str | None = None
-    spaces: dict[str, Any] = field(default_factory=dict)
-
-    def space(self, owner: str, make: Callable[[], Space]) -> Space:
-        """The index space of module ``owner`` (its ``__name__``), made by ``make()`` on first use."""
-        found = self.spaces.get(owner)
-        if found is None:
-            found = self.spaces[owner] = make()
-        return found
+_DIRECTIVE = lazy.Pattern(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
 
 def served_limit(workspace: Workspace) -> int:
@@ -81,8 +55,10 @@ def spend(size: int) -> bool:
     return True
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class DocContext:
+    """One document of a file as an adapter reads it: the file, the document, and the run's workspace."""
+
     loaded: LoadedFile
     document: Document
     workspace: Workspace

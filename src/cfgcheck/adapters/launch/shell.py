@@ -16,6 +16,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ... import lazy
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex
@@ -28,13 +29,13 @@ if TYPE_CHECKING:
 OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
 # The shells a container or program runs a script with, and their "run this string" flag
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
-SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
-_ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+SHELL_C = lazy.Pattern(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
+_ARRAY_NAME = lazy.Pattern(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
 # Runs of characters that are never special to ``_Lexer._step`` (nor, the second, inside double quotes):
 # read as one piece instead of one character at a time.
-_PLAIN_RUN = re.compile(r"[^\\ \t\r\n#()$;&|'\"{]+")
-_QUOTED_RUN = re.compile(r'[^"\\{]+')
+_PLAIN_RUN = lazy.Pattern(r"[^\\ \t\r\n#()$;&|'\"{]+")
+_QUOTED_RUN = lazy.Pattern(r'[^"\\{]+')
 
 
 class Quoted(str):
@@ -314,8 +315,8 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
 # --------------------------------------------------------------------------------------------------
 # parameter expansion
 
-_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ASSIGNMENT = lazy.Pattern(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _DECLARE = {"export", "readonly", "local", "declare"}
 _NOT_LITERAL = ("$", "`")
 
