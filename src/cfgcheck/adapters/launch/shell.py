@@ -276,9 +276,8 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
     end = min(len(src), max(limit, j))
     if j + len(value) <= end and src.startswith(value, j):  # written as it reads: no search
         return list(range(j, j + len(value) + 1))
-    positions = [0] * (len(value) + 1)
     runs = {m.start(): m.end() for m in re.finditer(r"[^ \t\n]+", value)}  # the words of the value
-    i, count = 0, len(value)
+    i, count, positions = 0, len(value), [0] * (len(value) + 1)
     while i < count:
         c, at = value[i], i
         i += 1
