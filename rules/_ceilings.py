@@ -97,9 +97,24 @@ def ceiling_for(model: ServedModel, setting: Setting, config: dict, pools: dict 
     return ceiling
 
 
-def gpu_pools(models: list[ServedModel]) -> dict[tuple[str, str], list[ServedModel]]:
+class Pools(dict):
+    """Served models by the GPUs they run on, with the ceiling each one's setting documents beside it,
+    read once: each model of a pool asks the others for theirs (a pool of N models, N x N questions)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._documented: dict[int, Ceiling | None] = {}  # by the Setting's id: the pool keeps its model alive
+
+    def documented(self, setting: Setting) -> Ceiling | None:
+        key = id(setting)
+        if key not in self._documented:
+            self._documented[key] = from_comments(setting)
+        return self._documented[key]
+
+
+def gpu_pools(models: list[ServedModel]) -> Pools:
     """Served models by the GPUs they run on (``ServedModel.gpu_pool``): what a run-scoped rule groups once."""
-    groups: dict[tuple[str, str], list[ServedModel]] = {}
+    groups = Pools()
     for other in models:
         pool = other.gpu_pool()
         if pool is not None:
@@ -111,11 +126,12 @@ def _from_siblings(model: ServedModel, setting: Setting, by_pool: dict) -> Ceili
     pool = model.gpu_pool()
     if pool is None:
         return None
+    documented = by_pool.documented if isinstance(by_pool, Pools) else from_comments
     for other in by_pool.get(pool, ()):
         if other is model or other.identity == model.identity:
             continue
         theirs = other.setting(setting.name)
-        ceiling = from_comments(theirs) if theirs is not None else None
+        ceiling = documented(theirs) if theirs is not None else None
         if ceiling is None:
             continue
         # A ceiling without a number is the value the sibling still runs with.

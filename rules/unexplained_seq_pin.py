@@ -163,6 +163,10 @@ def _limits_by_number(comments) -> dict[str, list[str]]:
     once for every served model sharing them (``model.Comments``)."""
     found: dict[str, list[str]] = {}
     for _, text in comments:
+        # most comments name no limit: the search on the whole text goes first (dropping flags only
+        # puts a space where one was, so it can make no word that was not there)
+        if not _LIMIT_WORDS.search(text):
+            continue
         words = _FLAG.sub(" ", text)
         if _LIMIT_WORDS.search(words):
             for number in dict.fromkeys(_NUMBER.findall(words)):

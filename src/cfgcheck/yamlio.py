@@ -63,6 +63,9 @@ class LoadedFile:
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""
+        previous = self.comments.get(line - 1) if line > 1 else None
+        if previous is None and line not in self.comments:
+            return ()  # most lines: nothing on them or above them (adapters ask for every setting)
         above: list[str] = []
         probe = line - 1
         while probe >= 1:

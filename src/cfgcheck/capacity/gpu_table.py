@@ -243,7 +243,9 @@ def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
     found: dict[str, tuple[int, Gpu, str]] = {}
     words = _norm_words(text)
     taken = [False] * len(words)
-    for alias, entry in _sized_first():
+    # only the aliases whose first word the text holds can be found (most comments name no GPU), in their order
+    by_first = _sized_first_by_word()
+    for _, alias, entry in sorted(row for word in by_first.keys() & words.split() for row in by_first[word]):
         start = words.find(alias)
         while start >= 0:
             span = range(start + 1, start + len(alias) - 1)
@@ -270,6 +272,15 @@ def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
 def _sized_first() -> list[tuple[str, dict]]:
     """The aliases, those that state a memory size first (``a100 80g`` before ``tesla a100``), longest first."""
     return sorted(_gpu_aliases(), key=lambda pair: (_SIZE.search(pair[0]) is None, -len(pair[0])))
+
+
+@lru_cache(maxsize=None)
+def _sized_first_by_word() -> dict[str, list[tuple[int, str, dict]]]:
+    """``_sized_first`` by the first word of each alias, each with its rank there."""
+    by_word: dict[str, list[tuple[int, str, dict]]] = {}
+    for rank, (alias, entry) in enumerate(_sized_first()):
+        by_word.setdefault(alias.split()[0], []).append((rank, alias, entry))
+    return by_word
 
 
 def _not_a_port(text: str, number: str) -> bool:

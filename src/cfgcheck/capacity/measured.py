@@ -42,9 +42,21 @@ def _parse_count(num: str, k: str | None) -> int | None:
     return value
 
 
+def _may_name_pool(text: str) -> bool:
+    """A cheap test before ``_POOL_KEYWORD`` (most comments name no pool): a match leaves one of these in the
+    lower-cased text. Only ``i``, ``k`` and ``s`` have other letters that match them ignoring case (İ, ı, the
+    Kelvin sign, ſ), so the words stop before an ``s`` and hold no ``i``."""
+    low = text.lower()
+    return "pool" in low or "kv" in low or "max_total_num_token" in low or "#token" in low
+
+
+def _names_pool(text: str) -> bool:
+    return _may_name_pool(text) and _POOL_KEYWORD.search(text) is not None
+
+
 def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
     """The pool size a comment line states, or None."""
-    if not _POOL_KEYWORD.search(text):
+    if not _names_pool(text):
         return None
     excluded = {x for x in (int_value(v) for v in exclude) if x}
     candidates: list[tuple[int, int, int]] = []  # (score, position, value)
@@ -89,7 +101,7 @@ def _pool_comments(comments) -> tuple[tuple[int, str], ...]:
     """The comments that may state a pool (a pool keyword, no directive): found once for every served
     model sharing them (``model.Comments``), so each model reads only these."""
     return tuple((line, text) for line, text in comments
-                 if not _DIRECTIVE_WORD.search(text) and _POOL_KEYWORD.search(text))
+                 if _names_pool(text) and not ("cfgcheck" in text and _DIRECTIVE_WORD.search(text)))
 
 
 def find_measured_pool(model: Any) -> tuple[int | None, str | None]:

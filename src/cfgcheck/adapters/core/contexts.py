@@ -14,7 +14,7 @@ from typing import Iterator
 
 from ... import lazy
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
-from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode, scalar_text_location
+from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode
 from .workspace import Workspace as Workspace  # where the adapters import it from
 
 _DIRECTIVE = lazy.Pattern(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
@@ -70,9 +70,8 @@ class DocContext:
         return self.loaded.path
 
     def location(self, node: YNode) -> Location:
-        if node.kind == "scalar":
-            return scalar_text_location(self.path, node)
-        return node.location(self.path)
+        """Where ``node`` is written; a scalar's content (``scalar_text_location``): inside its quotes."""
+        return node.location(self.loaded.path, node.kind == "scalar")
 
     def comments(self, line: int) -> tuple[str, ...]:
         return self.loaded.comments_for(line)
@@ -105,13 +104,16 @@ class DocContext:
 
     def setting(self, name: str, key: YNode | None, value: YNode, source: str, convert=None,
                 origin: str = "field") -> Setting:
-        raw = value.value if value.kind == "scalar" else value.to_python()
+        # the commonest call of the adapters (every field they read): each position is read once
+        scalar, loaded = value.kind == "scalar", self.loaded
+        raw = value.value if scalar else value.to_python()
         converted = convert(raw) if convert else raw
-        line = key.line if key is not None else value.line
-        comments = self.comments(line)
-        if value.line != line:
-            comments = comments + self.comments(value.line)
-        text = self.source(value) if value.kind == "scalar" and value.line == value.end_line else None
+        value_line = value.line
+        line = key.line if key is not None else value_line
+        comments = loaded.comments_for(line)
+        if value_line != line:
+            comments = comments + loaded.comments_for(value_line)
+        text = loaded.source(value) if scalar and value_line == value.end_line else None
         if text is not None and value.style in ("'", '"'):
             text = text[1:-1]
         return Setting(name, converted, self.location(value), source, comments,
@@ -207,7 +209,7 @@ def _path_to(node: YNode, target: YNode, depth: int) -> list[YNode] | None:
         return [node]
     if depth > _MAX_DEPTH:
         return None
-    children = node.value if node.kind == "seq" else list(node.items()) if node.kind == "map" else []
+    children = node.value if node.kind != "scalar" else ()  # a list's items, or a mapping's (key, value) pairs
     for child in children:
         key, value = child if isinstance(child, tuple) else (child, child)
         if key is target:

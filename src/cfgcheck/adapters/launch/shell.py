@@ -276,13 +276,21 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
     end = min(len(src), max(limit, j))
     if j + len(value) <= end and src.startswith(value, j):  # written as it reads: no search
         return list(range(j, j + len(value) + 1))
-    positions = [0] * (len(value) + 1)
-    for i, c in enumerate(value):
+    runs = {m.start(): m.end() for m in re.finditer(r"[^ \t\n]+", value)}  # the words of the value
+    i, count, positions = 0, len(value), [0] * (len(value) + 1)
+    while i < count:
+        c, at = value[i], i
+        i += 1
         if j >= end:
-            positions[i] = end
+            positions[at] = end
+            continue
+        run = runs.get(at, at)
+        if run - at > 1 and j + run - at <= end and src.startswith(value[at:run], j):
+            positions[at:run] = range(j, j + run - at)  # a word written as it reads: placed at once
+            j, i = j + run - at, run
             continue
         if c in " \t\n":
-            positions[i] = j
+            positions[at] = j
             if src[j] == c:
                 j += 1
             elif src[j] == "\\" and j + 1 < end and src[j + 1] in "ntr ":
@@ -295,10 +303,10 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
         while k < end and src[k] != c and k - j < 400:
             k += 1
         if k < end and src[k] == c:
-            positions[i] = k
+            positions[at] = k
             j = k + 1
         else:
-            positions[i] = j
+            positions[at] = j
     positions[len(value)] = min(j, end)
     return positions
 
