@@ -15,15 +15,17 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ... import lazy
 from ...model import ArgToken, Download, Mount
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import HUB_URL
+from .env_argv import container_env, splice
 from .pods import read_mounts
 from .shell import SHELL_C, SHELLS, argv_tokens, shell_commands
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REPO = lazy.Pattern(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_SHA = lazy.Pattern(r"^[0-9a-f]{40}$")
 _TOOLS = re.compile(r"\b(?:download|clone|curl|wget|aria2c)\b")
 # options of `hf download` / `huggingface-cli download` that take a value (huggingface_hub commands/download.py)
 _HUB_VALUED = {"--revision", "--local-dir", "--cache-dir", "--include", "--exclude", "--repo-type", "--token",
@@ -84,7 +86,8 @@ def command_downloads(commands: list[list[ArgToken]], cwd: str | None, where: st
 
 
 def _commands(ctx: DocContext, container: YNode) -> list[list[ArgToken]]:
-    """A container's commands: each command of a ``sh -c`` script, else its one argv."""
+    """A container's commands: each command of a ``sh -c`` script, its variables taken from the
+    container's own ``env`` as the engine container's are (``hf download "${REPO}"``), else its one argv."""
     joined = argv_tokens(ctx, container.get("command"), "command") + argv_tokens(ctx, container.get("args"), "args")
     texts = [t.text for t in joined]
     if texts and texts[0] in SHELLS:
@@ -92,7 +95,11 @@ def _commands(ctx: DocContext, container: YNode) -> list[list[ArgToken]]:
         if flag is not None and flag + 1 < len(joined):
             node = _scalar_of(container, joined[flag + 1])
             if node is not None:
-                return shell_commands(ctx, node, "shell")
+                commands = shell_commands(ctx, node, "shell")
+                if any("$" in token.text for command in commands for token in command):
+                    values = container_env(ctx, container)
+                    commands = [splice(command, values) for command in commands]
+                return commands
     return [joined]
 
 
