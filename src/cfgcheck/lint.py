@@ -25,7 +25,8 @@ from .render.charts import note_templates, note_unrendered
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
-                     isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, Staged)
+                     isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, RunWorkspace,
+                     Staged)
 from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 if TYPE_CHECKING:
@@ -204,7 +205,7 @@ def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters
 
     def workspace() -> adapters.Workspace:
         if not made:
-            made.append(adapters.Workspace(config=settings, spaces={UNMARKED: unmarked}))
+            made.append(RunWorkspace(config=settings, spaces={UNMARKED: unmarked}))
         return made[0]
     return workspace
 

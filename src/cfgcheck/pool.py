@@ -5,12 +5,13 @@ one process, no pool, below ``MIN_FILES`` or with ``--jobs 1``). Workers are for
 the run's configuration, registry and imports, and nothing is pickled to them but file paths. What a
 worker sends back is pickled here, not by multiprocessing, so that objects the run shares (an adapter
 module's index space, such as the list of Services every pod keeps) travel as names and are the
-parent's own objects once unpickled (``shared``): a served model built in a worker refers to the run's
+parent's own objects once unpickled (``named``, ``Shared``): a served model built in a worker refers to the run's
 list, as one built in the parent does. Without ``fork`` (Windows) the run stays in one process.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import os
 import pickle
@@ -33,13 +34,39 @@ def usable(jobs: int, files: int) -> bool:
     return jobs > 1 and files >= MIN_FILES and hasattr(os, "fork")
 
 
-class _Pickler(pickle.Pickler):
-    def __init__(self, stream, names: dict[int, str]) -> None:
-        super().__init__(stream, protocol=pickle.HIGHEST_PROTOCOL)
-        self.names = names
+class Shared:
+    """What an object the run shares pickles as (``named``): its name, the loading process's own object
+    once unpickled (``loads``' ``resolve``). A class, so that a cache entry that names it is loaded."""
 
-    def persistent_id(self, obj: Any) -> str | None:
-        return self.names.get(id(obj))
+    def __new__(cls, name: str) -> Any:  # type: ignore[misc]
+        return _resolving[-1](name)
+
+
+_resolving: list[Callable[[str], Any]] = []  # the resolve of each ``loads`` under way
+
+
+_SLOTTED: dict[type, tuple[str, ...] | None] = {}
+
+
+def _slotted(record: type) -> tuple[str, ...] | None:
+    """The fields of a dataclass with slots that its ``__init__`` sets, all of them, with nothing after
+    (no ``__post_init__``); None for another class. Such a record pickles as its class and the values
+    of its fields, and is made again by calling the class: faster than the ``__getstate__`` and
+    ``__setstate__`` dataclasses give a class with slots (Python functions that ask
+    ``dataclasses.fields`` for every object: half the time of unpickling a worker's served models)."""
+    if record not in _SLOTTED:
+        fields = dataclasses.fields(record) if "__slots__" in vars(record) and dataclasses.is_dataclass(record) else ()
+        plain = fields and all(f.init for f in fields) and not hasattr(record, "__post_init__")
+        _SLOTTED[record] = tuple(f.name for f in fields) if plain else None
+    return _SLOTTED[record]
+
+
+class _Pickler(pickle.Pickler):
+    def reducer_override(self, obj: Any) -> Any:
+        names = _slotted(type(obj))
+        if names is None:
+            return NotImplemented
+        return type(obj), tuple([getattr(obj, name) for name in names])
 
 
 # What an entry of the content cache may name besides cfgcheck's own classes: the cache folder is the
@@ -49,12 +76,9 @@ _BUILTINS = frozenset({"set", "frozenset", "slice", "complex", "bytearray", "ran
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, stream, resolve: Callable[[str], Any], restricted: bool) -> None:
+    def __init__(self, stream, restricted: bool) -> None:
         super().__init__(stream)
-        self.resolve, self.restricted = resolve, restricted
-
-    def persistent_load(self, pid: str) -> Any:
-        return self.resolve(pid)
+        self.restricted = restricted
 
     def find_class(self, module: str, name: str) -> Any:
         if not self.restricted:
@@ -67,17 +91,68 @@ class _Unpickler(pickle.Unpickler):
         return found
 
 
-def dumps(value: Any, shared: dict[str, Any]) -> bytes:
-    """``value`` pickled with each object of ``shared`` (name -> object) as its name."""
+def dumps(value: Any) -> bytes:
+    """``value`` pickled, each object of a ``named`` class as the name it carries (``Shared``). No
+    function is called for every object pickled (a ``persistent_id`` would be: a third of the time of
+    pickling served models)."""
     stream = io.BytesIO()
-    _Pickler(stream, {id(obj): name for name, obj in shared.items()}).dump(value)
+    _naming.append(True)
+    try:
+        _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+    finally:
+        _naming.pop()
     return stream.getvalue()
 
 
 def loads(data: bytes, resolve: Callable[[str], Any], restricted: bool = False) -> Any:
-    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the parent's object;
+    """``dumps`` undone, each shared object's name resolved by ``resolve`` to the loading run's object;
     ``restricted``: only cfgcheck's classes and a few plain builtin types may be named."""
-    return _Unpickler(io.BytesIO(data), resolve, restricted).load()
+    _resolving.append(resolve)
+    try:
+        return _Unpickler(io.BytesIO(data), restricted).load()
+    finally:
+        _resolving.pop()
+
+
+_naming: list[bool] = []  # a ``dumps`` under way: named objects pickle as their names
+
+
+class _Named:
+    """An index space of the run or of a worker: pickled by ``dumps`` as its name (``Shared``), by any
+    other pickling (the whole-run cache, ``copy``) with what it holds."""
+
+    __slots__ = ()
+    name: str
+
+    def __reduce_ex__(self, protocol: Any) -> Any:
+        return (Shared, (self.name,)) if _naming else super().__reduce_ex__(protocol)
+
+
+class _NamedList(_Named, list):
+    __slots__ = ("name",)
+
+
+class _NamedDict(_Named, dict):
+    __slots__ = ("name",)
+
+
+class _NamedSet(_Named, set):
+    __slots__ = ("name",)
+
+
+NAMED = {list: _NamedList, dict: _NamedDict, set: _NamedSet}
+
+
+def named(made: Any, name: str) -> Any:
+    """``made`` (an empty list, dict or set) as one that ``dumps`` pickles as ``name`` (``Shared``): an
+    index space, which served models built in a worker or kept in the cache refer to as the loading
+    run's own; another object as it is."""
+    kind = NAMED.get(type(made))
+    if kind is None or made:
+        return made
+    found = kind()
+    found.name = name
+    return found
 
 
 def _quiet_worker(start: Callable[[], None]) -> None:

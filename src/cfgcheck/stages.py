@@ -139,7 +139,7 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
     def resolve(name: str) -> Any:
         return _shared(workspace(), name)
     if in_pool:
-        worker = _Worker(config, fast, wanted, cache, adapters.Workspace(config=config.as_dict()), read=read)
+        worker = _Worker(config, fast, wanted, cache, _Watched(config=config.as_dict()), read=read)
         messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
     else:  # the cache without workers: the stage runs in the run's own workspace
         worker = _Worker(config, fast, wanted, cache, None, workspace, read)
@@ -162,6 +162,41 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         for message in payload.notes:
             note(message)
         yield payload
+
+
+@dataclass(eq=False)
+class RunWorkspace(adapters.Workspace):
+    """The workspace of a lint run (and of a worker): its index spaces pickle as their names
+    (``pool.named``), which the loading run resolves to its own spaces (``_shared``), so that a served
+    model kept in the cache or built in a worker refers to the run's list of Services as one built
+    here does."""
+
+    def space(self, owner: str, make: Callable[[], Any]) -> Any:
+        return super().space(owner, lambda: _named(owner, make()))
+
+
+def _named(owner: str, made: Any) -> Any:
+    return pool.named(made, f"space:{type(made).__name__}:{owner}")
+
+
+@dataclass(eq=False)
+class _Watched(RunWorkspace):
+    """A worker's workspace, which notes the index spaces a file's stage asks for (``Workspace.space``
+    is the only way to them): a file whose text holds a word of an ordered index hook is built in the
+    worker, and kept when its stage asked for none but ``registry.ORDER_FREE``'s."""
+
+    touched: set[str] = field(default_factory=set)
+
+    def space(self, owner: str, make: Callable[[], Any]) -> Any:
+        self.touched.add(owner)
+        return super().space(owner, make)
+
+    def forget(self, held: set[str]) -> None:
+        """Drop what a file handed to the run wrote here: the ordered spaces it asked for (no file this
+        worker keeps reads them) and the Dockerfiles it held (``held``: those held before it)."""
+        for owner in self.touched - adapters.ORDER_FREE:
+            self.spaces.pop(owner, None)
+        self.held.intersection_update(held)
 
 
 class _Worker:
@@ -192,9 +227,12 @@ class _Worker:
         limits = {**DEFAULT_LIMITS, **(config.limits or {})}
         text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel), self.read.pop(file, None)))
         serving = isinstance(text, str) and self.wanted(rel, text)
-        if serving and adapters.shares_index(rel.rsplit("/", 1)[-1], text):
+        name = rel.rsplit("/", 1)[-1]
+        watched = self.own if isinstance(self.own, _Watched) else None
+        shares = serving and adapters.shares_index(name, text)
+        if shares and (watched is None or adapters.read_with_others(name)):
             return ("text", file, text)
-        key = self.cache.key(rel, text) if serving and self.cache is not None else None
+        key = self.cache.key(rel, text) if serving and not shares and self.cache is not None else None
         entry = self.cache.get(key) if key is not None else None
         if entry is not None:
             return ("cached", file, (text, entry))
@@ -203,8 +241,14 @@ class _Worker:
         if loaded.serving:
             workspace = self.workspace
             before, held, beyond = _sizes(workspace), set(workspace.held), reads_beyond()
+            if watched is not None:
+                watched.touched.clear()
+            waiting: list[LoadedFile] = []  # it refers to what other files index: the run builds it
             with run(Notes(write=lambda message: None)) as channel:  # said again by the run, in order
-                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, [], by_path=False), [])
+                result.models = isolated(loaded, lambda: first_pass(workspace, loaded, waiting, by_path=False), [])
+            if watched is not None and (waiting or shares and not watched.touched <= adapters.ORDER_FREE):
+                watched.forget(held)  # its models may depend on the files before it: the run builds them
+                return ("text", file, text)
             result.added, result.held = _added(workspace, before), sorted(workspace.held - held)
             result.notes = channel.said
             if key is not None and reads_beyond() == beyond and loaded.error is None:
@@ -217,7 +261,7 @@ class _Worker:
         """``result`` put in the cache, without the file's text (the next run has read it)."""
         assert self.cache is not None
         text, result.file.text = result.file.text, ""
-        entry = pool.dumps(result, _names(self.workspace))
+        entry = pool.dumps(result)
         result.file.text = text
         self.cache.put(key, entry)
         return entry
@@ -235,50 +279,69 @@ def _work(file: Path) -> bytes:
     """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run."""
     worker = _Worker.current
     assert worker is not None, "a pool worker runs _Worker.start first"
-    return pool.dumps(worker.stage(file), _names(worker.workspace))
+    return pool.dumps(worker.stage(file))
 
 
 _KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}
 
 
-def _names(workspace: adapters.Workspace) -> dict[str, Any]:
-    """The worker's shared objects by name: its index spaces (lists, dicts and sets, the only kinds a file
-    that shares no index word adds to), the Dockerfiles held, the configuration."""
-    return {f"space:{type(space).__name__}:{owner}": space for owner, space in workspace.spaces.items()
-            if type(space).__name__ in _KINDS} | {"held": workspace.held, "config": workspace.config}
-
-
 def _shared(workspace: adapters.Workspace, name: str) -> Any:
-    """The run's own object for a name ``_names`` gave in a worker."""
-    if name in ("held", "config"):
-        return workspace.held if name == "held" else workspace.config
+    """The run's own index space for a name ``RunWorkspace`` gave one."""
     _, kind, owner = name.split(":", 2)
     return workspace.space(owner, _KINDS[kind])
 
 
 def _sizes(workspace: adapters.Workspace) -> dict[str, Any]:
-    return {owner: (len(space) if isinstance(space, (list, dict)) else set(space) if isinstance(space, set) else None)
-            for owner, space in workspace.spaces.items()}
+    return {owner: _size(space) if owner not in adapters.RECORDS else
+            {name: _size(value) for name, value in vars(space).items()} for owner, space in workspace.spaces.items()}
+
+
+def _size(space: Any) -> Any:
+    return len(space) if isinstance(space, (list, dict)) else set(space) if isinstance(space, set) else None
 
 
 def _added(workspace: adapters.Workspace, before: dict[str, Any]) -> list[tuple[str, str, Any]]:
     """What the file added to each index space: items of a list, keys of a dict (the last ones: a dict
-    keeps the order keys came in) or of a set."""
+    keeps the order keys came in) or of a set; of a record of ``registry.RECORDS`` (the run's cluster
+    definitions), what it added to each of its lists and dicts, with the record's class."""
     added = []
     for owner, space in workspace.spaces.items():
-        was = before.get(owner)
-        if isinstance(space, list) and len(space) > (was or 0):
-            added.append((owner, "list", space[was or 0:]))
-        elif isinstance(space, dict) and len(space) > (was or 0):
-            added.append((owner, "dict", {key: space[key] for key in list(space)[was or 0:]}))
-        elif isinstance(space, set) and space - (was or set()):
-            added.append((owner, "set", space - (was or set())))
+        if owner in adapters.RECORDS:
+            was = before.get(owner) or {}
+            fields = {name: items for name, value in vars(space).items()
+                      for _, items in _grown(value, was.get(name))}
+            if fields:
+                added.append((owner, "record", (type(space), fields)))
+            continue
+        added.extend((owner, kind, items) for kind, items in _grown(space, before.get(owner)))
     return added
+
+
+def _grown(space: Any, was: Any) -> list[tuple[str, Any]]:
+    """[(kind, what was added)] of a list, dict or set that was ``was`` (``_size``) before; [] if none."""
+    if isinstance(space, list) and len(space) > (was or 0):
+        return [("list", space[was or 0:])]
+    if isinstance(space, dict) and len(space) > (was or 0):
+        return [("dict", {key: space[key] for key in list(space)[was or 0:]})]
+    if isinstance(space, set) and space - (was or set()):
+        return [("set", space - (was or set()))]
+    return []
 
 
 def _merge(workspace: adapters.Workspace, result: Staged) -> None:
     """What a worker's file added to its index spaces, added to the run's, in the order of the files."""
     for owner, kind, items in result.added:
+        if kind == "record":  # a record's dicts keep a key's first value (``core/fleet.note_hosts``)
+            record, fields = items
+            space = workspace.space(owner, record)
+            for name, grown in fields.items():
+                found = getattr(space, name)
+                if isinstance(found, list):
+                    found.extend(grown)
+                else:
+                    for key, value in grown.items():
+                        found.setdefault(key, value)
+            continue
         space = workspace.space(owner, _KINDS[kind])
         if kind == "list":
             space.extend(items)

@@ -218,11 +218,37 @@ def operator_fields() -> list[dict[str, tuple[str, str]]]:
             for table in adapter.OPERATOR_FIELDS.values()]
 
 
-# The index spaces a file may add to without sharing anything with the others: the run's list of Services,
-# which no adapter reads while building models (a pod keeps the list itself, read by rules after the run).
-APPEND_ONLY = ("formats.workloads",)
+# The index hooks whose spaces a file only adds to, and which nothing reads before every file is read, so
+# that a file holding their words has the same served models whatever files the run read before it (a
+# worker builds them; the run adds what the file added, in the order of the files: stages._merge):
+# - formats.workloads: the run's Services, a list a pod keeps and rules read after the run;
+# - formats.gpu_workloads: the hosts and GPU comments of GPU workloads, added to the cluster definitions
+#   (core/fleet.py), read by attach_fleet, the settle hooks and capacity once the run has read every file;
+# - launch.claim_downloads: the downloads Jobs make onto claims, a list its settle hook reads;
+# - launch.colocation: load-balancer upstreams, a list its settle hook reads.
+APPEND_ONLY = ("formats.workloads", "formats.gpu_workloads", "launch.claim_downloads", "launch.colocation")
+# The index spaces that are records rather than lists, dicts or sets (the cluster definitions,
+# capacity.fleet.Fleet): what a worker's file added to each of a record's lists and dicts is merged field
+# by field, a dict's key keeping its first value (core/fleet.note_hosts); other records are not merged.
+RECORDS = (f"{__package__}.fleet",)
 # Index hooks that act only on files a renderer reads by name (``always_read``: such a file shares anyway).
 RENDERED_ONLY = ("launch.kustomizations",)
+
+
+# The index spaces a file's stage may read or write in a worker process even when its text holds a word of
+# an ordered hook (``stages``: a worker watches the spaces a file's stage asks for, and hands the file to
+# the run when it asked for any other): what the APPEND_ONLY hooks add to (the Services a pod keeps,
+# launch.pods; the cluster definitions; the Jobs' downloads; the upstreams), the references that lead
+# nowhere (each recorded once per place, read after the run), and the texts of the repository's files
+# read from disk (launch.named_files: the same whichever file asks first).
+ORDER_FREE = frozenset({f"{ADAPTERS}.launch.pods", f"{__package__}.fleet", f"{ADAPTERS}.launch.claim_downloads",
+                        f"{ADAPTERS}.launch.colocation", f"{__package__}.references", f"{ADAPTERS}.launch.named_files"})
+
+
+def read_with_others(name: str) -> bool:
+    """Whether a file called ``name`` is rendered with other files (a kustomization, a chart) or is not
+    YAML (a script may write manifests): it needs the run's order whatever its stage asks for."""
+    return always_read(name) or file_format(name) is not None
 
 
 def shares_index(name: str, text: str) -> bool:
@@ -232,7 +258,7 @@ def shares_index(name: str, text: str) -> bool:
     reference to one, an LLMKube Model ...) other than an append-only one's or one the run calls by path
     (``BY_PATH``). Any other file's served
     models are the same whatever files the run read before it (``lint``'s worker processes)."""
-    if always_read(name) or file_format(name) is not None:
+    if read_with_others(name):
         return True
     lowered = text.lower()
     return any(_short(adapter) not in APPEND_ONLY + BY_PATH + RENDERED_ONLY

@@ -41,9 +41,10 @@ class _Server(NamedTuple):  # never changed: a NamedTuple costs a fifth of a fro
     location: Location
 
 
-def _space(workspace: Workspace) -> dict:
-    """This module's index space: the upstream groups of the run's load balancers."""
-    return workspace.space(__name__, lambda: {"upstreams": []})
+def _space(workspace: Workspace) -> list:
+    """This module's index space: the upstream groups of the run's load balancers (a list: what a file
+    adds to it is merged by the run when a worker process read the file, ``registry.APPEND_ONLY``)."""
+    return workspace.space(__name__, list)
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
@@ -62,7 +63,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
                            _at(loaded.path, lines, group.start(2) + match.start(1)))
                    for match in _SERVER.finditer(group.group(2))]
         if len(servers) > 1:
-            _space(workspace)["upstreams"].append((group.group(1), _at(loaded.path, lines, group.start()), servers))
+            _space(workspace).append((group.group(1), _at(loaded.path, lines, group.start()), servers))
 
 
 def _at(path: str, lines: LineIndex, offset: int) -> Location:
@@ -74,7 +75,7 @@ def settle(workspace: Workspace, models: list[ServedModel]) -> None:
     """Protocol hook, once every served model is known: the host of engines behind one upstream, and
     the time-sliced GPUs of pods that request a shared resource (the fleet's configuration for their nodes)."""
     space = _space(workspace)
-    for name, where, servers in space["upstreams"]:
+    for name, where, servers in space:
         _one_machine(models, name, where, servers)
     cluster = fleet(workspace)
     for model in models if cluster.sharing else ():

@@ -1,0 +1,183 @@
+"""Which files a worker process builds and which the run builds in order (``stages.py``,
+``registry.shares_index``, ``registry.ORDER_FREE``): a file whose index hooks only add to what is read once
+every file is read is built by a worker, one whose models read what earlier files indexed is handed to the
+run, and the report is the same with one process and with two workers however the files are dealt."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+
+from cfgcheck import pool, stages
+from cfgcheck.config import Config
+from cfgcheck.lint import lint, serving_filter
+from cfgcheck.lint_command import render_lint
+
+POD = """\
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "{length}", "--port", "{port}"]
+          resources:
+            limits:
+              nvidia.com/gpu: 1
+"""
+# a GPU workload pinned to a host, a comment naming its GPU (formats/gpu_workloads.py: the cluster definitions)
+PINNED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: pinned{n}
+spec:
+  template:
+    spec:
+      # one RTX 4090 on this box
+      nodeName: gpu-box-{n}
+""" + POD
+# a Job that downloads weights onto a claim the engine mounts (launch/claim_downloads.py)
+CLAIMED = """\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: fetch{n}
+spec:
+  template:
+    spec:
+      containers:
+        - name: fetch
+          image: python:3.12
+          command: ["hf", "download", "Qwen/Qwen3-8B", "--local-dir", "/weights/qwen"]
+          volumeMounts: [{{name: w, mountPath: /weights}}]
+      volumes: [{{name: w, persistentVolumeClaim: {{claimName: weights{n}}}}}]
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: claimed{n}
+spec:
+  template:
+    spec:
+      volumes: [{{name: w, persistentVolumeClaim: {{claimName: weights{n}}}}}]
+""" + POD.replace('"Qwen/Qwen3-8B"', '"/weights/qwen"')
+# an nginx upstream in front of engines (launch/colocation.py), beside a served Deployment
+UPSTREAM = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: balanced{n}
+  annotations:
+    nginx.conf: |
+      upstream engines {{
+        server 127.0.0.1:8001;
+        server 127.0.0.1:8002;
+      }}
+spec:
+  template:
+    spec:
+""" + POD
+# a KServe InferenceService with its own containers: the runtimes other files index are not read
+KSERVE_OWN = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: own{n}
+spec:
+  predictor:
+""" + POD.replace("      containers", "    containers").replace("\n        ", "\n      ")
+# a KServe InferenceService that takes a runtime by name: built by the run, after the runtime's file
+KSERVE_RUNTIME = """\
+apiVersion: serving.kserve.io/v1beta1
+kind: InferenceService
+metadata:
+  name: named{n}
+spec:
+  predictor:
+    model:
+      modelFormat: {{name: huggingface}}
+      runtime: rt{n}
+      storageUri: hf://Qwen/Qwen3-8B
+      args: ["--max-model-len", "{length}"]
+"""
+RUNTIME = """\
+apiVersion: serving.kserve.io/v1alpha1
+kind: ServingRuntime
+metadata:
+  name: rt{n}
+spec:
+  supportedModelFormats: [{{name: huggingface}}]
+  containers:
+    - name: kserve-container
+      image: kserve/huggingfaceserver:v0.15.0
+      args: ["--model_name={{{{.Name}}}}", "--backend=vllm", "--gpu-memory-utilization", "0.95"]
+      resources: {{limits: {{nvidia.com/gpu: "1"}}}}
+"""
+KINDS = {"pinned": PINNED, "claimed": CLAIMED, "upstream": UPSTREAM, "kserve-own": KSERVE_OWN,
+         "kserve-named": KSERVE_RUNTIME, "runtime": RUNTIME}
+
+
+def _tree(folder: Path) -> Path:
+    # each kind twice; an InferenceService's runtime in a file after it and one before it
+    for n in range(2):
+        for kind, text in KINDS.items():
+            name = f"{('z', '0')[n] if kind == 'runtime' else 'a'}-{kind}-{n}.yaml"
+            (folder / name).write_text(text.format(n=n, length=8192 * (n + 1), port=8001 + n), encoding="utf-8")
+    return folder
+
+
+def _staged(folder: Path) -> dict[str, str]:
+    """What a worker answers for each file: "staged" (it built the models) or "text" (the run builds them)."""
+    config = Config(folder)
+    worker = stages._Worker(config, True, serving_filter(config), None, stages._Watched(config=config.as_dict()))
+    return {path.name: worker.stage(path)[0] for path in sorted(folder.glob("*.yaml"))}
+
+
+def test_a_worker_builds_the_files_whose_models_need_no_earlier_file(tmp_path: Path) -> None:
+    answers = _staged(_tree(tmp_path))
+    built_here = {name.split("-", 1)[1].rsplit("-", 1)[0] for name, answer in answers.items() if answer == "staged"}
+    assert built_here == {"pinned", "claimed", "upstream", "kserve-own"}
+    assert {answers["a-kserve-named-0.yaml"], answers["0-runtime-1.yaml"], answers["z-runtime-0.yaml"]} == {"text"}
+
+
+def test_what_a_worker_file_adds_is_merged_in_the_order_of_the_files(tmp_path: Path) -> None:
+    config = Config(_tree(tmp_path))
+    worker = stages._Worker(config, True, serving_filter(config), None, stages._Watched(config=config.as_dict()))
+    added = {}
+    for name in ("a-pinned-0.yaml", "a-claimed-1.yaml", "a-upstream-0.yaml"):
+        kind, _, staged = worker.stage(tmp_path / name)
+        assert kind == "staged"
+        added[name] = {owner.rpartition(".")[2]: what for owner, _, what in staged.added}
+    record, fields = added["a-pinned-0.yaml"]["fleet"]
+    assert set(fields["hosts"]) == {"gpu-box-0"} and [note.gpu.name for note in fields["notes"]] == ["RTX-4090"]
+    assert [claim for _, claim, _, _ in added["a-claimed-1.yaml"]["claim_downloads"]] == ["weights1"]
+    assert [name for name, _, _ in added["a-upstream-0.yaml"]["colocation"]] == ["engines"]
+    run = stages._Watched(config=config.as_dict())
+    stages._merge(run, stages.Staged(None, added=[(stages.adapters.RECORDS[0], "record", (record, fields))]))
+    assert run.spaces[stages.adapters.RECORDS[0]].hosts.keys() == {"gpu-box-0"}
+
+
+def _in_process(workers: int):
+    """``pool.ordered`` without processes: chunks dealt in turn to ``workers`` copies of the worker, each
+    with a workspace of its own, as forked workers have."""
+
+    def ordered(work, items, jobs, start):
+        start()
+        copies = [copy.deepcopy(stages._Worker.current) for _ in range(workers)]
+        for index, item in enumerate(items):
+            stages._Worker.current = copies[index // pool.CHUNK % workers]
+            yield work(item)
+    return ordered
+
+
+@pytest.mark.parametrize("chunk", [1, 3])
+def test_two_workers_dealt_any_way_report_what_one_process_reports(tmp_path: Path, monkeypatch, chunk: int) -> None:
+    folder = _tree(tmp_path)
+    one = render_lint(lint([folder], Config(folder), jobs=1), "json", None, folder, True, False, False)
+    monkeypatch.setattr(pool, "MIN_FILES", 2)
+    monkeypatch.setattr(pool, "CHUNK", chunk)
+    monkeypatch.setattr(pool, "ordered", _in_process(2))
+    two = render_lint(lint([folder], Config(folder), jobs=2), "json", None, folder, True, False, False)
+    assert two == one
+    assert len(json.loads(one)["findings"]) >= 10
