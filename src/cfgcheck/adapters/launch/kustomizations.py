@@ -12,9 +12,10 @@ from __future__ import annotations
 import os
 import posixpath
 import re
+from stat import S_ISDIR, S_ISREG
 
 from ...model import Location, ServedModel
-from ...paths import RESOLVED, escapes, read_beyond
+from ...paths import LOOKED, RESOLVED, escapes, looked, read_beyond
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -45,35 +46,36 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
     top = os.path.abspath(str(repo))
-    resolved = workspace.space(RESOLVED, dict)
+    resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
     for at, written, what, folders in _references(ctx, document.root):
         if _REMOTE.search(written) or "$" in written:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
         read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
-        if rel.startswith("../") or rel == ".." or _outside(target, top, resolved):
+        if rel.startswith("../") or rel == ".." or _outside(target, top, resolved, looks):
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
-        if os.path.isfile(target) or folders and os.path.isdir(target) and \
-                any(os.path.isfile(os.path.join(target, name)) for name in NAMES):
+        mode = looked(target, looks)[1]
+        if S_ISREG(mode) or folders and S_ISDIR(mode) and \
+                any(S_ISREG(looked(os.path.join(target, name), looks)[1]) for name in NAMES):
             continue
-        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and os.path.isdir(target) else "")
-        record(workspace, at, f"{what} '{written}'", looked,
+        said = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and S_ISDIR(mode) else "")
+        record(workspace, at, f"{what} '{written}'", said,
                f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
 
 
-def _outside(target: str, repo: str, resolved: dict[str, str | None]) -> bool:
+def _outside(target: str, repo: str, resolved: dict[str, str | None], looks: dict[str, tuple[int, int]]) -> bool:
     """Whether ``target`` (absolute, normalised) is outside the repository ``repo``: through a link of the
     nearest part of it that exists (a path that does not exist does not resolve; a folder linked out of
-    the repository is not its own). ``resolved``: the run's folders resolved so far."""
+    the repository is not its own). ``resolved``, ``looks``: the run's paths resolved and looked at so far."""
     existing = target
-    while not os.path.lexists(existing):
+    while not looked(existing, looks)[0]:
         parent = os.path.dirname(existing)
         if parent == existing:
             existing = repo
             break
         existing = parent
-    return escapes(existing, repo, memo=resolved)
+    return escapes(existing, repo, memo=resolved, looks=looks)
 
 
 def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:
