@@ -20,6 +20,7 @@ import itertools
 import json
 import os
 import pickle
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,21 +65,26 @@ def digest(text: str | bytes) -> str:
 def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
     """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes, kept
     in ``read`` under ``name`` when given: the run reads them from there)."""
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-        if name is not None and read is not None:
-            read[name] = data
-        return "file " + digest(data)
-    except IsADirectoryError:
-        try:
-            return "folder " + digest("\0".join(sorted(os.listdir(path))))
-        except OSError:
-            return "unreadable"
+    try:  # one open and one fstat tell a file from a folder (no pathlib, no buffered reader: 5,000 files a run)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
         return "link" if os.path.islink(path) else "absent"  # a link to nothing is there (named_files.absent)
     except OSError:
         return "unreadable"
+    try:
+        if stat.S_ISDIR(os.fstat(handle).st_mode):
+            return "folder " + digest("\0".join(sorted(os.listdir(path))))
+        chunks = []
+        while chunk := os.read(handle, 1 << 20):
+            chunks.append(chunk)
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(handle)
+    data = b"".join(chunks)
+    if name is not None and read is not None:
+        read[name] = data
+    return "file " + digest(data)
 
 
 class ContentCache:
