@@ -33,6 +33,7 @@ READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak mem
 # Pickling a whole run costs memory and time in proportion to its served models (2,123 models: a 21 MB
 # entry, +100 MiB peak and +1.5 s on the first run, more than the run itself needs); such runs keep none.
 RUN_MODELS = 500
+ABSENT = "absent"  # the fingerprint of a path with nothing at it
 _WRITES = itertools.count()  # this process's temporary entry names (tempfile would cost 6 ms of start-up)
 
 
@@ -68,7 +69,7 @@ def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
     try:  # one open and one fstat tell a file from a folder (no pathlib, no buffered reader: 5,000 files a run)
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return "link" if os.path.islink(path) else "absent"  # a link to nothing is there (named_files.absent)
+        return "link" if os.path.islink(path) else ABSENT  # a link to nothing is there (named_files.absent)
     except OSError:
         return "unreadable"
     try:
@@ -163,7 +164,7 @@ class RunCache:
             for message in said:
                 note(message)
             return result
-        with notes_run() as channel, noting(self.root, self.known, fingerprint) as noted:
+        with notes_run() as channel, noting(self.root, self.known, fingerprint, ABSENT) as noted:
             before = len(channel.said)
             result = lint()
         if not noted.unknown and len(getattr(result, "models", ())) <= RUN_MODELS:

@@ -52,8 +52,9 @@ class Noted:
     whose text the whole-run cache's key holds), with what was found there (``fingerprint(path)``);
     ``unknown``: a read named no path, so what the run read cannot be checked again."""
 
-    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str]) -> None:
-        self.root, self.known, self.fingerprint = root, known, fingerprint
+    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str],
+                 absent: str | None = None) -> None:
+        self.root, self.known, self.fingerprint, self.absent = root, known, fingerprint, absent
         self.found: dict[str, str] = {}
         self.unknown = False
         self.resolved: dict[str, str | None] = {}
@@ -66,17 +67,31 @@ class Noted:
             self.unknown = self.unknown or where is None
             return
         # nothing outside the repository, nor in its .git, is read for a fingerprint (the module's docstring)
-        if not _within(where, self.root) or os.path.lexists(where) and escapes(where, self.root, memo=self.resolved):
+        if not _within(where, self.root):
             self.unknown = True
             return
+        try:
+            os.lstat(where)
+        except FileNotFoundError:  # nothing there, not even a link (a README or sidecar most folders lack)
+            if self.absent is not None:
+                self.found[where] = self.absent
+                return
+        except (OSError, ValueError):
+            pass  # as os.path.lexists answers: not there
+        else:
+            if escapes(where, self.root, memo=self.resolved):
+                self.unknown = True
+                return
         self.found[where] = self.fingerprint(where)
 
 
 @contextmanager
-def noting(root: str, known: set[str], fingerprint: Callable[[str], str]) -> Iterator[Noted]:
+def noting(root: str, known: set[str], fingerprint: Callable[[str], str],
+           absent: str | None = None) -> Iterator[Noted]:
     """Within this block every ``read_beyond`` is noted (one run, the whole-run cache's): ``root`` the
-    repository's absolute path, ``known`` the files whose text the cache's key holds."""
-    noted = Noted(root, known, fingerprint)
+    repository's absolute path, ``known`` the files whose text the cache's key holds, ``absent`` what
+    ``fingerprint`` says of a path with nothing at it (said without calling it, when given)."""
+    noted = Noted(root, known, fingerprint, absent)
     _NOTED.append(noted)
     try:
         yield noted

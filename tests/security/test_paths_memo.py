@@ -51,6 +51,10 @@ def test_reads_beyond_are_noted_inside_the_repository_only(repo: Path) -> None:
         read_beyond(repo / "missing.env")
     assert read == [str(repo / "base"), str(repo / "missing.env")] and not noted.unknown
     assert noted.found[str(repo / "missing.env")] == "absent"
+    with noting(str(repo), set(), counted, "absent") as noted:  # as the whole-run cache notes
+        read_beyond(repo / "also-missing.env")
+    assert noted.found == {str(repo / "also-missing.env"): fingerprint(str(repo / "also-missing.env"))}
+    assert str(repo / "also-missing.env") not in read
     for name in ("out.yaml", "outdir/secret.yaml", "git.yaml", "../outside/secret.yaml"):
         with noting(str(repo), set(), counted) as noted:
             read_beyond(os.path.join(repo, name))
