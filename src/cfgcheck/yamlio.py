@@ -377,13 +377,19 @@ def data_of(raw: bytes, where: str) -> Any:
 
 def relpath(root: Path, file: Path) -> str:
     """``file`` relative to ``root`` with ``/``; by string when it is plainly inside (no system call)."""
-    absolute, base = os.path.abspath(file), os.path.abspath(root)
+    absolute, base = _absolute(file), _absolute(root)
     if absolute.startswith(base + os.sep):
         return absolute[len(base) + 1:].replace(os.sep, "/")
     try:
         return file.resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return file.as_posix()
+
+
+def _absolute(path: Path | str) -> str:
+    """``os.path.abspath``; an absolute POSIX path only normalised (twice for every file of a run)."""
+    text = os.fspath(path)
+    return os.path.normpath(text) if os.sep == "/" and text[:1] == "/" else os.path.abspath(text)
 
 
 def scalar_text_location(loaded_path: str, node: YNode) -> Location:
