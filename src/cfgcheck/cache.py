@@ -27,6 +27,7 @@ from typing import Any, Callable
 from . import __version__, pool
 from .notes import note, run as notes_run
 from .paths import noting
+from .yamlio import read_already
 
 PACKAGE = Path(__file__).resolve().parent
 READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak memory stays bounded
@@ -164,7 +165,7 @@ class RunCache:
             for message in said:
                 note(message)
             return result
-        with notes_run() as channel, noting(self.root, self.known, fingerprint, ABSENT) as noted:
+        with notes_run() as channel, noting(self.root, self.known, fingerprint, ABSENT) as noted, read_already(self.read):
             before = len(channel.said)
             result = lint()
         if not noted.unknown and len(getattr(result, "models", ())) <= RUN_MODELS:

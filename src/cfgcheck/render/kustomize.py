@@ -29,7 +29,7 @@ from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_repo, looked, read_beyond
-from ..yamlio import DEFAULT_LIMITS, YNode, load_file
+from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
 from .staging import StageError
@@ -134,11 +134,11 @@ def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str]) ->
     none in (``lint.gather``), not read again."""
     if file in unmarked:
         return False
-    try:
-        with open(file, encoding="utf-8", errors="replace") as stream:
-            return serving(stream.read())
-    except OSError:
+    data = read_ahead(file)  # kept for the file's turn in the run: read once
+    if data is None:
         return False
+    text = data.decode("utf-8", "replace")
+    return serving(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text)  # as open() reads it
 
 
 @dataclass

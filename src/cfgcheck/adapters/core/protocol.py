@@ -217,11 +217,11 @@ def _grouped(markers: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...] | Non
         for marker in kept:
             for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2)):
                 counts[piece] = counts.get(piece, 0) + 1
-        piece = max(counts, key=counts.__getitem__, default=None)
-        if piece is None or counts[piece] < 3:
+        shared = max(counts, key=counts.__getitem__, default=None)
+        if shared is None or counts[shared] < 3:
             break
-        tests.append((piece, tuple(marker for marker in kept if piece in marker)))
-        kept = [marker for marker in kept if piece not in marker]
+        tests.append((shared, tuple(marker for marker in kept if shared in marker)))
+        kept = [marker for marker in kept if shared not in marker]
     return (*tests, *((marker, None) for marker in kept))
 
 
