@@ -182,6 +182,21 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         if link is not None:
             raise UnsafePath(f"{what} {_shown(path)} goes through a symlink ({_shown(link.relative_to(base))}); "
                              "refused")
+    return Path(_real_inside(base, written, path, what, memo))
+
+
+def inside_by_strings(base: str, path: str, *, what: str, memo: dict[str, str | None]) -> str:
+    """``inside_repo`` of a ``path`` absolute and normalised (no ``..``: one a kustomization names, joined
+    to its folder) in the repository ``base`` (absolute, normalised), links allowed: the resolved path, by
+    strings, without the ``Path`` objects (thousands of references a run)."""
+    if not _within(path, base):
+        raise UnsafePath(f"{what} {_shown(path)} is outside the repository; refused")
+    return _real_inside(base, path, path, what, memo)
+
+
+def _real_inside(base: str, written: str, path: object, what: str, memo: dict[str, str | None] | None) -> str:
+    """``written`` (inside ``base`` as written) resolved, when its links stay inside ``base`` and out of its
+    ``.git``; ``path``: as the user wrote it, for the message."""
     real, real_base = _resolved(written, memo), _resolved(base, memo)
     if real is None or real_base is None:
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
@@ -189,7 +204,7 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
     if _within(real, os.path.join(real_base, ".git")):  # git's own files: the checkout's credentials live there
         raise UnsafePath(f"{what} {_shown(path)} leads into .git; refused")
-    return Path(real)
+    return real
 
 
 def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | None:
@@ -229,7 +244,7 @@ def escapes(path: Path | str, root: Path | str, real: Path | None = None,
     a caller that asks about thousands of paths in a few folders (every kustomization's references);
     ``looks``: what the run found at the paths it looked at (``looked``)."""
     if memo is not None and real is None:
-        return _escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo, looks)
+        return escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo, looks)
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -245,9 +260,10 @@ def escapes(path: Path | str, root: Path | str, real: Path | None = None,
     return inside is None
 
 
-def _escapes_by_strings(path: str, root: str, memo: dict[str, str | None],
-                        looks: dict[str, tuple[int, int]] | None = None) -> bool:
-    """``escapes`` by strings, each folder resolved once per run: ``path`` absolute and normalised."""
+def escapes_by_strings(path: str, root: str, memo: dict[str, str | None],
+                       looks: dict[str, tuple[int, int]] | None = None) -> bool:
+    """``escapes`` by strings, each folder resolved once per run: ``path`` and ``root`` absolute and
+    normalised."""
     real, real_root = _resolved(path, memo), _resolved(root, memo)
     if real is None or real_root is None or not looked(real, looks)[1]:  # as resolve(strict=True) refuses
         return True

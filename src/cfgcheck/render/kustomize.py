@@ -28,7 +28,7 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
-from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_repo, looked, read_beyond
+from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
@@ -179,6 +179,7 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
     if named is None:
         return reach
     seen.add(top)
+    base = os.path.abspath(repo)
     kfile = os.path.join(top, named)
     reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
@@ -197,7 +198,7 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
         target = os.path.normpath(os.path.join(top, ref))  # lexical, as the findings name it
         read_beyond(target)
         try:
-            inside_repo(repo, target, what="kustomize reference", memo=resolved)
+            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {})
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach

@@ -15,7 +15,7 @@ import re
 from stat import S_ISDIR, S_ISREG
 
 from ...model import Location, ServedModel
-from ...paths import LOOKED, RESOLVED, escapes, looked, read_beyond
+from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -68,14 +68,14 @@ def _outside(target: str, repo: str, resolved: dict[str, str | None], looks: dic
     """Whether ``target`` (absolute, normalised) is outside the repository ``repo``: through a link of the
     nearest part of it that exists (a path that does not exist does not resolve; a folder linked out of
     the repository is not its own). ``resolved``, ``looks``: the run's paths resolved and looked at so far."""
-    existing = target
+    existing = os.path.normpath(target)  # "." joined to the repository is the repository
     while not looked(existing, looks)[0]:
         parent = os.path.dirname(existing)
         if parent == existing:
             existing = repo
             break
         existing = parent
-    return escapes(existing, repo, memo=resolved, looks=looks)
+    return escapes_by_strings(existing, repo, resolved, looks)
 
 
 def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:
