@@ -245,7 +245,13 @@ def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
     """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
     MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
     imported."""
-    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
+    markers = adapter.MARKERS
+    if not markers:
+        return True
+    for marker in markers:  # a loop, not any() over a generator: asked of every adapter for every file
+        if marker in lowered:
+            return True
+    return False
 
 
 def indexes(adapter: Adapter | FileAdapter | LazyAdapter, hook: str, lowered: str) -> bool:

@@ -9,10 +9,12 @@ root). Registered for its index hook only: it owns no document.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
 from stat import S_ISDIR, S_ISREG
+from typing import Callable
 
 from ...model import Location, ServedModel
 from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
@@ -60,7 +62,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
                 any(S_ISREG(looked(os.path.join(target, name), looks)[1]) for name in NAMES):
             continue
         said = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and S_ISDIR(mode) else "")
-        record(workspace, at, f"{what} '{written}'", said,
+        record(workspace, at(), f"{what} '{written}'", said,
                f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
 
 
@@ -78,21 +80,23 @@ def _outside(target: str, repo: str, resolved: dict[str, str | None], looks: dic
     return escapes_by_strings(existing, repo, resolved, looks)
 
 
-def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:
+def _references(ctx: DocContext, root: YNode) -> list[tuple[Callable[[], Location], str, str, bool]]:
     """(where it is written, the path, what it is, whether a folder may be named) of every file a
-    kustomization names."""
-    found: list[tuple[Location, str, str, bool]] = []
+    kustomization names; where it is written is worked out when a reference leads nowhere (a few of
+    thousands)."""
+    found: list[tuple[Callable[[], Location], str, str, bool]] = []
     for key in _LISTS:
         node = root.get(key)
         for item in node.value if node is not None and node.kind == "seq" else []:
             if item.kind == "scalar" and isinstance(item.value, str):
-                found.append((ctx.location(item), item.value, _singular(key), key in ("resources", "bases", "components")))
+                found.append((functools.partial(ctx.location, item), item.value, _singular(key),
+                              key in ("resources", "bases", "components")))
     for key in ("patches", "patchesJson6902"):
         node = root.get(key)
         for item in node.value if node is not None and node.kind == "seq" else []:
             path = item.get("path") if item.kind == "map" else None
             if path is not None and path.kind == "scalar" and isinstance(path.value, str):
-                found.append((ctx.location(path), path.value, "patch", False))
+                found.append((functools.partial(ctx.location, path), path.value, "patch", False))
     for key in _GENERATORS:
         node = root.get(key)
         for generator in node.value if node is not None and node.kind == "seq" else []:
@@ -100,7 +104,8 @@ def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, 
                 entries = generator.get(field) if generator.kind == "map" else None
                 for item in entries.value if entries is not None and entries.kind == "seq" else []:
                     if item.kind == "scalar" and isinstance(item.value, str):
-                        found.append((*_source_of(ctx, item), f"{key} file", False))
+                        at, written = _source_of(ctx, item)
+                        found.append((lambda at=at: at, written, f"{key} file", False))
     return found
 
 
