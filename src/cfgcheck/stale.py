@@ -141,15 +141,60 @@ def _grep(root: Path, patterns: list[str]) -> list[tuple[str, int, str]]:
     return hits
 
 
-def _added_lines(root: Path, base: str, path: str) -> set[int]:
-    """Head line numbers the change added to ``path`` (``git diff -U0``)."""
-    out = git.run(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--end-of-options", base, "--",
-                  path).stdout.decode("utf-8", "replace")
-    added: set[int] = set()
-    for match in re.finditer(r"^@@ -\S+ \+(\d+)(?:,(\d+))? @@", out, re.M):
-        start, count = int(match.group(1)), int(match.group(2) or 1)
-        added.update(range(start, start + count))
+def _added_lines(root: Path, base: str, paths: list[str]) -> dict[str, set[int]]:
+    """Head line numbers the change added to each of ``paths``: one ``git diff -U0`` for all of them (a
+    process per file cost a ``--base`` run 37 git starts on one changed setting). A path the change left
+    alone has no entry."""
+    if not paths:
+        return {}
+    # explicit prefixes (the user's diff.noPrefix or diff.mnemonicPrefix would change them), no rename
+    # pairing (each path is compared with itself, as one diff per path did), pathspecs taken literally
+    out = git.run(root, "diff", "-U0", "--no-color", "--no-ext-diff", "--no-renames", "--src-prefix=a/",
+                  "--dst-prefix=b/", "--end-of-options", base, "--", *sorted(set(paths)),
+                  env={"GIT_LITERAL_PATHSPECS": "1"}).stdout.decode("utf-8", "surrogateescape")
+    added: dict[str, set[int]] = {}
+    current: set[int] | None = None
+    content = 0  # lines of the current hunk still to come: a "+++ " among them is content, not a header
+    for line in out.split("\n"):
+        if content > 0 and line[:1] in ("+", "-", " "):
+            content -= 1
+        elif line.startswith("diff --git "):
+            current = None
+        elif line.startswith("+++ "):
+            name = _unquoted(line[4:].rstrip("\t"))  # git ends a name holding a space with a tab
+            current = added.setdefault(name[2:], set()) if name.startswith("b/") else None
+        elif (hunk := _HUNK.match(line)) is not None:
+            start, count = int(hunk.group(3)), int(hunk.group(4) or 1)
+            content = int(hunk.group(2) or 1) + count  # "\\ No newline at end of file" is not counted
+            if current is not None:
+                current.update(range(start, start + count))
     return added
+
+
+_HUNK = re.compile(r"@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@")
+_ESCAPES = {"a": 7, "b": 8, "t": 9, "n": 10, "v": 11, "f": 12, "r": 13}
+
+
+def _unquoted(name: str) -> str:
+    """A path as git's diff header writes it, unquoted: a name with an unusual byte is written in C quotes,
+    each such byte as an octal escape (git-scm.com/docs/git-config, ``core.quotePath``)."""
+    if len(name) < 2 or name[0] != '"' or name[-1] != '"':
+        return name
+    body, raw, index = name[1:-1], bytearray(), 0
+    while index < len(body):
+        char = body[index]
+        if char == "\\" and index + 1 < len(body):
+            after = body[index + 1]
+            if after in "01234567":
+                raw.append(int(body[index + 1:index + 4], 8) & 0xFF)
+                index += 4
+                continue
+            raw.append(_ESCAPES.get(after, ord(after)))
+            index += 2
+            continue
+        raw.extend(char.encode("utf-8", "surrogateescape"))
+        index += 1
+    return raw.decode("utf-8", "surrogateescape")
 
 
 def _read_lines(root: Path, path: str) -> list[str] | None:
@@ -218,6 +263,7 @@ def _attached(root: Path, base: str, changes: list[ChangedSetting]) -> list[Stal
     explanation of the old value left beside the new. Comment lines above that the change added are its
     own explanation, not stale."""
     found: list[StaleComment] = []
+    changed = _added_lines(root, base, [change.changed_at.path for change in changes])
     for change in changes:
         at = change.changed_at
         if change.removed or change.old is None or isinstance(change.old, bool) or isinstance(change.new, bool):
@@ -225,7 +271,7 @@ def _attached(root: Path, base: str, changes: list[ChangedSetting]) -> list[Stal
         lines = _read_lines(root, at.path)
         if lines is None or at.line > len(lines):
             continue
-        added = _added_lines(root, base, at.path)
+        added = changed.get(at.path, set())
         index, candidates = at.line - 1, [at.line - 1]
         while index > 0 and lines[index - 1].lstrip()[:1] == "#":
             index -= 1
@@ -243,16 +289,15 @@ def _named(root: Path, base: str, head: ServedModel, changes: list[ChangedSettin
     patterns = sorted({s for change in changes for s in change.spellings})
     if not patterns:
         return []
-    names, found, files, added = _names(head), [], {}, {}
-    for path, line, text in _grep(root, patterns):
-        comment = _comment(text)
-        if comment is None or _DISABLED.match(comment[1]):
-            continue
+    names, found, files = _names(head), [], {}
+    hits = [(path, line, comment) for path, line, text in _grep(root, patterns)
+            if (comment := _comment(text)) is not None and not _DISABLED.match(comment[1])]
+    added = _added_lines(root, base, [path for path, _, _ in hits])
+    for path, line, comment in hits:
         if path not in files:
             files[path] = _read_lines(root, path)
-            added[path] = _added_lines(root, base, path)
         lines = files[path]
-        if lines is None or line > len(lines) or line in added[path]:
+        if lines is None or line > len(lines) or line in added.get(path, ()):
             continue
         block = _block(lines, line - 1)
         for change in changes:

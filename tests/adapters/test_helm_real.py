@@ -428,3 +428,147 @@ def test_an_image_written_whole_in_values_stays_there_not_at_a_scripts_comment_n
     result = lint([tmp_path], Config(tmp_path.resolve()))
     (engine,) = [m for m in result.models if m.identity.startswith("engine/Chart.yaml#helm[")]
     assert (engine.image.location.path, engine.image.location.line) == ("engine/values.yaml", 1)
+
+
+# KubeAI's `models` chart (charts/models in substratusai/kubeai): `catalog.<name>` entries with the Model's
+# spec fields, one kubeai.org/v1 Model rendered for each enabled one (its templates/models.yaml);
+# `targetRequests` is the autoscaler's target of in-flight requests per replica
+# (https://www.kubeai.org/reference/kubernetes-api/#modelspec), not an engine sequence limit
+KUBEAI_MODELS_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: models\nversion: 0.1.0\n",
+    "values.yaml": """\
+all:
+  enabled: false
+catalog:
+  qwen-7b:
+    enabled: true
+    features: [TextGeneration]
+    url: hf://Qwen/Qwen2.5-7B-Instruct
+    engine: VLLM
+    resourceProfile: nvidia-gpu-l4:1
+    minReplicas: 1
+    targetRequests: 8
+    args:
+      - --max-model-len=8192
+      - --max-num-seqs=8
+""",
+    "templates/models.yaml": """\
+{{- range $name, $model := .Values.catalog }}
+{{- if or $model.enabled $.Values.all.enabled }}
+---
+apiVersion: kubeai.org/v1
+kind: Model
+metadata:
+  name: {{ $name }}
+spec:
+  features: {{ $model.features }}
+  url: {{ $model.url }}
+  engine: {{ $model.engine }}
+  resourceProfile: {{ $model.resourceProfile }}
+  minReplicas: {{ $model.minReplicas }}
+  targetRequests: {{ $model.targetRequests }}
+  args:
+    {{- toYaml $model.args | nindent 4 }}
+{{- end }}
+{{- end }}
+""",
+}
+
+
+def models_list_chart() -> dict[str, str]:
+    """The same Model in a chart of the repository's own: a `models:` list its template renders (no
+    values adapter reads such a list: the rendering alone is the served model)."""
+    chart = dict(KUBEAI_MODELS_CHART)
+    chart["values.yaml"] = chart["values.yaml"].replace("all:\n  enabled: false\ncatalog:\n  qwen-7b:\n",
+                                                        "models:\n  - name: qwen-7b\n")
+    chart["templates/models.yaml"] = chart["templates/models.yaml"].replace(
+        "{{- range $name, $model := .Values.catalog }}\n{{- if or $model.enabled $.Values.all.enabled }}",
+        "{{- range $model := .Values.models }}\n{{- with $name := $model.name }}")
+    return chart
+
+
+@needs_helm
+def test_a_kubeai_catalog_entry_and_the_model_rendered_from_it_are_one_served_model(tmp_path: Path) -> None:
+    """The values adapter reads the entry; the rendered Model's url is found at the entry's url line (the
+    engine's --model is the reference inside it), so the rendering is the same served model, not a second
+    one at the template with its findings repeated."""
+    write(tmp_path / "models", KUBEAI_MODELS_CHART)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert models(result) == [("models/values.yaml", 4, "Qwen/Qwen2.5-7B-Instruct")]  # at the entry
+    assert sorted((f.code, f.location.line) for f in result.findings if f.code in ("CFG205", "CFG303")) == [
+        ("CFG205", 14), ("CFG303", 7)]
+
+
+@needs_helm
+def test_an_inline_flag_value_of_a_rendered_model_stays_in_its_flag_not_at_an_equal_value(tmp_path: Path) -> None:
+    """A `models:` list the chart's own template renders into Models (no values adapter reads it): the
+    rendered --max-num-seqs=8 is placed in its own args word, not at `targetRequests: 8`; a reason
+    written above that word is read (no CFG205)."""
+    chart = models_list_chart()
+    write(tmp_path / "unexplained", chart)
+    explained = dict(chart, **{"values.yaml": chart["values.yaml"].replace(
+        "      - --max-num-seqs=8", "      # one user at a time: the box is a shared test bench\n      - --max-num-seqs=8")})
+    write(tmp_path / "explained", explained)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    seqs = [m.settings["max_num_seqs"].location for m in sorted(result.models, key=lambda m: m.location.path)]
+    assert [(s.path, s.line, s.column) for s in seqs] == [("explained/values.yaml", 13, 24),
+                                                          ("unexplained/values.yaml", 12, 24)]
+    assert [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG205"] == [
+        ("unexplained/values.yaml", 12)]
+
+
+MODELS_LIST_CHART = {
+    "Chart.yaml": "apiVersion: v2\nname: llm\nversion: 0.1.0\n",
+    "values.yaml": """\
+image: vllm/vllm-openai:v0.10.1
+models:
+  - name: qwen-32b
+    model: Qwen/Qwen2.5-32B-Instruct
+    tensorParallel: 2
+  - name: llama-70b
+    model: meta-llama/Llama-3.3-70B-Instruct
+    tensorParallel: 2
+""",
+    "templates/deployments.yaml": """\
+{{- range .Values.models }}
+---
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: {{ .name }}
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: {{ $.Values.image }}
+          args: ["--model", {{ .model | quote }}, "--tensor-parallel-size", "{{ .tensorParallel }}"]
+          resources:
+            limits:
+              nvidia.com/gpu: {{ .tensorParallel }}
+{{- end }}
+""",
+}
+
+
+@needs_helm
+def test_each_deployment_a_models_list_renders_is_placed_at_its_own_entry(tmp_path: Path) -> None:
+    """Both entries run two ranks without /dev/shm: each rendered Deployment's tensor parallelism is the
+    value of its own entry (the one that sets its model), so CFG501 is reported at both entries, not
+    twice at the first entry's line (where one report would hide the other)."""
+    write(tmp_path / "llm", MODELS_LIST_CHART)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert sorted((f.location.line, f.model) for f in result.findings if f.code == "CFG501") == [
+        (5, "qwen-32b/vllm"), (8, "llama-70b/vllm")]
+
+
+@needs_helm
+def test_a_rendered_flag_value_written_as_the_next_list_item_is_placed_after_its_flag(tmp_path: Path) -> None:
+    """``- --max-num-seqs`` then ``- "8"`` in a `models:` entry that also sets ``targetRequests: 8``: the
+    rendered value is the list item after its flag, not the equal autoscaling target above it."""
+    chart = models_list_chart()
+    chart["values.yaml"] = chart["values.yaml"].replace("      - --max-num-seqs=8\n",
+                                                        "      - --max-num-seqs\n      - \"8\"\n")
+    write(tmp_path / "models", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert [(f.location.line, f.location.column) for f in result.findings if f.code == "CFG205"] == [(13, 10)]

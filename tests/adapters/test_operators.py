@@ -189,3 +189,12 @@ def test_llmd_model_service_resource_roles_model_variables_and_accelerator():
     assert prefill.value("max_num_batched_tokens") == 8192 and prefill.disaggregation[1] == "prefill"
     claim = models["from-a-claim/decode/vllm"]
     assert claim.model.value == "/model-cache/models/qwen3-14b" and claim.value("gpu_memory_utilization") == 0.9
+
+
+def test_kubeai_profile_image_name_selects_the_image_the_repositorys_kubeai_values_set():
+    models = models_of("kubeai-profile-images.yaml")
+    radeon, l4 = models["qwen-radeon"], models["qwen-l4"]
+    assert radeon.image.value == "rocm/vllm:latest" and at(radeon.image) == (22, 20)
+    assert radeon.image.source == "spec.values.modelServers.VLLM.images.amd-gpu"
+    assert l4.image is None and l4.engine_version_confidence == "assumed"  # the chart's nvidia-gpu image
+    assert findings("kubeai-profile-images.yaml", "CFG302") == [(22, 20, "warning")]

@@ -195,3 +195,21 @@ def test_the_changes_own_explanation_is_not_stale(tmp_path: Path) -> None:
                   .replace("maxNumSeqs: 8", "maxNumSeqs: 16")
                   .replace("maxModelLen: 8192  # 8192 fits", "maxModelLen: 16384  # was 8192; 16384 fits")}, "say so")
     assert [f for f in diff(repo).findings if f.code == "CFG402"] == []
+
+
+def test_added_lines_of_many_files_in_one_diff(tmp_path: Path) -> None:
+    """One ``git diff`` for every file a stale search reads: each file's added lines, whatever its name (a
+    space, a byte git quotes, a pathspec character) and whatever its content looks like (a removed
+    ``-- a/x`` line and an added ``++ b/y`` line read as ``--- a/x`` and ``+++ b/y`` in the patch)."""
+    from cfgcheck.stale import _added_lines
+
+    names = ["plain.yaml", "with space.yaml", "café.yaml", "glob[1].yaml", "gone.yaml", "same.yaml"]
+    repo = make_repo(tmp_path, {name: "a: 1\n-- a/plain.yaml\nb: 2\n" for name in names})
+    commit(repo, {"plain.yaml": "a: 1\n++ b/same.yaml\nb: 2\nc: 3\n",
+                  "with space.yaml": "top: 0\na: 1\n-- a/plain.yaml\nb: 2\n",
+                  "café.yaml": "a: 1\n-- a/plain.yaml\nb: 3",  # its last line loses its newline
+                  "glob[1].yaml": "a: 1\n-- a/plain.yaml\nb: 2\nz: 9\n", "gone.yaml": None}, "change")
+    added = _added_lines(repo, "HEAD~1", names)
+    # a deleted file and an unchanged one have no entry
+    assert added == {"plain.yaml": {2, 4}, "with space.yaml": {1}, "café.yaml": {3}, "glob[1].yaml": {4}}
+    assert _added_lines(repo, "HEAD~1", []) == {}

@@ -42,6 +42,7 @@ class SourceMap:
     def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
         self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
         self.objects: dict[tuple[str, str], Location] = {}
+        self.entries: dict[str, list[tuple[int, int]]] = {}  # path -> (first, last line) of each list entry
         self.raw = list(raw)  # (repo-relative path, text)
         self.files: dict[str, LoadedFile] = {}  # the YAML sources by path, for their comments
         for file in files:
@@ -80,17 +81,21 @@ class SourceMap:
         return []
 
     def _walk(self, ctx: DocContext, node: YNode) -> None:
-        stack = [node]
+        stack: list[tuple[YNode, str | None]] = [(node, None)]  # a node, and the list item before it
         while stack:
-            current = stack.pop()
+            current, before = stack.pop()
             if current.kind == "map":
                 for _, value in current.items():
-                    stack.append(value)
+                    stack.append((value, None))
             elif current.kind == "seq":
-                stack.extend(current.value)
+                # an argument list's value follows its flag (``- --max-num-seqs`` then ``- "8"``)
+                stack.extend((item, str(prior.value) if prior is not None and prior.kind == "scalar" else None)
+                             for prior, item in zip([None, *current.value], current.value))
+                self.entries.setdefault(ctx.path, []).extend(
+                    (item.line, item.end_line) for item in current.value if item.kind == "map")
             elif current.value is not None:
                 text = str(current.value)
-                self.by_text.setdefault(text, []).append((ctx.location(current), None))
+                self.by_text.setdefault(text, []).append((ctx.location(current), before))
                 if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
                     previous = None
                     for token in shell_tokens(ctx, current, "index", segment=False):
@@ -99,13 +104,28 @@ class SourceMap:
                 if isinstance(current.value, str) and ":" in text and "/" in text:
                     tag = text.rsplit(":", 1)[1]
                     self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
+                    if "://" in text:  # a model URL (KubeAI's hf://org/name): the engine is given the ref
+                        self.by_text.setdefault(f"ref:{text.partition('://')[2]}", []).append(
+                            (ctx.location(current), None))
 
-    def find(self, text: str, previous: str | None) -> Location | None:
+    def find(self, text: str, previous: str | None, near: Location | None = None) -> Location | None:
+        """Where the sources hold ``text``: after the word ``previous`` when one does, else in the list
+        entry that holds ``near`` (a chart's ``models:`` entry whose model the served model is) when one
+        does, else the last found."""
         candidates = self.by_text.get(text) or []
         if not candidates:
             return self._find_raw(text)
         preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
+        if not preferred and near is not None and len(candidates) > 1:
+            entry = self._entry(near)
+            preferred = [loc for loc, _ in candidates if entry is not None and loc.path == near.path
+                         and entry[0] <= loc.line <= entry[1]]
         return (preferred or [loc for loc, _ in candidates])[-1]
+
+    def _entry(self, near: Location) -> tuple[int, int] | None:
+        """The innermost list entry of the sources that holds ``near``."""
+        spans = [span for span in self.entries.get(near.path, ()) if span[0] <= near.line <= span[1]]
+        return min(spans, key=lambda span: span[1] - span[0]) if spans else None
 
     def _find_raw(self, text: str) -> Location | None:
         if not 2 <= len(text) <= 200 or "\n" in text:
@@ -188,6 +208,7 @@ def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identit
     """``model`` of a rendered file with every location moved to the source (see ``read_rendering``);
     ``place``: the positions of the model already placed (its pod's)."""
     place = place or _Places(model, fallback, sources)
+    place.set_near(model.model)
     written = [token for token in model.argv if not token.synthetic]
     for token in written:  # a flag is where its word is (a switch's setting holds True, not the word)
         token.location = place.where(token.location, token.text)
@@ -199,7 +220,7 @@ def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identit
     for setting in settings:
         text = setting.text if setting.text is not None else (str(setting.value) if setting.value is not None else None)
         value, key = setting.location, setting.key_location
-        setting.location = place.where(value, text)
+        setting.location = place.inline(value, key, setting.source) or place.where(value, text)
         if key is not None:
             setting.key_location = place.where(key, setting.source if setting.is_flag else None)
         setting.comments = place.comments((setting.key_location, setting.location), setting.comments)
@@ -278,6 +299,7 @@ class _Places:
         self.found: set[int] = set()  # ids of the locations a source holds (not the fallback)
         self.anchor = (model.location.line, model.location.column)
         self.unmapped = False  # a value the sources do not hold: generated by the rendering
+        self.near: Location | None = None  # where the sources set the model, once placed
 
     def where(self, location: Location, text: str | None) -> Location:
         key = (location.line, location.column)
@@ -286,7 +308,9 @@ class _Places:
         if key == self.anchor:  # the object itself (defaults such as the strategy are placed there)
             self.mapped[key] = self.fallback
             return self.fallback
-        found = self.sources.find(text, self.previous_of.get(key)) if text is not None else None
+        found = self.sources.find(text, self.previous_of.get(key), self.near) if text is not None else None
+        if found is None and text is not None and f"ref:{text}" in self.sources.by_text:
+            found = self.sources.find(f"ref:{text}", None)  # the reference inside a URL a source writes
         if found is None and text is not None and ":" in text:
             tag = text.rsplit(':', 1)[1]
             # an image written whole in a source, else its tag set alone (Helm values: image.tag)
@@ -298,6 +322,29 @@ class _Places:
             self.found.add(id(found))
         self.mapped[key] = found
         return found
+
+    def set_near(self, model: Setting | None) -> None:
+        """Place the model first: its other values are then looked for in the list entry that sets it
+        first (a chart rendering one Deployment per ``models:`` entry, each with the same ``tp: 2``)."""
+        if model is not None and self.near is None:
+            text = model.text if model.text is not None else (str(model.value) if model.value is not None else None)
+            placed = self.where(model.location, text)
+            self.near = placed if id(placed) in self.found else None
+
+    def inline(self, value: Location, key: Location | None, flag: str) -> Location | None:
+        """The value of an inline ``--flag=value`` word (its span inside the flag's) at the same offset
+        inside the source word the flag was placed at; searched alone, its text ("8") would be taken for
+        any equal value of the sources (another field's ``targetRequests: 8``)."""
+        if key is None or value.line != key.line or key.end_column is None \
+                or not key.column < value.column < key.end_column:
+            return None
+        placed = self.where(key, flag)  # the word's own place (an argv token's, mapped first)
+        if id(placed) not in self.found:
+            return None
+        if placed.end_column is None or placed.end_column - placed.column != key.end_column - key.column:
+            return None  # the source word is not the rendered one written alike: no offset to carry over
+        offset = value.column - key.column
+        return Location(placed.path, placed.line, placed.column + offset, placed.line, placed.end_column)
 
     def comments(self, places: tuple[Location | None, ...], rendered: tuple[str, ...]) -> tuple[str, ...]:
         """The comments written at the source ``places`` (a setting's key line, then its value line when

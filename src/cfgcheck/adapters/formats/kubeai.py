@@ -5,23 +5,27 @@ The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
 ``spec.args`` in order, with ``spec.env`` as the container env. The pod's devices, node placement and
 default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
 (limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
-by ``scripts/build_operator_data.py``. OLlama, Infinity and FasterWhisper models are not engines
-cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
+by ``scripts/build_operator_data.py``; a profile's ``imageName`` and the images the repository's own
+KubeAI values set (``modelServers.VLLM.images``, read by the ``index`` hook) come first. OLlama,
+Infinity and FasterWhisper models are not engines cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
 entries, rendered as Models when ``enabled``) are read the same way.
 """
 
 from __future__ import annotations
 
+import copy
+
 from ...capacity.tables import bundled_table
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
-from ...yamlio import YNode
-from ..core.contexts import DocContext
+from ...yamlio import LoadedFile, YNode
+from ..core.contexts import DocContext, Workspace
 from ..core.recognition import apply_launch, env_map_settings, finish, is_resource, set_image, string_map, to_int
 from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"
 MARKERS = ("kubeai.org", "resourceprofile")
+INDEX_WORDS = ("modelservers", "resourceprofiles")  # the chart values the index hook reads
 # spec.engine -> cfgcheck engine; None: a server cfgcheck does not check
 ENGINES = {"vllm": "vllm", "ollama": None, "infinity": None, "fasterwhisper": None}
 # url scheme -> what vLLM's --model becomes (engine_vllm.go): the ref, or the mounted path for a PVC
@@ -105,18 +109,73 @@ def model_ref(url: str) -> str:
 
 
 def _image(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> None:
-    """``spec.image`` when written; else the chart's default vLLM image for the profile (assumed)."""
+    """``spec.image`` when written; else the image the repository's own KubeAI values give the profile's
+    ``imageName``; else the chart's default vLLM image for the profile (assumed)."""
     image = ctx.field_setting(spec, "image", "image", f"{prefix}image")
+    name = str(spec.scalar("resourceProfile", default="")).partition(":")[0]
+    image = image or _repository_image(ctx.workspace.space(__name__, dict), name)
     if image is not None:
         set_image(ctx, model, image)
         return
-    profile = _profile_entry(str(spec.scalar("resourceProfile", default="")).partition(":")[0])
+    profile = _profile_entry(name)
     images = bundled_table("kubeai.json")["vllm_images"]
     default = images.get((profile or {}).get("image_name", "default")) or images.get("default")
     found = image_engine(parse_image(default)) if default else None
     if found is not None and found.engine == model.engine and found.version:
         model.engine_version, model.engine_version_confidence = found.version, "assumed"
         model.engine_version_why = f"the KubeAI chart's default image {default} (no spec.image)"
+
+
+# Where KubeAI's chart values sit in a document: a values file, under an umbrella chart's ``kubeai`` key,
+# a Flux HelmRelease's ``spec.values``, an Argo CD Application's ``helm.valuesObject``
+_VALUES_AT = ((), ("kubeai",), ("spec", "values"), ("spec", "values", "kubeai"),
+              ("spec", "source", "helm", "valuesObject"))
+
+
+def index(workspace: Workspace, loaded: LoadedFile) -> None:
+    """The repository's own KubeAI chart values: each resource profile's ``imageName`` and the vLLM
+    images by name (``modelServers.VLLM.images``), which Models that select the profile run."""
+    space = workspace.space(__name__, dict)
+    for document in loaded.documents:
+        root = document.root
+        for path in _VALUES_AT if root is not None and root.kind == "map" else ():
+            values = root.path(*path) if path else root
+            if values is None or values.kind != "map":
+                continue
+            ctx = DocContext(loaded, document, workspace)
+            prefix = "".join(f"{key}." for key in path)
+            _index_values(ctx, values, prefix, space)
+
+
+def _index_values(ctx: DocContext, values: YNode, prefix: str, space: dict) -> None:
+    profiles, images = values.get("resourceProfiles"), values.path("modelServers", "VLLM", "images")
+    for key, profile in profiles.items() if profiles is not None and profiles.kind == "map" else ():
+        chosen = profile.scalar("imageName") if profile.kind == "map" else None
+        if isinstance(chosen, str):
+            space.setdefault(("profile", str(key.value)), set()).add(chosen)
+    for key, _ in images.items() if images is not None and images.kind == "map" else ():
+        source = f"{prefix}modelServers.VLLM.images.{key.value}"
+        setting = ctx.field_setting(images, str(key.value), "image", source)
+        if setting is not None and isinstance(setting.value, str):
+            space.setdefault(("image", str(key.value)), []).append(setting)
+
+
+def _repository_image(space: dict, profile: str) -> Setting | None:
+    """The vLLM image the repository's KubeAI values give a Model of ``profile``: the profile's
+    ``imageName`` (the repository's, else the chart's), its image in the repository's values, else their
+    ``default`` when the chart has no image of that name ("default" is used when no imageName is
+    specified or if a specific image is not found: the chart's values.yaml). None when the repository
+    sets none, or sets it differently in two places (which one is deployed is not known)."""
+    named = space.get(("profile", profile)) or {(_profile_entry(profile) or {}).get("image_name", "default")}
+    if len(named) != 1:
+        return None
+    name = next(iter(named))
+    if ("image", name) not in space and name in bundled_table("kubeai.json")["vllm_images"]:
+        return None  # the chart's own image for that name (the caller's assumed default)
+    found = space.get(("image", name)) or space.get(("image", "default")) or []
+    if len({setting.value for setting in found}) != 1:
+        return None
+    return copy.copy(found[0])  # each Model's own: a rendering relocates its settings
 
 
 def _profile_entry(name: str) -> dict | None:

@@ -19,6 +19,7 @@ from ...model import ArgToken, Download, Mount
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import HUB_URL
+from .env_argv import container_env, splice
 from .pods import read_mounts
 from .shell import SHELL_C, SHELLS, argv_tokens, shell_commands
 
@@ -84,7 +85,8 @@ def command_downloads(commands: list[list[ArgToken]], cwd: str | None, where: st
 
 
 def _commands(ctx: DocContext, container: YNode) -> list[list[ArgToken]]:
-    """A container's commands: each command of a ``sh -c`` script, else its one argv."""
+    """A container's commands: each command of a ``sh -c`` script, its variables taken from the
+    container's own ``env`` as the engine container's are (``hf download "${REPO}"``), else its one argv."""
     joined = argv_tokens(ctx, container.get("command"), "command") + argv_tokens(ctx, container.get("args"), "args")
     texts = [t.text for t in joined]
     if texts and texts[0] in SHELLS:
@@ -92,7 +94,11 @@ def _commands(ctx: DocContext, container: YNode) -> list[list[ArgToken]]:
         if flag is not None and flag + 1 < len(joined):
             node = _scalar_of(container, joined[flag + 1])
             if node is not None:
-                return shell_commands(ctx, node, "shell")
+                commands = shell_commands(ctx, node, "shell")
+                if any("$" in token.text for command in commands for token in command):
+                    values = container_env(ctx, container)
+                    commands = [splice(command, values) for command in commands]
+                return commands
     return [joined]
 
 
