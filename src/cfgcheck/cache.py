@@ -74,10 +74,12 @@ def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
     except OSError:
         return "unreadable"
     try:
-        if stat.S_ISDIR(os.fstat(handle).st_mode):
+        status = os.fstat(handle)
+        if stat.S_ISDIR(status.st_mode):
             return "folder " + digest("\0".join(sorted(os.listdir(path))))
         chunks = []
-        while chunk := os.read(handle, 1 << 20):
+        # reads of the file's size (not of a fixed large buffer, which the allocator keeps: +1 MiB peak)
+        while chunk := os.read(handle, status.st_size + 1 if status.st_size else 65536):
             chunks.append(chunk)
     except OSError:
         return "unreadable"

@@ -392,7 +392,7 @@ def _read_bytes(file: Path | str, limit: int) -> bytes | int:
             return size
         chunks = []
         while True:  # until the end: a file may have grown since fstat
-            chunk = os.read(handle, max(size + 1, 65536))
+            chunk = os.read(handle, size + 1 if size else 65536)
             if not chunk:
                 return b"".join(chunks)
             chunks.append(chunk)
