@@ -245,7 +245,7 @@ class _ParseCache:
         self.read: set[str] = set()  # the files whose turn came (read by ``read_text``): none kept for them
 
     def key(self, file: Path, rel: str, limits: dict[str, int], fast: bool) -> tuple:
-        return os.path.abspath(file), rel, tuple(sorted(limits.items())), fast
+        return _absolute(file), rel, tuple(sorted(limits.items())), fast
 
     def keep(self, key: tuple, loaded: LoadedFile) -> None:
         if len(self.files) >= self.MAX_FILES:
