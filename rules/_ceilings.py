@@ -13,7 +13,7 @@ import fnmatch
 import re
 from dataclasses import dataclass
 
-from cfgcheck.api import Location, ServedModel, Setting
+from cfgcheck.api import LazyPattern, Location, ServedModel, Setting
 
 MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # Comments come from pull requests: every pattern runs in linear time. A number starts only where no
@@ -21,14 +21,16 @@ MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # differently, and no two adjacent quantifiers can match the same whitespace.
 _NUMBER = r"(?<![\d.])(\d+(?:\.\d+)?|\.\d+)(?:\s*(%))?"
 _DIRECTIVE = re.compile(r"cfgcheck:\s*ceiling\s*=\s*" + _NUMBER)
-_NUMBER_AT_START = re.compile(_NUMBER)
+_NUMBER_AT_START = LazyPattern(_NUMBER)
 _STATED = re.compile(r"\bceiling\b\s*(?:(?:[:=]|is|of|at|to)\s*)?" + _NUMBER, re.I)
-_STATED_BEFORE = re.compile(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
-_UNSTATED = re.compile(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
+_STATED_BEFORE = LazyPattern(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
+_UNSTATED = LazyPattern(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Ceiling:
+    """A documented ceiling for a memory fraction: its value (or the value when written) and where it is said."""
+
     setting: str
     value: float | None  # None: "the value when this was written"
     text: str  # what documents it, for the message
@@ -95,9 +97,24 @@ def ceiling_for(model: ServedModel, setting: Setting, config: dict, pools: dict 
     return ceiling
 
 
-def gpu_pools(models: list[ServedModel]) -> dict[tuple[str, str], list[ServedModel]]:
+class Pools(dict):
+    """Served models by the GPUs they run on, with the ceiling each one's setting documents beside it,
+    read once: each model of a pool asks the others for theirs (a pool of N models, N x N questions)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._documented: dict[int, Ceiling | None] = {}  # by the Setting's id: the pool keeps its model alive
+
+    def documented(self, setting: Setting) -> Ceiling | None:
+        key = id(setting)
+        if key not in self._documented:
+            self._documented[key] = from_comments(setting)
+        return self._documented[key]
+
+
+def gpu_pools(models: list[ServedModel]) -> Pools:
     """Served models by the GPUs they run on (``ServedModel.gpu_pool``): what a run-scoped rule groups once."""
-    groups: dict[tuple[str, str], list[ServedModel]] = {}
+    groups = Pools()
     for other in models:
         pool = other.gpu_pool()
         if pool is not None:
@@ -109,11 +126,12 @@ def _from_siblings(model: ServedModel, setting: Setting, by_pool: dict) -> Ceili
     pool = model.gpu_pool()
     if pool is None:
         return None
+    documented = by_pool.documented if isinstance(by_pool, Pools) else from_comments
     for other in by_pool.get(pool, ()):
         if other is model or other.identity == model.identity:
             continue
         theirs = other.setting(setting.name)
-        ceiling = from_comments(theirs) if theirs is not None else None
+        ceiling = documented(theirs) if theirs is not None else None
         if ceiling is None:
             continue
         # A ceiling without a number is the value the sibling still runs with.

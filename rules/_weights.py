@@ -5,20 +5,20 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.api import lookup_architecture
+from cfgcheck.api import LazyPattern, lookup_architecture
 
 PERSISTENT = ("persistentVolumeClaim", "volumeClaimTemplate", "hostPath", "nfs", "csi", "named", "bind",
               "cephfs", "glusterfs", "azureFile", "awsElasticBlockStore", "gcePersistentDisk", "iscsi")
 DEFAULT_CACHE = "~/.cache/huggingface"
 OFFLINE = ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE")
-_PARAMS = re.compile(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
+_PARAMS = LazyPattern(r"(?<![\w.])(\d+(?:\.\d+)?)([bBmM])(?![a-zA-Z])")
 HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+(@[^/\s]+)?$")
 # llama.cpp's -hf / -hfr / --hf-repo ORG/NAME[:QUANT] (env LLAMA_ARG_HF_REPO) download from the hub's default
 # branch (common/arg.cpp; the quant defaults to Q4_K_M) into fs_get_cache_directory(): LLAMA_CACHE, else
 # $XDG_CACHE_HOME/llama.cpp, else $HOME/.cache/llama.cpp on Linux (ggml-org/llama.cpp common/common.cpp)
 LLAMA_HF = ("-hf", "-hfr", "--hf-repo", "LLAMA_ARG_HF_REPO")
 LLAMA_CACHE = "~/.cache/llama.cpp"
-_LLAMA_REPO = re.compile(r"^([A-Za-z0-9][\w.-]*/[\w.-]+)(?::([\w.-]+))?$")
+_LLAMA_REPO = LazyPattern(r"^([A-Za-z0-9][\w.-]*/[\w.-]+)(?::([\w.-]+))?$")
 
 
 def cache_dir(model, env: dict | None = None) -> tuple[str, str]:

@@ -107,22 +107,23 @@ SCOPE = "run"  # engines of every file of the run are placed on the GPUs once
 
 
 def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
+    on_gpu = {id(model): _on_gpu(model) for model in (*ctx.models, *models)}  # asked of each model once
     on_device: dict[tuple[str, str], list[ServedModel]] = {}  # engines by (host, physical device)
     for other in ctx.models:
-        placed = placement(other) if _on_gpu(other) else None
+        placed = placement(other) if on_gpu[id(other)] else None
         for device in placed.devices or () if placed is not None else ():
             on_device.setdefault((placed.host, device), []).append(other)
     sliced: dict[tuple, list[ServedModel]] = {}  # engines on time-sliced GPUs, by configuration and node
     for other in ctx.models:
-        if _on_gpu(other) and other.pod is not None and other.pod.shared_gpus is not None:
+        if on_gpu[id(other)] and other.pod is not None and other.pod.shared_gpus is not None:
             sliced.setdefault((other.pod.shared_gpus[1], other.pod.node), []).append(other)
     for model in models:
-        placed = placement(model) if _on_gpu(model) else None
+        placed = placement(model) if on_gpu[id(model)] else None
         if placed is not None and placed.devices is not None:
             yield from _shared(model, placed, on_device, ctx)
         elif placed is not None:
             yield from _beside_unscheduled(model, placed, on_device, ctx)
-        if _on_gpu(model) and model.pod is not None and model.pod.shared_gpus is not None:
+        if on_gpu[id(model)] and model.pod is not None and model.pod.shared_gpus is not None:
             yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
 
 

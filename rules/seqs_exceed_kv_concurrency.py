@@ -62,7 +62,8 @@ from __future__ import annotations
 import re
 from typing import Iterator
 
-from cfgcheck.api import Finding, Option, cap_for, concurrency_at, human_int, kv_from_compiled_buckets
+from cfgcheck.api import (Finding, LazyPattern, Option, cap_for, concurrency_at, human_int,
+                          kv_from_compiled_buckets)
 
 from ._steps import step_limit
 
@@ -159,9 +160,9 @@ def _remedy(est, seqs: int, conc: float, step: int) -> str:
 
 
 # what a comment says when it states a measurement: the word for it, and a number besides the marker's own
-_MEASURED = re.compile(r"\b(?:measured|measurements?|benchmark(?:ed|s)?|load[- ]?test(?:ed|s)?|sweep|knee|"
+_MEASURED = LazyPattern(r"\b(?:measured|measurements?|benchmark(?:ed|s)?|load[- ]?test(?:ed|s)?|sweep|knee|"
                        r"p(?:50|90|95|99)|ttft|tpot|itl|goodput)\b", re.I)
-_DIGIT = re.compile(r"\d")
+_DIGIT = LazyPattern(r"\d")
 
 
 def measurement(model, setting) -> str | None:

@@ -99,9 +99,8 @@ import re
 from pathlib import Path
 from typing import Iterator
 
-from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, Option, RuleContext,
-                          ServedModel, accelerator_kind, concurrency_at, configured,
-                          derived)
+from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, LazyPattern, Option,
+                          RuleContext, ServedModel, accelerator_kind, concurrency_at, configured, derived)
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"
@@ -123,11 +122,11 @@ _NOT_WORDS = {
 
 # Run on comments a pull request writes: linear in time (no two adjacent quantifiers match the same
 # whitespace; a search starts a key only where no key character precedes it).
-_DIRECTIVE = re.compile(r"cfgcheck\s*:")
+_DIRECTIVE = LazyPattern(r"cfgcheck\s*:")
 _FLAG = re.compile(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?")
-_KEY_VALUE_LINE = re.compile(r"^\s*(?:-\s*)?[\w.]+\s*:\s*\S+\s*$")
-_KEY_VALUE = re.compile(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
-_WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+_KEY_VALUE_LINE = LazyPattern(r"^\s*(?:-\s*)?[\w.]+\s*:\s*\S+\s*$")
+_KEY_VALUE = LazyPattern(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
+_WORD = LazyPattern(r"[A-Za-z][A-Za-z'-]*")
 
 
 def reason_words(comments, enough: int | None = None) -> int:
@@ -149,7 +148,7 @@ def reason_words(comments, enough: int | None = None) -> int:
 
 # what a sequence limit limits, in the words of a comment that explains it away from the flag
 _LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
-_NUMBER = re.compile(r"(?<![\d.])\d+(?![\d.])")  # a number as a value is written: not part of 1.5 or 16
+_NUMBER = LazyPattern(r"(?<![\d.])\d+(?![\d.])")  # a number as a value is written: not part of 1.5 or 16
 
 
 def _stated_elsewhere(model, value: int) -> list[str]:
@@ -164,6 +163,10 @@ def _limits_by_number(comments) -> dict[str, list[str]]:
     once for every served model sharing them (``model.Comments``)."""
     found: dict[str, list[str]] = {}
     for _, text in comments:
+        # most comments name no limit: the search on the whole text goes first (dropping flags only
+        # puts a space where one was, so it can make no word that was not there)
+        if not _LIMIT_WORDS.search(text):
+            continue
         words = _FLAG.sub(" ", text)
         if _LIMIT_WORDS.search(words):
             for number in dict.fromkeys(_NUMBER.findall(words)):

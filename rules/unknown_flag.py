@@ -94,8 +94,10 @@ def check(model, ctx):
         yield _finding(group)
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class _Verdict:
+    """What is said of one kind of unknown or misplaced flag: the message, the remediation and the level."""
+
     kind: str  # what is said of the flag: one finding per line and kind names every such flag
     message: str  # of one flag
     remediation: str

@@ -50,9 +50,8 @@ spec:
 None.
 """
 
-import re
 
-from cfgcheck.api import Finding
+from cfgcheck.api import Finding, LazyPattern
 
 from ._pod_rules import how_to_pass
 from ._weights import llama_hub, local_folder
@@ -62,8 +61,8 @@ CODE, NAME, SEVERITY = "CFG303", "unpinned-model-revision", "warning"
 # `rules: {CFG303: {severity: warning}}`), as kube-linter's and Checkov's defaults leave it to be chosen
 PROFILES = {"recommended": "note"}
 OPTIONS: dict = {}
-_HUB_ID = re.compile(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_HUB_ID = LazyPattern(r"^(hf://)?[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_SHA = LazyPattern(r"^[0-9a-f]{40}$")
 _BRANCHES = ("main", "master")
 
 

@@ -3,7 +3,8 @@
 - the objects: ``Finding`` (with ``Fix`` and ``Edit``), ``Location``, ``ServedModel``, ``Setting``,
   ``SEVERITIES``, ``Option`` (a declared rule option); ``derived`` (what a rule finds in a model's
   comments, worked out once for every model sharing them: ``model.Comments``); ``configured`` (what ``rules:`` sets for a rule, read
-  with a ``Config``: a rule that keeps to another rule's option);
+  with a ``Config``: a rule that keeps to another rule's option); ``LazyPattern`` (a regular expression
+  compiled the first time it matches: a rule's patterns for an uncommon case cost no run that never meets it);
 - the contract: ``RuleContext`` (``ctx``) and the two ``check`` signatures, ``ModelCheck`` and, for a rule
   with ``SCOPE = "run"``, ``RunCheck``;
 - effective facts: ``ctx.effective(model, name)`` returns a ``Fact`` (value in its unit, and its source:
@@ -28,6 +29,7 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 from .context import ModelCheck, RuleContext, RunCheck
+from .lazy import Pattern as LazyPattern
 from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
@@ -91,7 +93,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 __all__ = [
     "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
-    "derived", "unresolved",
+    "derived", "unresolved", "LazyPattern",
     *_LAZY,
 ]
 

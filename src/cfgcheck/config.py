@@ -33,8 +33,10 @@ _PLURALS = {"object": "mappings", "array": "lists", "string": "strings", "intege
             "number": "numbers", "boolean": "true/false values"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Config:
+    """The run's configuration: the repository root, the validated settings, and the file they were read from."""
+
     root: Path
     data: dict[str, Any] = field(default_factory=dict)
     source: Path | None = None

@@ -9,17 +9,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
-from .model import Finding, ServedModel
+from .model import Finding
 from .registry import FACTS, FactProviders
 
 if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks (``FactProviders``)
+    from .model import ServedModel
     from .capacity.estimate import CapacityEstimate
     from .effective import Fact, Facts, Topology
     from .engines.argv import ParsedFlag
     from .engines.catalog import Catalog
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class RuleContext:
     """Handed to ``check``; ``options`` holds every declared option (defaults filled in)."""
 

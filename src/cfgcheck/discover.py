@@ -28,6 +28,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
 
+from . import lazy
 from . import git
 from .errors import ConfigError
 from .paths import escapes, git_may_find_repository
@@ -47,8 +48,10 @@ def listed_file(name: str, suffixes: tuple[str, ...] = ()) -> bool:
 CHART_FILE = "Chart.yaml"
 
 
-@dataclass(eq=False)  # one per run, never compared
+@dataclass(eq=False, repr=False)  # one per run, never compared
 class Inputs:
+    """What the run reads: the files found, the streams named, the Helm templates set aside and the named env files."""
+
     files: list[Path] = field(default_factory=list)  # regular files, resolved
     streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them
     templates: list[str] = field(default_factory=list)  # repo-relative Helm templates set aside
@@ -337,14 +340,14 @@ def load_stream(root: Path, stream: Path, limits: dict[str, int] | None, fast: b
 # ---------------------------------------------------------------- related files
 
 # [ \t], not \s: a \s* at each line start would run on across every blank line below it (quadratic).
-_MODEL_REF = re.compile(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
-_CONFIGMAP_REF = re.compile(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
+_MODEL_REF = lazy.Pattern(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
+_CONFIGMAP_REF = lazy.Pattern(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
 # a document's kind, or an object's in a wrapper of resources (adapters/core/resources.py: ``- kind: X``, ``  kind: X``)
 _CONFIGMAP_KIND = re.compile(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)
 _OBJECT_KIND = "^([[:space:]]|-)*kind:[[:space:]]*"
-_METADATA_NAME = re.compile(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
+_METADATA_NAME = lazy.Pattern(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
 _COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
-_MEMORY_KEY = re.compile(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
+_MEMORY_KEY = lazy.Pattern(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
 _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
 _SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
 

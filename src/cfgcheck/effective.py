@@ -47,7 +47,7 @@ def fraction_setting(engine: str | None) -> str:
     return "mem_fraction_static" if (engine or "").lower() == "sglang" else "gpu_memory_utilization"
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Fact:
     """One effective setting: its value in its unit (None when unknown) and where it comes from."""
 
@@ -88,7 +88,7 @@ class Fact:
         return f"unknown ({self.how})" if self.how else "unknown"
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Topology:
     """The parallel layout of one served model as its configuration states it."""
 

@@ -9,15 +9,16 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
-from .adapters.core import registry as adapters
-from . import precedence, suppressions
-from .adapters.core.registry import always_read, file_format, file_suffixes, has_serving_marker
+from . import lazy, precedence, suppressions
+from .adapters.core.builtin import always_read, file_format, file_suffixes, has_serving_marker
+from .adapters.core.references import dangling as _dangling
+from .adapters.core.workspace import Workspace
 from . import git, online
 from .cache import ContentCache, RunCache, digest
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
-from .model import SEVERITY_RANK, Finding, Location, ServedModel
+from .model import SEVERITY_RANK, Finding, Location
 from .notes import per_run
 from .paths import UNMARKED, git_may_find_repository
 from .render.charts import note_templates, note_unrendered
@@ -29,10 +30,17 @@ from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 if TYPE_CHECKING:
     from .diff import Base
+    from .model import ServedModel
+
+# The adapter registry, imported for the first file that holds a serving marker (its workspace, and the
+# references that lead nowhere, which only adapters record, are asked of every run without it).
+adapters = lazy.Module("cfgcheck.adapters.core.registry", Workspace=Workspace, dangling=_dangling)
 
 
-@dataclass(eq=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
+@dataclass(eq=False, repr=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
+    """What a lint run found: the findings, the files read and their served models (and, in diff mode, the base's)."""
+
     findings: list[Finding]
     files: list[LoadedFile]
     models: list[ServedModel]
@@ -98,8 +106,10 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Collection:
+    """The files a run read and their served models, before the rules run."""
+
     loaded: list[LoadedFile]  # the files linted
     models: list[ServedModel]  # their served models
     context: list[ServedModel]  # served models of related files read only for context (not reported)

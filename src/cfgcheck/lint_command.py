@@ -261,6 +261,8 @@ def refuse_streams(paths: list[Path], why: str) -> None:
 
 
 def _baseline(result, baseline_file: Optional[Path], write_baseline: Optional[Path]) -> None:
+    if baseline_file is None and write_baseline is None:
+        return  # a run without a baseline does not import its reader
     from . import baseline
 
     if write_baseline is not None and result.base is not None:

@@ -33,7 +33,7 @@ _NO_DEVICE = ("none", "void", "-1", "", "all")
 _MOST_DEVICES = 64  # a larger index is no real device: the value is not read
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Placement:
     """The machine an engine runs on and the physical GPUs it uses there (None: a scheduler's choice)."""
 

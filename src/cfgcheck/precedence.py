@@ -20,13 +20,15 @@ answered finding still counts as used (lint.finalize).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+from typing import NamedTuple
 
 from .model import SEVERITY_RANK, Finding, Location
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
-class Relation:
+class Relation(NamedTuple):  # a constant table's row: a NamedTuple creates no method at import
+    """How the finding of rule ``specific`` answers for the one of rule ``general`` on the same cause."""
+
     specific: str  # the code of the finding that stays
     general: str  # the code of the finding it answers for
     kind: str  # "contradicts" | "folds"

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any, Iterable
 
+from . import lazy
 from .errors import ConfigError
 
 if TYPE_CHECKING:
@@ -58,7 +59,7 @@ class DuplicateRule(ConfigError):
 _OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Option:
     """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
 
@@ -100,6 +101,8 @@ class _Graded:
 
 @dataclass
 class Rule(_Graded):  # compared by value: a rule enabled for the run is found in the list (lint.py)
+    """One rule as the run knows it: its index entry (code, name, severity, options, documentation) and its check."""
+
     code: str
     name: str
     severity: str
@@ -207,7 +210,7 @@ INDEX = Path(__file__).parent / "data" / "rule_index.json"
 INDEX_FIELDS = ("code", "name", "severity", "profiles", "scope", "module", "diff_only")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class RuleEntry(_Graded):
     """A built-in rule as the index lists it."""
 
@@ -325,7 +328,7 @@ def by_code() -> dict[str, Rule]:
 
 # ---------------------------------------------------------------- selection: which rules a run checks
 
-_PREFIX = re.compile(r"CFG\d{0,3}", re.IGNORECASE)
+_PREFIX = lazy.Pattern(r"CFG\d{0,3}", re.IGNORECASE)
 
 
 def codes_for(value: str) -> set[str]:

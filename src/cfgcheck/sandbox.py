@@ -32,9 +32,7 @@ import os
 import signal
 import stat
 import sys
-import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
@@ -156,6 +154,7 @@ def run_bounded(args: list[str], *, cwd: Path | str | None, env: dict[str, str],
     ``sandboxed``, the renderer's limits apply (no network where possible, rlimits)."""
     import subprocess
     import tempfile
+    import threading  # here: a run that starts no process starts no thread either
 
     preexec = None
     if sandboxed and resource is not None:
@@ -252,15 +251,15 @@ def describe(outcome: Outcome, what: str, timeout: float, limit: int) -> str:
 # ---------------------------------------------------------------- one run: budget and folders
 
 
-@dataclass(eq=False)
 class RenderRun:
     """The renderings of one run: their time ``budget`` (seconds, all together), the ``timeout`` of each,
-    the seconds ``spent``, and the run's private folder (made at first use, removed at the end)."""
+    the seconds ``spent``, and the run's private folder (made at first use, removed at the end). A plain
+    class: every run makes one, and a dataclass costs its generated methods at import."""
 
-    budget: float | None = None
-    timeout: float = RENDER_TIMEOUT
-    spent: float = 0.0
-    root: Path | None = None
+    def __init__(self, budget: float | None = None, timeout: float = RENDER_TIMEOUT) -> None:
+        self.budget, self.timeout = budget, timeout
+        self.spent = 0.0
+        self.root: Path | None = None
 
     def remaining(self, config: dict | None = None) -> float:
         budget = self.budget if self.budget is not None else float((config or {}).get("render-budget")
@@ -360,12 +359,12 @@ def session() -> Iterator[None]:
     """The command line's run: one :func:`scope`, and SIGTERM turned into an exit that runs every
     ``finally`` (children killed, folders removed); SIGINT already raises KeyboardInterrupt. The
     previous handlers are restored when it ends."""
-    previous = {}
-    if threading.current_thread() is threading.main_thread():
-        for number in (signal.SIGTERM, signal.SIGINT):
-            previous[number] = signal.getsignal(number)
+    previous = {number: signal.getsignal(number) for number in (signal.SIGTERM, signal.SIGINT)}
+    try:
         signal.signal(signal.SIGTERM, _terminated)
         signal.signal(signal.SIGINT, signal.default_int_handler)
+    except ValueError:  # not the main thread (an embedding's, a test's): only the main thread sets handlers
+        previous.clear()
     try:
         with scope():
             yield

@@ -8,13 +8,14 @@ compiled pattern costs start-up time, bench/RESULTS.md "One file: start-up").
 
 from __future__ import annotations
 
-import re
+
+from . import lazy
 
 # KEY is a word of the name (API_KEY, KEY_ID, not KEYBOARD_LAYOUT); TOKEN is not a count
 # (MAX_NUM_BATCHED_TOKENS) or a tokenizer; AUTH is not an author (GIT_AUTHOR_NAME).
-_SECRET_NAME = re.compile(r"(?i)TOKEN(?!S|IZER)|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|PRIVATE|(?:^|_)(?:API)?KEYS?(?:$|_)")
+_SECRET_NAME = lazy.Pattern(r"(?i)TOKEN(?!S|IZER)|SECRET|PASSW|CREDENTIAL|AUTH(?!OR)|PRIVATE|(?:^|_)(?:API)?KEYS?(?:$|_)")
 # names that match the pattern but hold no secret (paths, switches, sockets)
-_NOT_SECRET = re.compile(r"(?i)(_PATH|_FILE|_DIR|_URL|_SOCK|_LOGIN|_NAME|_THROTTLE|_TIMEOUT)$")
+_NOT_SECRET = lazy.Pattern(r"(?i)(_PATH|_FILE|_DIR|_URL|_SOCK|_LOGIN|_NAME|_THROTTLE|_TIMEOUT)$")
 
 
 def secret_name(name: str) -> bool:

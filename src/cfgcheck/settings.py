@@ -24,7 +24,7 @@ PORT, ADDRESS, SWITCH, TEXT = "port", "address", "switch", "text"
 _UNIT_OF_TYPE = {INT: COUNT, SIZE: COUNT, FLOAT: FRACTION, STR: TEXT, BOOL: SWITCH, JSON: TEXT}
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SettingDef:
     """One canonical setting."""
 
@@ -139,7 +139,7 @@ def flag(engine: str, name: str) -> str | None:
 
 # ---------------------------------------------------------------- values
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class SizeSyntax:
     """An engine's human-readable int: suffixes that scale decimals, suffixes that take integers only."""
 

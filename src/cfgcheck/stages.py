@@ -16,17 +16,23 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import TYPE_CHECKING, Any, Callable, Iterator
 
-from . import pool
+from . import lazy, pool
 from .cache import ContentCache
-from .adapters.core import registry as adapters
-from .adapters.core.registry import file_format
+from .adapters.core.builtin import file_format
+from .adapters.core.workspace import Workspace
 from .config import Config
-from .model import ServedModel
 from .notes import Notes, note, run
 from .paths import reads_beyond
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, forget_parsed, load_file, read_text, relpath
+
+if TYPE_CHECKING:
+    from .model import ServedModel
+
+# The adapter registry, imported for the first file that holds a serving marker (the run's workspace is made
+# without it: lint.py).
+adapters = lazy.Module("cfgcheck.adapters.core.registry", Workspace=Workspace)
 
 # ---------------------------------------------------------------- per-file isolation
 #
@@ -85,7 +91,7 @@ def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[Lo
 # ---------------------------------------------------------------- the stage, in order
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Staged:
     """One file after its own stage. ``models`` None: the run indexes and adapts it (``first_pass``)."""
 

@@ -18,19 +18,25 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from . import lazy
 from .discover import excluded
 from .errors import ConfigError
-from .model import Finding, Location, ServedModel
+from .model import Finding, Location
 from .registry import UnknownRule, codes_for
 from .yamlio import LoadedFile
 
+if TYPE_CHECKING:
+    from .model import ServedModel
+
 ANNOTATION = "cfgcheck.io/ignore"
-_START = re.compile(r"cfgcheck:[ \t]*ignore")
-_DIRECTIVE = re.compile(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
-@dataclass(eq=False)
+_START = lazy.Pattern(r"cfgcheck:[ \t]*ignore")
+_DIRECTIVE = lazy.Pattern(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
+@dataclass(eq=False, repr=False)
 class Suppression:
+    """One suppression read (a comment, an annotation or a per-file-ignores entry): the codes it silences, and where."""
+
     codes: set[str]
     reason: str
     location: Location
@@ -53,8 +59,10 @@ class Suppression:
         return self.scope == "file" or finding.location.line in self.target_lines
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Collected:
+    """The suppressions of the run, and the malformed ones (CFG001)."""
+
     suppressions: list[Suppression] = field(default_factory=list)
     problems: list[tuple[Location, str]] = field(default_factory=list)  # (where, message) for CFG001
 

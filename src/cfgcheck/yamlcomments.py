@@ -10,8 +10,10 @@ from dataclasses import dataclass
 from typing import Iterator
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Comment:
+    """One ``#`` comment of a file: where it starts, its text, and whether it is alone on its line."""
+
     line: int
     column: int
     text: str  # without the leading "#" and surrounding space

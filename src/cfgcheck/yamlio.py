@@ -38,16 +38,20 @@ class FileReader(Protocol):
 # registry's ``file_format``, which the callers that read such files pass in.
 Readers = Callable[[str], "FileReader | None"]
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class Document:
+    """One YAML document of a file: its position, its tree (None: empty or unreadable) and what was wrong in it."""
+
     index: int
     root: YNode | None
     line: int  # first line of the document
     problems: list[tuple[str, int, int]] = field(default_factory=list)  # (message, line, column)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, repr=False)
 class LoadedFile:
+    """One file read for the run: its text, its documents and comments, and whether it can hold a served model."""
+
     path: str  # repo-relative POSIX
     text: str
     documents: list[Document]
@@ -59,6 +63,9 @@ class LoadedFile:
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""
+        previous = self.comments.get(line - 1) if line > 1 else None
+        if previous is None and line not in self.comments:
+            return ()  # most lines: nothing on them or above them (adapters ask for every setting)
         above: list[str] = []
         probe = line - 1
         while probe >= 1:

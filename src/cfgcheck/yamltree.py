@@ -19,6 +19,10 @@ _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
 _HEX = re.compile(r"0x[0-9a-fA-F_]+$")
 _OCT = re.compile(r"0o[0-7_]+$")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
+# the plain scalars that are a null or a boolean; any other that starts with none of _NUMBER_STARTS is text
+_WORDS = {"~": None, "null": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
+          "false": False, "False": False, "FALSE": False}
+_NUMBER_STARTS = frozenset("-+.0123456789")  # the first characters of _INT, _HEX, _OCT, _FLOAT and _SPECIAL_FLOATS
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
@@ -115,16 +119,11 @@ class YNode:
 
 def resolve_plain(text: str) -> Any:
     """YAML 1.2 core schema for plain scalars."""
+    if text in _WORDS:
+        return _WORDS[text]
     first = text[:1]
-    if first.isalpha() and first not in "tTfFnN" or first in "/$-{[<":
-        if first != "-" or text[1:2] == "-" or text[1:2].isalpha():
-            return text  # cannot be a number, boolean or null: most scalars take this path
-    if text in ("", "~", "null", "Null", "NULL"):
-        return None
-    if text in ("true", "True", "TRUE"):
-        return True
-    if text in ("false", "False", "FALSE"):
-        return False
+    if first not in _NUMBER_STARTS or first == "-" and (text[1:2] == "-" or text[1:2].isalpha()):
+        return text  # cannot be a number: most scalars take this path
     if _INT.match(text):
         try:
             return int(text.replace("_", ""))

@@ -174,3 +174,18 @@ def test_what_a_mounted_script_exports_is_the_engines_environment(tmp_path: Path
                                                   '    set -euo pipefail\n    export HF_HOME=/models/hf\n'))
     engine = {m.name: m for m in collect([tmp_path], Config(tmp_path))[1]}["llm/engine"]
     assert engine.env["HF_HOME"].value == "/models/hf" and engine.env["HF_HOME"].location.path == "startup-configmap.yaml"
+
+
+def test_each_character_of_a_block_or_quoted_script_is_placed_on_its_source() -> None:
+    from cfgcheck.adapters.launch.shell import SourceMap
+    from cfgcheck.yamlio import parse_text
+
+    text = ("args:\n  - |\n    vllm serve meta-llama/Llama-3.1-8B\n      --max-model-len 8192\n"
+            "  - \"python -m sglang.launch_server --port \\\"30000\\\"\"\n"
+            "  - >\n    exec vllm serve\n    --tensor-parallel-size 2\n")
+    items = parse_text("a.yaml", text).documents[0].root.get("args").value
+    for node in items:
+        source = SourceMap(text, node)
+        for offset, char in enumerate(source.value):
+            if not char.isspace():
+                assert text[source.absolute(offset)] == char, (node.style, offset)

@@ -97,3 +97,21 @@ def test_yaml11_line_breaks_keep_line_numbers(char: str) -> None:
     loaded = parse_text("f.yaml", f'a: "x{char}y"\nb: 1\n')
     assert loaded.error is None
     assert loaded.documents[0].root.get("b").line == 2
+
+
+@pytest.mark.parametrize("text, value", [
+    ("", ""), ("~", None), ("null", None), ("nULL", "nULL"), ("True", True), ("FALSE", False), ("name", "name"),
+    ("-", "-"), ("--port", "--port"), ("-x", "-x"), ("-1", -1), ("+5", 5), ("1_000", 1000), ("0x1F", 31),
+    ("0o17", 15), ("1e3", 1000.0), (".5", 0.5), ("1Gi", "1Gi"), ("/models", "/models"), ("_x", "_x")])
+def test_plain_scalars_resolve_by_the_core_schema(text: str, value: object) -> None:
+    from cfgcheck.yamltree import resolve_plain
+
+    resolved = resolve_plain(text)
+    assert resolved == value and type(resolved) is type(value)
+
+
+def test_special_floats_resolve_in_any_case() -> None:
+    from cfgcheck.yamltree import resolve_plain
+
+    assert resolve_plain(".Inf") == float("inf") and resolve_plain("-.INF") == float("-inf")
+    assert resolve_plain(".NaN") != resolve_plain(".NaN")  # a NaN

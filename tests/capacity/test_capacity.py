@@ -347,6 +347,14 @@ def test_estimated_pool_is_plausible_and_unknowns_are_explained():
     assert est.kv_pool_source == "unknown" and any("architecture" in r for r in est.reasons)
 
 
+def test_the_pool_pretest_never_hides_a_pool_keyword():
+    # the letters that match others ignoring case: long s, dotted and dotless i, the Kelvin sign
+    texts = ["max_total_num_token\u017f=81920", "#token\u017f 4096", "KV CACHE S\u0130ZE 1024", "\u212av-pool 2048",
+             "GPU KV cache size: 364,080 tokens", "a pool of 8 GPUs", "no number here", "pooling layers", ""]
+    for text in texts:
+        assert measured._names_pool(text) == bool(measured._POOL_KEYWORD.search(text)), text
+
+
 def test_measured_pool_comment_parsing():
     f = measured._pool_numbers_in
     assert f("kv pool: 995,932 tokens") == 995_932

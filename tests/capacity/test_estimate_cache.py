@@ -23,3 +23,14 @@ def test_the_same_configuration_is_estimated_once(monkeypatch) -> None:
     config = {"gpu": "H100-80GB"}
     assert [estimate_module.estimate(model, config) for _ in range(3)] == [1, 1, 1]
     assert calls == [config]
+
+
+def test_the_accelerator_is_resolved_once_per_configuration(monkeypatch) -> None:
+    gpus = importlib.import_module("cfgcheck.capacity.gpus")
+    calls = []
+    monkeypatch.setattr(gpus, "_resolved", lambda model, config: calls.append(config) or len(calls))
+    model = SimpleNamespace(cache={})
+    config, other = {"gpu": "L4"}, {"gpu": "H100-80GB"}
+    assert [gpus.resolve_accelerator(model, config) for _ in range(3)] == [1, 1, 1]
+    assert gpus.resolve_accelerator(model, other) == 2
+    assert gpus.resolve_accelerator(SimpleNamespace(), config) == 3  # no cache: worked out every time

@@ -78,9 +78,14 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # Modules a one-file lint of the served Deployment imports (Python 3.11, the standard library's and cfgcheck's;
 # measure with `python -X importtime -m cfgcheck lint app.yaml`): 283 on 2026-12-02 00:40 UTC, 301 after the
 # fleet and local-model-folder waves, 272 once the process machinery and importlib.resources left the path
-# (bench/RESULTS.md, "One file: start-up"). A change that needs more says why, or imports what it adds where
-# it is used.
-MODULE_BOUND = 280
+# (bench/RESULTS.md, "One file: start-up"); 281 once the served-model records (served.py), the table of built-in
+# adapters (adapters/core/builtin.py), the run's workspace (adapters/core/workspace.py) and lazy.py became modules
+# of their own, so that a file without a served model imports none of the registry, its contexts and those
+# records (PLAIN_MODULE_BOUND), and the baseline reader left the run without a baseline. A change that needs more
+# says why, or imports what it adds where it is used.
+MODULE_BOUND = 281
+# The same for a file without a served model: 172 before those modules were split, 168 after.
+PLAIN_MODULE_BOUND = 168
 # What a run that starts no process (one file outside a repository, nothing to render) never imports:
 # subprocess, tempfile and shutil come with the first git or renderer process (sandbox.run_bounded), and
 # the bundled tables are read as files (cfgcheck.data), not through importlib.resources (zipfile, tempfile).
@@ -113,13 +118,16 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "values.yaml").write_text("replicaCount: 1\nimage:\n  repository: nginx\n")
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
+    assert len(modules) <= PLAIN_MODULE_BOUND, len(modules)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI + NO_PROCESS) == []
-    # the registry, the contexts it hands out and the record of references that lead nowhere, no format,
-    # launch helper or renderer (what the run knows of charts without rendering one is all of the input
-    # stage it imports)
+    # the table of built-in adapters (the prefilter's words), the run's workspace and the record of references
+    # that lead nowhere: not the registry, the contexts it hands out, a format, launch helper or renderer
+    # (what the run knows of charts without rendering one is all of the input stage it imports), nor the
+    # records of a served model
     assert [m for m in modules if m.startswith("cfgcheck.adapters.")] == [
-        "cfgcheck.adapters.core", "cfgcheck.adapters.core.contexts", "cfgcheck.adapters.core.protocol",
-        "cfgcheck.adapters.core.references", "cfgcheck.adapters.core.registry", "cfgcheck.adapters.core.resources"]
+        "cfgcheck.adapters.core", "cfgcheck.adapters.core.builtin", "cfgcheck.adapters.core.protocol",
+        "cfgcheck.adapters.core.references", "cfgcheck.adapters.core.workspace"]
+    assert "cfgcheck.served" not in modules
     assert [m for m in modules if m.startswith("cfgcheck.render")] == ["cfgcheck.render", "cfgcheck.render.charts"]
     rules = sorted(m for m in modules if m.startswith("cfgcheck.rules."))
     # the rules of the input itself (CFG000-CFG003), each a docstring and its code
@@ -156,8 +164,9 @@ def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_l
 
 # The capacity model and the engine knowledge a served-model lint imports (su-capacity's part of item 16).
 CAPACITY_AND_ENGINES = ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift")
-# Records of those modules that are compared by value: an image reference is the key of image_engine's cache.
-COMPARED_BY_VALUE = {"cfgcheck.engines.images.ImageRef"}
+# Records of those modules that are compared by value: none is a dataclass (an image reference, the key of
+# image_engine's cache, is a NamedTuple).
+COMPARED_BY_VALUE: set[str] = set()
 
 
 def _served_lint_probe(tmp_path: Path, report: str) -> list:
@@ -232,19 +241,21 @@ def test_linting_imports_no_rule_that_only_compares_a_change(served_lint: list[s
     assert len(others) > 30 and others <= set(modules)
 
 
-CORE = ("cfgcheck.model", "cfgcheck.registry", "cfgcheck.settings", "cfgcheck.suppressions", "cfgcheck.config",
-        "cfgcheck.context", "cfgcheck.rules._ceilings")
+CORE = ("cfgcheck.model", "cfgcheck.served", "cfgcheck.registry", "cfgcheck.settings", "cfgcheck.suppressions",
+        "cfgcheck.config", "cfgcheck.context", "cfgcheck.rules._ceilings")
 
 
 def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     """A dataclass compiles each generated method at import. Of the classes every served-model lint imports
-    from these modules, a Location is compared and hashed by value (one span reached twice) and a Rule is
-    found in the run's list by value; the others are compared by identity and none is frozen but Location."""
+    from these modules, a Rule is found in the run's list by value; the others are compared by identity and
+    none is frozen. A Location is compared and hashed by value (one span reached twice) and never changed:
+    a NamedTuple, which compiles no method."""
     classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
                if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
-    assert len(classes) == 27
-    assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Location", "Rule"]
-    assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == ["Location"]
+    assert len(classes) == 26
+    assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Rule"]
+    assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == []
     from cfgcheck.model import Location
 
+    assert Location("a.yaml", 3, 5) == Location("a.yaml", 3, 5, None, None) != Location("a.yaml", 3, 6)
     assert len({Location("a.yaml", 3, 5), Location("a.yaml", 3, 5)}) == 1

@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.config import Config
+from cfgcheck.lazy import Pattern as LazyPattern
 from cfgcheck.lint import lint
 from cfgcheck.textsafe import neutralise
 from cfgcheck.yamlbounds import MAX_COMMENT_CHARS
@@ -49,7 +50,9 @@ def _patterns() -> list[tuple[str, re.Pattern]]:
     found = []
     for name in COMMENT_PARSERS:
         module = importlib.import_module(name)
-        found.extend((f"{name}.{attr}", value) for attr, value in vars(module).items() if isinstance(value, re.Pattern))
+        # a pattern compiled on first use (lazy.Pattern) is fuzzed like one compiled at import
+        found.extend((f"{name}.{attr}", value.compiled() if isinstance(value, LazyPattern) else value)
+                     for attr, value in vars(module).items() if isinstance(value, (re.Pattern, LazyPattern)))
     return found
 
 

@@ -25,7 +25,7 @@ from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
 from .architecture import Architecture, architecture_from_config, normalize_model_id, unknown_model_reason
-from .gpus import Gpu, Resolution, resolve_accelerator
+from .gpus import Gpu, Resolution, per_model, resolve_accelerator
 from .layout import KvLayout, kv_layout
 from . import local_configs, mxfp4, overheads, served
 from .measured import find_measured_pool
@@ -43,7 +43,7 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class CapacityEstimate:
     """The KV pool of one served model and what it allows, with how each figure was found."""
 
@@ -161,13 +161,9 @@ def estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) -> 
     on that GPU (capacity/needs.py: what a configuration that names none needs), not cached.
     Computed once per served model and configuration: several rules read it. The entry keeps the
     configuration it was computed for, since an id alone can be reused by a new dict."""
-    cache = getattr(model, "cache", None)
-    if cache is None or gpu is not None:
+    if gpu is not None:
         return _estimate(model, config, gpu)
-    entry = cache.get(("capacity", id(config)))
-    if entry is None or entry[0] is not config:
-        entry = cache[("capacity", id(config))] = (config, _estimate(model, config))
-    return entry[1]
+    return per_model(model, "capacity", config, lambda: _estimate(model, config))
 
 
 _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "max_num_seqs", "gpu_memory_utilization",
@@ -175,7 +171,7 @@ _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "m
            "max_num_batched_tokens")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Run:
     """What the steps of one estimate share: the engine, the parallelism, the model and the GPU."""
 

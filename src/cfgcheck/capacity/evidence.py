@@ -19,7 +19,7 @@ from .fleet import HostNote, Statement, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Evidence:
     """A GPU and why it is assumed (or, without a GPU, what was found and why it does not decide)."""
 

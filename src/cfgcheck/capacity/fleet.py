@@ -33,14 +33,16 @@ HOSTNAME = "kubernetes.io/hostname"
 _BLOCKING = ("NoSchedule", "NoExecute")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Taint:
+    """A node taint: pods without a matching toleration are not scheduled there (``effect``)."""
+
     key: str
     value: str | None
     effect: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Offer:
     """One kind of node a pool brings up: its GPU (None: not stated or not known), how many, the labels
     such a node carries beyond the pool's (its instance type, family, GPU name), and how the definition
@@ -52,7 +54,7 @@ class Offer:
     what: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class NodePool:
     """Nodes the repository defines alike: their labels, the values a requirement lets each node take
     (Karpenter ``In``), taints, what they offer, the host names when the definition names nodes, and why
@@ -73,7 +75,7 @@ class NodePool:
         return f"{self.kind} {self.name} ({self.location.path}:{self.location.line})"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Sharing:
     """The device plugin's time-slicing: each GPU of ``resource`` is advertised as ``replicas`` units, so
     that many pods share one GPU and its memory (https://docs.nvidia.com/datacenter/cloud-native/
@@ -86,7 +88,7 @@ class Sharing:
     name: str | None = None
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class HostNote:
     """A GPU a person named beside a workload that is not this served model (a comment on its node
     selector or GPU request), or in a README table row: about ``host`` (None: the workload is not pinned)."""
@@ -99,7 +101,7 @@ class HostNote:
     document: int | None = None  # the YAML document of the workload (its own notes are not another's)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Statement:
     """What a README says the configurations of its folder (and the folders below) run on (``tested on
     2x L40S`` in prose or under a hardware heading): one GPU and the line, or (``gpu`` None) why the README
@@ -110,7 +112,7 @@ class Statement:
     words: str
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Placement:
     """Where a pod may be scheduled beyond its nodeSelector: the required node-affinity terms (alternatives,
     each a list of ``(key, operator, values)``), its tolerations (``(key, operator, value, effect)``; None
@@ -122,7 +124,7 @@ class Placement:
     notes: list[tuple[Location, str]] = field(default_factory=list)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Fleet:
     """One run's cluster definitions. ``late`` holds what a format can settle only once every file is
     read (a Terraform variable's default in another file): run once, before the first match."""
@@ -152,7 +154,7 @@ class Fleet:
         return self
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class PoolMatch:
     """What the node pools a pod can land on say: the GPU and its count, where, why it is only assumed,
     the pools that disagree, or (no GPU) what would state it."""

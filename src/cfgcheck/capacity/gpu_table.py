@@ -10,9 +10,10 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from .. import lazy
 from .tables import GiB, bundled_table
 
-@dataclass(eq=False)  # compared by name (_compatible), never as a whole: cheaper to create
+@dataclass(eq=False, repr=False)  # compared by name (_compatible), never as a whole: cheaper to create
 class Gpu:
     """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
 
@@ -197,7 +198,7 @@ def _karpenter_gpu(name: str, memory_mib: int) -> Gpu | None:
 
 
 # A bare model number (``3090``) is a GPU in ``# one 3090`` but a port in ``port 5090`` or ``:5090``.
-_PORTISH = re.compile(r"(?:\bports?\b\W*|[:=])$", re.I)
+_PORTISH = lazy.Pattern(r"(?:\bports?\b\W*|[:=])$", re.I)
 _URL = re.compile(r"\w+://\S+")
 _TOKEN = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*[A-Za-z0-9]")
 
@@ -242,7 +243,9 @@ def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
     found: dict[str, tuple[int, Gpu, str]] = {}
     words = _norm_words(text)
     taken = [False] * len(words)
-    for alias, entry in _sized_first():
+    # only the aliases whose first word the text holds can be found (most comments name no GPU), in their order
+    by_first = _sized_first_by_word()
+    for _, alias, entry in sorted(row for word in by_first.keys() & words.split() for row in by_first[word]):
         start = words.find(alias)
         while start >= 0:
             span = range(start + 1, start + len(alias) - 1)
@@ -269,6 +272,15 @@ def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
 def _sized_first() -> list[tuple[str, dict]]:
     """The aliases, those that state a memory size first (``a100 80g`` before ``tesla a100``), longest first."""
     return sorted(_gpu_aliases(), key=lambda pair: (_SIZE.search(pair[0]) is None, -len(pair[0])))
+
+
+@lru_cache(maxsize=None)
+def _sized_first_by_word() -> dict[str, list[tuple[int, str, dict]]]:
+    """``_sized_first`` by the first word of each alias, each with its rank there."""
+    by_word: dict[str, list[tuple[int, str, dict]]] = {}
+    for rank, (alias, entry) in enumerate(_sized_first()):
+        by_word.setdefault(alias.split()[0], []).append((rank, alias, entry))
+    return by_word
 
 
 def _not_a_port(text: str, number: str) -> bool:

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
@@ -57,7 +57,7 @@ _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/inst
 _FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Claim:
     """One place the cluster names the accelerator: a label and the values it allows, and how firmly
     (``required``: nodeSelector, required node affinity, a device resource; ``hint``: a preferred
@@ -69,7 +69,7 @@ class Claim:
     strength: str = "required"
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Resolution:
     """The accelerator of a served model, where it was read from, and the claims that disagree."""
 
@@ -265,12 +265,30 @@ def model_claims(model: Any) -> list[Claim]:
     return claims
 
 
+def per_model(model: Any, key: Any, config: dict | None, compute: Callable[[], Any]) -> Any:
+    """``compute()`` once per served model, ``key`` and configuration: several rules ask for the same fact of
+    each served model. The entry keeps the configuration it was computed for, since an id alone can be
+    reused by a new dict; an object without a ``cache`` (not a ``ServedModel``) computes every time."""
+    cache = getattr(model, "cache", None)
+    if not isinstance(cache, dict):
+        return compute()
+    entry = cache.get((key, id(config)))
+    if entry is None or entry[0] is not config:
+        entry = cache[(key, id(config))] = (config, compute())
+    return entry[1]
+
+
 def resolve_accelerator(model: Any, config: dict | None = None) -> Resolution:
     """The accelerator a served model runs on, the first of: a ``# cfgcheck: gpu=`` directive, the GPU
     product an operator states, the labels, affinity terms, DRA selectors and MIG resources of its pod,
     the ``nodes:`` fleet map for the host it is pinned to, the repository's node pools it can land on
     (``capacity.fleet``), ``gpu:`` in the configuration, a stated memory size; then, assumed, what people
-    wrote beside it (``capacity.evidence``). Without one, ``hint`` says what would state it."""
+    wrote beside it (``capacity.evidence``). Without one, ``hint`` says what would state it. Worked out
+    once per served model and configuration (``per_model``)."""
+    return per_model(model, "accelerator", config, lambda: _resolved(model, config))
+
+
+def _resolved(model: Any, config: dict | None) -> Resolution:
     config = config or {}
     found = _stated(model, config)
     fleet = getattr(model, "cluster", None)

@@ -11,7 +11,7 @@ from .architecture import DTYPE_BYTES, Architecture
 
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class KvLayout:
     """Per-GPU KV layout of a model under an engine config: the block arithmetic of vLLM V1."""
 

@@ -52,9 +52,9 @@ def lookup_architecture(model_id: str | None, model_configs_dir: Path | str | No
     """
     if not model_id:
         return None
-    norm = normalize_model_id(model_id)
-    qbits, qname = quant_bits_from_text(norm.rsplit("/", 1)[-1])
     if model_configs_dir:
+        norm = normalize_model_id(model_id)
+        qbits, qname = quant_bits_from_text(norm.rsplit("/", 1)[-1])
         read_beyond()
         base = Path(model_configs_dir)
         candidates = [base / norm, base / norm.rsplit("/", 1)[-1]]

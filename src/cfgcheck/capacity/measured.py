@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any, Iterable
 
+from .. import lazy
 from ..model import derived
 from ..settings import int_value
 
@@ -17,18 +18,18 @@ from ..settings import int_value
 _NUM = r"(?<!\d)(?<!\d[,_])(\d{1,3}(?:[,_ ]\d{3})+|\d{4,})(?!\d)( ?[kK](?![a-zA-Z]))?"
 _NUM_RE = re.compile(_NUM)
 _MAX_COUNT_DIGITS = 15
-_ARROW = re.compile(_NUM + r"\s*(?:tokens?\s*)?(?:->|→|=>|to)\s*" + _NUM)
+_ARROW = lazy.Pattern(_NUM + r"\s*(?:tokens?\s*)?(?:->|→|=>|to)\s*" + _NUM)
 _DIRECTIVE_WORD = re.compile(r"cfgcheck\s*:")
 _POOL_KEYWORD = re.compile(
     r"\bpool\b|kv[ _-]?cache size|kv[- ]pool|gpu kv cache|max_total_num_tokens|#tokens|kv[- ]cache (?:holds|of|is|:)", re.I
 )
-_AFTER_EXCLUDE = re.compile(r"^\s*(?:tokens? per request|[-]?token (?:context|window|prompt|request)|max|ctx|context|gib|gb|mib|mb|bytes|b\b|%|x\b|tok/s|ms|s\b|req)", re.I)
+_AFTER_EXCLUDE = lazy.Pattern(r"^\s*(?:tokens? per request|[-]?token (?:context|window|prompt|request)|max|ctx|context|gib|gb|mib|mb|bytes|b\b|%|x\b|tok/s|ms|s\b|req)", re.I)
 # Run on the 40 characters before a number. The run of non-word characters between the word and the
 # number (": ", " = ", " -> ") is bounded, so a search costs a few steps per position whatever it is given.
-_BEFORE_EXCLUDE = re.compile(r"(max[-_ ]?model[-_ ]?len|maxmodellen|context(?:[-_ ]?len(?:gth)?)?|ctx|prompts?|at|for|l ?=|cap|window|parallel|slots|requests?)\W{0,10}$", re.I)
-_BEFORE_PREFER = re.compile(r"(gives|now|is|are|measured|reports?|logged|holds|:|=|->|→|to|of)\W{0,10}$", re.I)
-_BEFORE_AVOID = re.compile(r"(was|from|leaves?|without|before|old|previously|instead of)\b[^,;]{0,25}$", re.I)
-_HYPOTHETICAL = re.compile(r"\b(but|oom|ooms|would|if|fails?|crash)", re.I)
+_BEFORE_EXCLUDE = lazy.Pattern(r"(max[-_ ]?model[-_ ]?len|maxmodellen|context(?:[-_ ]?len(?:gth)?)?|ctx|prompts?|at|for|l ?=|cap|window|parallel|slots|requests?)\W{0,10}$", re.I)
+_BEFORE_PREFER = lazy.Pattern(r"(gives|now|is|are|measured|reports?|logged|holds|:|=|->|→|to|of)\W{0,10}$", re.I)
+_BEFORE_AVOID = lazy.Pattern(r"(was|from|leaves?|without|before|old|previously|instead of)\b[^,;]{0,25}$", re.I)
+_HYPOTHETICAL = lazy.Pattern(r"\b(but|oom|ooms|would|if|fails?|crash)", re.I)
 
 
 def _parse_count(num: str, k: str | None) -> int | None:
@@ -41,9 +42,21 @@ def _parse_count(num: str, k: str | None) -> int | None:
     return value
 
 
+def _may_name_pool(text: str) -> bool:
+    """A cheap test before ``_POOL_KEYWORD`` (most comments name no pool): a match leaves one of these in the
+    lower-cased text. Only ``i``, ``k`` and ``s`` have other letters that match them ignoring case (İ, ı, the
+    Kelvin sign, ſ), so the words stop before an ``s`` and hold no ``i``."""
+    low = text.lower()
+    return "pool" in low or "kv" in low or "max_total_num_token" in low or "#token" in low
+
+
+def _names_pool(text: str) -> bool:
+    return _may_name_pool(text) and _POOL_KEYWORD.search(text) is not None
+
+
 def _pool_numbers_in(text: str, exclude: Iterable[int] = ()) -> int | None:
     """The pool size a comment line states, or None."""
-    if not _POOL_KEYWORD.search(text):
+    if not _names_pool(text):
         return None
     excluded = {x for x in (int_value(v) for v in exclude) if x}
     candidates: list[tuple[int, int, int]] = []  # (score, position, value)
@@ -88,7 +101,7 @@ def _pool_comments(comments) -> tuple[tuple[int, str], ...]:
     """The comments that may state a pool (a pool keyword, no directive): found once for every served
     model sharing them (``model.Comments``), so each model reads only these."""
     return tuple((line, text) for line, text in comments
-                 if not _DIRECTIVE_WORD.search(text) and _POOL_KEYWORD.search(text))
+                 if _names_pool(text) and not ("cfgcheck" in text and _DIRECTIVE_WORD.search(text)))
 
 
 def find_measured_pool(model: Any) -> tuple[int | None, str | None]:

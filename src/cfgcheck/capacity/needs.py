@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
-from .gpus import Gpu, accelerator_kind, bundled_gpus
+from .gpus import Gpu, accelerator_kind, bundled_gpus, per_model
 from .tables import GiB, MiB
 from ..effective import topology
 from ..settings import truthy
@@ -29,7 +29,7 @@ NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_o
 ESTIMATE_MARGIN = 0.10
 
 
-@dataclass(eq=False)  # never compared by value (ModelChange leaves it out): cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value (ModelChange leaves it out): cheaper to create at start-up
 class MemoryNeeds:
     """Device memory one GPU needs for this configuration. ``None`` bytes: more than any GPU (one request:
     more than 4 TiB; max_num_seqs of them: more than the largest bundled GPU, beyond which it is not sized)."""
@@ -121,18 +121,15 @@ def on_largest_gpu(model: Any, config: dict | None, assumed: bool = False) -> tu
     """The estimate on the largest bundled GPU of the workload's vendor, for a served model that names no
     GPU and whose pool is otherwise unknown (``assumed``: whose pool is estimated on a GPU it names, for a
     finding that asks whether any GPU would do); None when that does not apply or cannot be computed."""
-    cache = getattr(model, "cache", None)
-    key = ("capacity-largest-gpu", id(config), assumed)
-    if isinstance(cache, dict) and key in cache and cache[key][0] is config:
-        return cache[key][1]
-    found = None
+    return per_model(model, ("capacity-largest-gpu", assumed), config, lambda: _on_largest_gpu(model, config, assumed))
+
+
+def _on_largest_gpu(model: Any, config: dict | None, assumed: bool) -> tuple[Gpu, CapacityEstimate] | None:
     if _applies(model, estimate(model, config), assumed) and (candidates := bundled_gpus(vendor_of(model))):
         largest = candidates[-1]
         trial = estimate(model, config, largest)
-        found = (largest, trial) if _fits(trial) is not None else None
-    if isinstance(cache, dict):
-        cache[key] = (config, found)
-    return found
+        return (largest, trial) if _fits(trial) is not None else None
+    return None
 
 
 def memory_needs(model: Any, config: dict | None) -> MemoryNeeds | None:

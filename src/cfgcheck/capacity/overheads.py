@@ -53,7 +53,7 @@ _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_
                 "nextn")
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class Deductions:
     """Bytes per GPU taken from the budget, extra KV layers per token, and why."""
 

@@ -11,6 +11,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
+from .. import lazy
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, parse
 from .catalog import Resolution, catalog_for
@@ -35,7 +36,7 @@ MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglan
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
-@dataclass(eq=False, slots=True)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, slots=True, repr=False)  # never compared by value: cheaper to create at start-up
 class Launch:
     """Where an engine starts in a command line: the engine, its own argv and a positional model."""
 
@@ -110,7 +111,7 @@ def mentions_only(texts: list[str]) -> bool:
 
 
 _ASSIGNMENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*=")
-_PROGRAM = re.compile(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
+_PROGRAM = lazy.Pattern(r"(^|/)(python[0-9.]*|sh|bash|env|exec|serve)$|\.(py|sh)$|=|(^|/)s?bin/")
 
 
 def _model_like(text: str) -> bool:
@@ -230,7 +231,7 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class ParsedFlag:
     """A flag token of argv with what it resolved to and the value token(s) it consumed."""
 

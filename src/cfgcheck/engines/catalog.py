@@ -28,7 +28,7 @@ from .versions import DISPLAY, catalog_data, catalog_version, engines
 
 # eq=False: specs are shared by every catalog that has them and never compared by value (a dataclass
 # without the generated comparison is cheaper to create at start-up)
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class OptionSpec:
     """One argparse action of the engine's parser (all of its option strings)."""
 
@@ -80,7 +80,7 @@ class OptionSpec:
         }
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Resolution:
     """What one flag as written means to a version's parser."""
 

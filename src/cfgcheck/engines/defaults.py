@@ -76,14 +76,24 @@ TOKENSPEED_GPU_MEMORY_UTILIZATION = 0.95
 TOKENSPEED_VLM_GPU_MEMORY_UTILIZATION = 0.9
 
 
+# Versions parsed so far: the defaults and the estimate ask for the same few versions of every served
+# model (23,000 times on 2,000 models). A run names a handful; the bound keeps a long-lived process small.
+_PARSED: dict[str, tuple[int, ...] | None] = {}
+_MAX_PARSED = 1024
+
+
 def parse_version(text: str | None) -> tuple[int, ...] | None:
     """``"v0.26.0"`` / ``"0.10.2rc1"`` -> ``(0, 26, 0)``; None when there is no version."""
     if not text:
         return None
-    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", str(text))
-    if not m:
-        return None
-    return tuple(int(x) for x in m.groups(default="0"))
+    text = str(text)
+    if text in _PARSED:
+        return _PARSED[text]
+    m = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    parsed = tuple(int(x) for x in m.groups(default="0")) if m else None
+    if len(_PARSED) < _MAX_PARSED:
+        _PARSED[text] = parsed
+    return parsed
 
 
 def default_gpu_memory_utilization(engine: str | None, version: str | None, vision: bool = False) -> float | None:

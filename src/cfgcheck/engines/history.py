@@ -7,6 +7,7 @@ import functools
 import re
 from dataclasses import dataclass
 
+from .. import lazy
 from ..model import Edit
 from .argv import KEYWORD_ORIGIN, as_written, flag_location
 from .catalog import Catalog, OptionSpec, Resolution, catalog_for
@@ -47,11 +48,11 @@ def history(engine: str, option_string: str) -> list[str]:
 
 # a flag a deprecation note names, with the value it gives where the note spells one:
 # "Deprecated alias for --cuda-graph-backend-prefill=disabled.", "Alias for --elastic-ep-join-mode recover."
-_FLAG_IN_TEXT = re.compile(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,;).])| ([A-Za-z0-9_][\w.-]*\w))?")
-_ALIAS = re.compile(r"\balias\b", re.I)
+_FLAG_IN_TEXT = lazy.Pattern(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,;).])| ([A-Za-z0-9_][\w.-]*\w))?")
+_ALIAS = lazy.Pattern(r"\balias\b", re.I)
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
 class Rename:
     """What replaced a removed option in a version, as the catalogs say."""
 
@@ -156,7 +157,7 @@ def _same_kind(old: OptionSpec, new: OptionSpec, alias: bool) -> bool:
     return alias or new.choices is None or (old.choices is not None and set(old.choices) <= set(new.choices))
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class FlagHistory:
     """Where an option unknown to one version is accepted in the other catalogued versions."""
 

@@ -17,7 +17,7 @@ from ..data import read_json
 from .versions import catalog_version, versions
 
 
-@dataclass(eq=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
 class Requirement:
     """What one release asks of the GPU for a quantization method, and where its source says so."""
 

@@ -7,43 +7,17 @@ from __future__ import annotations
 
 import bisect
 import functools
-import re
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, TypeVar
+from typing import Iterator
 
+from ... import lazy
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
-from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode, scalar_text_location
+from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode
+from .workspace import Workspace as Workspace  # where the adapters import it from
 
-_DIRECTIVE = re.compile(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
-
-
-Space = TypeVar("Space")
-
-
-@dataclass(eq=False)  # one per run, never compared: no value __eq__ to create at import
-class Workspace:
-    """What the adapters of one run share across files: the user's configuration, the files whose launch
-    another served model holds, and an index space per module that records documents of every file
-    (LLMKube Models by name, Services, ConfigMaps, DRA claims, files read for context ...). A space
-    belongs to its module, which alone reads and writes it (others ask that module), so a new format
-    adds no field here."""
-
-    config: dict[str, Any] = field(default_factory=dict)
-    # repository files whose served model is another's launch (a Dockerfile whose image a workload runs)
-    held: set[str] = field(default_factory=set)
-    # the commit whose blobs the files a repository names are (diff mode: each side's); None: what Git
-    # tracks in the work tree (launch/named_files.py)
-    commit: str | None = None
-    spaces: dict[str, Any] = field(default_factory=dict)
-
-    def space(self, owner: str, make: Callable[[], Space]) -> Space:
-        """The index space of module ``owner`` (its ``__name__``), made by ``make()`` on first use."""
-        found = self.spaces.get(owner)
-        if found is None:
-            found = self.spaces[owner] = make()
-        return found
+_DIRECTIVE = lazy.Pattern(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 
 
 def served_limit(workspace: Workspace) -> int:
@@ -81,8 +55,10 @@ def spend(size: int) -> bool:
     return True
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class DocContext:
+    """One document of a file as an adapter reads it: the file, the document, and the run's workspace."""
+
     loaded: LoadedFile
     document: Document
     workspace: Workspace
@@ -94,9 +70,8 @@ class DocContext:
         return self.loaded.path
 
     def location(self, node: YNode) -> Location:
-        if node.kind == "scalar":
-            return scalar_text_location(self.path, node)
-        return node.location(self.path)
+        """Where ``node`` is written; a scalar's content (``scalar_text_location``): inside its quotes."""
+        return node.location(self.loaded.path, node.kind == "scalar")
 
     def comments(self, line: int) -> tuple[str, ...]:
         return self.loaded.comments_for(line)
@@ -129,13 +104,16 @@ class DocContext:
 
     def setting(self, name: str, key: YNode | None, value: YNode, source: str, convert=None,
                 origin: str = "field") -> Setting:
-        raw = value.value if value.kind == "scalar" else value.to_python()
+        # the commonest call of the adapters (every field they read): each position is read once
+        scalar, loaded = value.kind == "scalar", self.loaded
+        raw = value.value if scalar else value.to_python()
         converted = convert(raw) if convert else raw
-        line = key.line if key is not None else value.line
-        comments = self.comments(line)
-        if value.line != line:
-            comments = comments + self.comments(value.line)
-        text = self.source(value) if value.kind == "scalar" and value.line == value.end_line else None
+        value_line = value.line
+        line = key.line if key is not None else value_line
+        comments = loaded.comments_for(line)
+        if value_line != line:
+            comments = comments + loaded.comments_for(value_line)
+        text = loaded.source(value) if scalar and value_line == value.end_line else None
         if text is not None and value.style in ("'", '"'):
             text = text[1:-1]
         return Setting(name, converted, self.location(value), source, comments,
@@ -231,7 +209,7 @@ def _path_to(node: YNode, target: YNode, depth: int) -> list[YNode] | None:
         return [node]
     if depth > _MAX_DEPTH:
         return None
-    children = node.value if node.kind == "seq" else list(node.items()) if node.kind == "map" else []
+    children = node.value if node.kind != "scalar" else ()  # a list's items, or a mapping's (key, value) pairs
     for child in children:
         key, value = child if isinstance(child, tuple) else (child, child)
         if key is target:

@@ -4,9 +4,10 @@ per offset (a script of thousands of lines is not rescanned for each word)."""
 from __future__ import annotations
 
 import bisect
-import re
 
-_NEWLINE = re.compile("\n")
+from ... import lazy
+
+_NEWLINE = lazy.Pattern("\n")
 
 
 class LineIndex:

@@ -152,13 +152,27 @@ def register(adapter: Registered, before: Registered | None = None) -> Registere
     prefilter. A module without ``MARKERS`` and ``served_models`` (or, for a format that is not YAML,
     ``SUFFIXES``, ``scan_comments`` and ``file_models``) is refused here, not skipped later (a built-in
     ``LazyAdapter`` when a test imports it)."""
-    if not isinstance(adapter, (LazyAdapter, Adapter, FileAdapter)):
-        raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
-                        f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
+    _refuse_other(adapter)
     if adapter not in REGISTRY:
         REGISTRY.insert(REGISTRY.index(before) if before in REGISTRY else len(REGISTRY), adapter)
     _rebuild_markers()
     return adapter
+
+
+def register_all(adapters: tuple[Registered, ...]) -> None:
+    """``register`` each of ``adapters`` at the end, in order, with one rebuild of the prefilter: the
+    built-in table's 39 entries one by one rebuilt it 39 times and compared each with every entry before
+    it (1.4 ms of every run's start-up)."""
+    for adapter in adapters:
+        _refuse_other(adapter)
+    REGISTRY.extend([adapter for adapter in adapters if adapter not in REGISTRY])  # tested before any is added
+    _rebuild_markers()
+
+
+def _refuse_other(adapter: Registered) -> None:
+    if not isinstance(adapter, (LazyAdapter, Adapter, FileAdapter)):
+        raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
+                        f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
 
 
 def read_by_name(owner: str, names: tuple[str, ...]) -> None:

@@ -8,6 +8,7 @@ import posixpath
 import re
 from typing import Any
 
+from ... import lazy
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ...engines import argv as argv_mod
 from ...engines.images import image_engine, parse_image, placeholder
@@ -257,7 +258,7 @@ def ray_worker_images(ctx: DocContext, cluster: YNode | None) -> list[Setting]:
     return found
 
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_REPO = lazy.Pattern(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
 # https://huggingface.co/ORG/NAME[.git][/resolve/REV/FILE] (the hub's file URLs): models only, not datasets/ spaces/
 HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?!datasets/|spaces/)"
                      r"([A-Za-z0-9][\w.-]*/[\w.-]+?)(?:\.git)?(?:/(?:resolve|blob)/([^/?#]+)/([^?#]+))?/?(?:[?#].*)?$")

@@ -10,15 +10,15 @@ inside an image.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from ...model import Location
-from .contexts import Workspace
+from .workspace import Workspace
 
 
-@dataclass(eq=False, slots=True)
-class Dangling:
-    """One reference that leads nowhere: what is named (and by what), and where it was looked for."""
+class Dangling(NamedTuple):
+    """One reference that leads nowhere: what is named (and by what), and where it was looked for. Never
+    changed: a NamedTuple, which creates no method at import (the run imports this module for every file)."""
 
     location: Location  # the name as written
     named: str  # "resource 'base/missing.yaml'", "runtime 'vllm-rt'"

@@ -21,8 +21,8 @@ setting's ``source`` is its dotted path from the document root, and its location
 from __future__ import annotations
 
 import fnmatch
-import re
 
+from ... import lazy
 from ...engines.argv import apply_argv
 from ...settings import flag, parse
 from ...model import ArgToken, ServedModel, Setting
@@ -34,7 +34,7 @@ from ..core.node_at_location import value_of_key_at
 from ..launch.shell import argv_tokens
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}
-_INDEX = re.compile(r"^(.*)\[(\d+)\]$")
+_INDEX = lazy.Pattern(r"^(.*)\[(\d+)\]$")
 # Files are chosen by the ``files:`` globs of the user's ``values:`` mappings (see ``lint.serving_filter``).
 MARKERS: tuple[str, ...] = ()
 

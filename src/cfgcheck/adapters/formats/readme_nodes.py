@@ -23,8 +23,8 @@ from __future__ import annotations
 
 import json
 import posixpath
-import re
 
+from ... import lazy
 from ...capacity.evidence import one_gpu
 from ...capacity.fleet import Fleet, HostNote, Statement
 from ...model import Location, ServedModel
@@ -35,23 +35,23 @@ from ..launch.named_files import read_text
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
-_HOST_HEADER = re.compile(r"node|host|machine|server|computer")
-_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 1123 label, dots for FQDNs)
+_HOST_HEADER = lazy.Pattern(r"node|host|machine|server|computer")
+_NAME = lazy.Pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 1123 label, dots for FQDNs)
 # A line that says what the configuration runs on, or what it needs
-_SAYS = re.compile(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
+_SAYS = lazy.Pattern(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
                    r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b"
                    r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b")
-_HARDWARE_HEADING = re.compile(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
+_HARDWARE_HEADING = lazy.Pattern(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
 # A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, a table row
 # ``| GPU | NVIDIA Tesla T4 (16GB) |``)
-_HARDWARE_LABEL = re.compile(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
+_HARDWARE_LABEL = lazy.Pattern(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?: card)?|video card|accelerators?|hardware|"
                              r"machine|box|server|card)(?:\*\*|__)?\s*(?::|\*\*:|:\*\*|\|)")
 # A sidecar a launch script's folder keeps beside it, naming the machine's GPU (``{"gpu": "MI300X"}``)
 _SIDECARS = ("hardware.json",)
 _SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
-_HEADING = re.compile(r"^\s{0,3}#{1,6}\s")
+_HEADING = lazy.Pattern(r"^\s{0,3}#{1,6}\s")
 # A threshold names a generation, not the card (``FP8 requires an H100 or newer``, ``Ampere+``)
-_THRESHOLD = re.compile(r"(?i)\bor (?:newer|later|better|above|higher)\b|\band (?:newer|later|above)\b|[a-z]\+(?!\w)")
+_THRESHOLD = lazy.Pattern(r"(?i)\bor (?:newer|later|better|above|higher)\b|\band (?:newer|later|above)\b|[a-z]\+(?!\w)")
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

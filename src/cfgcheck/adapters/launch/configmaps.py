@@ -115,7 +115,7 @@ def _index_generators(workspace: Workspace, loaded: LoadedFile) -> None:
 # ---------------------------------------------------------------- files mounted from a volume
 
 
-@dataclass(eq=False, slots=True)
+@dataclass(eq=False, slots=True, repr=False)
 class Mounted:
     """Where a file the engine reads comes from: a ConfigMap key (``loaded`` and its ``node``), or a
     repository file (``rel``: a compose bind mount, a ConfigMap a kustomization generates from it)."""

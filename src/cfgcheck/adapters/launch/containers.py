@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from ... import lazy
 from ...engines.argv import apply_argv, find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
@@ -69,7 +70,7 @@ def _command(ctx: DocContext, container: YNode) -> tuple[list[ArgToken], YNode |
     return joined, None
 
 
-_KUBELET_REFERENCE = re.compile(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
+_KUBELET_REFERENCE = lazy.Pattern(r"\$\$|\$\(([A-Za-z_][A-Za-z0-9_.-]*)\)")
 
 
 def kubelet_expand(token: ArgToken, env: dict[str, Setting]) -> ArgToken:

@@ -11,9 +11,9 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
+from ... import lazy
 from ...capacity.gpus import Claim
 from ...model import Setting
 from ...yamlio import LoadedFile, YNode, scalar_text_location
@@ -26,11 +26,11 @@ MARKERS = ("resourceclaim",)
 INDEX_WORDS = ("resource.k8s.io", "resourceclaim")
 CLAIM_KINDS = ("ResourceClaimTemplate", "ResourceClaim")
 # A CEL comparison of a device attribute that names the product: productName (NVIDIA, AMD), model.
-_PRODUCT = re.compile(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["']""")
+_PRODUCT = lazy.Pattern(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["']""")
 MAX_DEPTH = 12
 
 
-@dataclass
+@dataclass(repr=False)
 class DeviceRequests:
     """What one claim asks for: product names from CEL selectors, device classes, and the device count
     (None when a request allocates ``All`` devices or its count is not a number)."""
@@ -44,8 +44,10 @@ def _is_dra(root: YNode) -> bool:
     return is_resource(root, "resource.k8s.io/")
 
 
-@dataclass
+@dataclass(repr=False)
 class _Indexed:
+    """This module's index space: DRA claims and templates by name, device classes' selectors."""
+
     claims: dict[str, DeviceRequests] = field(default_factory=dict)  # "Kind/name" of templates and claims
     classes: dict[str, list[str]] = field(default_factory=dict)  # DeviceClass name -> its CEL selectors
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import posixpath
 import re
 
+from ... import lazy
 from ...model import ArgToken, Download, Mount
 from ...yamlio import YNode
 from ..core.contexts import DocContext
@@ -23,8 +24,8 @@ from .env_argv import container_env, splice
 from .pods import read_mounts
 from .shell import SHELL_C, SHELLS, argv_tokens, shell_commands
 
-_REPO = re.compile(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-_SHA = re.compile(r"^[0-9a-f]{40}$")
+_REPO = lazy.Pattern(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
+_SHA = lazy.Pattern(r"^[0-9a-f]{40}$")
 _TOOLS = re.compile(r"\b(?:download|clone|curl|wget|aria2c)\b")
 # options of `hf download` / `huggingface-cli download` that take a value (huggingface_hub commands/download.py)
 _HUB_VALUED = {"--revision", "--local-dir", "--cache-dir", "--include", "--exclude", "--repo-type", "--token",

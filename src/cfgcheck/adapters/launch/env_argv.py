@@ -19,9 +19,10 @@ import fnmatch
 import functools
 import json
 import re
-from dataclasses import dataclass
+from typing import NamedTuple
 from pathlib import Path
 
+from ... import lazy
 from ...engines.envs import every_name
 from ...engines.images import application_image, image_engine, parse_image
 from ...model import ArgToken, Location, ServedModel, Setting
@@ -36,12 +37,12 @@ from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
 from .shell import Quoted, SourceMap, Spliced, shell_tokens
 
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
-_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
+_REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
 
-@dataclass(frozen=True)
-class EnvValue:
-    """A literal env value and the document that holds it (the container's, or a ConfigMap's)."""
+class EnvValue(NamedTuple):
+    """A literal env value and the document that holds it (the container's, or a ConfigMap's). Never changed:
+    a NamedTuple costs a fifth of a frozen dataclass to create."""
 
     ctx: DocContext
     node: YNode
@@ -281,7 +282,7 @@ def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict |
     return None
 
 
-_TAG_VERSION = re.compile(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")  # v2.23.0stable-cuda12.1.0, 0.6.2, v0.6.4.post1
+_TAG_VERSION = lazy.Pattern(r"^v?(\d+)\.(\d+)(?:\.(\d+))?")  # v2.23.0stable-cuda12.1.0, 0.6.2, v0.6.4.post1
 
 
 def _version(text: str | None) -> tuple[int, ...] | None:

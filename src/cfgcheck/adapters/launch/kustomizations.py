@@ -16,6 +16,7 @@ import re
 from stat import S_ISDIR, S_ISREG
 from typing import Callable
 
+from ... import lazy
 from ...model import Location, ServedModel
 from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
 from ...yamlio import LoadedFile, YNode
@@ -25,7 +26,7 @@ from ..core.references import record
 MARKERS: tuple[str, ...] = ()  # indexes kustomizations by file name, reads no document as its own
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 # what kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go)
-_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
+_REMOTE = lazy.Pattern(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
                      r"bitbucket\.org|dev\.azure\.com)[/:])|\?ref=", re.I)
 _LISTS = ("resources", "bases", "components", "patchesStrategicMerge", "crds")
 # a secretGenerator's files are left out: a repository keeps secrets out of Git on purpose (a gitignored .env

@@ -24,9 +24,9 @@ from __future__ import annotations
 
 import copy
 import posixpath
-import re
 from dataclasses import dataclass, field
 
+from ... import lazy
 from ...engines.argv import apply_argv
 from ...model import ArgToken, Location, ServedModel
 from ...settings import canonical_name
@@ -49,15 +49,17 @@ RESERVED = ("--models-dir", "--models-max", PRESET_FLAG, "--models-autoload", "-
 # the options that name the model a child loads (common/arg.cpp: -m/--model, -hf/-hfr/--hf-repo, and the
 # environment names LLAMA_ARG_MODEL / LLAMA_ARG_HF_REPO they are read from)
 MODEL_KEYS = ("model", "m", "hf-repo", "hf", "hfr", "LLAMA_ARG_MODEL", "LLAMA_ARG_HF_REPO")
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\n|\r|$)")
-_HEADER = re.compile(r"[ \t]*\[[ \t]*([^\]]*?)[ \t]*\][ \t]*(?:[;#].*)?$")
+_LINE = lazy.Pattern(r"[^\r\n]*(?:\r\n|\n|\r|$)")
+_HEADER = lazy.Pattern(r"[ \t]*\[[ \t]*([^\]]*?)[ \t]*\][ \t]*(?:[;#].*)?$")
 # a value ends at the first ; or # (the grammar's eol-start: optional blanks, then a comment character)
-_KEY_VALUE = re.compile(r"[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*([^;#\r\n]*?)[ \t]*(?:[;#](.*))?$")
+_KEY_VALUE = lazy.Pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*([^;#\r\n]*?)[ \t]*(?:[;#](.*))?$")
 _MAX_SECTIONS = 256
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Option:
+    """One ``key = value`` of a preset file's section, located."""
+
     key: str
     value: str
     key_at: Location
@@ -65,8 +67,10 @@ class Option:
     comments: tuple[str, ...] = ()
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class Section:
+    """One ``[name]`` section of a preset file and its options."""
+
     name: str
     at: Location
     options: list[Option] = field(default_factory=list)

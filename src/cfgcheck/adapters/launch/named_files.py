@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
+from ... import lazy
 from ... import git
 from ...discover import gitignored
 from ...paths import UnsafePath, git_may_find_repository, inside_repo, read_beyond
@@ -59,7 +60,7 @@ class _Source(Protocol):
     def holds_folder(self, rel: str) -> bool: ...
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, repr=False)
 class _Files:
     """This module's index space: the texts read (path -> text, or None) and where they come from,
     decided at the first read."""
@@ -122,7 +123,7 @@ def _folders_of(paths) -> set[str]:
 
 
 # a cd (or pushd) anywhere but to the script's own folder (cd "$(dirname "$0")", or of ${BASH_SOURCE[0]})
-_CD = re.compile(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:builtin\s+)?(?:cd|pushd)\s+(?!\"?\$\(\s*dirname\s+\"?\$(?:0|\{?BASH_SOURCE"
+_CD = lazy.Pattern(r"(?:^|[;&|({]|\bthen|\bdo)\s*(?:builtin\s+)?(?:cd|pushd)\s+(?!\"?\$\(\s*dirname\s+\"?\$(?:0|\{?BASH_SOURCE"
                  r"(?:\[0\])?\}?)\"?\s*\)\"?\s*(?:$|[;&|]))", re.M)
 
 

@@ -16,6 +16,7 @@ import re
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ... import lazy
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex
@@ -28,13 +29,13 @@ if TYPE_CHECKING:
 OPERATORS = (";", "&&", "||", "|", "&", "(", ")")
 # The shells a container or program runs a script with, and their "run this string" flag
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash", "/usr/bin/bash", "/usr/bin/env", "dash", "zsh"}
-SHELL_C = re.compile(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
-_ARRAY_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
+SHELL_C = lazy.Pattern(r"^-[a-z]*c[a-z]*$")  # -c, -lc, -exc, -ec
+_ARRAY_NAME = lazy.Pattern(r"[A-Za-z_][A-Za-z0-9_]*\+?=")
 _WS = " \t\r"
 # Runs of characters that are never special to ``_Lexer._step`` (nor, the second, inside double quotes):
 # read as one piece instead of one character at a time.
-_PLAIN_RUN = re.compile(r"[^\\ \t\r\n#()$;&|'\"{]+")
-_QUOTED_RUN = re.compile(r'[^"\\{]+')
+_PLAIN_RUN = lazy.Pattern(r"[^\\ \t\r\n#()$;&|'\"{]+")
+_QUOTED_RUN = lazy.Pattern(r'[^"\\{]+')
 
 
 class Quoted(str):
@@ -275,13 +276,21 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
     end = min(len(src), max(limit, j))
     if j + len(value) <= end and src.startswith(value, j):  # written as it reads: no search
         return list(range(j, j + len(value) + 1))
-    positions = [0] * (len(value) + 1)
-    for i, c in enumerate(value):
+    runs = {m.start(): m.end() for m in re.finditer(r"[^ \t\n]+", value)}  # the words of the value
+    i, count, positions = 0, len(value), [0] * (len(value) + 1)
+    while i < count:
+        c, at = value[i], i
+        i += 1
         if j >= end:
-            positions[i] = end
+            positions[at] = end
+            continue
+        run = runs.get(at, at)
+        if run - at > 1 and j + run - at <= end and src.startswith(value[at:run], j):
+            positions[at:run] = range(j, j + run - at)  # a word written as it reads: placed at once
+            j, i = j + run - at, run
             continue
         if c in " \t\n":
-            positions[i] = j
+            positions[at] = j
             if src[j] == c:
                 j += 1
             elif src[j] == "\\" and j + 1 < end and src[j + 1] in "ntr ":
@@ -294,10 +303,10 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
         while k < end and src[k] != c and k - j < 400:
             k += 1
         if k < end and src[k] == c:
-            positions[i] = k
+            positions[at] = k
             j = k + 1
         else:
-            positions[i] = j
+            positions[at] = j
     positions[len(value)] = min(j, end)
     return positions
 
@@ -305,8 +314,8 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
 # --------------------------------------------------------------------------------------------------
 # parameter expansion
 
-_REFERENCE = re.compile(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
-_ASSIGNMENT = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
+_REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+_ASSIGNMENT = lazy.Pattern(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _DECLARE = {"export", "readonly", "local", "declare"}
 _NOT_LITERAL = ("$", "`")
 
