@@ -20,18 +20,21 @@ import itertools
 import json
 import os
 import pickle
+import stat
 from pathlib import Path
 from typing import Any, Callable
 
 from . import __version__, pool
 from .notes import note, run as notes_run
 from .paths import noting
+from .yamlio import read_already
 
 PACKAGE = Path(__file__).resolve().parent
 READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak memory stays bounded
 # Pickling a whole run costs memory and time in proportion to its served models (2,123 models: a 21 MB
 # entry, +100 MiB peak and +1.5 s on the first run, more than the run itself needs); such runs keep none.
 RUN_MODELS = 500
+ABSENT = "absent"  # the fingerprint of a path with nothing at it
 _WRITES = itertools.count()  # this process's temporary entry names (tempfile would cost 6 ms of start-up)
 
 
@@ -64,21 +67,28 @@ def digest(text: str | bytes) -> str:
 def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
     """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes, kept
     in ``read`` under ``name`` when given: the run reads them from there)."""
-    try:
-        with open(path, "rb") as stream:
-            data = stream.read()
-        if name is not None and read is not None:
-            read[name] = data
-        return "file " + digest(data)
-    except IsADirectoryError:
-        try:
-            return "folder " + digest("\0".join(sorted(os.listdir(path))))
-        except OSError:
-            return "unreadable"
+    try:  # one open and one fstat tell a file from a folder (no pathlib, no buffered reader: 5,000 files a run)
+        handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return "link" if os.path.islink(path) else "absent"  # a link to nothing is there (named_files.absent)
+        return "link" if os.path.islink(path) else ABSENT  # a link to nothing is there (named_files.absent)
     except OSError:
         return "unreadable"
+    try:
+        status = os.fstat(handle)
+        if stat.S_ISDIR(status.st_mode):
+            return "folder " + digest("\0".join(sorted(os.listdir(path))))
+        chunks = []
+        # reads of the file's size (not of a fixed large buffer, which the allocator keeps: +1 MiB peak)
+        while chunk := os.read(handle, status.st_size + 1 if status.st_size else 65536):
+            chunks.append(chunk)
+    except OSError:
+        return "unreadable"
+    finally:
+        os.close(handle)
+    data = b"".join(chunks)
+    if name is not None and read is not None:
+        read[name] = data
+    return "file " + digest(data)
 
 
 class ContentCache:
@@ -157,7 +167,7 @@ class RunCache:
             for message in said:
                 note(message)
             return result
-        with notes_run() as channel, noting(self.root, self.known, fingerprint) as noted:
+        with notes_run() as channel, noting(self.root, self.known, fingerprint, ABSENT) as noted, read_already(self.read):
             before = len(channel.said)
             result = lint()
         if not noted.unknown and len(getattr(result, "models", ())) <= RUN_MODELS:

@@ -154,7 +154,8 @@ def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[s
         return None
     deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
     names = {entry[2:] for entry in listed if listed_file(entry[2:], suffixes)} - deleted
-    found = [name for name in sorted(names) if not _in_never_walked(name)]
+    folders: dict[str, bool] = {}  # a folder's answer, for every name in it (it depends on the folder only)
+    found = [name for name in sorted(names) if not _never_walked_folder(name.rpartition("/")[0], folders)]
     if (root / ".gitmodules").is_file():
         for entry in _git_names(root, "-s", scope or ".") or []:
             meta, _, name = entry.partition("\t")
@@ -225,6 +226,13 @@ def _in_never_walked(name: str) -> bool:
         at = parts.index("workflows", parts.index(".github"))
         parts = parts[:at - 1] + parts[at + 1:]
     return any(_never_walked(part) for part in parts)
+
+
+def _never_walked_folder(folder: str, memo: dict[str, bool]) -> bool:
+    """``_in_never_walked`` of the files in ``folder`` (repo-relative, "" for the root), once per folder."""
+    if folder not in memo:
+        memo[folder] = _in_never_walked(folder + "/") if folder else False
+    return memo[folder]
 
 
 def _ignores_above(top: Path, root: Path) -> tuple[tuple[Path, object], ...]:

@@ -12,6 +12,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+import stat
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable, Iterator
@@ -34,6 +35,9 @@ RESOLVED = f"{__name__}.resolved"
 # The space of the files a run read and found no serving marker in (absolute paths, ``lint.gather``): the
 # kustomize renderer asks whether the files a kustomization draws from may serve, and does not read these.
 UNMARKED = f"{__name__}.unmarked"
+# The space of what a run found at the paths it looked at (``looked``): a kustomization's references are
+# looked at by its index hook, then by its renderer (the tree does not change under a run).
+LOOKED = f"{__name__}.looked"
 
 
 def read_beyond(path: str | os.PathLike[str] | None = None) -> None:
@@ -48,29 +52,46 @@ class Noted:
     whose text the whole-run cache's key holds), with what was found there (``fingerprint(path)``);
     ``unknown``: a read named no path, so what the run read cannot be checked again."""
 
-    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str]) -> None:
-        self.root, self.known, self.fingerprint = root, known, fingerprint
+    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str],
+                 absent: str | None = None) -> None:
+        self.root, self.known, self.fingerprint, self.absent = root, known, fingerprint, absent
         self.found: dict[str, str] = {}
         self.unknown = False
         self.resolved: dict[str, str | None] = {}
 
     def look(self, path: str | os.PathLike[str] | None) -> None:
+        if path in self.found or path in self.known:  # looked at already (a key is absolute and normalised)
+            return
         where = os.path.normpath(os.path.abspath(path)) if path is not None else None
         if where is None or where in self.known or where in self.found or self.unknown:
             self.unknown = self.unknown or where is None
             return
         # nothing outside the repository, nor in its .git, is read for a fingerprint (the module's docstring)
-        if not _within(where, self.root) or os.path.lexists(where) and escapes(where, self.root, memo=self.resolved):
+        if not _within(where, self.root):
             self.unknown = True
             return
+        try:
+            os.lstat(where)
+        except FileNotFoundError:  # nothing there, not even a link (a README or sidecar most folders lack)
+            if self.absent is not None:
+                self.found[where] = self.absent
+                return
+        except (OSError, ValueError):
+            pass  # as os.path.lexists answers: not there
+        else:
+            if escapes(where, self.root, memo=self.resolved):
+                self.unknown = True
+                return
         self.found[where] = self.fingerprint(where)
 
 
 @contextmanager
-def noting(root: str, known: set[str], fingerprint: Callable[[str], str]) -> Iterator[Noted]:
+def noting(root: str, known: set[str], fingerprint: Callable[[str], str],
+           absent: str | None = None) -> Iterator[Noted]:
     """Within this block every ``read_beyond`` is noted (one run, the whole-run cache's): ``root`` the
-    repository's absolute path, ``known`` the files whose text the cache's key holds."""
-    noted = Noted(root, known, fingerprint)
+    repository's absolute path, ``known`` the files whose text the cache's key holds, ``absent`` what
+    ``fingerprint`` says of a path with nothing at it (said without calling it, when given)."""
+    noted = Noted(root, known, fingerprint, absent)
     _NOTED.append(noted)
     try:
         yield noted
@@ -102,6 +123,27 @@ def git_may_find_repository(folder: Path) -> bool:
                 break
             current, parent = parent, os.path.dirname(parent)
     return False
+
+
+def looked(path: str, memo: dict[str, tuple[int, int]] | None = None) -> tuple[int, int]:
+    """What is at ``path``: the mode ``os.lstat`` gives (0: nothing, not even a link) and ``os.stat`` (0:
+    nothing, a link to nothing or a loop): one system call for what is not a link. ``memo``: the run's
+    answers so far (the ``LOOKED`` space)."""
+    if memo is not None and path in memo:
+        return memo[path]
+    try:
+        own = os.lstat(path).st_mode
+    except (OSError, ValueError):  # as os.path.lexists answers
+        own = 0
+    target = own
+    if stat.S_ISLNK(own):
+        try:
+            target = os.stat(path).st_mode
+        except (OSError, ValueError):
+            target = 0
+    if memo is not None:
+        memo[path] = (own, target)
+    return own, target
 
 
 class UnsafePath(ValueError):
@@ -140,6 +182,21 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         if link is not None:
             raise UnsafePath(f"{what} {_shown(path)} goes through a symlink ({_shown(link.relative_to(base))}); "
                              "refused")
+    return Path(_real_inside(base, written, path, what, memo))
+
+
+def inside_by_strings(base: str, path: str, *, what: str, memo: dict[str, str | None]) -> str:
+    """``inside_repo`` of a ``path`` absolute and normalised (no ``..``: one a kustomization names, joined
+    to its folder) in the repository ``base`` (absolute, normalised), links allowed: the resolved path, by
+    strings, without the ``Path`` objects (thousands of references a run)."""
+    if not _within(path, base):
+        raise UnsafePath(f"{what} {_shown(path)} is outside the repository; refused")
+    return _real_inside(base, path, path, what, memo)
+
+
+def _real_inside(base: str, written: str, path: object, what: str, memo: dict[str, str | None] | None) -> str:
+    """``written`` (inside ``base`` as written) resolved, when its links stay inside ``base`` and out of its
+    ``.git``; ``path``: as the user wrote it, for the message."""
     real, real_base = _resolved(written, memo), _resolved(base, memo)
     if real is None or real_base is None:
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
@@ -147,25 +204,26 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
         raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
     if _within(real, os.path.join(real_base, ".git")):  # git's own files: the checkout's credentials live there
         raise UnsafePath(f"{what} {_shown(path)} leads into .git; refused")
-    return Path(real)
+    return real
 
 
 def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | None:
     """``Path.resolve()`` by strings (pathlib's objects cost more than the system calls here, on
-    every kustomize reference); None for a symlink loop. With ``memo`` (folder -> its resolution, for
-    one run) as ``os.path.realpath`` does it, component by component from the left: the folder's
-    resolution, then the last name, followed when it is a link (``path`` is absolute and normalised)."""
+    every kustomize reference); None for a symlink loop. With ``memo`` (path -> its resolution, for
+    one run: the tree does not change under it) as ``os.path.realpath`` does it, component by component
+    from the left: the folder's resolution, then the last name, followed when it is a link (``path`` is
+    absolute and normalised)."""
     if memo is not None:
+        if path in memo:  # a path the run asked about before (a kustomization's index hook, then its renderer)
+            return memo[path]
         folder, name = os.path.split(path)
         if folder == path or not name:
-            return _resolved(path)
-        if folder not in memo:
-            memo[folder] = _resolved(folder, memo)
-        real_folder = memo[folder]
-        if real_folder is None:
-            return None
-        joined = os.path.join(real_folder, name)
-        return _resolved(joined) if os.path.islink(joined) else joined
+            memo[path] = _resolved(path)
+            return memo[path]
+        real_folder = memo[folder] if folder in memo else _resolved(folder, memo)
+        joined = os.path.join(real_folder, name) if real_folder is not None else None
+        memo[path] = _resolved(joined) if joined is not None and os.path.islink(joined) else joined
+        return memo[path]
     try:
         real = os.path.realpath(path)
     except OSError:
@@ -179,13 +237,14 @@ def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | Non
 
 
 def escapes(path: Path | str, root: Path | str, real: Path | None = None,
-            memo: dict[str, str | None] | None = None) -> bool:
+            memo: dict[str, str | None] | None = None, looks: dict[str, tuple[int, int]] | None = None) -> bool:
     """True when ``path`` goes through a symlink (itself or a parent folder) to outside ``root``, or leads
     into a ``.git`` folder of it (the checkout's credentials live there: a ``.env`` linked to
-    ``.git/config`` is never read). ``memo``: the folders resolved so far in the run (``_resolved``), for
-    a caller that asks about thousands of paths in a few folders (every kustomization's references)."""
+    ``.git/config`` is never read). ``memo``: the paths resolved so far in the run (``_resolved``), for
+    a caller that asks about thousands of paths in a few folders (every kustomization's references);
+    ``looks``: what the run found at the paths it looked at (``looked``)."""
     if memo is not None and real is None:
-        return _escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo)
+        return escapes_by_strings(os.path.normpath(os.path.abspath(path)), os.path.abspath(root), memo, looks)
     try:
         real = real or path.resolve(strict=True)
     except (OSError, RuntimeError):
@@ -201,10 +260,12 @@ def escapes(path: Path | str, root: Path | str, real: Path | None = None,
     return inside is None
 
 
-def _escapes_by_strings(path: str, root: str, memo: dict[str, str | None]) -> bool:
-    """``escapes`` by strings, each folder resolved once per run: ``path`` absolute and normalised."""
+def escapes_by_strings(path: str, root: str, memo: dict[str, str | None],
+                       looks: dict[str, tuple[int, int]] | None = None) -> bool:
+    """``escapes`` by strings, each folder resolved once per run: ``path`` and ``root`` absolute and
+    normalised."""
     real, real_root = _resolved(path, memo), _resolved(root, memo)
-    if real is None or real_root is None or not os.path.exists(real):  # as resolve(strict=True) refuses
+    if real is None or real_root is None or not looked(real, looks)[1]:  # as resolve(strict=True) refuses
         return True
     inside = _within(real, real_root)
     if inside and ".git" in real[len(real_root):].split(os.sep):

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.cache import fingerprint
-from cfgcheck.paths import escapes, noting, read_beyond
+from cfgcheck.paths import UnsafePath, escapes, inside_by_strings, inside_repo, noting, read_beyond
 
 
 @pytest.fixture
@@ -38,6 +38,24 @@ def test_escapes_by_strings_answers_as_pathlib(repo: Path) -> None:
     assert escapes(repo / "out.yaml", repo, memo=memo) and not escapes(repo / "inside.yaml", repo, memo=memo)
 
 
+def test_inside_by_strings_answers_as_inside_repo(repo: Path) -> None:
+    memo: dict[str, str | None] = {}
+    for name in ("base/app.yaml", "base", "inside.yaml", "out.yaml", "git.yaml", "dangling.yaml", "outdir",
+                 "outdir/secret.yaml", ".git/config", "../outside/secret.yaml", "."):
+        target = os.path.normpath(os.path.join(repo, name))
+        try:
+            expected: str | None = str(inside_repo(repo, target))
+        except UnsafePath:
+            expected = None
+        try:
+            found: str | None = inside_by_strings(str(repo), target, what="path", memo=memo)
+        except UnsafePath:
+            found = None
+        assert found == expected, name
+    assert inside_by_strings(str(repo), str(repo / "inside.yaml"), what="path", memo=memo) == \
+        os.path.realpath(repo / "base" / "app.yaml")
+
+
 def test_reads_beyond_are_noted_inside_the_repository_only(repo: Path) -> None:
     read: list[str] = []
 
@@ -51,6 +69,10 @@ def test_reads_beyond_are_noted_inside_the_repository_only(repo: Path) -> None:
         read_beyond(repo / "missing.env")
     assert read == [str(repo / "base"), str(repo / "missing.env")] and not noted.unknown
     assert noted.found[str(repo / "missing.env")] == "absent"
+    with noting(str(repo), set(), counted, "absent") as noted:  # as the whole-run cache notes
+        read_beyond(repo / "also-missing.env")
+    assert noted.found == {str(repo / "also-missing.env"): fingerprint(str(repo / "also-missing.env"))}
+    assert str(repo / "also-missing.env") not in read
     for name in ("out.yaml", "outdir/secret.yaml", "git.yaml", "../outside/secret.yaml"):
         with noting(str(repo), set(), counted) as noted:
             read_beyond(os.path.join(repo, name))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import os
 import re
+from stat import S_ISDIR, S_ISREG
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -27,8 +28,8 @@ from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..model import ServedModel
 from ..notes import note
-from ..paths import RESOLVED, UNMARKED, UnsafePath, inside_repo, read_beyond
-from ..yamlio import DEFAULT_LIMITS, YNode, load_file
+from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
+from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
 from . import staging
 from .source_map import Reader, SourceMap, read_rendering
 from .staging import StageError
@@ -55,12 +56,13 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
     repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict))
+    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict),
+                   looks=ctx.workspace.space(LOOKED, dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
     unmarked = ctx.workspace.space(UNMARKED, set)
-    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked) for file in reach.files):
+    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked) for file in reach.found):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
@@ -127,53 +129,66 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     return into
 
 
-def _may_serve(file: Path, serving: Callable[[str], bool], unmarked: set[str]) -> bool:
+def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str]) -> bool:
     """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read already and found
     none in (``lint.gather``), not read again."""
-    if str(file) in unmarked:
+    if file in unmarked:
         return False
-    try:
-        with open(file, encoding="utf-8", errors="replace") as stream:
-            return serving(stream.read())
-    except OSError:
+    data = read_ahead(file)  # kept for the file's turn in the run: read once
+    if data is None:
         return False
+    text = data.decode("utf-8", "replace")
+    return serving(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text)  # as open() reads it
 
 
 @dataclass
 class Reach:
-    """What a kustomization reaches: the YAML ``files`` it draws from, in apply order; the kustomization
-    ``folders``; whether it has ``remote`` resources; the first ``url`` any of its kustomizations, or the
-    generator, transformer and validator configurations they name, holds in any string (kustomize would
-    fetch it: a ``configMapGenerator`` file, ``openapi.path``, a remote base); the first reference that
-    leaves the repository (``outside``: neither cfgcheck nor kubectl reads outside the checkout)."""
+    """What a kustomization reaches: the YAML files it draws from (``found``, absolute paths), in apply
+    order; the kustomization folders (``within``); whether it has ``remote`` resources; the first ``url``
+    any of its kustomizations, or the generator, transformer and validator configurations they name, holds
+    in any string (kustomize would fetch it: a ``configMapGenerator`` file, ``openapi.path``, a remote
+    base); the first reference that leaves the repository (``outside``: neither cfgcheck nor kubectl reads
+    outside the checkout)."""
 
-    files: list[Path] = field(default_factory=list)
-    folders: list[Path] = field(default_factory=list)
+    found: list[str] = field(default_factory=list)
+    within: list[str] = field(default_factory=list)
     remote: bool = False
     url: str | None = None
     outside: str | None = None
 
+    @property
+    def files(self) -> list[Path]:
+        return [Path(file) for file in self.found]
 
-def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path] | None = None,
-           resolved: dict[str, str | None] | None = None) -> Reach:
+    @property
+    def folders(self) -> list[Path]:
+        return [Path(folder) for folder in self.within]
+
+
+def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set[str] | None = None,
+           resolved: dict[str, str | None] | None = None, looks: dict[str, tuple[int, int]] | None = None) -> Reach:
     """:class:`Reach` of the kustomization in ``folder``, its bases and components followed; ``resolved``:
-    the folders resolved so far in the run (``paths.inside_repo``'s memo)."""
+    the paths resolved so far in the run (``paths.inside_repo``'s memo), ``looks``: what the run found at
+    the paths it looked at (``paths.looked``; by strings: thousands of references in a GitOps tree)."""
     reach = reach if reach is not None else Reach()
     seen = seen if seen is not None else set()
     top = os.path.normpath(os.path.abspath(folder))  # lexical: one kustomization per folder
-    named = next((name for name in NAMES if os.path.isfile(os.path.join(top, name))), None)
-    if top in seen or named is None:
+    if top in seen:
+        return reach
+    named = next((name for name in NAMES if S_ISREG(looked(os.path.join(top, name), looks)[1])), None)
+    if named is None:
         return reach
     seen.add(top)
-    folder, kfile = Path(top), Path(top, named)
-    reach.folders.append(folder)
+    base = os.path.abspath(repo)
+    kfile = os.path.join(top, named)
+    reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
-    loaded = load_file(repo, kfile)
+    loaded = load_file(repo, Path(kfile))
     root = loaded.documents[0].root if loaded.documents else None
     for document in loaded.documents if _may_name_url(loaded.text) else ():
         reach.url = reach.url or _url_in(document.root)
     if root is None or root.kind != "map":
-        reach.files.append(kfile)
+        reach.found.append(kfile)
         return reach
     for ref in _references(root):
         if _REMOTE.search(ref) or "?ref=" in ref:
@@ -183,18 +198,19 @@ def _reach(repo: Path, folder: Path, reach: Reach | None = None, seen: set[Path]
         target = os.path.normpath(os.path.join(top, ref))  # lexical, as the findings name it
         read_beyond(target)
         try:
-            inside_repo(repo, target, what="kustomize reference", memo=resolved)
+            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {})
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach
-        if os.path.isdir(target):
-            _reach(repo, Path(target), reach, seen, resolved)
+        mode = looked(target, looks)[1]
+        if S_ISDIR(mode):
+            _reach(repo, target, reach, seen, resolved, looks)
             if reach.outside:
                 return reach
-        elif os.path.isfile(target):
-            reach.files.append(Path(target))
-    reach.url = reach.url or _url_in_configurations(repo, folder, root)
-    reach.files.append(kfile)  # inline patches and images: last, they win
+        elif S_ISREG(mode):
+            reach.found.append(target)
+    reach.url = reach.url or _url_in_configurations(repo, Path(top), root)
+    reach.found.append(kfile)  # inline patches and images: last, they win
     return reach
 
 

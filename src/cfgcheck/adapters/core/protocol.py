@@ -137,8 +137,12 @@ Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
+# The prefilter's substring tests (``_grouped``): (a piece several markers share, those markers), or (a
+# marker, None) for one that shares none.
+_marker_tests: tuple[tuple[str, tuple[str, ...] | None], ...] = ((DIRECTIVE_MARKER, None),)
 _names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
+_endings: tuple[str, ...] = ()  # its keys, for one ``str.endswith`` call
 # hook -> (position in REGISTRY, SUFFIXES, INDEX_WORDS) of the adapters that define it (``hooked``)
 _hooked: dict[str, list[tuple[int, tuple[str, ...], tuple[str, ...] | None]]] = {}
 
@@ -184,12 +188,14 @@ def unregister(adapter: Registered) -> None:
 
 
 def _rebuild_markers() -> None:
-    global _markers, _file_formats
+    global _markers, _marker_tests, _file_formats, _endings
     _hooked.clear()
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
+    _marker_tests = _grouped(_markers)
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
                      for suffix in adapter.SUFFIXES}
+    _endings = tuple(_file_formats)
 
 
 def serving_markers() -> tuple[str, ...]:
@@ -202,9 +208,35 @@ def always_read(name: str) -> bool:
 
 
 def has_serving_marker(text: str) -> bool:
-    """Substring tests on the lower-cased text: several times faster than one case-blind regex."""
+    """Substring tests on the lower-cased text (several times faster than one case-blind regex, and than
+    one alternation over the lowered text): a piece several markers share first, then those markers."""
     lowered = text.lower()
-    return any(marker in lowered for marker in _markers)
+    for piece, markers in _marker_tests:
+        if piece in lowered and (markers is None or any(marker in lowered for marker in markers)):
+            return True
+    return False
+
+
+def _grouped(markers: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...] | None], ...]:
+    """``markers`` as the prefilter tests them. Most files of a repository hold no marker, and each test
+    scans the whole text: a marker that holds another is left out (the shorter one finds it), and the
+    markers that share a three-letter piece are tested only when the text holds the piece (``model``
+    in seven of them, ``serv`` in five...): 35 scans for such a file instead of 63. The pieces are
+    taken greedily, the one most markers share first, while three or more share one: on bench's GitOps
+    tree that cost 20% less than the plain loop; two (more groups of two) or longer pieces saved less."""
+    kept = [marker for marker in markers if not any(other != marker and other in marker for other in markers)]
+    tests: list[tuple[str, tuple[str, ...] | None]] = []
+    while True:
+        counts: dict[str, int] = {}
+        for marker in kept:
+            for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2)):
+                counts[piece] = counts.get(piece, 0) + 1
+        shared = max(counts, key=counts.__getitem__, default=None)
+        if shared is None or counts[shared] < 3:
+            break
+        tests.append((shared, tuple(marker for marker in kept if shared in marker)))
+        kept = [marker for marker in kept if shared not in marker]
+    return (*tests, *((marker, None) for marker in kept))
 
 
 def document_adapters() -> list[Adapter | LazyAdapter]:
@@ -227,7 +259,13 @@ def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
     """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
     MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
     imported."""
-    return not adapter.MARKERS or any(marker in lowered for marker in adapter.MARKERS)
+    markers = adapter.MARKERS
+    if not markers:
+        return True
+    for marker in markers:  # a loop, not any() over a generator: asked of every adapter for every file
+        if marker in lowered:
+            return True
+    return False
 
 
 def indexes(adapter: Adapter | FileAdapter | LazyAdapter, hook: str, lowered: str) -> bool:
@@ -263,8 +301,10 @@ def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     name = path[path.rfind("/") + 1:]
     dot = name.rfind(".")
     found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
+    if found is not None or not name.endswith(_endings):  # a YAML file: one test, not one per ending
+        return found
     # as discovery lists them (``listed_file``): by ending, so ``gpu.Dockerfile`` is a Dockerfile
-    return found or next((adapter for suffix, adapter in _file_formats.items() if name.endswith(suffix)), None)
+    return next((adapter for suffix, adapter in _file_formats.items() if name.endswith(suffix)), None)
 
 
 def file_suffixes() -> tuple[str, ...]:

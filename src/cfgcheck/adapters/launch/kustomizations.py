@@ -9,13 +9,16 @@ root). Registered for its index hook only: it owns no document.
 
 from __future__ import annotations
 
+import functools
 import os
 import posixpath
 import re
+from stat import S_ISDIR, S_ISREG
+from typing import Callable
 
 from ... import lazy
 from ...model import Location, ServedModel
-from ...paths import RESOLVED, escapes, read_beyond
+from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.references import record
@@ -46,52 +49,55 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
     top = os.path.abspath(str(repo))
-    resolved = workspace.space(RESOLVED, dict)
+    resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
     for at, written, what, folders in _references(ctx, document.root):
         if _REMOTE.search(written) or "$" in written:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
         read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
-        if rel.startswith("../") or rel == ".." or _outside(target, top, resolved):
+        if rel.startswith("../") or rel == ".." or _outside(target, top, resolved, looks):
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
-        if os.path.isfile(target) or folders and os.path.isdir(target) and \
-                any(os.path.isfile(os.path.join(target, name)) for name in NAMES):
+        mode = looked(target, looks)[1]
+        if S_ISREG(mode) or folders and S_ISDIR(mode) and \
+                any(S_ISREG(looked(os.path.join(target, name), looks)[1]) for name in NAMES):
             continue
-        looked = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and os.path.isdir(target) else "")
-        record(workspace, at, f"{what} '{written}'", looked,
+        said = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and S_ISDIR(mode) else "")
+        record(workspace, at(), f"{what} '{written}'", said,
                f"add {rel}, or remove it from {posixpath.basename(loaded.path)}")
 
 
-def _outside(target: str, repo: str, resolved: dict[str, str | None]) -> bool:
+def _outside(target: str, repo: str, resolved: dict[str, str | None], looks: dict[str, tuple[int, int]]) -> bool:
     """Whether ``target`` (absolute, normalised) is outside the repository ``repo``: through a link of the
     nearest part of it that exists (a path that does not exist does not resolve; a folder linked out of
-    the repository is not its own). ``resolved``: the run's folders resolved so far."""
-    existing = target
-    while not os.path.lexists(existing):
+    the repository is not its own). ``resolved``, ``looks``: the run's paths resolved and looked at so far."""
+    existing = os.path.normpath(target)  # "." joined to the repository is the repository
+    while not looked(existing, looks)[0]:
         parent = os.path.dirname(existing)
         if parent == existing:
             existing = repo
             break
         existing = parent
-    return escapes(existing, repo, memo=resolved)
+    return escapes_by_strings(existing, repo, resolved, looks)
 
 
-def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, bool]]:
+def _references(ctx: DocContext, root: YNode) -> list[tuple[Callable[[], Location], str, str, bool]]:
     """(where it is written, the path, what it is, whether a folder may be named) of every file a
-    kustomization names."""
-    found: list[tuple[Location, str, str, bool]] = []
+    kustomization names; where it is written is worked out when a reference leads nowhere (a few of
+    thousands)."""
+    found: list[tuple[Callable[[], Location], str, str, bool]] = []
     for key in _LISTS:
         node = root.get(key)
         for item in node.value if node is not None and node.kind == "seq" else []:
             if item.kind == "scalar" and isinstance(item.value, str):
-                found.append((ctx.location(item), item.value, _singular(key), key in ("resources", "bases", "components")))
+                found.append((functools.partial(ctx.location, item), item.value, _singular(key),
+                              key in ("resources", "bases", "components")))
     for key in ("patches", "patchesJson6902"):
         node = root.get(key)
         for item in node.value if node is not None and node.kind == "seq" else []:
             path = item.get("path") if item.kind == "map" else None
             if path is not None and path.kind == "scalar" and isinstance(path.value, str):
-                found.append((ctx.location(path), path.value, "patch", False))
+                found.append((functools.partial(ctx.location, path), path.value, "patch", False))
     for key in _GENERATORS:
         node = root.get(key)
         for generator in node.value if node is not None and node.kind == "seq" else []:
@@ -99,7 +105,8 @@ def _references(ctx: DocContext, root: YNode) -> list[tuple[Location, str, str, 
                 entries = generator.get(field) if generator.kind == "map" else None
                 for item in entries.value if entries is not None and entries.kind == "seq" else []:
                     if item.kind == "scalar" and isinstance(item.value, str):
-                        found.append((*_source_of(ctx, item), f"{key} file", False))
+                        at, written = _source_of(ctx, item)
+                        found.append((lambda at=at: at, written, f"{key} file", False))
     return found
 
 
