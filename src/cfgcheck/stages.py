@@ -229,7 +229,7 @@ class _Worker:
         serving = isinstance(text, str) and self.wanted(rel, text)
         name = rel.rsplit("/", 1)[-1]
         watched = self.own if isinstance(self.own, _Watched) else None
-        shares = serving and adapters.shares_index(name, text)
+        shares = serving and adapters.shares_index(name, text, cached=self.own is None)
         if shares and (watched is None or adapters.read_with_others(name)):
             return ("text", file, text)
         key = self.cache.key(rel, text) if serving and not shares and self.cache is not None else None
