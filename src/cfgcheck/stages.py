@@ -210,6 +210,7 @@ class _Worker:
                  read: dict[Path, bytes] | None = None) -> None:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
         self.own, self.run_workspace, self.read = own, run_workspace, read if read is not None else {}
+        self.limits = {**DEFAULT_LIMITS, **(config.limits or {})}  # merged once, not for every file
         self.done = "staged" if run_workspace is None else "here"  # what a file built by this stage is
 
     @property
@@ -224,8 +225,7 @@ class _Worker:
         taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
         config = self.config
         rel = relpath(config.root, file)
-        limits = {**DEFAULT_LIMITS, **(config.limits or {})}
-        text = isolated_load(rel, lambda: read_text(rel, file, limits, file_format(rel), self.read.pop(file, None)))
+        text = isolated_load(rel, lambda: read_text(rel, file, self.limits, file_format(rel), self.read.pop(file, None)))
         serving = isinstance(text, str) and self.wanted(rel, text)
         name = rel.rsplit("/", 1)[-1]
         watched = self.own if isinstance(self.own, _Watched) else None
