@@ -140,6 +140,10 @@ class Fleet:
     statements: dict[str, Statement] = field(default_factory=dict)
     # readers of what is written far from any workload (README files): run by ``read_far`` only
     unread: list[Callable[["Fleet"], None]] = field(default_factory=list)
+    # folder -> the one GPU its documents (README files, ``docs/*.md``) name anywhere in their prose, the
+    # weakest evidence (filled by ``unmentioned``, which ``read_mentions`` runs)
+    mentions: dict[str, Statement] = field(default_factory=dict)
+    unmentioned: list[Callable[["Fleet"], None]] = field(default_factory=list)
 
     def settle(self) -> "Fleet":
         while self.late:
@@ -152,6 +156,18 @@ class Fleet:
         while self.unread:
             self.unread.pop(0)(self)
         return self
+
+    def read_mentions(self) -> "Fleet":
+        """Run the readers of the repository's documents once, when nothing else names a served model's GPU."""
+        while self.unmentioned:
+            self.unmentioned.pop(0)(self)
+        return self
+
+    def one_host(self) -> bool:
+        """Whether the run's GPU workloads can only be on one machine: it defines no node pool and names
+        at most one host (a compose file, scripts, a one-node homelab), so what its documents say about a
+        card is about that machine."""
+        return not self.pools and len(self.hosts) <= 1
 
 
 @dataclass(eq=False, repr=False)

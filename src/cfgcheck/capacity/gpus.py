@@ -356,7 +356,10 @@ def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: 
     readers = (lambda: written_gpu(model), lambda: path_gpu(model), lambda: only_mapped_gpu(model, config),
                lambda: noted_gpu(model, fleet.read_far().notes) if fleet is not None else None,
                lambda: documented_gpu(model, fleet.statements) if fleet is not None and len(unknown) == quiet
-               else None)
+               else None,
+               # the weakest: a card the repository's documents name anywhere, for a repository of one machine
+               lambda: documented_gpu(model, fleet.read_mentions().mentions)
+               if fleet is not None and len(unknown) == quiet and fleet.one_host() else None)
     for evidence in (reader() for reader in readers):
         if evidence is not None and evidence.gpu is not None:
             return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)
