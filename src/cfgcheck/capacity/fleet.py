@@ -13,6 +13,7 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
@@ -135,6 +136,9 @@ class Fleet:
     hosts: dict[str, Location] = field(default_factory=dict)  # every host name a definition or workload names
     # path -> (line, text) of the comments that name a GPU in a file whose served models are of one document
     solo: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # (folder, model, image) -> (path, header lines naming a GPU) of each such file serving that model with
+    # that image there: sibling files of one layout (a compose file per parallel size) share their header's GPU
+    layouts: dict[tuple, list[tuple[str, list[tuple[int, str]]]]] = field(default_factory=dict)
     late: list[Callable[["Fleet"], None]] = field(default_factory=list)
     # folder -> what its README states about the GPU (filled by ``unread``)
     statements: dict[str, Statement] = field(default_factory=dict)
@@ -181,6 +185,13 @@ class PoolMatch:
     assumed: str | None = None
     conflicts: list[str] = field(default_factory=list)
     hint: str | None = None
+
+
+def layout_key(model: Any) -> tuple[str, str | None, str | None]:
+    """What makes files beside each other one layout written several ways: their folder, the model they
+    serve and the image that serves it."""
+    image = getattr(model, "image", None)
+    return (posixpath.dirname(model.path), model.model_id(), str(image.value) if image is not None else None)
 
 
 def pinned_host(model: Any) -> str | None:

@@ -22,7 +22,8 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
-from .evidence import documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, written_gpu
+from .evidence import (documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, sibling_gpu,
+                       written_gpu)
 from .fleet import Sharing, match_pod, sharing_of
 from .tables import GiB, MiB
 
@@ -353,7 +354,9 @@ def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: 
     fleet = getattr(model, "cluster", None)
     directive, cfg_gpu = said
     quiet = len(unknown)  # a README is the farthest source: it does not decide what a nearer one left open
-    readers = (lambda: written_gpu(model), lambda: path_gpu(model), lambda: only_mapped_gpu(model, config),
+    readers = (lambda: written_gpu(model), lambda: path_gpu(model),
+               lambda: sibling_gpu(model, fleet) if fleet is not None and fleet.layouts else None,
+               lambda: only_mapped_gpu(model, config),
                lambda: noted_gpu(model, fleet.read_far().notes) if fleet is not None else None,
                lambda: documented_gpu(model, fleet.statements) if fleet is not None and len(unknown) == quiet
                else None,
