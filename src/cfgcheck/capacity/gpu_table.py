@@ -105,6 +105,17 @@ def _mig_slice(raw: str, words: str) -> Gpu | None:
     return Gpu(raw, int(size * 1e9 * 0.97), "nvidia", float(size), "MIG slice: nominal size less 3%")
 
 
+def slice_of(profile: str, product: Gpu | None) -> Gpu | None:
+    """The MIG slice ``profile`` (``1g.10gb``) of ``product`` (its name and compute capability), or of a
+    GPU cfgcheck does not name when ``product`` is None."""
+    raw = f"mig-{profile}"
+    found = _mig_slice(raw, _norm_words(raw))
+    if found is None or product is None:
+        return found
+    found.name, found.compute_capability = f"{product.name} {raw}", product.compute_capability
+    return found
+
+
 def accelerator_by_name(text: str | None) -> Gpu | None:
     """A GPU or accelerator from a name or a node label value: ``H100-80GB``, ``NVIDIA-A100-SXM4-80GB``,
     ``nvidia-l4``, ``Tesla-T4``, ``AMD_Instinct_MI300X``, ``tpu-v5-lite-podslice``, ``TPU-V6E``,

@@ -24,7 +24,7 @@ from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instanc
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
 from .evidence import (documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, sibling_gpu,
                        written_gpu)
-from .fleet import Sharing, match_pod, sharing_of
+from .fleet import Sharing, match_pod, mig_slice, sharing_of
 from .tables import GiB, MiB
 
 
@@ -310,6 +310,11 @@ def _stated(model: Any, config: dict) -> Resolution:
             return Resolution(gpu, origin)
     resources = [model.gpu_resource] if getattr(model, "gpu_resource", None) else []
     found = accelerator_from_labels(selector, resources, model_claims(model))
+    fleet = getattr(model, "cluster", None)
+    if fleet is not None and fleet.mig and not found.conflicts:  # the repository's MIG layouts cut the nodes' GPUs
+        sliced = mig_slice(model, fleet, found.accelerator if found.origin == "resource" else None)
+        if sliced is not None:
+            return Resolution(sliced[0], sliced[1], cited=True)
     if found.accelerator is not None and found.confidence != "hint" or found.conflicts:
         return found
     unknown: list[str] = []
@@ -317,7 +322,6 @@ def _stated(model: Any, config: dict) -> Resolution:
     if gpu is not None:
         return Resolution(gpu, origin, cited=True)
     unknown += [origin] if origin else []
-    fleet = getattr(model, "cluster", None)
     pools = match_pod(model, fleet) if fleet is not None else None
     if pools is not None and pools.gpu is not None and (not pools.assumed or found.accelerator is None):
         return Resolution(pools.gpu, pools.origin, "assumed" if pools.assumed else "stated", why=pools.assumed,
