@@ -186,15 +186,25 @@ _CONSTRAINT = re.compile(r"vram|memory|\bmem\b|\d\s*[gm]i?b\b|\bkv\b|cache|\boom
                          r"smaller|avoid|because|due to|so that|latency|throughput|\bslo\b", re.I)
 # a heading names its list in a word or two ("Server arguments"); a reason takes a clause
 HEADING_WORDS = 4
+_NAMED_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")  # a flag a comment line is about (not low-concurrency)
 
 
 def _headed_reason(model: ServedModel, setting, enough: int) -> bool:
     """The comment blocks heading the argv the flag is written in (its container's or service's entry,
-    its ``args:`` or ``command:``) state a constraint in a clause: the reason for every limit of the list."""
-    if setting.origin not in _HEADED_ORIGINS:
+    its ``args:`` or ``command:``) give its reason: a line that names the flag and says why, or a line that
+    names no flag and states a constraint in a clause (the reason for every limit of the list). A line that
+    explains another flag (``--gpu-memory-utilization: lowered after the OOM``) is not about this one."""
+    if setting.origin not in _HEADED_ORIGINS or not model.launch_comments:
         return False
-    headings = [text for text in model.launch_comments if _CONSTRAINT.search(text)]
-    return bool(headings) and reason_words(headings, max(enough, HEADING_WORDS)) >= max(enough, HEADING_WORDS)
+    own, general = [], []
+    for text in model.launch_comments:
+        named = {flag.lower() for flag in _NAMED_FLAG.findall(text)}
+        if setting.source.lower() in named:
+            own.append(text)
+        elif not named and _CONSTRAINT.search(text):
+            general.append(text)
+    words = max(enough, HEADING_WORDS)
+    return reason_words(own, enough) >= enough or bool(general) and reason_words(general, words) >= words
 
 
 def _engine_default(model: ServedModel, ctx: RuleContext) -> tuple[int | None, str]:
