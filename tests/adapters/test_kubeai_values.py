@@ -11,10 +11,13 @@ from pathlib import Path
 import pytest
 
 from cfgcheck import pool
+from cfgcheck.adapters.core.contexts import DocContext, Workspace
+from cfgcheck.adapters.launch.held_values import values_sources
 from cfgcheck.capacity.gpus import resolve_accelerator
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
 from cfgcheck.lint_command import render_lint
+from cfgcheck.yamlio import parse_text
 from helpers import make_repo
 from tests.lint.test_pool_order import _in_process
 
@@ -119,3 +122,54 @@ def test_a_profile_of_the_repository_gives_its_devices_and_the_gpu_it_names_assu
     found = resolve_accelerator(instinct, {})
     assert found.accelerator.name == "MI300X" and "nodeSelector" in found.assumed
     assert unknown.gpus.value == 1 and resolve_accelerator(unknown, {}).accelerator is None  # a card the table lacks
+
+
+HELD = """\
+apiVersion: argoproj.io/v1alpha1
+kind: Application
+metadata:
+  name: platform
+spec:
+  sources:
+    - repoURL: https://github.com/example/platform
+      ref: values
+    - chart: platform
+      helm:
+        values: |
+          logLevel: info
+        valuesObject:
+          kubeai:
+            modelServers:
+              VLLM:
+                images:
+                  radeon: rocm/vllm:latest
+---
+releases:
+  - name: kubeai
+    chart: kubeai/kubeai
+    values:
+      - values/kubeai.yaml
+      - resourceProfiles:
+          amd-gpu-rx-7900-xtx:
+            imageName: radeon
+            limits:
+              amd.com/gpu: "1"
+"""
+
+
+def test_one_reader_finds_the_values_a_deployment_object_holds() -> None:
+    loaded = parse_text("platform.yaml", HELD)
+    application, helmfile = (DocContext(loaded, document, Workspace()) for document in loaded.documents)
+    found = [(prefix, values.line) for _, values, prefix, _ in values_sources(application, application.document.root)]
+    assert found == [("spec.sources[1].helm.valuesObject.", 14), ("spec.sources[1].helm.values.", 12)]
+    found = [(prefix, release) for _, _, prefix, release in values_sources(helmfile, helmfile.document.root, True)]
+    assert found == [("", None), ("releases[0].values[1].", "kubeai")]  # not the values file it names
+    assert len(values_sources(helmfile, helmfile.document.root)) == 1  # the releases only when asked
+
+
+def test_a_model_takes_the_values_an_application_and_a_helmfile_hold(tmp_path: Path) -> None:
+    folder = _write(tmp_path, {"a-models.yaml": MODELS, "z-platform.yaml": HELD})
+    radeon = {m.name: m for m in collect([folder], Config(folder))[1]}["radeon"]
+    assert radeon.image.value == "rocm/vllm:latest" and radeon.image.location.line == 18
+    assert radeon.image.source == "spec.sources[1].helm.valuesObject.kubeai.modelServers.VLLM.images.radeon"
+    assert radeon.gpus.value == 2 and "z-platform.yaml:26" in resolve_accelerator(radeon, {}).assumed

@@ -26,6 +26,7 @@ from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import (apply_launch, env_map_settings, finish, gpu_count, is_resource, set_image, string_map,
                                 to_int)
+from ..launch.held_values import values_sources
 from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"
@@ -144,25 +145,20 @@ def _image(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> Non
         model.engine_version_why = f"the KubeAI chart's default image {default} (no spec.image)"
 
 
-# Where KubeAI's chart values sit in a document: a values file, under an umbrella chart's ``kubeai`` key,
-# a Flux HelmRelease's ``spec.values``, an Argo CD Application's ``helm.valuesObject``
-_VALUES_AT = ((), ("kubeai",), ("spec", "values"), ("spec", "values", "kubeai"),
-              ("spec", "source", "helm", "valuesObject"))
-
-
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """The repository's own KubeAI chart values: each resource profile's ``imageName`` and the vLLM
-    images by name (``modelServers.VLLM.images``), which Models that select the profile run. The index
-    space is made only for a file that holds some: a Model's file built in a worker asks for none."""
+    """The repository's own KubeAI chart values, wherever a deployment keeps them (``values_sources``: a
+    values file, a Flux HelmRelease, an Argo CD Application, a helmfile release) and under an umbrella
+    chart's ``kubeai`` key there: each resource profile's ``imageName`` and definition, and the vLLM images
+    by name (``modelServers.VLLM.images``), which Models that select the profile run. The index space is
+    made only for a file that holds some: a Model's file built in a worker asks for none."""
     for document in loaded.documents:
         root = document.root
-        for path in _VALUES_AT if root is not None and root.kind == "map" else ():
-            values = root.path(*path) if path else root
-            if values is None or values.kind != "map":
-                continue
-            ctx = DocContext(loaded, document, workspace)
-            prefix = "".join(f"{key}." for key in path)
-            _index_values(ctx, values, prefix, workspace)
+        if root is None or root.kind != "map":
+            continue
+        for ctx, values, prefix, _ in values_sources(DocContext(loaded, document, workspace), root, releases=True):
+            for inner, at in ((values, prefix), (values.get("kubeai"), f"{prefix}kubeai.")):
+                if inner is not None and inner.kind == "map":
+                    _index_values(ctx, inner, at, workspace)
 
 
 def _index_values(ctx: DocContext, values: YNode, prefix: str, workspace: Workspace) -> None:
