@@ -98,8 +98,9 @@ def test_workers_see_the_values_as_one_process_does(tmp_path: Path, monkeypatch)
 
 def test_a_changed_values_file_changes_what_the_cached_models_run(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
-    folder = _write(tmp_path / "repo", {"a-models.yaml": MODELS, "z-values.yaml": VALUES.format(tag="latest")})
-    for paths in ([folder], [folder / "a-models.yaml"]):  # a whole run's entry, then the file's own stage
+    folder = _write(tmp_path / "repo", {"models/a-models.yaml": MODELS, "z-values.yaml": VALUES.format(tag="latest")})
+    # a whole run's entry; one of a folder whose Models the values outside it serve; the file's own stage
+    for paths in ([folder], [folder / "models"], [folder / "models" / "a-models.yaml"]):
         assert ROLLING in _found(folder, *paths, cache=True) and ROLLING in _found(folder, *paths, cache=True)
         _write(folder, {"z-values.yaml": VALUES.format(tag="v0.9.1")})
         assert ROLLING not in _found(folder, *paths, cache=True)
