@@ -21,7 +21,7 @@ from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import per_run
 from .paths import UNMARKED, git_may_find_repository, read_beyond
-from .render.charts import note_templates, note_unrendered
+from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
@@ -116,6 +116,8 @@ class Collection:
     context: list[ServedModel]  # served models of related files read only for context (not reported)
     # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
     dangling: list = field(default_factory=list)
+    # Helm templates that do not parse (render/charts.py): the chart cannot be installed
+    unrenderable: list[Unrenderable] = field(default_factory=list)
 
 
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
@@ -183,7 +185,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
-    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [])
+    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [],
+                      unrenderable(workspace()))
 
 
 def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
@@ -241,9 +244,11 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     return [model for file in files for model in _release(_models_of(workspace(), file), file)]
 
 
-def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
+def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None,
+                  unparsed: list[Unrenderable] | None = None) -> list[ServedModel]:
     """Served models of files already loaded (diff mode and propose keep their trees); the files a
-    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
+    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py).
+    ``unparsed`` receives the Helm templates that do not parse (the files' CFG000, ``unreadable``)."""
     workspace = adapters.Workspace(config=config.as_dict(), commit=commit)
     serving = [file for file in loaded if file.serving]
     for file in serving:
@@ -254,6 +259,8 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     models = adapters.settle(workspace, models)
     if models:
         adapters.attach_fleet(workspace, models, serving)
+    if unparsed is not None:
+        unparsed.extend(unrenderable(workspace))
     return models
 
 
@@ -360,8 +367,14 @@ def _run_scope(rule: Rule, graded: tuple[str, str], models: list[ServedModel], c
     return findings
 
 
-def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> list[Finding]:
-    """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
+_UNPARSED_FIX = ("close what the template opens ({{ if }}, {{ range }}, {{ with }} and {{ define }} each need "
+                 "their {{ end }}; every {{ needs its }}) and check with `helm template` before merging")
+
+
+def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config,
+               unparsed: list[Unrenderable] = ()) -> list[Finding]:
+    """CFG000 for files and documents that could not be read, and for the Helm templates that do not parse
+    (``unparsed``); other templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
         note_unrendered(templates)
@@ -379,6 +392,8 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
         for message, line, column in problems:
             findings.append(stamp(Finding(message, Location(file.path, line, column)),
                                   rule, severity, None))
+    findings += [stamp(Finding(found.message, found.location, remediation=_UNPARSED_FIX), rule, severity, None)
+                 for found in unparsed]
     return findings
 
 
@@ -413,7 +428,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
                             whole.read if whole is not None else None)
         loaded, models = collection.loaded, collection.models
         rules = rules_needed(codes, models)
-        findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+        findings = unreadable(loaded, rules, config, collection.unrenderable) + dangling(collection.dangling, rules, config) + \
             run_rules(rules, config, models, context=models + collection.context)
         return finalize(findings, loaded, models, rules, config, codes)
     return whole.run(linted) if whole is not None else linted()
