@@ -20,7 +20,7 @@ from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import per_run
-from .paths import UNMARKED, git_may_find_repository
+from .paths import UNMARKED, git_may_find_repository, read_beyond
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -171,6 +171,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
                 unmarked.add(os.path.join(root, current.path))  # YAML read, and its text tested
             if reporter:
                 reporter.step()
+        if waiting:
+            workspace().indexed = True
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
                            named_files, search)
         for current in waiting:
@@ -225,13 +227,16 @@ def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Pa
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
              ceilings: bool, search: RepoSearch) -> list[ServedModel]:
     """Served models of related files outside the run: Models that ``unresolved`` InferenceServices
-    name, and with ``ceilings`` the files that document a ceiling for a memory fraction set here."""
+    name, the KubeAI values their KubeAI Models take, and with ``ceilings`` the files that document a
+    ceiling for a memory fraction set here. Each file read is noted for the whole-run cache (cache.py)."""
     if not unresolved and not ceilings:
         return []
     texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
     # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
     indexed = {file.path for file in loaded if file.serving}
     related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings, search=search)
+    for rel in related:
+        read_beyond(config.root / rel)
     files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits, readers=file_format))
              for rel in related]
     for file in files:
