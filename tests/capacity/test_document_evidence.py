@@ -5,6 +5,7 @@ or a card the name leaves open, decides nothing."""
 
 from __future__ import annotations
 
+import pickle
 from pathlib import Path
 
 from cfgcheck.capacity.fleet import Fleet, NodePool
@@ -45,3 +46,9 @@ def test_documents_speak_only_for_a_repository_of_one_machine() -> None:
     fleet.hosts = {"tower": Location("a.yaml", 1, 1), "rack": Location("b.yaml", 1, 1)}
     assert not fleet.one_host()
     assert not Fleet(pools=[NodePool("gpu", "Karpenter NodePool", Location("pool.yaml", 1, 1))]).one_host()
+
+
+def test_a_fleet_whose_document_readers_never_ran_is_still_stored() -> None:
+    fleet = Fleet()
+    fleet.unmentioned.append(lambda found: None)  # no served model needed the repository's documents
+    assert pickle.loads(pickle.dumps(fleet)).unmentioned == []  # the whole-run cache keeps the result

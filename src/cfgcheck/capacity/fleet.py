@@ -186,6 +186,11 @@ class Fleet:
             self.unmentioned.pop(0)(self)
         return self
 
+    def __getstate__(self) -> dict:
+        # the readers are the run's own closures (over its workspace), left unrun when no served model
+        # needed them: a stored result (the whole-run cache's entry) keeps what they read, not them
+        return {**self.__dict__, "late": [], "unread": [], "unmentioned": []}
+
     def one_host(self) -> bool:
         """Whether the run's GPU workloads can only be on one machine: it defines no node pool and names
         at most one host (a compose file, scripts, a one-node homelab), so what its documents say about a
