@@ -123,6 +123,11 @@ OBSERVED_GPUS = (
     ('RTX-4060-Ti-16GB', 'nvidia', '8.9', 16, 15.7,
      ('rtx 4060 ti 16gb', '4060 ti 16gb'),
      None, 'approximate'),
+    # sold with 8 GB and 16 GB: only a name that says 16 GB is this card (a bare ``RTX 5060 Ti`` stays unknown)
+    ('RTX-5060-Ti-16GB', 'nvidia', '12.0', 16, 15.7,
+     ('rtx 5060 ti 16gb', 'rtx 5060 ti 16 gb', 'geforce rtx 5060 ti 16gb', '5060 ti 16gb'),
+     None, 'GeForce RTX 5060 Ti 16 GB GDDR7 (https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5060-family/); '
+           'reported value approximate, as RTX-4060-Ti-16GB'),
     ('RTX-3060', 'nvidia', '8.6', 12, 11.76,
      ('rtx 3060', 'geforce rtx 3060'),
      None, 'approximate'),

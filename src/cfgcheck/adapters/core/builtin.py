@@ -69,6 +69,8 @@ BUILT_IN = (
     LazyAdapter("formats.node_labels", ("nodelabels", "node-label", "kind: node", "nodefeaturerule"),
                 hooks=("served_models", "index"), index_words=("nodelabels", "node-label", "kind: node", "nodefeaturerule")),
     LazyAdapter("formats.time_slicing", ("timeslicing",), hooks=("served_models", "index"), index_words=("timeslicing",)),
+    LazyAdapter("formats.mig_configs", ("mig-configs", "migconfig"), hooks=("served_models", "index"),
+                index_words=("mig-configs", "migconfig")),
     # index words: capacity.gpus.RESOURCE_KINDS lower-cased (tests/adapters/test_adapter_protocol.py compares)
     LazyAdapter("formats.gpu_workloads", ("nvidia.com/gpu", "amd.com/gpu"), hooks=("served_models", "index"),
                 index_words=("nvidia.com/gpu", "amd.com/gpu", "gpu.intel.com/i915", "gpu.intel.com/xe", "google.com/tpu",
