@@ -158,6 +158,10 @@ OBSERVED_GPUS = (
     ('RX-7900-XTX', 'amd', None, 24, 23.98,
      ('7900 xtx', 'rx 7900 xtx'),
      None, 'approximate'),
+    ('RX-9070-XT', 'amd', None, 16, 15.98,
+     ('rx 9070 xt', 'radeon rx 9070 xt', 'rx9070xt', '9070 xt', '9070xt'),
+     None, 'AMD Radeon RX 9070 XT 16 GB GDDR6 (https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/'
+           'amd-radeon-rx-9070xt.html); reported value approximate, as RX-7900-XTX less its 8 GB'),
     ('B300', 'nvidia', '10.3', 288, 268.59,
      ('b300', 'nvidia b300', 'hgx b300'),
      None, 'EC2 p6-b300: 275,040 MiB per GPU (Karpenter instance-gpu-memory); approximate'),

@@ -45,6 +45,9 @@ spec:
       amd-gpu-rx9070xt:
         limits:
           amd.com/gpu: "1"
+      amd-gpu-rx9999:
+        limits:
+          amd.com/gpu: "1"
     modelServers:
       VLLM:
         images:
@@ -62,8 +65,9 @@ spec:
   resourceProfile: {profile}
 """
 MODELS = "---\n".join(MODEL.format(name=name, profile=profile) for name, profile in (
-    ("radeon", "amd-gpu-rx-7900-xtx:2"), ("instinct", "instinct-pool:1"), ("unknown-card", "amd-gpu-rx9070xt:1")))
-ROLLING = ("CFG302", "values", 27)  # the Radeon profile's image: rocm/vllm:latest
+    ("radeon", "amd-gpu-rx-7900-xtx:2"), ("instinct", "instinct-pool:1"), ("rx9070xt", "amd-gpu-rx9070xt:1"),
+    ("unknown-card", "amd-gpu-rx9999:1")))
+ROLLING = ("CFG302", "values", 30)  # the Radeon profile's image: rocm/vllm:latest
 
 
 def _write(folder: Path, files: dict[str, str]) -> Path:
@@ -117,6 +121,7 @@ def test_a_profile_of_the_repository_gives_its_devices_and_the_gpu_it_names_assu
     folder = _write(tmp_path, {"a-models.yaml": MODELS, "z-values.yaml": VALUES.format(tag="latest")})
     models = {m.name: m for m in collect([folder], Config(folder))[1]}
     radeon, instinct, unknown = models["radeon"], models["instinct"], models["unknown-card"]
+    assert resolve_accelerator(models["rx9070xt"], {}).accelerator.name == "RX-9070-XT"  # the name run together
     assert (radeon.gpus.value, radeon.gpu_resource) == (2, "amd.com/gpu") and radeon.gpus.location.line == 9
     found = resolve_accelerator(radeon, {})
     assert found.accelerator.name == "RX-7900-XTX" and "z-values.yaml:12" in found.assumed
