@@ -336,14 +336,15 @@ def forget_parsed(loaded: LoadedFile) -> None:
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
-              text: str | None = None) -> LoadedFile:
+              text: str | None = None, rel: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
     no comments). ``readers(rel)``: the reader of a format that is not YAML (see ``parse_text``), None
     for YAML; without it every file is YAML. Inside ``parse_cache()`` a file already parsed with its
-    tree is not parsed again. ``text``: the file's text, already read (``read_text``)."""
+    tree is not parsed again. ``text``: the file's text, already read (``read_text``); ``rel``: ``file``
+    relative to ``root``, when the caller has it (``relpath`` costs two normalisations a file)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
-    rel = relpath(root, file)
+    rel = rel if rel is not None else relpath(root, file)
     reader = readers(rel) if readers is not None else None
     cache = _parse_cache
     key = cache.key(file, rel, limits, fast) if cache is not None else None
