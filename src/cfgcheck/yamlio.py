@@ -14,6 +14,7 @@ breaks one is reported, never expanded.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -395,15 +396,18 @@ def _read_bytes(file: Path | str, limit: int) -> bytes | int:
     the cost of ``stat`` and ``read_bytes``)."""
     handle = os.open(file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
-        size = os.fstat(handle).st_size
+        status = os.fstat(handle)
+        size = status.st_size
         if size > limit:
             return size
         chunks = []
+        asked = size + 1 if size else 65536
         while True:  # until the end: a file may have grown since fstat
-            chunk = os.read(handle, size + 1 if size else 65536)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+            chunk = os.read(handle, asked)
+            if chunk:
+                chunks.append(chunk)
+            if not chunk or len(chunk) < asked and stat.S_ISREG(status.st_mode):  # a regular file's short read: its end
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(handle)
 
