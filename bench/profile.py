@@ -80,6 +80,12 @@ class PhaseClock:
         ("cfgcheck.lint", "load_file", "read"),
         ("cfgcheck.lint", "load_stream", "read"),
         ("cfgcheck.yamlio", "parse_text", "compose"),
+        # what a file without a serving marker costs: its read, the marker test, libyaml's check of it
+        ("cfgcheck.stages", "read_text", "read"),
+        ("cfgcheck.yamlio", "read_text", "read"),
+        ("cfgcheck.lint", "has_serving_marker", "read"),
+        ("cfgcheck.stages", "check_text", "compose"),
+        ("cfgcheck.yamlio", "check_text", "compose"),
         ("cfgcheck.stages", "file_stage", "read"),
         ("cfgcheck.stages", "cached_stage", "read"),
         ("cfgcheck.stages", "adapt_file", "adapters"),

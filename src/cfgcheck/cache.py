@@ -19,7 +19,6 @@ from __future__ import annotations
 import itertools
 import json
 import os
-import pickle
 import stat
 from pathlib import Path
 from typing import Any, Callable
@@ -30,7 +29,10 @@ from .paths import noting
 from .yamlio import read_already
 
 PACKAGE = Path(__file__).resolve().parent
-READ_BYTES = 32 * 2**20  # the whole-run key's reads handed to the run: peak memory stays bounded
+# The whole-run key's reads handed to the run, so that it reads no file twice: the GitOps tree's 5.3 MB and
+# the dense corpus's 4 MB fit (kept or not, the dense corpus's peak RSS is the same within 0.5 MiB: each
+# file's bytes go at its turn, before the served models peak); a larger repository reads the rest again.
+READ_BYTES = 8 * 2**20
 # Pickling a whole run costs memory and time in proportion to its served models (2,123 models: a 21 MB
 # entry, +100 MiB peak and +1.5 s on the first run, more than the run itself needs); such runs keep none.
 RUN_MODELS = 500
@@ -64,31 +66,37 @@ def digest(text: str | bytes) -> str:
     return hashlib.sha256(text if isinstance(text, bytes) else text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def fingerprint(path: str, name: Any = None, read: dict | None = None) -> str:
-    """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes, kept
-    in ``read`` under ``name`` when given: the run reads them from there)."""
+def fingerprint(path: str) -> str:
+    """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes)."""
+    kind, data = _contents(path)
+    return f"{kind} {digest(data)}" if kind in ("folder", "file") else kind
+
+
+def _contents(path: str) -> tuple[str, bytes]:
+    """What is at ``path``: ("file", its bytes), ("folder", its sorted names), or (what is there, b"")."""
     try:  # one open and one fstat tell a file from a folder (no pathlib, no buffered reader: 5,000 files a run)
         handle = os.open(path, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     except FileNotFoundError:
-        return "link" if os.path.islink(path) else ABSENT  # a link to nothing is there (named_files.absent)
+        return ("link" if os.path.islink(path) else ABSENT), b""  # a link to nothing is there (named_files.absent)
     except OSError:
-        return "unreadable"
+        return "unreadable", b""
     try:
         status = os.fstat(handle)
         if stat.S_ISDIR(status.st_mode):
-            return "folder " + digest("\0".join(sorted(os.listdir(path))))
+            return "folder", "\0".join(sorted(os.listdir(path))).encode("utf-8", "surrogateescape")
         chunks = []
-        # reads of the file's size (not of a fixed large buffer, which the allocator keeps: +1 MiB peak)
-        while chunk := os.read(handle, status.st_size + 1 if status.st_size else 65536):
+        asked = status.st_size + 1 if status.st_size else 65536
+        # reads of the file's size (not of a fixed large buffer, which the allocator keeps: +1 MiB peak), to
+        # its end: a regular file's short read is its end (no read more for it), another's an empty one
+        while chunk := os.read(handle, asked):
             chunks.append(chunk)
+            if len(chunk) < asked and stat.S_ISREG(status.st_mode):
+                break
     except OSError:
-        return "unreadable"
+        return "unreadable", b""
     finally:
         os.close(handle)
-    data = b"".join(chunks)
-    if name is not None and read is not None:
-        read[name] = data
-    return "file " + digest(data)
+    return "file", chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 class ContentCache:
@@ -147,16 +155,26 @@ class RunCache:
     renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``."""
 
     def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path]) -> None:
+        import hashlib  # as ``digest`` does
+
         self.store, self.root = store, root
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
-        found = {os.path.normpath(os.path.abspath(file)): file for file in files}
+        # one digest of every file's path and bytes (not one per file, then of them all: 5,000 files a tree)
+        key = hashlib.sha256("\n".join(["run 2", *parts, ""]).encode("utf-8", "surrogatepass"))
+        self.known: set[str] = set()
         kept = 0
-        for path, file in found.items():
-            data = fingerprint(path, file if kept < READ_BYTES else None, self.read)
-            kept += len(self.read.get(file, b""))
-            found[path] = data
-        self.known = set(found)
-        self.key = digest("\n".join(["run 1", *parts, *(f"{path}\0{was}" for path, was in found.items())]))
+        for file in files:
+            path = os.path.normpath(os.path.abspath(file))
+            if path in self.known:
+                continue
+            self.known.add(path)
+            kind, data = _contents(path)
+            key.update(f"{path}\0{kind}\0{len(data)}\0".encode("utf-8", "surrogateescape"))
+            key.update(data)
+            if kind == "file" and kept + len(data) <= READ_BYTES:
+                self.read[file] = data
+                kept += len(data)
+        self.key = key.hexdigest()
 
     def run(self, lint: Callable[[], Any]) -> Any:
         """The kept result, its notes said again; else ``lint()``'s, kept for the next run."""
@@ -192,7 +210,8 @@ class RunCache:
         try:
             for model, _ in memos:
                 model.cache = {}
-            data = pickle.dumps((found, said, result), protocol=pickle.HIGHEST_PROTOCOL)
+            # slotted records as class and values (``pool.dumps``): the second run unpickles a third as long
+            data = pool.dumps((found, said, result), names=False)
         except Exception:  # an object of the result that does not pickle: no entry, the run is the same
             return
         finally:

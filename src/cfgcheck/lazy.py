@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib
 import re
+import sys
 from typing import Any
 
 
@@ -22,7 +23,10 @@ class Module:
     def __getattr__(self, attribute: str) -> Any:  # only for what __init__ did not set
         if attribute.startswith("__"):
             raise AttributeError(attribute)
-        return getattr(importlib.import_module(self._name), attribute)
+        # sys.modules first: ``import_module`` takes the import lock on every call (a run asks for the
+        # adapter registry's functions some 15,000 times on a GitOps tree)
+        module = sys.modules.get(self._name) or importlib.import_module(self._name)
+        return getattr(module, attribute)
 
     def __repr__(self) -> str:
         return f"<lazy module {self._name!r}>"

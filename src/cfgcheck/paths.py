@@ -58,6 +58,8 @@ class Noted:
         self.found: dict[str, str] = {}
         self.unknown = False
         self.resolved: dict[str, str | None] = {}
+        # what one file's stage found, when a worker process watches it (``watching``): sent to the run
+        self.since: dict[str, str] | None = None
 
     def look(self, path: str | os.PathLike[str] | None) -> None:
         if path in self.found or path in self.known:  # looked at already (a key is absolute and normalised)
@@ -74,7 +76,7 @@ class Noted:
             os.lstat(where)
         except FileNotFoundError:  # nothing there, not even a link (a README or sidecar most folders lack)
             if self.absent is not None:
-                self.found[where] = self.absent
+                self._found(where, self.absent)
                 return
         except (OSError, ValueError):
             pass  # as os.path.lexists answers: not there
@@ -82,7 +84,40 @@ class Noted:
             if escapes(where, self.root, memo=self.resolved):
                 self.unknown = True
                 return
-        self.found[where] = self.fingerprint(where)
+        self._found(where, self.fingerprint(where))
+
+    def _found(self, where: str, fingerprint: str) -> None:
+        self.found[where] = fingerprint
+        if self.since is not None:
+            self.since[where] = fingerprint
+
+
+@contextmanager
+def watching() -> Iterator[list]:
+    """Within this block (a worker process's stage of one file), what the run's ``noting`` notes is also
+    gathered in the list yielded, filled at the end: [what was found at each path, whether a read named
+    no path]. A worker notes into its own copy of the run's ``Noted``: the run adds this to its own
+    (``noted``), in the order of the files. Nothing when no run is noting."""
+    found: list = []
+    if not _NOTED:
+        yield found
+        return
+    current = _NOTED[-1]
+    current.since, unknown = {}, current.unknown
+    try:
+        yield found
+    finally:
+        found.extend([current.since, current.unknown and not unknown])
+        current.since = None
+
+
+def noted(found: dict[str, str], unknown: bool) -> None:
+    """What a worker's stage of a file found beyond it (``watching``), added to what this run notes."""
+    if _NOTED:
+        current = _NOTED[-1]
+        for where, fingerprint in found.items():
+            current.found.setdefault(where, fingerprint)
+        current.unknown = current.unknown or unknown
 
 
 @contextmanager

@@ -91,12 +91,12 @@ class _Unpickler(pickle.Unpickler):
         return found
 
 
-def dumps(value: Any) -> bytes:
-    """``value`` pickled, each object of a ``named`` class as the name it carries (``Shared``). No
-    function is called for every object pickled (a ``persistent_id`` would be: a third of the time of
-    pickling served models)."""
+def dumps(value: Any, names: bool = True) -> bytes:
+    """``value`` pickled, each object of a ``named`` class as the name it carries (``Shared``; ``names``
+    False: with what it holds, as a whole run's result is kept). No function is called for every object
+    pickled (a ``persistent_id`` would be: a third of the time of pickling served models)."""
     stream = io.BytesIO()
-    _naming.append(True)
+    _naming.append(names)
     try:
         _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
     finally:
@@ -125,7 +125,7 @@ class _Named:
     name: str
 
     def __reduce_ex__(self, protocol: Any) -> Any:
-        return (Shared, (self.name,)) if _naming else super().__reduce_ex__(protocol)
+        return (Shared, (self.name,)) if _naming and _naming[-1] else super().__reduce_ex__(protocol)
 
 
 class _NamedList(_Named, list):

@@ -24,8 +24,9 @@ from .adapters.core.builtin import file_format
 from .adapters.core.workspace import Workspace
 from .config import Config
 from .notes import Notes, note, run
-from .paths import reads_beyond
-from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, forget_parsed, load_file, read_text, relpath
+from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
+from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
+                     relpath)
 
 if TYPE_CHECKING:
     from .model import ServedModel
@@ -100,12 +101,15 @@ class Staged:
     added: list[tuple[str, str, Any]] = field(default_factory=list)  # (space, kind, what it added)
     held: list[str] = field(default_factory=list)  # Dockerfiles whose launch its workloads hold
     notes: list[str] = field(default_factory=list)
+    # a worker's stage: what it found beyond the file, for the whole-run cache (``paths.watching``)
+    looked: list = field(default_factory=list)
 
 
 def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None,
-         data: bytes | None = None) -> LoadedFile:
-    """``file`` read (``text``: read already; ``data``: its bytes, read already) and parsed."""
-    rel = relpath(config.root, file)
+         data: bytes | None = None, rel: str | None = None) -> LoadedFile:
+    """``file`` read (``text``: read already; ``data``: its bytes, read already) and parsed; ``rel``: its
+    repository path, when the caller has it."""
+    rel = rel if rel is not None else relpath(config.root, file)
 
     def read() -> LoadedFile:
         given = text
@@ -113,7 +117,7 @@ def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None
             given = read_text(rel, file, {**DEFAULT_LIMITS, **(config.limits or {})}, file_format(rel), data)
             if isinstance(given, LoadedFile):
                 return given
-        return load_file(config.root, file, config.limits, fast, wanted, file_format, given)
+        return load_file(config.root, file, config.limits, fast, wanted, file_format, given, rel)
     return isolated_load(rel, read)
 
 
@@ -140,7 +144,9 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         return _shared(workspace(), name)
     if in_pool:
         worker = _Worker(config, fast, wanted, cache, _Watched(config=config.as_dict()), read=read)
-        messages = (pool.loads(data, resolve) for data in pool.ordered(_work, files, jobs, worker.start))
+        worker.alone = _rendered_alone()
+        _preload(fast)
+        messages = (_received(data, file, resolve) for file, data in zip(files, pool.ordered(_work, files, jobs, worker.start)))
     else:  # the cache without workers: the stage runs in the run's own workspace
         worker = _Worker(config, fast, wanted, cache, None, workspace, read)
         messages = (worker.stage(file) for file in files)
@@ -157,6 +163,8 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
             payload.file.text = text
         if kind != "here":  # "here": built in the run's workspace, its index entries are there already
             _merge(workspace(), payload)
+        if payload.looked:
+            noted(*payload.looked)
         if payload.file.serving:
             isolated(payload.file, lambda: adapters.index_by_path(workspace(), payload.file))
         for message in payload.notes:
@@ -191,10 +199,14 @@ class _Watched(RunWorkspace):
         self.touched.add(owner)
         return super().space(owner, make)
 
+    def may_render(self) -> bool:
+        self.touched.add(RENDERS)  # not order-free: the file goes to the run
+        return False
+
     def forget(self, held: set[str]) -> None:
         """Drop what a file handed to the run wrote here: the ordered spaces it asked for (no file this
         worker keeps reads them) and the Dockerfiles it held (``held``: those held before it)."""
-        for owner in self.touched - adapters.ORDER_FREE:
+        for owner in self.touched - adapters.ORDER_FREE - MEMOS:
             self.spaces.pop(owner, None)
         self.held.intersection_update(held)
 
@@ -211,7 +223,9 @@ class _Worker:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
         self.own, self.run_workspace, self.read = own, run_workspace, read if read is not None else {}
         self.limits = {**DEFAULT_LIMITS, **(config.limits or {})}  # merged once, not for every file
+        self.root = os.path.abspath(config.root)
         self.done = "staged" if run_workspace is None else "here"  # what a file built by this stage is
+        self.alone: tuple[str, ...] = ()  # names of files rendered with others that a worker builds all the same
 
     @property
     def workspace(self) -> adapters.Workspace:
@@ -225,18 +239,28 @@ class _Worker:
         taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
         config = self.config
         rel = relpath(config.root, file)
-        text = isolated_load(rel, lambda: read_text(rel, file, self.limits, file_format(rel), self.read.pop(file, None)))
+        reader = file_format(rel)
+        text = isolated_load(rel, lambda: read_text(rel, file, self.limits, reader, self.read.pop(file, None)))
         serving = isinstance(text, str) and self.wanted(rel, text)
         name = rel.rsplit("/", 1)[-1]
         watched = self.own if isinstance(self.own, _Watched) else None
         shares = serving and adapters.shares_index(name, text, cached=self.own is None)
-        if shares and (watched is None or adapters.read_with_others(name)):
+        if shares and (watched is None or adapters.read_with_others(name) and name not in self.alone):
             return ("text", file, text)
         key = self.cache.key(rel, text) if serving and not shares and self.cache is not None else None
         entry = self.cache.get(key) if key is not None else None
         if entry is not None:
             return ("cached", file, (text, entry))
-        loaded = text if isinstance(text, LoadedFile) else load(config, file, self.fast, tested(serving), text)
+        if isinstance(text, LoadedFile):
+            loaded = text
+        elif not serving:  # ``load_file``'s answer for a file without a marker, without its glue (most files)
+            loaded = isolated_load(rel, lambda: LoadedFile(rel, "", [], {}, serving=False) if reader is not None
+                                   else check_text(rel, text, self.limits, self.fast))
+        else:
+            loaded = load(config, file, self.fast, tested(serving), text, rel=rel)
+        if watched is not None and not loaded.serving and loaded.error is None and reader is None:
+            # as the run notes it (``lint.gather``): a kustomization this worker builds need not read it again
+            watched.spaces.setdefault(UNMARKED, set()).add(os.path.join(self.root, rel))
         result = Staged(loaded, [])
         if loaded.serving:
             workspace = self.workspace
@@ -244,13 +268,14 @@ class _Worker:
             if watched is not None:
                 watched.touched.clear()
             waiting: list[LoadedFile] = []  # it refers to what other files index: the run builds it
-            with run(Notes(write=lambda message: None)) as channel:  # said again by the run, in order
+            with run(Notes(write=lambda message: None)) as channel, watching() as looked:  # said again by the run
                 result.models = isolated(loaded, lambda: first_pass(workspace, loaded, waiting, by_path=False), [])
-            if watched is not None and (waiting or shares and not watched.touched <= adapters.ORDER_FREE):
+            if watched is not None and (waiting or shares and not watched.touched <= adapters.ORDER_FREE | MEMOS):
                 watched.forget(held)  # its models may depend on the files before it: the run builds them
                 return ("text", file, text)
             result.added, result.held = _added(workspace, before), sorted(workspace.held - held)
             result.notes = channel.said
+            result.looked = looked if watched is not None and any(looked) else []
             if key is not None and reads_beyond() == beyond and loaded.error is None:
                 entry = self.keep(key, result)
                 if self.done == "staged":  # a worker sends the entry: the run reads it as a cached one
@@ -276,10 +301,38 @@ def _entry(entry: bytes, resolve: Callable[[str], Any]) -> Staged | None:
 
 
 def _work(file: Path) -> bytes:
-    """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run."""
+    """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run; a file without a served model
+    to build, read and checked without an error (most files of a tree), as ``PLAIN`` and its path."""
     worker = _Worker.current
     assert worker is not None, "a pool worker runs _Worker.start first"
-    return pool.dumps(worker.stage(file))
+    message = worker.stage(file)
+    staged = message[2]
+    if message[0] == "staged" and staged.models == [] and not staged.file.serving and staged.file.error is None \
+            and not (staged.file.text or staged.file.documents or staged.file.comments or staged.notes or staged.added):
+        return PLAIN + staged.file.path.encode("utf-8", "surrogateescape")
+    return pool.dumps(message)
+
+
+PLAIN = b"\0"  # no pickle starts with it (protocol 2 and later start with PROTO, 0x80)
+
+
+def _received(data: bytes, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
+    """A worker's message about ``file`` (``_work``) as ``_Worker.stage`` made it."""
+    if data[:1] == PLAIN:  # a few bytes, not a pickled file: no object made in the worker, none unpickled here
+        rel = data[1:].decode("utf-8", "surrogateescape")
+        return ("staged", file, Staged(LoadedFile(rel, "", [], {}, serving=False), []))
+    return pool.loads(data, resolve)
+
+
+def _rendered_alone() -> tuple[str, ...]:
+    """The names of files rendered with others that a worker builds as it builds any other file: a
+    kustomization. Its stage reads the files it names from disk (the same whatever the run read before it:
+    ``paths.UNMARKED`` only spares reading again what the run found no serving marker in), records the
+    references that lead nowhere (order-free); one to be rendered goes to the run (``_Watched.may_render``)."""
+    from .adapters.core.registry import read_with_others  # imported before the workers fork: shared by them
+    from .render.kustomize import NAMES
+
+    return tuple(name for name in NAMES if read_with_others(name))
 
 
 _KINDS: dict[str, type] = {"list": list, "dict": dict, "set": set}
@@ -291,9 +344,25 @@ def _shared(workspace: adapters.Workspace, name: str) -> Any:
     return workspace.space(owner, _KINDS[kind])
 
 
+def _preload(fast: bool) -> None:
+    """Import before the workers fork what every one of them imports (the YAML parser: each file of a run is
+    parsed or checked by libyaml), so that they share the run's copy instead of importing it each."""
+    composer(fast)
+
+
+# What a worker's workspace notes for a file whose stage would have rendered it (``may_render``): no index
+# space, and not order-free, so that the file goes to the run.
+RENDERS = f"{__name__}.renders"
+# The index spaces that only remember what is on disk (a folder's resolution, what is at a path, files read
+# without a serving marker): right whichever files a process read before, so a worker keeps its own and
+# sends none of it to the run (thousands of entries on a GitOps tree's kustomizations).
+MEMOS = frozenset({RESOLVED, LOOKED, UNMARKED})
+
+
 def _sizes(workspace: adapters.Workspace) -> dict[str, Any]:
     return {owner: _size(space) if owner not in adapters.RECORDS else
-            {name: _size(value) for name, value in vars(space).items()} for owner, space in workspace.spaces.items()}
+            {name: _size(value) for name, value in vars(space).items()}
+            for owner, space in workspace.spaces.items() if owner not in MEMOS}
 
 
 def _size(space: Any) -> Any:
@@ -306,6 +375,8 @@ def _added(workspace: adapters.Workspace, before: dict[str, Any]) -> list[tuple[
     definitions), what it added to each of its lists and dicts, with the record's class."""
     added = []
     for owner, space in workspace.spaces.items():
+        if owner in MEMOS:
+            continue
         if owner in adapters.RECORDS:
             was = before.get(owner) or {}
             fields = {name: items for name, value in vars(space).items()

@@ -14,6 +14,7 @@ breaks one is reported, never expanded.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -336,14 +337,15 @@ def forget_parsed(loaded: LoadedFile) -> None:
 
 def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
-              text: str | None = None) -> LoadedFile:
+              text: str | None = None, rel: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
     that the file cannot hold a served model: it is then parsed only for errors (``serving`` False,
     no comments). ``readers(rel)``: the reader of a format that is not YAML (see ``parse_text``), None
     for YAML; without it every file is YAML. Inside ``parse_cache()`` a file already parsed with its
-    tree is not parsed again. ``text``: the file's text, already read (``read_text``)."""
+    tree is not parsed again. ``text``: the file's text, already read (``read_text``); ``rel``: ``file``
+    relative to ``root``, when the caller has it (``relpath`` costs two normalisations a file)."""
     limits = {**DEFAULT_LIMITS, **(limits or {})}
-    rel = relpath(root, file)
+    rel = rel if rel is not None else relpath(root, file)
     reader = readers(rel) if readers is not None else None
     cache = _parse_cache
     key = cache.key(file, rel, limits, fast) if cache is not None else None
@@ -394,15 +396,18 @@ def _read_bytes(file: Path | str, limit: int) -> bytes | int:
     the cost of ``stat`` and ``read_bytes``)."""
     handle = os.open(file, os.O_RDONLY | getattr(os, "O_BINARY", 0))
     try:
-        size = os.fstat(handle).st_size
+        status = os.fstat(handle)
+        size = status.st_size
         if size > limit:
             return size
         chunks = []
+        asked = size + 1 if size else 65536
         while True:  # until the end: a file may have grown since fstat
-            chunk = os.read(handle, size + 1 if size else 65536)
-            if not chunk:
-                return b"".join(chunks)
-            chunks.append(chunk)
+            chunk = os.read(handle, asked)
+            if chunk:
+                chunks.append(chunk)
+            if not chunk or len(chunk) < asked and stat.S_ISREG(status.st_mode):  # a regular file's short read: its end
+                return chunks[0] if len(chunks) == 1 else b"".join(chunks)
     finally:
         os.close(handle)
 

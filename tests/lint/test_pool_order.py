@@ -181,3 +181,61 @@ def test_two_workers_dealt_any_way_report_what_one_process_reports(tmp_path: Pat
     two = render_lint(lint([folder], Config(folder), jobs=2), "json", None, folder, True, False, False)
     assert two == one
     assert len(json.loads(one)["findings"]) >= 10
+
+
+KUSTOMIZATION = "resources: [{resource}, missing-{n}.yaml]\n"
+
+
+def test_a_worker_builds_a_kustomization_it_would_not_render(tmp_path: Path) -> None:
+    """A kustomization whose files serve nothing is built by a worker (its references that lead nowhere
+    are what it adds); one that reaches a served file goes to the run, which renders it in order."""
+    plain, served = tmp_path / "plain", tmp_path / "served"
+    plain.mkdir(), served.mkdir()
+    (plain / "service.yaml").write_text("apiVersion: v1\nkind: Service\nmetadata: {name: web}\n", encoding="utf-8")
+    (plain / "kustomization.yaml").write_text(KUSTOMIZATION.format(resource="service.yaml", n=0), encoding="utf-8")
+    (served / "deploy.yaml").write_text(PINNED.format(n=0, length=8192, port=8001), encoding="utf-8")
+    (served / "kustomization.yaml").write_text(KUSTOMIZATION.format(resource="deploy.yaml", n=1), encoding="utf-8")
+    config = Config(tmp_path)
+    worker = stages._Worker(config, True, serving_filter(config), None, stages._Watched(config=config.as_dict()))
+    worker.alone = stages._rendered_alone()
+    kind, _, built = worker.stage(plain / "kustomization.yaml")
+    assert kind == "staged" and built.models == []
+    assert [len(items) for owner, _, items in built.added if owner.endswith("references")] == [1]  # missing-0.yaml
+    assert worker.stage(served / "kustomization.yaml")[0] == "text"
+
+
+def test_what_a_worker_read_beyond_its_file_keeps_the_whole_run_cache_honest(tmp_path: Path, monkeypatch) -> None:
+    """A worker notes into its own copy of the run's ``paths.Noted`` (a forked process): what it found
+    beyond a file (a compose file's ``.env``) reaches the run's, so a changed ``.env`` is a new run."""
+    from cfgcheck import paths
+
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    folder = tmp_path / "tree"
+    folder.mkdir()
+    _tree(folder)
+    (folder / "compose.yaml").write_text('services:\n  vllm:\n    image: vllm/vllm-openai:${TAG}\n    env_file: .env\n'
+                                         '    command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096"]\n',
+                                         encoding="utf-8")
+    (folder / ".env").write_text("TAG=v0.8.5\n", encoding="utf-8")
+    in_process = _in_process(2)
+
+    def forked(work, items, jobs, start):  # each call with a copy of the run's Noted, as a forked worker has
+        return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start)
+
+    monkeypatch.setattr(pool, "MIN_FILES", 2)
+    monkeypatch.setattr(pool, "ordered", forked)
+    first = render_lint(lint([folder], Config(folder), jobs=2, cache=True), "json", None, folder, True, False, False)
+    (folder / ".env").write_text("TAG=v0.4.0\n", encoding="utf-8")
+    second = render_lint(lint([folder], Config(folder), jobs=2, cache=True), "json", None, folder, True, False, False)
+    assert second == render_lint(lint([folder], Config(folder), jobs=1), "json", None, folder, True, False, False)
+    assert second != first
+
+
+def _in_copy(paths, work, item):
+    run = paths._NOTED[:]
+    paths._NOTED[:] = [copy.deepcopy(noted) for noted in run]
+    try:
+        return work(item)
+    finally:
+        paths._NOTED[:] = run

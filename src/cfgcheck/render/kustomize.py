@@ -66,6 +66,8 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
+    if not ctx.workspace.may_render():  # a worker process: the run renders it, in the order of the files
+        return []
     read_beyond()  # kubectl and the tracked files it renders: no whole-run cache entry (cache.py)
     kubectl = shutil.which("kubectl")
     if kubectl is None:

@@ -35,3 +35,8 @@ class Workspace:
         if found is None:
             found = self.spaces[owner] = make()
         return found
+
+    def may_render(self) -> bool:
+        """Whether a renderer may run a tool (kubectl) for a file here: not in a worker process's workspace,
+        which hands such a file to the run (``stages``), whose renders share one time budget (``sandbox``)."""
+        return True
