@@ -214,3 +214,75 @@ def test_an_overlay_that_changes_a_base_keeps_the_comments_of_the_lines_it_did_n
         {("base/qwen.yaml", SLOTS_LINE)}
     seqs = [(f.location.path, f.location.line, f.severity) for f in result.findings if f.code == "CFG203"]
     assert seqs == [("base/qwen.yaml", SLOTS_LINE, "note")]  # the base's and the overlay's: one finding
+
+
+# ---------------------------------------------------------------- a file the run reads and a kustomization renders
+
+INCLUDED = FIXTURES / "formats" / "kustomize-included"
+# What `kubectl kustomize` (v1.32) prints for kustomize-included: the image tag changed, all else as written.
+INCLUDED_RENDERED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+  namespace: inference
+spec:
+  selector:
+    matchLabels:
+      app: chat
+  template:
+    metadata:
+      labels:
+        app: chat
+    spec:
+      containers:
+      - args:
+        - --model
+        - Qwen/Qwen3-8B
+        - --tensor-parallel-size
+        - "2"
+        image: vllm/vllm-openai:v0.28.0
+        livenessProbe:
+          httpGet:
+            path: /health
+            port: 8000
+          initialDelaySeconds: 30
+        name: vllm
+        readinessProbe:
+          httpGet:
+            path: /health
+            port: 8000
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def included_kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    if request.param == "real-kubectl":
+        if shutil.which("kubectl") is None:
+            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
+        return request.param
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED, encoding="utf-8")
+    (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
+    (bin_dir / "kubectl").chmod(0o755)
+    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
+    return request.param
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_deployment_read_directly_and_rendered_is_reported_once(included_kubectl: str) -> None:
+    """The Deployment's own file and the kustomization that renders it with another tag: two served
+    models, placed at the same container; the liveness probe both have alike is one finding at its own
+    line (not also at the readiness probe's equal ``/health``), whichever file comes first."""
+    files = [INCLUDED / "deployment.yaml", INCLUDED / "kustomization.yaml"]
+    for paths, jobs in ((files, 1), (files[::-1], 1), (files[::-1], 2)):
+        result = lint(paths, Config(INCLUDED), jobs=jobs)
+        assert {(m.path, m.location.line) for m in result.models} == {("deployment.yaml", 17)}
+        probes = [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG502"]
+        assert probes == [("deployment.yaml", 25)]
+        shm = [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG501"]
+        assert shm == [("deployment.yaml", 19)]
