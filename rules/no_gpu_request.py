@@ -6,7 +6,8 @@ A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose serv
 Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES` or
 `CUDA_VISIBLE_DEVICES` (the author relies on the runtime); in docker-compose no GPU device
 reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A `nvidia.com/gpu: 0` counts as
-none. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
+none. A Kubernetes container is reported where its request belongs: its `resources.limits` key (a GPU
+limit commented out there), else `resources`, else the container itself. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
 no GPU request at all (helm/templates/_helpers.tpl renders it only when `int requestGPU > 0`).
 
 The engine's own platform builds speak of their accelerator: a TPU image (`vllm/vllm-tpu`) whose pod
@@ -138,7 +139,6 @@ def check(model, ctx) -> Iterator[Finding]:
         what = f"{gpus.source} {gpus.value} requests no GPU"
     else:
         what = "no GPU resource is requested"
-    at = gpus if gpus is not None else model.image
     target = cpu_target_ignored(model)
     built = "" if target is None else f" (VLLM_TARGET_DEVICE={target.value} chooses what vLLM is built for; " \
         f"{model.image.value} is the CUDA build)"
@@ -146,7 +146,7 @@ def check(model, ctx) -> Iterator[Finding]:
         message=f"{engine} GPU image but {what}: the {'container' if pod.format == 'compose' else 'pod'} "
                 f"gets no GPU and the engine fails at start-up "
                 f"(or sees every GPU of the node unaccounted){built}",
-        location=at.location if at is not None else model.location,
+        location=_request_place(model, pod),
         remediation="request the GPUs the engine uses (nvidia.com/gpu: N), or run a CPU build with --device cpu",
         setting="gpus", related=(pod.location,), model=model.name)
 
@@ -191,9 +191,18 @@ def _no_accelerator_request(model, pod, kind: str) -> Iterator[Finding]:
         return
     engine = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}[model.engine]
     what = f"{gpus.source} {gpus.value} requests none" if gpus is not None else f"no {REQUEST[kind]} is requested"
-    at = gpus if gpus is not None else model.image
     yield Finding(
         message=f"{engine} {DEVICE[kind]} image but {what}: the pod gets no {UNIT[kind]} and the engine fails at start-up",
-        location=at.location if at is not None else model.location,
+        location=_request_place(model, pod),
         remediation=f"request the {UNIT[kind]}s the engine uses ({REQUEST[kind]}: N)",
         setting="gpus", related=(pod.location,), model=model.name)
+
+
+def _request_place(model, pod):
+    """Where the finding goes: the count written (the line to fix), else where the request belongs (the
+    container's ``resources.limits``, ``resources``, else the container), else the image."""
+    if model.gpus is not None:
+        return model.gpus.location
+    if pod.resources_at is not None:
+        return pod.resources_at
+    return model.image.location if model.image is not None else model.location

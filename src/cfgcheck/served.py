@@ -181,6 +181,8 @@ class PodFacts:
     pod_ports: list[Port] = field(default_factory=list)  # every container's: one list shared by the pod's engines
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
+    # where a GPU request would be written: the container's resources.limits key, else resources, else the container
+    resources_at: Location | None = None
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
     # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,

@@ -113,7 +113,7 @@ def _at_base_pod(pod: PodFacts, base: PodFacts) -> None:
     """The facts of a rendered pod that the base file's own pod holds alike, at the base's places: the
     source map finds a value by its text, and equal texts (a probe's ``/health``, a count of 2) may be
     another line of that file."""
-    pod.location = base.location
+    pod.location, pod.resources_at = base.location, base.resources_at
     for kind, probe in pod.probes.items():
         same = base.probes.get(kind)
         if same is not None and all(getattr(probe, name) == getattr(same, name) for name in _PROBE_VALUES):
