@@ -299,6 +299,8 @@ class ServedModel:
     downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
     # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
     worker_images: list[Setting] = field(default_factory=list)
+    # the final FROM image of the Dockerfile the service builds (compose ``build:``), at its FROM line
+    base_image: Setting | None = None
     # the hub repository a local model path holds, where the input names it (a download into that path,
     # an org/name --served-model-name of the same name; the folder of the repository it is): value
     # "org/name" (or the folder's name), source says which

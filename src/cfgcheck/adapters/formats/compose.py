@@ -131,6 +131,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     model.referenced_at = references
     if service.get("build") is not None:
         _built_here(model)
+        model.base_image = built.base if built is not None else None
     _environment_list(ctx, model, service.get("environment"), path)
     _env_files(ctx, model, service.get("env_file"))
     for env_name, setting in built.env.items() if built is not None else ():
