@@ -240,6 +240,9 @@ class ServedModel:
     settings: dict[str, Setting] = field(default_factory=dict)  # effective: what the engine uses
     occurrences: dict[str, list[Setting]] = field(default_factory=dict)  # every place, in applied order
     argv: list[ArgToken] = field(default_factory=list)
+    # how the engine is started: "command" (the argv names its launcher: ``vllm serve``, ``python -m
+    # sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an argv)
+    launched_by: str | None = None
     gpus: Setting | None = None
     # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
     # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
