@@ -9,6 +9,7 @@ import shutil
 import stat
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
@@ -44,14 +45,19 @@ def fake_kubectl(tmp_path: Path) -> Path:
     return bin_dir
 
 
-@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
-def kubectl(request, tmp_path: Path, monkeypatch) -> str:
+def real_or_fake(request, monkeypatch, fake: Callable[[], Path]) -> str:
+    """The installed kubectl (skipped when there is none), or ``fake()``'s folder first on PATH."""
     if request.param == "real-kubectl":
         if shutil.which("kubectl") is None:
-            pytest.skip("kubectl is not installed: the overlays are checked with the fake kubectl only")
+            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
         return request.param
-    monkeypatch.setenv("PATH", str(fake_kubectl(tmp_path)) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("PATH", str(fake()) + os.pathsep + os.environ.get("PATH", ""))
     return request.param
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    return real_or_fake(request, monkeypatch, lambda: fake_kubectl(tmp_path))
 
 
 def placed(result) -> Counter:
@@ -168,13 +174,7 @@ def kubectl_printing(tmp_path: Path, rendered: str) -> Path:
 
 @pytest.fixture(params=["fake-kubectl", "real-kubectl"])
 def reasons_kubectl(request, tmp_path: Path, monkeypatch) -> str:
-    if request.param == "real-kubectl":
-        if shutil.which("kubectl") is None:
-            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
-        return request.param
-    bin_dir = kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=1))
-    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
-    return request.param
+    return real_or_fake(request, monkeypatch, lambda: kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=1)))
 
 
 @pytest.mark.e2e  # cfgcheck spawns kubectl
@@ -260,17 +260,15 @@ spec:
 
 @pytest.fixture(params=["fake-kubectl", "real-kubectl"])
 def included_kubectl(request, tmp_path: Path, monkeypatch) -> str:
-    if request.param == "real-kubectl":
-        if shutil.which("kubectl") is None:
-            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
-        return request.param
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED, encoding="utf-8")
-    (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
-    (bin_dir / "kubectl").chmod(0o755)
-    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
-    return request.param
+    def fake() -> Path:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED, encoding="utf-8")
+        (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
+        (bin_dir / "kubectl").chmod(0o755)
+        return bin_dir
+
+    return real_or_fake(request, monkeypatch, fake)
 
 
 @pytest.mark.e2e  # cfgcheck spawns kubectl
