@@ -16,7 +16,7 @@ import pytest
 from cfgcheck.render import kustomize
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import FIXTURES
+from helpers import FIXTURES, make_repo
 from tests.adapters.test_adapters_formats import RENDERED as ONE_OVERLAY
 
 OVERLAYS = FIXTURES / "formats" / "kustomize-overlays"
@@ -284,3 +284,19 @@ def test_a_deployment_read_directly_and_rendered_is_reported_once(included_kubec
         assert probes == [("deployment.yaml", 25)]
         shm = [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG501"]
         assert shm == [("deployment.yaml", 19)]
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_deployment_renamed_by_a_prefix_is_its_files_served_model(included_kubectl: str, tmp_path: Path) -> None:
+    """``namePrefix: prod-`` renames the object: it is still the one the file defines, so the rendering
+    is placed there (its metadata.name line, not the kustomization's first line), and what it shares
+    with the file's own served model is one finding."""
+    kustomization = (INCLUDED / "kustomization.yaml").read_text(encoding="utf-8")
+    repo = make_repo(tmp_path, {"deployment.yaml": (INCLUDED / "deployment.yaml").read_text(encoding="utf-8"),
+                                "kustomization.yaml": kustomization.replace("resources:", "namePrefix: prod-\nresources:")})
+    (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED.replace("  name: chat\n", "  name: prod-chat\n"),
+                                            encoding="utf-8")
+    result = lint([repo], Config(repo))
+    assert {(m.path, m.location.line) for m in result.models} == {("deployment.yaml", 17)}
+    assert [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG502"] == \
+        [("deployment.yaml", 25)]

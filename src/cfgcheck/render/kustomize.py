@@ -80,24 +80,40 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if rendered is None:
         return []
     sources = SourceMap(repo, reach.files, ctx.workspace)
-    identity = f"{ctx.path}#rendered"
-    models = read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name)),
-                            identity, reader)
-    return _at_own_places(models, sources, identity, reader)
+    identity, source_name = f"{ctx.path}#rendered", _source_name(root)
+    models = read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name))
+                            or sources.objects.get((kind, source_name(name))), identity, reader)
+    return _at_own_places(models, sources, identity, reader, source_name)
 
 
-def _at_own_places(models: list[ServedModel], sources: SourceMap, identity: str, reader: Reader) -> list[ServedModel]:
+def _source_name(root: YNode) -> Callable[[str], str]:
+    """The name a rendered object has in its source: without the kustomization's ``namePrefix`` and
+    ``nameSuffix`` (kustomize adds them to every resource it renders)."""
+    prefix, suffix = str(root.scalar("namePrefix") or ""), str(root.scalar("nameSuffix") or "")
+
+    def source_name(name: str) -> str:
+        if not isinstance(name, str) or not name.startswith(prefix) or not name.endswith(suffix):
+            return name
+        return name[len(prefix):len(name) - len(suffix)]
+
+    return source_name
+
+
+def _at_own_places(models: list[ServedModel], sources: SourceMap, identity: str, reader: Reader,
+                   source_name: Callable[[str], str]) -> list[ServedModel]:
     """A rendered served model whose object a source file defines, placed where that file's own served
     model is (the container, not the object's ``metadata.name``), its pod too: a problem both have there
     is one finding (``lint.distinct``), whatever order the run reads the files in."""
     own: dict[str, dict[str, ServedModel]] = {}
     for model in models:
         loaded = sources.files.get(model.path)
-        if loaded is None:
-            continue
+        if loaded is None or model.path.rsplit("/", 1)[-1] in NAMES:
+            continue  # placed at a kustomization: reading it would render it again
         if model.path not in own:
             own[model.path] = {m.identity: m for m in reader.models(loaded)}
-        base = own[model.path].get(f"{model.path}#{model.identity.removeprefix(identity + '/')}")
+        kind, _, rest = model.identity.removeprefix(identity + "/").partition("/")
+        name, _, inside = rest.partition("/")
+        base = own[model.path].get(f"{model.path}#{kind}/{source_name(name)}/{inside}".rstrip("/"))
         if base is None:
             continue
         model.location = base.location
