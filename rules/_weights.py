@@ -68,8 +68,13 @@ def weight_bytes(name: str, config: dict) -> int | None:
 
 
 def mount_for(pod, directory: str):
+    """The mount that holds the weights under ``directory``: the deepest, whatever the mounts' order.
+    Under the default ``~/.cache/huggingface`` they land in its ``hub`` folder (huggingface_hub
+    constants.py: ``HF_HUB_CACHE`` defaults to ``$HF_HOME/hub``), so a mount there holds them too."""
     if directory.startswith("~"):  # whoever's home: any mount at the folder's tail, or at .cache
-        return next((m for m in pod.mounts if m.path.rstrip("/").endswith((directory[2:], ".cache"))), None)
+        tails = (directory[2:], ".cache") + ((directory[2:] + "/hub",) if directory == DEFAULT_CACHE else ())
+        held = [m for m in pod.mounts if m.path.rstrip("/").endswith(tails)]
+        return max(held, key=lambda m: len(m.path.rstrip("/")), default=None)
     return pod.mount_at(directory)
 
 

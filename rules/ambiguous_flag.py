@@ -8,7 +8,8 @@ itself finds in the flag catalog of the engine version the image tag names.
 The finding is an error when the engine version is exact (an upstream image's version tag, or a
 `# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
 otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
-it is a warning that says which version was assumed and why.
+it is a warning that says which version was assumed and why, and that this version would not start
+(an assumed version is no proof that the image runs it).
 
 ## Why it matters
 argparse refuses ambiguous prefixes: the engine exits at start-up with `ambiguous option: ...
@@ -106,12 +107,15 @@ def check(model, ctx):
         shown = ", ".join(res.candidates[:8]) + (", ..." if len(res.candidates) > 8 else "")
         earlier, meant = _earlier_meaning(catalog, res.written)
         fixed = _meant_now(model, catalog, flag.token, res.written, meant)
+        sure = severity(model, catalog, lambda: in_every_version(
+            catalog.engine, lambda other: other.resolve(res.written).kind in ("ambiguous", "unknown")))
+        # an assumed version is no proof that the engine runs it: the outcome is said as a condition
+        outcome = "the engine will not start" if sure == SEVERITY else f"{catalog.display} would not start"
         yield Finding(
-            f"'{res.written}' is ambiguous ({label}): could match {shown}; the engine will not start",
+            f"'{res.written}' is ambiguous ({label}): could match {shown}; {outcome}",
             fixed[1].location if fixed and fixed[1] else flag.token.location,
             remediation=f"{fixed[0]}{earlier}" if fixed else f"write the full name of the intended flag{earlier}",
             fix=Fix(fixed[0], (fixed[1],)) if fixed and fixed[1] else None,
             setting=res.written,
-            severity=severity(model, catalog, lambda: in_every_version(
-                catalog.engine, lambda other: other.resolve(res.written).kind in ("ambiguous", "unknown"))),
+            severity=sure,
         )

@@ -1,4 +1,4 @@
-"""Flags a max-model-len that one request cannot fit into the KV pool, so the engine refuses to start.
+"""Flags a max-model-len that one request cannot fit into the KV pool: vLLM refuses to start, SGLang longer requests.
 
 ## What it flags
 A served model whose `max_model_len` (vLLM `--max-model-len`, SGLang `--context-length`, LLMKube
@@ -30,8 +30,10 @@ the request: then it is an error whatever the GPU is.
 ## Why it matters
 vLLM checks at start-up that one request of `max_model_len` tokens fits the pool and stops with
 `To serve at least one request with the model's max seq len ... KV cache is needed, which is larger
-than the available KV cache memory`. The pod crash-loops; nothing is served. On SGLang such requests
-can never be scheduled in full.
+than the available KV cache memory`. The pod crash-loops; nothing is served. SGLang starts and caps
+each request at the pool instead (python/sglang/srt/managers/tp_worker.py: `max_req_len =
+min(context_len - 1, max_total_num_tokens - 1)`), refusing longer prompts: a warning that says so (an
+error only when not even a short request fits: it then stops with `Memory pool size is too small`).
 
 ## Example
 ```yaml
@@ -151,7 +153,7 @@ def check(model, ctx) -> Iterator[Finding]:
         ),
         setting="max_model_len",
         model=model.name,
-        severity="warning" if assumed else "",
+        severity="warning" if assumed or _capped(est, fit) else "",
     )
 
 
@@ -162,7 +164,15 @@ def _request_terms(model, est, length: int, fit: int) -> tuple:
     given = f"max_model_len {length:,}" if est.max_model_len_source == "explicit" else f"the model's default max_model_len {length:,}"
     fit_text = f"the longest that fits is {fit:,}" if fit else "not even a short request fits"
     stops = " (the engine will not start)" if est.engine in ("vllm", "unknown") else ""
+    if _capped(est, fit):
+        stops = f" (SGLang starts and refuses requests longer than {fit - 1:,} tokens)"
     return where, given, fit_text, stops
+
+
+def _capped(est, fit: int) -> bool:
+    """SGLang caps each request at the pool rather than stop (tp_worker.py: ``max_req_len =
+    min(context_len - 1, max_total_num_tokens - 1)``); it stops only when that leaves nothing."""
+    return est.engine == "sglang" and fit > 1
 
 
 def _beyond_largest_gpu(model, ctx, length: int, assumed: bool = False) -> tuple | None:
@@ -192,6 +202,7 @@ def _on_no_known_gpu(model, ctx, est, length: int) -> Iterator[Finding]:
     weights = f"weights {trial.weight_bytes_per_gpu / GiB:.1f} GiB per GPU at parallel size {trial.tensor_parallel_size * trial.pipeline_parallel_size}"
     util = f"{trial.gpu_memory_utilization:g}" if trial.gpu_memory_utilization else "its default"
     assumed = weight_assumptions(model, trial)
+    capped = _capped(est, fit)
     yield Finding(
         message=(f"{given} does not fit one request on any {vendor}GPU cfgcheck knows (none is stated): on the largest, "
                  f"{gpu.label} at memory fraction {util}, {weights}, {fit_text}{stops}"
@@ -202,5 +213,5 @@ def _on_no_known_gpu(model, ctx, est, length: int) -> Iterator[Finding]:
                      "to match), or serve a smaller or quantized checkpoint"),
         setting="max_model_len",
         model=model.name,
-        severity="warning" if assumed else "",
+        severity="warning" if assumed or capped else "",
     )

@@ -5,8 +5,12 @@ A vLLM, SGLang or TokenSpeed container built for GPUs whose pod (or compose serv
 `nvidia.com/gpu`, `amd.com/gpu` or other device-plugin resource in its requests or limits, no Dynamic
 Resource Allocation claim, no NVIDIA runtime class and no explicit `NVIDIA_VISIBLE_DEVICES` or
 `CUDA_VISIBLE_DEVICES` (the author relies on the runtime); in docker-compose no GPU device
-reservation, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. A `nvidia.com/gpu: 0` counts as
-none. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
+reservation (a `deploy.resources.reservations.devices` block commented out is none), no swarm
+`generic_resources` GPU, `gpus:`, `runtime: nvidia` or `/dev/nvidia*` device. An image whose tag alone
+is chosen at deploy time (`vllm/vllm-openai:${VLLM_TAG}`) is still the engine's GPU build: a warning
+that says it assumed so. A `nvidia.com/gpu: 0` counts as
+none. A Kubernetes container is reported where its request belongs: its `resources.limits` key (a GPU
+limit commented out there), else `resources`, else the container itself. In production-stack values a `requestGPU` that is missing, 0 or a fraction such as 0.5 renders
 no GPU request at all (helm/templates/_helpers.tpl renders it only when `int requestGPU > 0`).
 
 The engine's own platform builds speak of their accelerator: a TPU image (`vllm/vllm-tpu`) whose pod
@@ -80,7 +84,8 @@ from __future__ import annotations
 
 from typing import Iterator
 
-from cfgcheck.api import DEVICE, UNIT, Finding, accelerator_kind, as_int, int_value, placement
+from cfgcheck.api import (DEVICE, UNIT, Finding, accelerator_kind, as_int, image_engine, int_value, parse_image,
+                          placement)
 
 from ._pod_rules import cpu_target_ignored, runs_on_cpu, serves
 
@@ -118,7 +123,8 @@ def check(model, ctx) -> Iterator[Finding]:
         yield from _no_accelerator_request(model, pod, kind)
         return
     image = str(model.image.value) if model.image is not None else ""
-    if not image or any(mark in image for mark in ("$", "{{")):
+    chosen = _tag_chosen_at_deploy(image)
+    if not image or chosen is None and any(mark in image for mark in ("$", "{{")):
         return  # an image chosen at deploy time may be a simulator or a CPU build
     gpus = model.gpus
     if pod.format == "production-stack":
@@ -138,17 +144,30 @@ def check(model, ctx) -> Iterator[Finding]:
         what = f"{gpus.source} {gpus.value} requests no GPU"
     else:
         what = "no GPU resource is requested"
-    at = gpus if gpus is not None else model.image
     target = cpu_target_ignored(model)
     built = "" if target is None else f" (VLLM_TARGET_DEVICE={target.value} chooses what vLLM is built for; " \
         f"{model.image.value} is the CUDA build)"
+    if chosen is not None:
+        built += f"; assumed: {chosen} is its GPU build whatever tag is chosen at deploy time"
     yield Finding(
         message=f"{engine} GPU image but {what}: the {'container' if pod.format == 'compose' else 'pod'} "
                 f"gets no GPU and the engine fails at start-up "
                 f"(or sees every GPU of the node unaccounted){built}",
-        location=at.location if at is not None else model.location,
+        location=_request_place(model, pod),
         remediation="request the GPUs the engine uses (nvidia.com/gpu: N), or run a CPU build with --device cpu",
-        setting="gpus", related=(pod.location,), model=model.name)
+        setting="gpus", related=(pod.location,), model=model.name, severity="warning" if chosen else "")
+
+
+def _tag_chosen_at_deploy(image: str) -> str | None:
+    """The repository of an image whose tag alone is a variable (``vllm/vllm-openai:${VLLM_TAG}``) when
+    that repository is an engine's GPU build under any plain tag (the image table names no variant for
+    it); else None. A tag may still select another build (``-cpu``): the finding says it assumed."""
+    repository, colon, tag = image.rpartition(":")
+    if not colon or "/" in tag or any(mark in repository for mark in ("$", "{{")) or \
+            not any(mark in tag for mark in ("$", "{{")):
+        return None
+    found = image_engine(parse_image(f"{repository}:latest"))
+    return repository if found.known and found.engine and found.variant is None else None
 
 
 def _outside_the_scheduler(model, pod, ctx) -> Iterator[Finding]:
@@ -191,9 +210,18 @@ def _no_accelerator_request(model, pod, kind: str) -> Iterator[Finding]:
         return
     engine = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}[model.engine]
     what = f"{gpus.source} {gpus.value} requests none" if gpus is not None else f"no {REQUEST[kind]} is requested"
-    at = gpus if gpus is not None else model.image
     yield Finding(
         message=f"{engine} {DEVICE[kind]} image but {what}: the pod gets no {UNIT[kind]} and the engine fails at start-up",
-        location=at.location if at is not None else model.location,
+        location=_request_place(model, pod),
         remediation=f"request the {UNIT[kind]}s the engine uses ({REQUEST[kind]}: N)",
         setting="gpus", related=(pod.location,), model=model.name)
+
+
+def _request_place(model, pod):
+    """Where the finding goes: the count written (the line to fix), else where the request belongs (the
+    container's ``resources.limits``, ``resources``, else the container), else the image."""
+    if model.gpus is not None:
+        return model.gpus.location
+    if pod.resources_at is not None:
+        return pod.resources_at
+    return model.image.location if model.image is not None else model.location

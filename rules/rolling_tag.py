@@ -7,7 +7,9 @@ its workers (a Ray cluster's worker groups). A per-commit tag (`nightly-<sha>`) 
 fixes the build such a tag named (`vllm/vllm-openai:nightly@sha256:...` does not roll) and a local
 build (a compose `build:`, a bare `team-vllm:dev` or a `localhost` registry) has no registry tag to
 roll: neither is flagged; their engine version is assumed or unknown, and version-dependent findings
-say so.
+say so. A local build tagged `latest` (or untagged, docker's `latest`) is flagged as such: it names
+whatever was built last. A compose service that builds its image is checked at its Dockerfile's final
+`FROM` (`FROM vllm/vllm-openai:latest`).
 
 ## Why it matters
 The engine version decides which flags exist, their defaults and the KV-pool arithmetic. A rolling
@@ -55,16 +57,25 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    for image in [model.image, *model.worker_images]:
+    for image in [model.image, *model.worker_images, model.base_image]:
         if image is None or not isinstance(image.value, str) or image.origin == "build":
             continue
         ref = parse_image(image.value)
-        # a digest fixes the build a rolling tag named; a local build has no registry tag to roll
-        if not ref.rolling or ref.digest or ref.local or ref.templated:
+        # a digest fixes the build a rolling tag named; a local build has no registry tag to roll, except
+        # docker's default `latest`: whatever was built last
+        if not ref.rolling or ref.digest or ref.templated or ref.local and (ref.tag or "latest") != "latest":
             continue
         what = f"tag '{ref.tag}'" if ref.tag else "no tag"
-        yield Finding(f"image {ref.repository} has {what}: the engine version cannot be known", image.location,
-                      remediation=f"use {_versioned_tag(ref)} pinned by digest", setting="image" if image is model.image else f"image:{image.source}")
+        setting = "image" if image is model.image else "base_image" if image is model.base_image else f"image:{image.source}"
+        if ref.local:
+            yield Finding(f"local build {ref.repository} has {what} (whatever was built last): the engine version it "
+                          "was built with cannot be known", image.location, setting=setting,
+                          remediation="tag the build with the engine version it installs, and pin the version in "
+                          "its Dockerfile")
+            continue
+        base = " (the base image of the Dockerfile the service builds)" if image is model.base_image else ""
+        yield Finding(f"image {ref.repository} has {what}{base}: the engine version cannot be known", image.location,
+                      remediation=f"use {_versioned_tag(ref)} pinned by digest", setting=setting)
 
 
 def _versioned_tag(ref) -> str:

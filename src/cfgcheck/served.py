@@ -181,6 +181,8 @@ class PodFacts:
     pod_ports: list[Port] = field(default_factory=list)  # every container's: one list shared by the pod's engines
     requests: dict[str, Setting] = field(default_factory=dict)
     limits: dict[str, Setting] = field(default_factory=dict)
+    # where a GPU request would be written: the container's resources.limits key, else resources, else the container
+    resources_at: Location | None = None
     memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
     ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
     # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
@@ -238,6 +240,9 @@ class ServedModel:
     settings: dict[str, Setting] = field(default_factory=dict)  # effective: what the engine uses
     occurrences: dict[str, list[Setting]] = field(default_factory=dict)  # every place, in applied order
     argv: list[ArgToken] = field(default_factory=list)
+    # how the engine is started: "command" (the argv names its launcher: ``vllm serve``, ``python -m
+    # sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an argv)
+    launched_by: str | None = None
     gpus: Setting | None = None
     # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
     # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
@@ -301,6 +306,8 @@ class ServedModel:
     downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
     # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
     worker_images: list[Setting] = field(default_factory=list)
+    # the final FROM image of the Dockerfile the service builds (compose ``build:``), at its FROM line
+    base_image: Setting | None = None
     # the hub repository a local model path holds, where the input names it (a download into that path,
     # an org/name --served-model-name of the same name; the folder of the repository it is): value
     # "org/name" (or the folder's name), source says which

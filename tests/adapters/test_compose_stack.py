@@ -186,3 +186,17 @@ def test_a_dist_env_template_gives_the_values_as_the_example_does():
     assert [m.image.value for m in models] == ["vllm/vllm-openai:latest"]
     result = lint([folder], load_config(folder))
     assert [(f.code, f.location.line) for f in result.findings if f.code == "CFG302"] == [("CFG302", 4)]
+
+
+def test_a_built_service_is_checked_at_its_dockerfiles_from(tmp_path):
+    """A compose service with ``build:`` and no ``image:`` runs what its Dockerfile's final FROM gives:
+    a rolling base tag is CFG302 at that FROM line; a FROM naming an earlier stage is no image."""
+    (tmp_path / "compose.yaml").write_text(
+        "services:  # vllm\n  chat:\n    build:\n      context: .\n      dockerfile: engine.Dockerfile\n"
+        "    command: [\"--model\", \"Qwen/Qwen3-8B\"]\n    gpus: all\n", encoding="utf-8")
+    (tmp_path / "engine.Dockerfile").write_text("FROM vllm/vllm-openai:latest\nRUN pip install flashinfer-python\n",
+                                                encoding="utf-8")
+    (rolling,) = lint([tmp_path / "compose.yaml"], load_config(tmp_path), select=["CFG302"]).findings
+    assert _at(rolling) == ("engine.Dockerfile", 1, 6) and "base image of the Dockerfile" in rolling.message
+    (tmp_path / "engine.Dockerfile").write_text("FROM vllm/vllm-openai:v0.26.0 AS base\nFROM base\n", encoding="utf-8")
+    assert not lint([tmp_path / "compose.yaml"], load_config(tmp_path), select=["CFG302"]).findings

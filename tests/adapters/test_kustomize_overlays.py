@@ -9,13 +9,14 @@ import shutil
 import stat
 from collections import Counter
 from pathlib import Path
+from typing import Callable
 
 import pytest
 
 from cfgcheck.render import kustomize
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import FIXTURES
+from helpers import FIXTURES, make_repo
 from tests.adapters.test_adapters_formats import RENDERED as ONE_OVERLAY
 
 OVERLAYS = FIXTURES / "formats" / "kustomize-overlays"
@@ -44,14 +45,19 @@ def fake_kubectl(tmp_path: Path) -> Path:
     return bin_dir
 
 
-@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
-def kubectl(request, tmp_path: Path, monkeypatch) -> str:
+def real_or_fake(request, monkeypatch, fake: Callable[[], Path]) -> str:
+    """The installed kubectl (skipped when there is none), or ``fake()``'s folder first on PATH."""
     if request.param == "real-kubectl":
         if shutil.which("kubectl") is None:
-            pytest.skip("kubectl is not installed: the overlays are checked with the fake kubectl only")
+            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
         return request.param
-    monkeypatch.setenv("PATH", str(fake_kubectl(tmp_path)) + os.pathsep + os.environ.get("PATH", ""))
+    monkeypatch.setenv("PATH", str(fake()) + os.pathsep + os.environ.get("PATH", ""))
     return request.param
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    return real_or_fake(request, monkeypatch, lambda: fake_kubectl(tmp_path))
 
 
 def placed(result) -> Counter:
@@ -168,13 +174,7 @@ def kubectl_printing(tmp_path: Path, rendered: str) -> Path:
 
 @pytest.fixture(params=["fake-kubectl", "real-kubectl"])
 def reasons_kubectl(request, tmp_path: Path, monkeypatch) -> str:
-    if request.param == "real-kubectl":
-        if shutil.which("kubectl") is None:
-            pytest.skip("kubectl is not installed: checked with the fake kubectl only")
-        return request.param
-    bin_dir = kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=1))
-    monkeypatch.setenv("PATH", str(bin_dir) + os.pathsep + os.environ.get("PATH", ""))
-    return request.param
+    return real_or_fake(request, monkeypatch, lambda: kubectl_printing(tmp_path, REASONS_RENDERED.format(replicas=1)))
 
 
 @pytest.mark.e2e  # cfgcheck spawns kubectl
@@ -214,3 +214,89 @@ def test_an_overlay_that_changes_a_base_keeps_the_comments_of_the_lines_it_did_n
         {("base/qwen.yaml", SLOTS_LINE)}
     seqs = [(f.location.path, f.location.line, f.severity) for f in result.findings if f.code == "CFG203"]
     assert seqs == [("base/qwen.yaml", SLOTS_LINE, "note")]  # the base's and the overlay's: one finding
+
+
+# ---------------------------------------------------------------- a file the run reads and a kustomization renders
+
+INCLUDED = FIXTURES / "formats" / "kustomize-included"
+# What `kubectl kustomize` (v1.32) prints for kustomize-included: the image tag changed, all else as written.
+INCLUDED_RENDERED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+  namespace: inference
+spec:
+  selector:
+    matchLabels:
+      app: chat
+  template:
+    metadata:
+      labels:
+        app: chat
+    spec:
+      containers:
+      - args:
+        - --model
+        - Qwen/Qwen3-8B
+        - --tensor-parallel-size
+        - "2"
+        image: vllm/vllm-openai:v0.28.0
+        livenessProbe:
+          httpGet:
+            path: /health
+            port: 8000
+          initialDelaySeconds: 30
+        name: vllm
+        readinessProbe:
+          httpGet:
+            path: /health
+            port: 8000
+        resources:
+          limits:
+            nvidia.com/gpu: 2
+"""
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def included_kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    def fake() -> Path:
+        bin_dir = tmp_path / "bin"
+        bin_dir.mkdir()
+        (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED, encoding="utf-8")
+        (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
+        (bin_dir / "kubectl").chmod(0o755)
+        return bin_dir
+
+    return real_or_fake(request, monkeypatch, fake)
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_deployment_read_directly_and_rendered_is_reported_once(included_kubectl: str) -> None:
+    """The Deployment's own file and the kustomization that renders it with another tag: two served
+    models, placed at the same container; the liveness probe both have alike is one finding at its own
+    line (not also at the readiness probe's equal ``/health``), whichever file comes first."""
+    files = [INCLUDED / "deployment.yaml", INCLUDED / "kustomization.yaml"]
+    for paths, jobs in ((files, 1), (files[::-1], 1), (files[::-1], 2)):
+        result = lint(paths, Config(INCLUDED), jobs=jobs)
+        assert {(m.path, m.location.line) for m in result.models} == {("deployment.yaml", 17)}
+        probes = [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG502"]
+        assert probes == [("deployment.yaml", 25)]
+        shm = [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG501"]
+        assert shm == [("deployment.yaml", 19)]
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_deployment_renamed_by_a_prefix_is_its_files_served_model(included_kubectl: str, tmp_path: Path) -> None:
+    """``namePrefix: prod-`` renames the object: it is still the one the file defines, so the rendering
+    is placed there (its metadata.name line, not the kustomization's first line), and what it shares
+    with the file's own served model is one finding."""
+    kustomization = (INCLUDED / "kustomization.yaml").read_text(encoding="utf-8")
+    repo = make_repo(tmp_path, {"deployment.yaml": (INCLUDED / "deployment.yaml").read_text(encoding="utf-8"),
+                                "kustomization.yaml": kustomization.replace("resources:", "namePrefix: prod-\nresources:")})
+    (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED.replace("  name: chat\n", "  name: prod-chat\n"),
+                                            encoding="utf-8")
+    result = lint([repo], Config(repo))
+    assert {(m.path, m.location.line) for m in result.models} == {("deployment.yaml", 17)}
+    assert [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG502"] == \
+        [("deployment.yaml", 25)]

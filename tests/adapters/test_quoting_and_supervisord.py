@@ -44,6 +44,35 @@ def test_expand_splits_only_unquoted_references() -> None:
     assert script[located["y"]] == "y" and located["x"] == script.index("x")
 
 
+def _expanded_words(script: str) -> list[tuple[str, str]]:
+    """Each expanded word of ``cmd ...`` and the source text it is located at."""
+    words = expand(lex(script))
+    first = [word for word, _, _ in words].index("cmd")
+    return [(word, script[start:end]) for word, start, end in words[first + 1:]]
+
+
+def test_a_parameter_default_loses_its_quotes() -> None:
+    """The shell removes quotes and backslashes from the word of ``${VAR:-word}`` (POSIX 2.6.7): the
+    engine receives ``auto``, located inside the quotes; what was quoted is one field."""
+    script = """cmd ${A:-"auto"} ${B-'auto'} ${C:=\\a\\u\\to} ${D=x"p q"y} ${E:-"p q"}"""
+    assert _expanded_words(script) == [("auto", "auto"), ("auto", "auto"), ("auto", "\\a\\u\\to"),
+                                       ("xp qy", 'x"p q"y'), ("p q", "p q")]
+
+
+def test_a_quoted_parameter_default_keeps_single_quotes() -> None:
+    """Inside double quotes a single quote in the default is literal and a double quote is removed
+    (bash and dash agree)."""
+    script = 'cmd "${A:-\'auto\'}" "${B:-"auto"}"'
+    assert [word for word, _ in _expanded_words(script)] == ["'auto'", "auto"]
+
+
+def test_an_assigned_default_is_the_variables_value() -> None:
+    """``DTYPE=${DTYPE:-"auto"}`` and ``: ${KV:="fp8"}`` give the variable its unquoted default, located
+    at the default's text."""
+    script = 'DTYPE=${DTYPE:-"auto"}\n: ${KV:="fp8"}\ncmd --dtype "$DTYPE" --kv $KV'
+    assert _expanded_words(script) == [("--dtype", "--dtype"), ("auto", "auto"), ("--kv", "--kv"), ("fp8", "fp8")]
+
+
 def test_split_values_are_bounded() -> None:
     """A hostile script naming a long value many times: past the budget the references stay as written."""
     script = 'A="' + " ".join(["w"] * 5000) + '"\ncmd ' + " ".join(["$A"] * 10)

@@ -82,8 +82,10 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # adapters (adapters/core/builtin.py), the run's workspace (adapters/core/workspace.py) and lazy.py became modules
 # of their own, so that a file without a served model imports none of the registry, its contexts and those
 # records (PLAIN_MODULE_BOUND), and the baseline reader left the run without a baseline. A change that needs more
-# says why, or imports what it adds where it is used.
-MODULE_BOUND = 281
+# says why, or imports what it adds where it is used: 283 with rule CFG110 (every rule of a served model is
+# imported) and a shell parameter's value split from launch/shell.py (adapters/launch/parameters.py), which
+# had reached the 600-line bound of a module.
+MODULE_BOUND = 283
 # The same for a file without a served model: 172 before those modules were split, 168 after.
 PLAIN_MODULE_BOUND = 168
 # What a run that starts no process (one file outside a repository, nothing to render) never imports:

@@ -121,6 +121,21 @@ def test_sglang_cuda_graph_max_bs() -> None:
     assert "--max_running_requests" in unknown.message and "--max-running-requests" in unknown.remediation
 
 
+def test_ambiguous_on_a_local_build_is_a_warning_that_says_the_version_is_assumed() -> None:
+    """A local build (or a rolling tag) is checked against the newest catalog: '--cuda-graph-max-bs' was
+    an exact flag in older SGLang, so the finding is a warning naming what was assumed, and it says that
+    version would not start rather than that the engine will not."""
+    newest = versions("sglang")[-1]
+    for image in ("sglang-prod:build-1a2b3c4", "lmsysorg/sglang:latest"):
+        model = served("sglang", None, "--model-path", "Qwen/Qwen3-8B", "--cuda-graph-max-bs", "256", image=image)
+        (amb,) = run(ambiguous_flag, model)
+        assert amb.severity == "warning" and "the newest catalog" in amb.message, amb.message
+        assert amb.message.endswith(f"SGLang {newest} would not start") and "the engine will not" not in amb.message
+    (exact,) = run(ambiguous_flag, served("sglang", newest, "--cuda-graph-max-bs", "256",
+                                          image=f"lmsysorg/sglang:v{newest}"))
+    assert exact.severity == "error" and exact.message.endswith("the engine will not start")
+
+
 def test_unknown_suggests_and_removed_takes_precedence() -> None:
     model = served("vllm", "0.26.0", "--gpu-memory-utilisation", "0.85", "--swap-space", "4",
                    "--disable-log-requests")

@@ -13,7 +13,7 @@ import pytest
 from cfgcheck.engines.catalog import catalog_for
 from cfgcheck.engines.versions import known_versions, versions
 from cfgcheck.engines.images import image_engine, parse_image
-from helpers import lint_paths, lint_text
+from helpers import FIXTURES, lint_fixture, lint_paths, lint_text
 
 
 def findings(result, code: str | None = None) -> list:
@@ -363,3 +363,13 @@ def test_sizing_from_variables_is_unknown_not_the_default(tmp_path) -> None:
 
     (model,) = result.models
     assert "set from a variable: not known" in " ".join(estimate(model).reasons)
+
+
+def test_sglang_caps_requests_at_the_pool_instead_of_refusing_to_start(tmp_path) -> None:
+    """SGLang's max_req_len is min(context_len, pool) - 1 (managers/tp_worker.py): a context above the
+    pool is a warning that says what SGLang refuses, not a start failure."""
+    fixture = FIXTURES / "rules" / "CFG202" / "fail-sglang-pool-below-context.yaml"
+    (finding,) = [f for f in lint_fixture(fixture, tmp_path).findings if f.code == "CFG202"]
+    assert finding.severity == "warning", finding.message
+    assert "SGLang starts and refuses requests longer than 8,191 tokens" in finding.message
+    assert "will not start" not in finding.message

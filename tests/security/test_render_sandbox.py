@@ -412,8 +412,10 @@ def test_kustomize_reads_no_git_config_and_no_untracked_file(tmp_path: Path, cap
 @needs_kubectl
 def test_kubectl_runs_with_the_allow_listed_environment(tmp_path: Path, monkeypatch) -> None:
     seen = job_secrets_and_a_recording(tmp_path, monkeypatch, "kubectl", shutil.which("kubectl"))
-    repo = make_repo(tmp_path, {"app/deployment.yaml": DEPLOYMENT,
-                                "app/kustomization.yaml": kustomization("namePrefix: prod-\n")})
+    # the overlay renames the Deployment and changes its replicas: a served model of its own (a rename
+    # alone is the base file's served model)
+    repo = make_repo(tmp_path, {"app/deployment.yaml": DEPLOYMENT, "app/kustomization.yaml": kustomization(
+        "namePrefix: prod-\nreplicas:\n  - name: chat\n    count: 2\n")})
     result = lint([repo], Config(repo.resolve()))
     assert [m.identity.split("/Deployment/")[1].split("/")[0] for m in result.models if "#rendered" in m.identity] \
         == ["prod-chat"]

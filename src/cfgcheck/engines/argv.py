@@ -43,6 +43,7 @@ class Launch:
     engine: str
     args: list[ArgToken]  # the engine's own argv, after the launcher
     model: ArgToken | None  # a positional model (``vllm serve MODEL``)
+    by: str = "command"  # command: the tokens name the launcher; image: the image's entrypoint receives them
 
 
 def _base(token: str) -> str:
@@ -71,14 +72,14 @@ def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | No
                                     (tokens[0].text.startswith("$") and tokens[0].origin != "shell")):
         # flags, or arguments the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the
         # engine; a shell command that is a variable ($RAY_START_CMD) may run anything
-        return Launch(image_engine, tokens, None)
+        return Launch(image_engine, tokens, None, "image")
     if image_engine == "vllm" and tokens and tokens[0].origin != "shell" and _model_like(tokens[0].text):
         # the vllm/vllm-openai image's ENTRYPOINT is ["vllm", "serve"] (docker/Dockerfile, target
         # vllm-openai; python3 -m vllm.entrypoints.openai.api_server in 0.9-era images, which refuse a
         # positional): arguments alone start with the model
-        return _with_positional("vllm", tokens)
+        return _with_positional("vllm", tokens, by="image")
     if image_engine and not tokens:
-        return Launch(image_engine, [], None)
+        return Launch(image_engine, [], None, "image")
     return None
 
 
@@ -164,10 +165,10 @@ def _engine_of_module(module: str) -> str | None:
     return next((engine for prefix, engine in MODULE_PREFIXES if module.startswith(prefix)), None)
 
 
-def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True) -> Launch:
+def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True, by: str = "command") -> Launch:
     if positional and rest and not rest[0].text.startswith("-"):
-        return Launch(engine, rest[1:], rest[0])
-    return Launch(engine, rest, None)
+        return Launch(engine, rest[1:], rest[0], by)
+    return Launch(engine, rest, None, by)
 
 
 def _dest_of(flag: str) -> str:

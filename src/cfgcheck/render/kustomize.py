@@ -3,7 +3,9 @@
 The adapter registry reads the rendered objects like any file (``source_map.Reader``); every location is then mapped back to the source
 file and line the value came from (a patch, the base, the kustomization's ``images:``), else to the
 source object the rendered one was built from, else to the kustomization itself. A rendered served
-model whose every setting comes from one base file is left out: linting that file already covers it.
+model whose every setting comes from one base file is left out: linting that file already covers it;
+one the overlay changes is placed where that file's own served model is, with the pod facts both hold
+alike, so that what they share is one finding.
 Without ``kubectl`` (or when the kustomization names a URL anywhere, draws from outside the
 repository, or when rendering fails or hits a limit) the folder is linted file by file, and one note
 says so on stderr. A ``Component`` is rendered only through the kustomizations that include it; the
@@ -26,7 +28,7 @@ from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
-from ..model import ServedModel
+from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
@@ -80,8 +82,73 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if rendered is None:
         return []
     sources = SourceMap(repo, reach.files, ctx.workspace)
-    return read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name)),
-                          f"{ctx.path}#rendered", reader)
+    identity, source_name = f"{ctx.path}#rendered", _source_name(root)
+    models = read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name))
+                            or sources.objects.get((kind, source_name(name))), identity, reader)
+    return _at_own_places(models, sources, identity, reader, source_name)
+
+
+def _source_name(root: YNode) -> Callable[[str], str]:
+    """The name a rendered object has in its source: without the kustomization's ``namePrefix`` and
+    ``nameSuffix`` (kustomize adds them to every resource it renders)."""
+    prefix, suffix = str(root.scalar("namePrefix") or ""), str(root.scalar("nameSuffix") or "")
+
+    def source_name(name: str) -> str:
+        if not isinstance(name, str) or not name.startswith(prefix) or not name.endswith(suffix):
+            return name
+        return name[len(prefix):len(name) - len(suffix)]
+
+    return source_name
+
+
+def _at_own_places(models: list[ServedModel], sources: SourceMap, identity: str, reader: Reader,
+                   source_name: Callable[[str], str]) -> list[ServedModel]:
+    """A rendered served model whose object a source file defines, placed where that file's own served
+    model is (the container, not the object's ``metadata.name``), its pod too: a problem both have there
+    is one finding (``lint.distinct``), whatever order the run reads the files in."""
+    own: dict[str, dict[str, ServedModel]] = {}
+    for model in models:
+        loaded = sources.files.get(model.path)
+        if loaded is None or model.path.rsplit("/", 1)[-1] in NAMES:
+            continue  # placed at a kustomization: reading it would render it again
+        if model.path not in own:
+            own[model.path] = {m.identity: m for m in reader.models(loaded)}
+        kind, _, rest = model.identity.removeprefix(identity + "/").partition("/")
+        name, _, inside = rest.partition("/")
+        base = own[model.path].get(f"{model.path}#{kind}/{source_name(name)}/{inside}".rstrip("/"))
+        if base is None:
+            continue
+        model.location = base.location
+        if model.pod is not None and base.pod is not None:
+            _at_base_pod(model.pod, base.pod)
+    return models
+
+
+_PROBE_VALUES = ("handler", "path", "port", "initial_delay", "period", "timeout", "failure_threshold")
+
+
+def _at_base_pod(pod: PodFacts, base: PodFacts) -> None:
+    """The facts of a rendered pod that the base file's own pod holds alike, at the base's places: the
+    source map finds a value by its text, and equal texts (a probe's ``/health``, a count of 2) may be
+    another line of that file."""
+    pod.location, pod.resources_at = base.location, base.resources_at
+    for kind, probe in pod.probes.items():
+        same = base.probes.get(kind)
+        if same is not None and all(getattr(probe, name) == getattr(same, name) for name in _PROBE_VALUES):
+            probe.location, probe.port_location = same.location, same.port_location
+            probe.timeout_location = same.timeout_location
+    for name, volume in pod.volumes.items():
+        if name in base.volumes and (volume.type, volume.medium, volume.size) == \
+                (base.volumes[name].type, base.volumes[name].medium, base.volumes[name].size):
+            volume.location = base.volumes[name].location
+    mounts = {(mount.path, mount.volume): mount for mount in base.mounts}
+    for mount in pod.mounts:
+        mount.location = mounts[(mount.path, mount.volume)].location if (mount.path, mount.volume) in mounts \
+            else mount.location
+    for own, based in ((pod.requests, base.requests), (pod.limits, base.limits), (pod.env, base.env)):
+        for name, setting in own.items():
+            if name in based and based[name].value == setting.value:
+                setting.location, setting.key_location = based[name].location, based[name].key_location
 
 
 def _render(ctx: DocContext, repo: Path, kubectl: str, reach: Reach, folder_rel: str) -> str | None:

@@ -255,6 +255,7 @@ def _place_pod(pod: PodFacts, place: _Places, rendered: str, done: set[int],
     if id(pod) not in done:
         done.add(id(pod))
         pod.location = at(pod.location) or pod.location
+        pod.resources_at = at(pod.resources_at)
         for name in ("shm", "gpu_access", "host_gpus", "shared_gpus"):
             fact = getattr(pod, name)
             if fact is not None:

@@ -159,7 +159,7 @@ def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], im
     launch = argv_mod.find_launch(tokens, image_engine)
     if launch is None:
         return False
-    model.engine = launch.engine
+    model.engine, model.launched_by = launch.engine, launch.by
     if launch.model is not None:
         model.add(Setting("model", launch.model.text, launch.model.location, "serve MODEL",
                           launch.model.comments, launch.model.location, launch.model.text, launch.model.origin))

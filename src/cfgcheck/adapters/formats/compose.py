@@ -131,6 +131,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     model.referenced_at = references
     if service.get("build") is not None:
         _built_here(model)
+        model.base_image = built.base if built is not None else None
     _environment_list(ctx, model, service.get("environment"), path)
     _env_files(ctx, model, service.get("env_file"))
     for env_name, setting in built.env.items() if built is not None else ():
@@ -295,6 +296,7 @@ def compose_pod(ctx: DocContext, model: ServedModel, service: YNode, path: str, 
     pod.devices = _compose_device_ids(ctx, service, path) or _counted_devices(model.gpus)
     pod.shm = _compose_shm(ctx, pod, service)
     pod.gpu_access = pod.host_gpus = _compose_gpu_access(ctx, service)  # no scheduler counts a host's GPUs
+    pod.gpu_access = pod.gpu_access or _swarm_gpus(ctx, service)  # the swarm scheduler counts these
     model.pod = pod
     return pod
 
@@ -417,6 +419,21 @@ def _compose_gpu_access(ctx: DocContext, service: YNode) -> tuple[str, Location]
         text = str(item.value) if item.kind == "scalar" else str(item.scalar("source", default=""))
         if text.startswith(("/dev/nvidia", "/dev/dri", "/dev/kfd", "nvidia.com/gpu", "amd.com/gpu")):
             return f"device {text}", ctx.location(item)
+    return None
+
+
+def _swarm_gpus(ctx: DocContext, service: YNode) -> tuple[str, Location] | None:
+    """A GPU reserved as a swarm generic resource (``docker stack deploy``: the compose-spec ``deploy``
+    reference, ``generic_resources`` with a ``discrete_resource_spec`` of kind ``NVIDIA-GPU`` / ``gpu``
+    and a value above 0, or a ``named_resource_spec`` naming one GPU)."""
+    reserved = service.path("deploy", "resources", "reservations", "generic_resources")
+    for item in reserved.value if reserved is not None and reserved.kind == "seq" else []:
+        for spec in ("discrete_resource_spec", "named_resource_spec"):
+            node = item.get(spec) if item.kind == "map" else None
+            kind = str(node.scalar("kind", default="")) if node is not None and node.kind == "map" else ""
+            value = node.scalar("value") if node is not None and node.kind == "map" else None
+            if "gpu" in kind.lower() and str(value).strip() not in ("0", "None", ""):
+                return f"a swarm generic resource {kind}", ctx.location(item)
     return None
 
 

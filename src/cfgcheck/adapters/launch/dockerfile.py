@@ -36,6 +36,7 @@ class Built:
     command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
     shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
     env: dict[str, Setting] = field(default_factory=dict)  # the final stage's ENV: the container's defaults
+    base: Setting | None = None  # the final FROM image, located at its FROM line (ARGs substituted)
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
@@ -64,6 +65,9 @@ def parse(rel: str, text: str) -> Built:
         if written else None
     built = Built(rel, image, parse_image(image).engine if image else None)
     locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
+    if written and image and written[0].lower() not in _stage_names(text):  # not an earlier stage (AS name)
+        location, comments = locate(written[1], written[1] + len(written[0]), written[0])
+        built.base = Setting("image", image, location, "FROM (Dockerfile)", comments, location, written[0], "dockerfile")
     for keyword, origin in (("ENTRYPOINT", "entrypoint"), ("CMD", "command")):
         if stage.get(keyword) is not None:
             tokens = [ArgToken(word, *locate(start, end, word), origin)
@@ -73,6 +77,16 @@ def parse(rel: str, text: str) -> Built:
     for start, end in stage.get("ENV", ()):
         built.env.update(_env_settings(text, start, end, locate))
     return built
+
+
+def _stage_names(text: str) -> set[str]:
+    """The names stages are given (``FROM image AS name``), lower-cased as the builder compares them."""
+    names = set()
+    for keyword, start, end in instructions(text):
+        words = text[start:end].split()
+        if keyword == "FROM" and len(words) >= 2 and words[-2].lower() == "as":
+            names.add(words[-1].lower())
+    return names
 
 
 def _env_settings(text: str, start: int, end: int, locate) -> dict[str, Setting]:

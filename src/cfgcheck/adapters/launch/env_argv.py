@@ -34,7 +34,8 @@ from ..core.recognition import operator_tokens
 from ..core.registry import launch_helper
 from .configmaps import configmaps
 from .expansion import MAX_INLINE_CHARS, MAX_SPLICED_WORDS, substitute
-from .shell import Quoted, SourceMap, Spliced, shell_tokens
+from .parameters import Quoted
+from .shell import SourceMap, Spliced, shell_tokens
 
 # $VAR, ${VAR}, ${VAR:-default} (the shell's) and $(VAR) (the kubelet's, also inside a shell string)
 _REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")

@@ -101,6 +101,8 @@ def pod_facts(ctx: DocContext, container: YNode, pod_spec: YNode, root: YNode | 
     resources = container.get("resources")
     pod.requests = _quantities(ctx, resources.get("requests") if resources is not None else None, "requests")
     pod.limits = _quantities(ctx, resources.get("limits") if resources is not None else None, "limits")
+    key = resources.key_node("limits") if resources is not None and resources.kind == "map" else None
+    pod.resources_at = ctx.location(key or container.key_node("resources") or container)
     pod.memory_limit = kubernetes_bytes(pod.limits.get("memory"))
     storage = pod.requests.get("ephemeral-storage") or pod.limits.get("ephemeral-storage")
     pod.ephemeral_storage = kubernetes_bytes(storage)

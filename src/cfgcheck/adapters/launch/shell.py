@@ -21,6 +21,7 @@ from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex
 from .expansion import MAX_SPLICED_WORDS, substitute
+from .parameters import REFERENCE, Quoted, lookup
 
 if TYPE_CHECKING:
     from ...yamlio import YNode
@@ -36,12 +37,6 @@ _WS = " \t\r"
 # read as one piece instead of one character at a time.
 _PLAIN_RUN = lazy.Pattern(r"[^\\ \t\r\n#()$;&|'\"{]+")
 _QUOTED_RUN = lazy.Pattern(r'[^"\\{]+')
-
-
-class Quoted(str):
-    """The text of a word written (at least partly) inside quotes: ``"$VAR"`` is one word whatever VAR
-    holds, where an unquoted ``$VAR`` is split into words (POSIX 2.6.5, field splitting applies only to
-    the results of unquoted expansions)."""
 
 
 def lex(value: str, shell: bool = True, base: int = 0, ignore_quotes: bool = False) -> list[tuple[str, int, int]]:
@@ -314,7 +309,6 @@ def _align(value: str, src: str, j: int, limit: int) -> list[int]:
 # --------------------------------------------------------------------------------------------------
 # parameter expansion
 
-_REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
 _ASSIGNMENT = lazy.Pattern(r"^([A-Za-z_][A-Za-z0-9_]*)=(.*)$", re.S)
 _DECLARE = {"export", "readonly", "local", "declare"}
 _NOT_LITERAL = ("$", "`")
@@ -353,7 +347,7 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
             continue
         assignment = _ASSIGNMENT.match(text) if command_start else None
         if assignment:
-            value, start, end = _expanded(word, known)
+            value, start, end = _assigned(word, len(assignment.group(1)) + 1, known)
             literal = not any(mark in value for mark in _NOT_LITERAL)
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
             if not cases or assignment.group(1) not in known:
@@ -372,7 +366,7 @@ def _fields(word: tuple[str, int, int], expanded: tuple[str, int, int], budget: 
     words, each located in the value; ``"$ARGS"`` stays one word. ``budget`` is the words left to
     split: past it, the reference stays as written (a hostile script repeating a long value)."""
     text, start, end = expanded
-    if expanded is word or isinstance(word[0], Quoted) or not _REFERENCE.fullmatch(word[0]):
+    if expanded is word or isinstance(word[0], Quoted) or isinstance(text, Quoted) or not REFERENCE.fullmatch(word[0]):
         return [expanded]
     fields = text.split()
     if len(fields) > budget[0]:
@@ -391,35 +385,32 @@ class Spliced(str):
     substituted here as any literal value."""
 
 
+def _assigned(word: tuple[str, int, int], cut: int, known: dict) -> tuple[str, int, int]:
+    """An assignment word expanded; a value that is exactly one reference with a default
+    (``DTYPE=${DTYPE:-"auto"}``) is located where what it gives is written, as such a word is."""
+    text, start, end = word
+    reference = None if isinstance(text, Quoted) else REFERENCE.fullmatch(text[cut:])
+    if reference and reference.group(2):
+        value = (text[cut:], start + cut, end)
+        found = _expanded(value, known)
+        if found is not value:
+            return text[:cut] + found[0], found[1], found[2]
+    return _expanded(word, known)
+
+
 def _expanded(word: tuple[str, int, int], known: dict) -> tuple[str, int, int]:
     text, start, end = word
-    whole = _REFERENCE.fullmatch(text)
+    whole, double = REFERENCE.fullmatch(text), isinstance(text, Quoted)
     if whole:
-        found = _lookup(whole, known, start)
+        found = lookup(whole, known, start, double)
         return word if found is None or isinstance(found[0], Spliced) else found
 
     def replace(match: re.Match) -> str:
-        found = _lookup(match, known, start)
+        found = lookup(match, known, start, double)
         return found[0] if found is not None else match.group(0)
 
-    expanded = substitute(_REFERENCE, text, replace)  # None past the bounds: unknown, kept as written
+    expanded = substitute(REFERENCE, text, replace)  # None past the bounds: unknown, kept as written
     return word if expanded is None else (expanded, start, end)
-
-
-def _lookup(match: re.Match, known: dict, base: int) -> tuple[str, int, int] | None:
-    """(value, start, end) of a reference; None when its value is not known."""
-    name = match.group(1) or match.group(4)
-    if name in known:
-        value, start, end = known[name]
-        if value is None:
-            return None
-        if start is None:  # from the environment: located at the reference
-            return value, base + match.start(), base + match.end()
-        return value, start, end
-    if match.group(2) in (":-", "-", ":=", "="):
-        default = match.group(3) or ""
-        return default, base + match.start(3), base + match.end(3)
-    return None
 
 
 # ---------------------------------------------------------------- located argv tokens of a document
