@@ -341,5 +341,9 @@ class ServedModel:
 
     def add(self, setting: Setting) -> None:
         """Record a setting occurrence; a later occurrence wins, as with argparse and operators."""
-        self.occurrences.setdefault(setting.name, []).append(setting)
+        found = self.occurrences.get(setting.name)
+        if found is None:  # most settings occur once: a list of one, not setdefault's spare room (38,000 lists)
+            self.occurrences[setting.name] = [setting]
+        else:
+            found.append(setting)
         self.settings[setting.name] = setting
