@@ -5,8 +5,11 @@
 what the engine would use by default (vLLM: 256, or 1024 on GPUs with at least 70 GiB that are not
 A100s; SGLang: derived from the pool, at least 2048 unless the pool is tiny; TokenSpeed: 160, or 80 with a
 speculative algorithm), with no comment on or
-directly above the setting that says why, and none elsewhere in the file that names the value and what it
-limits in words (a header block that explains each flag: "Max concurrent requests: 16 at once").
+directly above the setting that says why, none elsewhere in the file that names the value and what it
+limits in words (a header block that explains each flag: "Max concurrent requests: 16 at once"), and none
+heading the argument list, command or container the flag is written in that states a constraint in a clause
+("Reduced parameters for 16GB VRAM to avoid KV cache issues" above `args:`; a heading that only names the
+list, "vLLM server arguments", is no reason).
 
 Not where memory sizes the window: an engine given a slice of a shared GPU (a memory fraction written
 at 0.5 or below: several engines split the GPU, and a small window is the point), or a window above what
@@ -174,6 +177,36 @@ def _limits_by_number(comments) -> dict[str, list[str]]:
     return found
 
 
+# the origins of argv words written in a container's or service's own argv (engines/argv.py keeps the
+# token's origin on the setting): the flags a heading of that argv speaks for
+_HEADED_ORIGINS = ("args", "command", "entrypoint", "shell")
+# what a heading of the whole argument list says when it explains why its limits are small: the memory or
+# the constraint that sizes them
+_CONSTRAINT = re.compile(r"vram|memory|\bmem\b|\d\s*[gm]i?b\b|\bkv\b|cache|\boom\b|\bfits?\b|reduc|lower|"
+                         r"smaller|avoid|because|due to|so that|latency|throughput|\bslo\b", re.I)
+# a heading names its list in a word or two ("Server arguments"); a reason takes a clause
+HEADING_WORDS = 4
+_NAMED_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")  # a flag a comment line is about (not low-concurrency)
+
+
+def _headed_reason(model: ServedModel, setting, enough: int) -> bool:
+    """The comment blocks heading the argv the flag is written in (its container's or service's entry,
+    its ``args:`` or ``command:``) give its reason: a line that names the flag and says why, or a line that
+    names no flag and states a constraint in a clause (the reason for every limit of the list). A line that
+    explains another flag (``--gpu-memory-utilization: lowered after the OOM``) is not about this one."""
+    if setting.origin not in _HEADED_ORIGINS or not model.launch_comments:
+        return False
+    own, general = [], []
+    for text in model.launch_comments:
+        named = {flag.lower() for flag in _NAMED_FLAG.findall(text)}
+        if setting.source.lower() in named:
+            own.append(text)
+        elif not named and _CONSTRAINT.search(text):
+            general.append(text)
+    words = max(enough, HEADING_WORDS)
+    return reason_words(own, enough) >= enough or bool(general) and reason_words(general, words) >= words
+
+
 def _engine_default(model: ServedModel, ctx: RuleContext) -> tuple[int | None, str]:
     """The sequence window the engine would use unset (its effective default), and how to name it."""
     default = ctx.facts(model).default("max_num_seqs")
@@ -227,7 +260,7 @@ def check(model: ServedModel, ctx: RuleContext) -> Iterator[Finding]:
         if other is not setting:
             comments.extend(other.comments)
     enough = int(options["min-reason-words"])
-    if reason_words(comments, enough) >= enough:
+    if reason_words(comments, enough) >= enough or _headed_reason(model, setting, enough):
         return
     yield Finding(
         message=f"{setting.source} {value} is pinned below {what} ({default}) with no stated reason",

@@ -13,9 +13,13 @@ are checked), a Python spec file that Python's parser refuses (named by the erro
 or served model cfgcheck itself failed on (an internal error, named by its exception type; the other
 files are still checked).
 
-A template is not flagged: a file whose Helm/Go `{{ }}` or Jinja `{% %}` tags break the YAML, or a
-broken file named as a template (`x.template.yaml`, `x.yaml.j2`, `x.gotmpl`), is YAML only once
-rendered; one note per folder says it was not linted.
+A template is not flagged for its YAML: a file whose Helm/Go `{{ }}` or Jinja `{% %}` tags break the
+YAML, or a broken file named as a template (`x.template.yaml`, `x.yaml.j2`, `x.gotmpl`), is YAML only
+once rendered; one note per folder says it was not linted. A local Helm chart's template that `helm
+template` cannot parse (an `{{- if }}` without its `{{- end }}`, an action closed with one brace) is
+flagged at the line helm names: helm parses every template before it renders any, so the chart renders
+nothing and `helm install` fails whatever the values. A rendering that fails on values (`required`,
+`fail`) or on a limit is a note.
 
 ## Why it matters
 A serving config that cannot be read cannot be checked: the hazards in it are invisible. The other

@@ -123,6 +123,11 @@ OBSERVED_GPUS = (
     ('RTX-4060-Ti-16GB', 'nvidia', '8.9', 16, 15.7,
      ('rtx 4060 ti 16gb', '4060 ti 16gb'),
      None, 'approximate'),
+    # sold with 8 GB and 16 GB: only a name that says 16 GB is this card (a bare ``RTX 5060 Ti`` stays unknown)
+    ('RTX-5060-Ti-16GB', 'nvidia', '12.0', 16, 15.7,
+     ('rtx 5060 ti 16gb', 'rtx 5060 ti 16 gb', 'geforce rtx 5060 ti 16gb', '5060 ti 16gb'),
+     None, 'GeForce RTX 5060 Ti 16 GB GDDR7 (https://www.nvidia.com/en-us/geforce/graphics-cards/50-series/rtx-5060-family/); '
+           'reported value approximate, as RTX-4060-Ti-16GB'),
     ('RTX-3060', 'nvidia', '8.6', 12, 11.76,
      ('rtx 3060', 'geforce rtx 3060'),
      None, 'approximate'),
@@ -153,6 +158,10 @@ OBSERVED_GPUS = (
     ('RX-7900-XTX', 'amd', None, 24, 23.98,
      ('7900 xtx', 'rx 7900 xtx'),
      None, 'approximate'),
+    ('RX-9070-XT', 'amd', None, 16, 15.98,
+     ('rx 9070 xt', 'radeon rx 9070 xt', 'rx9070xt', '9070 xt', '9070xt'),
+     None, 'AMD Radeon RX 9070 XT 16 GB GDDR6 (https://www.amd.com/en/products/graphics/desktops/radeon/9000-series/'
+           'amd-radeon-rx-9070xt.html); reported value approximate, as RX-7900-XTX less its 8 GB'),
     ('B300', 'nvidia', '10.3', 288, 268.59,
      ('b300', 'nvidia b300', 'hgx b300'),
      None, 'EC2 p6-b300: 275,040 MiB per GPU (Karpenter instance-gpu-memory); approximate'),

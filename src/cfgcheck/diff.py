@@ -177,9 +177,11 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
     head_charts = [load_file(root, root / rel, limits, readers=file_format) for rel in charts if rel not in changed]
 
     # the files they name (a compose .env) from each side's commit, never the work tree's untracked ones
-    head_context = served_models(head_files + head_charts + dependencies, config, _head(root))
+    head_unparsed: list = []  # Helm templates that do not parse, each side's (their CFG000)
+    base_unparsed: list = []
+    head_context = served_models(head_files + head_charts + dependencies, config, _head(root), head_unparsed)
     base_context = served_models(base_files + dependencies, config, base) + [
-        model for rel in charts for model in _base_chart_models(root, base, rel, config)]
+        model for rel in charts for model in _base_chart_models(root, base, rel, config, base_unparsed)]
     in_change = changed | set(charts)
     head_models = [m for m in head_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
     base_models = [m for m in base_context if m.path in changed or m.identity.split("#", 1)[0] in in_change]
@@ -187,10 +189,10 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
 
     if any(rule.code == "CFG402" for rule in rules):
         _stale_comments(root, base, head_models, base_by_identity)
-    head_findings = unreadable(head_files, rules, config) + run_rules(
+    head_findings = unreadable(head_files, rules, config, head_unparsed) + run_rules(
         rules, config, head_models, base_by_identity, base_context, head_context)
     base_rules = [r for r in rules if not r.diff_only]
-    base_findings = unreadable(base_files, base_rules, config) + run_rules(
+    base_findings = unreadable(base_files, base_rules, config, base_unparsed) + run_rules(
         base_rules, config, base_models, context=base_context)
     base_findings = precedence.resolve(base_findings)[0]  # as the head's: an answered finding is not "fixed"
     result = finalize(head_findings, head_files, head_models, rules, config)
@@ -203,9 +205,11 @@ def _lint_diff(paths: list[Path], config: Config, ref: str, select: list[str] | 
             introduced.append(finding)
     result.findings = introduced
     result.silenced = silenced_by_change(introduced, result.suppressions, head_files, base_files, base_models)
-    # a file the head cannot read hides its findings, it does not fix them
+    # a file the head cannot read, or a chart it cannot render, hides its findings, it does not fix them
     unread = {file.path for file in head_files if file.error is not None}
-    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints and f.location.path not in unread]
+    unrendered = tuple("" if found.folder == "." else found.folder + "/" for found in head_unparsed)
+    result.fixed = [f for f in base_findings if f.fingerprint() not in head_prints and f.location.path not in unread
+                    and not (unrendered and f.location.path.startswith(unrendered))]
     result.base_models = base_models
     result.base = compared
     return result
@@ -230,10 +234,10 @@ def _without_templates(root: Path, changes: list[Change], config: Config) -> lis
     return [c for c in changes if c.path not in templates]
 
 
-def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> list[ServedModel]:
+def _base_chart_models(root: Path, base: str, chart: str, config: Config, unparsed: list) -> list[ServedModel]:
     """Served models of a chart as the base commit has it, rendered from a copy of its blobs (links are
     not copied; the copy is staged whole: Git tracks every file of it), so that its findings pair with
-    the head's by identity."""
+    the head's by identity; ``unparsed`` receives its templates that do not parse."""
     folder = chart.rsplit("/", 1)[0] if "/" in chart else "."
     if _base_text(root, base, chart) is None:
         return []
@@ -251,7 +255,7 @@ def _base_chart_models(root: Path, base: str, chart: str, config: Config) -> lis
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(git(root, "cat-file", "blob", "--end-of-options", sha).stdout)
         base_config = Config(copy, config.data, config.source)
-        return served_models([load_file(copy, copy / chart, config.limits)], base_config)
+        return served_models([load_file(copy, copy / chart, config.limits)], base_config, unparsed=unparsed)
 
 
 def _head(root: Path) -> str | None:

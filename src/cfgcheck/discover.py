@@ -350,6 +350,11 @@ _COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-
 _MEMORY_KEY = lazy.Pattern(r"gpuMemoryUtilization|gpu[-_]memory[-_]utilization|memFractionStatic|mem[-_]fraction[-_]static")
 _CEILING_WORDS = r"ceiling|never raise|do not raise|don't raise|must not be raised"
 _SERVING_WORDS = r"vllm|sglang|tokenspeed|llmkube|servingEngineSpec"
+# A KubeAI Model (or an entry of KubeAI's ``models`` chart) selects a resource profile, whose devices and
+# image the KubeAI chart's values define (charts/kubeai/values.yaml: ``resourceProfiles``,
+# ``modelServers.VLLM.images``), wherever the repository keeps them (adapters/formats/kubeai.py)
+_KUBEAI_PROFILE = lazy.Pattern(r"^[ \t]*resourceProfile:[ \t]*['\"]?[\w.-]", re.M)
+KUBEAI_VALUES_SEARCH = (r"^[[:space:]]*(resourceProfiles|modelServers):",)
 
 
 # The search for files that document a GPU memory ceiling: it depends on no file's text, so a run that
@@ -384,7 +389,8 @@ class RepoSearch:
 def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[str], scopes: Iterable[str] = ("",),
                   ceilings: bool = True, search: RepoSearch | None = None, suffixes: tuple[str, ...] = ()) -> list[str]:
     """Repo-relative YAML files outside ``skip`` that the files with ``texts`` depend on: the LLMKube
-    Models their InferenceServices name and, with ``ceilings``, when they set a memory fraction, the
+    Models their InferenceServices name, the KubeAI chart values that define the resource profiles their
+    KubeAI Models select and, with ``ceilings``, when they set a memory fraction, the
     serving files that document a ceiling (a ceiling is shared by served models on the same GPUs).
     Found with ``git grep`` inside a work tree (no read of the tree in Python), else by reading the
     files ``discover`` lists."""
@@ -399,6 +405,8 @@ def related_paths(root: Path, texts: list[str], exclude: list[str], skip: set[st
         names = "|".join(re.escape(r) for r in sorted(configmaps))
         searches.append((rf"^[[:space:]]+name:[[:space:]]*['\"]?({names})['\"]?[[:space:]]*$",
                          _OBJECT_KIND + r"ConfigMap[[:space:]]*$"))
+    if any("resourceProfile:" in text and _KUBEAI_PROFILE.search(text) for text in texts):
+        searches.append(KUBEAI_VALUES_SEARCH)
     if ceilings and any(_MEMORY_KEY.search(text) for text in texts):
         searches.append(CEILING_SEARCH)
     if not searches:

@@ -20,8 +20,8 @@ from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import per_run
-from .paths import UNMARKED, git_may_find_repository
-from .render.charts import note_templates, note_unrendered
+from .paths import UNMARKED, git_may_find_repository, read_beyond
+from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
@@ -116,6 +116,8 @@ class Collection:
     context: list[ServedModel]  # served models of related files read only for context (not reported)
     # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
     dangling: list = field(default_factory=list)
+    # Helm templates that do not parse (render/charts.py): the chart cannot be installed
+    unrenderable: list[Unrenderable] = field(default_factory=list)
 
 
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,
@@ -169,6 +171,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
                 unmarked.add(os.path.join(root, current.path))  # YAML read, and its text tested
             if reporter:
                 reporter.step()
+        if waiting:
+            workspace().indexed = True
         context = _context(config, workspace, loaded, [f for f in waiting if adapters.refers_forward(workspace(), f)],
                            named_files, search)
         for current in waiting:
@@ -181,7 +185,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     order = {file.path: index for index, file in enumerate(loaded)}
     models.sort(key=lambda m: (order.get(m.path, 0), m.document))
     found = adapters.dangling(workspace())  # reported only when nothing outside the run may hold what is named
-    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [])
+    return Collection(loaded, models, context, found if found and whole_repository(paths, inputs, config) else [],
+                      unrenderable(workspace()))
 
 
 def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
@@ -222,13 +227,16 @@ def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Pa
 def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded: list[LoadedFile], unresolved: list[LoadedFile],
              ceilings: bool, search: RepoSearch) -> list[ServedModel]:
     """Served models of related files outside the run: Models that ``unresolved`` InferenceServices
-    name, and with ``ceilings`` the files that document a ceiling for a memory fraction set here."""
+    name, the KubeAI values their KubeAI Models take, and with ``ceilings`` the files that document a
+    ceiling for a memory fraction set here. Each file read is noted for the whole-run cache (cache.py)."""
     if not unresolved and not ceilings:
         return []
     texts = [file.text for file in (unresolved if not ceilings else loaded) if file.serving]
     # a file read without a serving marker (a ConfigMap of engine flags only) was not indexed: read it again
     indexed = {file.path for file in loaded if file.serving}
     related = related_paths(config.root, texts, config.get("exclude", []), indexed, ceilings=ceilings, search=search)
+    for rel in related:
+        read_beyond(config.root / rel)
     files = [_isolated_load(rel, lambda: load_file(config.root, config.root / rel, config.limits, readers=file_format))
              for rel in related]
     for file in files:
@@ -236,9 +244,11 @@ def _context(config: Config, workspace: Callable[[], adapters.Workspace], loaded
     return [model for file in files for model in _release(_models_of(workspace(), file), file)]
 
 
-def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None) -> list[ServedModel]:
+def served_models(loaded: list[LoadedFile], config: Config, commit: str | None = None,
+                  unparsed: list[Unrenderable] | None = None) -> list[ServedModel]:
     """Served models of files already loaded (diff mode and propose keep their trees); the files a
-    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py)."""
+    repository names (a compose ``.env``) are read at ``commit`` when given (adapters/launch/named_files.py).
+    ``unparsed`` receives the Helm templates that do not parse (the files' CFG000, ``unreadable``)."""
     workspace = adapters.Workspace(config=config.as_dict(), commit=commit)
     serving = [file for file in loaded if file.serving]
     for file in serving:
@@ -249,6 +259,8 @@ def served_models(loaded: list[LoadedFile], config: Config, commit: str | None =
     models = adapters.settle(workspace, models)
     if models:
         adapters.attach_fleet(workspace, models, serving)
+    if unparsed is not None:
+        unparsed.extend(unrenderable(workspace))
     return models
 
 
@@ -356,8 +368,14 @@ def _run_scope(rule: Rule, graded: tuple[str, str], models: list[ServedModel], c
     return findings
 
 
-def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> list[Finding]:
-    """CFG000 for files and documents that could not be read; templates get a note per folder instead."""
+_UNPARSED_FIX = ("close what the template opens ({{ if }}, {{ range }}, {{ with }} and {{ define }} each need "
+                 "their {{ end }}; every {{ needs its }}) and check with `helm template` before merging")
+
+
+def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config,
+               unparsed: list[Unrenderable] = ()) -> list[Finding]:
+    """CFG000 for files and documents that could not be read, and for the Helm templates that do not parse
+    (``unparsed``); other templates get a note per folder instead."""
     templates = [file.path for file in loaded if isinstance(file.error, TemplateSyntax)]
     if templates:
         note_unrendered(templates)
@@ -375,6 +393,8 @@ def unreadable(loaded: list[LoadedFile], rules: list[Rule], config: Config) -> l
         for message, line, column in problems:
             findings.append(stamp(Finding(message, Location(file.path, line, column)),
                                   rule, severity, None))
+    findings += [stamp(Finding(found.message, found.location, remediation=_UNPARSED_FIX), rule, severity, None)
+                 for found in unparsed]
     return findings
 
 
@@ -409,7 +429,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
                             whole.read if whole is not None else None)
         loaded, models = collection.loaded, collection.models
         rules = rules_needed(codes, models)
-        findings = unreadable(loaded, rules, config) + dangling(collection.dangling, rules, config) + \
+        findings = unreadable(loaded, rules, config, collection.unrenderable) + dangling(collection.dangling, rules, config) + \
             run_rules(rules, config, models, context=models + collection.context)
         return finalize(findings, loaded, models, rules, config, codes)
     return whole.run(linted) if whole is not None else linted()

@@ -291,6 +291,10 @@ class ServedModel:
     # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
     setting_keys: dict[str, str] = field(default_factory=dict)
     comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
+    # the comment blocks heading what starts the engine: the container's (or service's) entry and the keys
+    # that hold its argv (``command:``, ``args:``, ``entrypoint:``, above their first item): where a person
+    # explains the flags of the list as a whole, a few lines above any one of them
+    launch_comments: tuple[str, ...] = ()
     identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
     pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
     # pods of a group other than the one whose command starts the engine, where its workers run and load

@@ -572,3 +572,52 @@ def test_a_rendered_flag_value_written_as_the_next_list_item_is_placed_after_its
     write(tmp_path / "models", chart)
     result = lint([tmp_path], Config(tmp_path.resolve()))
     assert [(f.location.line, f.location.column) for f in result.findings if f.code == "CFG205"] == [(13, 10)]
+
+
+@needs_helm
+@pytest.mark.parametrize("broken, why, line", [
+    # an `{{- if }}` cut off before its `{{- end }}`: helm names the end of the file, which is the last line
+    (lambda text: text.replace("          resources:\n", "          {{- if .Values.gpu }}\n          resources:\n"),
+     "unexpected EOF", 22),
+    # an action closed with one brace
+    (lambda text: text.replace("{{ .Values.image | quote }}", "{{ .Values.image | quote }"),
+     'unexpected "}" in operand', 10),
+])
+def test_a_template_helm_cannot_parse_is_the_charts_error_at_its_line(tmp_path: Path, capsys, broken, why,
+                                                                      line: int) -> None:
+    """Whatever the values, helm parses every template first: one that does not parse renders nothing and
+    `helm install` fails. One CFG000 at the template's line (not once per values file), nothing else."""
+    chart = dict(ENGINE_CHART)
+    chart["templates/deployment.yaml"] = broken(chart["templates/deployment.yaml"])
+    chart["values-prod.yaml"] = "served:\n  maxModelLen: 4096\n"
+    write(tmp_path / "engine", chart)
+    result = lint([tmp_path], Config(tmp_path.resolve()))
+    assert [(f.code, f.severity, f.location.path, f.location.line, f.message) for f in result.findings] == [
+        ("CFG000", "error", "engine/templates/deployment.yaml", line,
+         f"helm cannot parse this template ({why}): chart 'engine' renders nothing and cannot be installed")]
+    assert result.findings[0].remediation and result.models == []
+    assert "chart not rendered" not in capsys.readouterr().err  # the finding says it, not a note beside it
+
+
+@needs_helm
+def test_diff_mode_a_template_the_change_breaks_is_new_and_hides_no_finding_as_fixed(tmp_path: Path) -> None:
+    """A pull request that cuts a template off: its CFG000 is introduced, and the findings the base's
+    rendering had are hidden by it, not reported as fixed; the commit that mends it fixes the CFG000."""
+    from cfgcheck.diff import lint_diff
+    from helpers import git, make_repo
+    from helpers import write as write_files
+
+    chart = {f"engine/{name}": text.replace("v0.10.1", "latest") for name, text in ENGINE_CHART.items()}
+    repo = make_repo(tmp_path, chart)
+    good = chart["engine/templates/deployment.yaml"]
+    git(repo, "checkout", "-qb", "cut")
+    write_files(repo, {"engine/templates/deployment.yaml": good.replace("{{- end }}\n", "")})
+    git(repo, "commit", "-qam", "cut the template off")
+    broken = lint_diff([repo], Config(repo.resolve()), "main")
+    assert [(f.code, f.location.path) for f in broken.findings] == [("CFG000", "engine/templates/deployment.yaml")]
+    assert broken.fixed == []
+    git(repo, "checkout", "-qb", "mend")
+    write_files(repo, {"engine/templates/deployment.yaml": good})
+    git(repo, "commit", "-qam", "mend it")
+    mended = lint_diff([repo], Config(repo.resolve()), "cut")
+    assert [f.code for f in mended.fixed] == ["CFG000"]

@@ -32,13 +32,11 @@ LAZY_BY_DESIGN = {"cfgcheck.__main__", "cfgcheck.cli", "cfgcheck.lint_command", 
 ADAPTERS = "cfgcheck.adapters"
 LAYERS = ("formats", "launch", "core")  # each imports only the layers after it
 # Format-to-format imports left between the two readers of GitOps-held chart values: where GitOps keeps
-# them (``values_sources``) belongs in launch/, the production-stack ``modelSpec`` reader with its format
+# them is launch/held_values.py's, the production-stack ``modelSpec`` reader belongs with its format
 # alone. Rendering no longer passes through chart_values.
 PENDING_FORMAT_EDGES = {
     ("cfgcheck.adapters.formats.chart_values", "cfgcheck.adapters.formats.production_stack"):
         "GitOps-held values dispatch to the production-stack reader",
-    ("cfgcheck.adapters.formats.mapped", "cfgcheck.adapters.formats.chart_values"):
-        "values_sources: where GitOps keeps chart values",
 }
 
 

@@ -46,7 +46,7 @@ def test_cluster_definitions(case: Path, tmp_path: Path) -> None:
 
 def test_pass_and_fail_fixtures_for_every_definition_kind() -> None:
     kinds = ("karpenter", "eksctl", "terraform-eks", "terraform-gke", "terraform-aks", "gke-compute-class", "talos",
-             "k3s", "node-object", "nfd", "ome", "time-slicing")
+             "k3s", "node-object", "nfd", "ome", "time-slicing", "mig-config")
     names = [case.name for case in CASES]
     for kind in kinds:
         assert any(kind in name for name in names if name.startswith("pass-")), kind

@@ -1,7 +1,8 @@
 """The GPU where no definition states it: the ``nodes:`` fleet map of ``.cfgcheck.yaml`` (a person's
 statement about a host), and what people wrote beside a workload, which is only ever an assumption: a
 GPU named in a comment on the node selector, the GPU request or the served model's definition, in the
-file's header, in the file's path, beside another GPU workload pinned to the same host (or on the
+file's header, in the file's path, in the header of a compose file beside it that serves the same model with the
+same image, beside another GPU workload pinned to the same host (or on the
 cluster's only GPU node), in a README's node table, or in what the nearest README says its folder runs on
 (``tested on 2x L40S``). Where the GPU stays unknown, ``hint`` says which of these would state it.
 
@@ -15,7 +16,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any, Iterable
 
-from .fleet import HostNote, Statement, pinned_host
+from .fleet import HostNote, Statement, layout_key, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 
@@ -114,6 +115,23 @@ def written_gpu(model: Any) -> Evidence | None:
         if found is not None:
             return Evidence(None, f"{what} {found}")
     return None
+
+
+def sibling_gpu(model: Any, fleet: Any) -> Evidence | None:
+    """The GPU the headers of the files beside the served model's name, when they serve the same model with
+    the same image (one layout written for several parallel sizes: ``compose.tp2.yaml`` beside a
+    ``compose.tp4.yaml`` whose header says ``Llama-70B on 4x A100 80GB``); headers that name several decide
+    nothing."""
+    own = getattr(model, "path", None)
+    if model.model_id() is None:
+        return None
+    siblings = [(path, lines) for path, lines in fleet.layouts.get(layout_key(model), []) if path != own]
+    found = one_gpu((f"{path}:{line}", text) for path, lines in siblings for line, text in lines)
+    if not isinstance(found, tuple):
+        return None
+    gpu, words, where = found
+    return Evidence(gpu, f"the header of {where.rpartition(':')[0]}, beside it with the same model and image, "
+                         f"at {where} names {words!r}")
 
 
 def path_gpu(model: Any) -> Evidence | None:

@@ -13,11 +13,12 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
 
 from __future__ import annotations
 
+import posixpath
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from ..model import Location
-from .gpu_table import GPU_LABELS, Gpu, accelerator_by_instance_type, accelerator_by_name
+from .gpu_table import GPU_LABELS, Gpu, accelerator_by_instance_type, accelerator_by_name, slice_of
 
 # Labels a node gets from the kubelet, the cloud or a node-feature daemon, not from the definition of its
 # pool: a selector on one of them does not tell pools apart (a label of a GPU vendor's prefix still needs
@@ -76,6 +77,24 @@ class NodePool:
 
 
 @dataclass(eq=False, repr=False)
+class MigLayout:
+    """A MIG manager configuration (mig-parted's ``mig-configs`` entry, a ``MIGConfig``): the slice
+    profiles it cuts GPUs into, the GPU products its device selector names, whether every device it
+    selects is cut (no ``mig-enabled: false`` entry), and where it is defined. Nodes select it with the
+    ``nvidia.com/mig.config`` label (``MIG_CONFIG_LABEL``)."""
+
+    name: str
+    profiles: tuple[str, ...]
+    products: tuple[Gpu, ...]
+    every_device: bool
+    location: Location
+
+
+# the label the MIG manager reads the configuration to apply from (gpu-operator-mig.html, "Configuring MIG")
+MIG_CONFIG_LABEL = "nvidia.com/mig.config"
+
+
+@dataclass(eq=False, repr=False)
 class Sharing:
     """The device plugin's time-slicing: each GPU of ``resource`` is advertised as ``replicas`` units, so
     that many pods share one GPU and its memory (https://docs.nvidia.com/datacenter/cloud-native/
@@ -131,15 +150,23 @@ class Fleet:
 
     pools: list[NodePool] = field(default_factory=list)
     sharing: list[Sharing] = field(default_factory=list)
+    mig: list[MigLayout] = field(default_factory=list)
     notes: list[HostNote] = field(default_factory=list)
     hosts: dict[str, Location] = field(default_factory=dict)  # every host name a definition or workload names
     # path -> (line, text) of the comments that name a GPU in a file whose served models are of one document
     solo: dict[str, list[tuple[int, str]]] = field(default_factory=dict)
+    # (folder, model, image) -> (path, header lines naming a GPU) of each such file serving that model with
+    # that image there: sibling files of one layout (a compose file per parallel size) share their header's GPU
+    layouts: dict[tuple, list[tuple[str, list[tuple[int, str]]]]] = field(default_factory=dict)
     late: list[Callable[["Fleet"], None]] = field(default_factory=list)
     # folder -> what its README states about the GPU (filled by ``unread``)
     statements: dict[str, Statement] = field(default_factory=dict)
     # readers of what is written far from any workload (README files): run by ``read_far`` only
     unread: list[Callable[["Fleet"], None]] = field(default_factory=list)
+    # folder -> the one GPU its documents (README files, ``docs/*.md``) name anywhere in their prose, the
+    # weakest evidence (filled by ``unmentioned``, which ``read_mentions`` runs)
+    mentions: dict[str, Statement] = field(default_factory=dict)
+    unmentioned: list[Callable[["Fleet"], None]] = field(default_factory=list)
 
     def settle(self) -> "Fleet":
         while self.late:
@@ -153,6 +180,23 @@ class Fleet:
             self.unread.pop(0)(self)
         return self
 
+    def read_mentions(self) -> "Fleet":
+        """Run the readers of the repository's documents once, when nothing else names a served model's GPU."""
+        while self.unmentioned:
+            self.unmentioned.pop(0)(self)
+        return self
+
+    def __getstate__(self) -> dict:
+        # the readers are the run's own closures (over its workspace), left unrun when no served model
+        # needed them: a stored result (the whole-run cache's entry) keeps what they read, not them
+        return {**self.__dict__, "late": [], "unread": [], "unmentioned": []}
+
+    def one_host(self) -> bool:
+        """Whether the run's GPU workloads can only be on one machine: it defines no node pool and names
+        at most one host (a compose file, scripts, a one-node homelab), so what its documents say about a
+        card is about that machine."""
+        return not self.pools and len(self.hosts) <= 1
+
 
 @dataclass(eq=False, repr=False)
 class PoolMatch:
@@ -165,6 +209,45 @@ class PoolMatch:
     assumed: str | None = None
     conflicts: list[str] = field(default_factory=list)
     hint: str | None = None
+
+
+def mig_slice(model: Any, fleet: Fleet, requested: Gpu | None) -> tuple[Gpu, str] | None:
+    """The MIG slice a pod's GPU is, from the run's MIG layouts, and where that is written: for a pod
+    whose nodeSelector names a layout (``nvidia.com/mig.config``) that cuts every device into one profile,
+    that profile; for a pod that requests a MIG resource (``requested``, its slice), that profile. The
+    slice is of the GPU product the layouts cutting it name, when they name one."""
+    chosen = (getattr(model, "node_selector", None) or {}).get(MIG_CONFIG_LABEL)
+    layouts = [layout for layout in fleet.mig if layout.name == chosen] if chosen else []
+    if layouts:
+        profiles = {profile for layout in layouts for profile in layout.profiles}
+        if len(profiles) != 1 or not all(layout.every_device for layout in layouts):
+            return None
+        profile, lead = profiles.pop(), f"{MIG_CONFIG_LABEL}={chosen}"
+    elif requested is not None and "MIG" in (requested.source or ""):
+        profile, lead = requested.name.lower().rpartition("mig-")[2], f"resource {requested.name}"
+        layouts = [layout for layout in fleet.mig if profile in layout.profiles]
+        if not layouts:
+            return None
+    else:
+        return None
+    products = {gpu.name: gpu for layout in layouts for gpu in layout.products}
+    product = next(iter(products.values())) if len(products) == 1 else None
+    found = slice_of(profile, product)
+    if found is None:
+        return None
+    of = product.name if product is not None else "a GPU the layout does not name"
+    return found, f"{lead}: a {profile} slice of {of} (the MIG layout at {_where(layouts[0])})"
+
+
+def _where(layout: MigLayout) -> str:
+    return f"{layout.location.path}:{layout.location.line}"
+
+
+def layout_key(model: Any) -> tuple[str, str | None, str | None]:
+    """What makes files beside each other one layout written several ways: their folder, the model they
+    serve and the image that serves it."""
+    image = getattr(model, "image", None)
+    return (posixpath.dirname(model.path), model.model_id(), str(image.value) if image is not None else None)
 
 
 def pinned_host(model: Any) -> str | None:

@@ -105,6 +105,17 @@ def _mig_slice(raw: str, words: str) -> Gpu | None:
     return Gpu(raw, int(size * 1e9 * 0.97), "nvidia", float(size), "MIG slice: nominal size less 3%")
 
 
+def slice_of(profile: str, product: Gpu | None) -> Gpu | None:
+    """The MIG slice ``profile`` (``1g.10gb``) of ``product`` (its name and compute capability), or of a
+    GPU cfgcheck does not name when ``product`` is None."""
+    raw = f"mig-{profile}"
+    found = _mig_slice(raw, _norm_words(raw))
+    if found is None or product is None:
+        return found
+    found.name, found.compute_capability = f"{product.name} {raw}", product.compute_capability
+    return found
+
+
 def accelerator_by_name(text: str | None) -> Gpu | None:
     """A GPU or accelerator from a name or a node label value: ``H100-80GB``, ``NVIDIA-A100-SXM4-80GB``,
     ``nvidia-l4``, ``Tesla-T4``, ``AMD_Instinct_MI300X``, ``tpu-v5-lite-podslice``, ``TPU-V6E``,
@@ -208,7 +219,8 @@ def gpus_in_text(text: str) -> list[tuple[Gpu, str]]:
     ``g5.12xlarge nodes``), each once with the words that named it, in the order they appear: the longest
     alias wins over the aliases inside it, a bare model number counts unless it reads as a port, and a
     cloud instance type names its GPU. URLs and examples (``e.g. T4, L4``) are left out: a link's path
-    names pages, an example list names GPUs it might run on, not the one it does."""
+    names pages, an example list names GPUs it might run on, not the one it does (an example of a layout,
+    ``e.g., Llama-70B on 4x A100 80GB``, is kept: it names the GPU the layout is written for)."""
     return _scan(text)[0]
 
 
@@ -217,6 +229,13 @@ def gpus_in_text(text: str) -> list[tuple[Gpu, str]]:
 _GPU_LIKE = re.compile(r"(?i:\b(?:rtx|gtx|geforce|quadro|radeon|rx|instinct|arc)\s*(?:pro\s*|a|b)?\d{3,4}\b(?:\s*ti\b)?)"
                        r"|\b(?!H26[45]\b|P(?:50|75|90|95|99|999)\b)[AHLBTVPK]\d{2,3}[A-Z]?\b")
 _EXAMPLES = re.compile(r"(?i)\b(?:e\.\s?g\.?|eg\.|for example|such as|i\.e\.)[^)\n]*")
+# an example of the layout a file is written for names its GPU (``e.g., Llama-70B on 4x A100 80GB``), unlike a
+# list of cards it might run on (``e.g. T4, L4``): it puts a model on a count of them
+_LAYOUT = re.compile(r"(?i)\bon\s+\d+\s*[x×]\s*[a-z]")
+
+
+def _unless_layout(match: re.Match) -> str:
+    return match.group(0) if _LAYOUT.search(match.group(0)) else " "
 
 
 @lru_cache(maxsize=None)
@@ -239,7 +258,7 @@ def unknown_gpus_in_text(text: str) -> list[str]:
 
 @lru_cache(maxsize=4096)
 def _scan(text: str) -> tuple[list[tuple[Gpu, str]], list[str]]:
-    text = _EXAMPLES.sub(" ", _URL.sub(" ", str(text)))
+    text = _EXAMPLES.sub(_unless_layout, _URL.sub(" ", str(text)))
     found: dict[str, tuple[int, Gpu, str]] = {}
     words = _norm_words(text)
     taken = [False] * len(words)

@@ -22,8 +22,9 @@ from typing import Any, Callable, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
-from .evidence import documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, written_gpu
-from .fleet import Sharing, match_pod, sharing_of
+from .evidence import (documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, sibling_gpu,
+                       written_gpu)
+from .fleet import Sharing, match_pod, mig_slice, sharing_of
 from .tables import GiB, MiB
 
 
@@ -309,6 +310,11 @@ def _stated(model: Any, config: dict) -> Resolution:
             return Resolution(gpu, origin)
     resources = [model.gpu_resource] if getattr(model, "gpu_resource", None) else []
     found = accelerator_from_labels(selector, resources, model_claims(model))
+    fleet = getattr(model, "cluster", None)
+    if fleet is not None and fleet.mig and not found.conflicts:  # the repository's MIG layouts cut the nodes' GPUs
+        sliced = mig_slice(model, fleet, found.accelerator if found.origin == "resource" else None)
+        if sliced is not None:
+            return Resolution(sliced[0], sliced[1], cited=True)
     if found.accelerator is not None and found.confidence != "hint" or found.conflicts:
         return found
     unknown: list[str] = []
@@ -316,7 +322,6 @@ def _stated(model: Any, config: dict) -> Resolution:
     if gpu is not None:
         return Resolution(gpu, origin, cited=True)
     unknown += [origin] if origin else []
-    fleet = getattr(model, "cluster", None)
     pools = match_pod(model, fleet) if fleet is not None else None
     if pools is not None and pools.gpu is not None and (not pools.assumed or found.accelerator is None):
         return Resolution(pools.gpu, pools.origin, "assumed" if pools.assumed else "stated", why=pools.assumed,
@@ -353,10 +358,15 @@ def _written(model: Any, config: dict, said: tuple, found: Resolution, unknown: 
     fleet = getattr(model, "cluster", None)
     directive, cfg_gpu = said
     quiet = len(unknown)  # a README is the farthest source: it does not decide what a nearer one left open
-    readers = (lambda: written_gpu(model), lambda: path_gpu(model), lambda: only_mapped_gpu(model, config),
+    readers = (lambda: written_gpu(model), lambda: path_gpu(model),
+               lambda: sibling_gpu(model, fleet) if fleet is not None and fleet.layouts else None,
+               lambda: only_mapped_gpu(model, config),
                lambda: noted_gpu(model, fleet.read_far().notes) if fleet is not None else None,
                lambda: documented_gpu(model, fleet.statements) if fleet is not None and len(unknown) == quiet
-               else None)
+               else None,
+               # the weakest: a card the repository's documents name anywhere, for a repository of one machine
+               lambda: documented_gpu(model, fleet.read_mentions().mentions)
+               if fleet is not None and len(unknown) == quiet and fleet.one_host() else None)
     for evidence in (reader() for reader in readers):
         if evidence is not None and evidence.gpu is not None:
             return Resolution(evidence.gpu, evidence.why, "assumed", why=evidence.why, cited=True)

@@ -7,8 +7,9 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, NamedTuple
 
+from ..model import Location
 from ..notes import note
 from ..paths import escapes
 from ..yamlio import YamlError, data_of
@@ -75,6 +76,28 @@ def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
                     found.append(target)
                     pending.append(target)
     return found
+
+
+class Unrenderable(NamedTuple):
+    """A template helm cannot parse: the chart renders nothing, so ``helm install`` fails whatever the values
+    (Go's template parser reads every template of a chart before any is executed). Reported as the
+    template's CFG000 (``lint.unreadable``); a NamedTuple, which creates no method at import."""
+
+    location: Location  # the template and the line helm names
+    message: str
+    folder: str  # the chart's folder, repo-relative ("." at the root)
+
+
+def record_unrenderable(workspace: Any, found: Unrenderable) -> None:
+    """Record a template that does not parse, once per place (every values file's rendering fails at it)."""
+    recorded = workspace.space(__name__, list)
+    if found not in recorded:
+        recorded.append(found)
+
+
+def unrenderable(workspace: Any) -> list[Unrenderable]:
+    """Every template the run's renderings could not parse, as recorded."""
+    return list(workspace.space(__name__, list))
 
 
 def helm_binary() -> str | None:

@@ -23,8 +23,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Iterator
 
+from ..adapters.launch.held_values import argo_sources, argo_values
 from ..discover import RepoSearch
-from ..yamlio import parse_text
+from ..yamlio import YNode, parse_text
 from .staging import StageError, listed_files
 
 MAX_FILES = 20000  # repository files looked at for deployments
@@ -74,31 +75,30 @@ def _scan(repo: Path) -> Iterator[tuple[str, Deployment]]:
             continue
         loaded = parse_text(rel, text)
         for document in loaded.documents if loaded.error is None else []:
-            data = document.root.to_python() if document.root is not None else None
-            if isinstance(data, dict) and str(data.get("apiVersion", "")).startswith("argoproj.io/"):
-                yield from _deployments(repo, data, rel, tracked)
+            root = document.root
+            if root is not None and root.kind == "map" and str(root.scalar("apiVersion", default="")).startswith("argoproj.io/"):
+                yield from _deployments(repo, root, rel, tracked)
 
 
-def _deployments(repo: Path, data: dict, rel: str, tracked: set[str]) -> Iterator[tuple[str, Deployment]]:
-    spec = data.get("spec") if isinstance(data.get("spec"), dict) else {}
-    name = (data.get("metadata") or {}).get("name") if isinstance(data.get("metadata"), dict) else None
-    if data.get("kind") == "Application":
+def _deployments(repo: Path, root: YNode, rel: str, tracked: set[str]) -> Iterator[tuple[str, Deployment]]:
+    spec = root.get("spec")
+    name = root.scalar("metadata", "name")
+    if root.scalar("kind") == "Application":
         yield from _sources(spec, {}, tracked, f"Application {name} ({rel})", False)
-    elif data.get("kind") == "ApplicationSet":
-        template = spec.get("template") if isinstance(spec.get("template"), dict) else {}
-        inner = template.get("spec") if isinstance(template.get("spec"), dict) else {}
-        go = spec.get("goTemplate") is True
-        for generator in spec.get("generators") or []:
+    elif root.scalar("kind") == "ApplicationSet" and spec is not None and spec.kind == "map":
+        go = spec.scalar("goTemplate") is True
+        generators = spec.get("generators")
+        for generator in generators.to_python() if generators is not None and generators.kind == "seq" else []:
             for params, what in _instances(repo, generator, tracked):
-                yield from _sources(inner, params, tracked, f"ApplicationSet {name} ({rel}) for {what}", go)
+                yield from _sources(spec.path("template", "spec"), params, tracked,
+                                    f"ApplicationSet {name} ({rel}) for {what}", go)
 
 
-def _sources(spec: dict, params: dict[str, str], tracked: set[str], by: str,
+def _sources(spec: YNode | None, params: dict[str, str], tracked: set[str], by: str,
              go: bool) -> Iterator[tuple[str, Deployment]]:
-    sources = [spec["source"]] if isinstance(spec.get("source"), dict) else []
-    sources += [s for s in spec.get("sources") or [] if isinstance(s, dict)]
-    refs = {str(s["ref"]): s for s in sources if s.get("ref")}
-    for source in sources:
+    sources = [(node, node.to_python()) for node, _ in argo_sources(spec)]
+    refs = {str(s["ref"]): s for _, s in sources if s.get("ref")}
+    for node, source in sources:
         chart = _resolved(source.get("path"), params, go)
         chart = _normal(chart) if chart is not None else None
         helm = source.get("helm") if isinstance(source.get("helm"), dict) else {}
@@ -107,7 +107,7 @@ def _sources(spec: dict, params: dict[str, str], tracked: set[str], by: str,
         files = [_value_file(chart, entry, params, go, source, refs) for entry in helm.get("valueFiles") or []]
         own = _in(chart, "values.yaml")
         added = [file for file in files if file != own]
-        inline = bool(helm.get("values") or helm.get("valuesObject") or helm.get("parameters"))
+        inline = bool(argo_values(node) or helm.get("parameters"))
         values = added[0] if len(added) == 1 and added[0] is not None and added[0] in tracked and not inline \
             else None
         yield chart, Deployment(values, by)

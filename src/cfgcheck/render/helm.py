@@ -33,7 +33,7 @@ from ..model import Location, ServedModel
 from ..notes import note
 from ..paths import read_beyond
 from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
-from .charts import CHART_FILE, helm_binary
+from .charts import CHART_FILE, Unrenderable, helm_binary, record_unrenderable
 from .deployments import of_chart
 from .helm_sandbox import run_template, stage, stage_values
 from .source_map import Reader, ScopedSourceMap, SourceMap, read_rendering
@@ -46,6 +46,10 @@ NAMES = (CHART_FILE,)
 MAX_VALUES_FILES = 16  # renderings per chart: each is a helm run (all of a run share one time budget)
 _IMAGE_SPAN = 6  # lines from an image's repository to its tag (pullPolicy and comments between)
 _SOURCE = re.compile(r"^# Source: (\S+)", re.M)
+# helm's message for a template Go's text/template cannot parse (helm pkg/engine/engine.go cleanupParseError:
+# "parse error at (%s): %s", the location "CHART/templates/x.yaml:LINE", sometimes ":COLUMN" after it)
+_PARSE_ERROR = re.compile(r"parse error at \(([^()\s:]+):(\d+)(?::\d+)?\): (.+)")
+_MAX_WHY = 160  # characters of helm's reason kept in the message (it quotes the template's own text)
 _TEMPLATE_SUFFIXES = (".yaml", ".yml", ".tpl", ".txt")
 _NOT_FILES = ("templates", "charts", "ci", "overrides")  # a chart's folders that are not files it includes
 _MAX_CHART_FILE, _MAX_CHART_FILES = 64 * 1024, 64
@@ -142,10 +146,10 @@ def _renderings(ctx: DocContext, root: YNode, helm: str, staged: Staged, scratch
         if extra is not None and extra not in tracked:
             note(f"{where}: not rendered: the values file is not tracked by git")
             continue
-        rendered, stopped = _render(ctx, root, helm, staged, tracked.get(extra), home, run, where)
+        rendered, stopped = _render(ctx, root, helm, staged, tracked.get(extra), home, run, where, templates)
         if rendered is None:
-            if stopped == "budget":
-                break  # its note says the run's budget is spent: the other values files are not tried
+            if stopped in ("budget", "parse"):
+                break  # the run's budget is spent, or a template does not parse: the other values files are not tried
             if stopped == "timeout" and index < len(renderings) - 1:
                 note(f"{folder_rel}: its other {len(renderings) - index - 1} values file(s) not rendered after that")
                 break
@@ -192,7 +196,7 @@ def _label(repo: Path, folder_rel: str, extra: Path | None) -> str:
 
 
 def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Path | None, home: Path,
-            run: sandbox.RenderRun, where: str) -> tuple[str | None, str | None]:
+            run: sandbox.RenderRun, where: str, templates: list[tuple[str, str]]) -> tuple[str | None, str | None]:
     """One ``helm template`` within the run's budget: (output, None), or (None, what stopped it) with
     one note."""
     limit = {**DEFAULT_LIMITS, **(ctx.workspace.config.get("limits") or {})}["max-file-bytes"]
@@ -208,6 +212,8 @@ def _render(ctx: DocContext, root: YNode, helm: str, staged: Staged, values: Pat
     if stopped == "timeout" and timeout < run.timeout:  # cut short by the run's budget, not its own time
         note(f"{where}: chart not rendered: {run.budget_note(ctx.workspace.config)}")
         return None, "budget"
+    if stopped is None and _unparsable(ctx, str(root.scalar("name")), staged, failure, templates):
+        return None, "parse"  # the same in every rendering: the chart's other values files are not tried
     note(f"{where}: {failure.replace(str(home.parent), '…')}; chart not rendered")
     return None, stopped
 
@@ -409,20 +415,12 @@ def _fallback(folder_rel: str, origins: dict[str, str], rendered: str, templates
     ``CHART/charts/SUB/templates/``, a staged ``file://`` dependency in its own folder)."""
     sources = [(rendered.count("\n", 0, m.start()) + 1, m.group(1)) for m in _SOURCE.finditer(rendered)]
     texts = dict(templates)
-    prefix = "" if folder_rel == "." else folder_rel + "/"
-
-    def origin(source: str) -> str:
-        inside = source.split("/", 1)[-1]
-        for sub in sorted(origins, key=len, reverse=True):
-            if inside.startswith(sub + "/"):
-                return f"{origins[sub]}/{inside[len(sub) + 1:]}"
-        return prefix + inside
 
     def locate(kind: Any, _name: Any, document: Document) -> Location | None:
         above = [source for line, source in sources if line <= document.line]
         if not above:
             return None
-        rel = origin(above[-1])
+        rel = _origin(folder_rel, origins, above[-1])
         text = texts.get(rel)
         if text is None:
             return None
@@ -431,3 +429,30 @@ def _fallback(folder_rel: str, origins: dict[str, str], rendered: str, templates
         return Location(rel, line, 1)
 
     return locate
+
+
+def _origin(folder_rel: str, origins: dict[str, str], source: str) -> str:
+    """The repository path of a template helm names ``CHART/templates/x.yaml`` (``CHART/charts/SUB/...`` for
+    a subchart, a staged ``file://`` dependency in its own folder)."""
+    inside = source.split("/", 1)[-1]
+    for sub in sorted(origins, key=len, reverse=True):
+        if inside.startswith(sub + "/"):
+            return f"{origins[sub]}/{inside[len(sub) + 1:]}"
+    return inside if folder_rel == "." else f"{folder_rel}/{inside}"
+
+
+def _unparsable(ctx: DocContext, chart: str, staged: Staged, failure: str, templates: list[tuple[str, str]]) -> bool:
+    """Record the template helm cannot parse (``parse error at (CHART/templates/x.yaml:LINE): WHY``) as
+    the chart's CFG000, at that line (the last one when helm names the end of the file); False for any
+    other failure (a ``required`` value, a limit), which depends on the values or on cfgcheck's sandbox."""
+    found = _PARSE_ERROR.search(failure)
+    if found is None:
+        return False
+    folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
+    path, why = _origin(folder_rel, staged.origins, found.group(1)), found.group(3).strip()[:_MAX_WHY]
+    text = dict(templates).get(path)
+    last = max(1, len(text.splitlines())) if text is not None else int(found.group(2))
+    line = min(int(found.group(2)), last)
+    record_unrenderable(ctx.workspace, Unrenderable(Location(path, line, 1), (
+        f"helm cannot parse this template ({why}): chart '{chart}' renders nothing and cannot be installed"), folder_rel))
+    return True

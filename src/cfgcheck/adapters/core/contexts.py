@@ -99,6 +99,27 @@ class DocContext:
             lines.update(self.comment_lines(key.line))
         return sorted(lines.items())
 
+    def heading_comments(self, entry: YNode, keys: tuple[str, ...], at: YNode | None = None) -> tuple[str, ...]:
+        """The comment blocks heading the mapping ``entry`` (and ``at``, the key that names it), its
+        ``keys`` and, for a key holding a list, the list's first item: what a person writes above a list of
+        flags to explain them together."""
+        comments = self.loaded.comments
+        if not comments:
+            return ()
+        lines: dict[int, str] = {}
+        for node in (at, entry):
+            if node is not None:
+                lines.update(self.comment_lines(node.line))
+        for name in keys:
+            key = entry.key_node(name)
+            if key is None:
+                continue
+            lines.update(self.comment_lines(key.line))
+            value = entry.get(name)
+            if value is not None and value.kind == "seq" and value.value and value.value[0].line > key.line:
+                lines.update(self.comment_lines(value.value[0].line))
+        return tuple(text for _, text in sorted(lines.items()))
+
     def source(self, node: YNode) -> str:
         return self.loaded.source(node)
 

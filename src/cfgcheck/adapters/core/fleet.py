@@ -13,7 +13,7 @@ from collections import Counter
 from typing import Any, Iterator
 
 from ...capacity.evidence import one_gpu
-from ...capacity.fleet import Fleet, HostNote, NodePool, Offer, Placement, Taint
+from ...capacity.fleet import Fleet, HostNote, NodePool, Offer, Placement, Taint, layout_key
 from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
@@ -35,13 +35,32 @@ def attach(workspace: Workspace, models: list[ServedModel], files: list[LoadedFi
     author wrote is about that deployment)."""
     found = fleet(workspace)
     count = Counter(path for path, _ in {(model.path, model.document) for model in models if not model.template})
+    headers: dict[str, list[tuple[int, str]]] = {}
     for file in files:
         if count.get(file.path) == 1:
             named = [(line, c.text) for line, c in sorted(file.comments.items()) if gpus_in_text(c.text)]
             if named:
                 found.solo[file.path] = named
+                header = _header_lines(file)
+                headers[file.path] = [(line, text) for line, text in named if line in header]
     for model in models:
         model.cluster = found
+        if headers.get(model.path) and model.kind in LAYOUT_KINDS and model.model_id() is not None:
+            found.layouts.setdefault(layout_key(model), []).append((model.path, headers[model.path]))
+
+
+# the formats whose files beside each other are one machine's alternatives: compose files of one folder
+# (a file per parallel size or quantisation); Kubernetes manifests of one folder are often unrelated samples
+LAYOUT_KINDS = ("docker-compose",)
+
+
+def _header_lines(loaded: LoadedFile) -> set[int]:
+    """The lines of the comment block a file opens with (after a shebang)."""
+    lines, probe = set(), 1
+    while (comment := loaded.comments.get(probe)) is not None and comment.full_line:
+        lines.add(probe)
+        probe += 1
+    return lines
 
 
 def notes_at(ctx: DocContext, nodes: list[YNode | None]) -> list[tuple[Location, str]]:

@@ -24,6 +24,9 @@ class Workspace:
     # the commit whose blobs the files a repository names are (diff mode: each side's); None: what Git
     # tracks in the work tree (launch/named_files.py)
     commit: str | None = None
+    # every file of the run is indexed: what a document refers to that is not indexed now is not in the
+    # run (a ``refers_forward`` hook that waits for whatever any file may add answers by it: formats/kubeai.py)
+    indexed: bool = False
     spaces: dict[str, Any] = field(default_factory=dict)
 
     def space(self, owner: str, make: Callable[[], Space]) -> Space:

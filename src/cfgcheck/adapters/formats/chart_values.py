@@ -1,8 +1,8 @@
 """Helm chart values wherever GitOps keeps them, and the bjw-s ``app-template`` chart's containers.
 
-Values are found in a Flux ``HelmRelease`` (``spec.values``), an Argo CD ``Application``
-(``spec.source(s).helm.valuesObject``, and the ``values`` string, which is parsed as YAML and located
-at its lines in the file), or a plain values file. In them:
+Values are found where ``launch/held_values.py`` finds them: in a Flux ``HelmRelease``
+(``spec.values``), an Argo CD ``Application`` (``spec.source(s).helm.valuesObject``, and the ``values``
+string, which is parsed as YAML and located at its lines in the file), or a plain values file. In them:
 
 * app-template: ``controllers.<controller>.containers.<container>`` with ``image: {repository, tag}``,
   ``command`` / ``args`` (list or string) and ``env`` (map or list) -> one served model per container
@@ -19,80 +19,22 @@ from typing import Any
 
 from ...paths import escapes, read_beyond
 from ...model import ServedModel, Setting
-from ...yamlio import YamlError, YNode, load_data, parse_text
+from ...yamlio import YamlError, YNode, load_data
 from . import production_stack
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
 from ..launch.containers import container_model
+from ..launch.held_values import Values, values_sources
 
 MARKERS = ENGINE_MARKERS + production_stack.MARKERS
 
 
-def embedded_yaml(ctx: DocContext, node: YNode) -> tuple[DocContext, YNode] | None:
-    """Parse a string holding YAML so that every node keeps its line (and, for a literal block, its
-    column) in the enclosing file: the lines before the block's content are blanked, not dropped."""
-    if node.kind != "scalar" or not isinstance(node.value, str) or not node.value.strip():
-        return None
-    text = ctx.loaded.text
-    if node.style == "|":
-        header_end = text.find("\n", node.start_index) + 1
-        if header_end <= 0:
-            return None
-        padded = "\n" * text.count("\n", 0, header_end) + text[header_end:node.end_index]
-    else:
-        padded = "\n" * (node.line - 1) + node.value
-    sub = parse_text(ctx.path, padded)
-    if sub.error is not None or not sub.documents or sub.documents[0].root is None \
-            or sub.documents[0].root.kind != "map":
-        return None
-    return DocContext(sub, sub.documents[0], ctx.workspace, ctx.first_line), sub.documents[0].root
-
-
-def values_sources(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode, str, str | None]]:
-    """(context, values mapping, source-path prefix, release name) for each set of chart values."""
-    kind = root.scalar("kind")
-    name = root.scalar("metadata", "name")
-    release = str(name) if name is not None else None
-    found: list[tuple[DocContext, YNode, str, str | None]] = []
-    if kind == "HelmRelease":
-        values = root.path("spec", "values")
-        if values is not None and values.kind == "map":
-            found.append((ctx, values, "spec.values.", release))
-        return found
-    if kind == "Application":
-        spec = root.get("spec")
-        if spec is None or spec.kind != "map":
-            return found
-        sources: list[tuple[YNode, str]] = []
-        if spec.get("source") is not None:
-            sources.append((spec.get("source"), "spec.source"))
-        many = spec.get("sources")
-        if many is not None and many.kind == "seq":
-            sources.extend((item, f"spec.sources[{i}]") for i, item in enumerate(many.value))
-        for source, path in sources:
-            helm = source.get("helm") if source.kind == "map" else None
-            if helm is None or helm.kind != "map":
-                continue
-            values = helm.get("valuesObject")
-            if values is not None and values.kind == "map":
-                found.append((ctx, values, f"{path}.helm.valuesObject.", release))
-            text = helm.get("values")
-            if text is not None:
-                parsed = embedded_yaml(ctx, text)
-                if parsed is not None:
-                    found.append((parsed[0], parsed[1], f"{path}.helm.values.", release))
-        return found
-    if root.get("apiVersion") is None and kind is None:
-        found.append((ctx, root, "", None))
-    return found
-
-
-def dependency_values(ctx: DocContext, root: YNode) -> list[tuple[DocContext, YNode, str, str | None]]:
+def dependency_values(ctx: DocContext, root: YNode) -> list[Values]:
     """An umbrella chart's values file: the values of each chart it depends on, under the dependency's
     alias or name (its ``Chart.yaml``), read as that chart's own values."""
     if root.get("apiVersion") is not None or root.get("kind") is not None:
         return []
-    found: list[tuple[DocContext, YNode, str, str | None]] = []
+    found: list[Values] = []
     for key in dependency_keys(ctx.workspace.config, ctx.path):
         values = root.get(key)
         if values is not None and values.kind == "map":

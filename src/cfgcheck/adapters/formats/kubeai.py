@@ -6,7 +6,10 @@ The KubeAI controller (``internal/modelcontroller/engine_vllm.go``) starts
 default image come from the chart's resource profile named by ``spec.resourceProfile: <profile>:<count>``
 (limits multiplied by the count); the defaults are in ``data/kubeai.json``, generated from the chart
 by ``scripts/build_operator_data.py``; a profile's ``imageName`` and the images the repository's own
-KubeAI values set (``modelServers.VLLM.images``, read by the ``index`` hook) come first. OLlama,
+KubeAI values set (``modelServers.VLLM.images``, read by the ``index`` hook) come first, and a profile
+the chart does not define is the repository's (its devices, and the GPU its name or nodeSelector names,
+assumed). Any file may hold those values: a Model is built once every file is indexed
+(``refers_forward``), and a Model linted alone finds them in the repository's other files. OLlama,
 Infinity and FasterWhisper models are not engines cfgcheck checks: recognised and left alone. Values of KubeAI's ``models`` chart (``catalog.<name>``
 entries, rendered as Models when ``enabled``) are read the same way.
 """
@@ -15,17 +18,21 @@ from __future__ import annotations
 
 import copy
 
+from ...capacity.gpus import Claim
 from ...capacity.tables import bundled_table
 from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
-from ..core.recognition import apply_launch, env_map_settings, finish, is_resource, set_image, string_map, to_int
+from ..core.recognition import (apply_launch, env_map_settings, finish, gpu_count, is_resource, set_image, string_map,
+                                to_int)
+from ..launch.held_values import values_sources
 from ..launch.shell import argv_tokens
 
 API_GROUP = "kubeai.org/"
 MARKERS = ("kubeai.org", "resourceprofile")
-INDEX_WORDS = ("modelservers", "resourceprofiles")  # the chart values the index hook reads
+# the chart values the index hook reads, and the Models that wait for them (``refers_forward``)
+INDEX_WORDS = ("modelservers", "resourceprofile", "kubeai.org")
 # spec.engine -> cfgcheck engine; None: a server cfgcheck does not check
 ENGINES = {"vllm": "vllm", "ollama": None, "infinity": None, "fasterwhisper": None}
 # url scheme -> what vLLM's --model becomes (engine_vllm.go): the ref, or the mounted path for a PVC
@@ -38,39 +45,51 @@ def is_kubeai_model(root: YNode) -> bool:
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if is_kubeai_model(root):
-        spec = root.get("spec")
-        name = str(root.scalar("metadata", "name", default="model"))
-        model = _model(ctx, spec, name, root.path("metadata", "name") or root, "Model", "spec.")
+    found = []
+    for spec, name, at, kind, prefix in _entries(root):
+        model = _model(ctx, spec, name, at, kind, prefix)
         if model is None:
-            return []
-        model.annotations = string_map(root.path("metadata", "annotations"))
-        return [finish(model)]
-    return _catalog(ctx, root)
+            continue
+        if kind == "Model":
+            model.annotations = string_map(root.path("metadata", "annotations"))
+        found.append(finish(model))
+    return found
 
 
-def _catalog(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    """Values of KubeAI's ``models`` chart: each ``catalog.<name>`` entry becomes a Model when it is
+def _entries(root: YNode) -> list[tuple[YNode | None, str, YNode, str, str]]:
+    """(spec, name, where it is named, kind, key prefix) of each Model the document holds: a ``Model``
+    resource, or the values of KubeAI's ``models`` chart, each ``catalog.<name>`` entry a Model when it is
     enabled (or ``all.enabled`` is), with the entry's fields as the Model's spec."""
+    if is_kubeai_model(root):
+        name = str(root.scalar("metadata", "name", default="model"))
+        return [(root.get("spec"), name, root.path("metadata", "name") or root, "Model", "spec.")]
     catalog = root.get("catalog")
     if root.get("apiVersion") is not None or catalog is None or catalog.kind != "map":
         return []
     every = root.scalar("all", "enabled", default=False) is True
-    found = []
-    for key, entry in catalog.items():
-        if entry.kind != "map" or entry.get("engine") is None or not (every or entry.scalar("enabled") is True):
-            continue
-        model = _model(ctx, entry, str(key.value), key, "kubeai-catalog", f"catalog.{key.value}.")
-        if model is not None:
-            found.append(finish(model))
-    return found
+    return [(entry, str(key.value), key, "kubeai-catalog", f"catalog.{key.value}.") for key, entry in catalog.items()
+            if entry.kind == "map" and entry.get("engine") is not None and (every or entry.scalar("enabled") is True)]
+
+
+def _engine(spec: YNode | None) -> str | None:
+    if spec is None or spec.kind != "map":
+        return None
+    return ENGINES.get(str(spec.scalar("engine", default="")).lower().replace("-", ""))
+
+
+def refers_forward(workspace: Workspace, root: YNode) -> bool:
+    """Protocol hook: a vLLM Model takes its image, and the devices of a profile the chart does not define,
+    from the repository's KubeAI values, which any file of the run may hold: it waits until every file is
+    indexed, and then refers forward still when no file of the run held any (the run looks for them in the
+    repository's other files: ``discover.related_paths``)."""
+    if not any(_engine(spec) == "vllm" for spec, *_ in _entries(root)):
+        return False
+    return not workspace.indexed or not workspace.space(__name__, dict)
 
 
 def _model(ctx: DocContext, spec: YNode | None, name: str, at: YNode, kind: str, prefix: str) -> ServedModel | None:
-    if spec is None or spec.kind != "map":
-        return None
-    engine = ENGINES.get(str(spec.scalar("engine", default="")).lower().replace("-", ""))
-    if engine is None:
+    engine = _engine(spec)
+    if spec is None or engine is None:
         return None
     model = ctx.new_model(name, kind, at, f"{kind}/{name}")
     model.engine = engine
@@ -126,38 +145,41 @@ def _image(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> Non
         model.engine_version_why = f"the KubeAI chart's default image {default} (no spec.image)"
 
 
-# Where KubeAI's chart values sit in a document: a values file, under an umbrella chart's ``kubeai`` key,
-# a Flux HelmRelease's ``spec.values``, an Argo CD Application's ``helm.valuesObject``
-_VALUES_AT = ((), ("kubeai",), ("spec", "values"), ("spec", "values", "kubeai"),
-              ("spec", "source", "helm", "valuesObject"))
-
-
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
-    """The repository's own KubeAI chart values: each resource profile's ``imageName`` and the vLLM
-    images by name (``modelServers.VLLM.images``), which Models that select the profile run."""
-    space = workspace.space(__name__, dict)
+    """The repository's own KubeAI chart values, wherever a deployment keeps them (``values_sources``: a
+    values file, a Flux HelmRelease, an Argo CD Application, a helmfile release) and under an umbrella
+    chart's ``kubeai`` key there: each resource profile's ``imageName`` and definition, and the vLLM images
+    by name (``modelServers.VLLM.images``), which Models that select the profile run. The index space is
+    made only for a file that holds some: a Model's file built in a worker asks for none."""
     for document in loaded.documents:
         root = document.root
-        for path in _VALUES_AT if root is not None and root.kind == "map" else ():
-            values = root.path(*path) if path else root
-            if values is None or values.kind != "map":
-                continue
-            ctx = DocContext(loaded, document, workspace)
-            prefix = "".join(f"{key}." for key in path)
-            _index_values(ctx, values, prefix, space)
+        if root is None or root.kind != "map":
+            continue
+        for ctx, values, prefix, _ in values_sources(DocContext(loaded, document, workspace), root, releases=True):
+            for inner, at in ((values, prefix), (values.get("kubeai"), f"{prefix}kubeai.")):
+                if inner is not None and inner.kind == "map":
+                    _index_values(ctx, inner, at, workspace)
 
 
-def _index_values(ctx: DocContext, values: YNode, prefix: str, space: dict) -> None:
+def _index_values(ctx: DocContext, values: YNode, prefix: str, workspace: Workspace) -> None:
     profiles, images = values.get("resourceProfiles"), values.path("modelServers", "VLLM", "images")
     for key, profile in profiles.items() if profiles is not None and profiles.kind == "map" else ():
-        chosen = profile.scalar("imageName") if profile.kind == "map" else None
+        if profile.kind != "map":
+            continue
+        chosen = profile.scalar("imageName")
         if isinstance(chosen, str):
-            space.setdefault(("profile", str(key.value)), set()).add(chosen)
+            workspace.space(__name__, dict).setdefault(("profile", str(key.value)), set()).add(chosen)
+        # a profile's limits and requests are a container's (charts/kubeai/values.yaml: resourceProfiles)
+        resource, request = gpu_count(profile)
+        selector = tuple(sorted(string_map(profile.get("nodeSelector")).items()))
+        workspace.space(__name__, dict).setdefault(("definition", str(key.value)), []).append(
+            (str(resource.value) if resource is not None else None, to_int(request.value) if request is not None else None,
+             selector, f"{ctx.path}:{key.line}"))
     for key, _ in images.items() if images is not None and images.kind == "map" else ():
         source = f"{prefix}modelServers.VLLM.images.{key.value}"
         setting = ctx.field_setting(images, str(key.value), "image", source)
         if setting is not None and isinstance(setting.value, str):
-            space.setdefault(("image", str(key.value)), []).append(setting)
+            workspace.space(__name__, dict).setdefault(("image", str(key.value)), []).append(setting)
 
 
 def _repository_image(space: dict, profile: str) -> Setting | None:
@@ -191,6 +213,8 @@ def _profile(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> N
     name, _, count_text = setting.value.partition(":")
     count = to_int(count_text or "1")
     profile = _profile_entry(name)
+    if profile is None:
+        _repository_profile(ctx, model, setting, (name, count), prefix)
     if profile is None or "resource" not in profile or not isinstance(count, int):
         return
     model.gpu_resource = profile["resource"]
@@ -202,3 +226,24 @@ def _profile(ctx: DocContext, model: ServedModel, spec: YNode, prefix: str) -> N
         model.gpu_product = selector.get("cloud.google.com/gke-accelerator") or profile["gpu"]
     elif selector:  # a TPU slice: the GKE labels name it
         model.node_selector = {**selector, **model.node_selector}
+
+
+def _repository_profile(ctx: DocContext, model: ServedModel, setting: Setting, selected: tuple[str, object],
+                        prefix: str) -> None:
+    """A profile the chart does not define, as the repository's KubeAI values define it (once, or alike
+    in every place): its device request times the count, and the GPU its name or its nodeSelector names
+    (``amd-gpu-rx-7900-xtx``), assumed: a hint, as a node pool's name is, since the name is the team's own
+    and the values may not be the ones deployed."""
+    name, count = selected
+    found = ctx.workspace.space(__name__, dict).get(("definition", name), [])
+    if len({entry[:3] for entry in found}) != 1:
+        return
+    resource, per_unit, selector, where = found[0]
+    if resource is not None and isinstance(per_unit, int) and isinstance(count, int):
+        model.gpu_resource = resource
+        model.gpus = Setting("gpus", per_unit * count, setting.location,
+                             f"{prefix}resourceProfile ({name} at {where}: {per_unit} {resource} x {count})",
+                             setting.comments, setting.key_location, setting.text)
+    how = f"the repository's KubeAI profile at {where}"
+    model.accelerator_claims = [*model.accelerator_claims, Claim("resourceProfile", (name,), how, "hint"),
+                                *(Claim(label, (value,), f"{how}, nodeSelector", "hint") for label, value in selector)]

@@ -29,8 +29,8 @@ from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import operator_tokens, finish, set_image, to_int
-from .chart_values import values_sources
 from ..core.node_at_location import value_of_key_at
+from ..launch.held_values import values_sources
 from ..launch.shell import argv_tokens
 
 SPECIAL = {"image", "model", "model_revision", "gpus", "replicas", "extra_args", "strategy"}

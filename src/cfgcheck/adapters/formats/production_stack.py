@@ -14,6 +14,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import env_map_settings, gpu_count, operator_tokens, finish, set_image, to_int
 from ..launch.pods import kubernetes_bytes, read_mounts, read_volume
+from ..launch.held_values import argo_sources, argo_values
 from ..launch.post_renderers import patched_env
 from ..core.node_at_location import map_holding
 from ..launch.shell import argv_tokens
@@ -39,14 +40,16 @@ OPERATOR_FIELDS = {"servingEngineSpec.modelSpec[].vllmConfig": VLLM_CONFIG_FIELD
 
 
 def values_roots(root: YNode) -> list[tuple[YNode, str]]:
-    """Chart values held by this document: the document itself, or a HelmRelease/Application's values."""
+    """Chart values held by this document: the document itself, or a HelmRelease's values, or the
+    ``valuesObject`` of an Application's one source (``launch/held_values.py`` reads where they sit; its
+    other sources and its values string are ``chart_values``')."""
     kind = root.scalar("kind")
     if kind == "HelmRelease":
         values = root.path("spec", "values")
         return [(values, "spec.values.")] if values is not None and values.kind == "map" else []
     if kind == "Application":
-        values = root.path("spec", "source", "helm", "valuesObject")
-        return [(values, "spec.source.helm.valuesObject.")] if values is not None and values.kind == "map" else []
+        return [(node, f"{path}.{key}.") for source, path in argo_sources(root.get("spec")) if path == "spec.source"
+                for node, key in argo_values(source) if key == "helm.valuesObject" and node.kind == "map"]
     if root.get("apiVersion") is not None and kind is not None:
         return []
     return [(root, "")]

@@ -17,6 +17,12 @@ an A6000``) is not read, nor are code blocks or example lists (``e.g. T4, L4``).
 the repository's root and of each folder that holds a file of the run, inside the repository only
 (``launch/named_files``), read once and only when a served model's GPU is stated nowhere nearer
 (``Fleet.read_far``). Reads no served model.
+
+Last, the weakest evidence: the folder's other documents (a README of another ending, ``README.rst``,
+and the Markdown files of a ``docs/`` folder beside it, ``MENTIONED_DOCS`` at most) whose hardware lines,
+read as a README's are, name one card model together (``docs/hardware.md``'s table row ``| GPU | NVIDIA
+GB10 |``), for a repository of one machine (``Fleet.one_host``) whose served models nothing else gives a
+GPU; read only then (``Fleet.read_mentions``). Documents of a folder that name several cards decide nothing.
 """
 
 from __future__ import annotations
@@ -31,7 +37,7 @@ from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
-from ..launch.named_files import read_text
+from ..launch.named_files import files_in, read_text
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
@@ -40,7 +46,9 @@ _NAME = lazy.Pattern(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$")  # a host name (RFC 1
 # A line that says what the configuration runs on, or what it needs
 _SAYS = lazy.Pattern(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|deployed|runs?|running|ran|served|works?)"
                    r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b"
-                   r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b")
+                   r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b"
+                   # what a project was made for (``Designed for the RTX 5060 Ti 16GB``), a tested list (``tested: RTX 4080``)
+                   r"|\b(?:designed|built|made|optimi[sz]ed|tuned|sized) for\b|\b(?:tested|verified|validated)\s*:")
 _HARDWARE_HEADING = lazy.Pattern(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
 # A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, a table row
 # ``| GPU | NVIDIA Tesla T4 (16GB) |``)
@@ -62,6 +70,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
     seen = workspace.space(__name__, set)
     if not seen:  # the first file of the run: read the README files later, if a served model needs them
         fleet(workspace).unread.append(lambda found: _read(workspace, seen, found))
+        fleet(workspace).unmentioned.append(lambda found: _read_mentions(workspace, seen, found))
     # standard input and pipes have no folder in the repository: only the root's README is theirs
     folder = posixpath.dirname(loaded.path) if not loaded.path.startswith(("/", "<", "..")) else ""
     while folder not in seen:
@@ -87,6 +96,37 @@ def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
                 break
 
 
+# the Markdown files of one docs/ folder read for the card they name: a project's hardware and setup pages
+# are a few; a documentation site of hundreds of pages names cards it does not run on
+MENTIONED_DOCS = 16
+_README_ENDINGS = ("", ".md", ".markdown", ".rst", ".txt")
+
+
+def _documents(workspace: Workspace, folder: str) -> list[str]:
+    """The README files of ``folder`` that ``_read`` leaves (``README.rst``, ``README``) and the Markdown
+    files of its ``docs/`` folder (bounded)."""
+    readmes = [name for name in files_in(workspace, folder) if _readme(name) and name not in _READMES]
+    docs = posixpath.join(folder, "docs") if folder else "docs"
+    pages = [name for name in files_in(workspace, docs) if name.lower().endswith(".md")][:MENTIONED_DOCS]
+    return [posixpath.join(folder, name) if folder else name for name in readmes] + \
+        [posixpath.join(docs, name) for name in pages]
+
+
+def _readme(name: str) -> bool:
+    stem, ending = posixpath.splitext(name.lower())
+    return stem == "readme" and ending in _README_ENDINGS
+
+
+def _read_mentions(workspace: Workspace, folders: set[str], found: Fleet) -> None:
+    for folder in sorted(folders):
+        lines: dict[str, str] = {}
+        for rel in _documents(workspace, folder):
+            lines.update(hardware_lines(rel, read_text(workspace, rel) or ""))
+        said = _said(folder, lines)
+        if said is not None and said.gpu is not None:  # documents that name several cards decide nothing
+            found.mentions[folder] = said
+
+
 def table_notes(path: str, text: str) -> list[HostNote]:
     """One note per row of a node table (its first header cell says node, host, machine or server) whose
     first cell is a host name and whose other cells name one GPU."""
@@ -109,9 +149,27 @@ def table_notes(path: str, text: str) -> list[HostNote]:
 
 
 def statement(path: str, text: str) -> Statement | None:
-    """What the README at ``path`` states its configurations run on: the GPU its hardware lines (a line
-    that says tested on / runs on / requires, or any line under a hardware heading; not in a code block)
-    name together, with the first line naming it; or why they decide nothing; None when they name none."""
+    """What the README at ``path`` states its configurations run on: the GPU its hardware lines
+    (``hardware_lines``) name together, with the first line naming it; or why they decide nothing; None
+    when they name none."""
+    return _said(path, hardware_lines(path, text))
+
+
+def _said(path: str, lines: dict[str, str]) -> Statement | None:
+    found = one_gpu(lines.items())
+    if found is None:
+        return None
+    if isinstance(found, str):
+        return Statement(None, Location(path, 1, 1), f"{path} {found}")
+    gpu, _, where = found
+    at, _, number = where.rpartition(":")
+    return Statement(gpu, Location(at, int(number), 1), " ".join(lines[where].split())[:120])
+
+
+def hardware_lines(path: str, text: str) -> dict[str, str]:
+    """(``path:line`` -> line) of a document's lines that say what it runs on: a line that says tested on /
+    runs on / requires / designed for, a line labelled as the hardware, or any line under a hardware
+    heading; not in a code block, nor one that names a threshold."""
     lines, hardware, fenced = {}, False, False
     for number, line in enumerate(text.split("\n"), start=1):
         if line.lstrip().startswith(("```", "~~~")):
@@ -124,13 +182,7 @@ def statement(path: str, text: str) -> Statement | None:
                 lines[f"{path}:{number}"] = line
         elif (hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line)) and not _THRESHOLD.search(line):
             lines[f"{path}:{number}"] = line
-    found = one_gpu(lines.items())
-    if found is None:
-        return None
-    if isinstance(found, str):
-        return Statement(None, Location(path, 1, 1), f"{path} {found}")
-    gpu, _, where = found
-    return Statement(gpu, Location(path, int(where.rpartition(":")[2]), 1), " ".join(lines[where].split())[:120])
+    return lines
 
 
 def sidecar(path: str, text: str | None) -> Statement | None:

@@ -28,6 +28,8 @@ from ..core.recognition import (affinity_claims, apply_launch, env_map_settings,
                                 set_image, string_map, to_int)
 
 GPU_PRODUCT_LABELS = ("nvidia.com/gpu.product", "cloud.google.com/gke-accelerator")
+# the keys of a container (Kubernetes) or service (compose) that hold the argv the engine starts with
+LAUNCH_KEYS = ("command", "args", "entrypoint")
 ARGS_ENV_SUFFIXES = ("_ADDITIONAL_ARGS", "_EXTRA_ARGS", "_SERVE_ARGS", "_ENGINE_ARGS")
 
 
@@ -145,6 +147,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     engine = image_engine or default_engine or (wrapper["engine"] if wrapper else None) or \
         (env_argv.engine_from_env(values, image_text) if not tokens else None)
     model = ctx.new_model(name, kind, at or container.path("name") or container, identity)
+    model.launch_comments = ctx.heading_comments(container, LAUNCH_KEYS, at)
     if root is not None:
         model.annotations = string_map(root.path("metadata", "annotations"))
     if image is not None:

@@ -59,6 +59,8 @@ class _Source(Protocol):
 
     def holds_folder(self, rel: str) -> bool: ...
 
+    def files_in(self, rel: str) -> list[str]: ...
+
 
 @dataclass(eq=False, repr=False)
 class _Files:
@@ -116,6 +118,31 @@ def holds_folder(workspace: Workspace, rel: str) -> bool:
         return files.source.holds_folder(rel)
     except (OSError, UnsafePath):
         return False
+
+
+def files_in(workspace: Workspace, rel: str) -> list[str]:
+    """The names of the files directly in the repository folder ``rel`` (``""``: the root) that would be
+    read (tracked by Git, at the commit, or not ignored outside Git), sorted."""
+    root = workspace.config.get("root")
+    read_beyond(os.path.join(str(root), rel) if root else None)
+    files = workspace.space(__name__, _Files)
+    if not root or (rel and _normal(rel) != rel):
+        return []
+    try:
+        if files.source is None:
+            files.source = _source(Path(str(root)), workspace.commit)
+        return files.source.files_in(rel)
+    except (OSError, UnsafePath):
+        return []
+
+
+def _by_folder(paths) -> dict[str, list[str]]:
+    """The file names of ``paths`` by folder, each folder's sorted."""
+    found: dict[str, list[str]] = {}
+    for path in sorted(paths):
+        folder, _, name = path.rpartition("/")
+        found.setdefault(folder, []).append(name)
+    return found
 
 
 def _folders_of(paths) -> set[str]:
@@ -177,6 +204,12 @@ class _Tracked:
     def __init__(self, root: Path, tracked: set[str]) -> None:
         self.root, self.tracked = root, tracked
         self.folders: set[str] | None = None
+        self.names: dict[str, list[str]] | None = None
+
+    def files_in(self, rel: str) -> list[str]:
+        if self.names is None:
+            self.names = _by_folder(self.tracked)
+        return self.names.get(rel, [])
 
     def holds_folder(self, rel: str) -> bool:
         if self.folders is None:
@@ -201,6 +234,13 @@ class _Folder:
         real = inside_repo(self.root, rel)
         return real.is_dir() and not gitignored(real, Path(os.path.realpath(self.root)))
 
+    def files_in(self, rel: str) -> list[str]:
+        real = inside_repo(self.root, rel) if rel else Path(os.path.realpath(self.root))
+        top = Path(os.path.realpath(self.root))
+        if not real.is_dir():
+            return []
+        return sorted(entry.name for entry in real.iterdir() if entry.is_file() and not gitignored(entry, top))
+
     def read(self, rel: str, limit: int) -> bytes | None:
         real = inside_repo(self.root, rel)  # UnsafePath: a link out of the folder or into .git
         top = Path(os.path.realpath(self.root))
@@ -217,6 +257,13 @@ class _Commit:
         self.root, self.commit = root, commit
         self.entries: dict[str, tuple[str, str]] | None = None  # path -> (mode, blob)
         self.folders: set[str] | None = None
+        self.names: dict[str, list[str]] | None = None
+
+    def files_in(self, rel: str) -> list[str]:
+        if self.names is None:
+            self._entry(rel)
+            self.names = _by_folder(self.entries or {})
+        return self.names.get(rel, [])
 
     def holds_folder(self, rel: str) -> bool:
         if self.folders is None:

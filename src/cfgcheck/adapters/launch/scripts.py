@@ -402,6 +402,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     model = ServedModel(name=name or (stem if index == 0 else f"{stem}#{index + 1}"), kind=kind, path=loaded.path,
                         document=0, location=first.location, identity=f"{loaded.path}#{identity}")
     model.comments = file_comments(loaded)
+    model.launch_comments = first.comments  # the block on and above the line the command starts on
     model.directives = directives_of(loaded.path, comments_between(loaded, *lines))
     image_engine = None
     if launched.image is not None:
