@@ -175,6 +175,9 @@ class Facts:
     """The effective settings of one served model, each worked out once: written, else the engine
     version's default on this GPU, else derived at start-up, else unknown."""
 
+    # one per capacity estimate, held with it to the run's end
+    __slots__ = ("model", "engine", "modelled", "version", "gpu", "arch", "pool", "_found")
+
     def __init__(self, model: ServedModel, gpu: Gpu | None = None, arch: Architecture | None = None,
                  version: str | None = None) -> None:
         self.model = model

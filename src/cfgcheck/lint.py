@@ -304,9 +304,10 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
             ctx = RuleContext(options, settings, everything, None, base_models or [], base_of or {})
             findings.extend(_run_scope(rule, graded, checked, ctx, crashed))
             continue
+        # outside diff mode every served model's context is alike (no rule changes its context): one per rule
+        alike = None if base_of else RuleContext(options, settings, everything, None, base_models or [])
         for model in checked:
-            base = base_of.get(model.identity) if base_of else None
-            ctx = RuleContext(options, settings, everything, base, base_models or [])
+            ctx = alike or RuleContext(options, settings, everything, base_of.get(model.identity), base_models or [])
             try:
                 findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
             except Exception as exc:

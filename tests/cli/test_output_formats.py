@@ -158,6 +158,18 @@ def test_sarif_stays_within_githubs_result_limit() -> None:
     assert "1 of 25001 results left out" in note
 
 
+@pytest.mark.parametrize("count", [1, 200, 401])
+def test_json_report_is_one_dumps_of_the_whole_report(count: int) -> None:
+    """The findings are encoded in batches: the text is still byte for byte one ``json.dumps``."""
+    from cfgcheck.reporters import json_report
+
+    result = synthetic(count)
+    result.findings[0].fix = Fix("say \"why\"\nover lines", [Edit(Location("a.yaml", 1, 1), "a", "b")])
+    whole = {"version": 1, "findings": [json_report.finding_dict(f) for f in result.findings],
+             "summary": json.loads(json_report.render(result))["summary"]}
+    assert json_report.render(result) == json.dumps(whole, indent=2) + "\n"
+
+
 # ---------------------------------------------------------------- GitLab, rdjson, JUnit
 
 GITLAB_SCHEMA = {

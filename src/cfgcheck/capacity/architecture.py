@@ -474,18 +474,10 @@ def _quantization(qcfg: Any) -> tuple[float | None, str | None]:
 
 def bundled_architecture(model_id: str) -> Architecture | None:
     """The table's architecture for ``model_id``; ``resolution`` says how the id was matched when it is
-    not one of the entry's ids (and ``assumed`` when the match rests on the name alone). A copy of the
-    one match made per id and run: several rules ask for every served model, and callers adjust it."""
-    arch = _bundled_match(str(model_id))
-    return _shallow_copy(arch) if arch is not None else None
-
-
-def _shallow_copy(arch: Architecture) -> Architecture:
-    """What ``copy.copy`` makes of an Architecture (a new object sharing its field values) without the
-    generic copy protocol: the estimate and several rules take one for every served model."""
-    copied = object.__new__(arch.__class__)
-    copied.__dict__.update(arch.__dict__)
-    return copied
+    not one of the entry's ids (and ``assumed`` when the match rests on the name alone). The one match
+    made per id and run, shared by every caller, which never changes it (a variant is a ``replace``):
+    a copy per capacity estimate held 3.9 MiB of a 2,000-file run's peak."""
+    return _bundled_match(str(model_id))
 
 
 @lru_cache(maxsize=4096)

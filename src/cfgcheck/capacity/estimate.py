@@ -43,7 +43,7 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False, slots=True)  # never compared by value; slots: one per served model, held to the run's end
 class CapacityEstimate:
     """The KV pool of one served model and what it allows, with how each figure was found."""
 

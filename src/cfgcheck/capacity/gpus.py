@@ -70,7 +70,7 @@ class Claim:
     strength: str = "required"
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)  # slots: one per served model, kept to the run's end
 class Resolution:
     """The accelerator of a served model, where it was read from, and the claims that disagree."""
 

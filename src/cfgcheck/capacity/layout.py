@@ -11,7 +11,7 @@ from .architecture import DTYPE_BYTES, Architecture
 
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
+@dataclass(eq=False, repr=False, slots=True)  # never compared by value; slots: one per estimate, kept to the end
 class KvLayout:
     """Per-GPU KV layout of a model under an engine config: the block arithmetic of vLLM V1."""
 

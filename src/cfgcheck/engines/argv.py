@@ -232,7 +232,7 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-@dataclass(eq=False, repr=False)
+@dataclass(eq=False, repr=False, slots=True)  # slots: every flag of every served model, kept for the run's rules
 class ParsedFlag:
     """A flag token of argv with what it resolved to and the value token(s) it consumed."""
 

@@ -18,3 +18,14 @@ class LineIndex:
         """(line, column) of the character at ``offset``."""
         line = bisect.bisect_right(self.starts, offset)
         return line, offset - self.starts[line - 1] + 1
+
+
+_last: list = [None, None]  # the text indexed last (by identity) and its LineIndex
+
+
+def line_index(text: str) -> LineIndex:
+    """The LineIndex of ``text``, made once for the callers that ask about the same text in a row: every
+    shell string of a file maps its words into the file's text, which was scanned whole for each."""
+    if _last[0] is not text:
+        _last[0], _last[1] = text, LineIndex(text)
+    return _last[1]

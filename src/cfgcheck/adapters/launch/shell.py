@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from ... import lazy
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
-from ..core.offsets import LineIndex
+from ..core.offsets import LineIndex, line_index
 from .expansion import MAX_SPLICED_WORDS, substitute
 from .parameters import REFERENCE, Quoted, lookup
 
@@ -258,7 +258,7 @@ class SourceMap:
 
     def line_column(self, absolute: int) -> tuple[int, int]:
         if self._lines is None:  # made when a word is first located: many maps locate none
-            self._lines = LineIndex(self.text)
+            self._lines = line_index(self.text)
         return self._lines.line_column(absolute)
 
 
