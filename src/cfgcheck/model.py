@@ -10,14 +10,17 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
+from .records import Record
+
 if TYPE_CHECKING:
     from .served import (ArgToken, Directive, Download, GroupPod, Mount, PodFacts, Port, Probe, RepositoryModel,  # noqa: F401
                          ServedModel, Service, Setting, Volume)
 
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
-# and to build. The other classes are compared by identity (eq=False), as every use does: each generated
-# method costs the import an exec.
+# and to build. The other classes are compared by identity, as every use does: Edit and Fix are plain
+# records (records.Record), whose __init__ costs the import no exec; Finding stays a dataclass (precedence.py
+# makes changed copies of findings with dataclasses.replace).
 
 
 class Location(NamedTuple):
@@ -33,24 +36,28 @@ class Location(NamedTuple):
         return (self.path, self.line, self.column)
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Edit:
+class Edit(Record):
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
     Edits are textual so that every byte outside the span is kept: comments, quoting, indentation.
     """
 
-    location: Location
-    old: str
-    new: str
+    __slots__ = ("location", "old", "new")
+
+    def __init__(self, location: Location, old: str, new: str) -> None:
+        self.location = location
+        self.old = old
+        self.new = new
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Fix:
+class Fix(Record):
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 
-    description: str
-    edits: tuple[Edit, ...]
+    __slots__ = ("description", "edits")
+
+    def __init__(self, description: str, edits: tuple[Edit, ...]) -> None:
+        self.description = description
+        self.edits = edits
 
 
 class Comments(tuple):

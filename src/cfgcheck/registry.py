@@ -59,7 +59,6 @@ class DuplicateRule(ConfigError):
 _OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
 
 
-@dataclass(eq=False, repr=False)
 class Option:
     """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
 
@@ -67,9 +66,11 @@ class Option:
     validated against it when it loads.
     """
 
-    type: type
-    default: Any
-    doc: str
+    def __init__(self, type: type, default: Any, doc: str) -> None:
+        self.type = type
+        self.default = default
+        self.doc = doc
+        self.__post_init__()
 
     def __post_init__(self):
         if self.type not in _OPTION_TYPES:
