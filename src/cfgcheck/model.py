@@ -10,8 +10,6 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
-from .records import Record
-
 if TYPE_CHECKING:
     from .served import (ArgToken, Directive, Download, GroupPod, Mount, PodFacts, Port, Probe, RepositoryModel,  # noqa: F401
                          ServedModel, Service, Setting, Volume)
@@ -19,8 +17,9 @@ if TYPE_CHECKING:
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
 # and to build. The other classes are compared by identity, as every use does: Edit and Fix are plain
-# records (records.Record), whose __init__ costs the import no exec; Finding stays a dataclass (precedence.py
-# makes changed copies of findings with dataclasses.replace).
+# classes with slots, whose __init__ costs the import no exec (records.py; they pickle as any object with
+# slots: few findings carry a fix); Finding stays a dataclass (precedence.py makes changed copies of findings
+# with dataclasses.replace).
 
 
 class Location(NamedTuple):
@@ -36,7 +35,7 @@ class Location(NamedTuple):
         return (self.path, self.line, self.column)
 
 
-class Edit(Record):
+class Edit:
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
     Edits are textual so that every byte outside the span is kept: comments, quoting, indentation.
@@ -50,7 +49,7 @@ class Edit(Record):
         self.new = new
 
 
-class Fix(Record):
+class Fix:
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 
     __slots__ = ("description", "edits")

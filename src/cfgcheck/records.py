@@ -1,6 +1,6 @@
-"""The base of plain record classes (``served.py``, ``model.py`` and the engine and adapter records a
-one-file lint builds): a module of its own, so that ``served`` and ``model`` both import it without
-importing each other."""
+"""The base of plain record classes with slots (``served.py`` and the engine and adapter records a lint of
+a served model builds): a module of its own, which a run without a served model never imports, and which
+``served`` imports without ``model`` (which imports ``served`` for its names)."""
 
 from __future__ import annotations
 

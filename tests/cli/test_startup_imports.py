@@ -86,8 +86,8 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # says why, or imports what it adds where it is used. 282 once the record classes' base (records.py, shared by
 # model.py and served.py) became a module: it spares the start-up the generated __init__ of 40 dataclasses.
 MODULE_BOUND = 282
-# The same for a file without a served model: 172 before those modules were split, 168 after, 169 with records.py.
-PLAIN_MODULE_BOUND = 169
+# The same for a file without a served model: 172 before those modules were split, 168 after.
+PLAIN_MODULE_BOUND = 168
 # What a run that starts no process (one file outside a repository, nothing to render) never imports:
 # subprocess, tempfile and shutil come with the first git or renderer process (sandbox.run_bounded), and
 # the bundled tables are read as files (cfgcheck.data), not through importlib.resources (zipfile, tempfile).
@@ -249,14 +249,14 @@ CORE = ("cfgcheck.model", "cfgcheck.served", "cfgcheck.registry", "cfgcheck.sett
 
 def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     """A dataclass compiles each generated method at import. Of the classes every served-model lint imports
-    from these modules, a Rule is found in the run's list by value; Findings, argv tokens, downloads and the
-    rule index's entries stay dataclasses (copied with ``dataclasses.replace``, or sharing a dataclass base);
-    every other record is a plain class (``records.Record``), compared by identity, and none is frozen. A
+    from these modules, a Rule is found in the run's list by value; Findings, argv tokens and downloads stay
+    dataclasses (adapters and precedence.py copy them with ``dataclasses.replace``); every other record is a
+    plain class (most with slots: ``records.Record``), compared by identity, and none is frozen. A
     Location is compared and hashed by value (one span reached twice) and never changed: a NamedTuple, which
     compiles no method."""
     classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
                if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
-    assert sorted(cls.__name__ for cls in classes) == ["ArgToken", "Download", "Finding", "Rule", "RuleEntry"]
+    assert sorted(cls.__name__ for cls in classes) == ["ArgToken", "Download", "Finding", "Rule"]
     assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Rule"]
     assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == []
     from cfgcheck.model import Location
