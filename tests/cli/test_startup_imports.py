@@ -249,17 +249,17 @@ CORE = ("cfgcheck.model", "cfgcheck.served", "cfgcheck.registry", "cfgcheck.sett
 
 def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     """A dataclass compiles each generated method at import. Of the classes every served-model lint imports
-    from these modules, a Rule is found in the run's list by value; Findings, argv tokens and downloads stay
-    dataclasses (adapters and precedence.py copy them with ``dataclasses.replace``); every other record is a
-    plain class (most with slots: ``records.Record``), compared by identity, and none is frozen. A
+    from these modules, a Rule is found in the run's list by value; argv tokens and downloads stay dataclasses
+    (adapters copy them with ``dataclasses.replace``); every other record is a plain class (most with slots:
+    ``records.Record``), compared by identity, and none is frozen. A
     Location is compared and hashed by value (one span reached twice) and never changed: a NamedTuple, which
     compiles no method."""
     classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
                if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
-    assert sorted(cls.__name__ for cls in classes) == ["ArgToken", "Download", "Finding", "Rule"]
+    assert sorted(cls.__name__ for cls in classes) == ["ArgToken", "Download", "Rule"]
     assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Rule"]
     assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == []
-    from cfgcheck.model import Location
+    from cfgcheck.model import Finding, Location
     from cfgcheck.records import Record
     from cfgcheck.served import Setting
 
@@ -270,5 +270,10 @@ def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     copied = pickle.loads(pickle.dumps(setting))  # a record pickles as its class and its slots, in order
     assert (copied.name, copied.value, copied.location, copied.origin) == ("max_num_seqs", 4, setting.location, "field")
     assert copied != setting and setting.comments == () and "origin='field'" in repr(setting)
+    finding = Finding("max_num_seqs 4 > 2.70", setting.location, code="CFG203")
+    changed = finding.replaced(message="merged", related=(setting.location,))  # what precedence.py does
+    assert (changed.message, changed.related, changed.code, finding.message) == (
+        "merged", (setting.location,), "CFG203", "max_num_seqs 4 > 2.70")
+    assert changed is not finding and "code='CFG203'" in repr(changed)
     assert Location("a.yaml", 3, 5) == Location("a.yaml", 3, 5, None, None) != Location("a.yaml", 3, 6)
     assert len({Location("a.yaml", 3, 5), Location("a.yaml", 3, 5)}) == 1
