@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import fnmatch
 import re
-from dataclasses import dataclass
 
 from cfgcheck.api import LazyPattern, Location, ServedModel, Setting
 
@@ -27,15 +26,16 @@ _STATED_BEFORE = LazyPattern(_NUMBER + r"\s+(?:hard\s+)?ceiling\b", re.I)
 _UNSTATED = LazyPattern(r"\bceiling\b|\b(?:never|do not|don't|must not|mustn't)\s+(?:be\s+)?rais", re.I)
 
 
-@dataclass(eq=False, repr=False)
 class Ceiling:
     """A documented ceiling for a memory fraction: its value (or the value when written) and where it is said."""
 
-    setting: str
-    value: float | None  # None: "the value when this was written"
-    text: str  # what documents it, for the message
-    location: Location
-    documented_on: str | None = None  # another served model's name, when the ceiling is shared
+    def __init__(self, setting: str, value: float | None, text: str, location: Location,
+                 documented_on: str | None = None) -> None:
+        self.setting = setting
+        self.value = value  # None: "the value when this was written"
+        self.text = text  # what documents it, for the message
+        self.location = location
+        self.documented_on = documented_on  # another served model's name, when the ceiling is shared
 
     def limit(self, base_value: object) -> float | None:
         """The number not to exceed: stated, or else the value at the base (when it was written)."""

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, Iterable
@@ -33,13 +32,13 @@ _PLURALS = {"object": "mappings", "array": "lists", "string": "strings", "intege
             "number": "numbers", "boolean": "true/false values"}
 
 
-@dataclass(eq=False, repr=False)
 class Config:
     """The run's configuration: the repository root, the validated settings, and the file they were read from."""
 
-    root: Path
-    data: dict[str, Any] = field(default_factory=dict)
-    source: Path | None = None
+    def __init__(self, root: Path, data: dict[str, Any] | None = None, source: Path | None = None) -> None:
+        self.root = root
+        self.data = {} if data is None else data
+        self.source = source
 
     def get(self, key: str, default: Any = None) -> Any:
         return self.data.get(key, default)

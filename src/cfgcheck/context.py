@@ -6,7 +6,6 @@ once: the cross-model rules group the run's models once there, instead of cachin
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterable, Protocol
 
 from .model import Finding
@@ -20,17 +19,20 @@ if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule firs
     from .engines.catalog import Catalog
 
 
-@dataclass(eq=False, repr=False)
 class RuleContext:
     """Handed to ``check``; ``options`` holds every declared option (defaults filled in)."""
 
-    options: dict[str, Any]
-    config: dict[str, Any] = field(default_factory=dict)
-    models: list[ServedModel] = field(default_factory=list)  # every served model of the run
-    base: ServedModel | None = None  # diff mode, a rule of one served model: the same served model at the base
-    base_models: list[ServedModel] = field(default_factory=list)
-    bases: dict[str, ServedModel] = field(default_factory=dict)  # diff mode: base served models by identity
-    facts_of: FactProviders = FACTS  # how the facts below are worked out (the rule index's)
+    def __init__(self, options: dict[str, Any], config: dict[str, Any] | None = None,
+                 models: list[ServedModel] | None = None, base: ServedModel | None = None,
+                 base_models: list[ServedModel] | None = None, bases: dict[str, ServedModel] | None = None,
+                 facts_of: FactProviders = FACTS) -> None:
+        self.options = options
+        self.config = {} if config is None else config
+        self.models = [] if models is None else models  # every served model of the run
+        self.base = base  # diff mode, a rule of one served model: the same served model at the base
+        self.base_models = [] if base_models is None else base_models
+        self.bases = {} if bases is None else bases  # diff mode: base served models by identity
+        self.facts_of = facts_of  # how the facts below are worked out (the rule index's)
 
     def base_of(self, model: ServedModel) -> ServedModel | None:
         """Diff mode: ``model`` at the base commit (None: new in this change, or not diff mode)."""

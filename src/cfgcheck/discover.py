@@ -23,7 +23,6 @@ import os
 import re
 import stat
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from typing import Callable, Iterable
@@ -48,14 +47,16 @@ def listed_file(name: str, suffixes: tuple[str, ...] = ()) -> bool:
 CHART_FILE = "Chart.yaml"
 
 
-@dataclass(eq=False, repr=False)  # one per run, never compared
+# one per run, never compared
 class Inputs:
     """What the run reads: the files found, the streams named, the Helm templates set aside and the named env files."""
 
-    files: list[Path] = field(default_factory=list)  # regular files, resolved
-    streams: list[Path] = field(default_factory=list)  # pipes, FIFOs and '-', as the user named them
-    templates: list[str] = field(default_factory=list)  # repo-relative Helm templates set aside
-    related: list[str] = field(default_factory=list)  # named env files: read by the files that use them
+    def __init__(self, files: list[Path] | None = None, streams: list[Path] | None = None,
+                 templates: list[str] | None = None, related: list[str] | None = None) -> None:
+        self.files = [] if files is None else files  # regular files, resolved
+        self.streams = [] if streams is None else streams  # pipes, FIFOs and '-', as the user named them
+        self.templates = [] if templates is None else templates  # repo-relative Helm templates set aside
+        self.related = [] if related is None else related  # named env files: read by the files that use them
 
 
 @lru_cache(maxsize=64)

@@ -16,9 +16,9 @@ GPU and the model's architecture (``CapacityEstimate.facts``), and settles it wi
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Callable
 
+from .records import Record
 from .engines import defaults
 from .engines.catalog import catalog_for
 from .engines.versions import DISPLAY
@@ -47,21 +47,25 @@ def fraction_setting(engine: str | None) -> str:
     return "mem_fraction_static" if (engine or "").lower() == "sglang" else "gpu_memory_utilization"
 
 
-@dataclass(eq=False, slots=True, repr=False)
-class Fact:
+class Fact(Record):
     """One effective setting: its value in its unit (None when unknown) and where it comes from."""
 
-    name: str  # the canonical setting
-    value: object
-    unit: str  # settings.TOKENS, FRACTION, BYTES ...
-    source: str  # written | default | derived | unknown
-    setting: Setting | None = None  # where it is written (also for an unknown written value)
-    engine: str | None = None  # whose default or derivation
-    version: str | None = None  # the engine version it is the default of (None: not known)
-    gpu: str | None = None  # the GPU it was worked out for, when it depends on the GPU
-    how: str = ""  # how the engine arrives at it, or why it is unknown
-    at_least: int | float | None = None  # an unknown default's bound on every GPU (vLLM's 256 sequences)
-    of: str = ""  # a default an operator's runtime passes the engine: whose ("KAITO's runtime at v0.12.0")
+    __slots__ = ("name", "value", "unit", "source", "setting", "engine", "version", "gpu", "how", "at_least", "of")
+
+    def __init__(self, name: str, value: object, unit: str, source: str, setting: Setting | None = None,
+                 engine: str | None = None, version: str | None = None, gpu: str | None = None, how: str = "",
+                 at_least: int | float | None = None, of: str = "") -> None:
+        self.name = name  # the canonical setting
+        self.value = value
+        self.unit = unit  # settings.TOKENS, FRACTION, BYTES ...
+        self.source = source  # written | default | derived | unknown
+        self.setting = setting  # where it is written (also for an unknown written value)
+        self.engine = engine  # whose default or derivation
+        self.version = version  # the engine version it is the default of (None: not known)
+        self.gpu = gpu  # the GPU it was worked out for, when it depends on the GPU
+        self.how = how  # how the engine arrives at it, or why it is unknown
+        self.at_least = at_least  # an unknown default's bound on every GPU (vLLM's 256 sequences)
+        self.of = of  # a default an operator's runtime passes the engine: whose ("KAITO's runtime at v0.12.0")
 
     @property
     def location(self) -> Location | None:
@@ -88,24 +92,30 @@ class Fact:
         return f"unknown ({self.how})" if self.how else "unknown"
 
 
-@dataclass(eq=False, slots=True, repr=False)
-class Topology:
+class Topology(Record):
     """The parallel layout of one served model as its configuration states it."""
 
-    tp: int = 1  # tensor-parallel ranks
-    pp: int = 1  # pipeline stages
-    dp: int = 1  # data-parallel replicas behind one server
-    ep: int = 1  # expert-parallel ranks (SGLang --ep-size; vLLM --enable-expert-parallel spreads over TP x DP)
-    gpus: int | None = None  # devices the served model requests, as the adapter counted them (``gpus_span``)
-    gpus_per_pod: int | None = None  # the engine container's own request
-    pods: int | None = None  # replicas, when stated
-    nodes: int | None = None  # nodes one replica spans (--nnodes; 1 for one pod; None when not known)
-    tp_setting: Setting | None = None
-    pp_setting: Setting | None = None
-    # the ranks spread over the pods of a multi-pod group (a Ray cluster, an LWS group): the engine's own pod
-    # holds only its own GPUs' ranks (none when it requests none), the other pods theirs (``group_pods``)
-    group: bool = False
-    group_pods: tuple[tuple[str, int | None], ...] = ()  # (pod, GPUs per pod) of the group's other pods
+    __slots__ = ("tp", "pp", "dp", "ep", "gpus", "gpus_per_pod", "pods", "nodes", "tp_setting", "pp_setting", "group",
+                 "group_pods")
+
+    def __init__(self, tp: int = 1, pp: int = 1, dp: int = 1, ep: int = 1, gpus: int | None = None,
+                 gpus_per_pod: int | None = None, pods: int | None = None, nodes: int | None = None,
+                 tp_setting: Setting | None = None, pp_setting: Setting | None = None, group: bool = False,
+                 group_pods: tuple[tuple[str, int | None], ...] = ()) -> None:
+        self.tp = tp  # tensor-parallel ranks
+        self.pp = pp  # pipeline stages
+        self.dp = dp  # data-parallel replicas behind one server
+        self.ep = ep  # expert-parallel ranks (SGLang --ep-size; vLLM --enable-expert-parallel spreads over TP x DP)
+        self.gpus = gpus  # devices the served model requests, as the adapter counted them (``gpus_span``)
+        self.gpus_per_pod = gpus_per_pod  # the engine container's own request
+        self.pods = pods  # replicas, when stated
+        self.nodes = nodes  # nodes one replica spans (--nnodes; 1 for one pod; None when not known)
+        self.tp_setting = tp_setting
+        self.pp_setting = pp_setting
+        # the ranks spread over the pods of a multi-pod group (a Ray cluster, an LWS group): the engine's own pod
+        # holds only its own GPUs' ranks (none when it requests none), the other pods theirs (``group_pods``)
+        self.group = group
+        self.group_pods = group_pods  # (pod, GPUs per pod) of the group's other pods
 
     @property
     def world(self) -> int:

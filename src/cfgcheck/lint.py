@@ -5,7 +5,6 @@ from __future__ import annotations
 import fnmatch
 import os
 import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Callable, Iterator
 
@@ -38,18 +37,21 @@ if TYPE_CHECKING:
 adapters = lazy.Module("cfgcheck.adapters.core.registry", Workspace=Workspace, dangling=_dangling)
 
 
-@dataclass(eq=False, repr=False)  # one per run, never compared: a value __eq__ is not worth creating at start-up
+# one per run, never compared: a value __eq__ is not worth creating at start-up
 class LintResult:
     """What a lint run found: the findings, the files read and their served models (and, in diff mode, the base's)."""
 
-    findings: list[Finding]
-    files: list[LoadedFile]
-    models: list[ServedModel]
-    fixed: list[Finding] = field(default_factory=list)  # diff mode: base findings the change removed
-    base_models: list[ServedModel] = field(default_factory=list)  # diff mode: changed served models at the base
-    base: "Base | None" = None  # diff mode: the commit compared with
-    suppressions: list = field(default_factory=list)  # the suppressions read (suppressions.Suppression)
-    silenced: list = field(default_factory=list)  # diff mode: suppressions.Silenced, new findings a new suppression hides
+    def __init__(self, findings: list[Finding], files: list[LoadedFile], models: list[ServedModel],
+                 fixed: list[Finding] | None = None, base_models: list[ServedModel] | None = None,
+                 base: 'Base | None' = None, suppressions: list | None = None, silenced: list | None = None) -> None:
+        self.findings = findings
+        self.files = files
+        self.models = models
+        self.fixed = [] if fixed is None else fixed  # diff mode: base findings the change removed
+        self.base_models = [] if base_models is None else base_models  # diff mode: changed served models at the base
+        self.base = base  # diff mode: the commit compared with
+        self.suppressions = [] if suppressions is None else suppressions  # the suppressions read (suppressions.Suppression)
+        self.silenced = [] if silenced is None else silenced  # diff mode: suppressions.Silenced, new findings a new suppression hides
 
     def active(self) -> list[Finding]:
         return [f for f in self.findings if f.suppressed is None]
@@ -107,17 +109,18 @@ class _Progress:
             sys.stderr.write("\r" + " " * 40 + "\r")
 
 
-@dataclass(eq=False, repr=False)
 class Collection:
     """The files a run read and their served models, before the rules run."""
 
-    loaded: list[LoadedFile]  # the files linted
-    models: list[ServedModel]  # their served models
-    context: list[ServedModel]  # served models of related files read only for context (not reported)
-    # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
-    dangling: list = field(default_factory=list)
-    # Helm templates that do not parse (render/charts.py): the chart cannot be installed
-    unrenderable: list[Unrenderable] = field(default_factory=list)
+    def __init__(self, loaded: list[LoadedFile], models: list[ServedModel], context: list[ServedModel],
+                 dangling: list | None = None, unrenderable: list[Unrenderable] | None = None) -> None:
+        self.loaded = loaded  # the files linted
+        self.models = models  # their served models
+        self.context = context  # served models of related files read only for context (not reported)
+        # references that lead nowhere (adapters/core/references.py), when the run read the whole repository
+        self.dangling = [] if dangling is None else dangling
+        # Helm templates that do not parse (render/charts.py): the chart cannot be installed
+        self.unrenderable = [] if unrenderable is None else unrenderable
 
 
 def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool = False,

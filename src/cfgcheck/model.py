@@ -6,8 +6,8 @@ objects; the lint engine stamps code and severity. Nothing here knows about YAML
 
 from __future__ import annotations
 
+import copy
 import re
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 
 if TYPE_CHECKING:
@@ -16,8 +16,9 @@ if TYPE_CHECKING:
 
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
-# and to build. The other classes are compared by identity (eq=False), as every use does: each generated
-# method costs the import an exec.
+# and to build. The other classes are compared by identity, as every use does: Edit, Fix and Finding are
+# plain classes with slots, whose __init__ costs the import no exec (as records.Record's, without importing
+# it on a run that has no served model; they pickle as any object with slots).
 
 
 class Location(NamedTuple):
@@ -33,24 +34,28 @@ class Location(NamedTuple):
         return (self.path, self.line, self.column)
 
 
-@dataclass(slots=True, eq=False, repr=False)
 class Edit:
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
     Edits are textual so that every byte outside the span is kept: comments, quoting, indentation.
     """
 
-    location: Location
-    old: str
-    new: str
+    __slots__ = ("location", "old", "new")
+
+    def __init__(self, location: Location, old: str, new: str) -> None:
+        self.location = location
+        self.old = old
+        self.new = new
 
 
-@dataclass(slots=True, eq=False, repr=False)
 class Fix:
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 
-    description: str
-    edits: tuple[Edit, ...]
+    __slots__ = ("description", "edits")
+
+    def __init__(self, description: str, edits: tuple[Edit, ...]) -> None:
+        self.description = description
+        self.edits = edits
 
 
 class Comments(tuple):
@@ -73,23 +78,43 @@ def derived(comments, name: str, find: Callable[[Any], Any]) -> Any:
     return comments.derived(name, find) if isinstance(comments, Comments) else find(comments or ())
 
 
-@dataclass(slots=True, eq=False)
 class Finding:
     """A located problem. Rules fill message, location and optional parts; the engine stamps the rest."""
 
-    message: str
-    location: Location
-    remediation: str | None = None
-    fix: Fix | None = None
-    setting: str | None = None  # the canonical setting or flag the finding is about (for fingerprints)
-    related: tuple[Location, ...] = ()
-    model: str | None = None
-    model_identity: str | None = None
-    code: str = ""
-    rule: str = ""
-    severity: str = ""
-    suppressed: str | None = None  # the reason, when a suppression applies
-    introduced: bool | None = None  # diff mode: True when the change introduced it
+    __slots__ = ("message", "location", "remediation", "fix", "setting", "related", "model", "model_identity", "code",
+                 "rule", "severity", "suppressed", "introduced")
+
+    def __init__(self, message: str, location: Location, remediation: str | None = None, fix: Fix | None = None,
+                 setting: str | None = None, related: tuple[Location, ...] = (), model: str | None = None,
+                 model_identity: str | None = None, code: str = "", rule: str = "", severity: str = "",
+                 suppressed: str | None = None, introduced: bool | None = None) -> None:
+        self.message = message
+        self.location = location
+        self.remediation = remediation
+        self.fix = fix
+        self.setting = setting  # the canonical setting or flag the finding is about (for fingerprints)
+        self.related = related
+        self.model = model
+        self.model_identity = model_identity
+        self.code = code
+        self.rule = rule
+        self.severity = severity
+        self.suppressed = suppressed  # the reason, when a suppression applies
+        self.introduced = introduced  # diff mode: True when the change introduced it
+
+    def __repr__(self) -> str:  # as the dataclass wrote it
+        return (f"{type(self).__qualname__}(message={self.message!r}, location={self.location!r}, "
+                f"remediation={self.remediation!r}, fix={self.fix!r}, setting={self.setting!r}, "
+                f"related={self.related!r}, model={self.model!r}, model_identity={self.model_identity!r}, "
+                f"code={self.code!r}, rule={self.rule!r}, severity={self.severity!r}, "
+                f"suppressed={self.suppressed!r}, introduced={self.introduced!r})")
+
+    def replaced(self, **changes: Any) -> Finding:
+        """A copy of this finding with ``changes`` (what ``dataclasses.replace`` made of it)."""
+        copied = copy.copy(self)
+        for name, value in changes.items():
+            setattr(copied, name, value)
+        return copied
 
     def fingerprint(self) -> str:
         """Identity of a finding that survives line shifts: rule, served model and setting."""

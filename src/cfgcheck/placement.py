@@ -18,8 +18,8 @@ from what its runtime gives it and which of those it picks:
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 
+from .records import Record
 from .effective import topology
 from .model import Location, ServedModel, Setting
 from .settings import as_int
@@ -33,18 +33,22 @@ _NO_DEVICE = ("none", "void", "-1", "", "all")
 _MOST_DEVICES = 64  # a larger index is no real device: the value is not read
 
 
-@dataclass(eq=False, slots=True, repr=False)
-class Placement:
+class Placement(Record):
     """The machine an engine runs on and the physical GPUs it uses there (None: a scheduler's choice)."""
 
-    host: str
-    devices: tuple[str, ...] | None
-    how: str  # how the devices come to the engine, for a message
-    setting: Setting | None  # where they are named (the device list, the variable, the count)
-    location: Location
-    scheduled: bool  # a device plugin or DRA counts them: another pod is not given the same GPU
-    shared: tuple[str, Location] | None = None  # the device plugin time-slices its GPUs
-    profiles: tuple[str, ...] = ()  # started only with one of these compose profiles (none: always)
+    __slots__ = ("host", "devices", "how", "setting", "location", "scheduled", "shared", "profiles")
+
+    def __init__(self, host: str, devices: tuple[str, ...] | None, how: str, setting: Setting | None,
+                 location: Location, scheduled: bool, shared: tuple[str, Location] | None = None,
+                 profiles: tuple[str, ...] = ()) -> None:
+        self.host = host
+        self.devices = devices
+        self.how = how  # how the devices come to the engine, for a message
+        self.setting = setting  # where they are named (the device list, the variable, the count)
+        self.location = location
+        self.scheduled = scheduled  # a device plugin or DRA counts them: another pod is not given the same GPU
+        self.shared = shared  # the device plugin time-slices its GPUs
+        self.profiles = profiles  # started only with one of these compose profiles (none: always)
 
     def runs_with(self, other: Placement) -> bool:
         """Whether both engines may run at once: a service of a compose profile starts with the services

@@ -20,7 +20,6 @@ answered finding still counts as used (lint.finalize).
 
 from __future__ import annotations
 
-from dataclasses import replace
 from typing import NamedTuple
 
 from .model import SEVERITY_RANK, Finding, Location
@@ -77,12 +76,12 @@ def _apply(relation: Relation, specific: Finding, general: Finding) -> tuple[Fin
         if not relation.clause:
             return specific, general
         said = f"{specific.message}; {relation.clause} ({general.code}: {general.message})"
-        return replace(specific, message=said, related=_related(specific, general)), general
+        return specific.replaced(message=said, related=_related(specific, general)), general
     if SEVERITY_RANK.get(general.severity, 0) > SEVERITY_RANK.get(specific.severity, 0):
         specific, general = general, specific
     said = f"{specific.message}; also {general.code}: {general.message}"
     remedy = "; ".join(part for part in (specific.remediation, general.remediation) if part) or None
-    return replace(specific, message=said, remediation=remedy, related=_related(specific, general)), general
+    return specific.replaced(message=said, remediation=remedy, related=_related(specific, general)), general
 
 
 def _related(specific: Finding, general: Finding) -> tuple[Location, ...]:

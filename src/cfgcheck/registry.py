@@ -59,7 +59,6 @@ class DuplicateRule(ConfigError):
 _OPTION_TYPES = {bool: "boolean", int: "integer", float: "number", str: "string", list: "list of strings"}
 
 
-@dataclass(eq=False, repr=False)
 class Option:
     """A rule option (in the spirit of yamllint's ``CONF``): its type, default and what it does.
 
@@ -67,9 +66,11 @@ class Option:
     validated against it when it loads.
     """
 
-    type: type
-    default: Any
-    doc: str
+    def __init__(self, type: type, default: Any, doc: str) -> None:
+        self.type = type
+        self.default = default
+        self.doc = doc
+        self.__post_init__()
 
     def __post_init__(self):
         if self.type not in _OPTION_TYPES:
@@ -210,17 +211,19 @@ INDEX = Path(__file__).parent / "data" / "rule_index.json"
 INDEX_FIELDS = ("code", "name", "severity", "profiles", "scope", "module", "diff_only")
 
 
-@dataclass(eq=False, repr=False)
 class RuleEntry(_Graded):
-    """A built-in rule as the index lists it."""
+    """A built-in rule as the index lists it (compared by identity: a plain class, whose __init__ a
+    one-file lint does not generate at start-up as a dataclass's: records.Record)."""
 
-    code: str
-    name: str
-    severity: str
-    profiles: dict[str, str]
-    scope: str
-    module: str
-    diff_only: bool  # runs only in diff mode: a lint run need not import it
+    def __init__(self, code: str, name: str, severity: str, profiles: dict[str, str], scope: str, module: str,
+                 diff_only: bool) -> None:
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.profiles = profiles
+        self.scope = scope
+        self.module = module
+        self.diff_only = diff_only  # runs only in diff mode: a lint run need not import it
 
 
 def index_entries(rules: tuple[Rule, ...]) -> list[dict[str, str]]:

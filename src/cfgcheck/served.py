@@ -1,24 +1,28 @@
 """The records of a served model: its settings, argv tokens, directives, pod and what it fetches.
 
 Adapters build them and rules read them (``cfgcheck.model`` names them too: ``from cfgcheck.model import
-ServedModel`` imports this module). They live apart from the findings and locations every run needs
-because a dataclass costs its generated methods when the module is imported (about 1 ms each on Python
-3.11, ``ServedModel`` 2 ms): a run whose files hold no served model (most pre-commit runs) never builds
-one, and does not pay for the 13 classes (bench/RESULTS.md, "One file: start-up").
+ServedModel`` imports this module). They live apart from the findings and locations every run needs, so
+that a run whose files hold no served model (most pre-commit runs) never imports them. Most are plain
+classes with slots (``records.Record``): a dataclass compiles its generated methods when the module is
+imported (about 0.7 ms a class on Python 3.11, 9 ms for this module's), which every one-file lint of a
+served model paid (bench/RESULTS.md, "One file: start-up"). ``ArgToken`` and ``Download`` stay dataclasses:
+adapters make changed copies of them with ``dataclasses.replace``. A factory default (an empty dict or
+list) is written ``None`` in a signature, and each record gets its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from sys import intern
 from typing import TYPE_CHECKING, Any
+
+from .records import Record
 
 if TYPE_CHECKING:
     from .model import Location
 
 
-@dataclass(slots=True, eq=False)
-class Setting:
+class Setting(Record):
     """One value that configures the engine, where it is written, and the comments around it.
 
     ``name`` is the canonical setting (``max_num_seqs``); ``source`` says how it was given: a field
@@ -28,20 +32,25 @@ class Setting:
     ``text`` is the exact source text of the value span, used to build edits.
     """
 
-    name: str
-    value: Any
-    location: Location
-    source: str
-    comments: tuple[str, ...] = ()
-    key_location: Location | None = None
-    text: str | None = None
-    origin: str = "field"  # field | arg | env | shell | values
+    __slots__ = ("name", "value", "location", "source", "comments", "key_location", "text", "origin")
 
-    def __post_init__(self) -> None:
+    def __init__(self, name: str, value: Any, location: Location, source: str, comments: tuple[str, ...] = (),
+                 key_location: Location | None = None, text: str | None = None, origin: str = "field") -> None:
         # Served models keep their settings to the run's end, and their texts repeat from file to file (the
         # dense corpus: 38,000 settings, 34 names, 118 sources, 4,800 values): one object for each text.
-        self.name, self.source = _shared(self.name), _shared(self.source)
-        self.value, self.text, self.origin = _shared(self.value), _shared(self.text), _shared(self.origin)
+        self.name = _shared(name)
+        self.value = _shared(value)
+        self.location = location
+        self.source = _shared(source)
+        self.comments = comments
+        self.key_location = key_location
+        self.text = _shared(text)
+        self.origin = _shared(origin)  # field | arg | env | shell | values
+
+    def __repr__(self) -> str:  # as the dataclass wrote it
+        return (f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r}, location={self.location!r}, "
+                f"source={self.source!r}, comments={self.comments!r}, key_location={self.key_location!r}, "
+                f"text={self.text!r}, origin={self.origin!r})")
 
     @property
     def is_flag(self) -> bool:
@@ -67,32 +76,39 @@ class ArgToken:
         self.text, self.origin = _shared(self.text), _shared(self.origin)  # as a Setting's texts: 30,000 repeat
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Directive:
+class Directive(Record):
     """A ``# cfgcheck: key=value <reason>`` comment."""
 
-    key: str
-    value: str
-    reason: str
-    location: Location
+    __slots__ = ("key", "value", "reason", "location")
+
+    def __init__(self, key: str, value: str, reason: str, location: Location) -> None:
+        self.key = key
+        self.value = value
+        self.reason = reason
+        self.location = location
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Probe:
+class Probe(Record):
     """A container probe with the Kubernetes API defaults filled in (initialDelaySeconds 0,
     periodSeconds 10, timeoutSeconds 1, failureThreshold 3)."""
 
-    kind: str  # liveness | readiness | startup
-    handler: str  # httpGet | tcpSocket | grpc | exec
-    location: Location
-    path: str | None = None
-    port: Any = None  # a number or a named container port
-    port_location: Location | None = None
-    initial_delay: int = 0
-    period: int = 10
-    timeout: int = 1
-    failure_threshold: int = 3
-    timeout_location: Location | None = None
+    __slots__ = ("kind", "handler", "location", "path", "port", "port_location", "initial_delay", "period", "timeout",
+                 "failure_threshold", "timeout_location")
+
+    def __init__(self, kind: str, handler: str, location: Location, path: str | None = None, port: Any = None,
+                 port_location: Location | None = None, initial_delay: int = 0, period: int = 10, timeout: int = 1,
+                 failure_threshold: int = 3, timeout_location: Location | None = None) -> None:
+        self.kind = kind  # liveness | readiness | startup
+        self.handler = handler  # httpGet | tcpSocket | grpc | exec
+        self.location = location
+        self.path = path
+        self.port = port  # a number or a named container port
+        self.port_location = port_location
+        self.initial_delay = initial_delay
+        self.period = period
+        self.timeout = timeout
+        self.failure_threshold = failure_threshold
+        self.timeout_location = timeout_location
 
     @property
     def budget(self) -> int:
@@ -100,45 +116,54 @@ class Probe:
         return self.initial_delay + self.period * self.failure_threshold
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Volume:
+class Volume(Record):
     """A pod volume (or compose volume) by name: its type and, for emptyDir, medium and size."""
 
-    name: str
-    type: str  # emptyDir | persistentVolumeClaim | hostPath | volumeClaimTemplate | configMap | named | bind | ...
-    location: Location
-    medium: str | None = None
-    size: str | None = None
-    claim: str | None = None  # a persistentVolumeClaim's claimName: what another pod that mounts it shares
+    __slots__ = ("name", "type", "location", "medium", "size", "claim")
+
+    def __init__(self, name: str, type: str, location: Location, medium: str | None = None, size: str | None = None,
+                 claim: str | None = None) -> None:
+        self.name = name
+        self.type = type  # emptyDir | persistentVolumeClaim | hostPath | volumeClaimTemplate | configMap | named | bind | ...
+        self.location = location
+        self.medium = medium
+        self.size = size
+        self.claim = claim  # a persistentVolumeClaim's claimName: what another pod that mounts it shares
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Mount:
+class Mount(Record):
     """A volume mounted into the engine's container, at ``path``."""
 
-    path: str
-    volume: str
-    location: Location
+    __slots__ = ("path", "volume", "location")
+
+    def __init__(self, path: str, volume: str, location: Location) -> None:
+        self.path = path
+        self.volume = volume
+        self.location = location
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Port:
+class Port(Record):
     """A container port, by number (or as written), with its name when it has one."""
 
-    number: Any
-    location: Location
-    name: str | None = None
+    __slots__ = ("number", "location", "name")
+
+    def __init__(self, number: Any, location: Location, name: str | None = None) -> None:
+        self.number = number
+        self.location = location
+        self.name = name
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class GroupPod:
+class GroupPod(Record):
     """Another pod of an engine's multi-pod group (one Ray worker group's pods, an LWS group's workers): the
     GPUs each such pod holds (the engine's ranks there share its ``/dev/shm``) and where that comes from."""
 
-    name: str  # "Ray worker group gpu-workers", "LeaderWorkerSet workers"
-    gpus: int | None  # per pod; None when not a literal count
-    shm: tuple[str, Location] | None  # (how, where) the pod gets a RAM-backed /dev/shm, None: the runtime's 64 MiB
-    location: Location  # the pod template
+    __slots__ = ("name", "gpus", "shm", "location")
+
+    def __init__(self, name: str, gpus: int | None, shm: tuple[str, Location] | None, location: Location) -> None:
+        self.name = name  # "Ray worker group gpu-workers", "LeaderWorkerSet workers"
+        self.gpus = gpus  # per pod; None when not a literal count
+        self.shm = shm  # (how, where) the pod gets a RAM-backed /dev/shm, None: the runtime's 64 MiB
+        self.location = location  # the pod template
 
 
 @dataclass(slots=True, eq=False, repr=False)
@@ -155,66 +180,87 @@ class Download:
     volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class RepositoryModel:
+class RepositoryModel(Record):
     """A model folder the repository holds and the engine serves (a compose bind mount of it, a path a
     host script serves): its ``config.json`` as Git holds it, and the checkpoint index beside it (the
     weight size), when Git holds one."""
 
-    folder: str  # repository-relative
-    config: str  # the config.json's text
-    index: str | None = None  # model.safetensors.index.json's text
+    __slots__ = ("folder", "config", "index")
+
+    def __init__(self, folder: str, config: str, index: str | None = None) -> None:
+        self.folder = folder  # repository-relative
+        self.config = config  # the config.json's text
+        self.index = index  # model.safetensors.index.json's text
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Service:
+class Service(Record):
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
-    name: str
-    namespace: str | None
-    selector: dict[str, str]
-    targets: list[tuple[Any, Location]]
-    location: Location
+    __slots__ = ("name", "namespace", "selector", "targets", "location")
+
+    def __init__(self, name: str, namespace: str | None, selector: dict[str, str], targets: list[tuple[Any, Location]],
+                 location: Location) -> None:
+        self.name = name
+        self.namespace = namespace
+        self.selector = selector
+        self.targets = targets
+        self.location = location
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class PodFacts:
+class PodFacts(Record):
     """The runtime around the engine container: what its pod (or compose service, or the operator
     that builds the pod) declares. ``shm`` says where a RAM-backed or host ``/dev/shm`` comes from
     (None: the container gets the runtime's 64 MiB default); ``services`` is shared by the whole run."""
 
-    format: str  # kubernetes | compose | production-stack | llmkube | kserve-llm
-    location: Location
-    namespace: str | None = None
-    node: str | None = None  # the host it is pinned to: nodeName / kubernetes.io/hostname, or the compose file
-    labels: dict[str, str] = field(default_factory=dict)
-    shm: tuple[str, Location] | None = None  # (how, where)
-    volumes: dict[str, Volume] = field(default_factory=dict)
-    mounts: list[Mount] = field(default_factory=list)
-    probes: dict[str, Probe] = field(default_factory=dict)
-    ports: list[Port] = field(default_factory=list)
-    pod_ports: list[Port] = field(default_factory=list)  # every container's: one list shared by the pod's engines
-    requests: dict[str, Setting] = field(default_factory=dict)
-    limits: dict[str, Setting] = field(default_factory=dict)
-    # where a GPU request would be written: the container's resources.limits key, else resources, else the container
-    resources_at: Location | None = None
-    memory_limit: int | None = None  # bytes: limits.memory read in the format's own units
-    ephemeral_storage: int | None = None  # bytes: the ephemeral-storage request (or limit)
-    # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
-    # or a compose count N (docker gives devices 0..N-1)
-    devices: Setting | None = None
-    gpu_access: tuple[str, Location] | None = None  # GPUs given other than by a counted request (DRA, runtime)
-    # GPUs reached outside any scheduler's count (the NVIDIA runtime class or variables, a privileged
-    # container, compose's GPU options): every GPU of the host unless a device list narrows them
-    host_gpus: tuple[str, Location] | None = None
-    # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
-    shared_gpus: tuple[str, Location] | None = None
-    # the compose profiles that start the service (none: it always starts; compose-spec "profiles")
-    profiles: tuple[str, ...] = ()
-    env: dict[str, Setting] = field(default_factory=dict)  # a worker pod's container env (the engine's is ServedModel.env)
-    max_surge: Setting | None = None  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
-    max_unavailable: Setting | None = None
-    services: list[Service] = field(default_factory=list)
+    __slots__ = ("format", "location", "namespace", "node", "labels", "shm", "volumes", "mounts", "probes", "ports",
+                 "pod_ports", "requests", "limits", "memory_limit", "ephemeral_storage", "devices", "gpu_access",
+                 "host_gpus", "shared_gpus", "profiles", "env", "max_surge", "max_unavailable", "services",
+                 "resources_at")
+
+    def __init__(self, format: str, location: Location, namespace: str | None = None, node: str | None = None,
+                 labels: dict[str, str] | None = None, shm: tuple[str, Location] | None = None,
+                 volumes: dict[str, Volume] | None = None, mounts: list[Mount] | None = None,
+                 probes: dict[str, Probe] | None = None, ports: list[Port] | None = None,
+                 pod_ports: list[Port] | None = None, requests: dict[str, Setting] | None = None,
+                 limits: dict[str, Setting] | None = None, memory_limit: int | None = None,
+                 ephemeral_storage: int | None = None, devices: Setting | None = None,
+                 gpu_access: tuple[str, Location] | None = None, host_gpus: tuple[str, Location] | None = None,
+                 shared_gpus: tuple[str, Location] | None = None, profiles: tuple[str, ...] = (),
+                 env: dict[str, Setting] | None = None, max_surge: Setting | None = None,
+                 max_unavailable: Setting | None = None, services: list[Service] | None = None,
+                 resources_at: Location | None = None) -> None:
+        self.format = format  # kubernetes | compose | production-stack | llmkube | kserve-llm
+        self.location = location
+        self.namespace = namespace
+        self.node = node  # the host it is pinned to: nodeName / kubernetes.io/hostname, or the compose file
+        self.labels = {} if labels is None else labels
+        self.shm = shm  # (how, where)
+        self.volumes = {} if volumes is None else volumes
+        self.mounts = [] if mounts is None else mounts
+        self.probes = {} if probes is None else probes
+        self.ports = [] if ports is None else ports
+        self.pod_ports = [] if pod_ports is None else pod_ports  # every container's: one list shared by the pod's engines
+        self.requests = {} if requests is None else requests
+        self.limits = {} if limits is None else limits
+        self.memory_limit = memory_limit  # bytes: limits.memory read in the format's own units
+        self.ephemeral_storage = ephemeral_storage  # bytes: the ephemeral-storage request (or limit)
+        # the host's GPUs the runtime gives the container, by physical id (a list of strings): compose device_ids,
+        # or a compose count N (docker gives devices 0..N-1)
+        self.devices = devices
+        self.gpu_access = gpu_access  # GPUs given other than by a counted request (DRA, runtime)
+        # GPUs reached outside any scheduler's count (the NVIDIA runtime class or variables, a privileged
+        # container, compose's GPU options): every GPU of the host unless a device list narrows them
+        self.host_gpus = host_gpus
+        # the device plugin shares each GPU it hands out (time-slicing replicas): how, where it is configured
+        self.shared_gpus = shared_gpus
+        # the compose profiles that start the service (none: it always starts; compose-spec "profiles")
+        self.profiles = profiles
+        self.env = {} if env is None else env  # a worker pod's container env (the engine's is ServedModel.env)
+        self.max_surge = max_surge  # Deployment spec.strategy.rollingUpdate, as written (a number or "25%")
+        self.max_unavailable = max_unavailable
+        self.services = [] if services is None else services
+        # where a GPU request would be written: the container's resources.limits key, else resources, else the container
+        self.resources_at = resources_at
 
     @property
     def sibling_ports(self) -> list[Port]:
@@ -233,103 +279,124 @@ class PodFacts:
         return best
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class ServedModel:
+class ServedModel(Record):
     """One engine process: what runs, with which settings, and where each of them is written."""
 
-    name: str
-    kind: str  # the resource or format, e.g. "InferenceService", "Deployment", "production-stack"
-    path: str
-    document: int  # 0-based index of the YAML document in the file
-    location: Location  # where the served model is defined
-    engine: str = "unknown"  # vllm | sglang | tokenspeed | llama.cpp | unknown
-    engine_version: str | None = None
-    # how sure engine_version is: exact (a version tag, a directive) | assumed | unknown, and why;
-    # None: not stated by the adapter (derived from the image, else exact when a version is given)
-    engine_version_confidence: str | None = None
-    engine_version_why: str | None = None
-    engine_variant: str | None = None  # a platform or vendor build that may add flags: rocm, omni, llm-d, ...
-    image: Setting | None = None
-    model: Setting | None = None
-    model_revision: Setting | None = None
-    settings: dict[str, Setting] = field(default_factory=dict)  # effective: what the engine uses
-    occurrences: dict[str, list[Setting]] = field(default_factory=dict)  # every place, in applied order
-    argv: list[ArgToken] = field(default_factory=list)
-    # how the engine is started: "command" (the argv names its launcher: ``vllm serve``, ``python -m
-    # sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an argv)
-    launched_by: str | None = None
-    gpus: Setting | None = None
-    # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
-    # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
-    # multi-pod resource whose other pods the input does not show)
-    gpus_span: str = "pod"
-    group_pods: list[GroupPod] = field(default_factory=list)  # gpus_span "group": the group's other pods
-    gpu_product: str | None = None  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
-    gpu_memory_bytes: int | None = None  # memory per GPU when the config states it
-    gpu_resource: str | None = None  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
-    node_selector: dict[str, str] = field(default_factory=dict)
-    gpu_labels: list[tuple[str, str]] = field(default_factory=list)  # (label, value) naming the GPU, best first
-    # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
-    accelerator_claims: list = field(default_factory=list)
-    # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
-    # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
-    placement: Any = None
-    # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
-    # every served model of the run, set once every file has been read; None when the run has none
-    cluster: Any = None
-    # comments on and above the keys that lead to the model's definition in its document (the document's
-    # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
-    definition_comments: list = field(default_factory=list)
-    replicas: Setting | None = None
-    strategy: Setting | None = None  # Recreate | RollingUpdate | StatefulSet | ...
-    env: dict[str, Setting] = field(default_factory=dict)  # literal container env values by name
-    directives: list[Directive] = field(default_factory=list)
-    annotations: dict[str, str] = field(default_factory=dict)
-    inert: list[tuple[Setting, str]] = field(default_factory=list)  # (setting, why the engine ignores it)
-    # what an operator's runtime passes the engine where the configuration leaves a setting unset (KAITO's
-    # --gpu-memory-utilization), by canonical name -> (value, whose default: "KAITO's runtime at v0.12.0")
-    operator_defaults: dict[str, tuple[Any, str]] = field(default_factory=dict)
-    # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
-    # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
-    conventions: dict[str, str] = field(default_factory=dict)
-    # where the user writes a setting when a chart or a values mapping gives it a key: canonical name ->
-    # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
-    setting_keys: dict[str, str] = field(default_factory=dict)
-    comments: list[tuple[int, str]] = field(default_factory=list)  # (line, text) of every comment in the document
-    # the comment blocks heading what starts the engine: the container's (or service's) entry and the keys
-    # that hold its argv (``command:``, ``args:``, ``entrypoint:``, above their first item): where a person
-    # explains the flags of the list as a whole, a few lines above any one of them
-    launch_comments: tuple[str, ...] = ()
-    identity: str = ""  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
-    pod: PodFacts | None = None  # the pod around the engine, when the input shows it (or its operator is known)
-    # pods of a group other than the one whose command starts the engine, where its workers run and load
-    # the weights: a Ray cluster's GPU worker groups, by group name
-    worker_pods: dict[str, PodFacts] = field(default_factory=dict)
-    # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
-    # load-balancer upstream lists); a pod's is ``pod.node``
-    host: str | None = None
-    # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
-    # (path, line, column) where the value is written -> where the document refers to it. A finding at
-    # the value is shown at the reference, with the value as its related location.
-    referenced_at: dict[tuple[str, int, int], Location] = field(default_factory=dict)
-    # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
-    # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
-    disaggregation: tuple[str, str] | None = None
-    # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
-    # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
-    template: bool = False
-    downloads: list[Download] = field(default_factory=list)  # what fetches the weights before the engine starts
-    # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
-    worker_images: list[Setting] = field(default_factory=list)
-    # the final FROM image of the Dockerfile the service builds (compose ``build:``), at its FROM line
-    base_image: Setting | None = None
-    # the hub repository a local model path holds, where the input names it (a download into that path,
-    # an org/name --served-model-name of the same name; the folder of the repository it is): value
-    # "org/name" (or the folder's name), source says which
-    model_named: Setting | None = None
-    # the repository's own model folder the local path is, whose config.json describes the architecture
-    model_folder: RepositoryModel | None = None
-    cache: dict = field(default_factory=dict, repr=False)  # facts derived once per run
+    __slots__ = ("name", "kind", "path", "document", "location", "engine", "engine_version",
+                 "engine_version_confidence", "engine_version_why", "engine_variant", "image", "model",
+                 "model_revision", "settings", "occurrences", "argv", "gpus", "gpus_span", "group_pods", "gpu_product",
+                 "gpu_memory_bytes", "gpu_resource", "node_selector", "gpu_labels", "accelerator_claims", "placement",
+                 "cluster", "definition_comments", "replicas", "strategy", "env", "directives", "annotations", "inert",
+                 "operator_defaults", "conventions", "setting_keys", "comments", "identity", "pod", "worker_pods",
+                 "host", "referenced_at", "disaggregation", "template", "downloads", "worker_images", "model_named",
+                 "model_folder", "cache", "launched_by", "launch_comments", "base_image")
+
+    def __init__(self, name: str, kind: str, path: str, document: int, location: Location, engine: str = "unknown",
+                 engine_version: str | None = None, engine_version_confidence: str | None = None,
+                 engine_version_why: str | None = None, engine_variant: str | None = None, image: Setting | None = None,
+                 model: Setting | None = None, model_revision: Setting | None = None,
+                 settings: dict[str, Setting] | None = None, occurrences: dict[str, list[Setting]] | None = None,
+                 argv: list[ArgToken] | None = None, gpus: Setting | None = None, gpus_span: str = "pod",
+                 group_pods: list[GroupPod] | None = None, gpu_product: str | None = None,
+                 gpu_memory_bytes: int | None = None, gpu_resource: str | None = None,
+                 node_selector: dict[str, str] | None = None, gpu_labels: list[tuple[str, str]] | None = None,
+                 accelerator_claims: list | None = None, placement: Any = None, cluster: Any = None,
+                 definition_comments: list | None = None, replicas: Setting | None = None,
+                 strategy: Setting | None = None, env: dict[str, Setting] | None = None,
+                 directives: list[Directive] | None = None, annotations: dict[str, str] | None = None,
+                 inert: list[tuple[Setting, str]] | None = None,
+                 operator_defaults: dict[str, tuple[Any, str]] | None = None, conventions: dict[str, str] | None = None,
+                 setting_keys: dict[str, str] | None = None, comments: list[tuple[int, str]] | None = None,
+                 identity: str = "", pod: PodFacts | None = None, worker_pods: dict[str, PodFacts] | None = None,
+                 host: str | None = None, referenced_at: dict[tuple[str, int, int], Location] | None = None,
+                 disaggregation: tuple[str, str] | None = None, template: bool = False,
+                 downloads: list[Download] | None = None, worker_images: list[Setting] | None = None,
+                 model_named: Setting | None = None, model_folder: RepositoryModel | None = None,
+                 cache: dict | None = None, launched_by: str | None = None, launch_comments: tuple[str, ...] = (),
+                 base_image: Setting | None = None) -> None:
+        # kind: the resource or format ("InferenceService", "Deployment", "production-stack"); document: the
+        # 0-based index of the YAML document in the file; location: where the served model is defined
+        self.name, self.kind, self.path, self.document, self.location = name, kind, path, document, location
+        self.engine, self.engine_version = engine, engine_version  # vllm | sglang | tokenspeed | llama.cpp | unknown
+        # how sure engine_version is: exact (a version tag, a directive) | assumed | unknown, and why;
+        # None: not stated by the adapter (derived from the image, else exact when a version is given)
+        self.engine_version_confidence, self.engine_version_why = engine_version_confidence, engine_version_why
+        self.engine_variant = engine_variant  # a platform or vendor build that may add flags: rocm, omni, llm-d, ...
+        self.image, self.model, self.model_revision = image, model, model_revision
+        self.settings = {} if settings is None else settings  # effective: what the engine uses
+        self.occurrences = {} if occurrences is None else occurrences  # every place, in applied order
+        self.argv = [] if argv is None else argv
+        # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
+        # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
+        # multi-pod resource whose other pods the input does not show)
+        self.gpus, self.gpus_span = gpus, gpus_span
+        self.group_pods = [] if group_pods is None else group_pods  # gpus_span "group": the group's other pods
+        # a GPU name or label value ("NVIDIA-A100-SXM4-80GB"), the memory per GPU when the config states it, the
+        # device resource requested (nvidia.com/gpu, amd.com/gpu, squat.ai/dri)
+        self.gpu_product, self.gpu_memory_bytes, self.gpu_resource = gpu_product, gpu_memory_bytes, gpu_resource
+        self.node_selector = {} if node_selector is None else node_selector
+        self.gpu_labels = [] if gpu_labels is None else gpu_labels  # (label, value) naming the GPU, best first
+        # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
+        self.accelerator_claims = [] if accelerator_claims is None else accelerator_claims
+        # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
+        # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
+        self.placement = placement
+        # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
+        # every served model of the run, set once every file has been read; None when the run has none
+        self.cluster = cluster
+        # comments on and above the keys that lead to the model's definition in its document (the document's
+        # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
+        self.definition_comments = [] if definition_comments is None else definition_comments
+        self.replicas, self.strategy = replicas, strategy  # strategy: Recreate | RollingUpdate | StatefulSet | ...
+        self.env = {} if env is None else env  # literal container env values by name
+        self.directives = [] if directives is None else directives
+        self.annotations = {} if annotations is None else annotations
+        self.inert = [] if inert is None else inert  # (setting, why the engine ignores it)
+        # what an operator's runtime passes the engine where the configuration leaves a setting unset (KAITO's
+        # --gpu-memory-utilization), by canonical name -> (value, whose default: "KAITO's runtime at v0.12.0")
+        self.operator_defaults = {} if operator_defaults is None else operator_defaults
+        # settings read by a convention the image is assumed to follow (an in-house wrapper read like the known
+        # ones), by canonical name -> why: a finding on one of them is never more than a warning, and says so
+        self.conventions = {} if conventions is None else conventions
+        # where the user writes a setting when a chart or a values mapping gives it a key: canonical name ->
+        # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
+        self.setting_keys = {} if setting_keys is None else setting_keys
+        self.comments = [] if comments is None else comments  # (line, text) of every comment in the document
+        # identity: a stable id across versions of a file ("<path>#<kind>/<name>[/<container>]"); pod: the pod
+        # around the engine, when the input shows it (or its operator is known)
+        self.identity, self.pod = identity, pod
+        # pods of a group other than the one whose command starts the engine, where its workers run and load
+        # the weights: a Ray cluster's GPU worker groups, by group name
+        self.worker_pods = {} if worker_pods is None else worker_pods
+        # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
+        # load-balancer upstream lists); a pod's is ``pod.node``
+        self.host = host
+        # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
+        # (path, line, column) where the value is written -> where the document refers to it. A finding at
+        # the value is shown at the reference, with the value as its related location.
+        self.referenced_at = {} if referenced_at is None else referenced_at
+        # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
+        # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
+        self.disaggregation = disaggregation
+        # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
+        # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
+        self.template = template
+        self.downloads = [] if downloads is None else downloads  # what fetches the weights before the engine starts
+        # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
+        self.worker_images = [] if worker_images is None else worker_images
+        # the hub repository a local model path holds, where the input names it (a download into that path,
+        # an org/name --served-model-name of the same name; the folder of the repository it is): value
+        # "org/name" (or the folder's name), source says which
+        self.model_named = model_named
+        # the repository's own model folder the local path is, whose config.json describes the architecture
+        self.model_folder = model_folder
+        self.cache = {} if cache is None else cache  # facts derived once per run
+        # launched_by: how the engine is started: "command" (the argv names its launcher: ``vllm serve``,
+        # ``python -m sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an
+        # argv); launch_comments: the comment blocks heading what starts the engine (the container's or
+        # service's entry, its ``command:``/``args:``/``entrypoint:`` keys), where a person explains the flags
+        # of the list as a whole; base_image: the final FROM of the Dockerfile a compose ``build:`` builds
+        self.launched_by, self.launch_comments, self.base_image = launched_by, launch_comments, base_image
 
     def gpu_pool(self) -> tuple[str, str] | None:
         """What identifies the GPUs this model runs on, for ceilings shared between served models:

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass, field
 from typing import Callable
 
 # Setting types. "size" is an integer the engine reads with its human-readable parser (only the
@@ -24,17 +23,19 @@ PORT, ADDRESS, SWITCH, TEXT = "port", "address", "switch", "text"
 _UNIT_OF_TYPE = {INT: COUNT, SIZE: COUNT, FLOAT: FRACTION, STR: TEXT, BOOL: SWITCH, JSON: TEXT}
 
 
-@dataclass(eq=False, repr=False)
 class SettingDef:
     """One canonical setting."""
 
-    name: str
-    type: str
-    doc: str
-    dests: dict[str, tuple[str, ...]] = field(default_factory=dict)  # engine -> argparse dests (first: the flag)
-    key: bool = False  # shown before/after in pull-request change summaries
-    common: bool = False  # offered by ``propose`` for a served model of an unknown engine
-    unit: str = ""  # what the value counts (TOKENS, BYTES ...); "" takes the type's (_UNIT_OF_TYPE)
+    def __init__(self, name: str, type: str, doc: str, dests: dict[str, tuple[str, ...]] | None = None,
+                 key: bool = False, common: bool = False, unit: str = "") -> None:
+        self.name = name
+        self.type = type
+        self.doc = doc
+        self.dests = {} if dests is None else dests  # engine -> argparse dests (first: the flag)
+        self.key = key  # shown before/after in pull-request change summaries
+        self.common = common  # offered by ``propose`` for a served model of an unknown engine
+        self.unit = unit  # what the value counts (TOKENS, BYTES ...); "" takes the type's (_UNIT_OF_TYPE)
+        self.__post_init__()
 
     def __post_init__(self) -> None:
         self.unit = self.unit or _UNIT_OF_TYPE[self.type]
@@ -139,16 +140,17 @@ def flag(engine: str, name: str) -> str | None:
 
 # ---------------------------------------------------------------- values
 
-@dataclass(eq=False, repr=False)
 class SizeSyntax:
     """An engine's human-readable int: suffixes that scale decimals, suffixes that take integers only."""
 
-    pattern: str  # compiled by re (and cached there) on first use: most runs read one engine's sizes
-    decimal: dict[str, int]
-    binary: dict[str, int]
-    scale: Callable[[str, int], int]  # number text x multiplier, as the engine computes it
-    not_an_int: str  # why a text that matches no suffix is refused
-    binary_decimals: str  # why ``1.5G`` is refused (format keys: number, suffix, lower)
+    def __init__(self, pattern: str, decimal: dict[str, int], binary: dict[str, int], scale: Callable[[str, int], int],
+                 not_an_int: str, binary_decimals: str) -> None:
+        self.pattern = pattern  # compiled by re (and cached there) on first use: most runs read one engine's sizes
+        self.decimal = decimal
+        self.binary = binary
+        self.scale = scale  # number text x multiplier, as the engine computes it
+        self.not_an_int = not_an_int  # why a text that matches no suffix is refused
+        self.binary_decimals = binary_decimals  # why ``1.5G`` is refused (format keys: number, suffix, lower)
 
     def parse(self, text: str) -> int:
         """The integer ``text`` means, or ValueError with the reason the engine refuses it."""

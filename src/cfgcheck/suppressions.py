@@ -17,7 +17,6 @@ and parsed once at that position (comments come from hostile pull requests).
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from . import lazy
@@ -33,19 +32,21 @@ if TYPE_CHECKING:
 ANNOTATION = "cfgcheck.io/ignore"
 _START = lazy.Pattern(r"cfgcheck:[ \t]*ignore")
 _DIRECTIVE = lazy.Pattern(r"(ignore(?:-file)?)(?![\w-])(?:\[([^\]]*)\])?[ \t]*(.*)")
-@dataclass(eq=False, repr=False)
 class Suppression:
     """One suppression read (a comment, an annotation or a per-file-ignores entry): the codes it silences, and where."""
 
-    codes: set[str]
-    reason: str
-    location: Location
-    scope: str  # "lines", "file", "model" (annotation) or "config" (per-file-ignores)
-    target_lines: set[int] = field(default_factory=set)
-    model_identity: str | None = None
-    pattern: str | None = None  # per-file-ignores: the path pattern
-    written: str = ""  # the codes as the directive wrote them
-    used: bool = False
+    def __init__(self, codes: set[str], reason: str, location: Location, scope: str,
+                 target_lines: set[int] | None = None, model_identity: str | None = None, pattern: str | None = None,
+                 written: str = "", used: bool = False) -> None:
+        self.codes = codes
+        self.reason = reason
+        self.location = location
+        self.scope = scope  # "lines", "file", "model" (annotation) or "config" (per-file-ignores)
+        self.target_lines = set() if target_lines is None else target_lines
+        self.model_identity = model_identity
+        self.pattern = pattern  # per-file-ignores: the path pattern
+        self.written = written  # the codes as the directive wrote them
+        self.used = used
 
     def covers(self, finding: Finding) -> bool:
         if finding.code not in self.codes:
@@ -59,12 +60,13 @@ class Suppression:
         return self.scope == "file" or finding.location.line in self.target_lines
 
 
-@dataclass(eq=False, repr=False)
 class Collected:
     """The suppressions of the run, and the malformed ones (CFG001)."""
 
-    suppressions: list[Suppression] = field(default_factory=list)
-    problems: list[tuple[Location, str]] = field(default_factory=list)  # (where, message) for CFG001
+    def __init__(self, suppressions: list[Suppression] | None = None,
+                 problems: list[tuple[Location, str]] | None = None) -> None:
+        self.suppressions = [] if suppressions is None else suppressions
+        self.problems = [] if problems is None else problems  # (where, message) for CFG001
 
     def add(self, written: str, reason: str, location: Location, scope: str, **where: Any) -> None:
         names = [c.strip() for c in written.split(",") if c.strip()]

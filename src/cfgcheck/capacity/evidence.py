@@ -13,19 +13,18 @@ Nothing here reads a file: the adapters recorded the comments (``ServedModel.pla
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 from typing import Any, Iterable
 
 from .fleet import HostNote, Statement, layout_key, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 
-@dataclass(eq=False, repr=False)
 class Evidence:
     """A GPU and why it is assumed (or, without a GPU, what was found and why it does not decide)."""
 
-    gpu: Gpu | None
-    why: str
+    def __init__(self, gpu: Gpu | None, why: str) -> None:
+        self.gpu = gpu
+        self.why = why
 
 
 def mapped_gpu(model: Any, config: dict) -> tuple[Gpu | None, str | None]:

@@ -7,26 +7,28 @@ workload (``capacity.evidence``) are read through them too."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from functools import lru_cache
 
 from .. import lazy
 from .tables import GiB, bundled_table
 
-@dataclass(eq=False, repr=False)  # compared by name (_compatible), never as a whole: cheaper to create
+# compared by name (_compatible), never as a whole: cheaper to create
 class Gpu:
     """One accelerator; ``memory_bytes`` is what one parallel rank sees (see gpus.json's description)."""
 
-    name: str
-    memory_bytes: int
-    vendor: str = "nvidia"
-    nominal_gb: float | None = None
-    source: str | None = None
-    # "major.minor" from NVIDIA's CUDA GPUs page (gpus.json cites it); None for AMD and unlisted GPUs
-    compute_capability: str | None = None
-    kind: str = "gpu"  # gpu | tpu | neuron | gaudi
-    display: str | None = None  # "TPU v5e"; None: the name
-    ranks_per_device: int = 1  # NeuronCores per Neuron device; 1 for a GPU, TPU chip or Gaudi card
+    def __init__(self, name: str, memory_bytes: int, vendor: str = "nvidia", nominal_gb: float | None = None,
+                 source: str | None = None, compute_capability: str | None = None, kind: str = "gpu",
+                 display: str | None = None, ranks_per_device: int = 1) -> None:
+        self.name = name
+        self.memory_bytes = memory_bytes
+        self.vendor = vendor
+        self.nominal_gb = nominal_gb
+        self.source = source
+        # "major.minor" from NVIDIA's CUDA GPUs page (gpus.json cites it); None for AMD and unlisted GPUs
+        self.compute_capability = compute_capability
+        self.kind = kind  # gpu | tpu | neuron | gaudi
+        self.display = display  # "TPU v5e"; None: the name
+        self.ranks_per_device = ranks_per_device  # NeuronCores per Neuron device; 1 for a GPU, TPU chip or Gaudi card
 
     @property
     def memory_gib(self) -> float:

@@ -17,7 +17,6 @@ The lookup API other modules call (names kept stable):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import Any, Callable, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
@@ -58,32 +57,38 @@ _MEMORY_LABELS = {"karpenter.k8s.aws/instance-gpu-name": "karpenter.k8s.aws/inst
 _FAMILY_LABELS = ("karpenter.k8s.aws/instance-family", "eks.amazonaws.com/instance-family")
 
 
-@dataclass(eq=False, repr=False)
 class Claim:
     """One place the cluster names the accelerator: a label and the values it allows, and how firmly
     (``required``: nodeSelector, required node affinity, a device resource; ``hint``: a preferred
     affinity term or a node-pool name; ``kind``: names only the kind of device, a DRA device class)."""
 
-    label: str
-    values: tuple[str, ...]
-    how: str = "nodeSelector"
-    strength: str = "required"
+    def __init__(self, label: str, values: tuple[str, ...], how: str = "nodeSelector",
+                 strength: str = "required") -> None:
+        self.label = label
+        self.values = values
+        self.how = how
+        self.strength = strength
 
 
-@dataclass(eq=False, repr=False, slots=True)  # slots: one per served model, kept to the run's end
 class Resolution:
     """The accelerator of a served model, where it was read from, and the claims that disagree."""
 
-    accelerator: Gpu | None = None
-    origin: str | None = None  # where it was read from, or why none is known
-    # stated (exact) | hint (a node-pool name) | assumed (what a person wrote beside it; ``why`` says where)
-    confidence: str = "stated"
-    conflicts: list[str] = field(default_factory=list)
-    why: str | None = None  # why the accelerator is only assumed
-    count: int | None = None  # accelerators per node, when a node pool says
-    hint: str | None = None  # no accelerator: what would state it
-    shared: Sharing | None = None  # the device plugin's time-slicing shares it
-    cited: bool = False  # read from a definition or a note elsewhere (a node pool, the fleet map, a comment)
+    # slots: one per served model, kept to the run's end
+    __slots__ = ("accelerator", "origin", "confidence", "conflicts", "why", "count", "hint", "shared", "cited")
+
+    def __init__(self, accelerator: Gpu | None = None, origin: str | None = None, confidence: str = "stated",
+                 conflicts: list[str] | None = None, why: str | None = None, count: int | None = None,
+                 hint: str | None = None, shared: Sharing | None = None, cited: bool = False) -> None:
+        self.accelerator = accelerator
+        self.origin = origin  # where it was read from, or why none is known
+        # stated (exact) | hint (a node-pool name) | assumed (what a person wrote beside it; ``why`` says where)
+        self.confidence = confidence
+        self.conflicts = [] if conflicts is None else conflicts
+        self.why = why  # why the accelerator is only assumed
+        self.count = count  # accelerators per node, when a node pool says
+        self.hint = hint  # no accelerator: what would state it
+        self.shared = shared  # the device plugin's time-slicing shares it
+        self.cited = cited  # read from a definition or a note elsewhere (a node pool, the fleet map, a comment)
 
     @property
     def assumed(self) -> str | None:

@@ -10,7 +10,6 @@ below that (``vllm/v1/core/kv_cache_utils.py``, ``check_enough_kv_cache_memory``
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
 from typing import Any, Callable
 
 from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
@@ -29,21 +28,25 @@ NEEDS_FIELDS = ("min_gpu_memory_bytes", "max_num_seqs_gpu_memory_bytes", "fits_o
 ESTIMATE_MARGIN = 0.10
 
 
-@dataclass(eq=False, repr=False)  # never compared by value (ModelChange leaves it out): cheaper to create at start-up
+# never compared by value (ModelChange leaves it out): cheaper to create at start-up
 class MemoryNeeds:
     """Device memory one GPU needs for this configuration. ``None`` bytes: more than any GPU (one request:
     more than 4 TiB; max_num_seqs of them: more than the largest bundled GPU, beyond which it is not sized)."""
 
-    vendor: str | None  # nvidia | amd; None: not stated, every vendor's GPUs tried
-    utilization: float | None  # as configured or the engine default; None: SGLang picks it per GPU
-    max_model_len: int
-    max_num_seqs: int | None
-    one_request_bytes: int | None
-    all_seqs_bytes: int | None
-    weight_bytes_per_gpu: int | None = None
-    fits_on: list[Gpu] = field(default_factory=list)
-    borderline: list[Gpu] = field(default_factory=list)  # too small by the estimate, but within its error band
-    too_small: list[Gpu] = field(default_factory=list)
+    def __init__(self, vendor: str | None, utilization: float | None, max_model_len: int, max_num_seqs: int | None,
+                 one_request_bytes: int | None, all_seqs_bytes: int | None, weight_bytes_per_gpu: int | None = None,
+                 fits_on: list[Gpu] | None = None, borderline: list[Gpu] | None = None,
+                 too_small: list[Gpu] | None = None) -> None:
+        self.vendor = vendor  # nvidia | amd; None: not stated, every vendor's GPUs tried
+        self.utilization = utilization  # as configured or the engine default; None: SGLang picks it per GPU
+        self.max_model_len = max_model_len
+        self.max_num_seqs = max_num_seqs
+        self.one_request_bytes = one_request_bytes
+        self.all_seqs_bytes = all_seqs_bytes
+        self.weight_bytes_per_gpu = weight_bytes_per_gpu
+        self.fits_on = [] if fits_on is None else fits_on
+        self.borderline = [] if borderline is None else borderline  # too small by the estimate, but within its error band
+        self.too_small = [] if too_small is None else too_small
 
     def to_dict(self) -> dict:
         return {"min_gpu_memory_bytes": self.one_request_bytes, "max_num_seqs_gpu_memory_bytes": self.all_seqs_bytes,

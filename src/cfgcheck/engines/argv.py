@@ -8,9 +8,10 @@ Without a catalog for the engine, a flag means the option whose argparse destina
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
+from ..records import Record
 from .. import lazy
 from ..model import ArgToken, ServedModel, Setting
 from ..settings import canonical_name, parse
@@ -36,14 +37,17 @@ MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglan
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
-@dataclass(eq=False, slots=True, repr=False)  # never compared by value: cheaper to create at start-up
-class Launch:
+# compared by identity: a plain class, its __init__ compiled with the module (records.Record)
+class Launch(Record):
     """Where an engine starts in a command line: the engine, its own argv and a positional model."""
 
-    engine: str
-    args: list[ArgToken]  # the engine's own argv, after the launcher
-    model: ArgToken | None  # a positional model (``vllm serve MODEL``)
-    by: str = "command"  # command: the tokens name the launcher; image: the image's entrypoint receives them
+    __slots__ = ("engine", "args", "model", "by")
+
+    def __init__(self, engine: str, args: list[ArgToken], model: ArgToken | None, by: str = "command") -> None:
+        self.engine = engine
+        self.args = args  # the engine's own argv, after the launcher
+        self.model = model  # a positional model (``vllm serve MODEL``)
+        self.by = by  # command: the tokens name the launcher; image: the image's entrypoint receives them
 
 
 def _base(token: str) -> str:
@@ -232,15 +236,19 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
 _NEG_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
-@dataclass(eq=False, repr=False, slots=True)  # slots: every flag of every served model, kept for the run's rules
-class ParsedFlag:
-    """A flag token of argv with what it resolved to and the value token(s) it consumed."""
+class ParsedFlag(Record):
+    """A flag token of argv with what it resolved to and the value token(s) it consumed (slots: every flag of
+    every served model, kept for the run's rules)."""
 
-    token: Any  # ArgToken
-    resolution: Resolution
-    value: Any = None  # ArgToken or None
-    values: tuple = ()  # every consumed value token (nargs +, *, N)
-    inline_value: str | None = None  # the value of "--x=v"
+    __slots__ = ("token", "resolution", "value", "values", "inline_value")
+
+    def __init__(self, token: Any, resolution: Resolution, value: Any = None, values: tuple = (),
+                 inline_value: str | None = None) -> None:
+        self.token = token  # ArgToken
+        self.resolution = resolution
+        self.value = value  # ArgToken or None
+        self.values = values  # every consumed value token (nargs +, *, N)
+        self.inline_value = inline_value  # the value of "--x=v"
 
     @property
     def written(self) -> str:

@@ -26,29 +26,33 @@ from .value_types import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
 
 
-# eq=False: specs are shared by every catalog that has them and never compared by value (a dataclass
-# without the generated comparison is cheaper to create at start-up)
-@dataclass(eq=False, repr=False)
+# Specs are shared by every catalog that has them and compared by identity: a plain class, whose __init__
+# is compiled with the module rather than generated at start-up as a dataclass's (records.Record)
 class OptionSpec:
     """One argparse action of the engine's parser (all of its option strings)."""
 
-    option_strings: tuple[str, ...]
-    dest: str
-    takes_value: bool
-    nargs: Any
-    type: str | None  # int | float | str | human-readable-int | json | bool | ... | other
-    choices: tuple | None
-    default: Any
-    negative: bool  # the whole action sets the opposite (store_false, --disable-X paired flag)
-    deprecated: bool
-    type_name: str | None = None
-    optional: bool = False  # accepts "" / "None" as None
-    negative_forms: tuple[str, ...] = ()  # --no-X strings of a BooleanOptionalAction
-    deprecated_note: str | None = None  # the help sentence that says so
-    action: str = ""
-    const: Any = None
-    required: bool = False
-    hidden_forms: tuple[str, ...] = ()  # accepted but left out of the engine's help (vLLM --no-enable-x)
+    def __init__(self, option_strings: tuple[str, ...], dest: str, takes_value: bool, nargs: Any, type: str | None,
+                 choices: tuple | None, default: Any, negative: bool, deprecated: bool, type_name: str | None = None,
+                 optional: bool = False, negative_forms: tuple[str, ...] = (), deprecated_note: str | None = None,
+                 action: str = "", const: Any = None, required: bool = False,
+                 hidden_forms: tuple[str, ...] = ()) -> None:
+        self.option_strings = option_strings
+        self.dest = dest
+        self.takes_value = takes_value
+        self.nargs = nargs
+        self.type = type  # int | float | str | human-readable-int | json | bool | ... | other
+        self.choices = choices
+        self.default = default
+        self.negative = negative  # the whole action sets the opposite (store_false, --disable-X paired flag)
+        self.deprecated = deprecated
+        self.type_name = type_name
+        self.optional = optional  # accepts "" / "None" as None
+        self.negative_forms = negative_forms  # --no-X strings of a BooleanOptionalAction
+        self.deprecated_note = deprecated_note  # the help sentence that says so
+        self.action = action
+        self.const = const
+        self.required = required
+        self.hidden_forms = hidden_forms  # accepted but left out of the engine's help (vLLM --no-enable-x)
 
     @property
     def name(self) -> str:

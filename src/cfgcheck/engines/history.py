@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 
 from .. import lazy
 from ..model import Edit
@@ -52,15 +51,16 @@ _FLAG_IN_TEXT = lazy.Pattern(r"(--[a-z0-9][a-z0-9-]*[a-z0-9])(?:=([^\s,;)]*[^\s,
 _ALIAS = lazy.Pattern(r"\balias\b", re.I)
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
+# compared by identity: a plain class, its __init__ compiled with the module (records.Record)
 class Rename:
     """What replaced a removed option in a version, as the catalogs say."""
 
-    option: str  # the option the earlier version had
-    successor: str  # the option of the target version that replaced it
-    value: str | None  # the value the successor takes where the removed option was a switch
-    how: str  # how the catalogs say so, in words
-    certain: bool  # same meaning and the same kind of value: a mechanical fix (``fix``, ``upgrade``)
+    def __init__(self, option: str, successor: str, value: str | None, how: str, certain: bool) -> None:
+        self.option = option  # the option the earlier version had
+        self.successor = successor  # the option of the target version that replaced it
+        self.value = value  # the value the successor takes where the removed option was a switch
+        self.how = how  # how the catalogs say so, in words
+        self.certain = certain  # same meaning and the same kind of value: a mechanical fix (``fix``, ``upgrade``)
 
     @property
     def replacement(self) -> str:
@@ -157,14 +157,16 @@ def _same_kind(old: OptionSpec, new: OptionSpec, alias: bool) -> bool:
     return alias or new.choices is None or (old.choices is not None and set(old.choices) <= set(new.choices))
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
+# compared by identity: a plain class, its __init__ compiled with the module (records.Record)
 class FlagHistory:
     """Where an option unknown to one version is accepted in the other catalogued versions."""
 
-    option: str | None  # the full option string those versions know
-    older: tuple[str, ...]  # versions before the target that accept it
-    newer: tuple[str, ...]  # versions after the target that accept it
-    rename: Rename | None  # what replaced it in the target version, where the catalogs say
+    def __init__(self, option: str | None, older: tuple[str, ...], newer: tuple[str, ...],
+                 rename: Rename | None) -> None:
+        self.option = option  # the full option string those versions know
+        self.older = older  # versions before the target that accept it
+        self.newer = newer  # versions after the target that accept it
+        self.rename = rename  # what replaced it in the target version, where the catalogs say
 
     @property
     def successor(self) -> str | None:

@@ -13,10 +13,10 @@ import fnmatch
 import functools
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
+from ..records import Record
 from .. import lazy
 
 ROLLING_TAGS = {"latest", "nightly", "dev", "main", "master", "edge", "head", "stable", "canary"}
@@ -156,17 +156,21 @@ def _parse_image(text: str) -> ImageRef:
     return ImageRef(text, "/".join(parts), tag or None, digest or None, registry)
 
 
-@dataclass(eq=False, slots=True, repr=False)  # unlike ImageRef (a cache key), never compared: cheaper to create
-class ImageEngine:
+# unlike ImageRef (a cache key), compared by identity: a record with slots (records.Record)
+class ImageEngine(Record):
     """What an image runs: the engine (None: not an engine, or not known), the variant build, the
     engine version its tag names, how sure that version is, and why."""
 
-    engine: str | None
-    variant: str | None
-    version: str | None
-    confidence: str
-    why: str
-    known: bool  # the repository is in data/images.json (or a mirror of one)
+    __slots__ = ("engine", "variant", "version", "confidence", "why", "known")
+
+    def __init__(self, engine: str | None, variant: str | None, version: str | None, confidence: str, why: str,
+                 known: bool) -> None:
+        self.engine = engine
+        self.variant = variant
+        self.version = version
+        self.confidence = confidence
+        self.why = why
+        self.known = known  # the repository is in data/images.json (or a mirror of one)
 
 
 @functools.lru_cache(maxsize=None)
@@ -200,12 +204,23 @@ def known_image(ref: ImageRef) -> dict | None:
     return _entry(ref)[0]
 
 
+_WILDCARDS = "*?["
+
+
 def _matches(full: str, pattern: str) -> bool:
     """``fnmatch`` of a table pattern; most are a plain repository, compared as a string rather than
-    through a regex compiled for each row of the table."""
-    if any(wildcard in pattern for wildcard in "*?["):
-        return fnmatch.fnmatchcase(full, pattern)
-    return full == pattern
+    through a regex compiled for each row of the table. A pattern with wildcards is compiled only when
+    ``full`` starts with the literal text before its first wildcard and ends with the literal text after
+    its last wildcard or bracket (``rocm/vllm*``, ``*/lmcache/vllm-openai``): fnmatch matches those
+    characters one for one, so any other name fails it anyway, and one lookup compiled most of them
+    (a fifth of the work of a one-file lint after its imports)."""
+    first = min((i for i in map(pattern.find, _WILDCARDS) if i >= 0), default=-1)
+    if first < 0:
+        return full == pattern
+    last = max(pattern.rfind(special) for special in "*?[]")
+    if not (full.startswith(pattern[:first]) and full.endswith(pattern[last + 1:])):
+        return False
+    return fnmatch.fnmatchcase(full, pattern)
 
 
 @functools.lru_cache(maxsize=4096)

@@ -11,19 +11,19 @@ release's source distribution on PyPI (``vllm/model_executor/layers/quantization
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass
 
 from ..data import read_json
 from .versions import catalog_version, versions
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
+# compared by identity: a plain class, its __init__ compiled with the module (records.Record)
 class Requirement:
     """What one release asks of the GPU for a quantization method, and where its source says so."""
 
-    method: str
-    min_capability: tuple[int, int]
-    source: str  # "Fp8Config.get_min_capability(), vllm/model_executor/layers/quantization/fp8.py"
+    def __init__(self, method: str, min_capability: tuple[int, int], source: str) -> None:
+        self.method = method
+        self.min_capability = min_capability
+        self.source = source  # "Fp8Config.get_min_capability(), vllm/model_executor/layers/quantization/fp8.py"
 
 
 @functools.lru_cache(maxsize=1)

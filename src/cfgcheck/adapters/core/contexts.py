@@ -9,7 +9,6 @@ import bisect
 import functools
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass, field
 from typing import Iterator
 
 from ... import lazy
@@ -55,15 +54,16 @@ def spend(size: int) -> bool:
     return True
 
 
-@dataclass(eq=False, repr=False)
 class DocContext:
     """One document of a file as an adapter reads it: the file, the document, and the run's workspace."""
 
-    loaded: LoadedFile
-    document: Document
-    workspace: Workspace
-    first_line: int = 1  # the first line that belongs to this document (comments above its root count)
-    shared: dict = field(default_factory=dict)  # what adapters read once for every model of the document
+    def __init__(self, loaded: LoadedFile, document: Document, workspace: Workspace, first_line: int = 1,
+                 shared: dict | None = None) -> None:
+        self.loaded = loaded
+        self.document = document
+        self.workspace = workspace
+        self.first_line = first_line  # the first line that belongs to this document (comments above its root count)
+        self.shared = {} if shared is None else shared  # what adapters read once for every model of the document
 
     @property
     def path(self) -> str:

@@ -12,8 +12,8 @@ suffix to both when it renders).
 from __future__ import annotations
 
 import posixpath
-from dataclasses import dataclass
 
+from ...records import Record
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
@@ -115,15 +115,18 @@ def _index_generators(workspace: Workspace, loaded: LoadedFile) -> None:
 # ---------------------------------------------------------------- files mounted from a volume
 
 
-@dataclass(eq=False, slots=True, repr=False)
-class Mounted:
+class Mounted(Record):
     """Where a file the engine reads comes from: a ConfigMap key (``loaded`` and its ``node``), or a
     repository file (``rel``: a compose bind mount, a ConfigMap a kustomization generates from it)."""
 
-    how: str  # for messages: "ConfigMap llama-presets key presets.ini"
-    loaded: LoadedFile | None = None
-    node: YNode | None = None
-    rel: str | None = None
+    __slots__ = ("how", "loaded", "node", "rel")
+
+    def __init__(self, how: str, loaded: LoadedFile | None = None, node: YNode | None = None,
+                 rel: str | None = None) -> None:
+        self.how = how  # for messages: "ConfigMap llama-presets key presets.ini"
+        self.loaded = loaded
+        self.node = node
+        self.rel = rel
 
 
 def mounted(ctx: DocContext, root: YNode, mounts, path: str) -> Mounted | None:

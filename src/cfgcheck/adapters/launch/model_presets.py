@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import copy
 import posixpath
-from dataclasses import dataclass, field
 
 from ... import lazy
 from ...engines.argv import apply_argv
@@ -56,24 +55,25 @@ _KEY_VALUE = lazy.Pattern(r"[ \t]*([A-Za-z_][A-Za-z0-9_.-]*)[ \t]*=[ \t]*([^;#\r
 _MAX_SECTIONS = 256
 
 
-@dataclass(eq=False, repr=False)
 class Option:
     """One ``key = value`` of a preset file's section, located."""
 
-    key: str
-    value: str
-    key_at: Location
-    value_at: Location
-    comments: tuple[str, ...] = ()
+    def __init__(self, key: str, value: str, key_at: Location, value_at: Location,
+                 comments: tuple[str, ...] = ()) -> None:
+        self.key = key
+        self.value = value
+        self.key_at = key_at
+        self.value_at = value_at
+        self.comments = comments
 
 
-@dataclass(eq=False, repr=False)
 class Section:
     """One ``[name]`` section of a preset file and its options."""
 
-    name: str
-    at: Location
-    options: list[Option] = field(default_factory=list)
+    def __init__(self, name: str, at: Location, options: list[Option] | None = None) -> None:
+        self.name = name
+        self.at = at
+        self.options = [] if options is None else options
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:

@@ -20,7 +20,6 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
@@ -62,13 +61,13 @@ class _Source(Protocol):
     def files_in(self, rel: str) -> list[str]: ...
 
 
-@dataclass(eq=False, repr=False)
 class _Files:
     """This module's index space: the texts read (path -> text, or None) and where they come from,
     decided at the first read."""
 
-    texts: dict[str, str | None] = field(default_factory=dict)
-    source: _Source | None = None
+    def __init__(self, texts: dict[str, str | None] | None = None, source: _Source | None = None) -> None:
+        self.texts = {} if texts is None else texts
+        self.source = source
 
 
 def read_text(workspace: Workspace, rel: str) -> str | None:
