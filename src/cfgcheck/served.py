@@ -368,8 +368,7 @@ class ServedModel(Record):
         # pods of a group other than the one whose command starts the engine, where its workers run and load
         # the weights: a Ray cluster's GPU worker groups, by group name
         self.worker_pods = {} if worker_pods is None else worker_pods
-        # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
-        # load-balancer upstream lists); a pod's is ``pod.node``
+        # the machine an engine outside any pod runs on (a load-balancer upstream's host); a pod's is ``pod.node``
         self.host = host
         # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
         # (path, line, column) where the value is written -> where the document refers to it. A finding at
