@@ -314,40 +314,58 @@ class ServedModel(Record):
                  model_named: Setting | None = None, model_folder: RepositoryModel | None = None,
                  cache: dict | None = None, launched_by: str | None = None, launch_comments: tuple[str, ...] = (),
                  base_image: Setting | None = None) -> None:
+        self._what_runs(name, kind, path, document, location, identity, template, engine, engine_version,
+                        engine_version_confidence, engine_version_why, engine_variant, image, model, model_revision,
+                        launched_by, base_image, model_named, model_folder)
+        self._as_written(settings, occurrences, argv, env, directives, annotations, inert, operator_defaults,
+                         conventions, setting_keys, comments, definition_comments, launch_comments, referenced_at)
+        self._hardware(gpus, gpus_span, group_pods, gpu_product, gpu_memory_bytes, gpu_resource, node_selector,
+                       gpu_labels, accelerator_claims, placement, cluster)
+        self._around(replicas, strategy, pod, worker_pods, host, disaggregation, downloads, worker_images, cache)
+
+    def _what_runs(self, name: str, kind: str, path: str, document: int, location: Location, identity: str,
+                   template: bool, engine: str, engine_version: str | None, engine_version_confidence: str | None,
+                   engine_version_why: str | None, engine_variant: str | None, image: Setting | None,
+                   model: Setting | None, model_revision: Setting | None, launched_by: str | None,
+                   base_image: Setting | None, model_named: Setting | None,
+                   model_folder: RepositoryModel | None) -> None:
+        """Which engine runs which model, where the served model is written, and how it is started."""
         # kind: the resource or format ("InferenceService", "Deployment", "production-stack"); document: the
         # 0-based index of the YAML document in the file; location: where the served model is defined
         self.name, self.kind, self.path, self.document, self.location = name, kind, path, document, location
+        self.identity = identity  # stable id across versions of a file: "<path>#<kind>/<name>[/<container>]"
+        # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
+        # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
+        self.template = template
         self.engine, self.engine_version = engine, engine_version  # vllm | sglang | tokenspeed | llama.cpp | unknown
         # how sure engine_version is: exact (a version tag, a directive) | assumed | unknown, and why;
         # None: not stated by the adapter (derived from the image, else exact when a version is given)
         self.engine_version_confidence, self.engine_version_why = engine_version_confidence, engine_version_why
         self.engine_variant = engine_variant  # a platform or vendor build that may add flags: rocm, omni, llm-d, ...
         self.image, self.model, self.model_revision = image, model, model_revision
+        # how the engine is started: "command" (the argv names its launcher: ``vllm serve``, ``python -m
+        # sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an argv)
+        self.launched_by = launched_by
+        # the final FROM image of the Dockerfile the service builds (compose ``build:``), at its FROM line
+        self.base_image = base_image
+        # the hub repository a local model path holds, where the input names it (a download into that path,
+        # an org/name --served-model-name of the same name; the folder of the repository it is): value
+        # "org/name" (or the folder's name), source says which
+        self.model_named = model_named
+        # the repository's own model folder the local path is, whose config.json describes the architecture
+        self.model_folder = model_folder
+
+    def _as_written(self, settings: dict[str, Setting] | None, occurrences: dict[str, list[Setting]] | None,
+                    argv: list[ArgToken] | None, env: dict[str, Setting] | None, directives: list[Directive] | None,
+                    annotations: dict[str, str] | None, inert: list[tuple[Setting, str]] | None,
+                    operator_defaults: dict[str, tuple[Any, str]] | None, conventions: dict[str, str] | None,
+                    setting_keys: dict[str, str] | None, comments: list[tuple[int, str]] | None,
+                    definition_comments: list | None, launch_comments: tuple[str, ...],
+                    referenced_at: dict[tuple[str, int, int], Location] | None) -> None:
+        """The engine's settings and argv, and what is written around them (comments, directives, env)."""
         self.settings = {} if settings is None else settings  # effective: what the engine uses
         self.occurrences = {} if occurrences is None else occurrences  # every place, in applied order
         self.argv = [] if argv is None else argv
-        # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
-        # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
-        # multi-pod resource whose other pods the input does not show)
-        self.gpus, self.gpus_span = gpus, gpus_span
-        self.group_pods = [] if group_pods is None else group_pods  # gpus_span "group": the group's other pods
-        # a GPU name or label value ("NVIDIA-A100-SXM4-80GB"), the memory per GPU when the config states it, the
-        # device resource requested (nvidia.com/gpu, amd.com/gpu, squat.ai/dri)
-        self.gpu_product, self.gpu_memory_bytes, self.gpu_resource = gpu_product, gpu_memory_bytes, gpu_resource
-        self.node_selector = {} if node_selector is None else node_selector
-        self.gpu_labels = [] if gpu_labels is None else gpu_labels  # (label, value) naming the GPU, best first
-        # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
-        self.accelerator_claims = [] if accelerator_claims is None else accelerator_claims
-        # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
-        # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
-        self.placement = placement
-        # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
-        # every served model of the run, set once every file has been read; None when the run has none
-        self.cluster = cluster
-        # comments on and above the keys that lead to the model's definition in its document (the document's
-        # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
-        self.definition_comments = [] if definition_comments is None else definition_comments
-        self.replicas, self.strategy = replicas, strategy  # strategy: Recreate | RollingUpdate | StatefulSet | ...
         self.env = {} if env is None else env  # literal container env values by name
         self.directives = [] if directives is None else directives
         self.annotations = {} if annotations is None else annotations
@@ -362,40 +380,61 @@ class ServedModel(Record):
         # dotted key path (``servingEngineSpec.modelSpec[0].vllmConfig.dtype``); "extra_args": the argument list
         self.setting_keys = {} if setting_keys is None else setting_keys
         self.comments = [] if comments is None else comments  # (line, text) of every comment in the document
-        # identity: a stable id across versions of a file ("<path>#<kind>/<name>[/<container>]"); pod: the pod
-        # around the engine, when the input shows it (or its operator is known)
-        self.identity, self.pod = identity, pod
-        # pods of a group other than the one whose command starts the engine, where its workers run and load
-        # the weights: a Ray cluster's GPU worker groups, by group name
-        self.worker_pods = {} if worker_pods is None else worker_pods
-        # the machine an engine outside any pod runs on (a load-balancer upstream's host); a pod's is ``pod.node``
-        self.host = host
+        # comments on and above the keys that lead to the model's definition in its document (the document's
+        # first key, the list or pool that holds the model, its entry): (line, text), read for a GPU named there
+        self.definition_comments = [] if definition_comments is None else definition_comments
+        # the comment blocks heading what starts the engine: the container's (or service's) entry and the keys
+        # that hold its argv (``command:``, ``args:``, ``entrypoint:``, above their first item): where a person
+        # explains the flags of the list as a whole, a few lines above any one of them
+        self.launch_comments = launch_comments
         # values the model's document takes by name from another file (a compose ``${VAR}`` from ``.env``):
         # (path, line, column) where the value is written -> where the document refers to it. A finding at
         # the value is shown at the reference, with the value as its related location.
         self.referenced_at = {} if referenced_at is None else referenced_at
+
+    def _hardware(self, gpus: Setting | None, gpus_span: str, group_pods: list[GroupPod] | None,
+                  gpu_product: str | None, gpu_memory_bytes: int | None, gpu_resource: str | None,
+                  node_selector: dict[str, str] | None, gpu_labels: list[tuple[str, str]] | None,
+                  accelerator_claims: list | None, placement: Any, cluster: Any) -> None:
+        """The GPUs the engine is given and what says which GPUs they are."""
+        # what ``gpus`` counts, as the adapter read the topology: "pod" (the engine's one pod), "group" (every
+        # pod of a multi-pod group: a Ray head + workers, an LWS leader + workers), "unknown" (one pod of a
+        # multi-pod resource whose other pods the input does not show)
+        self.gpus, self.gpus_span = gpus, gpus_span
+        self.group_pods = [] if group_pods is None else group_pods  # gpus_span "group": the group's other pods
+        self.gpu_product = gpu_product  # a GPU name or label value, e.g. "NVIDIA-A100-SXM4-80GB"
+        self.gpu_memory_bytes = gpu_memory_bytes  # memory per GPU when the config states it
+        self.gpu_resource = gpu_resource  # the device resource requested: nvidia.com/gpu, amd.com/gpu, squat.ai/dri
+        self.node_selector = {} if node_selector is None else node_selector
+        self.gpu_labels = [] if gpu_labels is None else gpu_labels  # (label, value) naming the GPU, best first
+        # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
+        self.accelerator_claims = [] if accelerator_claims is None else accelerator_claims
+        # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
+        # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
+        self.placement = placement
+        # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
+        # every served model of the run, set once every file has been read; None when the run has none
+        self.cluster = cluster
+
+    def _around(self, replicas: Setting | None, strategy: Setting | None, pod: PodFacts | None,
+                worker_pods: dict[str, PodFacts] | None, host: str | None, disaggregation: tuple[str, str] | None,
+                downloads: list[Download] | None, worker_images: list[Setting] | None, cache: dict | None) -> None:
+        """The pods and machines around the engine, how it rolls out, and what fetches its weights."""
+        self.replicas, self.strategy = replicas, strategy  # strategy: Recreate | RollingUpdate | StatefulSet | ...
+        self.pod = pod  # the pod around the engine, when the input shows it (or its operator is known)
+        # pods of a group other than the one whose command starts the engine, where its workers run and load
+        # the weights: a Ray cluster's GPU worker groups, by group name
+        self.worker_pods = {} if worker_pods is None else worker_pods
+        # the machine an engine outside any pod runs on, when the input tells it (the host whose ports one
+        # load-balancer upstream lists); a pod's is ``pod.node``
+        self.host = host
         # prefill/decode disaggregation: (the graph the worker belongs to, "prefill" | "decode"), when the
         # format says it (a Dynamo graph's workers, an llm-d model service's prefill and decode pods)
         self.disaggregation = disaggregation
-        # a runtime template (KServe ServingRuntime, LLMInferenceServiceConfig): what a served model will run,
-        # not one by itself; only rules about the template's own text (TEMPLATES = True) check it
-        self.template = template
         self.downloads = [] if downloads is None else downloads  # what fetches the weights before the engine starts
         # the images of the pods that run the engine's workers beside ``image`` (a Ray cluster's worker groups)
         self.worker_images = [] if worker_images is None else worker_images
-        # the hub repository a local model path holds, where the input names it (a download into that path,
-        # an org/name --served-model-name of the same name; the folder of the repository it is): value
-        # "org/name" (or the folder's name), source says which
-        self.model_named = model_named
-        # the repository's own model folder the local path is, whose config.json describes the architecture
-        self.model_folder = model_folder
         self.cache = {} if cache is None else cache  # facts derived once per run
-        # launched_by: how the engine is started: "command" (the argv names its launcher: ``vllm serve``,
-        # ``python -m sglang.launch_server``), "image" (the image's entrypoint receives the argv), None (not by an
-        # argv); launch_comments: the comment blocks heading what starts the engine (the container's or
-        # service's entry, its ``command:``/``args:``/``entrypoint:`` keys), where a person explains the flags
-        # of the list as a whole; base_image: the final FROM of the Dockerfile a compose ``build:`` builds
-        self.launched_by, self.launch_comments, self.base_image = launched_by, launch_comments, base_image
 
     def gpu_pool(self) -> tuple[str, str] | None:
         """What identifies the GPUs this model runs on, for ceilings shared between served models:
