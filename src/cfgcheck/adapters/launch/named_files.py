@@ -83,9 +83,7 @@ def read_text(workspace: Workspace, rel: str) -> str | None:
         return None
     limit = {**DEFAULT_LIMITS, **(workspace.config.get("limits") or {})}["max-file-bytes"]
     try:
-        if files.source is None:
-            files.source = _source(Path(str(root)), workspace.commit)
-        raw = files.source.read(rel, limit)
+        raw = _source_of(workspace, files).read(rel, limit)
         files.texts[rel] = decode(raw) if raw is not None else None
     except (OSError, YamlError, UnsafePath):
         return None
@@ -112,9 +110,7 @@ def holds_folder(workspace: Workspace, rel: str) -> bool:
     if not root or _normal(rel) != rel:
         return False
     try:
-        if files.source is None:
-            files.source = _source(Path(str(root)), workspace.commit)
-        return files.source.holds_folder(rel)
+        return _source_of(workspace, files).holds_folder(rel)
     except (OSError, UnsafePath):
         return False
 
@@ -128,11 +124,17 @@ def files_in(workspace: Workspace, rel: str) -> list[str]:
     if not root or (rel and _normal(rel) != rel):
         return []
     try:
-        if files.source is None:
-            files.source = _source(Path(str(root)), workspace.commit)
-        return files.source.files_in(rel)
+        return _source_of(workspace, files).files_in(rel)
     except (OSError, UnsafePath):
         return []
+
+
+def _source_of(workspace: Workspace, files: _Files) -> _Source:
+    """Where the repository's files are read from (Git's index, a commit, or the folder), decided at the
+    first read of the run (raises OSError or UnsafePath as the readers do)."""
+    if files.source is None:
+        files.source = _source(Path(str(workspace.config.get("root"))), workspace.commit)
+    return files.source
 
 
 def _by_folder(paths) -> dict[str, list[str]]:
