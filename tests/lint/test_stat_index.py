@@ -1,0 +1,164 @@
+"""The whole-run cache's index of what files were (cache.py ``StatIndex``): a file that ``stat`` still
+describes as it did is not read again for the key, a file changed in any way ``stat`` can tell (its change
+time moves even when its size and modification time are put back) is read again, a file looked at within
+the racy window is never trusted, and an index someone else wrote is no index."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+
+from cfgcheck import cache as cache_module
+from cfgcheck.cache import ContentCache, StatIndex
+from cfgcheck.config import Config
+from cfgcheck.lint import lint
+from cfgcheck.lint_command import render_lint
+
+COMPOSE = """\
+services:
+  vllm:
+    image: vllm/vllm-openai:${TAG}
+    env_file: .env
+    command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096"]
+"""
+DEPLOYMENT = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat
+spec:
+  template:
+    spec:
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:{tag}
+          args: ["--model", "Qwen/Qwen3-8B"]
+"""
+
+
+@pytest.fixture
+def cache_home(tmp_path: Path, monkeypatch) -> Path:
+    home = tmp_path / "xdg"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
+    return home
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
+    (folder / "compose.yaml").write_text(COMPOSE, encoding="utf-8")
+    (folder / ".env").write_text("TAG=latest\n", encoding="utf-8")
+    return folder
+
+
+@pytest.fixture
+def aged(monkeypatch) -> None:
+    """Files written by the test count as older than the racy window (as a checkout is, minutes later)."""
+    monkeypatch.setattr(cache_module, "RACY_NS", -60 * 10**9)
+
+
+def _report(folder: Path, cache: bool = True) -> str:
+    return render_lint(lint([folder], Config(folder), cache=cache), "json", None, folder, True, False, False)
+
+
+def _reads(monkeypatch) -> list[str]:
+    """The paths the cache reads from now on (``cache._contents``)."""
+    read: list[str] = []
+    contents = cache_module._contents
+
+    def counted(path: str):
+        read.append(os.path.basename(path))
+        return contents(path)
+
+    monkeypatch.setattr(cache_module, "_contents", counted)
+    return read
+
+
+def _rewrite_keeping_size_and_mtime(path: Path, text: str) -> None:
+    """``text`` (as long as what ``path`` held) written, the modification time put back: only the change
+    time, which no user can set, tells the file changed."""
+    before = path.stat()
+    assert len(text.encode()) == before.st_size
+    path.write_text(text, encoding="utf-8")
+    os.utime(path, ns=(before.st_atime_ns, before.st_mtime_ns))
+    assert path.stat().st_mtime_ns == before.st_mtime_ns
+
+
+def test_an_unchanged_tree_is_not_read_again(repo: Path, cache_home: Path, aged, monkeypatch) -> None:
+    first = _report(repo)
+    read = _reads(monkeypatch)
+    assert _report(repo) == first == _report(repo, cache=False)
+    # the second run read no linted file and not the .env beside the compose file: stat said they are unchanged
+    assert read.count("app.yaml") == read.count("compose.yaml") == read.count(".env") == 0
+
+
+def test_a_changed_file_with_its_size_and_mtime_kept_is_read_again(repo: Path, cache_home: Path, aged) -> None:
+    first = _report(repo)
+    _rewrite_keeping_size_and_mtime(repo / "app.yaml", DEPLOYMENT.format(tag="v0.9.0"))
+    second = _report(repo)
+    assert second == _report(repo, cache=False) != first
+    assert '"CFG302"' in first and "vllm/vllm-openai:latest" not in second
+
+
+def test_a_changed_env_file_with_its_size_and_mtime_kept_is_read_again(repo: Path, cache_home: Path, aged) -> None:
+    first = _report(repo)
+    _rewrite_keeping_size_and_mtime(repo / ".env", "TAG=v0.9.0\n")
+    assert _report(repo) == _report(repo, cache=False) != first
+
+
+def test_a_file_within_the_racy_window_is_not_kept(tmp_path: Path) -> None:
+    path = tmp_path / "app.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    store = ContentCache({}, False, tmp_path / "cache", "stat")
+    fresh = StatIndex(store, "scope")
+    assert fresh.contents(str(path))[2] == b"a: 1\n"  # read
+    fresh.save()
+    assert fresh.looked == {} and not (tmp_path / "cache").exists()  # changed this very second: not trusted
+    os.utime(path, ns=(0, 0))  # an old modification time does not help: the change time is now
+    assert StatIndex(store, "scope").contents(str(path))[2] is not None
+
+
+def test_an_entry_looked_at_is_kept_and_used(tmp_path: Path, aged) -> None:
+    path = tmp_path / "app.yaml"
+    path.write_text("a: 1\n", encoding="utf-8")
+    store = ContentCache({}, False, tmp_path / "cache", "stat")
+    first = StatIndex(store, "scope")
+    kind, digest, data = first.contents(str(path))
+    first.save()
+    assert (kind, digest, data) == ("file", cache_module.digest(b"a: 1\n"), b"a: 1\n")
+    assert StatIndex(store, "scope").contents(str(path)) == ("file", digest, None)  # not read
+    assert StatIndex(store, "another scope").contents(str(path))[2] is not None  # another run's index
+
+
+@pytest.mark.parametrize("written", [b"not json", b"[1, 2]", b'{"PATH": "x"}', b'{"PATH": [1, 2, 3, 4, 5, 6]}',
+                                     b'{"PATH": [1, 2, 3, 4, 5, 6, 7]}', b'{"PATH": {"a": 1}}', b"\xff\xfe"])
+def test_an_index_someone_else_wrote_is_no_index(repo: Path, cache_home: Path, aged, written: bytes) -> None:
+    expected = _report(repo, cache=False)
+    assert _report(repo) == expected
+    [index] = [path for path in (cache_home / "cfgcheck" / "stat").rglob("*") if path.is_file()]
+    assert str(repo / "app.yaml") in json.loads(index.read_bytes())
+    index.write_bytes(written.replace(b"PATH", json.dumps(str(repo / "app.yaml"))[1:-1].encode()))
+    (repo / "app.yaml").write_text(DEPLOYMENT.format(tag="v0.9.1"), encoding="utf-8")
+    assert _report(repo) == _report(repo, cache=False) != expected
+
+
+def test_a_folder_whose_names_changed_is_listed_again(tmp_path: Path, aged) -> None:
+    folder = tmp_path / "base"
+    folder.mkdir()
+    (folder / "a.yaml").write_text("a: 1\n", encoding="utf-8")
+    store = ContentCache({}, False, tmp_path / "cache", "stat")
+    first = StatIndex(store, "scope")
+    was = first.fingerprint(str(folder))
+    assert was == cache_module.fingerprint(str(folder))
+    first.save()
+    assert StatIndex(store, "scope").contents(str(folder))[2] is None  # unchanged: not listed again
+    before = folder.stat()
+    (folder / "b.yaml").write_text("b: 1\n", encoding="utf-8")
+    os.utime(folder, ns=(before.st_atime_ns, before.st_mtime_ns))  # its change time still moved
+    again = StatIndex(store, "scope")
+    assert again.fingerprint(str(folder)) == cache_module.fingerprint(str(folder)) != was
