@@ -267,8 +267,8 @@ def _image_beside_its_repository(model: ServedModel, index: SourceMap) -> None:
     at = index.find(repository, None)
     if at is None or (at.path == image.location.path and 0 <= image.location.line - at.line <= _IMAGE_SPAN):
         return
-    near = [location for location, _ in index.by_text.get(tag, [])
-            if location.path == at.path and 0 <= location.line - at.line <= _IMAGE_SPAN]
+    near = [held.location for held in index.by_text.get(tag, [])
+            if held.location.path == at.path and 0 <= held.location.line - at.line <= _IMAGE_SPAN]
     image.location = near[0] if near else at
 
 

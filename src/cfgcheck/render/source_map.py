@@ -1,8 +1,10 @@
 """Where a rendered value came from, and the rendered served models placed there.
 
 A renderer knows the files it rendered from (a kustomization's bases, overlays and patches in apply order;
-a chart's values files and templates). ``SourceMap`` indexes their scalar values and shell words by text;
-a value of a rendered served model is then placed where the sources hold it, with the comments written
+a chart's values files and templates). ``SourceMap`` indexes their scalar values and shell words by text,
+each with its key (or the flag before it) and the object its document defines or patches; a value of a
+rendered served model is then placed where the sources hold it under its key, in its own object's
+documents before another object's equal text (another Deployment's ``replicas: 1``), with the comments written
 there (kubectl prints none: a reason stated above a setting in the base is still beside it), else at the
 source object the rendered one was built from (``Fallback``: where the object is defined, not a patch of
 it), else at the file that was rendered. The rendered text itself is read by the adapter registry like any
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Protocol
+from typing import Callable, Iterator, NamedTuple, Protocol
 
 from ..model import Location, PodFacts, ServedModel, Service, Setting
 from ..notes import note
@@ -35,14 +37,30 @@ class Reader(Protocol):
         """Whether ``text`` holds a serving marker of a registered adapter (the prefilter's test)."""
 
 
+class Written(NamedTuple):
+    """A value the sources write: where, the word it follows (``_followed``), and the object its document
+    defines or patches (None: no one object's, such as a kustomization's own fields or a JSON patch)."""
+
+    location: Location
+    follows: str | None
+    object: tuple[str, str] | None
+
+
 class SourceMap:
-    """Scalar values and shell words of the source files, by text, in apply order; ``raw`` files
-    (templates, not YAML) are searched for a value as a whole word when no source value holds it."""
+    """Scalar values and shell words of the source files, by text, in apply order (``Written``); ``raw``
+    files (templates, not YAML) are searched for a value as a whole word when no source value holds it.
+    ``keyed``: the sources write a value under the key it is rendered under, in a document of its object
+    (a kustomization's resources and patches; a chart's values files do neither)."""
+
+    keyed = True
 
     def __init__(self, repo: Path, files: list[Path], workspace: Workspace, raw: list[tuple[str, str]] = ()):
-        self.by_text: dict[str, list[tuple[Location, str | None]]] = {}
+        self.by_text: dict[str, list[Written]] = {}
+        self.by_follows: dict[tuple[str, str], list[Written]] = {}  # those of by_text that follow a word
         self.objects: dict[tuple[str, str], Location] = {}
         self.entries: dict[str, list[tuple[int, int]]] = {}  # path -> (first, last line) of each list entry
+        # path -> (first, last line, object) of each document
+        self.spans: dict[str, list[tuple[int, int, tuple[str, str] | None]]] = {}
         self.raw = list(raw)  # (repo-relative path, text)
         self.files: dict[str, LoadedFile] = {}  # the YAML sources by path, for their comments
         for file in files:
@@ -50,17 +68,22 @@ class SourceMap:
             for document in loaded.documents:
                 if document.root is None:
                     continue
-                ctx = DocContext(loaded, document, workspace)
-                self._walk(ctx, document.root)
-                kind, name = document.root.scalar("kind"), document.root.scalar("metadata", "name")
+                ctx, owner = DocContext(loaded, document, workspace), _object(document.root)
+                self._walk(ctx, document.root, owner)
                 node = document.root.path("metadata", "name")
-                if isinstance(kind, str) and isinstance(name, str) and node is not None:
+                if owner is not None and node is not None:
                     # the resource that defines the object, not a patch applied to it later
-                    self.objects.setdefault((kind, name), ctx.location(node))
+                    self.objects.setdefault(owner, ctx.location(node))
 
     def _load(self, repo: Path, file: Path) -> LoadedFile:
         loaded = load_file(repo, file)
-        self.files.setdefault(loaded.path, loaded)
+        if loaded.path not in self.files:
+            self.files[loaded.path] = loaded
+            first, spans = 1, self.spans.setdefault(loaded.path, [])
+            for document in loaded.documents:
+                end = document.root.end_line if document.root is not None else document.line
+                spans.append((first, end, _object(document.root)))
+                first = end + 1
         return loaded
 
     def comments(self, location: Location) -> tuple[str, ...] | None:
@@ -71,56 +94,62 @@ class SourceMap:
 
     def document_comments(self, location: Location) -> list:
         """The comments of the source document that holds ``location`` (the object a served model is)."""
-        loaded = self.files.get(location.path)
-        first = 1
-        for document in loaded.documents if loaded is not None else []:
-            end = document.root.end_line if document.root is not None else document.line
+        for first, end, _ in self.spans.get(location.path, ()):
             if first <= location.line <= end:
-                return [c for line, c in sorted(loaded.comments.items()) if first <= line <= end]
-            first = end + 1
+                return [c for line, c in sorted(self.files[location.path].comments.items()) if first <= line <= end]
         return []
 
-    def _walk(self, ctx: DocContext, node: YNode) -> None:
-        stack: list[tuple[YNode, str | None]] = [(node, None)]  # a node, and the list item before it
-        while stack:
-            current, before = stack.pop()
-            if current.kind == "map":
-                for _, value in current.items():
-                    stack.append((value, None))
-            elif current.kind == "seq":
-                # an argument list's value follows its flag (``- --max-num-seqs`` then ``- "8"``)
-                stack.extend((item, str(prior.value) if prior is not None and prior.kind == "scalar" else None)
-                             for prior, item in zip([None, *current.value], current.value))
+    def object_at(self, location: Location) -> tuple[str, str] | None:
+        """The object (kind, name) the source document that holds ``location`` defines or patches."""
+        return next((owner for first, end, owner in self.spans.get(location.path, ())
+                     if first <= location.line <= end), None)
+
+    def _walk(self, ctx: DocContext, node: YNode, owner: tuple[str, str] | None = None) -> None:
+        for current, before in _followed(node):
+            if current.kind == "seq":
                 self.entries.setdefault(ctx.path, []).extend(
                     (item.line, item.end_line) for item in current.value if item.kind == "map")
-            elif current.value is not None:
-                text = str(current.value)
-                self.by_text.setdefault(text, []).append((ctx.location(current), before))
-                if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
-                    previous = None
-                    for token in shell_tokens(ctx, current, "index", segment=False):
-                        self.by_text.setdefault(token.text, []).append((token.location, previous))
-                        previous = token.text
-                if isinstance(current.value, str) and ":" in text and "/" in text:
-                    tag = text.rsplit(":", 1)[1]
-                    self.by_text.setdefault(f"tag:{tag}", []).append((ctx.location(current), None))
-                    if "://" in text:  # a model URL (KubeAI's hf://org/name): the engine is given the ref
-                        self.by_text.setdefault(f"ref:{text.partition('://')[2]}", []).append(
-                            (ctx.location(current), None))
+            elif current.kind != "map" and current.value is not None:
+                self._add(ctx, current, before, owner)
 
-    def find(self, text: str, previous: str | None, near: Location | None = None) -> Location | None:
-        """Where the sources hold ``text``: after the word ``previous`` when one does, else in the list
-        entry that holds ``near`` (a chart's ``models:`` entry whose model the served model is) when one
-        does, else the last found."""
+    def _add(self, ctx: DocContext, current: YNode, before: str | None, owner: tuple[str, str] | None) -> None:
+        text, at = str(current.value), ctx.location(current)
+        self._hold(text, Written(at, before, owner))
+        if isinstance(current.value, str) and (" " in text or "\n" in text) and len(text) < 20000:
+            previous = None
+            for token in shell_tokens(ctx, current, "index", segment=False):
+                self._hold(token.text, Written(token.location, previous, owner))
+                previous = token.text
+        if isinstance(current.value, str) and ":" in text and "/" in text:
+            tag = text.rsplit(":", 1)[1]
+            self._hold(f"tag:{tag}", Written(at, None, owner))
+            if "://" in text:  # a model URL (KubeAI's hf://org/name): the engine is given the ref
+                self._hold(f"ref:{text.partition('://')[2]}", Written(at, None, owner))
+
+    def _hold(self, text: str, written: Written) -> None:
+        self.by_text.setdefault(text, []).append(written)
+        if written.follows is not None:
+            self.by_follows.setdefault((text, written.follows), []).append(written)
+
+    def find(self, text: str, previous: str | None, near: Location | None = None,
+             own: tuple[str, str] | None = None) -> Location | None:
+        """Where the sources hold ``text``: after the word ``previous`` (its key, or the flag before it)
+        when one does; of those, in a document of ``own`` (the object the value is rendered from: where it
+        is defined, its patches) or of no one object when one holds it, an equal text in another object's
+        document (another Deployment's ``replicas: 1``) never taken before it; then in the list entry
+        that holds ``near`` (a chart's ``models:`` entry whose model the served model is) when one does;
+        else the last found (the last applied: a patch's over the base it patches)."""
         candidates = self.by_text.get(text) or []
         if not candidates:
             return self._find_raw(text)
-        preferred = [loc for loc, prev in candidates if previous is not None and prev == previous]
-        if not preferred and near is not None and len(candidates) > 1:
+        found = self.by_follows.get((text, previous), candidates) if previous is not None else candidates
+        if own is not None and len(found) > 1:
+            found = [held for held in found if held.object is None or held.object == own] or found
+        if near is not None and len(found) > 1:
             entry = self._entry(near)
-            preferred = [loc for loc, _ in candidates if entry is not None and loc.path == near.path
-                         and entry[0] <= loc.line <= entry[1]]
-        return (preferred or [loc for loc, _ in candidates])[-1]
+            found = [held for held in found if entry is not None and held.location.path == near.path
+                     and entry[0] <= held.location.line <= entry[1]] or found
+        return found[-1].location
 
     def _entry(self, near: Location) -> tuple[int, int] | None:
         """The innermost list entry of the sources that holds ``near``."""
@@ -143,6 +172,8 @@ class SourceMap:
 class ScopedSourceMap(SourceMap):
     """A :class:`SourceMap` over values files, each whole (key None) or only under one top-level key."""
 
+    keyed = False  # a values file's keys are the chart's own (``replicaCount``), not the rendered ones
+
     def __init__(self, repo: Path, files: list[tuple[Path, str | None]], workspace: Workspace,
                  raw: list[tuple[str, str]]):
         super().__init__(repo, [], workspace, raw)
@@ -154,6 +185,52 @@ class ScopedSourceMap(SourceMap):
                     node = node.get(key) if node.kind == "map" else None
                 if node is not None:
                     self._walk(DocContext(loaded, document, workspace), node)
+
+
+def _object(root: YNode | None) -> tuple[str, str] | None:
+    """The object (kind, metadata.name) a source document defines or patches; None for a document of no
+    one object (a kustomization, a JSON patch: its target is named in the kustomization)."""
+    if root is None or root.kind != "map":
+        return None
+    kind, name = root.scalar("kind"), root.scalar("metadata", "name")
+    if not isinstance(kind, str) or not isinstance(name, str) or kind in ("Kustomization", "Component"):
+        return None
+    return kind, name
+
+
+def _followed(root: YNode) -> Iterator[tuple[YNode, str | None]]:
+    """Every node under ``root`` with the word it follows: a value its key (``_field_set``), a list item
+    the scalar item before it (an argument list's value follows its flag: ``- --max-num-seqs`` then
+    ``- "8"``)."""
+    stack: list[tuple[YNode, str | None]] = [(root, None)]
+    while stack:
+        current, before = stack.pop()
+        yield current, before
+        if current.kind == "map":
+            stack.extend((value, _field_set(current, key)) for key, value in current.items())
+        elif current.kind == "seq":
+            stack.extend((item, str(prior.value) if prior is not None and prior.kind == "scalar" else None)
+                         for prior, item in zip([None, *current.value], current.value))
+
+
+def _field_set(pairs: YNode, key: YNode) -> str | None:
+    """The field a value of the map ``pairs`` sets in the rendered object: its key, but for a JSON patch
+    operation's ``value`` (RFC 6902 ``{op, path, value}``) the last field of its ``path``, and for the
+    ``count`` of a kustomization's ``replicas:`` entry (``{name, count}``) the object's ``replicas``."""
+    word = str(key.value) if key.kind == "scalar" else None
+    if word == "value" and isinstance(path := pairs.scalar("path"), str) and pairs.get("op") is not None:
+        fields = [part for part in path.split("/") if part and part != "-" and not part.isdigit()]
+        # RFC 6901: "~1" is a "/" of the field's name, "~0" a "~"
+        return fields[-1].replace("~1", "/").replace("~0", "~") if fields else word
+    if word == "count" and pairs.get("name") is not None:
+        return "replicas"
+    return word
+
+
+def _place_of(node: YNode) -> tuple[int, int]:
+    """The line and column a rendered scalar's value is read at (``DocContext.location``: inside quotes)."""
+    at = node.location("", inside_quotes=True)
+    return at.line, at.column
 
 
 Fallback = Callable[[str, str, Document], "Location | None"]
@@ -183,14 +260,15 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
         document = objects.get(("Service", service.name))
         if document is None:
             return None
-        return _Places(model, fallback_of("Service", service.name, document) or Location(ctx.path, 1, 1), sources)
+        return _Places(model, fallback_of("Service", service.name, document) or Location(ctx.path, 1, 1), sources,
+                       document.root)
 
     done: set[int] = set()  # the pod facts and Services the rendering's models share, each placed once
     for model in reader.models(rendered):
         root = rendered.documents[model.document].root
         kind, name = (root.scalar("kind"), root.scalar("metadata", "name")) if root is not None else (None, None)
         own = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
-        place = _Places(model, own, sources)
+        place = _Places(model, own, sources, root)
         mapped = relocate(model, place.fallback, sources, identity, keep_unchanged, place)
         if mapped is not None and mapped.pod is not None:
             _place_pod(mapped.pod, place, ctx.path, done, lambda service, model=model: service_place(model, service))
@@ -292,10 +370,17 @@ def _place_pod(pod: PodFacts, place: _Places, rendered: str, done: set[int],
 class _Places:
     """Where each rendered position of one served model is in the sources (each position mapped once)."""
 
-    def __init__(self, model: ServedModel, fallback: Location, sources: SourceMap) -> None:
+    def __init__(self, model: ServedModel, fallback: Location, sources: SourceMap, rendered: YNode | None = None):
         self.fallback, self.sources = fallback, sources
-        self.previous_of = {(token.location.line, token.location.column): before.text
-                            for before, token in zip(model.argv, model.argv[1:])}
+        # the word each rendered value follows: its key in ``rendered`` (the object's document) where the
+        # sources write the rendered keys, else (and for the argv's words) the word before it
+        self.previous_of: dict[tuple[int, int], str | None] = {}
+        if rendered is not None and sources.keyed:
+            self.previous_of = {_place_of(node): before for node, before in _followed(rendered)
+                                if before is not None and node.kind == "scalar"}
+        self.previous_of.update({(token.location.line, token.location.column): before.text
+                                 for before, token in zip(model.argv, model.argv[1:])})
+        self.own = sources.object_at(fallback) if sources.keyed else None  # the object it is rendered from
         self.mapped: dict[tuple[int, int], Location] = {}
         self.found: set[int] = set()  # ids of the locations a source holds (not the fallback)
         self.anchor = (model.location.line, model.location.column)
@@ -309,7 +394,7 @@ class _Places:
         if key == self.anchor:  # the object itself (defaults such as the strategy are placed there)
             self.mapped[key] = self.fallback
             return self.fallback
-        found = self.sources.find(text, self.previous_of.get(key), self.near) if text is not None else None
+        found = self.sources.find(text, self.previous_of.get(key), self.near, self.own) if text is not None else None
         if found is None and text is not None and f"ref:{text}" in self.sources.by_text:
             found = self.sources.find(f"ref:{text}", None)  # the reference inside a URL a source writes
         if found is None and text is not None and ":" in text:
