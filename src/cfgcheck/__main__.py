@@ -12,15 +12,20 @@ from .notes import per_run
 
 @per_run  # one command, one notes channel: a note is said once
 def main() -> None:
-    # A lint run allocates many small objects and few cycles: collecting the young generation every
-    # 700 allocations costs more than half the run. Collect rarely instead.
-    gc.set_threshold(50_000, 20, 20)
+    # A lint run allocates millions of objects that live to its end and almost no cycles: the cyclic
+    # collector only scans them again and again (the dense corpus: 17 collections, 0.17 s of 4.5 s CPU,
+    # 515 objects freed; the same peak RSS without it, 97.6 MiB). One command is one short process: no
+    # collection during it; enabled again when it returns (a caller that runs ``main`` in its own process).
+    gc.disable()
     from .sandbox import session
 
-    # one rendering budget and one private folder for the whole run; SIGTERM (a cancelled CI job) and
-    # SIGINT end it through every ``finally``: renderers killed, staged copies removed
-    with session():
-        _run()
+    try:
+        # one rendering budget and one private folder for the whole run; SIGTERM (a cancelled CI job) and
+        # SIGINT end it through every ``finally``: renderers killed, staged copies removed
+        with session():
+            _run()
+    finally:
+        gc.enable()
 
 
 def _run() -> None:

@@ -281,3 +281,25 @@ def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     assert changed is not finding and "code='CFG203'" in repr(changed)
     assert Location("a.yaml", 3, 5) == Location("a.yaml", 3, 5, None, None) != Location("a.yaml", 3, 6)
     assert len({Location("a.yaml", 3, 5), Location("a.yaml", 3, 5)}) == 1
+
+
+def test_a_command_collects_no_cycles_while_it_runs_and_gives_the_collector_back(tmp_path: Path, monkeypatch) -> None:
+    """``main`` turns the cyclic collector off for the command (a lint's objects live to its end: it
+    would only scan them again) and on again when it returns, also in a process that called it."""
+    import gc
+
+    from cfgcheck import lint as lint_module
+    from runcli import invoke
+
+    (tmp_path / "app.yaml").write_text("a: 1\n", encoding="utf-8")
+    seen: list[bool] = []
+    real = lint_module.lint
+
+    def watched(*args, **kwargs):
+        seen.append(gc.isenabled())
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(lint_module, "lint", watched)
+    assert gc.isenabled()
+    assert invoke("lint", "--no-cache", "app.yaml", cwd=tmp_path).returncode == 0
+    assert seen == [False] and gc.isenabled()

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import gc
 import io
 import os
 import subprocess
@@ -81,7 +80,7 @@ def invoke(*args: str, cwd: Path = REPO, env: dict | None = None,
     from cfgcheck.__main__ import main
 
     out, err, stdin = _Pipe(), _Pipe(), _Pipe((input or "").encode("utf-8"))
-    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd(), gc.get_threshold())
+    saved = (sys.argv, sys.stdin, sys.stdout, sys.stderr, os.getcwd())
     code: int | str | None = 0
     with _environment({**{key: None for key in COLOUR}, **(env or {})}):
         try:
@@ -93,7 +92,6 @@ def invoke(*args: str, cwd: Path = REPO, env: dict | None = None,
         finally:
             sys.argv, sys.stdin, sys.stdout, sys.stderr = saved[:4]
             os.chdir(saved[4])
-            gc.set_threshold(*saved[5])  # main() raises it for a lint run
     if isinstance(code, str):  # sys.exit("message"): printed on stderr, exit 1
         err.write(code + "\n")
         code = 1
