@@ -45,6 +45,7 @@ ABSENT = "absent"  # the fingerprint of a path with nothing at it
 # "racy" entries, Documentation/technical/racy-git.txt): a file whose times are less than this before the run
 # began is read again next time (FAT's clock ticks every 2 s; ext4's and APFS's in nanoseconds).
 RACY_NS = 2 * 10**9
+_STAMP: list[str] = []  # the package's stamp, taken once a process
 _WRITES = itertools.count()  # this process's temporary entry names (tempfile would cost 6 ms of start-up)
 
 
@@ -56,14 +57,18 @@ def folder() -> Path:
 
 def _code_stamp() -> str:
     """cfgcheck's version and the size and modification time of each file of the package: a changed
-    adapter, table or catalog starts a new cache (about 170 stat calls, 2 ms)."""
+    adapter, table or catalog starts a new cache (about 170 stat calls, 2 ms; once a run, for each kind of
+    entry: ``_STAMP``)."""
+    if _STAMP:
+        return _STAMP[0]
     stamps = [__version__]
     for top, dirs, files in os.walk(PACKAGE):
         dirs[:] = sorted(d for d in dirs if d != "__pycache__")
         for name in sorted(files):
             stat = os.stat(os.path.join(top, name))
             stamps.append(f"{os.path.relpath(os.path.join(top, name), PACKAGE)}:{stat.st_size}:{stat.st_mtime_ns}")
-    return "\n".join(stamps)
+    _STAMP.append("\n".join(stamps))
+    return _STAMP[0]
 
 
 def digest(text: str | bytes) -> str:
