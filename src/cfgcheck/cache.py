@@ -167,20 +167,18 @@ class ContentCache:
             return
 
 
-# What the index keeps: files, and folders (whose names a run's fingerprint holds). Adding, removing or
-# renaming a name in a folder sets the folder's modification time (POSIX, "rename", "unlink", "open" with
-# O_CREAT: "mark for update the last data modification and last file status change timestamps of the
-# parent directory"; Git's untracked cache relies on the same).
-_KINDS: dict[str, Callable[[int], bool]] = {"file": stat.S_ISREG, "folder": stat.S_ISDIR}
-
-
 class StatIndex:
-    """What a whole run's key read, for the next run: the digest of each file's bytes (a folder's names)
-    beside what ``stat`` said of it: size, modification and change times, inode, device. What ``stat``
-    still describes so is not read again, as Git's index spares ``git status`` reading unchanged files;
-    what has times within ``RACY_NS`` of the run's start is not kept (it may change again within one clock
-    tick and keep its times). Kept per repository and paths asked, as JSON (a restored CI cache is bytes
-    someone else wrote: JSON builds no object but lists, strings and numbers)."""
+    """What a whole run's key read, for the next run: the digest of each file's bytes beside what ``stat``
+    said of it: size, modification and change times, inode, device. A file ``stat`` still describes so is
+    not read again, as Git's index spares ``git status`` reading unchanged files; one whose times are within
+    ``RACY_NS`` of the run's start is not kept (it may change again within one clock tick and keep its
+    times). Kept per repository and paths asked, as JSON (a restored CI cache is bytes someone else wrote:
+    JSON builds no object but lists, strings and numbers).
+
+    A folder a run looked at is told by its times instead of its names: adding, removing or renaming a
+    name in a folder sets its modification and change times (POSIX ``open`` with O_CREAT, ``rename``,
+    ``unlink``: "mark for update the last data modification and last file status change timestamps of
+    the parent directory"; Git's untracked cache relies on the same), so equal times mean equal names."""
 
     def __init__(self, store: ContentCache, scope: str) -> None:
         self.store, self.key = store, digest(f"stat index\0{scope}")
@@ -197,34 +195,38 @@ class StatIndex:
         """What is at ``path`` (``_contents``'s kind), the digest of its bytes or names, and its bytes when it
         was read now (None when ``stat`` says it is unchanged)."""
         entry = self.kept.get(path)
-        if isinstance(entry, list) and len(entry) == 7 and entry[0] in _KINDS and isinstance(entry[6], str):
+        if isinstance(entry, list) and len(entry) == 6 and isinstance(entry[5], str):
             try:
                 status = os.stat(path)
             except (OSError, ValueError):
                 status = None
-            if status is not None and _KINDS[entry[0]](status.st_mode) and entry[1:6] == [
+            if status is not None and stat.S_ISREG(status.st_mode) and entry[:5] == [
                     status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino, status.st_dev]:
                 self.looked[path] = entry
-                return entry[0], entry[6], None
+                return "file", entry[5], None
         kind, data, status = _contents(path)
         hexdigest = digest(data)
-        if kind in _KINDS and status is not None and \
-                max(status.st_mtime_ns, status.st_ctime_ns) < self.started - RACY_NS:
-            self.looked[path] = [kind, status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino,
+        if kind == "file" and status is not None and not self._racy(status):
+            self.looked[path] = [status.st_size, status.st_mtime_ns, status.st_ctime_ns, status.st_ino,
                                  status.st_dev, hexdigest]
         return kind, hexdigest, data
 
     def fingerprint(self, path: str) -> str:
-        """``fingerprint(path)``, from the index where ``stat`` allows."""
-        if path not in self.kept:  # most paths a run looked for hold nothing (6,549 of 7,803 on the GitOps tree)
+        """``fingerprint(path)``, from the index where ``stat`` allows; a folder's by its times."""
+        if path not in self.kept:
             try:
-                os.lstat(path)
+                status = os.lstat(path)
             except FileNotFoundError:  # not even a link: one system call, not an open and a look for a link
-                return ABSENT
+                return ABSENT  # (most paths a run looked for: 6,549 of 7,803 on the GitOps tree)
             except (OSError, ValueError):
-                pass
+                status = None
+            if status is not None and stat.S_ISDIR(status.st_mode) and not self._racy(status):
+                return f"folder at {status.st_mtime_ns} {status.st_ctime_ns} {status.st_ino} {status.st_dev}"
         kind, hexdigest, _ = self.contents(path)
         return f"{kind} {hexdigest}" if kind in ("folder", "file") else kind
+
+    def _racy(self, status: os.stat_result) -> bool:
+        return max(status.st_mtime_ns, status.st_ctime_ns) >= self.started - RACY_NS
 
     def save(self) -> None:
         """Keep this run's entries for the next run, when they are not those it found."""
