@@ -64,7 +64,7 @@ class Noted:
     def look(self, path: str | os.PathLike[str] | None) -> None:
         if path in self.found or path in self.known:  # looked at already (a key is absolute and normalised)
             return
-        where = os.path.normpath(os.path.abspath(path)) if path is not None else None
+        where = os.path.abspath(path) if path is not None else None  # normalised (``abspath`` does that)
         if where is None or where in self.known or where in self.found or self.unknown:
             self.unknown = self.unknown or where is None
             return
