@@ -20,7 +20,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap
 from ruamel.yaml.error import YAMLError
 
-from .capacity.fleet import Fleet, pinned_host
+from .capacity.fleet import pinned_host
+from .cluster import Fleet
 from .capacity.gpus import resolve_accelerator
 from .config import NAMES, PYPROJECT, Config, validate
 from .errors import ConfigError, UsageError

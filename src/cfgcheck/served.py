@@ -409,10 +409,10 @@ class ServedModel(Record):
         self.gpu_labels = [] if gpu_labels is None else gpu_labels  # (label, value) naming the GPU, best first
         # node-affinity terms and DRA selectors that name the accelerator (capacity.gpus.Claim), beside node_selector
         self.accelerator_claims = [] if accelerator_claims is None else accelerator_claims
-        # where the pod may be scheduled beyond node_selector (capacity.fleet.Placement: required node-affinity
+        # where the pod may be scheduled beyond node_selector (cluster.Placement: required node-affinity
         # terms, tolerations, the node it names, the comments beside them): matched to the cluster's node pools
         self.placement = placement
-        # the run's cluster definitions (capacity.fleet.Fleet: node pools, nodes, shared GPUs), one object for
+        # the run's cluster definitions (cluster.Fleet: node pools, nodes, shared GPUs), one object for
         # every served model of the run, set once every file has been read; None when the run has none
         self.cluster = cluster
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pickle
 from pathlib import Path
 
-from cfgcheck.capacity.fleet import Fleet, NodePool
+from cfgcheck.cluster import Fleet, NodePool
 from cfgcheck.model import Location
 from tests.capacity.test_gpu_evidence import one
 

@@ -15,7 +15,8 @@ from __future__ import annotations
 import posixpath
 from typing import Any, Iterable
 
-from .fleet import HostNote, Statement, layout_key, pinned_host
+from ..cluster import HostNote, Statement
+from .fleet import layout_key, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
 
 

@@ -23,7 +23,8 @@ from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instanc
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
 from .evidence import (documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_gpu, path_gpu, sibling_gpu,
                        written_gpu)
-from .fleet import Sharing, match_pod, mig_slice, sharing_of
+from ..cluster import Sharing
+from .fleet import match_pod, mig_slice, sharing_of
 from .tables import GiB, MiB
 
 

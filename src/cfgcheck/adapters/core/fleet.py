@@ -1,4 +1,4 @@
-"""The run's cluster definitions (``capacity.fleet.Fleet``), and what the formats that read them share.
+"""The run's cluster definitions (``cluster.Fleet``), and what the formats that read them share.
 
 This module owns the index space the cluster formats (``formats/karpenter.py``, ``eksctl.py``,
 ``terraform.py``, ``node_labels.py`` ...) add their node pools, nodes and shared GPUs to, and the
@@ -13,7 +13,8 @@ from collections import Counter
 from typing import Any, Iterator
 
 from ...capacity.evidence import one_gpu
-from ...capacity.fleet import Fleet, HostNote, NodePool, Offer, Placement, Taint, layout_key
+from ...capacity.fleet import layout_key
+from ...cluster import Fleet, HostNote, NodePool, Offer, Placement, Taint
 from ...capacity.gpu_table import accelerator_by_instance_type, gpus_in_text
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode

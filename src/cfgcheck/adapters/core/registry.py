@@ -234,7 +234,7 @@ APPEND_ONLY = ("formats.workloads", "formats.gpu_workloads", "launch.claim_downl
 # an editor) pays no pickle per served file: 1.5 s of 10 on the bench's dense corpus, 0.03 s on one file.
 CACHED_APPEND_ONLY = ("formats.workloads",)
 # The index spaces that are records rather than lists, dicts or sets (the cluster definitions,
-# capacity.fleet.Fleet): what a worker's file added to each of a record's lists and dicts is merged field
+# cluster.Fleet): what a worker's file added to each of a record's lists and dicts is merged field
 # by field, a dict's key keeping its first value (core/fleet.note_hosts); other records are not merged.
 RECORDS = (f"{__package__}.fleet",)
 # Index hooks that act only on files a renderer reads by name (``always_read``: such a file shares anyway).

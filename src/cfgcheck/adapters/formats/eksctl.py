@@ -10,7 +10,7 @@ A node of a group carries the group's ``labels``, eksctl's ``alpha.eksctl.io/nod
 
 from __future__ import annotations
 
-from ...capacity.fleet import NodePool
+from ...cluster import NodePool
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace

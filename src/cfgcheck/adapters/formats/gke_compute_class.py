@@ -7,7 +7,7 @@ docs/reference/crds/computeclass).
 
 from __future__ import annotations
 
-from ...capacity.fleet import NodePool
+from ...cluster import NodePool
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace

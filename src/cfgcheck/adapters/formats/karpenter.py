@@ -12,7 +12,7 @@ subnets) says nothing about the GPU and is named only in the pool's description.
 
 from __future__ import annotations
 
-from ...capacity.fleet import NodePool, Offer
+from ...cluster import NodePool, Offer
 from ...capacity.gpu_table import accelerator_by_instance_type
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode

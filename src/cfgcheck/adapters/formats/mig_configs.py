@@ -4,7 +4,7 @@ https://github.com/NVIDIA/mig-parted: each named configuration lists device entr
 device selector names the GPU product (``NVIDIA-H100-SXM5-80GB``) and the slice profile (``1g.10gb``).
 Nodes select a configuration with the ``nvidia.com/mig.config`` label
 (https://docs.nvidia.com/datacenter/cloud-native/gpu-operator/latest/gpu-operator-mig.html). Each is a MIG
-layout of the run (``capacity.fleet.MigLayout``): capacity reads the slice a pod gets from it. Reads no
+layout of the run (``cluster.MigLayout``): capacity reads the slice a pod gets from it. Reads no
 served model.
 """
 
@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-from ...capacity.fleet import MigLayout
+from ...cluster import MigLayout
 from ...capacity.gpu_table import Gpu, accelerator_by_name
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import re
 
-from ...capacity.fleet import HOSTNAME, NodePool
+from ...capacity.fleet import HOSTNAME
+from ...cluster import NodePool
 from ...capacity.gpu_table import GPU_LABELS
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import re
 
-from ...capacity.fleet import NodePool
+from ...cluster import NodePool
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace

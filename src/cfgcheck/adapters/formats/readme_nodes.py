@@ -1,7 +1,7 @@
 """What a repository's README files say about its GPUs: a node table whose rows name a node (the first
 cell) and, in another cell, its GPU (``| gpu-box | Ryzen 9 | 64 GB | RTX 3090 |``), as notes about those
-hosts (``capacity.fleet.HostNote``); and what the README states its folder's configurations run on
-(``capacity.fleet.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``),
+hosts (``cluster.HostNote``); and what the README states its folder's configurations run on
+(``cluster.Statement``): a line that says so (``Tested on 2x L40S``, ``Requires one A100 80GB``),
 a line labelled as the hardware (``- GPU: RTX 4090``, a table row ``| GPU | Tesla T4 (16GB) |``), a
 sentence that says what powers the box (``built on the NVIDIA GB10 SoC``) or any line under a hardware heading
 (``## Hardware``, ``## Requirements``); and a ``hardware.json`` sidecar beside a launch script
@@ -32,7 +32,7 @@ import posixpath
 
 from ... import lazy
 from ...capacity.evidence import one_gpu
-from ...capacity.fleet import Fleet, HostNote, Statement
+from ...cluster import Fleet, HostNote, Statement
 from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace

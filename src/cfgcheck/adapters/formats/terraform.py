@@ -22,7 +22,7 @@ from typing import Any
 import hcl2
 from hcl2.api import parses
 
-from ...capacity.fleet import Fleet, NodePool, Taint
+from ...cluster import Fleet, NodePool, Taint
 from ...model import Location, ServedModel
 from ...yamlio import Comment, LoadedFile
 from ..core.contexts import Workspace

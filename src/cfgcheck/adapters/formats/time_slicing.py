@@ -2,13 +2,13 @@
 ``name`` (``nvidia.com/gpu``) and ``replicas`` (https://docs.nvidia.com/datacenter/cloud-native/
 gpu-operator/latest/gpu-sharing.html), written in a ConfigMap's data (one configuration per key, the
 key being its name, which nodes select with ``nvidia.com/device-plugin.config``) or in Helm values
-(``config.map.<name>``). Each is a shared GPU of the run (``capacity.fleet.Sharing``): that many pods
+(``config.map.<name>``). Each is a shared GPU of the run (``cluster.Sharing``): that many pods
 share one GPU and its memory. Reads no served model.
 """
 
 from __future__ import annotations
 
-from ...capacity.fleet import Sharing
+from ...cluster import Sharing
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
