@@ -168,3 +168,27 @@ def test_a_folder_within_the_racy_window_is_told_by_its_names(tmp_path: Path) ->
     folder.mkdir()
     index = StatIndex(ContentCache({}, False, tmp_path / "cache", "stat"), "scope")
     assert index.fingerprint(str(folder)) == cache_module.fingerprint(str(folder))  # "folder <names' digest>"
+
+
+def test_a_name_a_noted_folder_lacked_is_looked_for_only_when_the_folder_changed(tmp_path: Path, aged,
+                                                                                     monkeypatch) -> None:
+    from cfgcheck.cache import ABSENT, RunCache
+
+    folder, other = tmp_path / "app", tmp_path / "other" / "deep"
+    folder.mkdir()
+    other.mkdir(parents=True)
+    (folder / "app.yaml").write_text("a: 1\n", encoding="utf-8")
+    run = RunCache(ContentCache({}, False, tmp_path / "cache", "run"), str(tmp_path), ["x", "y"], [folder / "app.yaml"])
+    found = {str(folder): run.stats.fingerprint(str(folder)), str(folder / "README.md"): ABSENT,
+             str(other / "README.md"): ABSENT}
+    looked: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: looked.append(os.path.basename(os.path.dirname(path)))
+                        or lstat(path, *a, **k))
+    assert run._unchanged(found)
+    assert looked.count("app") == 0 and looked.count("deep") == 1  # only the name whose folder was not noted
+    (other / "README.md").write_text("x\n", encoding="utf-8")
+    assert not run._unchanged(found)
+    (other / "README.md").unlink()
+    (folder / "README.md").write_text("Tested on 1x L40S\n", encoding="utf-8")
+    assert not run._unchanged(found)  # the folder's times moved: the name is looked for again
