@@ -40,13 +40,6 @@ services:
 """
 
 
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch) -> Path:
-    home = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
-
-
 def _entries(home: Path, kind: str = "stage") -> list[Path]:
     """The entries of file stages (``kind`` "run": of whole runs)."""
     return [path for path in (home / "cfgcheck" / kind).rglob("*") if path.is_file()]

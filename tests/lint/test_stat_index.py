@@ -13,37 +13,7 @@ import pytest
 
 from cfgcheck import cache as cache_module
 from cfgcheck.cache import ContentCache, StatIndex
-from cfgcheck.config import Config
-from cfgcheck.lint import lint
-from cfgcheck.lint_command import render_lint
-
-COMPOSE = """\
-services:
-  vllm:
-    image: vllm/vllm-openai:${TAG}
-    env_file: .env
-    command: ["--model", "Qwen/Qwen3-8B", "--max-model-len", "4096"]
-"""
-DEPLOYMENT = """\
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: chat
-spec:
-  template:
-    spec:
-      containers:
-        - name: vllm
-          image: vllm/vllm-openai:{tag}
-          args: ["--model", "Qwen/Qwen3-8B"]
-"""
-
-
-@pytest.fixture
-def cache_home(tmp_path: Path, monkeypatch) -> Path:
-    home = tmp_path / "xdg"
-    monkeypatch.setenv("XDG_CACHE_HOME", str(home))
-    return home
+from tests.lint.test_cache import COMPOSE, DEPLOYMENT, _report
 
 
 @pytest.fixture
@@ -60,10 +30,6 @@ def repo(tmp_path: Path) -> Path:
 def aged(monkeypatch) -> None:
     """Files written by the test count as older than the racy window (as a checkout is, minutes later)."""
     monkeypatch.setattr(cache_module, "RACY_NS", -60 * 10**9)
-
-
-def _report(folder: Path, cache: bool = True) -> str:
-    return render_lint(lint([folder], Config(folder), cache=cache), "json", None, folder, True, False, False)
 
 
 def _reads(monkeypatch) -> list[str]:
@@ -90,25 +56,25 @@ def _rewrite_keeping_size_and_mtime(path: Path, text: str) -> None:
 
 
 def test_an_unchanged_tree_is_not_read_again(repo: Path, cache_home: Path, aged, monkeypatch) -> None:
-    first = _report(repo)
+    first = _report(repo, True)
     read = _reads(monkeypatch)
-    assert _report(repo) == first == _report(repo, cache=False)
+    assert _report(repo, True) == first == _report(repo, False)
     # the second run read no linted file and not the .env beside the compose file: stat said they are unchanged
     assert read.count("app.yaml") == read.count("compose.yaml") == read.count(".env") == 0
 
 
 def test_a_changed_file_with_its_size_and_mtime_kept_is_read_again(repo: Path, cache_home: Path, aged) -> None:
-    first = _report(repo)
+    first = _report(repo, True)
     _rewrite_keeping_size_and_mtime(repo / "app.yaml", DEPLOYMENT.format(tag="v0.9.0"))
-    second = _report(repo)
-    assert second == _report(repo, cache=False) != first
+    second = _report(repo, True)
+    assert second == _report(repo, False) != first
     assert '"CFG302"' in first and "vllm/vllm-openai:latest" not in second
 
 
 def test_a_changed_env_file_with_its_size_and_mtime_kept_is_read_again(repo: Path, cache_home: Path, aged) -> None:
-    first = _report(repo)
+    first = _report(repo, True)
     _rewrite_keeping_size_and_mtime(repo / ".env", "TAG=v0.9.0\n")
-    assert _report(repo) == _report(repo, cache=False) != first
+    assert _report(repo, True) == _report(repo, False) != first
 
 
 def test_a_file_within_the_racy_window_is_not_kept(tmp_path: Path) -> None:
@@ -138,13 +104,13 @@ def test_an_entry_looked_at_is_kept_and_used(tmp_path: Path, aged) -> None:
 @pytest.mark.parametrize("written", [b"not json", b"[1, 2]", b'{"PATH": "x"}', b'{"PATH": [1, 2, 3, 4, 5, 6]}',
                                      b'{"PATH": [1, 2, 3, 4, 5, "x", 7]}', b'{"PATH": {"a": 1}}', b"\xff\xfe"])
 def test_an_index_someone_else_wrote_is_no_index(repo: Path, cache_home: Path, aged, written: bytes) -> None:
-    expected = _report(repo, cache=False)
-    assert _report(repo) == expected
+    expected = _report(repo, False)
+    assert _report(repo, True) == expected
     [index] = [path for path in (cache_home / "cfgcheck" / "stat").rglob("*") if path.is_file()]
     assert str(repo / "app.yaml") in json.loads(index.read_bytes())
     index.write_bytes(written.replace(b"PATH", json.dumps(str(repo / "app.yaml"))[1:-1].encode()))
     (repo / "app.yaml").write_text(DEPLOYMENT.format(tag="v0.9.1"), encoding="utf-8")
-    assert _report(repo) == _report(repo, cache=False) != expected
+    assert _report(repo, True) == _report(repo, False) != expected
 
 
 def test_a_folder_is_told_by_its_times_and_a_changed_one_is_not_the_same(tmp_path: Path, aged, monkeypatch) -> None:
