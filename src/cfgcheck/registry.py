@@ -93,6 +93,7 @@ def defaults(options: dict[str, Option]) -> dict[str, Any]:
 class _Graded:
     """The severity of a rule in a profile: its ``PROFILES`` entry, else its ``SEVERITY``."""
 
+    __slots__ = ()  # so that a Rule keeps its fields in its slots alone (records.Record), with no __dict__
     severity: str
     profiles: dict[str, str]
 
