@@ -60,8 +60,6 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from cfgcheck.api import (DISPLAY, Finding, KEYWORD_ORIGIN, Location, Option, catalog_for, flag_history, is_typo,
                           severity, stated, undecided, unfamiliar_image, versions)
 
@@ -94,16 +92,17 @@ def check(model, ctx):
         yield _finding(group)
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create
-class _Verdict:
+class _Verdict:  # never compared by value: a plain class, whose __init__ the import does not generate
     """What is said of one kind of unknown or misplaced flag: the message, the remediation and the level."""
 
-    kind: str  # what is said of the flag: one finding per line and kind names every such flag
-    message: str  # of one flag
-    remediation: str
-    level: str
-    many: str = ""  # the message of several flags on one line: {flags}; "" when each is said alone
-    many_remedy: str = ""  # the remediation of several flags (default: each flag's, named)
+    def __init__(self, kind: str, message: str, remediation: str, level: str, many: str = "",
+                 many_remedy: str = "") -> None:
+        self.kind = kind  # what is said of the flag: one finding per line and kind names every such flag
+        self.message = message  # of one flag
+        self.remediation = remediation
+        self.level = level
+        self.many = many  # the message of several flags on one line: {flags}; "" when each is said alone
+        self.many_remedy = many_remedy  # the remediation of several flags (default: each flag's, named)
 
 
 def _finding(group: list[tuple]) -> Finding:

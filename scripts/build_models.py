@@ -14,9 +14,9 @@ source gives one, else the parameter count x bytes per parameter, with the reaso
 from __future__ import annotations
 
 import argparse
+import inspect
 import json
 import sys
-from dataclasses import fields
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +26,7 @@ from cfgcheck.capacity.architecture import Architecture, architecture_from_confi
 
 HERE = ROOT / "scripts"
 TABLE = ROOT / "src" / "cfgcheck" / "data" / "models.json"
-_DEFAULTS = {f.name: f.default for f in fields(Architecture)}
+_DEFAULTS = {name: p.default for name, p in inspect.signature(Architecture).parameters.items()}
 _SKIP = {"name", "source", "note", "params"}
 
 

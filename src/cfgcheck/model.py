@@ -6,9 +6,10 @@ objects; the lint engine stamps code and severity. Nothing here knows about YAML
 
 from __future__ import annotations
 
-import copy
 import re
 from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+
+from .records import Record
 
 if TYPE_CHECKING:
     from .served import (ArgToken, Directive, Download, GroupPod, Mount, PodFacts, Port, Probe, RepositoryModel,  # noqa: F401
@@ -17,8 +18,7 @@ if TYPE_CHECKING:
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
 # and to build. The other classes are compared by identity, as every use does: Edit, Fix and Finding are
-# plain classes with slots, whose __init__ costs the import no exec (as records.Record's, without importing
-# it on a run that has no served model; they pickle as any object with slots).
+# records (records.Record), whose __init__ costs the import no exec.
 
 
 class Location(NamedTuple):
@@ -34,7 +34,7 @@ class Location(NamedTuple):
         return (self.path, self.line, self.column)
 
 
-class Edit:
+class Edit(Record):
     """Replace the exact source text ``old`` found at ``location`` (a single-line span) with ``new``.
 
     Edits are textual so that every byte outside the span is kept: comments, quoting, indentation.
@@ -48,7 +48,7 @@ class Edit:
         self.new = new
 
 
-class Fix:
+class Fix(Record):
     """A mechanical remediation: data that ``cfgcheck fix`` and ``propose --fix`` apply."""
 
     __slots__ = ("description", "edits")
@@ -78,7 +78,7 @@ def derived(comments, name: str, find: Callable[[Any], Any]) -> Any:
     return comments.derived(name, find) if isinstance(comments, Comments) else find(comments or ())
 
 
-class Finding:
+class Finding(Record):
     """A located problem. Rules fill message, location and optional parts; the engine stamps the rest."""
 
     __slots__ = ("message", "location", "remediation", "fix", "setting", "related", "model", "model_identity", "code",
@@ -108,13 +108,6 @@ class Finding:
                 f"related={self.related!r}, model={self.model!r}, model_identity={self.model_identity!r}, "
                 f"code={self.code!r}, rule={self.rule!r}, severity={self.severity!r}, "
                 f"suppressed={self.suppressed!r}, introduced={self.introduced!r})")
-
-    def replaced(self, **changes: Any) -> Finding:
-        """A copy of this finding with ``changes`` (what ``dataclasses.replace`` made of it)."""
-        copied = copy.copy(self)
-        for name, value in changes.items():
-            setattr(copied, name, value)
-        return copied
 
     def fingerprint(self) -> str:
         """Identity of a finding that survives line shifts: rule, served model and setting."""

@@ -11,7 +11,6 @@ list, as one built in the parent does. Without ``fork`` (Windows) the run stays 
 
 from __future__ import annotations
 
-import dataclasses
 import io
 import os
 import pickle
@@ -45,30 +44,6 @@ class Shared:
 _resolving: list[Callable[[str], Any]] = []  # the resolve of each ``loads`` under way
 
 
-_SLOTTED: dict[type, tuple[str, ...] | None] = {}
-
-
-def _slotted(record: type) -> tuple[str, ...] | None:
-    """The fields of a dataclass with slots that its ``__init__`` sets, all of them, with nothing after
-    (no ``__post_init__``); None for another class. Such a record pickles as its class and the values
-    of its fields, and is made again by calling the class: faster than the ``__getstate__`` and
-    ``__setstate__`` dataclasses give a class with slots (Python functions that ask
-    ``dataclasses.fields`` for every object: half the time of unpickling a worker's served models)."""
-    if record not in _SLOTTED:
-        fields = dataclasses.fields(record) if "__slots__" in vars(record) and dataclasses.is_dataclass(record) else ()
-        plain = fields and all(f.init for f in fields) and not hasattr(record, "__post_init__")
-        _SLOTTED[record] = tuple(f.name for f in fields) if plain else None
-    return _SLOTTED[record]
-
-
-class _Pickler(pickle.Pickler):
-    def reducer_override(self, obj: Any) -> Any:
-        names = _slotted(type(obj))
-        if names is None:
-            return NotImplemented
-        return type(obj), tuple([getattr(obj, name) for name in names])
-
-
 # What an entry of the content cache may name besides cfgcheck's own classes: the cache folder is the
 # user's, but a CI cache restored from another job is bytes someone else wrote, and unpickling calls
 # what the bytes name (docs.python.org/3/library/pickle.html, "Restricting Globals").
@@ -94,14 +69,13 @@ class _Unpickler(pickle.Unpickler):
 def dumps(value: Any, names: bool = True) -> bytes:
     """``value`` pickled, each object of a ``named`` class as the name it carries (``Shared``; ``names``
     False: with what it holds, as a whole run's result is kept). No function is called for every object
-    pickled (a ``persistent_id`` would be: a third of the time of pickling served models)."""
-    stream = io.BytesIO()
+    pickled (a ``persistent_id`` would be: a third of the time of pickling served models); a record pickles
+    as its class and the values of its slots (``records.Record``)."""
     _naming.append(names)
     try:
-        _Pickler(stream, protocol=pickle.HIGHEST_PROTOCOL).dump(value)
+        return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
     finally:
         _naming.pop()
-    return stream.getvalue()
 
 
 def loads(data: bytes, resolve: Callable[[str], Any], restricted: bool = False) -> Any:

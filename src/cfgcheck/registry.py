@@ -19,7 +19,6 @@ import json
 import os
 import re
 import sys
-from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
@@ -27,6 +26,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 
 from . import lazy
 from .errors import ConfigError
+from .records import ValueRecord
 
 if TYPE_CHECKING:
     from .capacity.estimate import CapacityEstimate
@@ -93,6 +93,7 @@ def defaults(options: dict[str, Option]) -> dict[str, Any]:
 class _Graded:
     """The severity of a rule in a profile: its ``PROFILES`` entry, else its ``SEVERITY``."""
 
+    __slots__ = ()  # so that a Rule keeps its fields in its slots alone (records.Record), with no __dict__
     severity: str
     profiles: dict[str, str]
 
@@ -100,22 +101,27 @@ class _Graded:
         return self.profiles.get(profile, self.severity)
 
 
-@dataclass
-class Rule(_Graded):  # compared by value: a rule enabled for the run is found in the list (lint.py)
+class Rule(_Graded, ValueRecord):  # compared by value: a rule enabled for the run is found in the list (lint.py)
     """One rule as the run knows it: its index entry (code, name, severity, options, documentation) and its check."""
 
-    code: str
-    name: str
-    severity: str
-    options: dict[str, Option]
-    summary: str
-    sections: dict[str, str]
-    check: ModelCheck | RunCheck | None
-    scope: str  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
-    module: str
-    diff_only: bool = False  # compares base and head: runs only in diff mode
-    templates: bool = False  # also checks runtime templates (ServedModel.template): true of their own text
-    profiles: dict[str, str] = field(default_factory=dict)  # profile -> severity, where not ``severity``
+    __slots__ = ("code", "name", "severity", "options", "summary", "sections", "check", "scope", "module", "diff_only",
+                 "templates", "profiles")
+
+    def __init__(self, code: str, name: str, severity: str, options: dict[str, Option], summary: str,
+                 sections: dict[str, str], check: ModelCheck | RunCheck | None, scope: str, module: str,
+                 diff_only: bool = False, templates: bool = False, profiles: dict[str, str] | None = None) -> None:
+        self.code = code
+        self.name = name
+        self.severity = severity
+        self.options = options
+        self.summary = summary
+        self.sections = sections
+        self.check = check
+        self.scope = scope  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
+        self.module = module
+        self.diff_only = diff_only  # compares base and head: runs only in diff mode
+        self.templates = templates  # also checks runtime templates (ServedModel.template): true of their own text
+        self.profiles = {} if profiles is None else profiles  # profile -> severity, where not ``severity``
 
     @property
     def defaults(self) -> dict[str, Any]:

@@ -2,17 +2,16 @@
 
 Adapters build them and rules read them (``cfgcheck.model`` names them too: ``from cfgcheck.model import
 ServedModel`` imports this module). They live apart from the findings and locations every run needs, so
-that a run whose files hold no served model (most pre-commit runs) never imports them. Most are plain
+that a run whose files hold no served model (most pre-commit runs) never imports them. All are plain
 classes with slots (``records.Record``): a dataclass compiles its generated methods when the module is
 imported (about 0.7 ms a class on Python 3.11, 9 ms for this module's), which every one-file lint of a
-served model paid (bench/RESULTS.md, "One file: start-up"). ``ArgToken`` and ``Download`` stay dataclasses:
-adapters make changed copies of them with ``dataclasses.replace``. A factory default (an empty dict or
-list) is written ``None`` in a signature, and each record gets its own.
+served model paid (bench/RESULTS.md, "One file: start-up"); adapters make changed copies of argv tokens
+and downloads with ``Record.replaced``. A factory default (an empty dict or list) is written ``None`` in a
+signature, and each record gets its own.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from sys import intern
 from typing import TYPE_CHECKING, Any
 
@@ -62,18 +61,18 @@ def _shared(value: Any) -> Any:
     return intern(value) if value.__class__ is str else value
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class ArgToken:
+class ArgToken(Record):
     """One token of the engine's argv with its location (inside a list item, shell or env string)."""
 
-    text: str
-    location: Location
-    comments: tuple[str, ...] = ()
-    origin: str = "args"  # args | command | extraArgs | shell | env:<NAME> | typed:<field>
-    synthetic: bool = False  # produced by an operator from a typed field, not written as a token
+    __slots__ = ("text", "location", "comments", "origin", "synthetic")
 
-    def __post_init__(self) -> None:
-        self.text, self.origin = _shared(self.text), _shared(self.origin)  # as a Setting's texts: 30,000 repeat
+    def __init__(self, text: str, location: Location, comments: tuple[str, ...] = (), origin: str = "args",
+                 synthetic: bool = False) -> None:
+        self.text = _shared(text)  # as a Setting's texts: 30,000 repeat
+        self.location = location
+        self.comments = comments
+        self.origin = _shared(origin)  # args | command | extraArgs | shell | env:<NAME> | typed:<field>
+        self.synthetic = synthetic  # produced by an operator from a typed field, not written as a token
 
 
 class Directive(Record):
@@ -166,18 +165,21 @@ class GroupPod(Record):
         self.location = location  # the pod template
 
 
-@dataclass(slots=True, eq=False, repr=False)
-class Download:
+class Download(Record):
     """Weights a command fetches for the engine (an init container, a job, a script): a hub repository
     (``org/name``, with the revision it pins) or a file URL, and the folder or file it writes."""
 
-    repo: str | None  # the hub repository, when the command or URL names one
-    revision: str | None  # as written (--revision, a resolve/<rev>/ URL, a checkout); None: the default branch
-    url: str | None
-    target: str | None  # where the weights land, as the downloading container sees it
-    location: Location  # the repository or URL word
-    how: str  # "huggingface-cli download in init container 'fetch'"
-    volume: tuple[str, str] | None = None  # (volume or claim, path inside it) of the target, when mounted
+    __slots__ = ("repo", "revision", "url", "target", "location", "how", "volume")
+
+    def __init__(self, repo: str | None, revision: str | None, url: str | None, target: str | None,
+                 location: Location, how: str, volume: tuple[str, str] | None = None) -> None:
+        self.repo = repo  # the hub repository, when the command or URL names one
+        self.revision = revision  # as written (--revision, a resolve/<rev>/ URL, a checkout); None: the default branch
+        self.url = url
+        self.target = target  # where the weights land, as the downloading container sees it
+        self.location = location  # the repository or URL word
+        self.how = how  # "huggingface-cli download in init container 'fetch'"
+        self.volume = volume  # (volume or claim, path inside it) of the target, when mounted
 
 
 class RepositoryModel(Record):

@@ -14,7 +14,6 @@ Dockerfiles its workloads build, the notes it said.
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterator
 
@@ -25,6 +24,7 @@ from .adapters.core.workspace import Workspace
 from .config import Config
 from .notes import Notes, note, run
 from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
+from .records import Record
 from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
                      relpath)
 
@@ -92,17 +92,21 @@ def first_pass(workspace: adapters.Workspace, file: LoadedFile, waiting: list[Lo
 # ---------------------------------------------------------------- the stage, in order
 
 
-@dataclass(eq=False, repr=False)
-class Staged:
+class Staged(Record):
     """One file after its own stage. ``models`` None: the run indexes and adapts it (``first_pass``)."""
 
-    file: LoadedFile
-    models: list[ServedModel] | None = None
-    added: list[tuple[str, str, Any]] = field(default_factory=list)  # (space, kind, what it added)
-    held: list[str] = field(default_factory=list)  # Dockerfiles whose launch its workloads hold
-    notes: list[str] = field(default_factory=list)
-    # a worker's stage: what it found beyond the file, for the whole-run cache (``paths.watching``)
-    looked: list = field(default_factory=list)
+    __slots__ = ("file", "models", "added", "held", "notes", "looked")
+
+    def __init__(self, file: LoadedFile, models: list[ServedModel] | None = None,
+                 added: list[tuple[str, str, Any]] | None = None, held: list[str] | None = None,
+                 notes: list[str] | None = None, looked: list | None = None) -> None:
+        self.file = file
+        self.models = models
+        self.added = [] if added is None else added  # (space, kind, what it added)
+        self.held = [] if held is None else held  # Dockerfiles whose launch its workloads hold
+        self.notes = [] if notes is None else notes
+        # a worker's stage: what it found beyond the file, for the whole-run cache (``paths.watching``)
+        self.looked = [] if looked is None else looked
 
 
 def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None,
@@ -172,7 +176,6 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         yield payload
 
 
-@dataclass(eq=False)
 class RunWorkspace(adapters.Workspace):
     """The workspace of a lint run (and of a worker): its index spaces pickle as their names
     (``pool.named``), which the loading run resolves to its own spaces (``_shared``), so that a served
@@ -187,13 +190,14 @@ def _named(owner: str, made: Any) -> Any:
     return pool.named(made, f"space:{type(made).__name__}:{owner}")
 
 
-@dataclass(eq=False)
 class _Watched(RunWorkspace):
     """A worker's workspace, which notes the index spaces a file's stage asks for (``Workspace.space``
     is the only way to them): a file whose text holds a word of an ordered index hook is built in the
     worker, and kept when its stage asked for none but ``registry.ORDER_FREE``'s."""
 
-    touched: set[str] = field(default_factory=set)
+    def __init__(self, config: dict[str, Any] | None = None) -> None:
+        super().__init__(config)
+        self.touched: set[str] = set()
 
     def space(self, owner: str, make: Callable[[], Any]) -> Any:
         self.touched.add(owner)

@@ -6,19 +6,22 @@ the scalars that hold one, and the scan skips them."""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 from typing import Iterator
 
+from .records import ValueRecord
 
-@dataclass(slots=True, repr=False)
-class Comment:
-    """One ``#`` comment of a file: where it starts, its text, and whether it is alone on its line."""
 
-    line: int
-    column: int
-    text: str  # without the leading "#" and surrounding space
-    full_line: bool  # the comment is alone on its line
+class Comment(ValueRecord):
+    """One ``#`` comment of a file: where it starts, its text, and whether it is alone on its line (compared by
+    value: a file's comments scanned two ways are the same)."""
 
+    __slots__ = ("line", "column", "text", "full_line")
+
+    def __init__(self, line: int, column: int, text: str, full_line: bool) -> None:
+        self.line = line
+        self.column = column
+        self.text = text  # without the leading "#" and surrounding space
+        self.full_line = full_line  # the comment is alone on its line
 
 
 def scan_comments(text: str, spans: list[tuple[int, int]]) -> dict[int, Comment]:

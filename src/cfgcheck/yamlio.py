@@ -17,11 +17,11 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
+from .records import ValueRecord
 from .yamlcomments import Comment, scan_comments
 from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, failure, may_exceed, unread_long_comments
 from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
@@ -39,28 +39,35 @@ class FileReader(Protocol):
 # registry's ``file_format``, which the callers that read such files pass in.
 Readers = Callable[[str], "FileReader | None"]
 
-@dataclass(slots=True, repr=False)
-class Document:
+
+class Document(ValueRecord):
     """One YAML document of a file: its position, its tree (None: empty or unreadable) and what was wrong in it."""
 
-    index: int
-    root: YNode | None
-    line: int  # first line of the document
-    problems: list[tuple[str, int, int]] = field(default_factory=list)  # (message, line, column)
+    __slots__ = ("index", "root", "line", "problems")
+
+    def __init__(self, index: int, root: YNode | None, line: int,
+                 problems: list[tuple[str, int, int]] | None = None) -> None:
+        self.index = index
+        self.root = root
+        self.line = line  # first line of the document
+        self.problems = [] if problems is None else problems  # (message, line, column)
 
 
-@dataclass(slots=True, repr=False)
-class LoadedFile:
+class LoadedFile(ValueRecord):
     """One file read for the run: its text, its documents and comments, and whether it can hold a served model."""
 
-    path: str  # repo-relative POSIX
-    text: str
-    documents: list[Document]
-    comments: dict[int, Comment]  # by line
-    error: YamlError | None = None
-    serving: bool = True  # False: no serving marker in it; parsed only so that unreadable YAML is reported
-    # what adapters derive from the file once and share among its served models (adapters/core/contexts.file_comments)
-    shared: dict = field(default_factory=dict, repr=False)
+    __slots__ = ("path", "text", "documents", "comments", "error", "serving", "shared")
+
+    def __init__(self, path: str, text: str, documents: list[Document], comments: dict[int, Comment],
+                 error: YamlError | None = None, serving: bool = True, shared: dict | None = None) -> None:
+        self.path = path  # repo-relative POSIX
+        self.text = text
+        self.documents = documents
+        self.comments = comments  # by line
+        self.error = error
+        self.serving = serving  # False: no serving marker in it; parsed only so that unreadable YAML is reported
+        # what adapters derive from the file once and share among its served models (adapters/core/contexts.file_comments)
+        self.shared = {} if shared is None else shared
 
     def comments_for(self, line: int) -> tuple[str, ...]:
         """Comment lines directly above ``line`` (contiguous, no blank line between) and on it."""

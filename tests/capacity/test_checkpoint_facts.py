@@ -4,7 +4,6 @@ against the published start-up log it explains (tests/data/startup_logs.json).""
 from __future__ import annotations
 
 import json
-from dataclasses import replace
 from pathlib import Path
 
 from cfgcheck.capacity import GiB, lookup_architecture
@@ -62,7 +61,7 @@ def test_vllm_profiles_the_vision_encoder_on_one_image_of_the_preprocessors_larg
     per_patch = vision_profile_bytes(arch, 1)[0] / patches
     assert abs(per_patch - (2.63 - 1.78) * GiB / 32768) / per_patch < 0.05
     # the profile's peak is the encoder pass, or the text forward and sampler with the encoder's output kept
-    text_only = activation_peak_bytes(replace(arch, vision_tower=None), case["max_num_batched_tokens"], 256, case["tp"])
+    text_only = activation_peak_bytes(arch.replaced(vision_tower=None), case["max_num_batched_tokens"], 256, case["tp"])
     both = activation_peak_bytes(arch, case["max_num_batched_tokens"], 256, case["tp"])
     assert both - ACT_CONSTANT == max(peak, output + text_only - ACT_CONSTANT)
     assert vision_profile_bytes(lookup_architecture("Qwen/Qwen2-7B-Instruct"), 1) is None  # no tower data: as before

@@ -88,11 +88,19 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # had reached the 600-line bound of a module; 284 once the record classes' base (records.py, shared by
 # model.py and served.py) became a module: it spares the start-up the generated __init__ of 40 dataclasses;
 # 285 with the one reader of where a deployment object keeps its chart values (adapters/launch/held_values.py),
-# which the KubeAI, chart-values and mapped formats share; 286 once the cluster records (cluster.py) left the
-# capacity package, so that a run read back from the whole-run cache builds its Fleet without importing it.
-MODULE_BOUND = 286
-# The same for a file without a served model: 172 before those modules were split, 168 after.
-PLAIN_MODULE_BOUND = 168
+# which the KubeAI, chart-values and mapped formats share; 275 (measured 2026-12-02) once no record on the path
+# was a dataclass: dataclasses, inspect and what inspect imports left it (DATACLASS_MACHINERY); 276 once the
+# cluster records (cluster.py) left the capacity package, so that a run read back from the whole-run cache
+# builds its Fleet without importing it.
+MODULE_BOUND = 276
+# The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
+# dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module).
+PLAIN_MODULE_BOUND = 156
+# What a dataclass brings: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``: 7 ms of
+# a one-file lint's start-up), and each dataclass compiles its generated methods at import (0.2-1.1 ms a
+# class, 7.4 ms for the 20 that were on the served path). The records a one-file lint imports are plain
+# classes (``records.Record``), whose written methods are compiled once into the bytecode cache.
+DATACLASS_MACHINERY = ("dataclasses", "inspect")
 # What a run that starts no process (one file outside a repository, nothing to render) never imports:
 # subprocess, tempfile and shutil come with the first git or renderer process (sandbox.run_bounded), and
 # the bundled tables are read as files (cfgcheck.data), not through importlib.resources (zipfile, tempfile).
@@ -104,6 +112,7 @@ def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served
     (threads, sockets, selectors); the content cache it reads and writes costs hashlib and pickle."""
     assert len(served_lint) <= MODULE_BOUND, len(served_lint)
     assert _loaded(served_lint, ("multiprocessing", "concurrent")) == []
+    assert _loaded(served_lint, DATACLASS_MACHINERY) == []
     # nor the bots' redaction patterns: a rule asks only whether a name is a secret's (secret_names)
     assert _loaded(served_lint, NO_PROCESS + ("cfgcheck.redact",)) == []
     assert {"cfgcheck.cache", "cfgcheck.pool", "cfgcheck.stages"} <= set(served_lint)
@@ -126,7 +135,8 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     (tmp_path / "broken.yaml").write_text("a: [1,\n")
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert len(modules) <= PLAIN_MODULE_BOUND, len(modules)
-    assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI + NO_PROCESS) == []
+    assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI + NO_PROCESS
+                   + DATACLASS_MACHINERY) == []
     # the table of built-in adapters (the prefilter's words), the run's workspace and the record of references
     # that lead nowhere: not the registry, the contexts it hands out, a format, launch helper or renderer
     # (what the run knows of charts without rendering one is all of the input stage it imports), nor the
@@ -171,8 +181,8 @@ def test_a_served_deployment_imports_only_the_adapters_that_may_read_it(served_l
 
 # The capacity model and the engine knowledge a served-model lint imports (su-capacity's part of item 16).
 CAPACITY_AND_ENGINES = ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift")
-# Records of those modules that are compared by value: none is a dataclass (an image reference, the key of
-# image_engine's cache, is a NamedTuple).
+# Records of those modules compared by value (a dataclass's __eq__ or a records.ValueRecord): none. An image
+# reference, the key of image_engine's cache, is a NamedTuple.
 COMPARED_BY_VALUE: set[str] = set()
 
 
@@ -208,12 +218,13 @@ def test_a_served_deployment_builds_only_its_versions_option_specs(tmp_path: Pat
 
 def test_capacity_and_engine_records_are_not_compared_by_value(tmp_path: Path) -> None:
     """Each dataclass costs its generated methods at import; these records are never compared by value
-    (identity is enough), so they skip the comparison (and, not being frozen, the frozen setters)."""
+    (identity is enough), so none is a dataclass compared by value or frozen, nor a ``records.ValueRecord``."""
     found = _served_lint_probe(tmp_path, f"sorted(m + '.' + c.__qualname__ for m in list(sys.modules) "
                                          f"if m.startswith({CAPACITY_AND_ENGINES!r}) "
                                          "for c in vars(sys.modules[m]).values() if isinstance(c, type) "
-                                         "and c.__module__ == m and '__dataclass_params__' in vars(c) "
-                                         "and (c.__dataclass_params__.eq or c.__dataclass_params__.frozen))")
+                                         "and c.__module__ == m and (issubclass(c, sys.modules['cfgcheck.records']"
+                                         ".ValueRecord) or '__dataclass_params__' in vars(c) "
+                                         "and (c.__dataclass_params__.eq or c.__dataclass_params__.frozen)))")
     assert set(found) == COMPARED_BY_VALUE
 
 
@@ -253,24 +264,25 @@ CORE = ("cfgcheck.model", "cfgcheck.served", "cfgcheck.registry", "cfgcheck.sett
 
 
 def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
-    """A dataclass compiles each generated method at import. Of the classes every served-model lint imports
-    from these modules, a Rule is found in the run's list by value; argv tokens and downloads stay dataclasses
-    (adapters copy them with ``dataclasses.replace``); every other record is a plain class (most with slots:
-    ``records.Record``), compared by identity, and none is frozen. A
+    """A dataclass compiles each generated method at import. None of the classes every served-model lint
+    imports from these modules is one: the records are plain classes with slots (``records.Record``),
+    compared by identity but a Rule, which is found in the run's list by value (``records.ValueRecord``),
+    and adapters make changed copies of them with ``replaced`` (what ``dataclasses.replace`` did). A
     Location is compared and hashed by value (one span reached twice) and never changed: a NamedTuple, which
     compiles no method."""
     classes = [value for name in CORE for value in vars(importlib.import_module(name)).values()
-               if isinstance(value, type) and dataclasses.is_dataclass(value) and value.__module__ == name]
-    assert sorted(cls.__name__ for cls in classes) == ["ArgToken", "Download", "Rule"]
-    assert sorted(cls.__name__ for cls in classes if "__eq__" in cls.__dict__) == ["Rule"]
-    assert [cls.__name__ for cls in classes if cls.__dataclass_params__.frozen] == []
+               if isinstance(value, type) and value.__module__ == name]
+    assert [cls.__name__ for cls in classes if dataclasses.is_dataclass(cls)] == []
     from cfgcheck.model import Finding, Location
-    from cfgcheck.records import Record
-    from cfgcheck.served import Setting
+    from cfgcheck.records import Record, ValueRecord
+    from cfgcheck.registry import find
+    from cfgcheck.served import ArgToken, Setting
 
-    records = [value for name in CORE for value in vars(importlib.import_module(name)).values()
-               if isinstance(value, type) and issubclass(value, Record) and value is not Record]
-    assert len(records) >= 12 and all("__eq__" not in vars(cls) for cls in records)
+    records = [cls for cls in classes if issubclass(cls, Record)]
+    assert len(records) >= 16 and all("__eq__" not in vars(cls) for cls in records)
+    assert [cls.__name__ for cls in records if issubclass(cls, ValueRecord)] == ["Rule"]
+    rule = find("CFG301")
+    assert rule.replaced() == rule != rule.replaced(scope="run") and rule.__hash__ is None
     setting = Setting("max_num_seqs", 4, Location("a.yaml", 3, 5), "--max-num-seqs")
     copied = pickle.loads(pickle.dumps(setting))  # a record pickles as its class and its slots, in order
     assert (copied.name, copied.value, copied.location, copied.origin) == ("max_num_seqs", 4, setting.location, "field")
@@ -280,6 +292,12 @@ def test_core_classes_compare_by_value_only_where_it_is_used() -> None:
     assert (changed.message, changed.related, changed.code, finding.message) == (
         "merged", (setting.location,), "CFG203", "max_num_seqs 4 > 2.70")
     assert changed is not finding and "code='CFG203'" in repr(changed)
+    token = ArgToken("--tp", setting.location, origin="shell")
+    filled = token.replaced(text="--tensor-parallel-size", synthetic=True)  # what llmd.py does
+    assert (filled.text, filled.location, filled.origin, filled.synthetic, token.synthetic) == (
+        "--tensor-parallel-size", setting.location, "shell", True, False)
+    with pytest.raises(TypeError):  # as dataclasses.replace: a name that is not a field
+        token.replaced(value="4")
     assert Location("a.yaml", 3, 5) == Location("a.yaml", 3, 5, None, None) != Location("a.yaml", 3, 6)
     assert len({Location("a.yaml", 3, 5), Location("a.yaml", 3, 5)}) == 1
 

@@ -415,14 +415,12 @@ def _assert_isolated(result, step: str) -> None:
 
 
 def test_an_exception_in_a_rule_is_that_served_models_cfg000(two_files: Path, monkeypatch) -> None:
-    from dataclasses import replace
-
     import cfgcheck.registry
     from cfgcheck.registry import find
 
     load = cfgcheck.registry.load  # how a lint run imports the rules it needs
     original = find("CFG301").check
-    flaky = replace(find("CFG301"), check=lambda model, ctx: _boom() if model.path == "bad.yaml" else original(model, ctx))
+    flaky = find("CFG301").replaced(check=lambda model, ctx: _boom() if model.path == "bad.yaml" else original(model, ctx))
     monkeypatch.setattr(cfgcheck.registry, "load", lambda code: flaky if code == "CFG301" else load(code))
     result = lint([two_files], Config(two_files), select=["CFG000", "CFG301"])
     _assert_isolated(result, "checking CFG301 unpinned-image on this served model")
@@ -445,8 +443,6 @@ def test_an_exception_while_reading_a_file_is_its_cfg000(two_files: Path, monkey
 
 
 def test_a_run_scope_rule_that_raises_is_rerun_file_by_file(two_files: Path) -> None:
-    from dataclasses import replace
-
     from cfgcheck.lint import collect, enabled_rules, run_rules
     from cfgcheck.model import Finding
     from cfgcheck.registry import find
@@ -457,7 +453,7 @@ def test_a_run_scope_rule_that_raises_is_rerun_file_by_file(two_files: Path) -> 
         return [Finding(f"{len(models)} models", m.location) for m in models]
 
     config = Config(two_files)
-    rules = [replace(find("CFG301"), check=check, scope="run"), *enabled_rules(config, ["CFG000"], None)]
+    rules = [find("CFG301").replaced(check=check, scope="run"), *enabled_rules(config, ["CFG000"], None)]
     _, models = collect([two_files], config)
     found = run_rules(rules, config, models)
     assert [f.location.path for f in found if f.code == "CFG301"] == ["good.yaml"]

@@ -16,7 +16,6 @@ Nothing here reads YAML: it takes a :class:`~cfgcheck.model.ServedModel` and the
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
 from typing import Any
 
 from .. import effective, online
@@ -24,6 +23,7 @@ from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
 from ..model import unresolved
+from ..records import Record
 from .architecture import Architecture, architecture_from_config, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, Resolution, per_model, resolve_accelerator
 from .layout import KvLayout, kv_layout
@@ -43,42 +43,62 @@ CUDAGRAPH_ESTIMATE = int(0.45 * GiB)  # VLLM_MEMORY_PROFILER_ESTIMATE_CUDAGRAPHS
 SGLANG_OVERHEAD = int(0.70 * GiB)  # context + allocator slack between weights and the KV budget
 
 
-@dataclass(eq=False, repr=False, slots=True)  # never compared by value; slots: one per served model, held to the run's end
-class CapacityEstimate:
+# never compared by value: a record (records.Record), one per served model, held to the run's end
+class CapacityEstimate(Record):
     """The KV pool of one served model and what it allows, with how each figure was found."""
 
-    engine: str | None = None
-    engine_version: str | None = None
-    model: str | None = None
-    gpu: str | None = None
-    gpu_memory_bytes: int | None = None
-    gpus: int | None = None
-    tensor_parallel_size: int = 1
-    pipeline_parallel_size: int = 1
-    max_model_len: int | None = None
-    max_num_seqs: int | None = None
-    gpu_memory_utilization: float | None = None
-    kv_cache_dtype: str | None = None
-    kv_bytes_per_token: int | None = None
-    kv_pool_tokens: int | None = None
-    kv_pool_source: str = "unknown"
-    max_concurrency: float | None = None
-    pool_bytes: int | None = None
-    reasons: list[str] = field(default_factory=list)
-    # an estimated pool's range from its class's measured error (served.pool_range; not in DESIGN's list)
-    kv_pool_tokens_low: int | None = None
-    kv_pool_tokens_high: int | None = None
-    kv_pool_error: float | None = None
-    # provenance and arithmetic detail (not in the JSON contract)
-    max_model_len_source: str | None = None  # explicit | model-default
-    max_num_seqs_source: str | None = None  # explicit | default
-    kv_pool_evidence: str | None = None  # "comment at path:line" / "directive" ...
-    architecture: Architecture | None = None
-    layout: KvLayout | None = None
-    num_blocks: int | None = None
-    weight_bytes_per_gpu: int | None = None
-    facts: Facts | None = None  # the effective settings the estimate read (cfgcheck.effective)
-    gpu_resolution: Resolution | None = None  # where the GPU comes from, how sure, or what would state it
+    __slots__ = ("engine", "engine_version", "model", "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size",
+                 "pipeline_parallel_size", "max_model_len", "max_num_seqs", "gpu_memory_utilization", "kv_cache_dtype",
+                 "kv_bytes_per_token", "kv_pool_tokens", "kv_pool_source", "max_concurrency", "pool_bytes", "reasons",
+                 "kv_pool_tokens_low", "kv_pool_tokens_high", "kv_pool_error", "max_model_len_source",
+                 "max_num_seqs_source", "kv_pool_evidence", "architecture", "layout", "num_blocks",
+                 "weight_bytes_per_gpu", "facts", "gpu_resolution")
+
+    def __init__(self, engine: str | None = None, engine_version: str | None = None, model: str | None = None,
+                 gpu: str | None = None, gpu_memory_bytes: int | None = None, gpus: int | None = None,
+                 tensor_parallel_size: int = 1, pipeline_parallel_size: int = 1, max_model_len: int | None = None,
+                 max_num_seqs: int | None = None, gpu_memory_utilization: float | None = None,
+                 kv_cache_dtype: str | None = None, kv_bytes_per_token: int | None = None,
+                 kv_pool_tokens: int | None = None, kv_pool_source: str = "unknown",
+                 max_concurrency: float | None = None, pool_bytes: int | None = None, reasons: list[str] | None = None,
+                 kv_pool_tokens_low: int | None = None, kv_pool_tokens_high: int | None = None,
+                 kv_pool_error: float | None = None, max_model_len_source: str | None = None,
+                 max_num_seqs_source: str | None = None, kv_pool_evidence: str | None = None,
+                 architecture: Architecture | None = None, layout: KvLayout | None = None,
+                 num_blocks: int | None = None, weight_bytes_per_gpu: int | None = None, facts: Facts | None = None,
+                 gpu_resolution: Resolution | None = None) -> None:
+        self.engine = engine
+        self.engine_version = engine_version
+        self.model = model
+        self.gpu = gpu
+        self.gpu_memory_bytes = gpu_memory_bytes
+        self.gpus = gpus
+        self.tensor_parallel_size = tensor_parallel_size
+        self.pipeline_parallel_size = pipeline_parallel_size
+        self.max_model_len = max_model_len
+        self.max_num_seqs = max_num_seqs
+        self.gpu_memory_utilization = gpu_memory_utilization
+        self.kv_cache_dtype = kv_cache_dtype
+        self.kv_bytes_per_token = kv_bytes_per_token
+        self.kv_pool_tokens = kv_pool_tokens
+        self.kv_pool_source = kv_pool_source
+        self.max_concurrency = max_concurrency
+        self.pool_bytes = pool_bytes
+        self.reasons = [] if reasons is None else reasons
+        # an estimated pool's range from its class's measured error (served.pool_range; not in DESIGN's list)
+        self.kv_pool_tokens_low = kv_pool_tokens_low
+        self.kv_pool_tokens_high = kv_pool_tokens_high
+        self.kv_pool_error = kv_pool_error
+        # provenance and arithmetic detail (not in the JSON contract)
+        self.max_model_len_source = max_model_len_source  # explicit | model-default
+        self.max_num_seqs_source = max_num_seqs_source  # explicit | default
+        self.kv_pool_evidence = kv_pool_evidence  # "comment at path:line" / "directive" ...
+        self.architecture = architecture
+        self.layout = layout
+        self.num_blocks = num_blocks
+        self.weight_bytes_per_gpu = weight_bytes_per_gpu
+        self.facts = facts  # the effective settings the estimate read (cfgcheck.effective)
+        self.gpu_resolution = gpu_resolution  # where the GPU comes from, how sure, or what would state it
 
     JSON_FIELDS = (
         "gpu", "gpu_memory_bytes", "gpus", "tensor_parallel_size", "max_model_len", "max_num_seqs",
@@ -171,22 +191,28 @@ _SIZING = ("tensor_parallel_size", "pipeline_parallel_size", "max_model_len", "m
            "max_num_batched_tokens")
 
 
-@dataclass(eq=False, repr=False)
-class _Run:
+class _Run(Record):
     """What the steps of one estimate share: the engine, the parallelism, the model and the GPU."""
 
-    engine: str
-    version: str | None
-    tp: int = 1
-    pp: int = 1
-    arch: Architecture | None = None
-    gpu: Gpu | None = None
-    gpu_origin: str | None = None
-    explicit_seqs: int | None = None  # max_num_seqs as written, None when left to the engine
-    batched_tokens: int = 2048
-    batched_tokens_why: str = ""
-    config: dict = field(default_factory=dict)
-    extra: Deductions = field(default_factory=Deductions)
+    __slots__ = ("engine", "version", "tp", "pp", "arch", "gpu", "gpu_origin", "explicit_seqs", "batched_tokens",
+                 "batched_tokens_why", "config", "extra")
+
+    def __init__(self, engine: str, version: str | None, tp: int = 1, pp: int = 1, arch: Architecture | None = None,
+                 gpu: Gpu | None = None, gpu_origin: str | None = None, explicit_seqs: int | None = None,
+                 batched_tokens: int = 2048, batched_tokens_why: str = "", config: dict | None = None,
+                 extra: Deductions | None = None) -> None:
+        self.engine = engine
+        self.version = version
+        self.tp = tp
+        self.pp = pp
+        self.arch = arch
+        self.gpu = gpu
+        self.gpu_origin = gpu_origin
+        self.explicit_seqs = explicit_seqs  # max_num_seqs as written, None when left to the engine
+        self.batched_tokens = batched_tokens
+        self.batched_tokens_why = batched_tokens_why
+        self.config = {} if config is None else config
+        self.extra = Deductions() if extra is None else extra
 
     @property
     def parsed_version(self) -> tuple[int, ...] | None:

@@ -5,31 +5,38 @@ hybrid (Mamba/GDN) state, and vLLM V1's block arithmetic
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 
+from ..records import Record
 from .architecture import DTYPE_BYTES, Architecture
 
 
-
-@dataclass(eq=False, repr=False, slots=True)  # never compared by value; slots: one per estimate, kept to the end
-class KvLayout:
+# never compared by value: a record (records.Record), one per estimate, kept to the end
+class KvLayout(Record):
     """Per-GPU KV layout of a model under an engine config: the block arithmetic of vLLM V1."""
 
-    block_size: int  # of full-attention (and Mamba) groups
-    group_size: int  # layers sharing one block tensor (KVCacheTensor count)
-    page_bytes: int  # bytes of one block of one layer
-    full_groups: int
-    sliding_groups: int
-    mamba_groups: int
-    sliding_window: int | None
-    mamba_blocks: int  # blocks per request per Mamba/GDN group (1 none, 2 align)
-    max_num_batched_tokens: int
-    full_bytes_per_token: int  # all full-attention layers on this GPU
-    sliding_bytes_per_token: int
-    mamba_state_bytes: int  # per request, all Mamba/GDN layers on this GPU
-    # tokens per block of sliding groups when their per-layer KV is smaller than the full layers' and vLLM
-    # scales their block up to the common page (Gemma 4); None: block_size
-    sliding_block_size: int | None = None
+    __slots__ = ("block_size", "group_size", "page_bytes", "full_groups", "sliding_groups", "mamba_groups",
+                 "sliding_window", "mamba_blocks", "max_num_batched_tokens", "full_bytes_per_token",
+                 "sliding_bytes_per_token", "mamba_state_bytes", "sliding_block_size")
+
+    def __init__(self, block_size: int, group_size: int, page_bytes: int, full_groups: int, sliding_groups: int,
+                 mamba_groups: int, sliding_window: int | None, mamba_blocks: int, max_num_batched_tokens: int,
+                 full_bytes_per_token: int, sliding_bytes_per_token: int, mamba_state_bytes: int,
+                 sliding_block_size: int | None = None) -> None:
+        self.block_size = block_size  # of full-attention (and Mamba) groups
+        self.group_size = group_size  # layers sharing one block tensor (KVCacheTensor count)
+        self.page_bytes = page_bytes  # bytes of one block of one layer
+        self.full_groups = full_groups
+        self.sliding_groups = sliding_groups
+        self.mamba_groups = mamba_groups
+        self.sliding_window = sliding_window
+        self.mamba_blocks = mamba_blocks  # blocks per request per Mamba/GDN group (1 none, 2 align)
+        self.max_num_batched_tokens = max_num_batched_tokens
+        self.full_bytes_per_token = full_bytes_per_token  # all full-attention layers on this GPU
+        self.sliding_bytes_per_token = sliding_bytes_per_token
+        self.mamba_state_bytes = mamba_state_bytes  # per request, all Mamba/GDN layers on this GPU
+        # tokens per block of sliding groups when their per-layer KV is smaller than the full layers' and vLLM
+        # scales their block up to the common page (Gemma 4); None: block_size
+        self.sliding_block_size = sliding_block_size
 
     @property
     def block_bytes(self) -> int:

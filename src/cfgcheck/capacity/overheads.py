@@ -15,12 +15,12 @@ per GPU, taken from the weights), SGLang ``server_args.py`` (``speculative_algor
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field, replace
 from typing import Any
 
 from .architecture import Architecture
 from .local_configs import lookup_architecture
 from .tables import GiB
+from ..records import Record
 from ..settings import float_value, int_value, truthy
 
 # vLLM LoRAConfig defaults (vllm/config/lora.py): max_loras 1, max_lora_rank 16.
@@ -53,16 +53,19 @@ _MTP_METHODS = ("mtp", "deepseek_mtp", "qwen3_next_mtp", "ernie_mtp", "glm4_moe_
                 "nextn")
 
 
-@dataclass(eq=False, repr=False)  # never compared by value: cheaper to create at start-up
-class Deductions:
+class Deductions(Record):  # never compared by value: a record, whose __init__ the import does not generate
     """Bytes per GPU taken from the budget, extra KV layers per token, and why."""
 
-    weight_bytes: int = 0
-    extra_kv_layers: int = 0  # draft / MTP layers whose KV shares the pool (same shape as the target's)
-    draft: Architecture | None = None  # a separate draft model whose KV shares the pool
-    reasons: list[str] = field(default_factory=list)
-    unknown: str | None = None  # set when an enabled feature cannot be sized
-    upper_bound: bool = False  # an enabled feature not deducted: the pool is at most the estimate
+    __slots__ = ("weight_bytes", "extra_kv_layers", "draft", "reasons", "unknown", "upper_bound")
+
+    def __init__(self, weight_bytes: int = 0, extra_kv_layers: int = 0, draft: Architecture | None = None,
+                 reasons: list[str] | None = None, unknown: str | None = None, upper_bound: bool = False) -> None:
+        self.weight_bytes = weight_bytes
+        self.extra_kv_layers = extra_kv_layers  # draft / MTP layers whose KV shares the pool (same shape as the target's)
+        self.draft = draft  # a separate draft model whose KV shares the pool
+        self.reasons = [] if reasons is None else reasons
+        self.unknown = unknown  # set when an enabled feature cannot be sized
+        self.upper_bound = upper_bound  # an enabled feature not deducted: the pool is at most the estimate
 
     def add(self, nbytes: int, reason: str) -> None:
         self.weight_bytes += int(nbytes)
@@ -177,10 +180,10 @@ def profiled_arch(model: Any, arch: Architecture) -> Architecture:
     if not arch.vision_tower:
         return arch
     if serves_text_only(model):
-        return replace(arch, vision_tower=None)
+        return arch.replaced(vision_tower=None)
     asked = int_value((_json_value(model.value("mm_processor_kwargs")) or {}).get("max_pixels"))
     if asked and asked < arch.vision_tower.get("max_pixels", 0):
-        return replace(arch, vision_tower={**arch.vision_tower, "max_pixels": asked})
+        return arch.replaced(vision_tower={**arch.vision_tower, "max_pixels": asked})
     return arch
 
 

@@ -8,7 +8,6 @@ Without a catalog for the engine, a flag means the option whose argparse destina
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ..records import Record
@@ -269,8 +268,8 @@ def _exact_keyword(resolution: Resolution) -> Resolution:
     if resolution.kind == "exact" and "-" not in resolution.written.lstrip("-"):
         return resolution
     # no history either: other versions' argv parsers would match it by prefix, EngineArgs never does
-    return replace(resolution, kind="unknown", option=None, spec=None, candidates=(),
-                   normalized=KEYWORD_ORIGIN + resolution.written.lstrip("-"))
+    return resolution.replaced(kind="unknown", option=None, spec=None, candidates=(),
+                               normalized=KEYWORD_ORIGIN + resolution.written.lstrip("-"))
 
 
 def walk(catalog: Catalog | _Uncatalogued, tokens: list) -> list[ParsedFlag]:

@@ -19,9 +19,9 @@ from __future__ import annotations
 import argparse
 import functools
 import json
-from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..records import Record
 from .value_types import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
 
@@ -84,19 +84,22 @@ class OptionSpec:
         }
 
 
-@dataclass(eq=False, repr=False)
-class Resolution:
-    """What one flag as written means to a version's parser."""
+class Resolution(Record):
+    """What one flag as written means to a version's parser (compared by identity, as every use does)."""
 
-    kind: Literal["exact", "abbrev", "ambiguous", "unknown"]
-    written: str  # the flag part as written (before "=")
-    option: str | None  # the full option string it means
-    spec: OptionSpec | None
-    candidates: tuple[str, ...] = ()
-    normalized: str = ""  # what argparse saw after the engine's pre-processing
-    suffix: str = ""  # vLLM dotted JSON sub-key as written (".mode"), if any
-    explicit_value: str | None = None  # "--x=v" or a short option's attached value ("-p8000")
+    __slots__ = ("kind", "written", "option", "spec", "candidates", "normalized", "suffix", "explicit_value")
 
+    def __init__(self, kind: Literal["exact", "abbrev", "ambiguous", "unknown"], written: str, option: str | None,
+                 spec: OptionSpec | None, candidates: tuple[str, ...] = (), normalized: str = "", suffix: str = "",
+                 explicit_value: str | None = None) -> None:
+        self.kind = kind
+        self.written = written  # the flag part as written (before "=")
+        self.option = option  # the full option string it means
+        self.spec = spec
+        self.candidates = candidates
+        self.normalized = normalized  # what argparse saw after the engine's pre-processing
+        self.suffix = suffix  # vLLM dotted JSON sub-key as written (".mode"), if any
+        self.explicit_value = explicit_value  # "--x=v" or a short option's attached value ("-p8000")
 
 
 def _spec_from(raw: dict) -> OptionSpec:

@@ -31,7 +31,6 @@ recorded as the prefill and decode halves of one set.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import YNode
@@ -173,7 +172,7 @@ def _resource_tokens(ctx: DocContext, artifacts: YNode, container: YNode) -> lis
     tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)]
     for token in argv_tokens(ctx, container.get("args"), "args"):
         filled = substitute(_MODEL_VARIABLE, token.text, lambda m: values.get(m.group(1), m.group(0)))
-        tokens.append(token if filled is None or filled == token.text else replace(token, text=filled, synthetic=True))
+        tokens.append(token if filled is None or filled == token.text else token.replaced(text=filled, synthetic=True))
     return tokens
 
 

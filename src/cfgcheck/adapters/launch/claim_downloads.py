@@ -12,7 +12,6 @@ Registered for its index and settle hooks only: it owns no document.
 
 from __future__ import annotations
 
-import dataclasses
 import posixpath
 
 from ...model import Download, ServedModel
@@ -86,7 +85,7 @@ def settle(workspace: Workspace, models: list[ServedModel]) -> None:
         for namespace, claim, inside, download in jobs:
             # a claim is its namespace's: one left unstated here may be given by a kustomization or the apply
             if claim == volume.claim and (None in (namespace, model.pod.namespace) or namespace == model.pod.namespace):
-                _offer(model, dataclasses.replace(download, volume=(volume.name, inside)))
+                _offer(model, download.replaced(volume=(volume.name, inside)))
 
 
 def _offer(model: ServedModel, download: Download) -> None:

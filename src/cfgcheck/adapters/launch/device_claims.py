@@ -11,11 +11,10 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/dynamic-resource-allocat
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 from ... import lazy
 from ...capacity.gpus import Claim
 from ...model import Setting
+from ...records import Record
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import is_resource, to_int
@@ -30,26 +29,29 @@ _PRODUCT = lazy.Pattern(r"""\.(?:productName|model)\s*==\s*["']([^"']{1,100})["'
 MAX_DEPTH = 12
 
 
-@dataclass(repr=False)
-class DeviceRequests:
+class DeviceRequests(Record):
     """What one claim asks for: product names from CEL selectors, device classes, and the device count
     (None when a request allocates ``All`` devices or its count is not a number)."""
 
-    products: list[str] = field(default_factory=list)
-    classes: list[str] = field(default_factory=list)
-    count: Setting | None = None
+    __slots__ = ("products", "classes", "count")
+
+    def __init__(self, products: list[str] | None = None, classes: list[str] | None = None,
+                 count: Setting | None = None) -> None:
+        self.products = [] if products is None else products
+        self.classes = [] if classes is None else classes
+        self.count = count
 
 
 def _is_dra(root: YNode) -> bool:
     return is_resource(root, "resource.k8s.io/")
 
 
-@dataclass(repr=False)
 class _Indexed:
     """This module's index space: DRA claims and templates by name, device classes' selectors."""
 
-    claims: dict[str, DeviceRequests] = field(default_factory=dict)  # "Kind/name" of templates and claims
-    classes: dict[str, list[str]] = field(default_factory=dict)  # DeviceClass name -> its CEL selectors
+    def __init__(self) -> None:
+        self.claims: dict[str, DeviceRequests] = {}  # "Kind/name" of templates and claims
+        self.classes: dict[str, list[str]] = {}  # DeviceClass name -> its CEL selectors
 
 
 def _space(workspace: Workspace) -> _Indexed:

@@ -13,7 +13,6 @@ located where it is written.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from ... import lazy
@@ -548,7 +547,7 @@ class Environment:
                 if assigned and name.isidentifier():
                     self.exported[name] = tail(token, len(name) + 1, "export")
                 elif name in self.assigned:  # export NAME of a variable set before: its value
-                    self.exported[name] = replace(self.assigned[name], origin="export")
+                    self.exported[name] = self.assigned[name].replaced(origin="export")
         else:
             assigned = assignments(tokens, "assign")
             if len(assigned) == len(tokens):  # only assignments: shell variables, exported under set -a
