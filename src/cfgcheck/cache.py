@@ -30,7 +30,7 @@ from typing import Any, Callable
 from . import __version__, pool
 from .notes import note, run as notes_run
 from .paths import noting
-from .yamlio import read_already
+from .yamlio import read_already, unmarked
 
 PACKAGE = Path(__file__).resolve().parent
 # The whole-run key's reads handed to the run, so that it reads no file twice: the GitOps tree's 5.3 MB and
@@ -292,6 +292,8 @@ class RunCache:
             found, said, result = pool.loads(data, lambda _name: {}, restricted=True)
             if not self._unchanged(found):
                 return None
+            if hasattr(result, "files"):
+                result.files = [unmarked(loaded) if isinstance(loaded, str) else loaded for loaded in result.files]
         except Exception:  # bytes written by another build or by someone else: no entry
             return None
         return said, result
@@ -314,9 +316,12 @@ class RunCache:
     def _put(self, found: dict[str, str], said: list[str], result: Any) -> None:
         # what served models derived once per run (their ``cache``) is derived again: it may hold functions
         memos = [(model, model.cache) for model in getattr(result, "models", ())]
+        files = getattr(result, "files", None)
         try:
             for model, _ in memos:
                 model.cache = {}
+            if files is not None:  # a file without a served model kept as its path (3,837 of the tree's 5,000)
+                result.files = [loaded.path if loaded == unmarked(loaded.path) else loaded for loaded in files]
             # slotted records as class and values (``pool.dumps``): the second run unpickles a third as long
             data = pool.dumps((found, said, result), names=False)
         except Exception:  # an object of the result that does not pickle: no entry, the run is the same
@@ -324,4 +329,6 @@ class RunCache:
         finally:
             for model, memo in memos:
                 model.cache = memo
+            if files is not None:
+                result.files = files
         self.store.put(self.key, data)

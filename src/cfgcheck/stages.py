@@ -26,7 +26,7 @@ from .notes import Notes, note, run
 from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
 from .records import Record
 from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
-                     relpath)
+                     relpath, unmarked)
 
 if TYPE_CHECKING:
     from .model import ServedModel
@@ -258,7 +258,7 @@ class _Worker:
         if isinstance(text, LoadedFile):
             loaded = text
         elif not serving:  # ``load_file``'s answer for a file without a marker, without its glue (most files)
-            loaded = isolated_load(rel, lambda: LoadedFile(rel, "", [], {}, serving=False) if reader is not None
+            loaded = isolated_load(rel, lambda: unmarked(rel) if reader is not None
                                    else check_text(rel, text, self.limits, self.fast))
         else:
             loaded = load(config, file, self.fast, tested(serving), text, rel=rel)
@@ -324,7 +324,7 @@ def _received(data: bytes, file: Path, resolve: Callable[[str], Any]) -> tuple[s
     """A worker's message about ``file`` (``_work``) as ``_Worker.stage`` made it."""
     if data[:1] == PLAIN:  # a few bytes, not a pickled file: no object made in the worker, none unpickled here
         rel = data[1:].decode("utf-8", "surrogateescape")
-        return ("staged", file, Staged(LoadedFile(rel, "", [], {}, serving=False), []))
+        return ("staged", file, Staged(unmarked(rel), []))
     return pool.loads(data, resolve)
 
 

@@ -199,6 +199,12 @@ def parse_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
     return loaded
 
 
+def unmarked(path: str) -> LoadedFile:
+    """A file read only in case it holds a served model, which holds none: no text kept, no document, no
+    error (most files of a repository)."""
+    return LoadedFile(path, "", [], {}, serving=False)
+
+
 def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast: bool = True) -> LoadedFile:
     """A file that cannot hold a served model, checked without building it: libyaml's parser runs over
     the text in C without making a Python object per event (PyYAML's ``CParser.raw_parse``), so a syntax
@@ -213,7 +219,7 @@ def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
         for document in loaded.documents:
             document.root = None
         return loaded
-    loaded = LoadedFile(path, "", [], {}, serving=False)
+    loaded = unmarked(path)
     import yaml
 
     try:
@@ -367,7 +373,7 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         text = read
     serving = wanted is None or wanted(rel, text)
     if not serving:  # checked for errors only: one read, the marker test, libyaml's parser in C
-        return check_text(rel, text, limits, fast) if reader is None else LoadedFile(rel, "", [], {}, serving=False)
+        return check_text(rel, text, limits, fast) if reader is None else unmarked(rel)
     loaded = parse_text(rel, text, limits, fast, reader=reader)
     if cache is not None:
         cache.keep(key, loaded)
@@ -423,7 +429,7 @@ def _unread(rel: str, error: YamlError, reader: FileReader | None) -> LoadedFile
     """A file that cannot be read: a CFG000 for YAML; a script or Python file (read only in case it
     starts an engine) is skipped without a finding."""
     if reader is not None:
-        return LoadedFile(rel, "", [], {}, serving=False)
+        return unmarked(rel)
     return LoadedFile(rel, "", [], {}, error)
 
 

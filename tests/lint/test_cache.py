@@ -145,3 +145,19 @@ def test_a_run_of_more_served_models_than_the_bound_keeps_no_whole_entry(cache_h
     monkeypatch.setattr(cache_module, "RUN_MODELS", 5)
     assert _report(folder, cache=True) == first
     assert len(_entries(cache_home, "run")) == 1
+
+
+def test_a_whole_run_keeps_a_file_without_a_served_model_as_its_path(tmp_path: Path, cache_home: Path) -> None:
+    from cfgcheck import pool
+
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
+    (folder / "plain.yaml").write_text("apiVersion: v1\nkind: ConfigMap\nmetadata: {name: x}\n", encoding="utf-8")
+    (folder / "broken.yaml").write_text("a: [\n", encoding="utf-8")
+    first = _report(folder, cache=True)
+    [entry] = _entries(cache_home, "run")
+    _, _, kept = pool.loads(entry.read_bytes(), lambda _name: {}, restricted=True)
+    assert sorted(f if isinstance(f, str) else f"read {f.path}" for f in kept.files) == [
+        "plain.yaml", "read app.yaml", "read broken.yaml"]  # a file with a served model or an error is kept whole
+    assert _report(folder, cache=True) == first == _report(folder, cache=False)
