@@ -322,3 +322,43 @@ def test_a_command_collects_no_cycles_while_it_runs_and_gives_the_collector_back
     assert gc.isenabled()
     assert invoke("lint", "--no-cache", "app.yaml", cwd=tmp_path).returncode == 0
     assert seen == [False] and gc.isenabled()
+
+
+@pytest.mark.parametrize(("ends", "code", "said"), [
+    (lambda: None, 0, ""), (lambda: sys.exit(3), 3, ""), (lambda: sys.exit(None), 0, ""),
+    (lambda: sys.exit("cfgcheck: no such rule"), 1, "cfgcheck: no such rule\n"), (lambda: sys.exit(True), 1, "")])
+def test_the_console_entry_ends_the_process_with_mains_exit_code(ends, code: int, said: str, monkeypatch,
+                                                                  capsys) -> None:
+    """``run`` (the console script, ``python -m cfgcheck``) ends the process as Python would end it after
+    ``main``: the same code, a message given to ``sys.exit`` on stderr, the standard streams flushed."""
+    import cfgcheck.__main__ as entry
+
+    class Ended(Exception):
+        pass
+
+    def exit_now(status: int) -> None:
+        raise Ended(status)
+
+    def command() -> None:
+        print("report", end="")
+        ends()
+
+    monkeypatch.setattr(entry, "main", command)
+    monkeypatch.setattr(entry.os, "_exit", exit_now)
+    with pytest.raises(Ended) as ended:
+        entry.run()
+    assert ended.value.args == (code,)
+    assert capsys.readouterr() == ("report", said)
+
+
+def test_a_spawned_run_writes_all_its_report_and_exits_with_its_code(tmp_path: Path) -> None:
+    """The process ends without Python's own exit (``__main__.run``): a report larger than a pipe's buffer
+    arrives whole, and the exit code is the lint's."""
+    from runcli import spawn
+
+    for number in range(40):
+        (tmp_path / f"app{number}.yaml").write_text(SECRET_APP.replace("name: chat", f"name: chat{number}"),
+                                                    encoding="utf-8")
+    ran = spawn("lint", "--no-cache", "--format", "json", ".", cwd=tmp_path)
+    report = json.loads(ran.stdout)
+    assert ran.returncode == 1 and len(ran.stdout) > 65536 and report["summary"]["served_models"] == 40
