@@ -118,3 +118,80 @@ def test_overlays_that_tag_it_differently_leave_the_file_what_they_share(tmp_pat
     result = lint([repo], Config(repo))
     assert [(m.image.value, m.image.location.path) for m in result.models] == \
         [("registry.example.com/inference/vllm-gaudi:1.21.0", "envs/dev/kustomization.yaml")]
+
+
+NESTED = FIXTURES / "formats" / "kustomize-nested-base"
+# What `kubectl kustomize` (v1.32, kustomize v5.5.0) prints for base/llm-serving, base, and (with their
+# namespace) overlays/dev and overlays/staging; overlays/prod also sets --max-model-len 32768.
+NESTED_RENDERED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: llm
+{namespace}spec:
+  replicas: 1
+  selector:
+    matchLabels:
+      app: llm
+  template:
+    metadata:
+      labels:
+        app: llm
+    spec:
+      containers:
+      - args:
+        - Qwen/Qwen3-8B
+        - --max-model-len
+        - "{length}"
+        command:
+        - vllm
+        - serve
+        image: vllm/vllm-openai:v0.10.1
+        name: vllm
+        resources:
+          limits:
+            nvidia.com/gpu: 1
+"""
+
+
+def _nested_kubectl(tmp_path: Path) -> Path:
+    """A kubectl that prints what the real one does for each folder of kustomize-nested-base."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for name, namespace, length in (("base", "", 16384), ("dev", "dev", 16384), ("staging", "staging", 16384),
+                                    ("prod", "prod", 32768)):
+        (tmp_path / f"{name}.yaml").write_text(NESTED_RENDERED.format(
+            namespace=f"  namespace: {namespace}\n" if namespace else "", length=length), encoding="utf-8")
+    (bin_dir / "kubectl").write_text(
+        "#!/bin/sh\ncase \"$3\" in\n"
+        + "".join(f"  */overlays/{name}) cat '{tmp_path}/{name}.yaml';;\n" for name in ("dev", "staging", "prod"))
+        + f"  *) cat '{tmp_path}/base.yaml';;\nesac\n", encoding="utf-8")
+    (bin_dir / "kubectl").chmod(0o755)
+    return bin_dir
+
+
+@pytest.fixture(params=["fake-kubectl", "real-kubectl"])
+def nested_kubectl(request, tmp_path: Path, monkeypatch) -> str:
+    return real_or_fake(request, monkeypatch, lambda: _nested_kubectl(tmp_path))
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_base_rendered_through_its_parent_and_overlays_is_one_served_model(nested_kubectl: str) -> None:
+    """The Deployment of base/llm-serving (its kustomization sets the image and, by a patch, the model),
+    included by base/, which three overlays include: the file's own served model (no model: the patch
+    gives it) is the rendering of base/llm-serving, and base/, dev and staging render it alike: one served
+    model with the model; prod, which sets another --max-model-len, is its own."""
+    result = lint([NESTED], Config(NESTED))
+    served = sorted((m.identity.split("#")[0], m.model.value if m.model else None, m.value("max_model_len"))
+                    for m in result.models)
+    assert served == [("base/llm-serving/kustomization.yaml", "Qwen/Qwen3-8B", 16384),
+                      ("overlays/prod/kustomization.yaml", "Qwen/Qwen3-8B", 32768)]
+    assert {(m.path, m.location.line) for m in result.models} == {("base/llm-serving/deployment.yaml", 18)}
+    assert not [f for f in result.findings if f.code == "CFG302"]
+
+
+def test_without_kubectl_the_nested_base_is_its_files_served_model(monkeypatch) -> None:
+    monkeypatch.setenv("PATH", "/nonexistent")
+    result = lint([NESTED], Config(NESTED))
+    assert [(m.identity.split("#")[0], m.image.value) for m in result.models] == \
+        [("base/llm-serving/deployment.yaml", "vllm/vllm-openai:v0.10.1")]

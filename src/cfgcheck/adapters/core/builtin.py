@@ -84,8 +84,8 @@ BUILT_IN = (
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
-    # records the files kustomizations name that do not exist, and once every model is known applies their
-    # images: to the models of the files they include; reads no document itself
+    # records the files kustomizations name that do not exist; once every model is known, applies their
+    # images: to the models of the files they include and makes renderings alike one; reads no document itself
     LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index", "settle")),
     # indexes the downloads Jobs make onto claims; once every model is known, names the local paths they fill
     LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle"),

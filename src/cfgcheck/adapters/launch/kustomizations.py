@@ -42,6 +42,7 @@ _GENERATORS = ("configMapGenerator",)
 # transformers there already.
 RENDERED = "#rendered"
 _MAX_CHAINS = 64  # the ways up from one file through the kustomizations that include it, followed at most
+_FAR = 1 << 16  # the distance of a kustomization on no way up from a file: further than any way is long
 
 
 class ImageEntry(NamedTuple):
@@ -184,30 +185,112 @@ def _index_images(ctx: DocContext, folder: str, root: YNode) -> None:
 
 def settle(workspace: Workspace, models: list[ServedModel]) -> None:
     """Protocol hook, once every file is read: the image of a served model of a file that kustomizations
-    include, as their ``images:`` transform it; where the kustomizations that include it transform it
-    differently (overlays that each set a tag), as far as they all transform it alike."""
+    include, as their ``images:`` transform it (``_transform_images``); then one served model for each
+    container that several kustomizations render alike (``_one_of_alike``)."""
     found = kustomized(workspace)
-    if not any(entry.images for entry in found.values()):
-        return
     parents: dict[str, list[str]] = {}
     for folder, entry in found.items():
         for included in entry.includes:
             parents.setdefault(included, []).append(folder)
+    chains = {path: _chains(path, parents) for path in {model.path for model in models} if path in parents}
+    if any(entry.images for entry in found.values()):
+        _transform_images(found, chains, models)
+    if any(RENDERED in model.identity for model in models):
+        _one_of_alike(chains, models)
+
+
+def _transform_images(found: dict[str, Kustomized], chains: dict[str, list[tuple[str, ...]]],
+                      models: list[ServedModel]) -> None:
+    """The image of each served model of a file the kustomizations include, as the ``images:`` of each
+    way up from it transform it; where the ways transform it differently (overlays that each set a tag),
+    as far as they all transform it alike."""
     for model in models:
-        image = model.image
-        if image is None or not isinstance(image.value, str) or RENDERED in model.identity or model.path not in parents:
+        image, ways = model.image, chains.get(model.path)
+        if image is None or not isinstance(image.value, str) or RENDERED in model.identity or not ways:
             continue
-        chains = _chains(model.path, parents)
-        made = [_transformed(image, [found[folder] for folder in chain]) for chain in chains]
+        made = [_transformed(image, [found[folder] for folder in way]) for way in ways]
         if len({reference.value for reference in made}) > 1:
-            shared = [step[0] for step in itertools.takewhile(lambda step: len(set(step)) == 1, zip(*chains))]
-            made = [_transformed(image, [found[folder] for folder in shared])]
+            made = [_transformed(image, [found[folder] for folder in _shared(ways)])]
         reference = made[0]
         if reference is not image:
             stated = (model.engine_version, model.engine_version_confidence, model.engine_version_why)
             set_image(None, model, reference)
             if model.directive("engine-version") is not None:  # a directive states the version whatever the image
                 model.engine_version, model.engine_version_confidence, model.engine_version_why = stated
+
+
+def _shared(ways: list[tuple[str, ...]]) -> list[str]:
+    """The kustomizations every way up passes through first, innermost first."""
+    return [step[0] for step in itertools.takewhile(lambda step: len(set(step)) == 1, zip(*ways))]
+
+
+def _one_of_alike(chains: dict[str, list[tuple[str, ...]]], models: list[ServedModel]) -> None:
+    """Leave out of ``models`` what another served model of the same container stands for: the file's own
+    served model when a kustomization every way up from the file passes through rendered it (the file is
+    deployed only as that rendering), and a rendering alike, in every value and place the rules read, to
+    the file's own served model or to a rendering by a kustomization nearer the file (a base rendered
+    through its parent and through overlays that change nothing of it is one served model; an overlay
+    that sets another value stays its own)."""
+    rendered: dict[tuple, list[ServedModel]] = {}
+    for model in models:
+        if RENDERED in model.identity:
+            rendered.setdefault(_place(model), []).append(model)
+    left_out: set[int] = set()
+    for model in models:
+        if RENDERED in model.identity:
+            continue
+        shared = set(_shared(chains.get(model.path, [])))
+        if any(_rendered_by(other) in shared for other in rendered.get(_place(model), [])):
+            left_out.add(id(model))
+        else:
+            rendered.setdefault(_place(model), []).insert(0, model)  # the file's own first: it stands for the alike
+    for place, alike in rendered.items():
+        ways = chains.get(place[0], [])
+        nearest = sorted(alike, key=lambda m: (RENDERED in m.identity, _distance(_rendered_by(m), ways)))
+        kinds: set[str] = set()
+        for model in nearest:
+            kind = _alike(model)
+            if kind in kinds:
+                left_out.add(id(model))
+            kinds.add(kind)
+    models[:] = [model for model in models if id(model) not in left_out]
+
+
+def _rendered_by(model: ServedModel) -> str | None:
+    """The folder of the kustomization whose rendering ``model`` is; None for a file's own served model."""
+    written, _, rest = model.identity.partition("#")
+    return posixpath.normpath(posixpath.dirname(written) or ".") if rest.startswith(RENDERED[1:]) else None
+
+
+def _distance(folder: str | None, ways: list[tuple[str, ...]]) -> int:
+    """How many kustomizations up from the file ``folder`` is, at the nearest (far when on no way up)."""
+    return min((way.index(folder) for way in ways if folder in way), default=_FAR)
+
+
+def _place(model: ServedModel) -> tuple:
+    return model.path, model.location.line, model.location.column, model.name
+
+
+def _alike(model: ServedModel) -> str:
+    """What the rules read of a served model, with where each value is written (its identity, name and
+    the namespace an overlay gives its pod left out)."""
+    def written(settings: dict[str, Setting]) -> list[tuple]:
+        return sorted((name, repr(setting.value), setting.location) for name, setting in settings.items())
+
+    def one(setting: Setting | None) -> tuple | None:
+        return None if setting is None else (repr(setting.value), setting.location)
+
+    facts: list = [model.engine, model.engine_version, model.engine_variant, one(model.image), one(model.model),
+                   one(model.model_revision), one(model.gpus), one(model.replicas), written(model.settings),
+                   written(model.env), [token.text for token in model.argv]]
+    pod = model.pod
+    if pod is not None:
+        facts += [sorted((v.name, v.type, v.medium, v.size, v.location) for v in pod.volumes.values()),
+                  sorted((m.path, m.volume, m.location) for m in pod.mounts),
+                  sorted((kind, p.handler, p.path, p.port, p.initial_delay, p.period, p.timeout, p.failure_threshold,
+                          p.location) for kind, p in pod.probes.items()),
+                  written(pod.requests), written(pod.limits), pod.shm, pod.memory_limit, pod.ephemeral_storage]
+    return repr(facts)
 
 
 def _chains(path: str, parents: dict[str, list[str]]) -> list[tuple[str, ...]]:
