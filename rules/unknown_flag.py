@@ -12,7 +12,9 @@ variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repositor
 image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
 `--omni`), unless it is a near-miss of a real flag. When no image or directive states the engine version
 exactly (it was assumed, or none is known), a flag no catalogued version knows is a warning that says
-so: a fork or an uncatalogued build may add it; a near-miss of a real flag stays an error; in a Dynamo graph it is a note that names it a
+so: a fork or an uncatalogued build may add it; a near-miss of a real flag stays an error. A repository
+that holds the engine's own server-arguments source (a fork: `vllm/engine/arg_utils.py`,
+`python/sglang/srt/server_args.py`) defines the flags its `add_argument(` calls name: none is reported; in a Dynamo graph it is a note that names it a
 Dynamo flag (`dynamo.vllm` parses its own, such as `--is-prefill-worker`). Ray Serve LLM `engine_kwargs` are keyword arguments
 of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names an argument exactly, with
 underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
@@ -84,9 +86,11 @@ def check(model, ctx):
     ignore = set(ctx.options["ignore"])
     # one finding per line and kind: five Dynamo flags on one line are one note naming the five
     judged: dict[tuple, list[tuple]] = {}
+    # a fork of the engine: the flags its own arguments source defines (adapters/launch/engine_sources.py)
+    forked = model.engine_source.options if model.engine_source is not None else frozenset()
     for flag in flags:
         res = flag.resolution
-        if res.kind != "unknown" or flag.token.synthetic or res.written in ignore or res.normalized in ignore:
+        if res.kind != "unknown" or flag.token.synthetic or {res.written, res.normalized} & (ignore | forked):
             continue
         verdict = _judge(model, catalog, flag, label)
         if verdict is not None:

@@ -92,6 +92,8 @@ BUILT_IN = (
                 index_words=("persistentvolumeclaim",)),
     # once every model is known, names a local path that is a model folder of the repository by its config.json
     LazyAdapter("launch.repository_models", (), hooks=("served_models", "settle")),
+    # once every model is known, the flags of the engine's own arguments source a fork of the engine holds
+    LazyAdapter("launch.engine_sources", (), hooks=("served_models", "settle")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
     LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )
