@@ -13,7 +13,7 @@ from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from cfgcheck.model import Location, Setting
 from helpers import FIXTURES, make_repo
-from tests.adapters.test_kustomize_overlays import real_or_fake
+from tests.adapters.test_kustomize_overlays import kubectl_always_printing, real_or_fake
 
 PLACEHOLDER = FIXTURES / "formats" / "kustomize-placeholder-image"
 # What `kubectl kustomize` (v1.32, kustomize v5.5.0) prints for kustomize-placeholder-image.
@@ -46,21 +46,12 @@ spec:
 NEW_TAG_LINE = 8
 
 
-def _printing(tmp_path: Path, rendered: str) -> Path:
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    (tmp_path / "rendered.yaml").write_text(rendered, encoding="utf-8")
-    (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
-    (bin_dir / "kubectl").chmod(0o755)
-    return bin_dir
-
-
 @pytest.fixture(params=["fake-kubectl", "real-kubectl", "no-kubectl"])
 def kubectl(request, tmp_path: Path, monkeypatch) -> str:
     if request.param == "no-kubectl":
         monkeypatch.setenv("PATH", "/nonexistent")
         return request.param
-    return real_or_fake(request, monkeypatch, lambda: _printing(tmp_path, PLACEHOLDER_RENDERED))
+    return real_or_fake(request, monkeypatch, lambda: kubectl_always_printing(tmp_path, PLACEHOLDER_RENDERED))
 
 
 def _images(result) -> list[tuple[str, str, int]]:
