@@ -11,7 +11,7 @@ import pytest
 from cfgcheck.adapters.launch import kustomizations
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from cfgcheck.model import Location, Setting
+from cfgcheck.model import Location, ServedModel, Setting
 from helpers import FIXTURES, make_repo
 from tests.adapters.test_kustomize_overlays import kubectl_always_printing, real_or_fake
 
@@ -186,3 +186,23 @@ def test_without_kubectl_the_nested_base_is_its_files_served_model(monkeypatch) 
     result = lint([NESTED], Config(NESTED))
     assert [(m.identity.split("#")[0], m.image.value) for m in result.models] == \
         [("base/llm-serving/deployment.yaml", "vllm/vllm-openai:v0.10.1")]
+
+
+def test_renderings_alike_are_one_and_one_that_places_the_pod_elsewhere_is_its_own() -> None:
+    """Two overlays that render the container alike are one served model (the first, as near the file);
+    an overlay whose rendering differs only in its nodeSelector (another GPU) stays its own."""
+    at = Location("base/deployment.yaml", 16, 11)
+
+    def rendering(overlay: str, selector: dict[str, str]) -> ServedModel:
+        model = ServedModel("llm/vllm", "Deployment", at.path, 0, at, engine="vllm", engine_version="0.10.1",
+                            identity=f"{overlay}/kustomization.yaml#rendered/Deployment/llm/vllm",
+                            node_selector=selector)
+        model.add(Setting("max_model_len", 16384, Location(at.path, 18, 40), "--max-model-len"))
+        return model
+
+    a100 = {"nvidia.com/gpu.product": "NVIDIA-A100-SXM4-80GB"}
+    models = [rendering("envs/prod", a100), rendering("envs/dev", a100),
+              rendering("envs/h100", {"nvidia.com/gpu.product": "NVIDIA-H100-80GB-HBM3"})]
+    chains = {at.path: [("base", "envs/dev"), ("base", "envs/prod"), ("base", "envs/h100")]}
+    kustomizations._one_of_alike(chains, models)
+    assert [m.identity.split("/kustomization")[0] for m in models] == ["envs/prod", "envs/h100"]

@@ -280,9 +280,12 @@ def _alike(model: ServedModel) -> str:
     def one(setting: Setting | None) -> tuple | None:
         return None if setting is None else (repr(setting.value), setting.location)
 
+    placement = model.placement
     facts: list = [model.engine, model.engine_version, model.engine_variant, one(model.image), one(model.model),
                    one(model.model_revision), one(model.gpus), one(model.replicas), written(model.settings),
-                   written(model.env), [token.text for token in model.argv]]
+                   written(model.env), [token.text for token in model.argv], sorted(model.node_selector.items()),
+                   model.gpu_product, model.gpu_resource, model.gpu_memory_bytes,
+                   None if placement is None else (placement.terms, placement.tolerations, placement.node)]
     pod = model.pod
     if pod is not None:
         facts += [sorted((v.name, v.type, v.medium, v.size, v.location) for v in pod.volumes.values()),
