@@ -92,7 +92,7 @@ OVERLAID = {
     "base/kustomization.yaml": "resources:\n  - deployment.yaml\nimages:\n  - name: vllm-gaudi\n"
                                "    newName: registry.example.com/inference/vllm-gaudi\n",
     "envs/dev/kustomization.yaml": "resources:\n  - ../../base\nimages:\n"
-                                   "  - name: registry.example.com/inference/vllm-gaudi\n    newTag: 1.20.0\n",
+                                   "  - name: registry.example.com/inference/vllm-gaudi\n    newTag: 1.20\n",
     "envs/prod/kustomization.yaml": "resources:\n  - ../../base\nimages:\n"
                                     "  - name: registry.example.com/inference/vllm-gaudi\n    newTag: 1.21.0\n",
 }
@@ -105,10 +105,10 @@ def test_overlays_that_tag_it_differently_leave_the_file_what_they_share(tmp_pat
     repo = make_repo(tmp_path, OVERLAID)
     result = lint([repo], Config(repo))
     assert [m.image.value for m in result.models] == ["registry.example.com/inference/vllm-gaudi"]
-    repo = make_repo(tmp_path / "same", {**OVERLAID, "envs/dev/kustomization.yaml": OVERLAID["envs/prod/kustomization.yaml"]})
+    repo = make_repo(tmp_path / "same", {**OVERLAID, "envs/prod/kustomization.yaml": OVERLAID["envs/dev/kustomization.yaml"]})
     result = lint([repo], Config(repo))
     assert [(m.image.value, m.image.location.path) for m in result.models] == \
-        [("registry.example.com/inference/vllm-gaudi:1.21.0", "envs/dev/kustomization.yaml")]
+        [("registry.example.com/inference/vllm-gaudi:1.20", "envs/dev/kustomization.yaml")]  # as written: a string
 
 
 NESTED = FIXTURES / "formats" / "kustomize-nested-base"

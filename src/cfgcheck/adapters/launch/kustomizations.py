@@ -178,7 +178,9 @@ def _index_images(ctx: DocContext, folder: str, root: YNode) -> None:
                   and value.value not in (None, "")}
         if values:
             at = ctx.location(next(iter(values.values())))
-            written = {key: str(value.value) for key, value in values.items()}
+            # as kustomize reads them, strings: an unquoted tag 1.20 is "1.20", not the number 1.2
+            written = {key: value.value if isinstance(value.value, str) else ctx.source(value).strip()
+                       for key, value in values.items()}
             entries.append(ImageEntry(name, written.get("newName"), written.get("newTag"), written.get("digest"), at))
     kustomized(ctx.workspace)[posixpath.normpath(folder or ".")] = Kustomized(tuple(includes), tuple(entries))
 
