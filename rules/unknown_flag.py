@@ -10,7 +10,11 @@ flag and the next one with it (`lmsysorg/sglang:v0.4.3.post3` between 0.4.2.post
 may have the flag). On a
 variant or vendor image (vLLM-Omni, ROCm, llm-d, NGC, ...), an unknown repository or an unexpanded
 image, a flag no catalogued version knows is a note (the image may add it, as `vllm/vllm-omni` adds
-`--omni`), unless it is a near-miss of a real flag; in a Dynamo graph it is a note that names it a
+`--omni`), unless it is a near-miss of a real flag. When no image or directive states the engine version
+exactly (it was assumed, or none is known), a flag no catalogued version knows is a warning that says
+so: a fork or an uncatalogued build may add it; a near-miss of a real flag stays an error. A repository
+that holds the engine's own server-arguments source (a fork: `vllm/engine/arg_utils.py`,
+`python/sglang/srt/server_args.py`) defines the flags its `add_argument(` calls name: none is reported; in a Dynamo graph it is a note that names it a
 Dynamo flag (`dynamo.vllm` parses its own, such as `--is-prefill-worker`). Ray Serve LLM `engine_kwargs` are keyword arguments
 of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names an argument exactly, with
 underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
@@ -60,8 +64,8 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.api import (DISPLAY, Finding, KEYWORD_ORIGIN, Location, Option, catalog_for, flag_history, is_typo,
-                          severity, stated, undecided, unfamiliar_image, versions)
+from cfgcheck.api import (DISPLAY, IMAGE_EXACT, Finding, KEYWORD_ORIGIN, Location, Option, catalog_for, confidence,
+                          flag_history, is_typo, severity, stated, undecided, unfamiliar_image, versions)
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -80,9 +84,11 @@ def check(model, ctx):
     ignore = set(ctx.options["ignore"])
     # one finding per line and kind: five Dynamo flags on one line are one note naming the five
     judged: dict[tuple, list[tuple]] = {}
+    # a fork of the engine: the flags its own arguments source defines (adapters/launch/engine_sources.py)
+    forked = model.engine_source.options if model.engine_source is not None else frozenset()
     for flag in flags:
         res = flag.resolution
-        if res.kind != "unknown" or flag.token.synthetic or res.written in ignore or res.normalized in ignore:
+        if res.kind != "unknown" or flag.token.synthetic or {res.written, res.normalized} & (ignore | forked):
             continue
         verdict = _judge(model, catalog, flag, label)
         if verdict is not None:
@@ -164,8 +170,14 @@ def _judge(model, catalog, flag, label: str) -> _Verdict | None:
         message, remediation, level = _keyword_finding(catalog, res.written.lstrip("-"), label)
         return _Verdict("keyword", message, remediation, level)
     close = catalog.suggest(res.written)
-    return _Verdict("unknown", f"unknown flag '{res.written}' in {label}",
-                    f"did you mean {close[0]}?" if close else "remove the flag or check its spelling",
+    remediation = f"did you mean {close[0]}?" if close else "remove the flag or check its spelling"
+    if confidence(model, catalog) != IMAGE_EXACT and not is_typo(catalog, res.written):
+        # the version was assumed: a build or fork of the engine other than the catalogued ones may add it
+        assumed = f"no catalogued {name} version has it, but the version was assumed (a fork or build may add it)"
+        return _Verdict("unknown-assumed", f"unknown flag '{res.written}' in {label}: {assumed}",
+                        f"{remediation} If the engine that runs accepts it, state its version (an image tag or "
+                        "`# cfgcheck: engine-version=`) or add the flag to this rule's `ignore`", "warning", f"{{count}} unknown flags in {label}: {{flags}}; {assumed}")
+    return _Verdict("unknown", f"unknown flag '{res.written}' in {label}", remediation,
                     SEVERITY, f"{{count}} unknown flags in {label}: {{flags}}")  # no catalogued version accepts it
 
 

@@ -2,9 +2,10 @@
 
 ## What it flags
 The image of a served model (`spec.image`, a container `image`, production-stack
-`repository`/`tag`), and the images of the pods that run its workers (a Ray cluster's worker groups),
-without an `@sha256:` digest. Local builds (a compose service with `build:`, a
-bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
+`repository`/`tag`), the images of the pods that run its workers (a Ray cluster's worker groups), and the
+final `FROM` of the Dockerfile a compose service builds (its `ARG`s substituted: the build argument's
+value, else the default), without an `@sha256:` digest. Local builds (the image a compose service
+builds, a bare name such as `team-vllm:dev`, a `localhost` registry) have no registry digest and are skipped,
 as are references still holding a variable or template. A rolling tag (`latest`, `nightly`, no tag)
 is reported once, by CFG302 (rolling-tag), whose fix (a versioned tag pinned by digest) covers this one.
 A note in the `recommended` profile (the default), a warning in `strict`.
@@ -50,11 +51,14 @@ OPTIONS: dict = {}
 
 
 def check(model, ctx):
-    for image in [model.image, *model.worker_images]:
+    for image in [model.image, *model.worker_images, model.base_image]:
         if image is None or not isinstance(image.value, str) or image.origin == "build":
             continue
         ref = parse_image(image.value)
         # a local build has no digest to pin; a rolling tag is CFG302's finding (one per line, same fix)
         if ref.digest is None and not ref.local and not ref.templated and not ref.rolling:
-            yield Finding(f"image {image.value} is not pinned by digest", image.location,
-                          remediation="append @sha256:<digest> to the versioned tag", setting="image" if image is model.image else f"image:{image.source}")
+            base = " (the base image of the Dockerfile the service builds)" if image is model.base_image else ""
+            setting = "image" if image is model.image else "base_image" if image is model.base_image else \
+                f"image:{image.source}"
+            yield Finding(f"image {image.value} is not pinned by digest{base}", image.location,
+                          remediation="append @sha256:<digest> to the versioned tag", setting=setting)

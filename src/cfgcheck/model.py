@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING, Any, Callable, NamedTuple
 from .records import Record
 
 if TYPE_CHECKING:
-    from .served import (ArgToken, Directive, Download, GroupPod, Mount, PodFacts, Port, Probe, RepositoryModel,  # noqa: F401
-                         ServedModel, Service, Setting, Volume)
+    from .served import (ArgToken, Directive, Download, EngineSource, GroupPod, Mount, PodFacts, Port, Probe,  # noqa: F401
+                         RepositoryModel, ServedModel, Service, Setting, Volume)
 
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
 # propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
@@ -129,7 +129,7 @@ def unresolved(value: Any) -> bool:
 # The records of a served model (``served.py``), named here as every adapter and rule imports them: imported
 # the first time one is asked for, so a run whose files hold no served model does not create their classes.
 SERVED = frozenset(("Setting", "ArgToken", "Directive", "Probe", "Volume", "Mount", "Port", "GroupPod", "Download",
-                    "RepositoryModel", "Service", "PodFacts", "ServedModel"))
+                    "RepositoryModel", "EngineSource", "Service", "PodFacts", "ServedModel"))
 
 
 def __getattr__(name: str) -> Any:

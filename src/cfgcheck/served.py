@@ -195,6 +195,17 @@ class RepositoryModel(Record):
         self.index = index  # model.safetensors.index.json's text
 
 
+class EngineSource(Record):
+    """The engine's own server-arguments source the repository holds (it is a fork of the engine): the
+    files read and the option strings their ``add_argument(`` calls define."""
+
+    __slots__ = ("paths", "options")
+
+    def __init__(self, paths: tuple[str, ...], options: frozenset[str]) -> None:
+        self.paths = paths  # repository-relative
+        self.options = options  # "--enable-kvstore", ...
+
+
 class Service(Record):
     """A Kubernetes Service of the run: where it sends traffic (port -> targetPort, number or name)."""
 
@@ -291,7 +302,7 @@ class ServedModel(Record):
                  "cluster", "definition_comments", "replicas", "strategy", "env", "directives", "annotations", "inert",
                  "operator_defaults", "conventions", "setting_keys", "comments", "identity", "pod", "worker_pods",
                  "host", "referenced_at", "disaggregation", "template", "downloads", "worker_images", "model_named",
-                 "model_folder", "cache", "launched_by", "launch_comments", "base_image")
+                 "model_folder", "cache", "launched_by", "launch_comments", "base_image", "engine_source")
 
     def __init__(self, name: str, kind: str, path: str, document: int, location: Location, engine: str = "unknown",
                  engine_version: str | None = None, engine_version_confidence: str | None = None,
@@ -315,7 +326,7 @@ class ServedModel(Record):
                  downloads: list[Download] | None = None, worker_images: list[Setting] | None = None,
                  model_named: Setting | None = None, model_folder: RepositoryModel | None = None,
                  cache: dict | None = None, launched_by: str | None = None, launch_comments: tuple[str, ...] = (),
-                 base_image: Setting | None = None) -> None:
+                 base_image: Setting | None = None, engine_source: EngineSource | None = None) -> None:
         self._what_runs(name, kind, path, document, location, identity, template, engine, engine_version,
                         engine_version_confidence, engine_version_why, engine_variant, image, model, model_revision,
                         launched_by, base_image, model_named, model_folder)
@@ -324,6 +335,8 @@ class ServedModel(Record):
         self._hardware(gpus, gpus_span, group_pods, gpu_product, gpu_memory_bytes, gpu_resource, node_selector,
                        gpu_labels, accelerator_claims, placement, cluster)
         self._around(replicas, strategy, pod, worker_pods, host, disaggregation, downloads, worker_images, cache)
+        # the engine's own server-arguments source, where the repository holds it (a fork of the engine)
+        self.engine_source = engine_source
 
     def _what_runs(self, name: str, kind: str, path: str, document: int, location: Location, identity: str,
                    template: bool, engine: str, engine_version: str | None, engine_version_confidence: str | None,

@@ -40,7 +40,7 @@ def test_build_entrypoint_shell_and_non_engine_services():
     models = _models()
     assert set(models) == {"chat", "built", "shell"}  # `pip install vllm` serves nothing
     built = models["built"]
-    assert built.engine == "vllm" and built.engine_version is None  # FROM ${BASE} = vllm/vllm-openai, built here
+    assert built.engine == "vllm" and built.engine_version == "0.26.0"  # FROM ${BASE}: ARG BASE=vllm/vllm-openai:v0.26.0
     assert built.model.value == "meta-llama/Llama-3.2-1B-Instruct" and built.gpus.value == 1  # ${GPU_COUNT-1}
     assert built.value("max_num_seqs") == "${SEQS:?set SEQS}"  # unset and required: unknown, not guessed
     shell = models["shell"]
@@ -200,3 +200,32 @@ def test_a_built_service_is_checked_at_its_dockerfiles_from(tmp_path):
     assert _at(rolling) == ("engine.Dockerfile", 1, 6) and "base image of the Dockerfile" in rolling.message
     (tmp_path / "engine.Dockerfile").write_text("FROM vllm/vllm-openai:v0.26.0 AS base\nFROM base\n", encoding="utf-8")
     assert not lint([tmp_path / "compose.yaml"], load_config(tmp_path), select=["CFG302"]).findings
+
+
+BUILD_ARGS = FIXTURES / "formats" / "compose-build-arg-version"
+
+
+def test_a_build_argument_from_the_env_template_gives_the_engine_version():
+    """``FROM vllm/vllm-openai:${VLLM_VERSION}`` built with ``args: [VLLM_VERSION=${VLLM_VERSION}]`` (list
+    form) and ``SGLANG_VERSION: ${SGLANG_VERSION}`` (map form, over the ARG's default), the values in
+    .env.example: the engine versions are those, so 0.8.2's flags are checked (``--task generate``
+    exists there: no CFG104), and each FROM is a tag without digest (CFG301 at its line)."""
+    _, models = collect([BUILD_ARGS], load_config(BUILD_ARGS))
+    versions = {m.name: (m.engine, m.engine_version, m.engine_version_confidence) for m in models}
+    assert versions == {"vllm": ("vllm", "0.8.2", "exact"), "sglang": ("sglang", "0.4.4", "exact")}
+    result = lint([BUILD_ARGS], load_config(BUILD_ARGS))
+    assert not [f for f in result.findings if f.code in ("CFG103", "CFG104", "CFG302")]
+    pins = sorted((f.location.path, f.location.line, f.severity) for f in result.findings if f.code == "CFG301")
+    assert pins == [("Dockerfile", 3, "note"), ("sglang/Dockerfile", 3, "note")]
+
+
+def test_an_arg_default_gives_the_version_without_a_build_argument(tmp_path):
+    (tmp_path / "compose.yaml").write_text(
+        "services:  # vllm\n  chat:\n    build: .\n    command: [\"--model\", \"Qwen/Qwen3-8B\", \"--task\", \"generate\"]\n"
+        "    gpus: all\n", encoding="utf-8")
+    (tmp_path / "Dockerfile").write_text("ARG VERSION=v0.8.2\nFROM vllm/vllm-openai:${VERSION}\n", encoding="utf-8")
+    _, (model,) = collect([tmp_path], load_config(tmp_path))
+    assert model.engine_version == "0.8.2" and model.base_image.location.line == 2
+    (tmp_path / "Dockerfile").write_text("ARG VERSION\nFROM vllm/vllm-openai:${VERSION}\n", encoding="utf-8")
+    _, (model,) = collect([tmp_path], load_config(tmp_path))
+    assert model.engine_version is None  # no value anywhere: not guessed

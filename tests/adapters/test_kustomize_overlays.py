@@ -258,17 +258,19 @@ spec:
 """
 
 
+def kubectl_always_printing(tmp_path: Path, rendered: str) -> Path:
+    """A kubectl that prints ``rendered`` whatever it is asked to render."""
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (tmp_path / "rendered.yaml").write_text(rendered, encoding="utf-8")
+    (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
+    (bin_dir / "kubectl").chmod(0o755)
+    return bin_dir
+
+
 @pytest.fixture(params=["fake-kubectl", "real-kubectl"])
 def included_kubectl(request, tmp_path: Path, monkeypatch) -> str:
-    def fake() -> Path:
-        bin_dir = tmp_path / "bin"
-        bin_dir.mkdir()
-        (tmp_path / "rendered.yaml").write_text(INCLUDED_RENDERED, encoding="utf-8")
-        (bin_dir / "kubectl").write_text(f"#!/bin/sh\ncat '{tmp_path}/rendered.yaml'\n", encoding="utf-8")
-        (bin_dir / "kubectl").chmod(0o755)
-        return bin_dir
-
-    return real_or_fake(request, monkeypatch, fake)
+    return real_or_fake(request, monkeypatch, lambda: kubectl_always_printing(tmp_path, INCLUDED_RENDERED))
 
 
 @pytest.mark.e2e  # cfgcheck spawns kubectl

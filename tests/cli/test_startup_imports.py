@@ -91,8 +91,10 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # which the KubeAI, chart-values and mapped formats share; 275 (measured 2026-12-02) once no record on the path
 # was a dataclass: dataclasses, inspect and what inspect imports left it (DATACLASS_MACHINERY); 276 once the
 # cluster records (cluster.py) left the capacity package, so that a run read back from the whole-run cache
-# builds its Fleet without importing it.
-MODULE_BOUND = 276
+# builds its Fleet without importing it; 277 with the reader of a fork's own engine arguments source
+# (adapters/launch/engine_sources.py), whose settle hook every served vLLM or SGLang model passes through
+# (it reads two or three tracked paths, most often absent).
+MODULE_BOUND = 277
 # The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
 # dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module).
 PLAIN_MODULE_BOUND = 156

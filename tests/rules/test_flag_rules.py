@@ -148,6 +148,19 @@ def test_unknown_suggests_and_removed_takes_precedence() -> None:
     assert f"{oldest}-" in removed[0].message and "vLLM 0.26.0" in removed[0].message
 
 
+def test_a_flag_no_version_knows_is_a_warning_when_the_version_was_assumed() -> None:
+    """No version known (a script starting the server, no image): a flag no catalogued version has may be
+    a fork's or an uncatalogued build's, a warning that says the version was assumed; a near-miss of a
+    real flag stays an error, and so does any unknown flag on an exact version."""
+    (fork,) = run(unknown_flag, served("vllm", None, "--enable-kvstore"))
+    assert fork.severity == "warning" and "the version was assumed" in fork.message
+    assert "no image names the engine version" in fork.message
+    (typo,) = run(unknown_flag, served("vllm", None, "--gpu-memory-utilisation", "0.9"))
+    assert typo.severity == "error"
+    (exact,) = run(unknown_flag, served("vllm", "0.26.0", "--enable-kvstore", image="vllm/vllm-openai:v0.26.0"))
+    assert exact.severity == "error" and "assumed" not in exact.message
+
+
 def test_removed_in_033() -> None:
     if "0.33.0" not in known_versions("vllm"):
         pytest.skip("needs vLLM 0.33.0")

@@ -28,6 +28,7 @@ from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
+from ..adapters.launch.kustomizations import RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
@@ -82,7 +83,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if rendered is None:
         return []
     sources = SourceMap(repo, reach.files, ctx.workspace)
-    identity, source_name = f"{ctx.path}#rendered", _source_name(root)
+    identity, source_name = f"{ctx.path}{RENDERED}", _source_name(root)
     models = read_rendering(ctx, rendered, sources, lambda kind, name, _document: sources.objects.get((kind, name))
                             or sources.objects.get((kind, source_name(name))), identity, reader)
     return _at_own_places(models, sources, identity, reader, source_name)

@@ -84,13 +84,16 @@ BUILT_IN = (
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),
     # indexes ConfigMaps for env, scripts and --config files taken from them; reads no document itself
     LazyAdapter("launch.configmaps", (), hooks=("served_models", "index", "refers_forward"), index_words=("configmap",)),
-    # records the files kustomizations name that do not exist; reads no document itself
-    LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index")),
+    # records the files kustomizations name that do not exist; once every model is known, applies their
+    # images: to the models of the files they include and makes renderings alike one; reads no document itself
+    LazyAdapter("launch.kustomizations", (), hooks=("served_models", "index", "settle")),
     # indexes the downloads Jobs make onto claims; once every model is known, names the local paths they fill
     LazyAdapter("launch.claim_downloads", (), hooks=("served_models", "index", "settle"),
                 index_words=("persistentvolumeclaim",)),
     # once every model is known, names a local path that is a model folder of the repository by its config.json
     LazyAdapter("launch.repository_models", (), hooks=("served_models", "settle")),
+    # once every model is known, the flags of the engine's own arguments source a fork of the engine holds
+    LazyAdapter("launch.engine_sources", (), hooks=("served_models", "settle")),
     # indexes load-balancer upstreams; once every model is known, places engines and time-sliced GPUs
     LazyAdapter("launch.colocation", ("upstream",), hooks=("served_models", "index", "settle"), index_words=("upstream",)),
 )

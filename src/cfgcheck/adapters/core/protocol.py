@@ -43,7 +43,8 @@ and may declare
   emitted, canonical setting of ``settings.py``); the registry gathers them (``operator_fields``).
 - ``settle(workspace, models)``: called once every file of the run is read, with every served model, to
   add what spans files and no document alone tells (the host whose ports a load balancer's upstream
-  lists, a device plugin's GPU sharing).
+  lists, a device plugin's GPU sharing); it may take out of the list a model another one of the run
+  stands for (the kustomize renderings of one container that are alike: ``launch/kustomizations.py``).
 
 Topology the adapter reads (replicas, the GPUs of one pod and of a multi-node group, the node labels
 that name the GPU) it records on the ``ServedModel`` (``replicas``, ``gpus``, ``node_labels`` …): rules

@@ -245,10 +245,12 @@ RENDERED_ONLY = ("launch.kustomizations",)
 # an ordered hook (``stages``: a worker watches the spaces a file's stage asks for, and hands the file to
 # the run when it asked for any other): what the APPEND_ONLY hooks add to (the Services a pod keeps,
 # launch.pods; the cluster definitions; the Jobs' downloads; the upstreams), the references that lead
-# nowhere (each recorded once per place, read after the run), and the texts of the repository's files
-# read from disk (launch.named_files: the same whichever file asks first).
+# nowhere (each recorded once per place, read after the run), the texts of the repository's files
+# read from disk (launch.named_files: the same whichever file asks first), and what each kustomization
+# includes and its images: (by its own folder, read by the settle hook once every file is read).
 ORDER_FREE = frozenset({f"{ADAPTERS}.launch.pods", f"{__package__}.fleet", f"{ADAPTERS}.launch.claim_downloads",
-                        f"{ADAPTERS}.launch.colocation", f"{__package__}.references", f"{ADAPTERS}.launch.named_files"})
+                        f"{ADAPTERS}.launch.colocation", f"{__package__}.references", f"{ADAPTERS}.launch.named_files",
+                        f"{ADAPTERS}.launch.kustomizations.kustomized"})
 
 
 def read_with_others(name: str) -> bool:

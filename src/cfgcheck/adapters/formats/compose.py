@@ -20,7 +20,7 @@ from __future__ import annotations
 import posixpath
 import re
 
-from ...engines.images import parse_image
+from ...engines.images import image_engine, parse_image
 from ...model import ArgToken, Location, Mount, PodFacts, Port, ServedModel, Setting, Volume
 from ...secret_names import secret_name
 from ...yamlio import YNode
@@ -115,7 +115,9 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     path = f"services.{name}"
     references: dict = {}
     image = _image(ctx, service, path, variables, references)
-    built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
+    build = service.get("build")
+    built = dockerfile.read(ctx.workspace, ctx.path, build, _build_args(ctx, build, variables)) \
+        if build is not None else None
     tokens = [_substitute(t, variables, references) for t in _tokens(ctx, service, built)]
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
@@ -129,9 +131,8 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     if script is not None:  # the script's engine start is this service's: not a served model of its own
         ctx.workspace.held.add(script[0])
     model.referenced_at = references
-    if service.get("build") is not None:
-        _built_here(model)
-        model.base_image = built.base if built is not None else None
+    if build is not None:
+        _built_here(model, built)
     _environment_list(ctx, model, service.get("environment"), path)
     _env_files(ctx, model, service.get("env_file"))
     for env_name, setting in built.env.items() if built is not None else ():
@@ -224,9 +225,41 @@ def _env_files(ctx: DocContext, model: ServedModel, node: YNode | None) -> None:
                                           (), variable.location, variable.value, "env_file")
 
 
-def _built_here(model: ServedModel) -> None:
+def _build_args(ctx: DocContext, build: YNode | None, variables: dict) -> dict[str, str]:
+    """``build.args`` (``- NAME=value`` or ``NAME: value``), compose's variables expanded in each value;
+    a name without a value takes the variable of that name (docs.docker.com, compose build ``args``)."""
+    node = build.get("args") if build is not None and build.kind == "map" else None
+    written: list[tuple[str, YNode | None, str | None]] = []
+    if node is not None and node.kind == "seq":
+        for item in node.value:
+            if item.kind == "scalar" and isinstance(item.value, str):
+                name, assigned, value = item.value.partition("=")
+                written.append((name.strip(), item, value if assigned else None))
+    elif node is not None and node.kind == "map":
+        written = [(str(key.value), value, None if value.value is None else str(value.value))
+                   for key, value in node.items() if key.kind == "scalar" and value.kind == "scalar"]
+    found: dict[str, str] = {}
+    for name, at, value in written:
+        token = ArgToken(value if value is not None else f"${{{name}}}", ctx.location(at), (), "build-arg")
+        resolved = dotenv.substitute(token, variables).text
+        if "$" not in resolved:
+            found[name] = resolved
+    return found
+
+
+def _built_here(model: ServedModel, built: Built | None) -> None:
+    """A service that builds its image runs the engine of its Dockerfile's final ``FROM``: that image's
+    version when it names one (``FROM vllm/vllm-openai:${VLLM_VERSION}`` with the build argument's value),
+    else none known."""
     if model.image is not None:
         model.image.origin = "build"
+    model.base_image = built.base if built is not None else None
+    base = image_engine(parse_image(model.base_image.value)) if model.base_image is not None else None
+    if base is not None and base.version is not None and base.engine == model.engine:
+        model.engine_version, model.engine_variant = base.version, base.variant
+        model.engine_version_confidence = base.confidence
+        model.engine_version_why = f"the Dockerfile it builds: FROM {model.base_image.value} ({base.why})"
+        return
     model.engine_version, model.engine_variant = None, "local build"
     model.engine_version_confidence = "unknown"
     model.engine_version_why = "the service builds its image (compose build:)"

@@ -2,9 +2,9 @@
 engine its final ``FROM`` image runs, and its ``ENTRYPOINT`` and ``CMD`` (exec or shell form), each
 word located where it is written; and the Dockerfile lexer this and ``formats/containerfile.py`` read
 with (instructions over continuation lines, ``FROM --platform``, stages, ``ENV``/``ARG`` values, the
-exec and shell forms). The ``ARG`` defaults declared before the first
-``FROM`` are substituted in it (``FROM vllm/vllm-openai:${VLLM_VERSION}``), as the builder does without
-``--build-arg``.
+exec and shell forms). The ``ARG``s declared before the first ``FROM`` are substituted in it
+(``FROM vllm/vllm-openai:${VLLM_VERSION}``): the value the compose file's ``build.args`` gives, else the
+default, as the builder does (a build argument no ``ARG`` declares is not used).
 """
 
 from __future__ import annotations
@@ -39,8 +39,9 @@ class Built:
     base: Setting | None = None  # the final FROM image, located at its FROM line (ARGs substituted)
 
 
-def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
-    """The Dockerfile of ``build`` relative to the compose file, or None when it cannot be read."""
+def read(workspace: Workspace, compose_file: str, build: YNode, args: dict[str, str] | None = None) -> Built | None:
+    """The Dockerfile of ``build`` relative to the compose file, or None when it cannot be read; ``args``:
+    the build arguments the service gives (``build.args``, its variables expanded)."""
     if build.kind == "scalar":
         context, name = str(build.value), "Dockerfile"
     elif build.kind == "map":
@@ -53,14 +54,15 @@ def read(workspace: Workspace, compose_file: str, build: YNode) -> Built | None:
         rel = named_files.repo_path(base, posixpath.join(context, name))
         text = named_files.read_text(workspace, rel) if rel else None
         if text is not None:
-            return parse(rel, text)
+            return parse(rel, text, args)
     return None
 
 
-def parse(rel: str, text: str) -> Built:
+def parse(rel: str, text: str, args: dict[str, str] | None = None) -> Built:
     stage = final_stage(text)
     written = stage.get("FROM")
     global_args = stage.get("global", {})
+    global_args = {**global_args, **{name: value for name, value in (args or {}).items() if name in global_args}}
     image = substitute(_ARG_REFERENCE, written[0], lambda m: global_args.get(m.group(1)) or m.group(0)) \
         if written else None
     built = Built(rel, image, parse_image(image).engine if image else None)
