@@ -161,3 +161,12 @@ def test_a_whole_run_keeps_a_file_without_a_served_model_as_its_path(tmp_path: P
     assert sorted(f if isinstance(f, str) else f"read {f.path}" for f in kept.files) == [
         "plain.yaml", "read app.yaml", "read broken.yaml"]  # a file with a served model or an error is kept whole
     assert _report(folder, cache=True) == first == _report(folder, cache=False)
+
+
+def test_the_cache_scope_changes_with_every_rule_file(monkeypatch) -> None:
+    """A checkout keeps the rules outside the package (``rules/``): the stamp holds their files all the same,
+    so an edited rule starts a new cache."""
+    monkeypatch.setattr(cache_module, "_STAMP", [])
+    stamped = {line.rpartition(":")[0].rpartition(":")[0] for line in cache_module._code_stamp().splitlines()[1:]}
+    rules = sorted(path.name for path in (REPO / "rules").glob("*.py"))
+    assert rules and all(any(name == rule or name.endswith("/" + rule) for name in stamped) for rule in rules)
