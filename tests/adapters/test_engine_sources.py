@@ -32,3 +32,16 @@ def test_sglang_server_args_of_a_fork_in_a_folder_above_the_script(tmp_path: Pat
     assert _unknown(lint([repo], Config(repo))) == []
     repo = make_repo(tmp_path / "upstream", {"serve.sh": serve})
     assert [flag for _, flag, _ in _unknown(lint([repo], Config(repo)))] == ["--kv-store-backend"]
+
+
+def test_a_file_outside_the_repository_has_no_folder_to_look_in(tmp_path: Path) -> None:
+    """A served model of standard input (``/dev/stdin``) or of a file above the repository has no folder of
+    the repository: nothing is looked for (walking up ``/dev`` never reached an empty folder name)."""
+    from cfgcheck.adapters.launch import engine_sources
+    from cfgcheck.model import Location
+    from cfgcheck.served import ServedModel
+
+    models = [ServedModel("chat", "Deployment", path, 0, Location(path, 1, 1), engine="vllm") for path in
+              ("/dev/stdin", "../outside/app.yaml", "..")]
+    engine_sources.settle(None, models)  # type: ignore[arg-type]  # no workspace is asked for
+    assert [model.engine_source for model in models] == [None, None, None]

@@ -40,7 +40,8 @@ def settle(workspace: Workspace, models: list[ServedModel]) -> None:
     (the nearest)."""
     found: dict[tuple[str, str], EngineSource | None] = {}
     for model in models:
-        if model.engine not in SOURCES:
+        # a file outside the repository (/dev/stdin, a process substitution, ../x) has no folder of it
+        if model.engine not in SOURCES or model.path.startswith(("/", "../")) or model.path == "..":
             continue
         folder = posixpath.dirname(model.path)
         while True:
