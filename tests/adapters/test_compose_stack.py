@@ -200,3 +200,18 @@ def test_a_built_service_is_checked_at_its_dockerfiles_from(tmp_path):
     assert _at(rolling) == ("engine.Dockerfile", 1, 6) and "base image of the Dockerfile" in rolling.message
     (tmp_path / "engine.Dockerfile").write_text("FROM vllm/vllm-openai:v0.26.0 AS base\nFROM base\n", encoding="utf-8")
     assert not lint([tmp_path / "compose.yaml"], load_config(tmp_path), select=["CFG302"]).findings
+
+
+def test_a_version_1_layout_file_is_compose_and_a_helm_values_file_is_not():
+    """docker-compose 1.x: each service is a top-level key, no ``services:``. Its engine is read and
+    checked; a Helm values file whose ``image`` is a map under a key is no service."""
+    folder = FIXTURES / "formats" / "compose-v1-layout"
+    _, models = collect([folder], load_config(folder))
+    (vllm,) = models  # webui runs no engine
+    assert vllm.name == "vllm" and vllm.model.value == "Qwen/Qwen2.5-7B-Instruct" and vllm.gpus.value == 1
+    assert vllm.image.source == "vllm.image"  # the key path has no `services.`
+    result = lint([folder], load_config(folder))
+    placed = {(f.code, f.location.line) for f in result.findings}
+    assert {("CFG302", 3), ("CFG303", 5)} <= placed
+    values = FIXTURES / "formats" / "helm-values-not-compose"
+    assert collect([values], load_config(values))[1] == []

@@ -9,7 +9,7 @@ from helpers import REPO
 
 TABLE = REPO / "docs" / "recall-classes.md"
 NAMED = re.compile(r"`(tests/[^`]+)`")
-ROW = re.compile(r"\| (?:8\.)?\d+ \|")  # 1-14, and round 8's classes as 8.N
+ROW = re.compile(r"\| (?:(?:8|11)\.)?\d+ \|")  # 1-14, and rounds 8 and 11's classes as 8.N, 11.N
 
 
 def test_every_fixture_and_test_the_table_names_exists() -> None:
