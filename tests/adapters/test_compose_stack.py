@@ -215,3 +215,17 @@ def test_a_version_1_layout_file_is_compose_and_a_helm_values_file_is_not():
     assert {("CFG302", 3), ("CFG303", 5)} <= placed
     values = FIXTURES / "formats" / "helm-values-not-compose"
     assert collect([values], load_config(values))[1] == []
+
+
+def test_a_model_variable_the_env_template_leaves_empty_vanishes_and_vllm_serves_its_default():
+    """``command: vllm serve ${MODEL_DIR_PATH}`` with ``MODEL_DIR_PATH=`` in the committed template:
+    compose splits the string after interpolating it, so the word is gone and vLLM serves its default
+    model (CFG110); the argument list is otherwise complete."""
+    folder = FIXTURES / "formats" / "model-as-written"
+    chat = {m.name: m for m in collect([folder], load_config(folder))[1]}["chat"]
+    assert chat.model is None and "model" not in chat.settings
+    assert [t.text for t in chat.argv] == ["--port", "8000", "--max-model-len", "8192"]
+    result = lint([folder], load_config(folder), select=["CFG110"])
+    assert [(f.location.path, f.location.line, f.severity) for f in result.findings] == [
+        ("docker-compose.yml", 2, "warning")]
+    assert "facebook/opt-125m" in result.findings[0].message  # vLLM 0.9's default

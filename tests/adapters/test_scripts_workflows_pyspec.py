@@ -287,3 +287,13 @@ def test_what_a_containers_shell_script_exports_is_the_engines_environment(tmp_p
     assert served.env["HF_HOME"].value == "/data/hf" and _at(served.env["HF_HOME"]) == (13, 44)  # the script's wins
     assert served.env["VLLM_USE_V1"].source == "export VLLM_USE_V1"
     assert served.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # env NAME=value before the command
+
+
+def test_a_model_folder_under_a_variable_is_the_path_as_written():
+    """``--model $HOME/models/NAME`` names the folder as ``/root/models/NAME`` does; a folder whose own
+    name is a variable names none."""
+    models = _models(FORMATS / "model-as-written")
+    served = models["serve"]
+    assert served.model.value == "$HOME/models/Qwen2.5-7B-Instruct" and _at(served.model) == (4, 13)
+    assert served.model_id() == "$HOME/models/Qwen2.5-7B-Instruct"
+    assert models["serve-unknown"].model is None

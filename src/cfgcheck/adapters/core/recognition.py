@@ -168,6 +168,19 @@ def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], im
     return True
 
 
+# A path whose leading folder is a variable or the home folder and whose last component is written
+# (``$HOME/models/NAME``, ``${PROJECT_ROOT}/models/NAME``, ``~/models/NAME``): the folder the engine
+# loads is named, as ``/root/models/NAME`` names it, wherever the variable points
+_FOLDER_UNDER_VARIABLE = lazy.Pattern(r"(?:\$\{?[A-Za-z_]\w*\}?|~)(?:/\S*)?/([^/$`{}<>\s]+)/?")
+
+
+def folder_under_variable(text: str) -> bool:
+    """Whether ``text`` is a local path whose only unknown is the folder it sits under (its last
+    component written, and no placeholder)."""
+    match = _FOLDER_UNDER_VARIABLE.fullmatch(text)
+    return match is not None and not placeholder(match.group(1))
+
+
 def finish(model: ServedModel) -> ServedModel:
     """Derive model id and revision from the settings once every source has been applied; a
     ``# cfgcheck: engine-version=X`` directive states the engine version exactly."""
@@ -178,7 +191,8 @@ def finish(model: ServedModel) -> ServedModel:
     model.gpu_labels = [(label, model.node_selector[label]) for label in GPU_LABELS if model.node_selector.get(label)]
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
-    if model.model is not None and isinstance(model.model.value, str) and placeholder(model.model.value):
+    if model.model is not None and isinstance(model.model.value, str) and placeholder(model.model.value) and \
+            not folder_under_variable(model.model.value):
         model.model = None  # a sample's <MODEL_NAME> or ${MODEL}: the model is not known
     if model.model_revision is None and "model_revision" in model.settings:
         model.model_revision = model.settings["model_revision"]

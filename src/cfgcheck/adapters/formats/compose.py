@@ -84,6 +84,21 @@ def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
     return resolved
 
 
+def _interpolated(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict,
+                  references: dict) -> list[ArgToken]:
+    """``tokens`` interpolated as compose does. A word that is all variables set to nothing (``MODEL=``
+    in the env template) vanishes where compose, or the shell it starts, splits a string after the
+    interpolation (``command: vllm serve ${MODEL}``); an item of a list stays an empty argument."""
+    listed = {ctx.location(item) for key in ("entrypoint", "command") if (node := service.get(key)) is not None
+              and node.kind == "seq" for item in node.value}
+    found = []
+    for token in tokens:
+        resolved = _substitute(token, variables, references)
+        if resolved.text or not token.text or token.location in listed:
+            found.append(resolved)
+    return found
+
+
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
     node = service.get("image")
     if node is None or node.kind != "scalar" or not isinstance(node.value, str):
@@ -142,7 +157,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     references: dict = {}
     image = _image(ctx, service, path, variables, references)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
-    tokens = [_substitute(t, variables, references) for t in _tokens(ctx, service, built)]
+    tokens = _interpolated(ctx, service, _tokens(ctx, service, built), variables, references)
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
