@@ -5,7 +5,7 @@ A vLLM server started with neither a positional model (`vllm serve MODEL`) nor `
 SGLang server started without `--model-path` (or its alias `--model`), where cfgcheck is sure the
 argument list is complete: the command names the engine's launcher (`vllm serve`, `python -m
 vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`) or the arguments go to the
-official engine image's own entrypoint (`vllm/vllm-openai`), no word is an unresolved variable
+official engine image's own entrypoint (`vllm/vllm-openai`, run with no command at all too), no word is an unresolved variable
 (`$ARGS`, `$(EXTRA)`, `{{ .Values.args }}`), no `--config` file may name the model, and no wrapper
 reads the model from the environment. Only workloads whose command cfgcheck reads whole are checked
 (Kubernetes workloads, compose services, shell scripts): an operator adds the model itself.
