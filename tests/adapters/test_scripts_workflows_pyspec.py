@@ -297,3 +297,20 @@ def test_a_model_folder_under_a_variable_is_the_path_as_written():
     assert served.model.value == "$HOME/models/Qwen2.5-7B-Instruct" and _at(served.model) == (4, 13)
     assert served.model_id() == "$HOME/models/Qwen2.5-7B-Instruct"
     assert models["serve-unknown"].model is None
+
+
+def test_a_command_captured_from_a_heredoc_and_evaluated_is_the_engine_start():
+    """``cmd=$(cat <<- EOF`` / ``vllm serve ${MODEL_PATH} ...`` / ``EOF`` / ``)`` then ``eval $cmd``: the
+    body is the command, its variables the script's; a captured command nothing evaluates starts none."""
+    folder = FORMATS / "eval-heredoc"
+    models = _models(folder)
+    assert set(models) == {"start_vllm", "start_sglang"}
+    served = models["start_vllm"]
+    assert served.engine == "vllm" and served.location.line == 8
+    assert served.model.value == "${PROJECT_ROOT}/models/Qwen2.5-7B-Instruct"  # the folder under a variable
+    assert served.value("max_model_len") == 8192 and _at(served.setting("max_model_len")) == (11, 22)
+    sglang = models["start_sglang"]
+    assert sglang.engine == "sglang" and sglang.model.value == "/data/models/Qwen2.5-14B-Instruct"
+    assert sglang.value("tensor_parallel_size") == 2
+    found = _found(lint_paths(folder, root=folder))
+    assert ("CFG305", 4, 9) in found  # the literal key, where it is assigned

@@ -180,11 +180,33 @@ def parsed_manifests(loaded: LoadedFile, manifests: list[Heredoc]) -> list[Loade
     return found
 
 
+# cmd=$(cat <<- EOF (also <<, a quoted delimiter): a command written as text into a variable from a
+# heredoc, which the script runs later with ``eval $cmd``
+_CAPTURED_HEREDOC = re.compile(r"^[ \t]*([A-Za-z_]\w*)=\$\([ \t]*cat[ \t]*<<-?[ \t]*['\"]?([A-Za-z_]\w*)['\"]?[ \t]*\n", re.M)
+
+
+def evaluated_heredocs(text: str) -> str:
+    """The script with each command it captures from a heredoc into a variable and ``eval``s
+    (``cmd=$(cat <<- EOF`` / ``vllm serve ${MODEL} ...`` / ``EOF`` / ``)`` ... ``eval $cmd``) opened in
+    place: the opening and the closing blanked (offsets kept), the body a command on its own lines,
+    after the assignments above it, as ``eval`` runs it. A variable nothing evaluates stays text."""
+    for match, body in list(_bodies(text, _CAPTURED_HEREDOC)) if "eval" in text else ():
+        end = match.end() + len(body)
+        closing = re.compile(rf"[ \t]*{re.escape(match.group(2))}[ \t]*\n[ \t]*\)").match(text, end)
+        evaluated = re.compile(rf"\beval[ \t]+[\"']?\$\{{?{match.group(1)}\b").search(text, end)
+        if closing is not None and evaluated is not None:
+            text = _blanked(_blanked(text, match.start(), match.end() - 1), closing.start(), closing.end())
+    return text
+
+
+def _blanked(text: str, start: int, end: int) -> str:
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+
+
 def without(text: str, heredocs: list[Heredoc]) -> str:
     """The script with heredoc bodies blanked (newlines kept): they are data, not commands."""
     for doc in heredocs:
-        blank = re.sub(r"[^\n]", " ", doc.body)
-        text = text[:doc.start] + blank + text[doc.start + len(doc.body):]
+        text = _blanked(text, doc.start, doc.start + len(doc.body))
     return text
 
 

@@ -20,6 +20,7 @@ from ... import lazy
 from ...engines import argv as engine_argv
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex, line_index
+from ..core.recognition import folder_under_variable
 from .expansion import MAX_SPLICED_WORDS, substitute
 from .parameters import REFERENCE, Quoted, lookup
 
@@ -348,7 +349,10 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
         assignment = _ASSIGNMENT.match(text) if command_start else None
         if assignment:
             value, start, end = _assigned(word, len(assignment.group(1)) + 1, known)
-            literal = not any(mark in value for mark in _NOT_LITERAL)
+            # a folder under an unknown one (``MODEL_PATH=${PROJECT_ROOT}/models/NAME``) names what it
+            # holds, as a model path written so does: its references expand to the path as written
+            literal = not any(mark in value for mark in _NOT_LITERAL) or \
+                folder_under_variable(value.split("=", 1)[1])
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
             if not cases or assignment.group(1) not in known:
                 known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
