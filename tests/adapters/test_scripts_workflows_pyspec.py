@@ -314,3 +314,15 @@ def test_a_command_captured_from_a_heredoc_and_evaluated_is_the_engine_start():
     assert sglang.value("tensor_parallel_size") == 2
     found = _found(lint_paths(folder, root=folder))
     assert ("CFG305", 4, 9) in found  # the literal key, where it is assigned
+
+
+def test_an_engine_start_is_located_at_its_command_not_at_a_value_assigned_above():
+    """A ``docker run`` whose image is a variable assigned 27 lines above is reported at the ``docker run``;
+    a Dockerfile whose shell-form CMD starts the engine (in the background) at the CMD, not at FROM."""
+    models = _models(FORMATS / "launch-location")
+    docker = models["run_docker"]
+    assert docker.model.value == "Qwen/Qwen2.5-7B-Instruct" and docker.image.location.line == 3
+    assert (docker.location.line, docker.location.column) == (30, 1)
+    built = models["Dockerfile"]
+    assert built.engine == "sglang" and built.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert (built.location.line, built.location.column) == (10, 5)

@@ -60,6 +60,13 @@ class Launched:
     gpus: ArgToken | None = None
     env: dict[str, ArgToken] = field(default_factory=dict)
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
+    command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
+
+    @property
+    def first(self) -> ArgToken | None:
+        """Where the engine start is written: the command's first word, else the image (its value may be
+        assigned far above, ``IMAGE=...``), else the argv's first word."""
+        return self.command or self.image or (self.tokens[0] if self.tokens else None)
 
 
 # ---------------------------------------------------------------- scripts
@@ -96,7 +103,7 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
-        first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+        first = launched.first
         name = name_of(first.location.line) if name_of is not None and first is not None else None
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
@@ -250,6 +257,7 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
         if runner is not None:
             launched = docker_run(tokens[runner + 2:], variables.exported)
             if launched is not None:
+                launched.command = tokens[runner]
                 found.append(launched)
         elif _starts(tokens):
             # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
@@ -418,7 +426,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
                  heredocs: list[Heredoc] = ()) -> ServedModel | None:
     """The served model of one engine start in a script (or a workflow step); directives on the
     lines after ``lines[0]`` up to ``lines[1]`` are its own."""
-    first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+    first = launched.first
     if first is None:
         return None
     stem = posixpath.splitext(posixpath.basename(loaded.path))[0]
