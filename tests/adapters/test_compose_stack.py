@@ -6,6 +6,7 @@ from __future__ import annotations
 from helpers import FIXTURES
 
 from cfgcheck.adapters.launch.dotenv import Variable, substitute
+from cfgcheck.capacity import estimate
 from cfgcheck.config import load as load_config
 from cfgcheck.lint import collect, lint
 from cfgcheck.model import ArgToken, Location
@@ -220,12 +221,16 @@ def test_a_version_1_layout_file_is_compose_and_a_helm_values_file_is_not():
 def test_a_model_variable_the_env_template_leaves_empty_vanishes_and_vllm_serves_its_default():
     """``command: vllm serve ${MODEL_DIR_PATH}`` with ``MODEL_DIR_PATH=`` in the committed template:
     compose splits the string after interpolating it, so the word is gone and vLLM serves its default
-    model (CFG110); the argument list is otherwise complete."""
+    model (CFG110, at the word); the argument list is otherwise complete. The served model's record names
+    the model as written."""
     folder = FIXTURES / "formats" / "model-as-written"
     chat = {m.name: m for m in collect([folder], load_config(folder))[1]}["chat"]
     assert chat.model is None and "model" not in chat.settings
     assert [t.text for t in chat.argv] == ["--port", "8000", "--max-model-len", "8192"]
+    assert chat.model_unset.text == "${MODEL_DIR_PATH}" and _at(chat.model_unset) == ("docker-compose.yml", 6, 25)
+    assert estimate(chat, {}).model == "${MODEL_DIR_PATH}"
     result = lint([folder], load_config(folder), select=["CFG110"])
-    assert [(f.location.path, f.location.line, f.severity) for f in result.findings] == [
-        ("docker-compose.yml", 2, "warning")]
-    assert "facebook/opt-125m" in result.findings[0].message  # vLLM 0.9's default
+    (finding,) = result.findings
+    assert (_at(finding), finding.severity) == (("docker-compose.yml", 6, 25), "warning")
+    assert "${MODEL_DIR_PATH} is set to nothing at .env.example:2" in finding.message
+    assert "facebook/opt-125m" in finding.message  # vLLM 0.9's default

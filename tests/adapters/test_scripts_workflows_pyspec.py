@@ -8,6 +8,7 @@ import shutil
 from helpers import FIXTURES, git, lint_paths
 
 from cfgcheck.adapters.formats.pyspec import scan_comments as python_comments
+from cfgcheck.capacity import estimate
 from cfgcheck.adapters.launch.scripts import scan_comments as shell_comments
 from cfgcheck.config import Config, load as load_config
 from cfgcheck.lint import collect, lint
@@ -296,6 +297,8 @@ def test_a_model_folder_under_a_variable_is_the_path_as_written():
     served = models["serve"]
     assert served.model.value == "$HOME/models/Qwen2.5-7B-Instruct" and _at(served.model) == (4, 13)
     assert served.model_id() == "$HOME/models/Qwen2.5-7B-Instruct"
+    reasons = estimate(served, {}).reasons  # the architecture is looked up by the folder's written name
+    assert any("read as Qwen/Qwen2.5-7B-Instruct (its last segment names it)" in reason for reason in reasons)
     assert models["serve-unknown"].model is None
 
 

@@ -8,7 +8,9 @@ from pathlib import Path
 import pytest
 
 from cfgcheck import capacity
-from helpers import lint_text
+from cfgcheck.config import load as load_config
+from cfgcheck.lint import lint
+from helpers import FIXTURES, lint_text
 
 IMAGES = {
     "vllm": ("vllm/vllm-openai:v0.26.0", '["--model", "Qwen/Qwen3-8B"{extra}]'),
@@ -123,10 +125,6 @@ def test_sglang_on_an_unknown_gpu_is_counted_at_the_least_it_derives_on_any_gpu(
 def test_built_engines_with_mounted_scripts_share_device_0_through_count_all() -> None:
     """Two compose services that build their engine images and start them from bind-mounted scripts: one
     reserves device 0 at 0.9, the other ``count: "all"`` with SGLang's default, so it starts on device 0."""
-    from cfgcheck.config import load as load_config
-    from cfgcheck.lint import lint
-    from helpers import FIXTURES
-
     folder = FIXTURES / "formats" / "compose-built-engines"
     result = lint([folder], load_config(folder), select=["CFG209"])
     (finding,) = result.findings

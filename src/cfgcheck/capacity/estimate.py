@@ -23,6 +23,7 @@ from .. import effective, online
 from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
+from ..engines.images import folder_under_variable
 from ..model import unresolved
 from .architecture import Architecture, architecture_from_config, normalize_model_id, unknown_model_reason
 from .gpus import Gpu, Resolution, per_model, resolve_accelerator
@@ -199,6 +200,9 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
                config=config)
     est = CapacityEstimate(engine=run.engine, engine_version=run.version, facts=Facts(model))
     est.model = model.model_id() if getattr(model, "model", None) is not None else None
+    unset = getattr(model, "model_unset", None)
+    if est.model is None and unset is not None:  # as written: a variable set to nothing, no model served
+        est.model = unset.text
     named = getattr(model, "model_named", None)
     if named is not None:  # a local path the input names: say which source named it
         est.reasons.append(f"{model.model.value} holds {named.value} (named by {named.source}, line {named.location.line})")
@@ -241,14 +245,15 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
-    known = est.model and not unresolved(est.model)
+    # a folder under a variable (``$HOME/models/NAME``) is looked up by its written last folders, as a path is
+    known = est.model and (not unresolved(est.model) or folder_under_variable(est.model))
     run.arch = local_configs.served_architecture(model, est.model, config.get("model_configs"), unreadable) if known else None
     if known and online.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
         run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
         est.reasons.append("model not stated")
-    elif unresolved(est.model):
+    elif unresolved(est.model) and not known:
         est.reasons.append(f"model set from a variable ({est.model}): architecture not known")
     elif run.arch is None:
         est.reasons.append(f"architecture of {est.model} unknown ({unreadable[0]})" if unreadable else

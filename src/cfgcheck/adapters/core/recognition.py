@@ -11,7 +11,7 @@ from typing import Any
 from ... import lazy
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ...engines import argv as argv_mod
-from ...engines.images import image_engine, parse_image, placeholder
+from ...engines.images import folder_under_variable, image_engine, parse_image, placeholder
 from ...model import ArgToken, Download, ServedModel, Setting
 from ...settings import as_int
 from ...yamlio import YNode
@@ -166,19 +166,6 @@ def apply_launch(ctx: DocContext, model: ServedModel, tokens: list[ArgToken], im
     model.argv.extend(launch.args)
     argv_mod.apply_argv(model, launch.args)
     return True
-
-
-# A path whose leading folder is a variable or the home folder and whose last component is written
-# (``$HOME/models/NAME``, ``${PROJECT_ROOT}/models/NAME``, ``~/models/NAME``): the folder the engine
-# loads is named, as ``/root/models/NAME`` names it, wherever the variable points
-_FOLDER_UNDER_VARIABLE = lazy.Pattern(r"(?:\$\{?[A-Za-z_]\w*\}?|~)(?:/\S*)?/([^/$`{}<>\s]+)/?")
-
-
-def folder_under_variable(text: str) -> bool:
-    """Whether ``text`` is a local path whose only unknown is the folder it sits under (its last
-    component written, and no placeholder)."""
-    match = _FOLDER_UNDER_VARIABLE.fullmatch(text)
-    return match is not None and not placeholder(match.group(1))
 
 
 def finish(model: ServedModel) -> ServedModel:

@@ -85,18 +85,24 @@ def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
 
 
 def _interpolated(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict,
-                  references: dict) -> list[ArgToken]:
-    """``tokens`` interpolated as compose does. A word that is all variables set to nothing (``MODEL=``
-    in the env template) vanishes where compose, or the shell it starts, splits a string after the
-    interpolation (``command: vllm serve ${MODEL}``); an item of a list stays an empty argument."""
+                  references: dict) -> tuple[list[ArgToken], Setting | None]:
+    """``tokens`` interpolated as compose does, and the model argument that vanished, as written. A word
+    that is all variables set to nothing (``MODEL=`` in the env template) vanishes where compose, or the
+    shell it starts, splits a string after the interpolation (``command: vllm serve ${MODEL}``); an item
+    of a list, or an option's value, stays an empty argument. It is the model where the engine takes a
+    positional one: after ``serve``, or first when the image's entrypoint receives the words."""
     listed = {ctx.location(item) for key in ("entrypoint", "command") if (node := service.get(key)) is not None
               and node.kind == "seq" for item in node.value}
-    found = []
-    for token in tokens:
+    found, unset = [], None
+    for index, token in enumerate(tokens):
         resolved = _substitute(token, variables, references)
-        if resolved.text or not token.text or token.location in listed:
+        previous = tokens[index - 1].text if index else None
+        if resolved.text or not token.text or token.location in listed or (previous or "").startswith("-"):
             found.append(resolved)
-    return found
+        elif unset is None and previous in (None, "serve"):
+            unset = Setting("model", "", token.location, f"set to nothing at {resolved.location.path}:"
+                            f"{resolved.location.line}", token.comments, token.location, token.text, "env")
+    return found, unset
 
 
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
@@ -157,7 +163,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     references: dict = {}
     image = _image(ctx, service, path, variables, references)
     built = dockerfile.read(ctx.workspace, ctx.path, service.get("build")) if service.get("build") is not None else None
-    tokens = _interpolated(ctx, service, _tokens(ctx, service, built), variables, references)
+    tokens, unset = _interpolated(ctx, service, _tokens(ctx, service, built), variables, references)
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
@@ -167,6 +173,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
                             default_engine=engine, tokens=script[1] if script else tokens, env_key="environment")
     if model is None:
         return None
+    model.model_unset = unset if model.model is None and "model" not in model.settings else None
     if script is not None:  # the script's engine start is this service's: not a served model of its own
         ctx.workspace.held.add(script[0])
     model.referenced_at = references

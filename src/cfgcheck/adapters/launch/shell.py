@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 
 from ... import lazy
 from ...engines import argv as engine_argv
+from ...engines.images import folder_under_variable
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex, line_index
-from ..core.recognition import folder_under_variable
 from .expansion import MAX_SPLICED_WORDS, substitute
 from .parameters import REFERENCE, Quoted, lookup
 
