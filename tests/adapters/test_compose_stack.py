@@ -205,7 +205,7 @@ def test_a_built_service_is_checked_at_its_dockerfiles_from(tmp_path):
 
 def test_a_version_1_layout_file_is_compose_and_a_helm_values_file_is_not():
     """docker-compose 1.x: each service is a top-level key, no ``services:``. Its engine is read and
-    checked; a Helm values file whose ``image`` is a map under a key is no service."""
+    checked. A Helm values file is not compose: its ``image`` is a map, or it is not named as compose files are."""
     folder = FIXTURES / "formats" / "compose-v1-layout"
     _, models = collect([folder], load_config(folder))
     (vllm,) = models  # webui runs no engine

@@ -46,11 +46,12 @@ _SERVICE_KEYS = frozenset({"command", "entrypoint", "deploy", "ports", "expose",
                            "container_name", "depends_on", "links", "healthcheck", "profiles"})
 
 
-def _services(root: YNode) -> tuple[YNode, str] | None:
+def _services(root: YNode, path: str) -> tuple[YNode, str] | None:
     """The mapping of a compose file's services and the key path it sits at: ``services:``, or the
     top-level mapping itself in the docker-compose 1.x layout (no ``services:``, which Compose v2 no
-    longer reads) when every top-level value is a 1.x service and one has a key only a service has;
-    None for any other YAML (a Kubernetes object, a Helm values file whose ``image`` is a map)."""
+    longer reads) in a file named as compose files are (``docker-compose.yml``, ``compose.gpu.yaml``)
+    when every top-level value is a 1.x service and one has a key only a service has; None for any
+    other YAML (a Kubernetes object, a Helm values file, whose ``image`` may even be a string)."""
     if root.kind != "map" or root.get("apiVersion") is not None or root.get("kind") is not None:
         return None
     services = root.get("services")
@@ -59,7 +60,7 @@ def _services(root: YNode) -> tuple[YNode, str] | None:
                                                for _, v in services.items())
         return (services, "services.") if found else None
     values = [value for _, value in root.items()]
-    if values and all(_v1_service(value) for value in values) and \
+    if "compose" in posixpath.basename(path) and values and all(_v1_service(value) for value in values) and \
             any(str(key.value) in _SERVICE_KEYS for value in values for key, _ in value.items()):
         return root, ""
     return None
@@ -141,7 +142,7 @@ def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgTok
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    services = _services(root)
+    services = _services(root, ctx.path)
     if services is None:
         return []
     found: list[ServedModel] = []
