@@ -7,8 +7,9 @@ engine's device list (`# cfgcheck: ceiling=0.85`, or the free-text forms CFG204 
 "ceiling 0.85" or "85% ceiling"). Each engine's fraction is the one it runs with, as the capacity
 estimate uses it: vLLM's and TokenSpeed's `--gpu-memory-utilization`, SGLang's `--mem-fraction-static`,
 as written, else the default of the engine version (vLLM 0.9, 0.92 from 0.20.0; TokenSpeed 0.95, 0.9 for
-a vision model), else SGLang's start-up derivation from the GPU's memory and the parallel ranks; the
-message says which for each. Engines share a GPU when they use the same physical device of one
+a vision model), else SGLang's start-up derivation from the GPU's memory and the parallel ranks (on a GPU not known, the
+least it derives on any catalogued GPU: a warning, said to be assumed, when only that bound takes the sum
+above the limit); the message says which for each. Engines share a GPU when they use the same physical device of one
 machine (a node they are pinned to by `nodeName`, a `kubernetes.io/hostname` selector or a required
 node affinity for that one host, a compose file's host,
 or the host whose ports one load-balancer upstream lists). An engine uses, among the devices its
@@ -155,16 +156,20 @@ def _shared(model: ServedModel, placed: Placement, on_device: dict, ctx: RuleCon
         listed = ", ".join(_part(other, fact) for other, fact in fractions)
         where = "" if documented is None else \
             f" (the ceiling documented at {documented.location.path}:{documented.location.line})"
+        bounded = _bounded(fractions)
+        assumed = bounded and _sum(fractions, bounds=False) <= limit  # the bound alone takes it above the limit
         yield Finding(
             f"GPU {device} on {placed.host} is shared by {len(sharing)} engines whose memory fractions sum to "
-            f"{total:.2f} ({listed}), above {limit:g}{where}: "
+            f"{'at least ' if bounded else ''}{total:.2f} ({listed}), above {limit:g}{where}: "
             + ("the last to start fails" if documented is None or total > 1 else "the headroom kept on this GPU is gone")
-            + _hows(sharing),
+            + _hows(sharing)
+            + (" (assumed: the GPU is not known, and a default derived from its memory is counted at the least "
+               "it is on any catalogued GPU)" if assumed else ""),
             own.location or model.location,
             remediation="lower the fractions so that they sum to at most "
                         f"{limit:g} on this GPU, or give the engines different GPUs",
             setting="gpu_memory_utilization", related=_related(model, sharing),
-            model=model.name, model_identity=model.identity)
+            severity="warning" if assumed else "", model=model.name, model_identity=model.identity)
         return
 
 
@@ -223,8 +228,21 @@ def _time_sliced(model: ServedModel, sharing: list[ServedModel], ctx: RuleContex
         severity="warning" if node else "note", model=model.name, model_identity=model.identity)
 
 
-def _sum(fractions: list[tuple[ServedModel, Fact]]) -> float:
-    return sum(fact.value for _, fact in fractions if isinstance(fact.value, float))
+def _sum(fractions: list[tuple[ServedModel, Fact]], bounds: bool = True) -> float:
+    """The fractions' sum; one not known counted at its bound on every catalogued GPU (SGLang's default
+    derived from a GPU's memory) with ``bounds``, else not at all."""
+    return sum(_least(fact, bounds) for _, fact in fractions)
+
+
+def _least(fact: Fact, bounds: bool) -> float:
+    if isinstance(fact.value, float):
+        return fact.value
+    return fact.at_least if bounds and isinstance(fact.at_least, float) else 0.0
+
+
+def _bounded(fractions: list[tuple[ServedModel, Fact]]) -> bool:
+    """Whether the sum counts a fraction at its bound rather than its value."""
+    return any(not isinstance(fact.value, float) and isinstance(fact.at_least, float) for _, fact in fractions)
 
 
 def _hows(sharing: list[ServedModel]) -> str:
@@ -241,6 +259,8 @@ def _related(model: ServedModel, others: list[ServedModel]) -> tuple:
 
 def _part(model: ServedModel, fact: Fact) -> str:
     """One engine's share as the message lists it: its name, fraction and where the fraction comes from."""
+    if fact.value is None and isinstance(fact.at_least, float):
+        return f"{model.name} at least {fact.at_least:g} ({fact.who}'s default on any catalogued GPU)"
     if fact.value is None:
         return f"{model.name} {fact.describe()}"
     return f"{model.name} {fact.value:g} ({fact.describe()})"

@@ -5,10 +5,14 @@ A vLLM server started with neither a positional model (`vllm serve MODEL`) nor `
 SGLang server started without `--model-path` (or its alias `--model`), where cfgcheck is sure the
 argument list is complete: the command names the engine's launcher (`vllm serve`, `python -m
 vllm.entrypoints.openai.api_server`, `python -m sglang.launch_server`) or the arguments go to the
-official engine image's own entrypoint (`vllm/vllm-openai`), no word is an unresolved variable
+official engine image's own entrypoint (`vllm/vllm-openai`, run with no command at all too), no word is an unresolved variable
 (`$ARGS`, `$(EXTRA)`, `{{ .Values.args }}`), no `--config` file may name the model, and no wrapper
 reads the model from the environment. Only workloads whose command cfgcheck reads whole are checked
 (Kubernetes workloads, compose services, shell scripts): an operator adds the model itself.
+
+A model argument that is a compose variable the env file (or its committed template) sets to nothing
+(`vllm serve ${MODEL}` with `MODEL=`) vanishes when compose splits the command: the finding is placed at
+it and says so.
 
 vLLM's `--model` has a default in every catalogued version (`facebook/opt-125m` up to 0.10,
 `Qwen/Qwen3-0.6B` after): the server starts and serves that model, a warning naming it. SGLang's
@@ -87,16 +91,21 @@ def check(model, ctx):
         return
     name = DISPLAY.get(model.engine, model.engine)
     where = model.image.location if model.launched_by == "image" and model.image is not None else model.location
+    unset = model.model_unset  # written, but its variable is set to nothing: the word vanished
+    why, fix = "", f"name the model to serve: `vllm serve ORG/NAME` or {option_name} ORG/NAME"
+    if unset is not None:
+        where, why = unset.location, f"; {unset.text} is {unset.source}"
+        fix = f"give {unset.text} a value in the env file (ORG/NAME, or the path of the weights)"
     if option.required:
-        yield Finding(f"{name} is started without {option_name} ({label}): it is required, the server exits with "
-                      f"'the following arguments are required: {option_name}'", where,
-                      remediation=f"pass {option_name} ORG/NAME (or the path of the weights)", setting="model",
+        yield Finding(f"{name} is started without {option_name} ({label}{why}): it is required, the server exits "
+                      f"with 'the following arguments are required: {option_name}'", where,
+                      remediation=fix if unset is not None else f"pass {option_name} ORG/NAME (or the path of the "
+                      "weights)", setting="model",
                       severity=severity(model, catalog, lambda: in_every_version(
                           model.engine, lambda other: getattr(other.option(option_name), "required", False))))
     elif option.default:
-        yield Finding(f"{name} is started with no model ({label}): it serves its built-in default "
-                      f"{option.default}, the {option_name} default", where,
-                      remediation=f"name the model to serve: `vllm serve ORG/NAME` or {option_name} ORG/NAME",
+        yield Finding(f"{name} is started with no model ({label}{why}): it serves its built-in default "
+                      f"{option.default}, the {option_name} default", where, remediation=fix,
                       setting="model", severity="warning")
 
 

@@ -22,7 +22,9 @@ parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown 
 `TRANSFORMERS_OFFLINE=1`) and no persistent cache, the finding is an error: the engine may not
 download and finds no weights. Checked for Kubernetes pods, docker-compose services and
 production-stack values (whose chart sets `HF_HOME` to `/data` with `pvcStorage`, to the shared claim
-with `sharedPvcStorage`, else to `/tmp`).
+with `sharedPvcStorage`, else to `/tmp`). The finding is placed at the volume that holds the cache and
+loses it (the `emptyDir` or `tmpfs` entry, where the fix goes), the model named as related; at the
+model when no volume holds the cache.
 
 ## Why it matters
 Every restart, rollout or reschedule then downloads the whole checkpoint again: minutes to hours of
@@ -127,9 +129,10 @@ def check(model, ctx) -> Iterator[Finding]:
                           related=(source.location,), model=model.name)
 
 
-def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tuple[str, object] | None:
-    """(where the weights go, the offline-mode setting or None) when they are not kept across starts of
-    ``pod``; None when they are, or when the model is too small or of unknown size to matter."""
+def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tuple[str, object, object] | None:
+    """(where the weights go, the offline-mode setting or None, the volume that holds them or None) when
+    they are not kept across starts of ``pod``; None when they are, or when the model is too small or of
+    unknown size to matter."""
     kept, where, volume = persistent_cache(model, pod, env)
     if kept:
         return None
@@ -143,7 +146,7 @@ def _lost(model, pod, weights: int | None, ctx, env: dict | None = None) -> tupl
         return None
     if offline_mode is None and weights is not None and weights < float(ctx.options["min-weights-gb"]) * 1e9:
         return None
-    return where, offline_mode
+    return where, offline_mode, volume
 def _llama_download(model, pod, ctx) -> Iterator[Finding]:
     """llama.cpp's -hf download: the quant's share of the checkpoint, into llama.cpp's own cache."""
     found = llama_hub(model)
@@ -187,7 +190,7 @@ def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Find
     lost = _lost(model, pod, weights, ctx)
     if lost is None:
         return
-    where, offline = lost
+    where, offline, volume = lost
     source = model.model
     if offline is not None:
         yield Finding(f"{offline.name}={offline.value} but {name} has no persistent cache at {where}: "
@@ -197,8 +200,11 @@ def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Find
         return
     size = f" ({weights / 1e9:.1f} GB)" if weights else ""
     start = "container" if pod.format == "compose" else "pod"
+    # at the volume that loses them (an emptyDir), where the fix goes; else at the model, which nothing holds
     yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: "
                   f"every {start} start downloads it again",
-                  source.location, remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
+                  volume.location if volume is not None else source.location,
+                  remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
                   "directory, or request ephemeral-storage that holds the weights",
-                  setting="weights_cache", model=model.name)
+                  setting="weights_cache", related=(source.location,) if volume is not None else (),
+                  model=model.name)

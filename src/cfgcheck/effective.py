@@ -19,6 +19,7 @@ import functools
 from typing import TYPE_CHECKING, Callable
 
 from .records import Record
+from .capacity.gpu_table import bundled_gpus
 from .engines import defaults
 from .engines.catalog import catalog_for
 from .engines.versions import DISPLAY
@@ -293,9 +294,11 @@ class Facts:
 
     def _sglang_fraction(self, name: str) -> Fact:
         """SGLang sizes its static pool from the GPU's memory, the chunk size and the parallel ranks."""
-        if self.gpu is None:
-            return self._unknown(name, "derived at start-up from the GPU's memory; the GPU is not known")
         layout = self.topology
+        if self.gpu is None:
+            least = defaults.min_sglang_default_mem_fraction(bundled_gpus(), layout.tp, layout.pp, self.vision,
+                                                             self.version)
+            return self._unknown(name, "derived at start-up from the GPU's memory; the GPU is not known", least)
         value = defaults.sglang_default_mem_fraction(self.gpu, layout.tp, layout.pp, vision=self.vision,
                                                          version=self.version)
         ranks = f"TP {layout.tp}" + (f" x PP {layout.pp}" if layout.pp > 1 else "")

@@ -302,7 +302,7 @@ class ServedModel(Record):
                  "cluster", "definition_comments", "replicas", "strategy", "env", "directives", "annotations", "inert",
                  "operator_defaults", "conventions", "setting_keys", "comments", "identity", "pod", "worker_pods",
                  "host", "referenced_at", "disaggregation", "template", "downloads", "worker_images", "model_named",
-                 "model_folder", "cache", "launched_by", "launch_comments", "base_image", "engine_source")
+                 "model_folder", "cache", "launched_by", "launch_comments", "base_image", "engine_source", "model_unset")
 
     def __init__(self, name: str, kind: str, path: str, document: int, location: Location, engine: str = "unknown",
                  engine_version: str | None = None, engine_version_confidence: str | None = None,
@@ -326,10 +326,14 @@ class ServedModel(Record):
                  downloads: list[Download] | None = None, worker_images: list[Setting] | None = None,
                  model_named: Setting | None = None, model_folder: RepositoryModel | None = None,
                  cache: dict | None = None, launched_by: str | None = None, launch_comments: tuple[str, ...] = (),
-                 base_image: Setting | None = None, engine_source: EngineSource | None = None) -> None:
+                 base_image: Setting | None = None, engine_source: EngineSource | None = None,
+                 model_unset: Setting | None = None) -> None:
         self._what_runs(name, kind, path, document, location, identity, template, engine, engine_version,
                         engine_version_confidence, engine_version_why, engine_variant, image, model, model_revision,
                         launched_by, base_image, model_named, model_folder)
+        # the model argument as written when its variable is set to nothing (compose ``vllm serve ${MODEL}``
+        # with ``MODEL=`` in the env file): the word vanishes and the engine gets no model; text: as written
+        self.model_unset = model_unset
         self._as_written(settings, occurrences, argv, env, directives, annotations, inert, operator_defaults,
                          conventions, setting_keys, comments, definition_comments, launch_comments, referenced_at)
         self._hardware(gpus, gpus_span, group_pods, gpu_product, gpu_memory_bytes, gpu_resource, node_selector,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from helpers import FIXTURES
 
 from cfgcheck.adapters.launch.dotenv import Variable, substitute
+from cfgcheck.capacity import estimate
 from cfgcheck.config import load as load_config
 from cfgcheck.lint import collect, lint
 from cfgcheck.model import ArgToken, Location
@@ -229,3 +230,36 @@ def test_an_arg_default_gives_the_version_without_a_build_argument(tmp_path):
     (tmp_path / "Dockerfile").write_text("ARG VERSION\nFROM vllm/vllm-openai:${VERSION}\n", encoding="utf-8")
     _, (model,) = collect([tmp_path], load_config(tmp_path))
     assert model.engine_version is None  # no value anywhere: not guessed
+
+
+def test_a_version_1_layout_file_is_compose_and_a_helm_values_file_is_not():
+    """docker-compose 1.x: each service is a top-level key, no ``services:``. Its engine is read and
+    checked. A Helm values file is not compose: its ``image`` is a map, or it is not named as compose files are."""
+    folder = FIXTURES / "formats" / "compose-v1-layout"
+    _, models = collect([folder], load_config(folder))
+    (vllm,) = models  # webui runs no engine
+    assert vllm.name == "vllm" and vllm.model.value == "Qwen/Qwen2.5-7B-Instruct" and vllm.gpus.value == 1
+    assert vllm.image.source == "vllm.image"  # the key path has no `services.`
+    result = lint([folder], load_config(folder))
+    placed = {(f.code, f.location.line) for f in result.findings}
+    assert {("CFG302", 3), ("CFG303", 5)} <= placed
+    values = FIXTURES / "formats" / "helm-values-not-compose"
+    assert collect([values], load_config(values))[1] == []
+
+
+def test_a_model_variable_the_env_template_leaves_empty_vanishes_and_vllm_serves_its_default():
+    """``command: vllm serve ${MODEL_DIR_PATH}`` with ``MODEL_DIR_PATH=`` in the committed template:
+    compose splits the string after interpolating it, so the word is gone and vLLM serves its default
+    model (CFG110, at the word); the argument list is otherwise complete. The served model's record names
+    the model as written."""
+    folder = FIXTURES / "formats" / "model-as-written"
+    chat = {m.name: m for m in collect([folder], load_config(folder))[1]}["chat"]
+    assert chat.model is None and "model" not in chat.settings
+    assert [t.text for t in chat.argv] == ["--port", "8000", "--max-model-len", "8192"]
+    assert chat.model_unset.text == "${MODEL_DIR_PATH}" and _at(chat.model_unset) == ("docker-compose.yml", 6, 25)
+    assert estimate(chat, {}).model == "${MODEL_DIR_PATH}"
+    result = lint([folder], load_config(folder), select=["CFG110"])
+    (finding,) = result.findings
+    assert (_at(finding), finding.severity) == (("docker-compose.yml", 6, 25), "warning")
+    assert "${MODEL_DIR_PATH} is set to nothing at .env.example:2" in finding.message
+    assert "facebook/opt-125m" in finding.message  # vLLM 0.9's default

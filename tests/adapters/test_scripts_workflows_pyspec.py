@@ -8,6 +8,7 @@ import shutil
 from helpers import FIXTURES, git, lint_paths
 
 from cfgcheck.adapters.formats.pyspec import scan_comments as python_comments
+from cfgcheck.capacity import estimate
 from cfgcheck.adapters.launch.scripts import scan_comments as shell_comments
 from cfgcheck.config import Config, load as load_config
 from cfgcheck.lint import collect, lint
@@ -287,3 +288,44 @@ def test_what_a_containers_shell_script_exports_is_the_engines_environment(tmp_p
     assert served.env["HF_HOME"].value == "/data/hf" and _at(served.env["HF_HOME"]) == (13, 44)  # the script's wins
     assert served.env["VLLM_USE_V1"].source == "export VLLM_USE_V1"
     assert served.env["VLLM_LOGGING_LEVEL"].value == "DEBUG"  # env NAME=value before the command
+
+
+def test_a_model_folder_under_a_variable_is_the_path_as_written():
+    """``--model $HOME/models/NAME`` names the folder as ``/root/models/NAME`` does; a folder whose own
+    name is a variable names none."""
+    models = _models(FORMATS / "model-as-written")
+    served = models["serve"]
+    assert served.model.value == "$HOME/models/Qwen2.5-7B-Instruct" and _at(served.model) == (4, 13)
+    assert served.model_id() == "$HOME/models/Qwen2.5-7B-Instruct"
+    reasons = estimate(served, {}).reasons  # the architecture is looked up by the folder's written name
+    assert any("read as Qwen/Qwen2.5-7B-Instruct (its last segment names it)" in reason for reason in reasons)
+    assert models["serve-unknown"].model is None
+
+
+def test_a_command_captured_from_a_heredoc_and_evaluated_is_the_engine_start():
+    """``cmd=$(cat <<- EOF`` / ``vllm serve ${MODEL_PATH} ...`` / ``EOF`` / ``)`` then ``eval $cmd``: the
+    body is the command, its variables the script's; a captured command nothing evaluates starts none."""
+    folder = FORMATS / "eval-heredoc"
+    models = _models(folder)
+    assert set(models) == {"start_vllm", "start_sglang"}
+    served = models["start_vllm"]
+    assert served.engine == "vllm" and served.location.line == 8
+    assert served.model.value == "${PROJECT_ROOT}/models/Qwen2.5-7B-Instruct"  # the folder under a variable
+    assert served.value("max_model_len") == 8192 and _at(served.setting("max_model_len")) == (11, 22)
+    sglang = models["start_sglang"]
+    assert sglang.engine == "sglang" and sglang.model.value == "/data/models/Qwen2.5-14B-Instruct"
+    assert sglang.value("tensor_parallel_size") == 2
+    found = _found(lint_paths(folder, root=folder))
+    assert ("CFG305", 4, 9) in found  # the literal key, where it is assigned
+
+
+def test_an_engine_start_is_located_at_its_command_not_at_a_value_assigned_above():
+    """A ``docker run`` whose image is a variable assigned 27 lines above is reported at the ``docker run``;
+    a Dockerfile whose shell-form CMD starts the engine (in the background) at the CMD, not at FROM."""
+    models = _models(FORMATS / "launch-location")
+    docker = models["run_docker"]
+    assert docker.model.value == "Qwen/Qwen2.5-7B-Instruct" and docker.image.location.line == 3
+    assert (docker.location.line, docker.location.column) == (30, 1)
+    built = models["Dockerfile"]
+    assert built.engine == "sglang" and built.model.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert (built.location.line, built.location.column) == (10, 5)

@@ -3,12 +3,15 @@ one the capacity estimate uses (``cfgcheck.effective``), and the message says wh
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from cfgcheck import capacity
-from helpers import lint_text
+from cfgcheck.config import load as load_config
+from cfgcheck.lint import lint
+from helpers import FIXTURES, lint_text
 
 IMAGES = {
     "vllm": ("vllm/vllm-openai:v0.26.0", '["--model", "Qwen/Qwen3-8B"{extra}]'),
@@ -103,11 +106,31 @@ def test_written_fractions_say_so_and_a_fit_is_quiet(tmp_path: Path, layout: str
     assert quiet == []
 
 
-def test_sglang_on_an_unknown_gpu_is_listed_as_unknown(tmp_path: Path) -> None:
-    """Without the GPU SGLang's start-up derivation cannot be done: the known fractions are summed and the
-    unknown one is named as such."""
+def test_sglang_on_an_unknown_gpu_is_counted_at_the_least_it_derives_on_any_gpu(tmp_path: Path) -> None:
+    """Without the GPU SGLang's start-up derivation cannot be done: its fraction counts at the least it is on
+    any catalogued GPU (0.535 for SGLang 0.5.23, on an 8 GB card). Known fractions above the limit are sure
+    (an error); a sum that only the bound takes above it is assumed (a warning that says so)."""
     _, found = _shared(tmp_path, compose(("vllm", "vllm", "sglang"), ("0.6", "0.5", None)), "compose.yaml")
     assert len(found) == 2  # on each engine after the first
     for finding in found:
-        assert "sum to 1.10" in finding.message
-        assert "sglang-2 unknown (derived at start-up from the GPU's memory; the GPU is not known)" in finding.message
+        assert "sum to at least 1.64" in finding.message and finding.severity == "error"
+        assert "sglang-2 at least 0.535 (SGLang's default on any catalogued GPU)" in finding.message
+        assert "assumed" not in finding.message
+    _, (finding,) = _shared(tmp_path, compose(("vllm", "sglang"), ("0.9", None)), "compose.yaml")
+    assert "sum to at least 1.44" in finding.message and finding.severity == "warning"
+    assert "assumed: the GPU is not known" in finding.message
+    _, quiet = _shared(tmp_path, compose(("vllm", "sglang"), ("0.4", None)), "compose.yaml")
+    assert quiet == []  # 0.4 + 0.535 fits
+
+
+def test_built_engines_with_mounted_scripts_share_device_0_through_count_all() -> None:
+    """Two compose services that build their engine images and start them from bind-mounted scripts: one
+    reserves device 0 at 0.9, the other ``count: "all"`` with SGLang's default, so it starts on device 0."""
+    folder = FIXTURES / "formats" / "compose-built-engines"
+    result = lint([folder], load_config(folder), select=["CFG209"])
+    (finding,) = result.findings
+    assert (finding.location.path, finding.location.line, finding.model) == ("docker-compose.yml", 14, "embed")
+    assert "GPU 0" in finding.message and "llm 0.9 (written)" in finding.message
+    # the bound is that of the SGLang the built image runs (the newest release's when its version is not known)
+    assert re.search(r"embed at least 0\.\d+ \(SGLang's default on any catalogued GPU\)", finding.message)
+    assert finding.severity == "warning"

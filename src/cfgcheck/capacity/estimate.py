@@ -22,6 +22,7 @@ from .. import effective, online
 from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
 from ..engines.defaults import parse_version
+from ..engines.images import folder_under_variable
 from ..model import unresolved
 from ..records import Record
 from .architecture import Architecture, architecture_from_config, normalize_model_id, unknown_model_reason
@@ -224,7 +225,8 @@ def _estimate(model: Any, config: dict | None = None, gpu: Gpu | None = None) ->
     run = _Run(engine=(getattr(model, "engine", None) or "unknown").lower(), version=getattr(model, "engine_version", None),
                config=config)
     est = CapacityEstimate(engine=run.engine, engine_version=run.version, facts=Facts(model))
-    est.model = model.model_id() if getattr(model, "model", None) is not None else None
+    unset = getattr(model, "model_unset", None)  # a model variable set to nothing: named as written
+    est.model = model.model_id() if getattr(model, "model", None) is not None else unset.text if unset else None
     named = getattr(model, "model_named", None)
     if named is not None:  # a local path the input names: say which source named it
         est.reasons.append(f"{model.model.value} holds {named.value} (named by {named.source}, line {named.location.line})")
@@ -267,14 +269,14 @@ def _read_model_and_gpu(model: Any, config: dict, run: _Run, est: CapacityEstima
     est.gpus = int_value(gpus_setting.value) if gpus_setting is not None else None
     est.kv_cache_dtype = str(model.value("kv_cache_dtype") or "auto")
     unreadable: list[str] = []
-    known = est.model and not unresolved(est.model)
+    known = est.model and (not unresolved(est.model) or folder_under_variable(est.model))  # $HOME/models/NAME too
     run.arch = local_configs.served_architecture(model, est.model, config.get("model_configs"), unreadable) if known else None
     if known and online.enabled(config) and (run.arch is None or run.arch.source != "config.json"):
         run.arch = _hub_architecture(model, est.model, config, est) or run.arch
     est.architecture = run.arch
     if est.model is None:
         est.reasons.append("model not stated")
-    elif unresolved(est.model):
+    elif unresolved(est.model) and not known:
         est.reasons.append(f"model set from a variable ({est.model}): architecture not known")
     elif run.arch is None:
         est.reasons.append(f"architecture of {est.model} unknown ({unreadable[0]})" if unreadable else

@@ -338,9 +338,8 @@ def model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
 
 
 def _model_flags(model) -> tuple[Catalog, list[ParsedFlag], str] | None:
-    if not model.argv:
-        return None
-
+    # no argv is a walk of no flags, not an unknown one: the engine runs on its defaults (an image's
+    # entrypoint started with no arguments serves vLLM's default model, CFG110)
     catalog = catalog_for(model.engine, model.engine_version)
     if catalog is None:
         return None

@@ -282,6 +282,13 @@ def sglang_default_mem_fraction(gpu: Gpu, tp: int, pp: int = 1, vision: bool = F
     return fraction * sglang_vlm_fraction_factor() if vision else fraction
 
 
+def min_sglang_default_mem_fraction(gpus, tp: int, pp: int = 1, vision: bool = False,
+                                    version: str | None = None) -> float | None:
+    """The least ``mem_fraction_static`` SGLang derives on any of ``gpus`` (the catalogued ones): a bound
+    of its default when the GPU is not known. None without GPUs."""
+    return min((sglang_default_mem_fraction(gpu, tp, pp, vision, version) for gpu in gpus), default=None)
+
+
 def sglang_runner_vlm_factor(version: str | None) -> float | None:
     """The cut SGLang's model runner applied to every fraction of a multimodal model, written or defaulted,
     up to 0.4.8 (``model_executor/model_runner.py``: x0.95 to 0.4.4, x0.90 from 0.4.5); None after."""

@@ -114,6 +114,19 @@ def placeholder(text: str) -> bool:
     return bool(_PLACEHOLDER.search(text))
 
 
+# A path whose leading folder is a variable or the home folder and whose last component is written
+# (``$HOME/models/NAME``, ``${PROJECT_ROOT}/models/NAME``, ``~/models/NAME``): the folder the engine
+# loads is named, as ``/root/models/NAME`` names it, wherever the variable points
+_FOLDER_UNDER_VARIABLE = lazy.Pattern(r"(?:\$\{?[A-Za-z_]\w*\}?|~)(?:/\S*)?/([^/$`{}<>\s]+)/?")
+
+
+def folder_under_variable(text: str) -> bool:
+    """Whether ``text`` is a local path whose only unknown is the folder it sits under (its last
+    component written, and no placeholder)."""
+    match = _FOLDER_UNDER_VARIABLE.fullmatch(text)
+    return match is not None and not placeholder(match.group(1))
+
+
 def _tag_version(tag: str | None) -> str | None:
     if tag is None:
         return None

@@ -11,7 +11,7 @@ from typing import Any
 from ... import lazy
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
 from ...engines import argv as argv_mod
-from ...engines.images import image_engine, parse_image, placeholder
+from ...engines.images import folder_under_variable, image_engine, parse_image, placeholder
 from ...model import ArgToken, Download, ServedModel, Setting
 from ...settings import as_int
 from ...yamlio import YNode
@@ -178,7 +178,8 @@ def finish(model: ServedModel) -> ServedModel:
     model.gpu_labels = [(label, model.node_selector[label]) for label in GPU_LABELS if model.node_selector.get(label)]
     if model.model is None and "model" in model.settings:
         model.model = model.settings["model"]
-    if model.model is not None and isinstance(model.model.value, str) and placeholder(model.model.value):
+    if model.model is not None and isinstance(model.model.value, str) and placeholder(model.model.value) and \
+            not folder_under_variable(model.model.value):
         model.model = None  # a sample's <MODEL_NAME> or ${MODEL}: the model is not known
     if model.model_revision is None and "model_revision" in model.settings:
         model.model_revision = model.settings["model_revision"]

@@ -1,5 +1,6 @@
 """docker-compose files -> one served model per service whose ``entrypoint`` + ``command`` starts an
-engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it).
+engine (a string or a list; flags, or a model then flags, when the image's entrypoint starts it). The
+services are those under ``services:``, or the top-level keys of a file in the docker-compose 1.x layout.
 
 Variables are interpolated as docker compose does (``launch/dotenv.py``): from the ``.env`` file
 beside the compose file, else a reference's default; an unset variable stays unknown. A repository
@@ -38,16 +39,40 @@ MARKERS = ENGINE_MARKERS
 DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
 ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env", ".env.dist", ".env-dist")
+# keys a compose service has and a Helm value or other YAML mapping beside an ``image`` rarely does (the
+# compose file reference's service attributes): one of them marks a 1.x layout file's top-level entry
+_SERVICE_KEYS = frozenset({"command", "entrypoint", "deploy", "ports", "expose", "environment", "env_file",
+                           "volumes", "runtime", "ipc", "shm_size", "restart", "devices", "network_mode",
+                           "container_name", "depends_on", "links", "healthcheck", "profiles"})
 
 
-def _is_compose(root: YNode) -> bool:
-    if root.get("apiVersion") is not None or root.get("kind") is not None:
-        return False
+def _services(root: YNode, path: str) -> tuple[YNode, str] | None:
+    """The mapping of a compose file's services and the key path it sits at: ``services:``, or the
+    top-level mapping itself in the docker-compose 1.x layout (no ``services:``, which Compose v2 no
+    longer reads) in a file named as compose files are (``docker-compose.yml``, ``compose.gpu.yaml``)
+    when every top-level value is a 1.x service and one has a key only a service has; None for any
+    other YAML (a Kubernetes object, a Helm values file, whose ``image`` may even be a string)."""
+    if root.kind != "map" or root.get("apiVersion") is not None or root.get("kind") is not None:
+        return None
     services = root.get("services")
-    if services is None or services.kind != "map":
+    if services is not None:
+        found = services.kind == "map" and any(v.kind == "map" and (v.get("image") is not None or v.get("build") is not None)
+                                               for _, v in services.items())
+        return (services, "services.") if found else None
+    values = [value for _, value in root.items()]
+    if "compose" in posixpath.basename(path) and values and all(_v1_service(value) for value in values) and \
+            any(str(key.value) in _SERVICE_KEYS for value in values for key, _ in value.items()):
+        return root, ""
+    return None
+
+
+def _v1_service(node: YNode) -> bool:
+    """A docker-compose 1.x service: a map naming its image as a string, or a ``build`` context."""
+    if node.kind != "map":
         return False
-    return any(v.kind == "map" and (v.get("image") is not None or v.get("build") is not None)
-               for _, v in services.items())
+    image, build = node.get("image"), node.get("build")
+    return image is not None and image.kind == "scalar" and isinstance(image.value, str) or \
+        build is not None and build.kind in ("scalar", "map")
 
 
 def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
@@ -58,6 +83,27 @@ def _substitute(token: ArgToken, variables: dict, references: dict) -> ArgToken:
         where = resolved.location
         references[where.path, where.line, where.column] = token.location
     return resolved
+
+
+def _interpolated(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict,
+                  references: dict) -> tuple[list[ArgToken], Setting | None]:
+    """``tokens`` interpolated as compose does, and the model argument that vanished, as written. A word
+    that is all variables set to nothing (``MODEL=`` in the env template) vanishes where compose, or the
+    shell it starts, splits a string after the interpolation (``command: vllm serve ${MODEL}``); an item
+    of a list, or an option's value, stays an empty argument. It is the model where the engine takes a
+    positional one: after ``serve``, or first when the image's entrypoint receives the words."""
+    listed = {ctx.location(item) for key in ("entrypoint", "command") if (node := service.get(key)) is not None
+              and node.kind == "seq" for item in node.value}
+    found, unset = [], None
+    for index, token in enumerate(tokens):
+        resolved = _substitute(token, variables, references)
+        previous = tokens[index - 1].text if index else None
+        if resolved.text or not token.text or token.location in listed or (previous or "").startswith("-"):
+            found.append(resolved)
+        elif unset is None and previous in (None, "serve"):
+            unset = Setting("model", "", token.location, f"set to nothing at {resolved.location.path}:"
+                            f"{resolved.location.line}", token.comments, token.location, token.text, "env")
+    return found, unset
 
 
 def _image(ctx: DocContext, service: YNode, path: str, variables: dict, references: dict) -> Setting | None:
@@ -96,29 +142,31 @@ def _tokens(ctx: DocContext, service: YNode, built: Built | None) -> list[ArgTok
 
 
 def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
-    if not _is_compose(root):
+    services = _services(root, ctx.path)
+    if services is None:
         return []
     found: list[ServedModel] = []
     variables = dotenv.read_env_file(ctx.workspace, _beside(ctx.path, ".env"))
     if variables is None:
         variables = _template_variables(ctx)
-    for key, service in root.get("services").items():
+    for key, service in services[0].items():
         if key.kind != "scalar" or service.kind != "map":
             continue
-        model = _service_model(ctx, str(key.value), key, service, variables)
+        model = _service_model(ctx, str(key.value), key, service, variables, services[1])
         if model is not None:
             found.append(finish(model))
     return found
 
 
-def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict) -> ServedModel | None:
-    path = f"services.{name}"
+def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, variables: dict,
+                   under: str) -> ServedModel | None:
+    path = f"{under}{name}"
     references: dict = {}
     image = _image(ctx, service, path, variables, references)
     build = service.get("build")
     built = dockerfile.read(ctx.workspace, ctx.path, build, _build_args(ctx, build, variables)) \
         if build is not None else None
-    tokens = [_substitute(t, variables, references) for t in _tokens(ctx, service, built)]
+    tokens, unset = _interpolated(ctx, service, _tokens(ctx, service, built), variables, references)
     engine = parse_image(image.value).engine if image is not None and isinstance(image.value, str) else None
     if engine is None and built is not None:
         engine = built.engine
@@ -128,6 +176,7 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
                             default_engine=engine, tokens=script[1] if script else tokens, env_key="environment")
     if model is None:
         return None
+    model.model_unset = unset if model.model is None and "model" not in model.settings else None
     if script is not None:  # the script's engine start is this service's: not a served model of its own
         ctx.workspace.held.add(script[0])
     model.referenced_at = references

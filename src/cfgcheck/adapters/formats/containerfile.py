@@ -51,6 +51,8 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     else:  # exec form: the words as they are, no variable expanded
         tokens = [ArgToken(word, *locate(start, end, word), "args") for word, start, end in words]
         launched = Launched(tokens, image=image_token, own_entrypoint=own_entrypoint)
+    # the served model is where the ENTRYPOINT / CMD starts the engine, not at FROM lines above it
+    launched.command = launched.tokens[0] if launched.tokens else None
     last = max([t.location.line for t in launched.tokens] or [1])
     model = script_model(workspace, loaded, launched, "Dockerfile", "dockerfile/0", 0, (0, last))
     return [model] if model is not None else []

@@ -11,7 +11,8 @@ from ...yamlio import LoadedFile
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
 from ..core import registry  # its heredoc_models: a module-level name would declare the hook
-from ..launch.scripts import file_heredocs, manifest_heredocs, manifest_models, parsed_manifests, text_models, without
+from ..launch.scripts import (evaluated_heredocs, file_heredocs, manifest_heredocs, manifest_models, parsed_manifests,
+                               text_models, without)
 from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: a shell script's comments
 
 MARKERS = ENGINE_MARKERS
@@ -33,7 +34,8 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     manifests = manifest_heredocs(loaded.text)
     written = {doc.start for doc in heredocs}
     data = heredocs + [doc for doc in manifests if doc.start not in written]
-    found = text_models(workspace, loaded, without(loaded.text, data), "shell script", "script", heredocs=heredocs)
+    commands = evaluated_heredocs(without(loaded.text, data))
+    found = text_models(workspace, loaded, commands, "shell script", "script", heredocs=heredocs)
     for doc in heredocs:  # a configuration of another format the script writes (supervisord): its models
         found.extend(registry.heredoc_models(workspace, loaded, doc.name, doc.body, doc.start))
     return found + manifest_models(workspace, loaded, manifests)

@@ -60,6 +60,13 @@ class Launched:
     gpus: ArgToken | None = None
     env: dict[str, ArgToken] = field(default_factory=dict)
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
+    command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
+
+    @property
+    def first(self) -> ArgToken | None:
+        """Where the engine start is written: the command's first word, else the image (its value may be
+        assigned far above, ``IMAGE=...``), else the argv's first word."""
+        return self.command or self.image or (self.tokens[0] if self.tokens else None)
 
 
 # ---------------------------------------------------------------- scripts
@@ -96,7 +103,7 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
-        first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+        first = launched.first
         name = name_of(first.location.line) if name_of is not None and first is not None else None
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
@@ -180,11 +187,33 @@ def parsed_manifests(loaded: LoadedFile, manifests: list[Heredoc]) -> list[Loade
     return found
 
 
+# cmd=$(cat <<- EOF (also <<, a quoted delimiter): a command written as text into a variable from a
+# heredoc, which the script runs later with ``eval $cmd``
+_CAPTURED_HEREDOC = re.compile(r"^[ \t]*([A-Za-z_]\w*)=\$\([ \t]*cat[ \t]*<<-?[ \t]*['\"]?([A-Za-z_]\w*)['\"]?[ \t]*\n", re.M)
+
+
+def evaluated_heredocs(text: str) -> str:
+    """The script with each command it captures from a heredoc into a variable and ``eval``s
+    (``cmd=$(cat <<- EOF`` / ``vllm serve ${MODEL} ...`` / ``EOF`` / ``)`` ... ``eval $cmd``) opened in
+    place: the opening and the closing blanked (offsets kept), the body a command on its own lines,
+    after the assignments above it, as ``eval`` runs it. A variable nothing evaluates stays text."""
+    for match, body in list(_bodies(text, _CAPTURED_HEREDOC)) if "eval" in text else ():
+        end = match.end() + len(body)
+        closing = re.compile(rf"[ \t]*{re.escape(match.group(2))}[ \t]*\n[ \t]*\)").match(text, end)
+        evaluated = re.compile(rf"\beval[ \t]+[\"']?\$\{{?{match.group(1)}\b").search(text, end)
+        if closing is not None and evaluated is not None:
+            text = _blanked(_blanked(text, match.start(), match.end() - 1), closing.start(), closing.end())
+    return text
+
+
+def _blanked(text: str, start: int, end: int) -> str:
+    return text[:start] + re.sub(r"[^\n]", " ", text[start:end]) + text[end:]
+
+
 def without(text: str, heredocs: list[Heredoc]) -> str:
     """The script with heredoc bodies blanked (newlines kept): they are data, not commands."""
     for doc in heredocs:
-        blank = re.sub(r"[^\n]", " ", doc.body)
-        text = text[:doc.start] + blank + text[doc.start + len(doc.body):]
+        text = _blanked(text, doc.start, doc.start + len(doc.body))
     return text
 
 
@@ -228,6 +257,7 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
         if runner is not None:
             launched = docker_run(tokens[runner + 2:], variables.exported)
             if launched is not None:
+                launched.command = tokens[runner]
                 found.append(launched)
         elif _starts(tokens):
             # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
@@ -396,7 +426,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
                  heredocs: list[Heredoc] = ()) -> ServedModel | None:
     """The served model of one engine start in a script (or a workflow step); directives on the
     lines after ``lines[0]`` up to ``lines[1]`` are its own."""
-    first = launched.image or launched.tokens[0] if launched.image or launched.tokens else None
+    first = launched.first
     if first is None:
         return None
     stem = posixpath.splitext(posixpath.basename(loaded.path))[0]

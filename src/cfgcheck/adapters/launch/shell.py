@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from ... import lazy
 from ...engines import argv as engine_argv
+from ...engines.images import folder_under_variable
 from ...model import ArgToken, Location, Setting
 from ..core.offsets import LineIndex, line_index
 from .expansion import MAX_SPLICED_WORDS, substitute
@@ -347,7 +348,10 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
         assignment = _ASSIGNMENT.match(text) if command_start else None
         if assignment:
             value, start, end = _assigned(word, len(assignment.group(1)) + 1, known)
-            literal = not any(mark in value for mark in _NOT_LITERAL)
+            # a folder under an unknown one (``MODEL_PATH=${PROJECT_ROOT}/models/NAME``) names what it
+            # holds, as a model path written so does: its references expand to the path as written
+            literal = not any(mark in value for mark in _NOT_LITERAL) or \
+                folder_under_variable(value.split("=", 1)[1])
             offset = start + (len(assignment.group(1)) + 1 if start == word[1] else 0)
             if not cases or assignment.group(1) not in known:
                 known[assignment.group(1)] = (value.split("=", 1)[1], offset, end) if literal else (None, None, None)
