@@ -118,3 +118,21 @@ def test_a_value_is_looked_up_by_its_key_in_its_own_objects_documents(tmp_path: 
     assert at("1", "nvidia.com/gpu", chat) == ("gpus-patch.yaml", 3)
     assert at("1", "nvidia.com/gpu", None) == ("gpus-patch.yaml", 3)
     assert at("2", "replicas", chat) == ("reranker.yaml", 6)  # only another object's: taken, not lost
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_rendering_keeps_what_its_definition_says_of_the_gpu(kubectl, tmp_path: Path) -> None:
+    """kubectl prints no comment: a rendered served model placed at its source definition keeps the
+    comments written on and above it there, so a GPU a comment names still counts for it (round 11: a
+    kustomized Deployment lost the Gaudi its container's comment named)."""
+    folder = tmp_path / PATCHED_ARGS.name
+    folder.mkdir()
+    for name, text in fixture_files(PATCHED_ARGS).items():
+        (folder / name).write_text(text.replace("        - name: vllm\n", "        # one L40S card per pod\n"
+                                                "        - name: vllm\n"), encoding="utf-8")
+    result = lint([kubectl(folder)], Config(folder))
+    (rendered,) = [m for m in result.models if m.identity.startswith("kustomization.yaml#rendered/")]
+    assert (18, "one L40S card per pod") in rendered.definition_comments
+    from cfgcheck.capacity.evidence import written_gpu
+
+    assert written_gpu(rendered).gpu.name == "L40S"

@@ -120,6 +120,9 @@ def _at_own_places(models: list[ServedModel], sources: SourceMap, identity: str,
         if base is None:
             continue
         model.location = base.location
+        # kubectl prints no comment: what the file says on and above the definition still describes it (the
+        # GPU a comment names, capacity/evidence.py)
+        model.definition_comments = base.definition_comments
         if model.pod is not None and base.pod is not None:
             _at_base_pod(model.pod, base.pod)
     return models
