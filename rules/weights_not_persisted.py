@@ -23,8 +23,9 @@ parameter count in the name (`7B`, `125M`, at 2 bytes each); a model of unknown 
 download and finds no weights. Checked for Kubernetes pods, docker-compose services and
 production-stack values (whose chart sets `HF_HOME` to `/data` with `pvcStorage`, to the shared claim
 with `sharedPvcStorage`, else to `/tmp`). The finding is placed at the volume that holds the cache and
-loses it (the `emptyDir` or `tmpfs` entry, where the fix goes), the model named as related; at the
-model when no volume holds the cache.
+loses it (the `emptyDir` or `tmpfs` entry, where the fix goes), the model named as related, when the
+model's own file writes that volume; at the model when no volume holds the cache or another file writes
+it (a chart's named template, whose rendering is placed at its object's line).
 
 ## Why it matters
 Every restart, rollout or reschedule then downloads the whole checkpoint again: minutes to hours of
@@ -200,11 +201,14 @@ def _pod_cache(model, pod, name: str, weights: int | None, ctx) -> Iterator[Find
         return
     size = f" ({weights / 1e9:.1f} GB)" if weights else ""
     start = "container" if pod.format == "compose" else "pod"
-    # at the volume that loses them (an emptyDir), where the fix goes; else at the model, which nothing holds
+    # at the volume that loses them (an emptyDir), where the fix goes, when the model's own file writes it; else
+    # at the model (nothing holds the cache, or a chart's named template writes the volume: its rendering is
+    # placed at the template's object, a line that says nothing of the cache)
+    at_volume = volume is not None and volume.location.path == source.location.path
     yield Finding(f"{name}{size} is downloaded into {where}, which is not persistent: "
                   f"every {start} start downloads it again",
-                  volume.location if volume is not None else source.location,
+                  volume.location if at_volume else source.location,
                   remediation="mount a PersistentVolumeClaim (or a compose named volume) at the cache "
                   "directory, or request ephemeral-storage that holds the weights",
-                  setting="weights_cache", related=(source.location,) if volume is not None else (),
+                  setting="weights_cache", related=(source.location,) if at_volume else (),
                   model=model.name)
