@@ -263,3 +263,23 @@ def test_a_model_variable_the_env_template_leaves_empty_vanishes_and_vllm_serves
     assert (_at(finding), finding.severity) == (("docker-compose.yml", 6, 25), "warning")
     assert "${MODEL_DIR_PATH} is set to nothing at .env.example:2" in finding.message
     assert "facebook/opt-125m" in finding.message  # vLLM 0.9's default
+
+
+def test_an_engine_image_with_no_command_beside_another_compose_file_may_get_its_command_there(tmp_path) -> None:
+    """The vLLM image run with no command serves vLLM's default model (CFG110), unless the folder holds
+    another compose file: compose merges ``docker-compose.override.yml`` by itself, and a project passes a
+    per-instance file (or a template that generates it) with ``-f``, either of which may give the command."""
+    from cfgcheck.config import Config
+    from helpers import make_repo
+
+    base = "services:\n  vllm:\n    image: vllm/vllm-openai:v0.26.0\n    ipc: host\n"
+    override = "services:\n  vllm:\n    command: [\"--model\", \"Qwen/Qwen3-8B\"]\n"
+
+    def codes(files: dict[str, str]) -> list[str]:
+        repo = make_repo(tmp_path / str(len(list(tmp_path.iterdir()))), files)
+        return [f.code for f in lint([repo], Config(repo)).findings if f.code == "CFG110"]
+
+    assert codes({"docker-compose.yml": base}) == ["CFG110"]
+    assert codes({"docker-compose.yml": base, "docker-compose.override.yml": override}) == []
+    assert codes({"docker-compose.yml": base, "docker-compose.instance.yaml": "#@ load(\"@ytt:data\", \"data\")\n"}) == []
+    assert codes({"docker-compose.yml": base, "README.md": "compose me\n"}) == ["CFG110"]

@@ -31,6 +31,7 @@ from ..launch import dockerfile, dotenv, env_argv
 from ..launch.containers import container_model, launches
 from ..launch.scripts import env_settings, file_launch
 from ..launch.dockerfile import Built
+from ..launch import named_files
 from ..launch.named_files import repo_path
 from ..launch.pods import SHM_PATH
 from ..launch.shell import SHELLS, argv_tokens, shell_tokens
@@ -177,6 +178,9 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     if model is None:
         return None
     model.model_unset = unset if model.model is None and "model" not in model.settings else None
+    if model.launched_by == "image" and service.get("command") is None and service.get("entrypoint") is None \
+            and _beside_other_compose_files(ctx):
+        model.launched_by = "image, or another compose file"  # its command may come from there: not known whole
     if script is not None:  # the script's engine start is this service's: not a served model of its own
         ctx.workspace.held.add(script[0])
     model.referenced_at = references
@@ -199,6 +203,15 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
     compose_pod(ctx, model, service, path, variables)
     return model
+
+
+def _beside_other_compose_files(ctx: DocContext) -> bool:
+    """Whether the compose file's folder holds another one: compose merges ``docker-compose.override.yml``
+    by itself, and a project passes others with ``-f`` (a file per host or GPU, a template that generates
+    the override), any of which may give a service the command this file leaves out."""
+    folder, own = posixpath.split(ctx.path)
+    return any(name != own and name.lower().startswith(("docker-compose", "compose"))
+               and name.endswith((".yml", ".yaml", ".yml.j2", ".yaml.j2")) for name in named_files.files_in(ctx.workspace, folder))
 
 
 def _mounted_script(ctx: DocContext, service: YNode, tokens: list[ArgToken], variables: dict):
