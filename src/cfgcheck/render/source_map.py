@@ -20,7 +20,7 @@ from typing import Callable, Iterator, NamedTuple, Protocol
 from ..model import Location, PodFacts, ServedModel, Service, Setting
 from ..notes import note
 from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
-from ..adapters.core.contexts import DocContext, Workspace, directives_of
+from ..adapters.core.contexts import DocContext, Workspace, directives_of, served_limit
 from ..adapters.launch.shell import shell_tokens
 
 
@@ -264,7 +264,14 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
                        document.root)
 
     done: set[int] = set()  # the pod facts and Services the rendering's models share, each placed once
-    for model in reader.models(rendered):
+    source = ctx.document.root
+    at = (source.line, source.column) if source is not None else (ctx.document.line, 1)
+    models, limit = reader.models(rendered), served_limit(ctx.workspace)
+    if len(models) > limit:  # as a file's own are (registry.served_models): said at what renders them, not dropped
+        ctx.document.problems.append((f"the rendering holds more than {limit:,} served models (limit "
+                                      f"max-served-models): only the first {limit:,} are checked", *at))
+        models = models[:limit]
+    for model in models:
         root = rendered.documents[model.document].root
         kind, name = (root.scalar("kind"), root.scalar("metadata", "name")) if root is not None else (None, None)
         own = fallback_of(kind, name, rendered.documents[model.document]) or Location(ctx.path, 1, 1)
@@ -274,8 +281,6 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
             _place_pod(mapped.pod, place, ctx.path, done, lambda service, model=model: service_place(model, service))
         if mapped is not None:
             found.append(mapped)
-    source = ctx.document.root
-    at = (source.line, source.column) if source is not None else (ctx.document.line, 1)
     for document in rendered.documents:
         ctx.document.problems.extend((message, *at) for message, _, _ in document.problems)
     return found
