@@ -283,3 +283,25 @@ def test_an_engine_image_with_no_command_beside_another_compose_file_may_get_its
     assert codes({"docker-compose.yml": base, "docker-compose.override.yml": override}) == []
     assert codes({"docker-compose.yml": base, "docker-compose.instance.yaml": "#@ load(\"@ytt:data\", \"data\")\n"}) == []
     assert codes({"docker-compose.yml": base, "README.md": "compose me\n"}) == ["CFG110"]
+
+
+def test_an_env_template_without_the_leading_dot_gives_the_build_argument(tmp_path) -> None:
+    """``env-example`` (or ``env.example``) beside the compose file is the committed template as ``.env.example``
+    is: its ``VLLM_VERSION`` is the build argument the Dockerfile's ``FROM`` takes, so the engine version is
+    that release's and a script the service mounts is checked against it (``--task`` exists in 0.8.2)."""
+    from cfgcheck.config import Config
+    from helpers import make_repo
+
+    for template in ("env-example", "env.example"):
+        repo = make_repo(tmp_path / template, {
+            "docker-compose.yml": "services:\n  llm:\n    build:\n      context: ./vllm\n      args:\n"
+                                  "        - VLLM_VERSION=${VLLM_VERSION}\n"
+                                  "    entrypoint: [\"/bin/bash\", \"/scripts/start_vllm.sh\"]\n"
+                                  "    volumes:\n      - ./scripts:/scripts\n",
+            template: "VLLM_VERSION=v0.8.2\n",
+            "vllm/Dockerfile": "ARG VLLM_VERSION\nFROM vllm/vllm-openai:${VLLM_VERSION}\n",
+            "scripts/start_vllm.sh": "#!/bin/bash\nvllm serve Qwen/Qwen2.5-7B-Instruct --task generate\n"})
+        result = lint([repo], Config(repo))
+        assert [(m.engine_version, m.engine_version_confidence) for m in result.models] == [("0.8.2", "exact")]
+        assert "CFG104" not in {f.code for f in result.findings}
+        assert ("CFG301", "vllm/Dockerfile", 2) in {(f.code, f.location.path, f.location.line) for f in result.findings}

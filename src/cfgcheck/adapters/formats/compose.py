@@ -5,7 +5,7 @@ services are those under ``services:``, or the top-level keys of a file in the d
 Variables are interpolated as docker compose does (``launch/dotenv.py``): from the ``.env`` file
 beside the compose file, else a reference's default; an unset variable stays unknown. A repository
 that keeps ``.env`` out of Git commits its template instead (``.env.example``, ``.env.sample``,
-``.env.template``, ``example.env``, ``.env.dist``, ``.env-dist``): without a ``.env``, the template's values are the ones ``cp
+``.env.template``, ``example.env``, ``.env.dist``, ``.env-dist``, and the same without the leading dot): without a ``.env``, the template's values are the ones ``cp
 .env.example .env`` runs with, except secrets (a name with KEY, TOKEN, SECRET, PASSWORD...:
 ``secret_names.secret_name``), whose template values are placeholders and are left unset. Each value is
 located where it is written (the ``.env`` or template line, the default). ``env_file`` files add to the
@@ -39,7 +39,9 @@ from ..launch.shell import SHELLS, argv_tokens, shell_tokens
 MARKERS = ENGINE_MARKERS
 DOCUMENTS = "plain"  # never a Kubernetes resource: the registry does not try it on one
 # the templates a repository commits beside compose files in place of its .env (which it keeps out of Git)
-ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env", ".env.dist", ".env-dist")
+# (a template without the leading dot too: ``env.example``, ``env-example``, ``env.sample``, which ``cp`` renames alike)
+ENV_TEMPLATES = (".env.example", ".env.sample", ".env.template", "example.env", ".env.dist", ".env-dist",
+                 "env.example", "env-example", "env.sample")
 # keys a compose service has and a Helm value or other YAML mapping beside an ``image`` rarely does (the
 # compose file reference's service attributes): one of them marks a 1.x layout file's top-level entry
 _SERVICE_KEYS = frozenset({"command", "entrypoint", "deploy", "ports", "expose", "environment", "env_file",
