@@ -82,10 +82,12 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         return
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
-    _index_images(ctx, folder, document.root)
+    references = _references(ctx, document.root)
+    _index_images(ctx, folder, document.root, [written for _, written, what, _ in references
+                                               if what in ("resource", "base") and not _REMOTE.search(written)])
     top = os.path.abspath(str(repo))
     resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
-    for at, written, what, folders in _references(ctx, document.root):
+    for at, written, what, folders in references:
         if _REMOTE.search(written) or "$" in written:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
@@ -159,14 +161,10 @@ def _source_of(ctx: DocContext, item: YNode) -> tuple[Location, str]:
     return Location(at.path, at.line, at.column + len(key) + 1, at.line, at.end_column), path
 
 
-def _index_images(ctx: DocContext, folder: str, root: YNode) -> None:
-    """Record what the kustomization in ``folder`` includes and its ``images:`` entries."""
-    includes = []
-    for key in ("resources", "bases"):
-        node = root.get(key)
-        for item in node.value if node is not None and node.kind == "seq" else []:
-            if item.kind == "scalar" and isinstance(item.value, str) and not _REMOTE.search(item.value):
-                includes.append(posixpath.normpath(posixpath.join(folder, item.value)))
+def _index_images(ctx: DocContext, folder: str, root: YNode, included: list[str]) -> None:
+    """Record what the kustomization in ``folder`` includes (``included``: its resources and bases as
+    written, none fetched) and its ``images:`` entries."""
+    includes = [posixpath.normpath(posixpath.join(folder, written)) for written in included]
     entries = []
     node = root.get("images")
     for item in node.value if node is not None and node.kind == "seq" else []:
