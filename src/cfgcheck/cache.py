@@ -98,7 +98,12 @@ def digest(text: str | bytes) -> str:
 def fingerprint(path: str) -> str:
     """What is at ``path`` now: nothing, a folder (the digest of its names) or a file (of its bytes)."""
     kind, data, _ = _contents(path)
-    return f"{kind} {digest(data)}" if kind in ("folder", "file") else kind
+    return _said(kind, digest(data))
+
+
+def _said(kind: str, hexdigest: str) -> str:
+    """A fingerprint: what is at a path, with the digest of a file's bytes or a folder's names."""
+    return f"{kind} {hexdigest}" if kind in ("folder", "file") else kind
 
 
 def _contents(path: str) -> tuple[str, bytes, os.stat_result | None]:
@@ -245,7 +250,7 @@ class StatIndex:
             if status is not None and stat.S_ISDIR(status.st_mode) and not self._racy(status):
                 return f"folder at {status.st_mtime_ns} {status.st_ctime_ns} {status.st_ino} {status.st_dev}"
         kind, hexdigest, _ = self.contents(path)
-        return f"{kind} {hexdigest}" if kind in ("folder", "file") else kind
+        return _said(kind, hexdigest)
 
     def _racy(self, status: os.stat_result) -> bool:
         return max(status.st_mtime_ns, status.st_ctime_ns) >= self.started - RACY_NS
