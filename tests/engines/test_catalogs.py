@@ -65,6 +65,29 @@ def test_versions_ascending_and_packaging_free() -> None:
     assert version_key("0.10.2") > version_key("0.9.2")
 
 
+@pytest.mark.parametrize("engine,version", ALL, ids=[f"{e}-{v}" for e, v in ALL])
+def test_an_option_string_as_written_resolves_as_the_parser_says_without_it(engine: str, version: str) -> None:
+    """``resolve`` answers an option string as written (and before "=") from the catalog's map without
+    making the parser: the answer argparse's ``_parse_optional`` gives first. Checked against the parser
+    itself for every option string of every catalog, bare and with a value."""
+    from cfgcheck.engines.catalog import _parse_optional
+
+    catalog = catalog_for(engine, version)
+    parser = catalog._data.parser
+    compared = 0
+    for option in catalog.option_strings():
+        for token in (option, f"{option}=1"):
+            normalized, suffix = catalog.normalize(token.partition("=")[0])
+            if normalized != option or suffix or option in ("--help", "-h") or option.startswith("-O"):
+                continue  # the engine's own pre-processing comes first (underscores, dotted keys, -O3)
+            resolution = catalog.resolve(token)
+            [(action, said, explicit)] = _parse_optional(parser, token)
+            assert (resolution.kind, resolution.option, resolution.spec, resolution.explicit_value) == \
+                ("exact", said, action, explicit), token
+            compared += 1
+    assert compared > len(catalog.option_strings()), compared
+
+
 @pytest.mark.parametrize("version", ["0.10.2", "0.26.0", "0.33.0"])
 def test_vllm_kv_cache_memory_is_an_abbreviation(version: str) -> None:
     res = need("vllm", version).resolve("--kv-cache-memory")

@@ -16,14 +16,16 @@ Stdlib only; the data is loaded lazily and cached.
 
 from __future__ import annotations
 
-import argparse
 import functools
 import json
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from ..records import Record
 from .value_types import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
+
+if TYPE_CHECKING:  # imported by the first flag that is not an option string as written (``Catalog._resolve``)
+    import argparse
 
 
 # Specs are shared by every catalog that has them and compared by identity: a plain class, whose __init__
@@ -179,6 +181,8 @@ class _CatalogData:
     @property
     def parser(self) -> argparse.ArgumentParser:
         if self._parser is None:
+            import argparse  # with gettext and locale, 8% of a one-file lint's instructions: only when needed
+
             parser = argparse.ArgumentParser(
                 prog=f"{self.engine}-{self.version}",
                 allow_abbrev=bool(self.behaviour.get("allow_abbrev", True)),
@@ -212,6 +216,8 @@ def _parse_optional(parser: argparse.ArgumentParser, arg: str) -> list[tuple] | 
 
     def error(message: str):  # noqa: ANN202 - replaces parser.error
         raise _Ambiguous(message)
+
+    import argparse  # the parser was made: imported already
 
     original = parser.error
     parser.error = error  # type: ignore[method-assign]
@@ -305,6 +311,12 @@ class Catalog:
         arg = normalized + ("=" + value if eq else "")
         if not normalized.startswith("-") or normalized in ("-", "--"):
             return Resolution("unknown", written, None, None, (), normalized, suffix, explicit)
+        spec = self.option(normalized)
+        if spec is not None:
+            # what argparse's ``_parse_optional`` answers first, before any prefix matching: an option string
+            # as written, or as written before "=" (CPython Lib/argparse.py, 3.11-3.13); the parser is made
+            # only for a flag that is neither
+            return Resolution("exact", written, normalized, spec, (), normalized, suffix, explicit)
         parser = self._data.parser
         try:
             result = _parse_optional(parser, arg)
