@@ -11,9 +11,9 @@ list, as one built in the parent does. Without ``fork`` (Windows) the run stays 
 
 from __future__ import annotations
 
+import functools
 import io
 import os
-import pickle
 import signal
 from typing import Any, Callable, Iterable, Iterator
 
@@ -50,20 +50,29 @@ _resolving: list[Callable[[str], Any]] = []  # the resolve of each ``loads`` und
 _BUILTINS = frozenset({"set", "frozenset", "slice", "complex", "bytearray", "range"})
 
 
-class _Unpickler(pickle.Unpickler):
-    def __init__(self, stream, restricted: bool) -> None:
-        super().__init__(stream)
-        self.restricted = restricted
+@functools.lru_cache(maxsize=1)
+def _unpickler() -> type:
+    """The restricted unpickler's class, made by the first ``loads``: pickle (with struct and
+    _compat_pickle, 1.5% of a one-file lint's instructions) is imported by the runs that pickle: a
+    worker pool's, and a whole run's cache entry (cache.py)."""
+    import pickle
 
-    def find_class(self, module: str, name: str) -> Any:
-        if not self.restricted:
-            return super().find_class(module, name)
-        if module.split(".")[0] != "cfgcheck" and not (module == "builtins" and name in _BUILTINS):
-            raise pickle.UnpicklingError(f"{module}.{name} is not a cfgcheck class")  # not imported
-        found = super().find_class(module, name)
-        if not isinstance(found, type):
-            raise pickle.UnpicklingError(f"{module}.{name} is not a class")
-        return found
+    class Unpickler(pickle.Unpickler):
+        def __init__(self, stream, restricted: bool) -> None:
+            super().__init__(stream)
+            self.restricted = restricted
+
+        def find_class(self, module: str, name: str) -> Any:
+            if not self.restricted:
+                return super().find_class(module, name)
+            if module.split(".")[0] != "cfgcheck" and not (module == "builtins" and name in _BUILTINS):
+                raise pickle.UnpicklingError(f"{module}.{name} is not a cfgcheck class")  # not imported
+            found = super().find_class(module, name)
+            if not isinstance(found, type):
+                raise pickle.UnpicklingError(f"{module}.{name} is not a class")
+            return found
+
+    return Unpickler
 
 
 def dumps(value: Any, names: bool = True) -> bytes:
@@ -71,6 +80,8 @@ def dumps(value: Any, names: bool = True) -> bytes:
     False: with what it holds, as a whole run's result is kept). No function is called for every object
     pickled (a ``persistent_id`` would be: a third of the time of pickling served models); a record pickles
     as its class and the values of its slots (``records.Record``)."""
+    import pickle
+
     _naming.append(names)
     try:
         return pickle.dumps(value, protocol=pickle.HIGHEST_PROTOCOL)
@@ -83,7 +94,7 @@ def loads(data: bytes, resolve: Callable[[str], Any], restricted: bool = False) 
     ``restricted``: only cfgcheck's classes and a few plain builtin types may be named."""
     _resolving.append(resolve)
     try:
-        return _Unpickler(io.BytesIO(data), restricted).load()
+        return _unpickler()(io.BytesIO(data), restricted).load()
     finally:
         _resolving.pop()
 
