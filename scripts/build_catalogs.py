@@ -55,6 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
+from cfgcheck.engines.versions import SPECS_AT  # noqa: E402 - the layout the runtime reader expects
 from cfgcheck.engines.versions import version_key as _vkey  # noqa: E402 - one version order for data and runtime
 CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
@@ -807,11 +808,18 @@ def save_catalog(catalog: dict) -> Path:
     catalog["versions"] = dict(sorted(catalog["versions"].items(), key=lambda kv: _vkey(kv[0])))
     catalog["aliases"] = dict(sorted(catalog["aliases"].items(), key=lambda kv: _vkey(kv[0])))
     path = CATALOG_DIR / f"{catalog['engine']}.json"
-    text = json.dumps(catalog, separators=(",", ":"), sort_keys=False)
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(text + "\n")
+    tmp.write_text(catalog_text(catalog))
     os.replace(tmp, path)  # readers never see a half-written catalog
     return path
+
+
+def catalog_text(catalog: dict) -> str:
+    """The catalog as JSON, its spec table last and one spec a line (``SPECS_AT``): a lint reads the
+    header and decodes only the specs of the version it needs (cfgcheck/engines/versions.py)."""
+    header = json.dumps({k: v for k, v in catalog.items() if k != "specs"}, separators=(",", ":"))
+    specs = ",\n".join(json.dumps(spec, separators=(",", ":")) for spec in catalog["specs"])
+    return f"{header[:-1]}{SPECS_AT.decode()}{specs}]}}\n"
 
 
 def add_version(catalog: dict, dump: dict, wheel: str) -> str:
@@ -903,9 +911,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--keep-sources", action="store_true", help="keep unpacked sources after use")
     ap.add_argument("--timeout", type=int, default=480, help="seconds per version")
     ap.add_argument("--worker", nargs=4, metavar=("ENGINE", "VERSION", "SRC", "OUT"), help=argparse.SUPPRESS)
+    ap.add_argument("--rewrite", action="store_true", help="write the catalogs again in the current layout, "
+                    "nothing downloaded or built (their content unchanged)")
     args = ap.parse_args(argv)
     if args.worker:
         worker(*args.worker)
+        return 0
+    if args.rewrite:
+        for engine in args.engine or ENGINES:
+            if (CATALOG_DIR / f"{engine}.json").exists():
+                print(save_catalog(load_catalog(engine)))
         return 0
 
     cache = Path(args.cache)
