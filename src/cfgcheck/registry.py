@@ -151,10 +151,22 @@ class Rule(_Graded, ValueRecord):  # compared by value: a rule enabled for the r
 
 
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    parts = re.split(r"^## +(.+?)\s*$", doc.strip(), flags=re.M)
-    summary = parts[0].strip()
-    sections = {title.strip(): text.strip() for title, text in zip(parts[1::2], parts[2::2])}
-    return summary, sections
+    """A rule's summary (the text before its first ``## `` heading) and its sections by title. Line by
+    line: a run loads every rule of a served model, and a multi-line regular expression tried at each
+    character of 37 docstrings was 1.7% of a one-file lint's instructions."""
+    summary: list[str] = []
+    sections: dict[str, str] = {}
+    title, lines = None, summary
+    for line in doc.strip().split("\n"):
+        if line.startswith("## ") and len(line) > 3:  # a heading: "## " and a title
+            if title is not None:
+                sections[title] = "\n".join(lines).strip()
+            title, lines = line[3:].strip(), []
+        else:
+            lines.append(line)
+    if title is not None:
+        sections[title] = "\n".join(lines).strip()
+    return "\n".join(summary).strip(), sections
 
 
 def _from_module(module: ModuleType) -> Rule | None:
