@@ -1,0 +1,3 @@
+email    = "your-email@example.com"
+password = "your-password"
+hf_token = "your-hf-token"
