@@ -76,11 +76,13 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import (DEVICE, ESTIMATE_MARGIN, Finding, GiB, Option, accelerator_kind, concurrency_at,
                           kv_from_compiled_buckets, longest_fitting_len, on_largest_gpu, vendor_label, vendor_of,
                           weight_assumptions)
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE = "CFG202"
 NAME = "context-exceeds-kv-pool"

@@ -78,9 +78,11 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, served_architecture
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE = "CFG207"
 NAME = "context-exceeds-model-max"

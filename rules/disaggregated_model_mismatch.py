@@ -77,9 +77,11 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, RuleContext, ServedModel, unresolved
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG215", "disaggregated-model-mismatch", "error"
 OPTIONS: dict = {}

@@ -79,11 +79,13 @@ tag may hold any release).
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import (DISPLAY, Finding, IMAGE_EXACT as EXACT, IMAGE_UNKNOWN as UNKNOWN, accelerator_kind,
                           catalog_for, confidence, label, names_read, parse_image, prefixes, readers, typo_of,
                           version_key, version_ranges)
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG108", "engine-env-var", "warning"
 OPTIONS: dict = {}

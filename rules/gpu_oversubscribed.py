@@ -91,12 +91,14 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Fact, Finding, MEMORY_FRACTION, Option, Placement, RuleContext, ServedModel, placement
 
 from ._ceilings import from_comments
 from ._pod_rules import runs_on_cpu, serves
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG209", "gpu-oversubscribed", "error"
 OPTIONS = {

@@ -55,11 +55,13 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, RuleContext, ServedModel
 
 from ._pod_rules import HIDING, runs_on_cpu, serves
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG507", "hidden-gpus", "error"
 OPTIONS: dict = {}

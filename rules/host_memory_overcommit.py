@@ -66,11 +66,13 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, catalog_for, float_value
 
 from ._pod_rules import local_ranks, serves
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG506", "host-memory-overcommit", "error"
 OPTIONS: dict = {}

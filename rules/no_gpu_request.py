@@ -82,12 +82,14 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import (DEVICE, UNIT, Finding, accelerator_kind, as_int, image_engine, int_value, parse_image,
                           placement)
 
 from ._pod_rules import cpu_target_ignored, runs_on_cpu, serves
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG504", "no-gpu-request", "error"
 OPTIONS: dict = {}

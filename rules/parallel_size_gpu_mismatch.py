@@ -84,11 +84,13 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, Option, as_int, parallel_units, resolve_gpu
 
 from ._pod_rules import how_to_pass
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE = "CFG208"
 NAME = "parallel-size-gpu-mismatch"

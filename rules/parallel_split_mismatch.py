@@ -58,9 +58,11 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, as_int, served_architecture
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 CODE, NAME, SEVERITY = "CFG210", "parallel-split-mismatch", "error"

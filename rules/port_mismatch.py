@@ -75,11 +75,13 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, Location, RuleContext, ServedModel, WRITTEN, as_int, image_engine, parse_image
 
 from ._pod_rules import serves
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG503", "port-mismatch", "error"
 OPTIONS: dict = {}

@@ -79,12 +79,14 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import (Finding, catalog_for, facts_version, label, needs_more_everywhere, served_architecture,
                           normalize_model_id, quant_bits_from_text, quantization_requirement, resolve_gpu, severity)
 
 from ._pod_rules import how_to_pass
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG211", "precision-unsupported-on-gpu", "error"
 OPTIONS: dict = {}

@@ -86,12 +86,14 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import IMAGE_EXACT, Finding, Option, served_architecture, stated, version_key
 
 from ._pod_rules import serves
 from ._weights import hub_name, offline, persistent_cache, weight_bytes
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG502", "probe-kills-loading-engine", "warning"
 OPTIONS = {

@@ -78,13 +78,15 @@ None.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import (DISPLAY, Finding, act_dtype_refused_everywhere, act_dtypes, catalog_for, facts_version,
                           float16_refusal, float16_refused_everywhere, label, served_architecture,
                           normalize_model_id, quant_bits_from_text, severity)
 
 from ._pod_rules import how_to_pass
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG304", "quantization-mismatch", "error"
 OPTIONS: dict = {}

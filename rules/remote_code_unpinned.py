@@ -66,12 +66,15 @@ None.
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 from cfgcheck.api import Finding
 
 from ._pod_rules import how_to_pass
 from ._weights import local_folder
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG306", "remote-code-unpinned", "error"
 OPTIONS: dict = {}

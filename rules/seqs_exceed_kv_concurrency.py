@@ -60,12 +60,15 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 from cfgcheck.api import (Finding, LazyPattern, Option, cap_for, concurrency_at, human_int,
                           kv_from_compiled_buckets)
 
 from ._steps import step_limit
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE = "CFG203"
 NAME = "seqs-exceed-kv-concurrency"

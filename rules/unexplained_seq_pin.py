@@ -100,10 +100,13 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Iterator
 
 from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, LazyPattern, Option,
                           RuleContext, ServedModel, accelerator_kind, concurrency_at, configured, derived)
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE = "CFG205"
 NAME = "unexplained-seq-pin"

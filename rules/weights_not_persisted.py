@@ -85,12 +85,14 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from cfgcheck.api import Finding, Option, quant_bits_from_text
 
 from ._pod_rules import serves
 from ._weights import PERSISTENT, hub_name, llama_hub, offline, persistent_cache, weight_bytes
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 CODE, NAME, SEVERITY = "CFG505", "weights-not-persisted", "warning"
 OPTIONS = {

@@ -18,7 +18,7 @@
   ``secret_name`` (the one definition of a secret's name: a value under it is never quoted).
 
 Rules import nothing else from cfgcheck (``tests/architecture/test_rule_api.py`` holds it). The objects and
-the contract load with this module; the rest loads with the first rule that names it (``_LAZY``), as each
+the rule context load with this module; the rest (the two ``check`` signatures too) loads with the first rule that names it (``_LAZY``), as each
 rule's own imports did: a run that needs no capacity rule does not import the capacity model, and a lint
 run does not import the drift tables only a diff rule reads.
 """
@@ -26,21 +26,23 @@ run does not import the drift tables only a diff rule reads.
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING, Any
 
-from .context import ModelCheck, RuleContext, RunCheck
+from .context import RuleContext
 from .lazy import Pattern as LazyPattern
 from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/test_rule_api.py keeps the two equal)
+    from typing import Any
     from .capacity import (GiB, cap_for, concurrency_at, longest_fitting_len, lookup_architecture, resolve_gpu,
                            served_architecture)
     from .capacity.architecture import normalize_model_id, quant_bits_from_text
     from .capacity.estimate import CapacityEstimate
     from .capacity.gpus import DEVICE, UNIT, accelerator_kind, kv_from_compiled_buckets, parallel_units, request_unit
     from .capacity.needs import ESTIMATE_MARGIN, on_largest_gpu, vendor_label, vendor_of, weight_assumptions
+    from .check_signatures import ModelCheck, RunCheck
     from .config import Config
     from .drift import DefaultDrift, VersionChange, show, version_change
     from .effective import DEFAULT, DERIVED, MEMORY_FRACTION, UNKNOWN, WRITTEN, Fact, Facts, Topology, topology
@@ -67,6 +69,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "capacity.gpus": ("DEVICE", "UNIT", "accelerator_kind", "kv_from_compiled_buckets", "parallel_units",
                       "request_unit"),
     "capacity.needs": ("ESTIMATE_MARGIN", "on_largest_gpu", "vendor_label", "vendor_of", "weight_assumptions"),
+    "check_signatures": ("ModelCheck", "RunCheck"),  # typing Protocols: a one-file lint imports no typing
     "config": ("Config",),
     "drift": ("DefaultDrift", "VersionChange", "show", "version_change"),
     "effective": ("DEFAULT", "DERIVED", "MEMORY_FRACTION", "UNKNOWN", "WRITTEN", "Fact", "Facts", "Topology",
@@ -91,7 +94,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
+    "Edit", "Finding", "Fix", "Location", "Option", "RuleContext", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
     "derived", "unresolved", "LazyPattern",
     *_LAZY,

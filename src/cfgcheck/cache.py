@@ -25,12 +25,15 @@ import os
 import stat
 import time
 from pathlib import Path
-from typing import Any, Callable
 
 from . import __version__, pool
 from .notes import note, run as notes_run
 from .paths import noting
 from .yamlio import read_already, unmarked
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 PACKAGE = Path(__file__).resolve().parent
 # The whole-run key's reads handed to the run, so that it reads no file twice: the GitOps tree's 5.3 MB and

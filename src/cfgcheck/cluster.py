@@ -8,11 +8,11 @@ that reads its result back from the whole-run cache builds them without importin
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Callable
-
 from .model import Location
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Callable
     from .capacity.gpu_table import Gpu
 
 class Taint:

@@ -13,7 +13,6 @@ import json
 import os
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
 
 from .data import read_json
 from .errors import ConfigError
@@ -22,6 +21,10 @@ from .git import toplevel
 from .paths import UnsafePath, blob_at, git_may_find_repository, inside_repo, repo_relative
 from .registry import DEFAULT_PROFILE, by_code, enabled_rules, resolve_codes, rule_options
 from .yamlio import YamlError, data_of
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 NAMES = (".cfgcheck.yaml", ".cfgcheck.yml")
 PYPROJECT = "pyproject.toml"

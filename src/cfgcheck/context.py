@@ -1,17 +1,17 @@
 """What a rule sees besides its served model: its options, the configuration, the other served models of
 the run, the base in diff mode, and facts worked out once per served model (the flag walk, the effective
-settings, the parallel layout, the KV-pool estimate). ``check`` has one of two signatures: ``ModelCheck``
-(one served model) or, for a rule that declares ``SCOPE = "run"``, ``RunCheck`` (every served model at
-once: the cross-model rules group the run's models once there, instead of caching across calls)."""
+settings, the parallel layout, the KV-pool estimate). ``check`` has one of two signatures
+(``check_signatures.py``): ``ModelCheck`` (one served model) or, for a rule that declares ``SCOPE = "run"``,
+``RunCheck`` (every served model at once: the cross-model rules group the run's models once there, instead
+of caching across calls)."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any, Iterable, Protocol
-
-from .model import Finding
 from .registry import FACTS, FactProviders
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks (``FactProviders``)
+    from typing import Any
     from .model import ServedModel
     from .capacity.estimate import CapacityEstimate
     from .effective import Fact, Facts, Topology
@@ -63,16 +63,3 @@ class RuleContext:
     def topology(self, model: ServedModel) -> Topology:
         """Tensor, pipeline, data and expert ranks, GPUs per pod, pods and nodes of ``model``."""
         return self.facts_of.topology(model)
-
-
-class ModelCheck(Protocol):
-    """``check(model, ctx)``: the findings of one served model."""
-
-    def __call__(self, model: ServedModel, ctx: RuleContext, /) -> Iterable[Finding]: ...
-
-
-class RunCheck(Protocol):
-    """``check(models, ctx)`` of a rule with ``SCOPE = "run"``: the findings of every served model at once,
-    each naming its served model (``Finding.model``, ``Finding.model_identity``)."""
-
-    def __call__(self, models: list[ServedModel], ctx: RuleContext, /) -> Iterable[Finding]: ...

@@ -25,13 +25,17 @@ import stat
 import sys
 from functools import lru_cache
 from pathlib import Path
-from typing import Callable, Iterable
 
 from . import lazy
 from . import git
 from .errors import ConfigError
 from .paths import escapes, git_may_find_repository
-from .yamlio import DEFAULT_LIMITS, LoadedFile, Readers, YamlError, decode, parse_text, relpath
+from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable, Iterable
+    from .yamlio import Readers
 
 YAML_SUFFIXES = (".yaml", ".yml")
 STDIN = Path("-")

@@ -16,7 +16,6 @@ GPU and the model's architecture (``CapacityEstimate.facts``), and settles it wi
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Callable
 
 from .records import Record
 from .capacity.gpu_table import bundled_gpus
@@ -26,7 +25,9 @@ from .engines.versions import DISPLAY
 from .model import Location, ServedModel, Setting, unresolved
 from .settings import BY_NAME, as_int, int_value, truthy, typed, unit_of
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # annotations only: the estimate hands them in
+    from typing import Callable
     from .capacity.architecture import Architecture
     from .capacity.gpus import Gpu
 

@@ -24,10 +24,10 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from .sandbox import run_bounded
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # imported by ``run``, which starts git: reading the configuration outside a repository does not
     import subprocess
 

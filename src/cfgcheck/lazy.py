@@ -8,7 +8,10 @@ from __future__ import annotations
 import importlib
 import re
 import sys
-from typing import Any
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Module:

@@ -6,7 +6,6 @@ import fnmatch
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
 
 from . import lazy, precedence, suppressions
 from .adapters.core.builtin import always_read, file_format, file_suffixes, has_serving_marker
@@ -28,7 +27,9 @@ from .stages import (first_pass as _first_pass, internal_error as _internal_erro
                      Staged)
 from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Callable, Iterator
     from .diff import Base
     from .model import ServedModel
 

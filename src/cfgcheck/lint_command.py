@@ -16,27 +16,34 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Callable, List, NamedTuple, Optional
 
 from .errors import ConfigError, UsageError
+from .records import Record
 from .reporters import FORMATS
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable, List, Optional
 
 
 ONLINE_HELP = ("Look config.json and the safetensors index up on the Hugging Face Hub (HF_ENDPOINT, HF_TOKEN; "
                "cached); --offline never does (default: hub in the configuration, else CFGCHECK_HUB).")
 
 
-class LintOption(NamedTuple):  # not a frozen dataclass: every run imports it, and a NamedTuple costs a fifth
+class LintOption(Record):  # not a frozen dataclass: every run imports it, and a plain record costs it no exec
     """One option of `lint`: the ``run_lint_command`` parameter it sets, its names as typer declares
     them (``--on/--off`` for a switch), its default and help, and what it takes: ``flag`` (no value),
     ``switch`` (--on/--off, default None: the configuration decides), ``format`` (a reporter name),
     ``fail-on`` (a severity), ``count`` (a whole number), ``text``, ``texts`` (repeatable) or ``path``."""
 
-    parameter: str
-    declarations: tuple[str, ...]
-    default: object
-    help: str
-    takes: str
+    __slots__ = ("parameter", "declarations", "default", "help", "takes")
+
+    def __init__(self, parameter: str, declarations: tuple[str, ...], default: object, help: str, takes: str) -> None:
+        self.parameter = parameter
+        self.declarations = declarations
+        self.default = default
+        self.help = help
+        self.takes = takes
 
 
 # In --help order. cli.py builds the typer command from this table; the fast path reads the flags,

@@ -7,28 +7,32 @@ objects; the lint engine stamps code and severity. Nothing here knows about YAML
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any, Callable, NamedTuple
+from collections import namedtuple
 
 from .records import Record
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any, Callable
     from .served import (ArgToken, Directive, Download, EngineSource, GroupPod, Mount, PodFacts, Port, Probe,  # noqa: F401
                          RepositoryModel, ServedModel, Service, Setting, Volume)
 
 # A Location is compared and hashed by value (the same span reached twice: rayserve.py, port_mismatch.py,
-# propose/upgrade.py) and never changed: a NamedTuple, which costs a fifth of a frozen dataclass to create
-# and to build. The other classes are compared by identity, as every use does: Edit, Fix and Finding are
+# propose/upgrade.py) and never changed: a named tuple, which costs a fifth of a frozen dataclass to create
+# and to build (collections.namedtuple: typing.NamedTuple imports typing and builds one twice as slowly).
+# The other classes are compared by identity, as every use does: Edit, Fix and Finding are
 # records (records.Record), whose __init__ costs the import no exec.
 
 
-class Location(NamedTuple):
+class Location(namedtuple("Location", ("path", "line", "column", "end_line", "end_column"), defaults=(None, None))):
     """A span in a source file: repo-relative POSIX path, 1-based line and column, inclusive start."""
 
-    path: str
+    __slots__ = ()
+    path: str  # the fields' types, for type checkers (a value here would hide the field)
     line: int
     column: int
-    end_line: int | None = None
-    end_column: int | None = None
+    end_line: int | None
+    end_column: int | None
 
     def sort_key(self) -> tuple:
         return (self.path, self.line, self.column)

@@ -15,11 +15,13 @@ import functools
 import sys
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Callable, Iterator, TypeVar
 
 from .textsafe import neutralise
 
-Run = TypeVar("Run", bound=Callable)
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable, Iterator, TypeVar
+    Run = TypeVar("Run", bound=Callable)
 
 
 def _to_stderr(message: str) -> None:

@@ -6,7 +6,10 @@ capacity or the HTTP stack."""
 from __future__ import annotations
 
 import os
-from typing import Any, Callable
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 _OFF = ("0", "false", "no", "off")
 _client_of: Callable[[dict | None], Any] | None = None  # hub.client, once the command line handed it in

@@ -15,9 +15,12 @@ import re
 import stat
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Callable, Iterator
 
 from .git import GitError, run
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable, Iterator
 
 # With these set, git finds a repository no ``.git`` above the folder shows (git-scm.com/docs/git,
 # "ENVIRONMENT VARIABLES": GIT_DIR, GIT_WORK_TREE, GIT_COMMON_DIR).

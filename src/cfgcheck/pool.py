@@ -15,7 +15,10 @@ import functools
 import io
 import os
 import signal
-from typing import Any, Callable, Iterable, Iterator
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Iterator
 
 MIN_FILES = 32  # fewer files than this: starting workers costs more than they save
 CHUNK = 8  # files sent to a worker at a time: few messages, and the order kept cheaply

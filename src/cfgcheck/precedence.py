@@ -20,18 +20,20 @@ answered finding still counts as used (lint.finalize).
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from .model import SEVERITY_RANK, Finding, Location
+from .records import Record
 
 
-class Relation(NamedTuple):  # a constant table's row: a NamedTuple creates no method at import
+class Relation(Record):  # a constant table's row: a record creates no method at import
     """How the finding of rule ``specific`` answers for the one of rule ``general`` on the same cause."""
 
-    specific: str  # the code of the finding that stays
-    general: str  # the code of the finding it answers for
-    kind: str  # "contradicts" | "folds"
-    clause: str = ""  # contradicts: what the finding that stays adds (no clause: the general one goes unsaid)
+    __slots__ = ("specific", "general", "kind", "clause")
+
+    def __init__(self, specific: str, general: str, kind: str, clause: str = "") -> None:
+        self.specific = specific  # the code of the finding that stays
+        self.general = general  # the code of the finding it answers for
+        self.kind = kind  # "contradicts" | "folds"
+        self.clause = clause  # contradicts: what the finding that stays adds (no clause: the general one goes unsaid)
 
 
 RELATIONS = (

@@ -6,7 +6,9 @@ one-file lint imports neither ``dataclasses`` nor the ``inspect`` it brings (tes
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Record:

@@ -22,13 +22,14 @@ import sys
 from functools import lru_cache
 from pathlib import Path
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, Iterable
 
 from . import lazy
 from .errors import ConfigError
 from .records import ValueRecord
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any, Iterable
     from .capacity.estimate import CapacityEstimate
     from .config import Config
     from .effective import Topology
@@ -43,7 +44,7 @@ PROFILES = ("recommended", "strict")
 DEFAULT_PROFILE = "recommended"
 
 if TYPE_CHECKING:  # annotations only: the check signatures rules follow
-    from .context import ModelCheck, RunCheck
+    from .check_signatures import ModelCheck, RunCheck
 
 SECTIONS = ("What it flags", "Why it matters", "Example", "Use instead", "Options")
 

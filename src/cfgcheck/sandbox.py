@@ -34,12 +34,15 @@ import stat
 import sys
 import time
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator, NamedTuple
 
+from .records import Record
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 # subprocess, tempfile and shutil (with the compression modules shutil loads) are imported by the functions
 # that start a process or make a folder: every run enters ``session``, few start a process, and those three
 # cost a one-file lint about a tenth of its CPU time (bench/RESULTS.md, "One file: start-up")
 if TYPE_CHECKING:
+    from typing import Callable, Iterator
     import subprocess
 
 try:
@@ -59,15 +62,18 @@ STALE_AFTER = 6 * 3600  # seconds: a run folder this old was left by a run that 
 _KEPT_ENV = ("PATH", "SYSTEMROOT", "LANG", "LC_ALL", "LC_CTYPE")
 
 
-class Outcome(NamedTuple):  # a record every run defines (git.py imports this module): cheaper than a dataclass
+class Outcome(Record):  # a record every run defines (git.py imports this module): cheaper than a dataclass
     """What a bounded run gave: ``stdout`` (at most ``limit`` bytes), the start of ``stderr``, the exit
     code, and ``stopped``: None, or the bound that stopped it (``timeout``, ``output``, ``memory``,
     ``cpu``, ``file size``)."""
 
-    stdout: bytes
-    stderr: bytes
-    returncode: int
-    stopped: str | None = None
+    __slots__ = ("stdout", "stderr", "returncode", "stopped")
+
+    def __init__(self, stdout: bytes, stderr: bytes, returncode: int, stopped: str | None = None) -> None:
+        self.stdout = stdout
+        self.stderr = stderr
+        self.returncode = returncode
+        self.stopped = stopped
 
 
 def child_env(home: Path | None, extra: dict[str, str] | None = None) -> dict[str, str]:

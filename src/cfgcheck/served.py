@@ -13,11 +13,12 @@ signature, and each record gets its own.
 from __future__ import annotations
 
 from sys import intern
-from typing import TYPE_CHECKING, Any
 
 from .records import Record
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any
     from .model import Location
 
 

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Callable
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 # Setting types. "size" is an integer the engine reads with its human-readable parser (only the
 # options the engines' catalogs type as human-readable-int / si-iec-int); "int" is argparse's int().

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Iterator
 
 from . import lazy, pool
 from .cache import ContentCache
@@ -28,7 +27,9 @@ from .records import Record
 from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
                      relpath, unmarked)
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator
     from .model import ServedModel
 
 # The adapter registry, imported for the first file that holds a serving marker (the run's workspace is made

@@ -17,7 +17,6 @@ and parsed once at that position (comments come from hostile pull requests).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 from . import lazy
 from .discover import excluded
@@ -26,7 +25,9 @@ from .model import Finding, Location
 from .registry import UnknownRule, codes_for
 from .yamlio import LoadedFile
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any
     from .model import ServedModel
 
 ANNOTATION = "cfgcheck.io/ignore"

@@ -11,7 +11,10 @@ from __future__ import annotations
 
 import math
 import re
-from typing import Any
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 DEFAULT_LIMITS = {
     "max-file-bytes": 5 * 1024 * 1024,

@@ -6,9 +6,12 @@ the scalars that hold one, and the scan skips them."""
 from __future__ import annotations
 
 import re
-from typing import Iterator
 
 from .records import ValueRecord
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 class Comment(ValueRecord):

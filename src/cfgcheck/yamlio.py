@@ -18,7 +18,6 @@ import stat
 import sys
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Protocol
 
 from .model import Edit, Location
 from .records import ValueRecord
@@ -28,16 +27,18 @@ from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run import
 from .yamltree import YNode as YNode  # where the adapters import it from
 from .yamltree import document_tree
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterator, Protocol
 
-class FileReader(Protocol):
-    """A format that is not YAML (a shell script, a Makefile): what reading its text needs of it."""
+    class FileReader(Protocol):
+        """A format that is not YAML (a shell script, a Makefile): what reading its text needs of it."""
 
-    def scan_comments(self, text: str) -> dict[int, Comment]: ...
+        def scan_comments(self, text: str) -> dict[int, Comment]: ...
 
-
-# The reader of a file name (repo-relative) when its format is not YAML, else None: the adapter
-# registry's ``file_format``, which the callers that read such files pass in.
-Readers = Callable[[str], "FileReader | None"]
+    # The reader of a file name (repo-relative) when its format is not YAML, else None: the adapter
+    # registry's ``file_format``, which the callers that read such files pass in.
+    Readers = Callable[[str], "FileReader | None"]
 
 
 class Document(ValueRecord):

@@ -10,10 +10,13 @@ shallow for any limit is walked once.
 from __future__ import annotations
 
 import re
-from typing import Any, Iterator
 
 from .model import Location
 from .yamlbounds import _KIND_BY_CLASS, inspect, node_kind, repeated_keys
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
 _HEX = re.compile(r"0x[0-9a-fA-F_]+$")

@@ -49,10 +49,11 @@ def test_the_check_finds_a_rule_that_reaches_past_the_api(tmp_path: Path) -> Non
 
 
 def _type_checking_names() -> set[str]:
-    """The names api.py imports under ``if TYPE_CHECKING:`` (as it exports them)."""
+    """The names api.py imports from cfgcheck under ``if TYPE_CHECKING:`` (as it exports them; not typing's)."""
     tree = ast.parse(API.read_text(encoding="utf-8"))
     block = next(node for node in tree.body if isinstance(node, ast.If) and getattr(node.test, "id", "") == "TYPE_CHECKING")
-    return {alias.asname or alias.name for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    return {alias.asname or alias.name for node in block.body if isinstance(node, ast.ImportFrom) and node.level
+            for alias in node.names}
 
 
 def test_what_type_checkers_see_is_what_the_api_loads() -> None:

@@ -93,16 +93,26 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # cluster records (cluster.py) left the capacity package, so that a run read back from the whole-run cache
 # builds its Fleet without importing it; 277 with the reader of a fork's own engine arguments source
 # (adapters/launch/engine_sources.py), whose settle hook every served vLLM or SGLang model passes through
-# (it reads two or three tracked paths, most often absent).
-MODULE_BOUND = 277
+# (it reads two or three tracked paths, most often absent); 272 once no module on the path imported typing at
+# run time (TYPING: typing, typing.io, typing.re and _typing left it).
+MODULE_BOUND = 272
 # The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
-# dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module).
-PLAIN_MODULE_BOUND = 156
+# dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module),
+# 151 without typing.
+PLAIN_MODULE_BOUND = 151
 # What a dataclass brings: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``: 7 ms of
 # a one-file lint's start-up), and each dataclass compiles its generated methods at import (0.2-1.1 ms a
 # class, 7.4 ms for the 20 that were on the served path). The records a one-file lint imports are plain
 # classes (``records.Record``), whose written methods are compiled once into the bytecode cache.
 DATACLASS_MACHINERY = ("dataclasses", "inspect")
+# What typing costs a one-file lint: with its import, NamedTuple classes (about 0.6 M instructions each),
+# Protocols and TypeVars, the served Deployment's lint executed 478 M instructions, without them 449 M (callgrind,
+# 2026-12-02; a file without a served model 264 M, then 239 M). The modules on the path import typing's names
+# under ``if TYPE_CHECKING:`` with a module-level ``TYPE_CHECKING = False`` (docs/ARCHITECTURE.md, "Code
+# families"); their records are ``records.Record`` classes or ``collections.namedtuple``s, and the typing
+# Protocols they are checked against are defined for type checkers only (the rule api loads the two check
+# signatures when a rule asks for them: check_signatures.py).
+TYPING = ("typing",)
 # What a run that starts no process (one file outside a repository, nothing to render) never imports:
 # subprocess, tempfile and shutil come with the first git or renderer process (sandbox.run_bounded), and
 # the bundled tables are read as files (cfgcheck.data), not through importlib.resources (zipfile, tempfile).
@@ -115,7 +125,7 @@ def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served
     by the first ``pool.dumps``: a file whose stage reads beyond it keeps no entry, and imports no pickle)."""
     assert len(served_lint) <= MODULE_BOUND, len(served_lint)
     assert _loaded(served_lint, ("multiprocessing", "concurrent")) == []
-    assert _loaded(served_lint, DATACLASS_MACHINERY) == []
+    assert _loaded(served_lint, DATACLASS_MACHINERY + TYPING) == []
     # nor the bots' redaction patterns: a rule asks only whether a name is a secret's (secret_names)
     assert _loaded(served_lint, NO_PROCESS + ("cfgcheck.redact",)) == []
     assert {"cfgcheck.cache", "cfgcheck.pool", "cfgcheck.stages"} <= set(served_lint)
@@ -139,7 +149,7 @@ def test_a_file_without_a_served_model_imports_no_adapter_rule_or_catalog(tmp_pa
     modules = _modules_after(["lint", "values.yaml", "broken.yaml", "--format", "json"], tmp_path)
     assert len(modules) <= PLAIN_MODULE_BOUND, len(modules)
     assert _loaded(modules, ("cfgcheck.capacity", "cfgcheck.engines", "cfgcheck.drift") + NETWORK + CLI + NO_PROCESS
-                   + DATACLASS_MACHINERY) == []
+                   + DATACLASS_MACHINERY + TYPING) == []
     # the table of built-in adapters (the prefilter's words), the run's workspace and the record of references
     # that lead nowhere: not the registry, the contexts it hands out, a format, launch helper or renderer
     # (what the run knows of charts without rendering one is all of the input stage it imports), nor the

@@ -9,11 +9,14 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
-from typing import Any
 
 from .. import lazy
 from ..records import Record
 from .tables import bundled_table
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 
 DTYPE_BYTES = {

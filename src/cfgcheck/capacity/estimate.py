@@ -16,8 +16,6 @@ Nothing here reads YAML: it takes a :class:`~cfgcheck.model.ServedModel` and the
 from __future__ import annotations
 
 import math
-from typing import Any
-
 from .. import effective, online
 from ..effective import DERIVED, UNKNOWN, WRITTEN, Fact, Facts
 from ..engines import defaults
@@ -35,6 +33,9 @@ from .profile_run import SAMPLER_LOGIT_COPIES_V1, SORT_SAMPLER_BYTES_PER_LOGIT, 
 from .tables import GiB
 from ..settings import human_int, int_value, truthy
 from .setting_values import argv_value
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 POOL_SOURCES = ("measured", "explicit", "estimated", "unknown")
 _ENGINES = ("vllm", "sglang", "tokenspeed", "unknown")  # engines whose pool arithmetic is modelled

@@ -13,11 +13,14 @@ Nothing here reads a file: the adapters recorded the comments (``ServedModel.pla
 from __future__ import annotations
 
 import posixpath
-from typing import Any, Iterable
 
 from ..cluster import HostNote, Statement
 from .fleet import layout_key, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 
 class Evidence:

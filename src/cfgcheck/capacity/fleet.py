@@ -14,10 +14,13 @@ https://kubernetes.io/docs/concepts/scheduling-eviction/taint-and-toleration/).
 from __future__ import annotations
 
 import posixpath
-from typing import Any
 
 from ..cluster import MIG_CONFIG_LABEL, Fleet, MigLayout, NodePool, Offer, PoolMatch, Sharing, Taint
 from .gpu_table import GPU_LABELS, Gpu, accelerator_by_instance_type, accelerator_by_name, slice_of
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 # Labels a node gets from the kubelet, the cloud or a node-feature daemon, not from the definition of its
 # pool: a selector on one of them does not tell pools apart (a label of a GPU vendor's prefix still needs

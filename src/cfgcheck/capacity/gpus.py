@@ -17,7 +17,6 @@ The lookup API other modules call (names kept stable):
 from __future__ import annotations
 
 import re
-from typing import Any, Callable, Iterable, Mapping
 
 from .gpu_table import (Gpu, _karpenter_gpu, _norm_words, accelerator_by_instance_type, accelerator_by_name,  # noqa: F401
                         bundled_gpus, gpu_by_name, gpus_in_text, lookup_gpu, GPU_LABELS, HINT_LABELS)  # the lookup API, named here since 0.1
@@ -26,6 +25,10 @@ from .evidence import (documented_gpu, hint, mapped_gpu, noted_gpu, only_mapped_
 from ..cluster import Sharing
 from .fleet import match_pod, mig_slice, sharing_of
 from .tables import GiB, MiB
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable, Iterable, Mapping
 
 
 # What one unit of each accelerator kind is called where parallel sizes are counted, and as a device.

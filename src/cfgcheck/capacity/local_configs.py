@@ -11,11 +11,14 @@ import copy
 import json
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from ..paths import UnsafePath, inside_repo, read_beyond
 from .architecture import Architecture, architecture_from_config, bundled_architecture, normalize_model_id, \
     quant_bits_from_text
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ModelConfigError(ValueError):

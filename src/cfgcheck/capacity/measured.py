@@ -4,11 +4,14 @@ startup log (``GPU KV cache size: N tokens``, SGLang's ``max_total_num_tokens=N`
 from __future__ import annotations
 
 import re
-from typing import Any, Iterable
 
 from .. import lazy
 from ..model import derived
 from ..settings import int_value
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterable
 
 
 # Comments come from pull requests: the patterns run on whole comments are linear in time. A number

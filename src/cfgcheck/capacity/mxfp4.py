@@ -23,12 +23,14 @@ H100, llm-d-benchmark). The rest of the model (attention, embeddings and the LM 
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engines.defaults import parse_version
 from ..settings import truthy
 from .architecture import Architecture
 from .tables import GiB
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 # torch 2.8, which the Triton MXFP4 path checks for (is_torch_equal_or_newer("2.8.0")), is pinned from 0.10.2
 TRITON_SINCE = (0, 10, 2)

@@ -10,13 +10,15 @@ below that (``vllm/v1/core/kv_cache_utils.py``, ``check_enough_kv_cache_memory``
 
 from __future__ import annotations
 
-from typing import Any, Callable
-
 from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
 from .gpus import Gpu, accelerator_kind, bundled_gpus, per_model
 from .tables import GiB, MiB
 from ..effective import topology
 from ..settings import truthy
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 # device resources and image words that name the vendor without naming the GPU
 _VENDOR_RESOURCES = {"nvidia.com/gpu": "nvidia", "amd.com/gpu": "amd"}

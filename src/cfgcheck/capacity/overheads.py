@@ -15,13 +15,16 @@ per GPU, taken from the weights), SGLang ``server_args.py`` (``speculative_algor
 from __future__ import annotations
 
 import json
-from typing import Any
 
 from .architecture import Architecture
 from .local_configs import lookup_architecture
 from .tables import GiB
 from ..records import Record
 from ..settings import float_value, int_value, truthy
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 # vLLM LoRAConfig defaults (vllm/config/lora.py): max_loras 1, max_lora_rank 16.
 LORA_MAX_LORAS_DEFAULT = 1

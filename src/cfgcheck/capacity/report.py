@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 import os
-from typing import Any
 
 from ..textsafe import neutralise
 from .tables import GiB
 from .estimate import CapacityEstimate, estimate
 from .needs import NEEDS_FIELDS, memory_needs
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 def capacity_rows(models: list[Any], config: dict | None = None) -> list[dict]:
     rows = []

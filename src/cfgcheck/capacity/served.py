@@ -17,11 +17,13 @@ bench/accuracy.py):
 
 from __future__ import annotations
 
-from typing import Any
-
 from ..engines import defaults
 from .architecture import DTYPE_BYTES, Architecture, quant_bits_from_text
 from .tables import GiB
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 # Relative error of the estimate by class, from bench/accuracy.py over the cited start-up logs (the median
 # absolute error of the class, rounded up to a whole percent, the wider class winning). bench/RESULTS.md

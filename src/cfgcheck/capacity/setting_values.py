@@ -3,7 +3,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def argv_value(model: Any, flag: str) -> str | None:

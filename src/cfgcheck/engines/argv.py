@@ -8,7 +8,6 @@ Without a catalog for the engine, a flag means the option whose argparse destina
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 from ..records import Record
 from .. import lazy
@@ -17,7 +16,9 @@ from ..settings import canonical_name, parse
 from .catalog import Resolution, catalog_for
 from .confidence import label
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Any
     from .catalog import Catalog
 
 # Launchers: the commands that start an engine, and where the engine's own argv begins.

@@ -18,13 +18,14 @@ from __future__ import annotations
 
 import functools
 import json
-from typing import TYPE_CHECKING, Any, Literal
 
 from ..records import Record
 from .value_types import Invalid, convert
 from .versions import DISPLAY, catalog_data, catalog_version, engines
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # imported by the first flag that is not an option string as written (``Catalog._resolve``)
+    from typing import Any, Literal
     import argparse
 
 

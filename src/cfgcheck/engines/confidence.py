@@ -9,11 +9,13 @@ there, unless it is a typo of a real flag.
 
 from __future__ import annotations
 
-from typing import Callable
-
 from .catalog import Catalog, catalog_for
 from .versions import DISPLAY, versions
 from .images import ASSUMED, EXACT, UNKNOWN, image_engine, parse_image
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 TYPO_CUTOFF = 0.85  # difflib ratio: --gpu-memory-utilisation vs --gpu-memory-utilization is 0.98
 

@@ -9,8 +9,8 @@ upstream: vLLM 0.10.2 / 0.26.0 / 0.33.0 (``vllm/engine/arg_utils.py``, ``vllm/co
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # only for annotations: the GPU table stays out of this module's import
     from ..capacity.gpus import Gpu
 

@@ -13,8 +13,8 @@ import fnmatch
 import functools
 import json
 import re
+from collections import namedtuple
 from pathlib import Path
-from typing import NamedTuple
 
 from ..records import Record
 from .. import lazy
@@ -38,15 +38,16 @@ EXACT, ASSUMED, UNKNOWN = "exact", "assumed", "unknown"
 _NOT_ENGINE = frozenset(("client", "ui", "webui", "frontend", "proxy", "router", "gateway", "bench", "benchmark"))
 
 
-class ImageRef(NamedTuple):
-    """A container image reference split into its parts (a NamedTuple: compared and hashed by value, it is
+class ImageRef(namedtuple("ImageRef", ("text", "repository", "tag", "digest", "registry"), defaults=(None,))):
+    """A container image reference split into its parts (a named tuple: compared and hashed by value, it is
     the key of image_engine's cache, and costs a fifth of a frozen dataclass to create)."""
 
-    text: str
+    __slots__ = ()
+    text: str  # the fields' types, for type checkers (a value here would hide the field)
     repository: str  # without registry host, e.g. "vllm/vllm-openai"
     tag: str | None
     digest: str | None
-    registry: str | None = None  # "ghcr.io", "localhost:5000"; None for Docker Hub
+    registry: str | None  # "ghcr.io", "localhost:5000"; None (the default) for Docker Hub
 
     @property
     def name(self) -> str:

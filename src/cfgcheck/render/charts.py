@@ -7,12 +7,16 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from typing import Any, Callable, NamedTuple
 
 from ..model import Location
 from ..notes import note
+from ..records import ValueRecord
 from ..paths import escapes
 from ..yamlio import YamlError, data_of
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable
 
 CHART_FILE = "Chart.yaml"
 MAX_CHARTS = 2000  # Chart.yaml files read to find a chart the repository publishes itself
@@ -78,14 +82,18 @@ def dependency_folders(chart_folder: str, read: Callable[[str], bytes | None],
     return found
 
 
-class Unrenderable(NamedTuple):
+class Unrenderable(ValueRecord):
     """A template helm cannot parse: the chart renders nothing, so ``helm install`` fails whatever the values
     (Go's template parser reads every template of a chart before any is executed). Reported as the
-    template's CFG000 (``lint.unreadable``); a NamedTuple, which creates no method at import."""
+    template's CFG000 (``lint.unreadable``); a record compared by value (recorded once per place), which
+    creates no method at import."""
 
-    location: Location  # the template and the line helm names
-    message: str
-    folder: str  # the chart's folder, repo-relative ("." at the root)
+    __slots__ = ("location", "message", "folder")
+
+    def __init__(self, location: Location, message: str, folder: str) -> None:
+        self.location = location  # the template and the line helm names
+        self.message = message
+        self.folder = folder  # the chart's folder, repo-relative ("." at the root)
 
 
 def record_unrenderable(workspace: Any, found: Unrenderable) -> None:

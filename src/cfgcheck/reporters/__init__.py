@@ -4,9 +4,12 @@ a GitLab Code Quality report or reviewdog's rdjson."""
 from __future__ import annotations
 
 import importlib
-from typing import Callable, Sequence
 
 from ..model import SEVERITY_RANK, Finding
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable, Sequence
 
 # format name -> module in this package that defines ``render(result, **options) -> str``
 MODULES = {

@@ -5,12 +5,14 @@ A finding that ``cfgcheck fix`` can fix carries ``[*]`` after its code, as in ru
 
 from __future__ import annotations
 
-from typing import Callable
-
 from ..lint import LintResult
 from ..model import Finding
 from ..suppressions import silenced_report
 from ..textsafe import neutralise
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 STYLES = {"error": "bold red", "warning": "yellow", "note": "cyan"}
 

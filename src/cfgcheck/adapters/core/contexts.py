@@ -9,12 +9,15 @@ import bisect
 import functools
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import Iterator
 
 from ... import lazy
 from ...model import ArgToken, Comments, Directive, Location, ServedModel, Setting
 from ...yamlio import DEFAULT_LIMITS, Comment, Document, LoadedFile, YNode
 from .workspace import Workspace as Workspace  # where the adapters import it from
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 _DIRECTIVE = lazy.Pattern(r"cfgcheck:\s*([a-z][a-z0-9-]*)\s*=\s*(\S+)\s*(.*)$")
 

@@ -10,7 +10,6 @@ file has been read; capacity matches the pod against it (``capacity/fleet.match_
 from __future__ import annotations
 
 from collections import Counter
-from typing import Any, Iterator
 
 from ...capacity.evidence import one_gpu
 from ...capacity.fleet import layout_key
@@ -21,6 +20,10 @@ from ...yamlio import LoadedFile, YNode
 from .contexts import DocContext, Workspace, comment_lines
 from .recognition import is_resource
 from .resources import NO_POD_SPEC, file_resources
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterator
 
 _MAX_DEPTH = 12  # pod specs sit a few levels down a resource; deeper is data, not a pod
 

@@ -3,10 +3,12 @@ setting's location to the mapping it edits."""
 
 from __future__ import annotations
 
-from typing import Iterator
-
 from ...model import Location
 from ...yamlio import YNode, scalar_text_location
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 
 def walk(node: YNode) -> Iterator[tuple[YNode, YNode | None, YNode | None]]:

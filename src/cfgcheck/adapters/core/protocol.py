@@ -55,9 +55,10 @@ from __future__ import annotations
 
 import importlib
 from types import ModuleType
-from typing import TYPE_CHECKING, Protocol, TypeGuard, Union, runtime_checkable
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
+    from typing import Protocol, TypeGuard, Union
     from ...model import ServedModel
     from ...yamlio import YNode
     from .contexts import DocContext
@@ -70,21 +71,24 @@ ADAPTERS = __package__.rpartition(".")[0]
 DIRECTIVE_MARKER = "cfgcheck"
 
 
-@runtime_checkable
-class Adapter(Protocol):
-    MARKERS: tuple[str, ...]
+if TYPE_CHECKING:  # for type checkers; registration asks an adapter for their members (``meets_protocol``)
+    class Adapter(Protocol):
+        MARKERS: tuple[str, ...]
 
-    def served_models(self, ctx: DocContext, root: YNode) -> list[ServedModel]: ...
+        def served_models(self, ctx: DocContext, root: YNode) -> list[ServedModel]: ...
+
+    class FileAdapter(Protocol):
+        MARKERS: tuple[str, ...]
+        SUFFIXES: tuple[str, ...]
+
+        def scan_comments(self, text: str) -> dict: ...
+
+        def file_models(self, workspace, loaded) -> list[ServedModel]: ...
 
 
-@runtime_checkable
-class FileAdapter(Protocol):
-    MARKERS: tuple[str, ...]
-    SUFFIXES: tuple[str, ...]
-
-    def scan_comments(self, text: str) -> dict: ...
-
-    def file_models(self, workspace, loaded) -> list[ServedModel]: ...
+# What each of the two protocols requires: (its values, its functions), as isinstance on a runtime-checkable
+# typing Protocol tests them (present; a function not None), without importing typing.
+_MEMBERS = ((("MARKERS",), ("served_models",)), (("MARKERS", "SUFFIXES"), ("scan_comments", "file_models")))
 
 
 # The members of the protocol an adapter may define (its functions, and its typed-field tables); the core
@@ -134,7 +138,8 @@ class LazyAdapter:
 
 # What the registry holds: a module or object meeting one of the two protocols, or a built-in module's
 # ``LazyAdapter`` until it is imported.
-Registered = Union[Adapter, FileAdapter, LazyAdapter]
+if TYPE_CHECKING:
+    Registered = Union[Adapter, FileAdapter, LazyAdapter]
 # Tried in order; filled by ``core/registry.py`` (one ``register`` line per format).
 REGISTRY: list[Registered] = []
 _markers: tuple[str, ...] = (DIRECTIVE_MARKER,)
@@ -170,8 +175,15 @@ def register_all(adapters: tuple[Registered, ...]) -> None:
     _rebuild_markers()
 
 
+def meets_protocol(adapter: object) -> bool:
+    """Whether ``adapter`` has the members of ``Adapter`` or of ``FileAdapter`` (asked of a ``LazyAdapter``,
+    that imports its module)."""
+    return any(all(hasattr(adapter, name) for name in values) and
+               all(getattr(adapter, name, None) is not None for name in functions) for values, functions in _MEMBERS)
+
+
 def _refuse_other(adapter: Registered) -> None:
-    if not isinstance(adapter, (LazyAdapter, Adapter, FileAdapter)):
+    if not isinstance(adapter, LazyAdapter) and not meets_protocol(adapter):
         raise TypeError(f"{getattr(adapter, '__name__', adapter)!r} is not an adapter: it needs MARKERS "
                         f"and served_models(ctx, root), or SUFFIXES, scan_comments and file_models")
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import posixpath
 import re
-from typing import Any
 
 from ... import lazy
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
@@ -16,6 +15,10 @@ from ...model import ArgToken, Download, ServedModel, Setting
 from ...settings import as_int
 from ...yamlio import YNode
 from .contexts import DocContext
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 # The engine names (launcher, module or image) that mark a file for the adapters that find engines in
 # containers and commands; each adapter declares its own MARKERS (see ``protocol``).

@@ -10,20 +10,22 @@ inside an image.
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from ...model import Location
+from ...records import Record
 from .workspace import Workspace
 
 
-class Dangling(NamedTuple):
+class Dangling(Record):
     """One reference that leads nowhere: what is named (and by what), and where it was looked for. Never
-    changed: a NamedTuple, which creates no method at import (the run imports this module for every file)."""
+    changed: a record, which creates no method at import (the run imports this module for every file)."""
 
-    location: Location  # the name as written
-    named: str  # "resource 'base/missing.yaml'", "runtime 'vllm-rt'"
-    looked: str  # "looked for base/missing.yaml", "looked among the repository's ServingRuntimes (...)"
-    remediation: str
+    __slots__ = ("location", "named", "looked", "remediation")
+
+    def __init__(self, location: Location, named: str, looked: str, remediation: str) -> None:
+        self.location = location  # the name as written
+        self.named = named  # "resource 'base/missing.yaml'", "runtime 'vllm-rt'"
+        self.looked = looked  # "looked for base/missing.yaml", "looked among the repository's ServingRuntimes (...)"
+        self.remediation = remediation
 
     @property
     def message(self) -> str:

@@ -20,7 +20,7 @@ from types import ModuleType
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
-from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read, defines, document_adapters, file_format,  # noqa: F401
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
                        file_suffixes, has_serving_marker, hooked, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
@@ -30,6 +30,10 @@ from .builtin import (BUILT_IN, ENGINE_CONFIG_WORDS, FILE_HOOKS, NAMED_FORMATS, 
                       YAML_WORDS)
 # what the run reports of the references the adapters found leading nowhere (CFG003)
 from .references import Dangling, dangling  # noqa: F401
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from .protocol import Registered
 
 # Launch helpers a module every served model passes through needs only for an uncommon file: the registry
 # imports one the first time it is asked for (a Deployment splices env values, but only a script mounted

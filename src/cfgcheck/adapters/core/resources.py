@@ -10,7 +10,9 @@ Wrappers: an OpenShift ``Template`` (template.openshift.io/v1 ``objects``: each 
 
 from __future__ import annotations
 
-from typing import Iterator
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 _MAX_NESTING = 4  # a List of Templates is real (oc get templates -o yaml); deeper is no resource file
 # Keys under which no pod spec is: walks that look for pod specs anywhere in a resource skip them (most of

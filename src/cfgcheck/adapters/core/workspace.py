@@ -4,9 +4,10 @@ serving marker, which imports neither the registry nor the document contexts (``
 
 from __future__ import annotations
 
-from typing import Any, Callable, TypeVar
-
-Space = TypeVar("Space")
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Callable, TypeVar
+    Space = TypeVar("Space")
 
 
 class Workspace:  # one per run, never compared: a plain class, whose __init__ the import does not generate

@@ -15,7 +15,6 @@ string, which is parsed as YAML and located at its lines in the file), or a plai
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from ...paths import escapes, read_beyond
 from ...model import ServedModel, Setting
@@ -25,6 +24,10 @@ from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
 from ..launch.containers import container_model
 from ..launch.held_values import Values, values_sources
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 MARKERS = ENGINE_MARKERS + production_stack.MARKERS
 

@@ -16,10 +16,10 @@ Registered for its index and settle hooks only: it owns no document.
 from __future__ import annotations
 
 import re
-from typing import NamedTuple
 
 from ... import lazy
 from ...model import Location, ServedModel
+from ...records import Record
 from ...settings import as_int
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
@@ -35,10 +35,13 @@ _SERVER = lazy.Pattern(r"^[ \t]*server[ \t]+(?:https?://)?(\[[0-9a-fA-F:.]+\]|[\
 _LOCAL = ("127.0.0.1", "localhost", "0.0.0.0", "[::1]", "host.docker.internal")
 
 
-class _Server(NamedTuple):  # never changed: a NamedTuple costs a fifth of a frozen dataclass to create
-    host: str  # the machine, as the upstream names it
-    port: int
-    location: Location
+class _Server(Record):  # never changed: a record creates no method at import, as a dataclass does
+    __slots__ = ("host", "port", "location")
+
+    def __init__(self, host: str, port: int, location: Location) -> None:
+        self.host = host  # the machine, as the upstream names it
+        self.port = port
+        self.location = location
 
 
 def _space(workspace: Workspace) -> list:

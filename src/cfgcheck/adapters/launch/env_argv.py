@@ -19,7 +19,7 @@ import fnmatch
 import functools
 import json
 import re
-from typing import NamedTuple
+from collections import namedtuple
 from pathlib import Path
 
 from ... import lazy
@@ -41,11 +41,12 @@ from .shell import SourceMap, Spliced, shell_tokens
 _REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_]\w*)(?::?[-=+?][^}]*)?\}|\(([A-Za-z_][\w.-]*)\)|([A-Za-z_]\w*))")
 
 
-class EnvValue(NamedTuple):
+class EnvValue(namedtuple("EnvValue", ("ctx", "node"))):
     """A literal env value and the document that holds it (the container's, or a ConfigMap's). Never changed:
-    a NamedTuple costs a fifth of a frozen dataclass to create."""
+    a named tuple costs a fifth of a frozen dataclass to create."""
 
-    ctx: DocContext
+    __slots__ = ()
+    ctx: DocContext  # the fields' types, for type checkers (a value here would hide the field)
     node: YNode
 
     @property

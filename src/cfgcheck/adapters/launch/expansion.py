@@ -25,9 +25,12 @@ Each substitution is checked while it is built, so a refused one costs at most t
 from __future__ import annotations
 
 import re
-from typing import Callable
 
 from ..core.contexts import spend
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 MAX_VALUE_CHARS = 65_536
 # An engine argv a person wrote is a few hundred words; past this many words from split values the rest

@@ -19,15 +19,19 @@ import os
 import posixpath
 import re
 from stat import S_ISDIR, S_ISREG
-from typing import Callable, NamedTuple
 
 from ... import lazy
 from ...model import Location, ServedModel, Setting
 from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
+from ...records import Record
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import set_image
 from ..core.references import record
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 MARKERS: tuple[str, ...] = ()  # indexes kustomizations by file name, reads no document as its own
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
@@ -45,22 +49,29 @@ _MAX_CHAINS = 64  # the ways up from one file through the kustomizations that in
 _FAR = 1 << 16  # the distance of a kustomization on no way up from a file: further than any way is long
 
 
-class ImageEntry(NamedTuple):
+class ImageEntry(Record):
     """One entry of a kustomization's ``images:`` and where the reference it makes is written (its
     ``digest``, else ``newTag``, else ``newName`` line)."""
 
-    name: str
-    new_name: str | None
-    new_tag: str | None
-    digest: str | None
-    location: Location
+    __slots__ = ("name", "new_name", "new_tag", "digest", "location")
+
+    def __init__(self, name: str, new_name: str | None, new_tag: str | None, digest: str | None,
+                 location: Location) -> None:
+        self.name = name
+        self.new_name = new_name
+        self.new_tag = new_tag
+        self.digest = digest
+        self.location = location
 
 
-class Kustomized(NamedTuple):
+class Kustomized(Record):
     """What a kustomization includes (repository paths of its resources and bases) and its ``images:``."""
 
-    includes: tuple[str, ...]
-    images: tuple[ImageEntry, ...]
+    __slots__ = ("includes", "images")
+
+    def __init__(self, includes: tuple[str, ...], images: tuple[ImageEntry, ...]) -> None:
+        self.includes = includes
+        self.images = images
 
 
 def kustomized(workspace: Workspace) -> dict[str, Kustomized]:

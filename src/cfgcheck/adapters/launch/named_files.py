@@ -21,7 +21,6 @@ import os
 import posixpath
 import re
 from pathlib import Path
-from typing import Protocol
 
 from ... import lazy
 from ... import git
@@ -30,6 +29,10 @@ from ...paths import UnsafePath, git_may_find_repository, inside_repo, read_beyo
 from ...yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text
 from ..core.contexts import Workspace
 from ..core.protocol import file_format
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Protocol
 
 # the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
 # path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
@@ -53,12 +56,13 @@ def _normal(joined: str) -> str | None:
     return normal
 
 
-class _Source(Protocol):
-    def read(self, rel: str, limit: int) -> bytes | None: ...
+if TYPE_CHECKING:
+    class _Source(Protocol):
+        def read(self, rel: str, limit: int) -> bytes | None: ...
 
-    def holds_folder(self, rel: str) -> bool: ...
+        def holds_folder(self, rel: str) -> bool: ...
 
-    def files_in(self, rel: str) -> list[str]: ...
+        def files_in(self, rel: str) -> list[str]: ...
 
 
 class _Files:

@@ -11,13 +11,15 @@ of the run is seen by every served model.
 
 from __future__ import annotations
 
-from typing import Any
-
 from ...model import GroupPod, Location, Mount, PodFacts, Port, Probe, ServedModel, Service, Setting, Volume
 from ...yamlio import LoadedFile, YNode, scalar_text_location
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import env_map_settings, env_value_nodes, string_map
 from ..core.resources import file_resources
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any
 
 SHM_PATH = "/dev/shm"
 PROBES = (("livenessProbe", "liveness"), ("readinessProbe", "readiness"), ("startupProbe", "startup"))

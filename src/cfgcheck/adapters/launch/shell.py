@@ -13,7 +13,6 @@ located where it is written.
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from ... import lazy
 from ...engines import argv as engine_argv
@@ -23,6 +22,7 @@ from ..core.offsets import LineIndex, line_index
 from .expansion import MAX_SPLICED_WORDS, substitute
 from .parameters import REFERENCE, Quoted, lookup
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
     from ...yamlio import YNode
     from ..core.contexts import DocContext
