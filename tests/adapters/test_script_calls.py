@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import shutil
 
-from helpers import FIXTURES
+from helpers import FIXTURES, lint_paths
 
 from cfgcheck.config import load as load_config
 from cfgcheck.lint import collect
@@ -57,3 +57,22 @@ def test_a_script_that_parses_options_is_not_read_by_position(tmp_path):
     (served,) = _models(tmp_path).values()
     assert served.name == "serve" and served.value("tensor_parallel_size") == 1
 
+
+
+def test_a_launcher_s_slurm_gpu_count_is_compared_with_the_parallel_size(tmp_path):
+    shutil.copytree(CALLS, tmp_path, dirs_exist_ok=True)
+    found = {(f.code, f.location.path, f.location.line) for f in lint_paths(tmp_path, root=tmp_path).findings}
+    assert ("CFG208", "launch_mistral.sh", 5) in found  # #SBATCH --gres=gpu: one GPU for tensor parallel 4
+    assert not any(code == "CFG208" and path != "launch_mistral.sh" for code, path, _ in found)
+
+
+def test_slurm_batch_scripts_and_their_gpu_requests(tmp_path):
+    (tmp_path / "serve.slurm").write_text(  # a batch script named .slurm that starts the engine itself
+        "#!/bin/bash\n#SBATCH --gres=gpu:a100\nvllm serve Qwen/Qwen3-8B --tensor-parallel-size 2\n")
+    (tmp_path / "pernode.sbatch").write_text("#!/bin/bash\n#SBATCH --gpus-per-node=2\nvllm serve Qwen/Qwen3-8B -tp 2\n")
+    models = _models(tmp_path)
+    served = models["serve"]
+    assert served.gpus.value == 1 and served.gpu_product == "a100" and _at(served.gpus) == ("serve.slurm", 2, 9)
+    assert models["pernode"].gpus.value == 2
+    found = {(f.code, f.location.path) for f in lint_paths(tmp_path, root=tmp_path).findings}
+    assert ("CFG208", "serve.slurm") in found and ("CFG208", "pernode.sbatch") not in found

@@ -14,10 +14,10 @@ from ..core import registry  # its heredoc_models: a module-level name would dec
 from ..launch.scripts import (evaluated_heredocs, file_heredocs, manifest_heredocs, manifest_models, parsed_manifests,
                                text_models, without)
 from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: a shell script's comments
-from ..launch.script_calls import called_models
+from ..launch.script_calls import SCRIPT_SUFFIXES, called_models
 
 MARKERS = ENGINE_MARKERS
-SUFFIXES = (".sh", ".bash")
+SUFFIXES = SCRIPT_SUFFIXES
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:

@@ -26,8 +26,8 @@ from . import named_files
 from .scripts import file_heredocs, launches, locator, manifest_heredocs, scan_comments, script_model, without
 from .shell import expand, lex, segments
 
-# the files a launcher may be: shell scripts, and Slurm batch scripts, often named .slurm or .sbatch
-CALLER_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
+# shell scripts, and Slurm batch scripts, often named .slurm or .sbatch: what a launcher may be
+SCRIPT_SUFFIXES = (".sh", ".bash", ".slurm", ".sbatch")
 _POSITIONAL = lazy.Pattern(r"\$\{?[1-9]")
 _PARSES_OPTIONS = lazy.Pattern(r"\b(?:shift|getopts)\b")
 # the words before the script in a call: the shell that runs it and what runs that shell
@@ -46,7 +46,7 @@ def called_models(workspace: Workspace, loaded: LoadedFile, text: str, own: list
         return own
     name = posixpath.basename(loaded.path)
     found: list[ServedModel] = []
-    for rel in named_files.files_ending(workspace, CALLER_SUFFIXES):
+    for rel in named_files.files_ending(workspace, SCRIPT_SUFFIXES):
         caller = named_files.read_text(workspace, rel) if rel != loaded.path else None
         if caller is not None and name in caller:
             found += _caller_models(workspace, loaded, text, LoadedFile(rel, caller, [], scan_comments(caller)))

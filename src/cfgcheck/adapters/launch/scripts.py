@@ -367,9 +367,10 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
 
 
 # Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
-# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...).
+# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...). A GRES without a count
+# (--gres=gpu, --gres=gpu:a100) is one (Slurm's gres syntax ``name[[:type]:count]``, count 1 by default).
 _SLURM_GPUS = re.compile(r"(?:--gres[= ]gpu(?::(?P<gres>[\w.-]+))?:|--gpus(?:-per-node|-per-task)?[= ](?:(?P<gpus>[\w.-]+):)?"
-                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b")
+                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b|--gres[= ]gpu(?::(?P<one>[A-Za-z][\w.-]*))?(?=$|[\s,])")
 
 
 def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | None, str | None]:
@@ -381,7 +382,7 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
             match = _SLURM_GPUS.fullmatch(joined.replace("-G=", "-G "))
             if match is not None:
                 where = token if "=" in token.text else tokens[index + 1]
-                return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
+                return Setting("gpus", int(match.group("count") or 1), where.location, "srun GPUs", where.comments,
                                where.location, where.text, "shell"), _slurm_type(match)
     if "sbatch" not in loaded.shared:  # the script's #SBATCH lines: read once for all its engine starts
         loaded.shared["sbatch"] = _sbatch_gpus(loaded)
@@ -393,15 +394,16 @@ def _sbatch_gpus(loaded: LoadedFile) -> tuple[Setting, str | None] | None:
     for number, line in enumerate(loaded.text.split("\n"), start=1):
         match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
         if match is not None:
-            column = match.start("count") + 1
-            location = Location(loaded.path, number, column, number, column + len(match.group("count")))
-            return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
-                           location, match.group("count"), "shell"), _slurm_type(match)
+            written = match.group("count") or match.group(0)  # the count, else the whole request
+            column = (match.start("count") if match.group("count") else match.start()) + 1
+            location = Location(loaded.path, number, column, number, column + len(written))
+            return Setting("gpus", int(match.group("count") or 1), location, "#SBATCH GPUs", loaded.comments_for(number),
+                           location, written, "shell"), _slurm_type(match)
     return None
 
 
 def _slurm_type(match: re.Match) -> str | None:
-    return match.group("gres") or match.group("gpus") or match.group("short")
+    return match.group("gres") or match.group("gpus") or match.group("short") or match.group("one")
 
 
 def gpu_count(text: str) -> int | str:
