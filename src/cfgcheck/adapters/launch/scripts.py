@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
-from ...model import ArgToken, Location, ServedModel, Setting
+from ...model import ArgToken, Download, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
@@ -61,6 +61,7 @@ class Launched:
     env: dict[str, ArgToken] = field(default_factory=dict)
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
     command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
+    downloads: list[Download] = field(default_factory=list)  # what the script downloads before it
 
     @property
     def first(self) -> ArgToken | None:
@@ -99,7 +100,11 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
     limit = served_limit(workspace)
-    for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
+    words = expand(lex(text, shell=True), env)
+    started = launches(words, locate)
+    if started and _DOWNLOADS.search(text):
+        _downloaded_before(started, words, locate, kind, text)
+    for index, launched in enumerate(started):
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
@@ -112,6 +117,26 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
             routed = model_presets.expand(workspace, loaded.path, model)
             found.extend([model] if routed is None else routed)
     return found
+
+
+# a command that may fetch weights (``launch/downloads.py`` reads them)
+_DOWNLOADS = re.compile(r"\b(?:download|clone|curl|wget|aria2c)\b")
+
+
+def _downloaded_before(started: list[Launched], words: list[tuple[str, int, int]], locate, kind: str, text: str) -> None:
+    """What the script downloads before each engine start (``hf download ORG/NAME --local-dir D``, a
+    clone, a fetched file): a model folder it fills, and the revision it pins. A script that runs on a
+    host in its own folder (no ``cd``) names a relative folder as the engine's ``--model`` does: as written."""
+    from .downloads import command_downloads  # only for a script that names a download tool
+
+    commands = [[ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command]
+                for command in segments(words) if _DOWNLOADS.search(" ".join(word for word, _, _ in command[:5]))
+                or command[0][0] == "cd"]
+    in_own_folder = kind in named_files.HOST_KINDS and not named_files.changes_folder(text)
+    found = command_downloads(commands, "" if in_own_folder else None, kind)
+    for launched in started:
+        first = launched.first
+        launched.downloads = [d for d in found if first is not None and d.location.line < first.location.line]
 
 
 def locator(loaded: LoadedFile):
@@ -446,6 +471,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
     model.env.update(env_settings(launched))
+    model.downloads.extend(launched.downloads)
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
