@@ -489,11 +489,36 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
-        elif kind in named_files.HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
-                named_files.beside_script(loaded.text, argument.text) and \
-                (rel := named_files.repo_path(loaded.path, argument.text)) and \
-                named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
-            # run on the host (a docker run's path is in its image), from the script's folder: the file is
-            # beside the script, or at the root when the script is run from there
+        elif (rel := _absent_beside(workspace, loaded, launched, kind, argument.text)) is not None:
             config_file.missing(workspace, argument, rel)
+    for template in _file_arguments(model.argv, "--chat-template", _TEMPLATE_SUFFIXES):
+        if (rel := _absent_beside(workspace, loaded, launched, kind, template.text)) is not None:
+            config_file.missing(workspace, template, rel, "chat template", "--chat-template")
     return finish(model)
+
+
+# the file suffixes of a chat template (vLLM's and SGLang's --chat-template also take the template itself, or
+# for SGLang a built-in template's name: a value is a file only when it ends so)
+_TEMPLATE_SUFFIXES = (".jinja", ".jinja2", ".j2", ".json", ".tmpl", ".txt")
+
+
+def _file_arguments(argv: list[ArgToken], flag: str, suffixes: tuple[str, ...]) -> list[ArgToken]:
+    """The values of ``flag`` (``--flag VALUE``, ``--flag=VALUE``) in ``argv`` that name a file by its suffix."""
+    found = []
+    for index, token in enumerate(argv):
+        if token.text == flag and index + 1 < len(argv):
+            found.append(argv[index + 1])
+        elif token.text.startswith(f"{flag}="):
+            found.append(tail(token, len(flag) + 1))
+    return [token for token in found if token.text.endswith(suffixes)]
+
+
+def _absent_beside(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, written: str) -> str | None:
+    """The repository path of a relative file an engine run on the host reads (a docker run's path is in its
+    image), from the script's folder, when the repository holds no such file beside the script nor at the
+    root (the script may be run from there); None when it is there, or not judged (see ``beside_script``)."""
+    if kind not in named_files.HOST_KINDS or launched.image is not None or written.startswith("/") or \
+            not named_files.beside_script(loaded.text, written):
+        return None
+    rel = named_files.repo_path(loaded.path, written)
+    return rel if rel and named_files.absent(workspace, named_files.repo_path("", written) or rel) else None
