@@ -31,6 +31,7 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, model_presets, named_files
+from .downloads import command_downloads
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
@@ -127,8 +128,6 @@ def _downloaded_before(started: list[Launched], words: list[tuple[str, int, int]
     """What the script downloads before each engine start (``hf download ORG/NAME --local-dir D``, a
     clone, a fetched file): a model folder it fills, and the revision it pins. A script that runs on a
     host in its own folder (no ``cd``) names a relative folder as the engine's ``--model`` does: as written."""
-    from .downloads import command_downloads  # only for a script that names a download tool
-
     commands = [[ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command]
                 for command in segments(words) if _DOWNLOADS.search(" ".join(word for word, _, _ in command[:5]))
                 or command[0][0] == "cd"]
