@@ -12,6 +12,7 @@ A reference the serving configuration makes to something the repository should h
 - an engine `--config` file or a llama-server `--models-preset` file named by a path the repository holds:
   the source of a compose bind mount, or a relative path in a script that runs the engine on the host from
   its own folder (one that changes folder, or names the file again to fetch or write it, is not judged).
+- a `--chat-template` file (a value ending in `.jinja`, `.j2`, `.json`, ...) named by such a script.
 
 The message names what is referenced and where it was looked for. Only a lint that read the whole
 repository reports it (`cfgcheck lint` of the repository root, or of files and folders that are all of

@@ -4,7 +4,9 @@
 A served model whose world size, `tensor_parallel_size x pipeline_parallel_size` (times
 `data_parallel_size` where the engine starts one replica per DP rank in the same process group: vLLM, and
 SGLang without `--enable-dp-attention`), differs from the GPUs its pod requests (`nvidia.com/gpu`,
-`amd.com/gpu` limits, LLMKube `hardware.gpu.count`), or the TPU chips (`google.com/tpu`) or
+`amd.com/gpu` limits, LLMKube `hardware.gpu.count`; a Slurm job's `#SBATCH --gres=gpu[:type]:N`, `--gpus`,
+`--gpus-per-node`, `--gres=gpu` alone being one, also for an engine a script the batch script runs starts),
+or the TPU chips (`google.com/tpu`) or
 NeuronCores it gets: vLLM on AWS Neuron counts tensor parallelism in NeuronCores, so an
 `aws.amazon.com/neuron` request of N devices gives N x the cores of one device (2 on Inferentia2 and
 Trainium, 4 logical cores on Trainium2 at the default LNC=2), counted only when the Neuron device is

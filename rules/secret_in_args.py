@@ -1,7 +1,9 @@
 """A literal API key or access token written into engine args or env.
 
 ## What it flags
-A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference) or for the env variable vLLM
+A literal value for `--api-key` (not a `$(VAR)` / `${VAR}` reference, nor a value with a part that comes
+from a variable with no literal default or from a command substitution, such as
+`"$USER:$PASSWORD"` where the password is drawn at start) or for the env variable vLLM
 reads the key from when the flag is not given (`VLLM_API_KEY`), and Hugging Face tokens
 (`hf_...`) or OpenAI-style keys (`sk-...`) anywhere in the argv or a literal env value. The message
 names the flag or variable, never the value. A placeholder (`EMPTY`, vLLM's documented
@@ -62,6 +64,8 @@ OPTIONS: dict = {}
 # when an API key or a token is written.
 _TOKEN = r"\b(hf_[A-Za-z0-9]{30,}|sk-[A-Za-z0-9_-]{20,})\b"
 _REFERENCE = r"^\$[({]?[A-Za-z_][A-Za-z0-9_]*[)}]?$|^<.*>$|^\{\{.*\}\}$"
+# a part left unexpanded: a variable with no literal default, a command substitution (``$(...)``, backquotes)
+_UNEXPANDED = r"\$[({A-Za-z_]|`"
 # values that stand for "any key" in tutorials and tests, not a secret: vLLM's docs use `token-abc123`,
 # OpenAI-compatible clients `EMPTY`; words such as dummy, fake, test or changeme name a placeholder
 _PLACEHOLDER = (r"(?i)^(?:empty|none|null|token-abc123)$|dummy|fake|test|example|placeholder|changeme|"
@@ -93,7 +97,8 @@ def _key_env(model, reported: set):
 def check(model, ctx):
     reported = set()
     key = model.setting("api_key")
-    if key is not None and isinstance(key.value, str) and key.value and not re.match(_REFERENCE, key.value.strip()):
+    if key is not None and isinstance(key.value, str) and key.value and not re.match(_REFERENCE, key.value.strip()) \
+            and not re.search(_UNEXPANDED, key.value):
         reported.add((key.location.line, key.location.column))
         remediation = "read the key from a Secret (env valueFrom.secretKeyRef) and pass $(VAR)"
         if re.search(_PLACEHOLDER, key.value.strip()):  # no secret leaks, but the server is open to anyone

@@ -92,3 +92,22 @@ def test_a_download_chained_before_the_engine_in_its_own_container_names_the_mod
              if f.code in ("CFG303", "CFG306", "CFG505")}
     leader = "leader-downloads-then-serves.yaml"
     assert found == {("CFG303", leader, 20), ("CFG505", leader, 20), ("CFG306", leader, 22)}
+
+
+def test_a_script_s_download_names_the_folder_its_engine_serves():
+    """``uv run huggingface-cli download --local-dir "$MODEL_LOCATION" $MODEL_NAME`` then ``--model
+    "$MODEL_LOCATION"``: the folder holds the repository, for the architecture and the pinning rule."""
+    from helpers import FIXTURES, lint_paths
+
+    from cfgcheck.config import load as load_config
+    from cfgcheck.lint import collect
+
+    folder = FIXTURES / "formats" / "script-download"
+    _, found = collect([folder], load_config(folder))
+    models = {m.name: m for m in found}
+    serve = models["serve"]
+    assert serve.model.value == "$HOME/llm_model" and serve.model_named.value == "Qwen/Qwen2.5-7B-Instruct"
+    assert models["pinned"].model_named.value == "Qwen/Qwen3-8B"  # ./models/qwen3, relative to the script's folder
+    assert models["moved"].model_named is None  # after a cd elsewhere, ./models/qwen3 is another folder
+    pinning = {(f.location.path, f.location.line) for f in lint_paths(folder, root=folder).findings if f.code == "CFG303"}
+    assert ("serve.sh", 2) in pinning and not any(path == "pinned.sh" for path, _ in pinning)

@@ -77,6 +77,19 @@ def test_a_script_s_config_file_beside_it(tmp_path: Path):
     assert _dangling(tmp_path) == []
 
 
+
+def test_a_script_s_chat_template_missing_from_the_repository(tmp_path: Path):
+    """The plugin and another template are there, the template the script names is not; a template given
+    inline or by a built-in name (SGLang's ``chatml``) names no file."""
+    _write(tmp_path, {
+        "serve.sh": ("vllm serve Qwen/Qwen2.5-7B-Instruct --chat-template template_a.jinja "
+                     "--tool-parser-plugin my_parser.py --tool-call-parser mine --enable-auto-tool-choice\n"),
+        "other.sh": "vllm serve Qwen/Qwen2.5-7B-Instruct --chat-template=template_b.jinja\n",
+        "builtin.sh": "python -m sglang.launch_server --model-path Qwen/Qwen2.5-7B-Instruct --chat-template chatml\n",
+        "my_parser.py": "# a tool parser plugin\n", "template_b.jinja": "{{ messages }}\n"})
+    assert _dangling(tmp_path) == [("serve.sh", 1, 53, "chat template 'template_a.jinja' does not exist: "
+                                    "looked for template_a.jinja in the repository")]
+
 def test_a_config_file_the_script_does_not_take_from_beside_it(tmp_path: Path):
     """A docker run's relative path is in its image; a script that changes folder, or fetches or writes
     the file before the engine starts, holds nothing beside it."""

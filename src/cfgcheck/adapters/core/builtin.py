@@ -50,7 +50,7 @@ BUILT_IN = (
     LazyAdapter("launch.model_presets", ("models-preset", "llama_arg_models_preset"),
                 hooks=("served_models", "refers_forward", "complete_model"),
                 index_words=("models-preset", "llama_arg_models_preset")),
-    LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
+    LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash", ".slurm", ".sbatch"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
     LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),

@@ -281,15 +281,18 @@ def _url_source(model: ServedModel) -> None:
 def name_local_model(model: ServedModel) -> None:
     """``model_named`` for a served model whose model is a local path: the repository a download writes
     there (the same path, or the same place on a volume the engine mounts elsewhere), else an
-    ``org/name`` served-model name whose name is the folder's."""
+    ``org/name`` served-model name whose name is the folder's. A script on a host names a folder relative to
+    where it runs, or under a variable (``$HOME/llm_model``), as its download does: the same words."""
     path = model.model.value if model.model is not None and isinstance(model.model.value, str) else None
-    if path is None or not path.startswith("/") or model.model_named is not None:
+    if path is None or model.model_named is not None:
         return
     path = posixpath.normpath(path)
     for download in model.downloads:
         if download.repo and _holds(model, download, path):
             model.model_named = Setting("model", download.repo, download.location, download.how, origin="download")
             return
+    if not path.startswith("/"):
+        return
     served = model.setting("served_model_name")
     name = str(served.value).strip() if served is not None and served.value is not None else ""
     if _REPO.match(name) and name.rsplit("/", 1)[1].lower() == posixpath.basename(path).lower():
@@ -302,7 +305,8 @@ def _holds(model: ServedModel, download: Download, path: str) -> bool:
     candidates = {path, posixpath.dirname(path)} if path.endswith(".gguf") else {path}
     if download.target is not None and download.target in candidates:
         return True
-    mount = model.pod.mount_at(path) if model.pod is not None and download.volume is not None else None
+    mount = model.pod.mount_at(path) if model.pod is not None and download.volume is not None and path.startswith("/") \
+        else None
     if mount is None:
         return False
     inside = {c[len(mount.path.rstrip("/")):].strip("/") for c in candidates}

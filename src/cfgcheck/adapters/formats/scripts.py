@@ -14,9 +14,10 @@ from ..core import registry  # its heredoc_models: a module-level name would dec
 from ..launch.scripts import (evaluated_heredocs, file_heredocs, manifest_heredocs, manifest_models, parsed_manifests,
                                text_models, without)
 from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: a shell script's comments
+from ..launch.script_calls import SCRIPT_SUFFIXES, called_models
 
 MARKERS = ENGINE_MARKERS
-SUFFIXES = (".sh", ".bash")
+SUFFIXES = SCRIPT_SUFFIXES
 
 
 def index(workspace: Workspace, loaded: LoadedFile) -> None:
@@ -35,7 +36,9 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     written = {doc.start for doc in heredocs}
     data = heredocs + [doc for doc in manifests if doc.start not in written]
     commands = evaluated_heredocs(without(loaded.text, data))
-    found = text_models(workspace, loaded, commands, "shell script", "script", heredocs=heredocs)
+    # a script other scripts run with positional arguments: one served model per call, with the caller's values
+    found = called_models(workspace, loaded, commands,
+                          text_models(workspace, loaded, commands, "shell script", "script", heredocs=heredocs))
     for doc in heredocs:  # a configuration of another format the script writes (supervisord): its models
         found.extend(registry.heredoc_models(workspace, loaded, doc.name, doc.body, doc.start))
     return found + manifest_models(workspace, loaded, manifests)

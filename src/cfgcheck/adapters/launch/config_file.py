@@ -102,12 +102,14 @@ def complete_model(ctx: DocContext, root: YNode, model: ServedModel) -> None:
         missing(ctx.workspace, argument, source)
 
 
-def missing(workspace: Workspace, argument: ArgToken, rel: str) -> None:
-    """An engine config file the repository should hold at ``rel`` (beside the script, or a bind mount's
-    source): a reference that leads nowhere when the repository has no such file at all."""
+def missing(workspace: Workspace, argument: ArgToken, rel: str, what: str = "engine config file",
+            flag: str = CONFIG_FLAG) -> None:
+    """A file the engine reads (its ``--config`` file, a ``--chat-template``) that the repository should
+    hold at ``rel`` (beside the script, or a bind mount's source): a reference that leads nowhere when the
+    repository has no such file at all."""
     if named_files.absent(workspace, rel):
-        record(workspace, argument.location, f"engine config file '{argument.text}'",
-               f"looked for {rel} in the repository", "add the config file, or correct the path --config names")
+        record(workspace, argument.location, f"{what} '{argument.text}'",
+               f"looked for {rel} in the repository", f"add the {what}, or correct the path {flag} names")
 
 
 def _bind_source(base_file: str, model: ServedModel, path: str) -> str | None:

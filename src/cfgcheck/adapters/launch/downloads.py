@@ -67,9 +67,11 @@ def container_downloads(ctx: DocContext, container: YNode, where: str) -> list[D
 
 
 def command_downloads(commands: list[list[ArgToken]], cwd: str | None, where: str) -> list[Download]:
-    """The downloads of a script's commands, in order; ``cd`` moves the folder relative targets are in."""
+    """The downloads of a script's commands, in order; ``cd`` moves the folder relative targets are in
+    (``cwd`` ``""``: the folder the script runs in, a relative target kept as written; None: unknown)."""
     found: list[Download] = []
     for words in commands:
+        words = _run_by(words)
         texts = [w.text for w in words]
         head = texts[0].rsplit("/", 1)[-1] if texts else ""
         if head == "cd" and len(texts) > 1:
@@ -83,6 +85,24 @@ def command_downloads(commands: list[list[ArgToken]], cwd: str | None, where: st
         elif head in ("curl", "wget", "aria2c"):
             found.extend(_fetch(head, words, cwd, where))
     return found
+
+
+# what runs a command in a project's environment (``uv run hf download ...``) or detached from the shell
+_ENVIRONMENT_RUNNERS = {"uv": "run", "poetry": "run", "pdm": "run", "pipenv": "run", "pixi": "run"}
+_PREFIXES = ("nohup", "exec", "time", "sudo")
+
+
+def _run_by(words: list[ArgToken]) -> list[ArgToken]:
+    """The command ``words`` run (``uv run CMD``, ``nohup CMD``: CMD)."""
+    while words:
+        head = words[0].text
+        if head in _PREFIXES:
+            words = words[1:]
+        elif _ENVIRONMENT_RUNNERS.get(head) is not None and len(words) > 1 and words[1].text == _ENVIRONMENT_RUNNERS[head]:
+            words = words[2:]
+        else:
+            return words
+    return words
 
 
 def _commands(ctx: DocContext, container: YNode) -> list[list[ArgToken]]:
@@ -194,9 +214,9 @@ def _fetched_file(tool: str, texts: list[str], cwd: str | None, file: str) -> st
 
 
 def _absolute(cwd: str | None, path: str) -> str | None:
-    if path.startswith("/"):
+    if path.startswith(("/", "$")):  # absolute, or under a folder a variable names (``$HOME/models``)
         return posixpath.normpath(path)
-    return posixpath.normpath(posixpath.join(cwd, path)) if cwd else None
+    return posixpath.normpath(posixpath.join(cwd, path)) if cwd is not None else None
 
 
 def _on_volume(mounts: list[Mount], path: str | None) -> tuple[str, str] | None:

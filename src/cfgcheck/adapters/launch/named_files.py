@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
         def files_in(self, rel: str) -> list[str]: ...
 
+    def files(self, suffixes: tuple[str, ...]) -> list[str]: ...
+
 
 class _Files:
     """This module's index space: the texts read (path -> text, or None) and where they come from,
@@ -129,6 +131,19 @@ def files_in(workspace: Workspace, rel: str) -> list[str]:
         return []
     try:
         return _source_of(workspace, files).files_in(rel)
+    except (OSError, UnsafePath):
+        return []
+
+
+def files_ending(workspace: Workspace, suffixes: tuple[str, ...]) -> list[str]:
+    """The repository's files (repo-relative) whose names end with one of ``suffixes`` and that would be
+    read (tracked by Git, at the commit, or not ignored outside Git), sorted."""
+    root = workspace.config.get("root")
+    read_beyond(str(root) if root else None)
+    if not root:
+        return []
+    try:
+        return sorted(_source_of(workspace, workspace.space(__name__, _Files)).files(suffixes))
     except (OSError, UnsafePath):
         return []
 
@@ -221,6 +236,9 @@ class _Tracked:
             self.folders = _folders_of(self.tracked)
         return rel in self.folders
 
+    def files(self, suffixes: tuple[str, ...]) -> list[str]:
+        return [rel for rel in self.tracked if rel.endswith(suffixes)]
+
     def read(self, rel: str, limit: int) -> bytes | None:
         if rel not in self.tracked:
             return None
@@ -245,6 +263,16 @@ class _Folder:
         if not real.is_dir():
             return []
         return sorted(entry.name for entry in real.iterdir() if entry.is_file() and not gitignored(entry, top))
+
+    def files(self, suffixes: tuple[str, ...]) -> list[str]:
+        top = Path(os.path.realpath(self.root))
+        found = []
+        for folder, names, files in os.walk(top):
+            names[:] = [name for name in names if name != ".git"]
+            base = Path(folder)
+            found += [(base / name).relative_to(top).as_posix() for name in files
+                      if name.endswith(suffixes) and not gitignored(base / name, top)]
+        return found
 
     def read(self, rel: str, limit: int) -> bytes | None:
         real = inside_repo(self.root, rel)  # UnsafePath: a link out of the folder or into .git
@@ -275,6 +303,10 @@ class _Commit:
             self._entry(rel)
             self.folders = _folders_of(self.entries or {})
         return rel in self.folders
+
+    def files(self, suffixes: tuple[str, ...]) -> list[str]:
+        self._entry("")
+        return [rel for rel in self.entries or {} if rel.endswith(suffixes)]
 
     def _entry(self, rel: str) -> tuple[str, str] | None:
         if self.entries is None:

@@ -1,4 +1,4 @@
-"""One shell parameter reference's value (``$VAR``, ``${VAR}``, ``${VAR:-word}``, ``${VAR-word}``,
+"""One shell parameter reference's value (``$VAR``, ``${VAR}``, ``${VAR:-word}``, ``${VAR-word}``, ``$1``,
 ``${VAR:=word}``, ``${VAR=word}``) and the quoting of the words the shell lexer (``launch/shell``) reads:
 the value a variable has, or the default word after quote removal, located where it is written."""
 
@@ -8,7 +8,8 @@ import re
 
 from ... import lazy
 
-REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*))")
+# a variable, or a positional parameter (``$1``, ``${10}``, ``${5:-default}``: what a caller passes a script)
+REFERENCE = lazy.Pattern(r"\$(?:\{([A-Za-z_][A-Za-z0-9_]*|[1-9][0-9]*)(?:(:?[-=])([^}]*))?\}|([A-Za-z_][A-Za-z0-9_]*|[1-9]))")
 
 
 class Quoted(str):

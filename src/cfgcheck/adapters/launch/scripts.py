@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
-from ...model import ArgToken, Location, ServedModel, Setting
+from ...model import ArgToken, Download, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
@@ -31,6 +31,7 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, model_presets, named_files
+from .downloads import command_downloads
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
@@ -61,6 +62,7 @@ class Launched:
     env: dict[str, ArgToken] = field(default_factory=dict)
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
     command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
+    downloads: list[Download] = field(default_factory=list)  # what the script downloads before it
 
     @property
     def first(self) -> ArgToken | None:
@@ -99,7 +101,11 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     found = []
     after = 0  # directives between the previous engine start and this one's last line are its own
     limit = served_limit(workspace)
-    for index, launched in enumerate(launches(expand(lex(text, shell=True), env), locate)):
+    words = expand(lex(text, shell=True), env)
+    started = launches(words, locate)
+    if started and _DOWNLOADS.search(text):
+        _downloaded_before(started, words, locate, kind, text)
+    for index, launched in enumerate(started):
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
         last = max(t.location.line for t in launched.tokens + [launched.image] if t is not None)
@@ -112,6 +118,24 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
             routed = model_presets.expand(workspace, loaded.path, model)
             found.extend([model] if routed is None else routed)
     return found
+
+
+# a command that may fetch weights (``launch/downloads.py`` reads them)
+_DOWNLOADS = re.compile(r"\b(?:download|clone|curl|wget|aria2c)\b")
+
+
+def _downloaded_before(started: list[Launched], words: list[tuple[str, int, int]], locate, kind: str, text: str) -> None:
+    """What the script downloads before each engine start (``hf download ORG/NAME --local-dir D``, a
+    clone, a fetched file): a model folder it fills, and the revision it pins. A script that runs on a
+    host in its own folder (no ``cd``) names a relative folder as the engine's ``--model`` does: as written."""
+    commands = [[ArgToken(word, *locate(start, end, word), "shell") for word, start, end in command]
+                for command in segments(words) if _DOWNLOADS.search(" ".join(word for word, _, _ in command[:5]))
+                or command[0][0] == "cd"]
+    in_own_folder = kind in named_files.HOST_KINDS and not named_files.changes_folder(text)
+    found = command_downloads(commands, "" if in_own_folder else None, kind)
+    for launched in started:
+        first = launched.first
+        launched.downloads = [d for d in found if first is not None and d.location.line < first.location.line]
 
 
 def locator(loaded: LoadedFile):
@@ -367,9 +391,10 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
 
 
 # Slurm's GPU requests (sbatch(1), srun(1)): --gres=gpu[:TYPE]:COUNT, --gpus[-per-node|-per-task]=[TYPE:]COUNT,
-# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...).
+# -G [TYPE:]COUNT. A TYPE is the site's GRES name (a100, nvidia_rtx_a6000, ...). A GRES without a count
+# (--gres=gpu, --gres=gpu:a100) is one (Slurm's gres syntax ``name[[:type]:count]``, count 1 by default).
 _SLURM_GPUS = re.compile(r"(?:--gres[= ]gpu(?::(?P<gres>[\w.-]+))?:|--gpus(?:-per-node|-per-task)?[= ](?:(?P<gpus>[\w.-]+):)?"
-                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b")
+                         r"|-G ?(?:(?P<short>[\w.-]+):)?)(?P<count>\d+)\b|--gres[= ]gpu(?::(?P<one>[A-Za-z][\w.-]*))?(?=$|[\s,])")
 
 
 def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | None, str | None]:
@@ -381,7 +406,7 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
             match = _SLURM_GPUS.fullmatch(joined.replace("-G=", "-G "))
             if match is not None:
                 where = token if "=" in token.text else tokens[index + 1]
-                return Setting("gpus", int(match.group("count")), where.location, "srun GPUs", where.comments,
+                return Setting("gpus", int(match.group("count") or 1), where.location, "srun GPUs", where.comments,
                                where.location, where.text, "shell"), _slurm_type(match)
     if "sbatch" not in loaded.shared:  # the script's #SBATCH lines: read once for all its engine starts
         loaded.shared["sbatch"] = _sbatch_gpus(loaded)
@@ -393,15 +418,16 @@ def _sbatch_gpus(loaded: LoadedFile) -> tuple[Setting, str | None] | None:
     for number, line in enumerate(loaded.text.split("\n"), start=1):
         match = _SLURM_GPUS.search(line) if line.startswith("#SBATCH") else None
         if match is not None:
-            column = match.start("count") + 1
-            location = Location(loaded.path, number, column, number, column + len(match.group("count")))
-            return Setting("gpus", int(match.group("count")), location, "#SBATCH GPUs", loaded.comments_for(number),
-                           location, match.group("count"), "shell"), _slurm_type(match)
+            written = match.group("count") or match.group(0)  # the count, else the whole request
+            column = (match.start("count") if match.group("count") else match.start()) + 1
+            location = Location(loaded.path, number, column, number, column + len(written))
+            return Setting("gpus", int(match.group("count") or 1), location, "#SBATCH GPUs", loaded.comments_for(number),
+                           location, written, "shell"), _slurm_type(match)
     return None
 
 
 def _slurm_type(match: re.Match) -> str | None:
-    return match.group("gres") or match.group("gpus") or match.group("short")
+    return match.group("gres") or match.group("gpus") or match.group("short") or match.group("one")
 
 
 def gpu_count(text: str) -> int | str:
@@ -444,6 +470,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
     model.env.update(env_settings(launched))
+    model.downloads.extend(launched.downloads)
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
@@ -461,11 +488,36 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
             config_file.beside(workspace, "", argument.text)
         if found is not None:
             config_file.apply_file(model, *found)
-        elif kind in named_files.HOST_KINDS and launched.image is None and not argument.text.startswith("/") and \
-                named_files.beside_script(loaded.text, argument.text) and \
-                (rel := named_files.repo_path(loaded.path, argument.text)) and \
-                named_files.absent(workspace, named_files.repo_path("", argument.text) or rel):
-            # run on the host (a docker run's path is in its image), from the script's folder: the file is
-            # beside the script, or at the root when the script is run from there
+        elif (rel := _absent_beside(workspace, loaded, launched, kind, argument.text)) is not None:
             config_file.missing(workspace, argument, rel)
+    for template in _file_arguments(model.argv, "--chat-template", _TEMPLATE_SUFFIXES):
+        if (rel := _absent_beside(workspace, loaded, launched, kind, template.text)) is not None:
+            config_file.missing(workspace, template, rel, "chat template", "--chat-template")
     return finish(model)
+
+
+# the file suffixes of a chat template (vLLM's and SGLang's --chat-template also take the template itself, or
+# for SGLang a built-in template's name: a value is a file only when it ends so)
+_TEMPLATE_SUFFIXES = (".jinja", ".jinja2", ".j2", ".json", ".tmpl", ".txt")
+
+
+def _file_arguments(argv: list[ArgToken], flag: str, suffixes: tuple[str, ...]) -> list[ArgToken]:
+    """The values of ``flag`` (``--flag VALUE``, ``--flag=VALUE``) in ``argv`` that name a file by its suffix."""
+    found = []
+    for index, token in enumerate(argv):
+        if token.text == flag and index + 1 < len(argv):
+            found.append(argv[index + 1])
+        elif token.text.startswith(f"{flag}="):
+            found.append(tail(token, len(flag) + 1))
+    return [token for token in found if token.text.endswith(suffixes)]
+
+
+def _absent_beside(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, written: str) -> str | None:
+    """The repository path of a relative file an engine run on the host reads (a docker run's path is in its
+    image), from the script's folder, when the repository holds no such file beside the script nor at the
+    root (the script may be run from there); None when it is there, or not judged (see ``beside_script``)."""
+    if kind not in named_files.HOST_KINDS or launched.image is not None or written.startswith("/") or \
+            not named_files.beside_script(loaded.text, written):
+        return None
+    rel = named_files.repo_path(loaded.path, written)
+    return rel if rel and named_files.absent(workspace, named_files.repo_path("", written) or rel) else None

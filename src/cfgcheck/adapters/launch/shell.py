@@ -314,12 +314,14 @@ _DECLARE = {"export", "readonly", "local", "declare"}
 _NOT_LITERAL = ("$", "`")
 
 
-def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None = None) -> list[tuple[str, int, int]]:
+def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None = None,
+           located: dict[str, tuple[str | None, int | None, int | None]] | None = None) -> list[tuple[str, int, int]]:
     """Shell parameter expansion where the value is literal, as ``sh`` would do it.
 
     Values come from assignments earlier in the script (``TP=2``, ``export TP=2``) and from ``env``
     (the container's environment: a string, or None when it is set but not literal, e.g. from a
-    secret). ``${VAR:-default}`` gives the default when VAR is set nowhere. A reference whose value is
+    secret) and ``located`` (values with their offsets: the positional parameters a caller passes).
+    ``${VAR:-default}`` gives the default when VAR is set nowhere. A reference whose value is
     not literal stays as written: the value is unknown. A word that is exactly one reference is
     relocated to where its value is written (the assignment's value, the default), so that a finding
     or an edit lands there. Inside ``case ... esac`` (an option-parsing loop: ``--model) MODEL="$2"``) an
@@ -328,6 +330,7 @@ def expand(words: list[tuple[str, int, int]], env: dict[str, str | None] | None 
     """
     known: dict[str, tuple[str | None, int | None, int | None]] = {
         name: (value, None, None) for name, value in (env or {}).items()}
+    known.update(located or {})
     out: list[tuple[str, int, int]] = []
     command_start, cases = True, 0
     budget = [MAX_SPLICED_WORDS]
@@ -389,11 +392,11 @@ class Spliced(str):
 
 
 def _assigned(word: tuple[str, int, int], cut: int, known: dict) -> tuple[str, int, int]:
-    """An assignment word expanded; a value that is exactly one reference with a default
-    (``DTYPE=${DTYPE:-"auto"}``) is located where what it gives is written, as such a word is."""
+    """An assignment word expanded; a value that is exactly one reference with a default (``DTYPE=${DTYPE:-"auto"}``)
+    or to a positional parameter (``MODEL=$1``) is located where what it gives is written, as such a word is."""
     text, start, end = word
     reference = None if isinstance(text, Quoted) else REFERENCE.fullmatch(text[cut:])
-    if reference and reference.group(2):
+    if reference and (reference.group(2) or (reference.group(1) or reference.group(4)).isdigit()):
         value = (text[cut:], start + cut, end)
         found = _expanded(value, known)
         if found is not value:
