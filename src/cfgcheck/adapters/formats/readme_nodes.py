@@ -79,12 +79,17 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
+    from .provisioned_hosts import provisioned  # read only when a served model's GPU is stated nowhere nearer
+
     for folder in sorted(folders):
         for name in _SIDECARS:  # nearer to the launch than the folder's README: it wins over it
             rel = posixpath.join(folder, name) if folder else name
             said = sidecar(rel, read_text(workspace, rel))
             if said is not None:
                 found.statements[folder] = said
+        said = provisioned(workspace, folder)  # the host a script beside the launch scripts starts
+        if said is not None:
+            found.statements.setdefault(folder, said)
         for name in _READMES:
             rel = posixpath.join(folder, name) if folder else name
             text = read_text(workspace, rel)
