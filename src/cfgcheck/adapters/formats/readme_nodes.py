@@ -38,6 +38,7 @@ from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
 from ..launch.named_files import files_in, read_text
+from .provisioned_hosts import provisioned
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
@@ -84,8 +85,6 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
-    from .provisioned_hosts import provisioned  # read only when a served model's GPU is stated nowhere nearer
-
     for folder in sorted(folders):
         for name in _SIDECARS:  # nearer to the launch than the folder's README: it wins over it
             rel = posixpath.join(folder, name) if folder else name
