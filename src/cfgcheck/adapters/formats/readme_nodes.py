@@ -38,7 +38,7 @@ from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
 from ..launch.named_files import files_in, read_text
-from .provisioned_hosts import provisioned
+from ..launch.provisioned_hosts import provisioned
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")

@@ -17,7 +17,7 @@ from ...capacity.evidence import one_gpu
 from ...cluster import Statement
 from ...model import Location
 from ..core.contexts import Workspace
-from ..launch.named_files import files_in, read_text
+from .named_files import files_in, read_text
 
 _SCRIPT_ENDINGS = (".sh", ".bash")
 # the command that starts a machine, and the option naming its type, within one (continued) command line
