@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 
 from .context import ModelCheck, RuleContext, RunCheck
 from .lazy import Pattern as LazyPattern
-from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
+from .model import CONTAINER_KIND, SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
@@ -91,7 +91,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
+    "CONTAINER_KIND", "Edit", "Finding", "Fix", "Location", "ModelCheck", "Option", "RuleContext", "RunCheck", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
     "derived", "unresolved", "LazyPattern",
     *_LAZY,
