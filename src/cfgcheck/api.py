@@ -56,7 +56,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
     from .secret_names import secret_name
-    from .placement import Placement, placement
+    from .placement import SELECTORS, Placement, placement
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -82,7 +82,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
     "secret_names": ("secret_name",),
-    "placement": ("Placement", "placement"),
+    "placement": ("SELECTORS", "Placement", "placement"),
 }
 # exported name -> (module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {

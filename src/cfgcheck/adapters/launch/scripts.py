@@ -102,6 +102,7 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     after = 0  # directives between the previous engine start and this one's last line are its own
     limit = served_limit(workspace)
     words = expand(lex(text, shell=True), env)
+    backgrounded = _background_starts(words, locate)
     for index, launched in enumerate(launches(words, locate)):
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
@@ -111,6 +112,8 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
         after = last
+        if model is not None and launched.tokens:
+            model.in_background = (launched.tokens[0].location.line, launched.tokens[0].location.column) in backgrounded
         if model is None and launched.image is not None and not launched.exec_into:
             model = engine_containers.container_model(loaded, launched.image, f"{prefix}/{index}", name)
         if model is not None:  # a llama-server router stands for the models of its preset file
@@ -119,6 +122,23 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     if ".sh" in text:  # an engine image handed to a wrapper script as its argument
         found += engine_containers.wrapped_containers(workspace, loaded, words, locate, _DOCKER_VALUE_OPTIONS)
     return found
+
+
+def _background_starts(words: list[tuple[str, int, int]], locate) -> set[tuple[int, int]]:
+    """(line, column) of the first word of each command that ``&`` sends to the background; the ``&`` of a
+    redirection (``2>&1``, ``&> log``) is part of the command."""
+    starts, first = set(), None
+    for index, (word, start, end) in enumerate(words):
+        redirect = word == "&" and (index > 0 and words[index - 1][0].endswith((">", "<")) or
+                                    index + 1 < len(words) and words[index + 1][0].startswith(">"))
+        if word in OPERATORS and not redirect:
+            if word == "&" and first is not None:
+                location = locate(*first)[0]
+                starts.add((location.line, location.column))
+            first = None
+        elif first is None and not redirect:
+            first = (start, end, word)
+    return starts
 
 
 def locator(loaded: LoadedFile):
