@@ -152,4 +152,4 @@ def test_scripts_of_one_folder_that_start_engines_in_the_background_share_the_fi
     # foreground alternatives and a CUDA_VISIBLE_DEVICES split are not: only the backgrounded pair at 0.5 + 0.5
     assert {(f.location.path, f.location.line) for f in found} == expected
     assert found[0].severity == "warning" and "if they run at once" in found[0].message
-    assert "L40S: spot/start-host.sh:5" in found[0].message and "sum to 1.00" in found[0].message
+    assert "L40S: spot/start-host.sh:1" in found[0].message and "sum to 1.00" in found[0].message
