@@ -296,3 +296,12 @@ def test_terraform_container_resources_of_an_engine_image_are_served_models(tmp_
     assert chat.value("max_model_len") == 8192 and (chat.model.location.line, chat.model.location.column) == (41, 32)
     found = {(f.code, f.location.line) for f in result.findings if f.code in ("CFG110", "CFG302")}
     assert found == {e for e in expected_markers(folder / "main.tf") if e[0] in ("CFG110", "CFG302")}
+
+
+def test_a_terraform_file_kept_as_tf_txt_is_read_as_terraform(tmp_path: Path) -> None:
+    from helpers import FIXTURES
+
+    (tmp_path / "deploy.tf.txt").write_text((FIXTURES / "formats" / "terraform-containers" / "main.tf").read_text())
+    result = lint([tmp_path], Config(tmp_path))
+    assert sorted(m.name for m in result.models) == ["chat", "vllm"]
+    assert {f.code for f in result.findings if f.location.line == 16} == {"CFG110", "CFG302"}

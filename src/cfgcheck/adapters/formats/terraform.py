@@ -38,7 +38,7 @@ from ..core.fleet import commented_gpu, file_notes, fleet, gpu_offer, instance_o
 
 MARKERS = ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size", "machine_type", 'variable "',
            "vllm", "sglang", "tokenspeed", "llama")
-SUFFIXES = (".tf", ".tfvars")
+SUFFIXES = (".tf", ".tfvars", ".tf.txt")  # .tf.txt: a Terraform file kept as text beside the code that uses it
 NAMES = ("variables.tf", "terraform.tfvars")
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 _REFERENCE = re.compile(r"^\$\{(var|local)\.([A-Za-z_][A-Za-z0-9_-]*)\}$")
