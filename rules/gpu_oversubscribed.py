@@ -26,6 +26,10 @@ is not in the configuration. Engines that request a GPU resource the device plug
 (`sharing.timeSlicing.resources[].replicas` in its configuration anywhere in the repository) get
 shares of a GPU whose memory is not divided: when the two largest fractions among them sum above the
 limit, a warning for engines pinned to one node, a note otherwise (they may land on different GPUs).
+Scripts of one folder that each start an engine in the background on the machine itself (no container, no
+`CUDA_VISIBLE_DEVICES`), where the machine's GPU is stated (a script that starts the host, a README), start
+on its first GPU: fractions that reach 1.0 (or pass `max-total-fraction`) fail, since each engine's CUDA
+context is outside its fraction; a warning, as the scripts may not be run together.
 
 ## Why it matters
 vLLM reserves `gpu_memory_utilization x total memory` on each of its GPUs at start-up and refuses to
@@ -91,7 +95,10 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 
 from __future__ import annotations
 
-from cfgcheck.api import Fact, Finding, MEMORY_FRACTION, Option, Placement, RuleContext, ServedModel, placement
+import posixpath
+
+from cfgcheck.api import (Fact, Finding, MEMORY_FRACTION, Option, Placement, RuleContext, SELECTORS, ServedModel,
+                          placement, resolve_gpu)
 
 from ._ceilings import from_comments
 from ._pod_rules import runs_on_cpu, serves
@@ -128,6 +135,13 @@ def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
             yield from _beside_unscheduled(model, placed, on_device, ctx)
         if on_gpu[id(model)] and model.pod is not None and model.pod.shared_gpus is not None:
             yield from _time_sliced(model, sliced[model.pod.shared_gpus[1], model.pod.node], ctx)
+    beside: dict[str, list[ServedModel]] = {}  # engines scripts start in the background on their machine, by folder
+    for other in ctx.models:
+        if on_gpu[id(other)] and _in_background_on_host(other):
+            beside.setdefault(posixpath.dirname(other.path), []).append(other)
+    for model in models:
+        if on_gpu[id(model)] and _in_background_on_host(model):
+            yield from _scripts_beside(model, beside[posixpath.dirname(model.path)], ctx)
 
 
 def _together(model: ServedModel, engines: list[ServedModel]) -> list[ServedModel]:
@@ -228,6 +242,42 @@ def _time_sliced(model: ServedModel, sharing: list[ServedModel], ctx: RuleContex
                     f"{limit:g}, or request whole GPUs (a resource that is not time-sliced)",
         setting="gpu_memory_utilization", related=(where, beside.location),
         severity="warning" if node else "note", model=model.name, model_identity=model.identity)
+
+
+def _in_background_on_host(model: ServedModel) -> bool:
+    """An engine a script starts on its machine in the background (no container, no machine named, no
+    ``CUDA_VISIBLE_DEVICES``): it takes the first GPUs, and the script goes on."""
+    return model.kind == "shell script" and model.in_background and model.pod is None and model.host is None \
+        and model.image is None and not any(name in model.env for name in SELECTORS)
+
+
+def _scripts_beside(model: ServedModel, engines: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
+    """Scripts of one folder that each start an engine in the background on a machine whose GPU is stated: run
+    on that machine, they start on its first GPU. The sum may not reach 1.0: each engine's CUDA context is outside
+    its fraction (vLLM's budget is measured from the snapshot its worker takes once the context exists), so the
+    second start finds less free than it asks."""
+    scripts = list(dict.fromkeys(other.path for other in engines))
+    if len(scripts) < 2 or model.path == scripts[0] or resolve_gpu(model, ctx.config)[0] is None:
+        return  # reported once, on the engines of each script after the first
+    sharing = [next(other for other in engines if other.path == path) for path in scripts]
+    sharing[scripts.index(model.path)] = model
+    fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]
+    total = _sum(fractions, bounds=False)
+    limit = float(ctx.options["max-total-fraction"])
+    if total < min(limit, 1.0) or total <= limit < 1.0:
+        return
+    gpu, origin = resolve_gpu(model, ctx.config)
+    own = next(fact for other, fact in fractions if other is model)
+    yield Finding(
+        f"{len(scripts)} scripts of {posixpath.dirname(model.path) or 'the top folder'} start engines in the background "
+        f"on the machine's first GPU ({gpu.name}: {origin}) with memory fractions that sum to {total:.2f} "
+        f"({', '.join(_part(other, fact) for other, fact in fractions)}): if they run at once, the last to start "
+        "fails (each engine's CUDA context is outside its fraction); assumed: the scripts run on one machine together",
+        own.location or model.location,
+        remediation="give each script its own GPU (CUDA_VISIBLE_DEVICES), or lower the fractions so that they and "
+                    "the CUDA contexts fit on one GPU",
+        setting="gpu_memory_utilization", related=tuple(other.location for other in sharing if other is not model),
+        severity="warning", model=model.name, model_identity=model.identity)
 
 
 def _sum(fractions: list[tuple[ServedModel, Fact]], bounds: bool = True) -> float:

@@ -73,7 +73,7 @@ OPTIONS: dict = {}
 _MODEL_OPTION = {"vllm": "--model", "sglang": "--model-path"}
 # resources and formats whose engine command is the user's, read whole (an operator adds the model)
 _WHOLE_COMMAND = {"Deployment", "StatefulSet", "DaemonSet", "ReplicaSet", "Job", "CronJob", "Pod",
-                  "docker-compose", "shell script"}
+                  "docker-compose", "shell script", "Terraform container"}
 _UNRESOLVED = ("$", "{{", "`", "%(")  # a word the shell, the kubelet, a template or supervisord still expands
 
 

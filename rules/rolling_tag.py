@@ -9,7 +9,9 @@ build (a compose `build:`, a bare `team-vllm:dev` or a `localhost` registry) has
 roll: neither is flagged; their engine version is assumed or unknown, and version-dependent findings
 say so. A local build tagged `latest` (or untagged, docker's `latest`) is flagged as such: it names
 whatever was built last. A compose service that builds its image is checked at its Dockerfile's final
-`FROM` (`FROM vllm/vllm-openai:latest`).
+`FROM` (`FROM vllm/vllm-openai:latest`). A container of an engine image that a script runs with another
+entrypoint (`docker run --entrypoint /bin/bash ... vllm/vllm-openai` kept up for `docker exec`, a Ray node, also
+through a wrapper script that takes the image as an argument) is checked too: the engine started in it runs that image.
 
 ## Why it matters
 The engine version decides which flags exist, their defaults and the KV-pool arithmetic. A rolling
@@ -50,13 +52,18 @@ spec:
 None.
 """
 
-from cfgcheck.api import DISPLAY, Finding, known_image, parse_image, versions
+from cfgcheck.api import CONTAINER_KIND, DISPLAY, Finding, known_image, parse_image, versions
 
 CODE, NAME, SEVERITY = "CFG302", "rolling-tag", "warning"
 OPTIONS: dict = {}
+# the container of an engine image that a script runs with another entrypoint (a shell kept up for `docker exec`, a
+# Ray node) is a runtime template of kind "container": its image is the engine's; other templates are not checked
+TEMPLATES = True
 
 
 def check(model, ctx):
+    if model.template and model.kind != CONTAINER_KIND:
+        return
     for image in [model.image, *model.worker_images, model.base_image]:
         if image is None or not isinstance(image.value, str) or image.origin == "build":
             continue

@@ -120,6 +120,10 @@ OBSERVED_GPUS = (
     ('RTX-4080', 'nvidia', '8.9', 16, 15.7,
      ('rtx 4080', 'geforce rtx 4080'),
      None, 'approximate'),
+    ('RTX-4000-Ada', 'nvidia', '8.9', 20, 19.62,
+     ('rtx 4000 ada', 'rtx 4000 ada generation', 'rtx 4000 sff ada', 'rtx 4000 sff ada generation', 'rtx 4000 sff'),
+     None, 'NVIDIA RTX 4000 (SFF) Ada Generation 20 GB GDDR6 (https://www.nvidia.com/en-us/design-visualization/'
+           'rtx-4000-sff/); reported value approximate, as RTX-4080 (16 GB: 15.7) for 20 GB'),
     ('RTX-4060-Ti-16GB', 'nvidia', '8.9', 16, 15.7,
      ('rtx 4060 ti 16gb', '4060 ti 16gb'),
      None, 'approximate'),

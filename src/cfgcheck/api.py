@@ -29,7 +29,7 @@ import importlib
 
 from .context import RuleContext
 from .lazy import Pattern as LazyPattern
-from .model import SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
+from .model import CONTAINER_KIND, SEVERITIES, Edit, Finding, Fix, Location, ServedModel, Setting, derived, unresolved
 from .registry import Option, configured
 from .settings import as_int, flag, float_value, human_int, int_value, scaled_pods, truthy
 
@@ -58,7 +58,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
                                     float16_refused_everywhere, needs_more_everywhere, quantization_requirement)
     from .engines.versions import DISPLAY, known_versions, version_key, version_ranges, versions
     from .secret_names import secret_name
-    from .placement import Placement, placement
+    from .placement import SELECTORS, Placement, placement
 
 # module -> the names it gives (``name`` or ``exported=name`` for a name the api renames)
 _MODULES: dict[str, tuple[str, ...]] = {
@@ -85,7 +85,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
                           "float16_refused_everywhere", "needs_more_everywhere", "quantization_requirement"),
     "engines.versions": ("DISPLAY", "known_versions", "version_key", "version_ranges", "versions"),
     "secret_names": ("secret_name",),
-    "placement": ("Placement", "placement"),
+    "placement": ("SELECTORS", "Placement", "placement"),
 }
 # exported name -> (module, its name there)
 _LAZY: dict[str, tuple[str, str]] = {
@@ -94,7 +94,7 @@ _LAZY: dict[str, tuple[str, str]] = {
 }
 
 __all__ = [
-    "Edit", "Finding", "Fix", "Location", "Option", "RuleContext", "SEVERITIES", "configured",
+    "CONTAINER_KIND", "Edit", "Finding", "Fix", "Location", "Option", "RuleContext", "SEVERITIES", "configured",
     "ServedModel", "Setting", "as_int", "flag", "float_value", "human_int", "int_value", "scaled_pods", "truthy",
     "derived", "unresolved", "LazyPattern",
     *_LAZY,

@@ -145,4 +145,7 @@ def __getattr__(name: str) -> Any:
 
 
 SEVERITIES = ("error", "warning", "note")
+# ServedModel.kind of a container of an engine image that starts no engine (a shell kept up for ``docker exec``, a Ray
+# node): a runtime template that only the rules that check an image look at (adapters/launch/engine_containers.py)
+CONTAINER_KIND = "container"
 SEVERITY_RANK = {"note": 1, "warning": 2, "error": 3}

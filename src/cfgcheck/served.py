@@ -303,7 +303,8 @@ class ServedModel(Record):
                  "cluster", "definition_comments", "replicas", "strategy", "env", "directives", "annotations", "inert",
                  "operator_defaults", "conventions", "setting_keys", "comments", "identity", "pod", "worker_pods",
                  "host", "referenced_at", "disaggregation", "template", "downloads", "worker_images", "model_named",
-                 "model_folder", "cache", "launched_by", "launch_comments", "base_image", "engine_source", "model_unset")
+                 "model_folder", "cache", "launched_by", "launch_comments", "base_image", "engine_source", "model_unset",
+                 "in_background")
 
     def __init__(self, name: str, kind: str, path: str, document: int, location: Location, engine: str = "unknown",
                  engine_version: str | None = None, engine_version_confidence: str | None = None,
@@ -328,7 +329,7 @@ class ServedModel(Record):
                  model_named: Setting | None = None, model_folder: RepositoryModel | None = None,
                  cache: dict | None = None, launched_by: str | None = None, launch_comments: tuple[str, ...] = (),
                  base_image: Setting | None = None, engine_source: EngineSource | None = None,
-                 model_unset: Setting | None = None) -> None:
+                 model_unset: Setting | None = None, in_background: bool = False) -> None:
         self._what_runs(name, kind, path, document, location, identity, template, engine, engine_version,
                         engine_version_confidence, engine_version_why, engine_variant, image, model, model_revision,
                         launched_by, base_image, model_named, model_folder)
@@ -342,6 +343,9 @@ class ServedModel(Record):
         self._around(replicas, strategy, pod, worker_pods, host, disaggregation, downloads, worker_images, cache)
         # the engine's own server-arguments source, where the repository holds it (a fork of the engine)
         self.engine_source = engine_source
+        # a script starts it in the background (``vllm serve ... &``) and goes on: what it or a script beside it
+        # starts next runs on the same machine at the same time
+        self.in_background = in_background
 
     def _what_runs(self, name: str, kind: str, path: str, document: int, location: Location, identity: str,
                    template: bool, engine: str, engine_version: str | None, engine_version_confidence: str | None,

@@ -279,3 +279,29 @@ def test_llama_swap_config_file_of_its_own_and_a_docker_run_command():
     assert models["gemma"].value("max_model_len") == 8192 and at(models["gemma"].model) == (6, 22)
     nomic = models["nomic"]
     assert nomic.image.value == "ghcr.io/ggml-org/llama.cpp:server-cuda-b6123" and nomic.engine == "llama.cpp"
+
+
+def test_terraform_container_resources_of_an_engine_image_are_served_models(tmp_path: Path) -> None:
+    import shutil
+
+    from helpers import FIXTURES, expected_markers
+
+    folder = FIXTURES / "formats" / "terraform-containers"
+    shutil.copytree(folder, tmp_path / "repo")
+    result = lint([tmp_path / "repo"], Config(tmp_path / "repo"))
+    # the template's container and the Kubernetes container; the deployment refers to the template's image
+    # and nginx is no engine
+    assert sorted((m.name, m.model_id()) for m in result.models) == [("chat", "Qwen/Qwen2.5-7B-Instruct"), ("vllm", None)]
+    chat = next(m for m in result.models if m.name == "chat")
+    assert chat.value("max_model_len") == 8192 and (chat.model.location.line, chat.model.location.column) == (41, 32)
+    found = {(f.code, f.location.line) for f in result.findings if f.code in ("CFG110", "CFG302")}
+    assert found == {e for e in expected_markers(folder / "main.tf") if e[0] in ("CFG110", "CFG302")}
+
+
+def test_a_terraform_file_kept_as_tf_txt_is_read_as_terraform(tmp_path: Path) -> None:
+    from helpers import FIXTURES
+
+    (tmp_path / "deploy.tf.txt").write_text((FIXTURES / "formats" / "terraform-containers" / "main.tf").read_text())
+    result = lint([tmp_path], Config(tmp_path))
+    assert sorted(m.name for m in result.models) == ["chat", "vllm"]
+    assert {f.code for f in result.findings if f.location.line == 16} == {"CFG110", "CFG302"}

@@ -281,3 +281,20 @@ def test_placeholder_recognition(text: str, expected: bool) -> None:
     from cfgcheck.engines.images import placeholder
 
     assert placeholder(text) is expected
+
+
+# ---------------------------------------------------------------- engine images run with another entrypoint
+
+def test_engine_image_containers_with_another_entrypoint_are_checked_for_their_tag(tmp_path: Path) -> None:
+    from helpers import expected_markers
+
+    folder = FIXTURES / "formats" / "engine-image-containers"
+    shutil.copytree(folder, tmp_path / "repo")
+    result = lint([tmp_path / "repo"], Config(tmp_path / "repo"))
+    expected = {(path.relative_to(folder).as_posix(), code, line) for path in folder.rglob("*.sh")
+                for code, line in expected_markers(path)}
+    found = {(f.location.path, f.code, f.location.line) for f in result.findings if f.code == "CFG302"}
+    assert found == {e for e in expected if e[1] == "CFG302"}
+    # the containers serve nothing of their own: the one served model is the engine docker exec starts in "node"
+    served = [m for m in result.models if not m.template]
+    assert [(m.name, m.image.value, m.value("tensor_parallel_size")) for m in served] == [("start-node#2", "vllm/vllm-openai", 2)]

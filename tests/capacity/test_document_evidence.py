@@ -52,3 +52,25 @@ def test_a_fleet_whose_document_readers_never_ran_is_still_stored() -> None:
     fleet = Fleet()
     fleet.unmentioned.append(lambda found: None)  # no served model needed the repository's documents
     assert pickle.loads(pickle.dumps(fleet)).unmentioned == []  # the whole-run cache keeps the result
+
+
+def test_the_instance_a_paas_readme_deploys_to_rests_cfg202_on_an_assumed_gpu(tmp_path: Path) -> None:
+    import shutil
+    import subprocess
+
+    from helpers import lint_paths
+
+    repo = tmp_path / "repo"
+    shutil.copytree(Path(__file__).parents[1] / "fixtures" / "fleet" / "pass-paas-readme-instance", repo)
+    (repo / "expect.json").unlink()
+    subprocess.run(["git", "init", "-q"], cwd=repo, check=True)
+    subprocess.run(["git", "add", "-A"], cwd=repo, check=True)
+    found = [f for f in lint_paths(repo).findings if f.code == "CFG202"]
+    # 0.9 x 19.6 GiB less 15 GiB of BF16 weights leaves ~18k tokens for the default 131,072-token context
+    assert [f.severity for f in found] == ["warning"]  # an assumed GPU is never an error
+    assert "131,072" in found[0].message and "assumed: the GPU (README.md:3" in found[0].message
+    # only the README's step names it: the link is not needed
+    readme = (repo / "README.md").read_text()
+    step = one(tmp_path / "step", {"README.md": readme.replace("&instance_type=gpu-nvidia-rtx-4000-sff-ada", ""),
+                                   "serve-qwen.sh": SCRIPT})
+    assert (step["gpu"], step["gpu_source"]) == ("RTX-4000-Ada", "assumed") and "README.md:8" in step["gpu_origin"]

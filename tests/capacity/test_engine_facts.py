@@ -203,3 +203,29 @@ def test_rocm_samples_on_the_native_path():
     assert abs(est.pool_bytes / (109.86 * cap.GiB) - 1) < 0.03
     on_h100 = cap.estimate(served("google/gemma-3-27b-it", version="0.11.0", gpu="H100-80GB", max_model_len=4096))
     assert "(PyTorch sort path)" not in " ".join(on_h100.reasons)
+
+
+def test_more_than_two_cards_without_nvlink_run_no_custom_all_reduce():
+    rtx3060, l40s, a100, h100 = (gpu_by_name(n) for n in ("RTX-3060", "L40S", "A100-80GB", "H100-80GB"))
+    said: list[str] = []
+    assert facts.vllm_non_torch_bytes("0.14.0", 8, rtx3060, said) == facts.VLLM_NON_TORCH_V1
+    assert "custom all-reduce off" in said[0]
+    assert facts.vllm_non_torch_bytes("0.14.0", 4, l40s) == facts.VLLM_NON_TORCH_V1
+    assert facts.vllm_non_torch_bytes("0.14.0", 2, l40s) == facts.VLLM_NON_TORCH_TP  # two cards may run it
+    assert facts.vllm_non_torch_bytes("0.14.0", 4, l40s, tensor_parallel=2) == facts.VLLM_NON_TORCH_TP  # TP 2 x PP 2
+    for nvlinked in (a100, h100):  # data-center parts may sit on NVLink
+        assert facts.vllm_non_torch_bytes("0.14.0", 8, nvlinked) == facts.VLLM_NON_TORCH_TP
+
+
+def test_gptq_int8_72b_at_tp8_on_12gb_cards_fits_4096_tokens(tmp_path):
+    # the command ran at 4096 tokens on eight RTX 3060 12 GB cards; its 32 sequences of 4096 tokens do not fit
+    script = ("#!/bin/bash\n# GPU: 8x RTX 3060 12GB\nexport NCCL_P2P_DISABLE=1\n"
+              "python3 -m vllm.entrypoints.openai.api_server --model Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8 "
+              "--tensor-parallel-size 8 --gpu-memory-utilization 0.85 --max-model-len 4096 --max-num-seqs 32\n")
+    est = cap.estimate(served("Qwen/Qwen2.5-72B-Instruct-GPTQ-Int8", gpu="RTX-3060", tensor_parallel_size=8,
+                              gpu_memory_utilization=0.85, max_model_len=4096, max_num_seqs=32))
+    assert 4096 < est.kv_pool_tokens < 32 * 4096
+    # 8-bit GPTQ keeps an fp16 scale and an 8-bit zero per group of 128, embeddings and LM head 16-bit: ~9.7 GB a GPU
+    assert 8.9 * cap.GiB < est.weight_bytes_per_gpu < 9.1 * cap.GiB
+    found = {f.code: f for f in lint_text(tmp_path, script, "serve.sh").findings}
+    assert "CFG202" not in found and "CFG203" in found

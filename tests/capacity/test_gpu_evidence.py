@@ -308,3 +308,22 @@ spec:
     assert named["gpu_origin"].endswith("names 'l4', which has the 8 GiB stated as the least memory")
     smaller = one(tmp_path / "smaller", {"qwen.yaml": pair("32Gi", "was a T4")})  # a T4 has less: not this card
     assert (smaller["gpu"], smaller["gpu_source"], smaller["gpu_origin"]) == ("32GiB", "exact", "stated memory")
+
+
+def test_a_switched_off_parameter_under_a_list_of_examples_states_no_gpu(tmp_path: Path) -> None:
+    app = '''from ray import serve
+from ray.serve.llm import LLMConfig, build_openai_app
+
+qwen = LLMConfig(
+    model_loading_config=dict(model_id="qwen", model_source="Qwen/Qwen2.5-7B-Instruct"),
+    # Pass the desired accelerator type (e.g. A10G, L4, etc.)
+    # accelerator_type="A10G",
+    engine_kwargs=dict(max_model_len=8192),
+)
+serve.run(build_openai_app({"llm_configs": [qwen]}))
+'''
+    row = one(tmp_path / "repo", {"serve_app.py": app})
+    assert row["gpu"] is None and row["gpu_source"] is None, row["gpu_origin"]
+    stated = app.replace('    # accelerator_type="A10G",\n', "    # runs on one L4\n")
+    row = one(tmp_path / "stated", {"serve_app.py": stated})  # a sentence beside it still states the GPU
+    assert (row["gpu"], row["gpu_source"]) == ("L4", "assumed")

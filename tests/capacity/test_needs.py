@@ -163,5 +163,5 @@ def test_the_size_it_fits_from_is_exact_when_cards_of_one_nominal_size_differ(tm
     _, model = served(tmp_path, deployment("meta-llama/Llama-3.2-3B-Instruct", length=131072,
                                            args=', "--gpu-memory-utilization", "0.9"'))
     text = memory_needs(model, {}).summary()
-    assert "fits on NVIDIA GPUs of 23.6 GiB (RTX-3090) and larger; not on V100-16GB 16 GB" in text
+    assert "fits on NVIDIA GPUs of 23.6 GiB (RTX-3090) and larger; not on RTX-4000-Ada 20 GB, V100-16GB 16 GB" in text
     assert "borderline (within the estimate's 10%): L4 24 GB, A10 24 GB, A10G 24 GB" in text

@@ -134,3 +134,22 @@ def test_built_engines_with_mounted_scripts_share_device_0_through_count_all() -
     # the bound is that of the SGLang the built image runs (the newest release's when its version is not known)
     assert re.search(r"embed at least 0\.\d+ \(SGLang's default on any catalogued GPU\)", finding.message)
     assert finding.severity == "warning"
+
+
+def test_scripts_of_one_folder_that_start_engines_in_the_background_share_the_first_gpu(tmp_path: Path) -> None:
+    import shutil
+
+    from helpers import expected_markers, git
+
+    folder = FIXTURES / "formats" / "background-scripts"
+    repo = tmp_path / "repo"
+    shutil.copytree(folder, repo)
+    git(repo, "init", "-q")
+    git(repo, "add", "-A")
+    found = [f for f in lint([repo], load_config(repo)).findings if f.code == "CFG209"]
+    expected = {(path.relative_to(folder).as_posix(), line) for path in folder.rglob("*.sh")
+                for code, line in expected_markers(path) if code == "CFG209"}
+    # foreground alternatives and a CUDA_VISIBLE_DEVICES split are not: only the backgrounded pair at 0.5 + 0.5
+    assert {(f.location.path, f.location.line) for f in found} == expected
+    assert found[0].severity == "warning" and "if they run at once" in found[0].message
+    assert "L40S: spot/start-host.sh:1" in found[0].message and "sum to 1.00" in found[0].message

@@ -217,7 +217,9 @@ _QUANT_BITS = [
     # scales); Qwen3-30B-A3B's AWQ checkpoint loads as 15.61 GiB in vLLM 0.10.0 (tests/data/startup_logs.json)
     (re.compile(r"(awq|gptq(?!-?int8))"), 4 + 20 / 128),
     (re.compile(r"(int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
-    (re.compile(r"(fp8|int8|w8a8|w8a16|8bit|gptq-?int8)"), 8.0),
+    # 8-bit GPTQ keeps the same per-group fp16 scale and a packed 8-bit zero point: 8 + 24 / 128 bits
+    (re.compile(r"(gptq-?int8)"), 8 + 24 / 128),
+    (re.compile(r"(fp8|int8|w8a8|w8a16|8bit)"), 8.0),
 ]
 _QUANT_TOKEN = re.compile(
     r"[-_.](awq|gptq|int4|int8|fp8|nvfp4|mxfp4|fp4|w4a16|w8a8|w8a16|w4a4|bnb|4bit|8bit|quantized|marlin|"

@@ -541,7 +541,7 @@ def _vllm_pool(model: Any, run: _Run, est: CapacityEstimate) -> None:
         missing = ", ".join(run.arch.missing_size_facts()) or "layer shapes"
         est.reasons.append(f"activation peak of the profile run unknown: {run.arch.name} has no {missing}: pool unknown")
         return
-    non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp, run.gpu, est.reasons)
+    non_torch = served.vllm_non_torch_bytes(run.version, run.tp * run.pp, run.gpu, est.reasons, run.tp)
     rope = served.vllm_rope_cache_bytes(run.arch, act_bytes)
     enforce_eager = truthy(model.value("enforce_eager")) or any(t.text == "--enforce-eager" for t in getattr(model, "argv", []) or [])
     profiles_graphs = (v is None or v >= defaults.VLLM_CUDAGRAPH_PROFILE_SINCE) and not enforce_eager

@@ -13,6 +13,7 @@ Nothing here reads a file: the adapters recorded the comments (``ServedModel.pla
 from __future__ import annotations
 
 import posixpath
+import re
 
 from ..cluster import HostNote, Statement
 from .fleet import layout_key, pinned_host
@@ -56,6 +57,13 @@ def only_mapped_gpu(model: Any, config: dict) -> Evidence | None:
     return None
 
 
+# a comment that is one switched-off parameter (``# accelerator_type="A10G",``, ``# --gpu-type a10g``): a setting
+# someone did not choose, often under a list of its options, not a statement of the GPU it runs on; a plain word
+# before a colon (``# GPU: 2x L40S``) is a statement
+_DISABLED_PARAMETER = re.compile(r"""^[#\s]*(?:-\s+)?["']?(?:--?[A-Za-z][\w.-]*["']?(?:\s*=\s*|\s+)"""
+                                 r"""|[A-Za-z][\w-]*[_./][\w./-]*["']?\s*[:=]\s*)["']?[^\s"',]+["']?\s*,?\s*$""")
+
+
 def one_gpu(texts: Iterable[tuple[str, str]]) -> tuple[Gpu, str, str] | str | None:
     """What ``texts`` (``(where, text)``: comments) say together: ``(gpu, words, where)`` when they name
     one GPU and nothing else that looks like one; a sentence when they name several or one cfgcheck does
@@ -63,6 +71,8 @@ def one_gpu(texts: Iterable[tuple[str, str]]) -> tuple[Gpu, str, str] | str | No
     named: dict[str, tuple[Gpu, str, str]] = {}
     unknown: dict[str, str] = {}
     for where, text in texts:
+        if _DISABLED_PARAMETER.match(text):
+            continue
         for gpu, words in gpus_in_text(text):
             named.setdefault(gpu.name, (gpu, words, where))
         for words in unknown_gpus_in_text(text):

@@ -63,6 +63,13 @@ VLLM_NON_TORCH_TP = int(0.55 * GiB)
 VLLM_NON_TORCH_TP_NVLS = int(2.3 * GiB)
 VLLM_NON_TORCH_TP_PCIE = int(0.30 * GiB)
 NVLS_CAPABILITY = (9, 10)  # major compute capabilities of the NVSwitch parts: Hopper and data-center Blackwell
+# The 0.55 GiB from 0.11 is what the fast all-reduce paths of an NVLink system hold. vLLM turns its custom
+# all-reduce off for more than two GPUs that are not fully NVLink-connected ("Custom allreduce is disabled because
+# it's not supported on more than two PCIe-only GPUs", vllm/distributed/device_communicators/custom_all_reduce.py,
+# ``world_size > 2 and not fully_connected``) and its symmetric-memory all-reduce needs Hopper or later, so a TP group
+# of three or more cards with no NVLink (Turing, GA10x, Ada and consumer Blackwell parts: two-card bridges at most)
+# keeps a single GPU's non-torch term. Data-center parts (V100, A100, H100, B200) may sit on NVLink: kept.
+PCIE_ONLY_CAPABILITY = ("7.5", "8.6", "8.9", "12.0", "12.1")
 # SGLang sizes its pool from the memory free once the distributed environment is up: init_torch_distributed returns
 # the free memory after it as total_gpu_memory, and profile_max_num_token keeps ``available - total_gpu_memory x
 # (1 - mem_fraction_static)`` (sglang/srt/model_executor/model_runner.py, 0.4.x-0.5.x), so what the communicators take
@@ -149,12 +156,19 @@ def mlp_activation_elements(arch: Architecture, hidden: int, tp: int, dense_fact
     return dense_factor * arch.intermediate_size / max(1, tp)
 
 
-def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None, reasons: list[str] | None = None) -> int:
-    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel) of ``gpu``;
-    ``reasons`` hears what is assumed about the interconnect."""
+def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None, reasons: list[str] | None = None,
+                         tensor_parallel: int | None = None) -> int:
+    """The non-torch memory vLLM ``version`` deducts on each of ``ranks`` GPUs (tensor x pipeline parallel) of ``gpu``,
+    ``tensor_parallel`` of them in the all-reduce group (all by default); ``reasons`` hears what is assumed about the
+    interconnect."""
     v = defaults.parse_version(version)
     if ranks > 1:
         if v is None or v >= VLLM_NCCL_BEFORE_SNAPSHOT_SINCE:
+            if (tensor_parallel or ranks) > 2 and pcie_only(gpu):
+                if reasons is not None:
+                    reasons.append(f"custom all-reduce off: vLLM does not run it on more than two {gpu.name} "
+                                   "(no NVLink); non-torch memory as on one GPU")
+                return VLLM_NON_TORCH_V1
             return VLLM_NON_TORCH_TP
         if not nvls_capable(gpu):
             return VLLM_NON_TORCH_TP_PCIE
@@ -163,6 +177,11 @@ def vllm_non_torch_bytes(version: str | None, ranks: int, gpu: Any = None, reaso
                            "system assumed (a PCIe pair holds less)")
         return VLLM_NON_TORCH_TP_NVLS
     return VLLM_NON_TORCH_V1 if v is None or v >= VLLM_NON_TORCH_V1_SINCE else VLLM_NON_TORCH_V0
+
+
+def pcie_only(gpu: Any) -> bool:
+    """An NVIDIA GPU no system joins to more than one other over NVLink (``PCIE_ONLY_CAPABILITY``)."""
+    return getattr(gpu, "vendor", None) == "nvidia" and str(getattr(gpu, "compute_capability", "")) in PCIE_ONLY_CAPABILITY
 
 
 def nvls_capable(gpu: Any) -> bool:

@@ -78,7 +78,7 @@ BUILT_IN = (
                              "habana.ai/gaudi")),
     LazyAdapter("formats.readme_nodes", (), hooks=("served_models", "index")),
     LazyAdapter("formats.terraform", ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size",
-                                      "machine_type", 'variable "'), suffixes=(".tf", ".tfvars"),
+                                      "machine_type", 'variable "') + YAML_WORDS, suffixes=(".tf", ".tfvars", ".tf.txt"),
                 hooks=FILE_HOOKS),
     # its index only appends the file's Services to a list the rules read once every file is in it
     LazyAdapter("formats.workloads", YAML_WORDS, hooks=("served_models", "index"), index_words=("service",)),

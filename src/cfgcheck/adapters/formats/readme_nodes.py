@@ -38,6 +38,7 @@ from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
 from ..launch.named_files import files_in, read_text
+from ..launch.provisioned_hosts import provisioned
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
@@ -48,7 +49,9 @@ _SAYS = lazy.Pattern(r"(?i)\b(?:tested|verified|validated|benchmarked|measured|d
                    r"\s+(?:\w+\s+){0,2}?(?:on|with|using)\b|\b(?:requires?|required|needs?|minimum|recommended)\b"
                    r"|\b(?:powered by|equipped with|built (?:on|around)|uses|using)\b|\bSoC\b"
                    # what a project was made for (``Designed for the RTX 5060 Ti 16GB``), a tested list (``tested: RTX 4080``)
-                   r"|\b(?:designed|built|made|optimi[sz]ed|tuned|sized) for\b|\b(?:tested|verified|validated)\s*:")
+                   r"|\b(?:designed|built|made|optimi[sz]ed|tuned|sized) for\b|\b(?:tested|verified|validated)\s*:"
+                   # a deploy step that picks the machine (``In the Instance section, choose RTX-4000-SFF-ADA``)
+                   r"|\b(?:choose|select|pick)\b[^.\n]*\binstance\b|\binstance\b[^.\n]*\b(?:choose|select|pick)\b")
 _HARDWARE_HEADING = lazy.Pattern(r"(?i)\b(?:hardware|requirements?|prerequisites|tested|gpus?|accelerators?|specs?)\b")
 # A line labelled as the hardware (``- GPU: RTX 4090``, ``**Hardware:** 2x 3090``, a table row
 # ``| GPU | NVIDIA Tesla T4 (16GB) |``)
@@ -58,6 +61,9 @@ _HARDWARE_LABEL = lazy.Pattern(r"(?i)^[\s>*+|-]*(?:\*\*|__)?(?:gpus?|graphics(?:
 _SIDECARS = ("hardware.json",)
 _SIDECAR_KEYS = ("gpu", "gpu_name", "gpu_model", "gpu_type", "gpu_product", "accelerator", "accelerator_type", "device_name")
 _HEADING = lazy.Pattern(r"^\s{0,3}#{1,6}\s")
+# the instance a PaaS deploy button's link asks for (``app.koyeb.com/deploy?...&instance_type=gpu-nvidia-l4``): links
+# are otherwise not read, their paths name pages
+_INSTANCE_QUERY = lazy.Pattern(r"[?&](?:instance_type|instance-type|instanceType)=([A-Za-z0-9][\w.-]*)")
 # A threshold names a generation, not the card (``FP8 requires an H100 or newer``, ``Ampere+``)
 _THRESHOLD = lazy.Pattern(r"(?i)\bor (?:newer|later|better|above|higher)\b|\band (?:newer|later|above)\b|[a-z]\+(?!\w)")
 
@@ -85,6 +91,9 @@ def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
             said = sidecar(rel, read_text(workspace, rel))
             if said is not None:
                 found.statements[folder] = said
+        said = provisioned(workspace, folder)  # the host a script beside the launch scripts starts
+        if said is not None:
+            found.statements.setdefault(folder, said)
         for name in _READMES:
             rel = posixpath.join(folder, name) if folder else name
             text = read_text(workspace, rel)
@@ -168,8 +177,9 @@ def _said(path: str, lines: dict[str, str]) -> Statement | None:
 
 def hardware_lines(path: str, text: str) -> dict[str, str]:
     """(``path:line`` -> line) of a document's lines that say what it runs on: a line that says tested on /
-    runs on / requires / designed for, a line labelled as the hardware, or any line under a hardware
-    heading; not in a code block, nor one that names a threshold."""
+    runs on / requires / designed for / choose the instance, a line labelled as the hardware, or any line under a
+    hardware heading; not in a code block, nor one that names a threshold; and the instance type a deploy link asks
+    for."""
     lines, hardware, fenced = {}, False, False
     for number, line in enumerate(text.split("\n"), start=1):
         if line.lstrip().startswith(("```", "~~~")):
@@ -182,6 +192,8 @@ def hardware_lines(path: str, text: str) -> dict[str, str]:
                 lines[f"{path}:{number}"] = line
         elif (hardware or _SAYS.search(line) or _HARDWARE_LABEL.match(line)) and not _THRESHOLD.search(line):
             lines[f"{path}:{number}"] = line
+        if not fenced and "instance" in line.lower() and (asked := [m.group(1) for m in _INSTANCE_QUERY.finditer(line)]):
+            lines[f"{path}:{number}"] = "instance " + " ".join(asked)  # the link's instance, not its page
     return lines
 
 

@@ -5,7 +5,13 @@ nodes carry ``cloud.google.com/gke-nodepool``), the GKE module's ``node_pools`` 
 ``aws_eks_node_group`` and the EKS module's ``eks_managed_node_groups`` / ``self_managed_node_groups``
 (``instance_types``, ``labels``, ``taint``; nodes carry ``eks.amazonaws.com/nodegroup``); AKS
 ``azurerm_kubernetes_cluster_node_pool`` and ``default_node_pool`` (``vm_size``, ``node_labels``,
-``node_taints``; nodes carry ``kubernetes.azure.com/agentpool``). Reads no served model.
+``node_taints``; nodes carry ``kubernetes.azure.com/agentpool``).
+
+And the containers of any provider's resource (or a block inside it) whose image is an engine image: ``image``,
+``container_image`` or the first of ``container_images`` (a GPU cloud's deployment template, a
+``kubernetes_deployment``'s ``container``, a ``docker_container``), with ``command`` and ``args`` /
+``container_args`` as the container's entrypoint and arguments: one served model each, whose argv is the whole
+command (an empty ``container_args`` starts the image's engine with no model).
 
 A value written as ``var.NAME`` is the variable's value in ``terraform.tfvars`` or a ``*.auto.tfvars``
 of the same folder (which Terraform loads by itself), else its ``default``; ``local.NAME`` the folder's
@@ -23,13 +29,16 @@ import hcl2
 from hcl2.api import parses
 
 from ...cluster import Fleet, NodePool, Taint
-from ...model import Location, ServedModel
+from ...engines.images import parse_image
+from ...model import ArgToken, Location, ServedModel, Setting
 from ...yamlio import Comment, LoadedFile
-from ..core.contexts import Workspace
+from ..core.contexts import Workspace, file_comments
+from ..core.recognition import apply_launch, finish, set_image
 from ..core.fleet import commented_gpu, file_notes, fleet, gpu_offer, instance_offer, parse_taint, taint
 
-MARKERS = ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size", "machine_type", 'variable "')
-SUFFIXES = (".tf", ".tfvars")
+MARKERS = ("node_pool", "node_group", "guest_accelerator", "instance_types", "vm_size", "machine_type", 'variable "',
+           "vllm", "sglang", "tokenspeed", "llama")
+SUFFIXES = (".tf", ".tfvars", ".tf.txt")  # .tf.txt: a Terraform file kept as text beside the code that uses it
 NAMES = ("variables.tf", "terraform.tfvars")
 _EFFECTS = {"NO_SCHEDULE": "NoSchedule", "NO_EXECUTE": "NoExecute", "PREFER_NO_SCHEDULE": "PreferNoSchedule"}
 _REFERENCE = re.compile(r"^\$\{(var|local)\.([A-Za-z_][A-Za-z0-9_-]*)\}$")
@@ -86,7 +95,81 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     if groups and not space.get("late"):
         space["late"] = True
         fleet(workspace).late.append(lambda found: _settle(found, space))
-    return []
+    return [finish(model) for model in _containers(loaded, body)]
+
+
+# a container's image, entrypoint and arguments as the providers' resources name them
+_IMAGE_KEYS = ("image", "container_image", "container_images")
+_COMMAND_KEYS = ("command", "container_command", "entrypoint")
+_ARGS_KEYS = ("args", "container_args")
+CONTAINER_KIND = "Terraform container"
+
+
+def _containers(loaded: LoadedFile, body: dict) -> list[ServedModel]:
+    """A served model for each block of the file's resources whose image is an engine image (the module's docstring)."""
+    found: list[ServedModel] = []
+    for block in body.get("resource", []):
+        for rtype, named in block.items():
+            for rname, spec in (named.items() if isinstance(named, dict) else []):
+                for path, inner in _blocks(spec, f"{rtype}.{rname}"):
+                    model = _container(loaded, path, inner)
+                    found.extend([model] if model is not None else [])
+    return found
+
+
+def _blocks(spec: Any, path: str) -> list[tuple[str, dict]]:
+    """``spec`` and the nested blocks inside it, each with its address (``kubernetes_deployment.k.spec.template``)."""
+    if isinstance(spec, list):
+        return [found for item in spec for found in _blocks(item, path)]
+    if not isinstance(spec, dict):
+        return []
+    return [(path, spec)] + [found for key, value in spec.items() if isinstance(value, list) and not key.startswith("__")
+                             for found in _blocks(value, f"{path}.{key}")]
+
+
+def _container(loaded: LoadedFile, path: str, spec: dict) -> ServedModel | None:
+    key = next((k for k in _IMAGE_KEYS if k in spec), None)
+    image = spec.get(key)
+    image = image[0] if isinstance(image, list) and image else image
+    # a reference to another resource's image (``${...container_images[0]}``) is that resource's container
+    if not isinstance(image, str) or "${" in image or parse_image(image).engine is None or "__start_line__" not in spec:
+        return None
+    lines = (spec["__start_line__"], spec.get("__end_line__", spec["__start_line__"]))
+    at = _token(loaded, image, _attribute_line(loaded, key, lines))
+    model = ServedModel(name=path.split(".")[1], kind=CONTAINER_KIND, path=loaded.path, document=0, location=at.location,
+                        identity=f"{loaded.path}#{path}")
+    set_image(None, model, Setting("image", image, at.location, key, at.comments, at.location, image, "terraform"))
+    tokens = []
+    for keys in (_COMMAND_KEYS, _ARGS_KEYS):
+        written = next((k for k in keys if isinstance(spec.get(k), list)), None)
+        line = _attribute_line(loaded, written, lines) if written else lines[0]
+        tokens += [_token(loaded, str(word), line) for word in (spec.get(written) or [] if written else [])]
+    own_entrypoint = any(isinstance(spec.get(k), list) and spec.get(k) for k in _COMMAND_KEYS)
+    engine = model.engine if model.engine != "unknown" and not own_entrypoint else None
+    if not apply_launch(None, model, tokens, engine):
+        return None
+    model.comments = file_comments(loaded)
+    return model
+
+
+def _attribute_line(loaded: LoadedFile, key: str, lines: tuple[int, int]) -> int:
+    """The line of ``key = ...`` inside the block at ``lines`` (python-hcl2 gives lines to blocks only)."""
+    written = loaded.text.split("\n")
+    for number in range(lines[0], min(lines[1], len(written)) + 1):
+        if re.match(rf"\s*{re.escape(key)}\s*=", written[number - 1]):
+            return number
+    return lines[0]
+
+
+def _token(loaded: LoadedFile, word: str, line: int) -> ArgToken:
+    """``word`` located where it is first written as a string from ``line`` on (a list may span lines)."""
+    written = loaded.text.split("\n")
+    for number in range(line, min(line + 50, len(written)) + 1):
+        column = written[number - 1].find(f'"{word}"')
+        if column >= 0:
+            return ArgToken(word, Location(loaded.path, number, column + 2, number, column + 2 + len(word)),
+                            loaded.comments_for(number), "args")
+    return ArgToken(word, Location(loaded.path, line, 1), loaded.comments_for(line), "args")
 
 
 def _groups(body: dict) -> list[dict]:

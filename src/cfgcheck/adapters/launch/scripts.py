@@ -30,7 +30,7 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file, model_presets, named_files
+from . import config_file, engine_containers, model_presets, named_files
 from .downloads import command_downloads
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
@@ -63,6 +63,8 @@ class Launched:
     own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
     command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
     downloads: list[Download] = field(default_factory=list)  # what the script downloads before it
+    container: str | None = None  # docker run --name: a later ``docker exec NAME`` runs in this container
+    exec_into: bool = False  # a later ``docker exec`` of the script starts the engine in this container
 
     @property
     def first(self) -> ArgToken | None:
@@ -105,6 +107,7 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
     started = launches(words, locate)
     if started and _DOWNLOADS.search(text):
         _downloaded_before(started, words, locate, kind, text)
+    backgrounded = _background_starts(words, locate)
     for index, launched in enumerate(started):
         if len(found) > limit:
             break  # the registry's served_models reports the limit: the engine starts after it are not read
@@ -114,9 +117,15 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
         model = script_model(workspace, loaded, launched, kind, f"{prefix}/{index}", index, (after, last),
                              name, heredocs=heredocs)
         after = last
+        if model is not None and launched.tokens:
+            model.in_background = (launched.tokens[0].location.line, launched.tokens[0].location.column) in backgrounded
+        if model is None and launched.image is not None and not launched.exec_into:
+            model = engine_containers.container_model(loaded, launched.image, f"{prefix}/{index}", name)
         if model is not None:  # a llama-server router stands for the models of its preset file
             routed = model_presets.expand(workspace, loaded.path, model)
             found.extend([model] if routed is None else routed)
+    if ".sh" in text:  # an engine image handed to a wrapper script as its argument
+        found += engine_containers.wrapped_containers(workspace, loaded, words, locate, _DOCKER_VALUE_OPTIONS)
     return found
 
 
@@ -136,6 +145,23 @@ def _downloaded_before(started: list[Launched], words: list[tuple[str, int, int]
     for launched in started:
         first = launched.first
         launched.downloads = [d for d in found if first is not None and d.location.line < first.location.line]
+
+
+def _background_starts(words: list[tuple[str, int, int]], locate) -> set[tuple[int, int]]:
+    """(line, column) of the first word of each command that ``&`` sends to the background; the ``&`` of a
+    redirection (``2>&1``, ``&> log``) is part of the command."""
+    starts, first = set(), None
+    for index, (word, start, end) in enumerate(words):
+        redirect = word == "&" and (index > 0 and words[index - 1][0].endswith((">", "<")) or
+                                    index + 1 < len(words) and words[index + 1][0].startswith(">"))
+        if word in OPERATORS and not redirect:
+            if word == "&" and first is not None:
+                location = locate(*first)[0]
+                starts.add((location.line, location.column))
+            first = None
+        elif first is None and not redirect:
+            first = (start, end, word)
+    return starts
 
 
 def locator(loaded: LoadedFile):
@@ -270,6 +296,7 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
     word's location and comments."""
     found: list[Launched] = []
     variables = Environment()
+    containers: dict[str, Launched] = {}  # docker run --name NAME of an engine image, whatever its entrypoint
     for command in segments(words):
         texts = [word for word, _, _ in command if word not in OPERATORS]
         if not _may_matter(texts):
@@ -282,14 +309,36 @@ def launches(words: list[tuple[str, int, int]], locate) -> list[Launched]:
             launched = docker_run(tokens[runner + 2:], variables.exported)
             if launched is not None:
                 launched.command = tokens[runner]
+                containers.update({launched.container: launched} if launched.container else {})
                 found.append(launched)
         elif _starts(tokens):
             # NAME=value before the program, also after ``exec``, ``nohup``, ``env`` (env(1): it sets them)
             wrapped = next((i for i, t in enumerate(texts) if t not in WRAPPERS), len(texts))
-            found.append(Launched(tokens, env={**variables.exported, **assignments(tokens[wrapped:], "prefix")}))
+            found.append(_in_container(Launched(tokens, env={**variables.exported, **assignments(tokens[wrapped:], "prefix")}),
+                                       texts, containers))
         else:
             variables.read(tokens)
     return found
+
+
+# docker exec options that take a value (docker CLI reference, `docker exec --help`)
+_EXEC_VALUE_OPTIONS = frozenset(("-e", "--env", "--env-file", "-u", "--user", "-w", "--workdir", "--detach-keys"))
+
+
+def _in_container(launched: Launched, texts: list[str], containers: dict[str, Launched]) -> Launched:
+    """An engine ``docker exec NAME ...`` starts in the container an earlier ``docker run --name NAME IMAGE``
+    of the script runs (with a shell as its entrypoint, to keep it up): that image runs the engine."""
+    if len(texts) < 3 or texts[0].rsplit("/", 1)[-1] not in _CONTAINER_RUNNERS or texts[1] != "exec":
+        return launched
+    index = 2
+    while index < len(texts) and texts[index].startswith("-"):
+        index += 2 if texts[index] in _EXEC_VALUE_OPTIONS else 1
+    started = containers.get(texts[index]) if index < len(texts) else None
+    if started is not None:
+        launched.command, launched.image, launched.own_entrypoint = launched.tokens[0], started.image, True
+        launched.gpus, launched.env = started.gpus, {**started.env, **launched.env}
+        started.exec_into = True
+    return launched
 
 
 def _may_matter(texts: list[str]) -> bool:
@@ -381,6 +430,8 @@ def _docker_option(launched: Launched, entrypoint: list[ArgToken], option: str, 
                    exported: dict[str, ArgToken]) -> None:
     if option == "--gpus":
         launched.gpus = value
+    elif option == "--name":
+        launched.container = value.text
     elif option == "--entrypoint":  # --entrypoint="" clears the image's: the arguments are the command
         launched.own_entrypoint = True
         entrypoint.extend([value] if value.text else [])
