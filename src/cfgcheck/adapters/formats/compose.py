@@ -27,7 +27,7 @@ from ...secret_names import secret_name
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..launch import dockerfile, dotenv, env_argv
+from ..launch import dockerfile, dotenv, engine_pins, env_argv
 from ..launch.containers import container_model, launches
 from ..launch.scripts import env_settings, file_launch
 from ..launch.dockerfile import Built
@@ -312,13 +312,16 @@ def _build_args(ctx: DocContext, build: YNode | None, variables: dict) -> dict[s
 
 
 def _built_here(model: ServedModel, built: Built | None) -> None:
-    """A service that builds its image runs the engine of its Dockerfile's final ``FROM``: that image's
-    version when it names one (``FROM vllm/vllm-openai:${VLLM_VERSION}`` with the build argument's value),
-    else none known."""
+    """A service that builds its image runs the engine its Dockerfile installs (``pip install vllm==X``)
+    or that of its final ``FROM``: that image's version when it names one (``FROM
+    vllm/vllm-openai:${VLLM_VERSION}`` with the build argument's value), else none known."""
     if model.image is not None:
         model.image.origin = "build"
     model.base_image = built.base if built is not None else None
     base = image_engine(parse_image(model.base_image.value)) if model.base_image is not None else None
+    if built is not None and built.pin is not None and built.pin.engine == model.engine:
+        engine_pins.apply(model, built.pin)  # a pip install replaces what the base image shipped
+        return
     if base is not None and base.version is not None and base.engine == model.engine:
         model.engine_version, model.engine_variant = base.version, base.variant
         model.engine_version_confidence = base.confidence

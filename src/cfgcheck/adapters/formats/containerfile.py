@@ -7,7 +7,8 @@ arguments; a shell-form one runs under ``/bin/sh -c`` and ignores ``CMD``; witho
 ``FROM`` image's entrypoint receives ``CMD`` (``vllm/vllm-openai``: ``vllm serve``, so flags alone, or a
 model then flags). Instructions continue over ``\\``-newlines; a shell form is read as
 ``launch/scripts.py`` reads a script, with the stage's literal ``ENV`` and ``ARG`` defaults
-(``${MODEL:-org/name}`` gives its default). A stage with neither instruction only customises its base
+(``${MODEL:-org/name}`` gives its default). A ``RUN pip install vllm==X`` of the image's stages gives
+the engine version (launch/engine_pins.py). A stage with neither instruction only customises its base
 image and serves nothing here. A Dockerfile that a compose file in its folder (or the folder above)
 builds is that compose service's, read by ``formats/compose.py``, when the compose file names an
 engine (one that does not is never read, and the Dockerfile is the served model).
@@ -19,11 +20,11 @@ import posixpath
 
 from ...model import ArgToken, ServedModel
 from ...yamlio import LoadedFile
-from ..launch import named_files
+from ..launch import engine_pins, named_files
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
 from ..core.protocol import has_serving_marker
-from ..launch.dockerfile import final_stage, instruction_words
+from ..launch.dockerfile import build_runs, final_stage, instruction_words
 from ..launch.dockerfile import scan_comments  # noqa: F401 - the protocol hook: a Dockerfile's comments
 from ..launch.scripts import Launched, launches, locator, script_model
 from ..launch.shell import expand
@@ -55,7 +56,10 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
     launched.command = launched.tokens[0] if launched.tokens else None
     last = max([t.location.line for t in launched.tokens] or [1])
     model = script_model(workspace, loaded, launched, "Dockerfile", "dockerfile/0", 0, (0, last))
-    return [model] if model is not None else []
+    if model is None:
+        return []
+    engine_pins.apply(model, engine_pins.installed(*build_runs(loaded.text)))  # replaces the base image's
+    return [model]
 
 
 def _built_by_compose(workspace: Workspace, path: str) -> bool:

@@ -17,7 +17,7 @@ from typing import Iterator
 from ...engines.images import parse_image
 from ...model import ArgToken, Setting
 from ...yamlio import Comment, LoadedFile, YNode
-from . import named_files
+from . import engine_pins, named_files
 from ..core.contexts import Workspace
 from .expansion import substitute
 from .scripts import locator
@@ -37,6 +37,7 @@ class Built:
     shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
     env: dict[str, Setting] = field(default_factory=dict)  # the final stage's ENV: the container's defaults
     base: Setting | None = None  # the final FROM image, located at its FROM line (ARGs substituted)
+    pin: engine_pins.Pin | None = None  # the engine version a RUN pip install pins
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode, args: dict[str, str] | None = None) -> Built | None:
@@ -66,6 +67,8 @@ def parse(rel: str, text: str, args: dict[str, str] | None = None) -> Built:
     image = substitute(_ARG_REFERENCE, written[0], lambda m: global_args.get(m.group(1)) or m.group(0)) \
         if written else None
     built = Built(rel, image, parse_image(image).engine if image else None)
+    built.pin = engine_pins.installed(*build_runs(text))
+    built.engine = built.engine or (built.pin.engine if built.pin is not None else None)
     locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
     if written and image and written[0].lower() not in _stage_names(text):  # not an earlier stage (AS name)
         location, comments = locate(written[1], written[1] + len(written[0]), written[0])
@@ -79,6 +82,33 @@ def parse(rel: str, text: str, args: dict[str, str] | None = None) -> Built:
     for start, end in stage.get("ENV", ()):
         built.env.update(_env_settings(text, start, end, locate))
     return built
+
+
+def build_runs(text: str) -> tuple[list[tuple[str, int]], dict[str, str | None]]:
+    """The RUN instructions (text, line) that make the final image, in order: those of the stages it is
+    built ``FROM`` by name, then its own; and the literal ARG and ENV defaults they see."""
+    stages: dict[str, str] = {}  # a stage's name -> the stage it is built from
+    runs: dict[str, list[tuple[str, int]]] = {}
+    variables: dict[str, dict[str, str | None]] = {}
+    current = ""
+    for keyword, start, end in instructions(text):
+        rest = text[start:end]
+        if keyword == "FROM":
+            words = rest.split()
+            current = words[-1].lower() if len(words) >= 3 and words[-2].lower() == "as" else f"#{len(stages)}"
+            image, _ = _from_image(rest)
+            stages[current] = image.lower()
+            variables[current] = dict(variables.get(image.lower(), {}))
+        elif keyword == "RUN" and current:
+            runs.setdefault(current, []).append((rest, text.count("\n", 0, start) + 1))
+        elif keyword in ("ARG", "ENV") and current:
+            _variables(variables[current], rest)
+    chain, stage = [], current
+    while stage in stages and stage not in chain:
+        chain.append(stage)
+        stage = stages[stage]
+    commands = [run for name in reversed(chain) for run in runs.get(name, [])]
+    return commands, variables.get(current, {})
 
 
 def _stage_names(text: str) -> set[str]:

@@ -30,7 +30,7 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file, model_presets, named_files
+from . import config_file, engine_pins, model_presets, named_files
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
@@ -421,6 +421,14 @@ def env_settings(launched: Launched) -> dict[str, Setting]:
     return environment_settings(launched.env)
 
 
+def _launcher_words(tokens: list[ArgToken]):
+    """The words before the first flag: the executable and what runs it (``nohup``, ``python -m``)."""
+    for token in tokens:
+        if token.text.startswith("--"):
+            return
+        yield token.text
+
+
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
                  index: int, lines: tuple[int, int], name: str | None = None,
                  heredocs: list[Heredoc] = ()) -> ServedModel | None:
@@ -443,6 +451,8 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
         image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
+    if launched.image is None:  # on the host: the executable's environment may name the version
+        engine_pins.apply(model, engine_pins.environment_pin(list(_launcher_words(launched.tokens))))
     model.env.update(env_settings(launched))
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
