@@ -30,7 +30,7 @@ from ..core.contexts import (DocContext, Workspace, comments_between, directives
                              served_limit)
 from ..core.recognition import apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file, engine_pins, model_presets, named_files
+from . import config_file, engine_pins, llama_env, model_presets, named_files
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
@@ -454,6 +454,7 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
     if launched.image is None:  # on the host: the executable's environment may name the version
         engine_pins.apply(model, engine_pins.environment_pin(list(_launcher_words(launched.tokens))))
     model.env.update(env_settings(launched))
+    llama_env.env_args(model)
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
