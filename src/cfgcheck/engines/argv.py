@@ -361,6 +361,21 @@ def as_written(token, flag: str) -> str:
     return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
 
 
+# a flag written inside ``${VAR:+...}``: the shell passes it only when VAR is set (origin ``if-set:VAR``)
+IF_SET = "if-set:"
+
+
+def only_if_set(finding, token):
+    """``finding`` of a flag the shell passes only when a variable is set: an error becomes a warning and the
+    message says under which condition it holds; other findings as they are."""
+    if not token.origin.startswith(IF_SET):
+        return finding
+    variable = token.origin[len(IF_SET):]
+    finding.message += f" (only when {variable} is set: the flag is written inside ${{{variable}:+...}})"
+    finding.severity = "warning" if finding.severity in ("", "error") else finding.severity
+    return finding
+
+
 def value_location(flag: ParsedFlag):
     """Where the value of a flag is written: the value token, or the part after "=" of the flag token."""
     if flag.value is not None:
