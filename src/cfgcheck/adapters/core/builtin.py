@@ -53,6 +53,7 @@ BUILT_IN = (
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.justfile", YAML_WORDS, suffixes=("Justfile", "justfile", ".just"), hooks=FILE_HOOKS),
     LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm", "engineargs"),
