@@ -25,7 +25,7 @@ from ..launch import engine_pins, named_files
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
 from ..core.protocol import has_serving_marker
-from ..launch.dockerfile import build_runs, final_stage, instruction_words
+from ..launch.dockerfile import build_runs, final_stage, from_image, instruction_words
 from ..launch.dockerfile import scan_comments  # noqa: F401 - the protocol hook: a Dockerfile's comments
 from ..launch.scripts import Launched, launches, locator, script_model
 from ..launch.shell import expand, lex
@@ -45,8 +45,9 @@ def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
         return []
     locate = locator(loaded)
     words, shell, own_entrypoint = _argv(loaded.text, stage)
-    image = stage.get("FROM")
-    image_token = ArgToken(image[0], *locate(image[1], image[1] + len(image[0]), image[0]), "image") if image else None
+    image = stage.get("FROM")  # located where written, its ARGs substituted (FROM ${BASE})
+    image_token = ArgToken(from_image(stage) or image[0], *locate(image[1], image[1] + len(image[0]), image[0]),
+                           "image") if image else None
     conditional: list[ArgToken] = []
     if shell:  # /bin/sh -c: the commands of the string, the engine's among them
         launched = next(iter(launches(expand(words, stage["variables"]), locate)), None)
