@@ -4,6 +4,8 @@ read as settings; a compose file of the folder above that builds another Dockerf
 
 from __future__ import annotations
 
+from helpers import write
+
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 
@@ -41,9 +43,7 @@ services:
 
 
 def _lint(tmp_path, files: dict[str, str]):
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
+    write(tmp_path, files)
     return lint([tmp_path], Config(tmp_path, {}))
 
 

@@ -4,6 +4,8 @@ workload or the Dockerfile itself runs) or a host environment's directory names
 
 from __future__ import annotations
 
+from helpers import write
+
 from cfgcheck.adapters.launch.dockerfile import parse
 from cfgcheck.config import Config
 from cfgcheck.lint import collect, lint
@@ -27,24 +29,11 @@ services:
       - Qwen/Qwen3-8B
       - --swap-space
       - "12"
-    deploy:
-      resources:
-        reservations:
-          devices:
-            - driver: nvidia
-              count: 1
-              capabilities: [gpu]
 """
 
 
-def _write(tmp_path, files: dict[str, str]) -> None:
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
-
-
 def _lint(tmp_path, files: dict[str, str]):
-    _write(tmp_path, files)
+    write(tmp_path, files)
     _, models = collect([tmp_path], Config(tmp_path, {}))
     return models, lint([tmp_path], Config(tmp_path, {})).findings
 

@@ -4,6 +4,8 @@ and entrypoint script of the image a compose service runs."""
 
 from __future__ import annotations
 
+from helpers import write
+
 import importlib.util
 from pathlib import Path
 
@@ -64,9 +66,7 @@ README = "# llama.cpp\n\n```bash\ndocker build -t llama-cpp-docker .\ndocker com
 
 
 def _models(tmp_path, files: dict[str, str]) -> list:
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
+    write(tmp_path, files)
     return collect([tmp_path], Config(tmp_path, {}))[1]
 
 

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+from helpers import write
+
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 
@@ -20,9 +22,7 @@ CONFIG = 'backend: "vllm"\n\ninstance_group [\n  {\n    count: 1\n    kind: KIND
 
 
 def _lint(tmp_path, files: dict[str, str]):
-    for rel, text in files.items():
-        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / rel).write_text(text, encoding="utf-8")
+    write(tmp_path, files)
     return lint([tmp_path], Config(tmp_path, {}))
 
 

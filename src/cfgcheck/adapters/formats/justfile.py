@@ -16,11 +16,11 @@ from __future__ import annotations
 import re
 
 from ...model import ServedModel
-from ...yamlio import Comment, LoadedFile
+from ...yamlio import LoadedFile
 from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
-from ..launch.scripts import scan_comments as _shell_comments
-from ..launch.scripts import text_models
+from ..launch.scripts import recipe_models
+from ..launch.scripts import scan_comments  # noqa: F401 - the protocol hook: `#` comments, in bodies too
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = ("Justfile", "justfile", ".just")
@@ -34,20 +34,8 @@ _INTERPOLATION = re.compile(r"\{\{[ \t]*([A-Za-z_]\w*)[ \t]*\}\}")  # a name the
 _PAD = "_"
 
 
-def scan_comments(text: str) -> dict[int, Comment]:
-    """``#`` comments, at the top level and in recipe bodies (where the shell reads them) alike."""
-    return _shell_comments(text)
-
-
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
-    if not any(marker in loaded.text for marker in MARKERS):
-        return []
-    body, recipes, variables = _read(loaded.text)
-
-    def recipe_of(line: int) -> str | None:
-        return next((name for start, name in reversed(recipes) if start < line), None)
-
-    return text_models(workspace, loaded, body, "just recipe", "just", variables, recipe_of)
+    return recipe_models(workspace, loaded, _read, "just recipe", "just")
 
 
 def _read(text: str) -> tuple[str, list[tuple[int, str]], dict[str, str | None]]:

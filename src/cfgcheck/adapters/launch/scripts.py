@@ -28,7 +28,7 @@ from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
                              served_limit)
-from ..core.recognition import apply_launch, finish, set_image, to_int
+from ..core.recognition import ENGINE_MARKERS, apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
 from . import config_file, engine_pins, llama_env, model_presets, named_files
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
@@ -112,6 +112,20 @@ def text_models(workspace: Workspace, loaded: LoadedFile, text: str, kind: str, 
             routed = model_presets.expand(workspace, loaded.path, model)
             found.extend([model] if routed is None else routed)
     return found
+
+
+def recipe_models(workspace: Workspace, loaded: LoadedFile, read, kind: str, prefix: str) -> list[ServedModel]:
+    """The served models of the recipes ``read(text)`` finds (their commands as shell text at the file's
+    offsets, each recipe's (line, name) in order, the variables), each named after its recipe: a
+    Makefile's targets, a Justfile's recipes."""
+    if not any(marker in loaded.text for marker in ENGINE_MARKERS):
+        return []
+    recipes, names, variables = read(loaded.text)
+
+    def recipe_of(line: int) -> str | None:
+        return next((name for start, name in reversed(names) if start < line), None)
+
+    return text_models(workspace, loaded, recipes, kind, prefix, variables, recipe_of)
 
 
 def locator(loaded: LoadedFile):
