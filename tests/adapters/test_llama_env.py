@@ -136,3 +136,10 @@ def test_the_generator_reads_options_their_env_names_and_what_they_take():
         "LLAMA_ARG_EMBEDDINGS": {"options": ["--embedding"], "negative": [], "takes": "switch"},
     }  # the CLI-only option is not llama-server's
     assert llama_env.option("LLAMA_ARG_N_GPU_LAYERS") == "--n-gpu-layers" and llama_env.option("LLAMA_ARG_X") is None
+
+
+def test_an_engine_asked_only_for_its_help_or_version_serves_nothing(tmp_path):
+    script = ('#!/bin/bash\nif [ "$1" = "--help" ]; then\n  llama-server --help\n  exit 0\nfi\n'
+              'vllm serve --version\nexec llama-server -m /models/a.gguf --port 8080\n')
+    (model,) = _models(tmp_path, {"entrypoint.sh": script})
+    assert model.engine == "llama.cpp" and model.model.value == "/models/a.gguf" and model.location.line == 7

@@ -53,9 +53,21 @@ def _base(token: str) -> str:
     return token.rsplit("/", 1)[-1]
 
 
+# what makes an engine print and exit instead of serving (``llama-server --help``, ``vllm serve --version``)
+_ASKS_ONLY = frozenset(("--help", "-h", "--version", "--usage"))
+
+
 def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | None:
     """Find the engine start in ``tokens`` (command + args). ``image_engine`` is the engine the image
-    runs; with it, an argv of only flags is the engine's own argv (the image's entrypoint starts it)."""
+    runs; with it, an argv of only flags is the engine's own argv (the image's entrypoint starts it).
+    An engine asked only for its help or version serves nothing."""
+    launch = _find_launch(tokens, image_engine)
+    if launch is not None and launch.args and all(token.text in _ASKS_ONLY for token in launch.args):
+        return None
+    return launch
+
+
+def _find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | None:
     texts = [t.text for t in tokens]
     if mentions_only(texts):
         return None  # pkill -f llama-server, echo "vllm serve ...": the engine is named, not started
