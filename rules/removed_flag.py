@@ -14,6 +14,8 @@ no version at all (a vendor release no vendor document maps, a local build), the
 a guess: a note that says the version is unknown. When the version the tag names is not
 catalogued and lies between a catalogued version that accepts the flag and the next one that does
 not, whether it still accepts it is not known: a note.
+A flag written inside `${VAR:+...}` (the optional flags of a Dockerfile's shell-form `ENTRYPOINT`)
+reaches the engine only when the variable is set: its finding is at most a warning and says so.
 
 ## Why it matters
 The engine exits at start-up with `unrecognized arguments`, typically right after an image bump
@@ -58,8 +60,8 @@ None.
 
 from __future__ import annotations
 
-from cfgcheck.api import (DISPLAY, Finding, Fix, IMAGE_UNKNOWN, confidence, flag_history, rename_edit, severity,
-                          stated, undecided, version_ranges)
+from cfgcheck.api import (DISPLAY, Finding, Fix, IMAGE_UNKNOWN, confidence, flag_history, only_if_set, rename_edit,
+                          severity, stated, undecided, version_ranges)
 
 CODE, NAME, SEVERITY = "CFG104", "removed-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -83,22 +85,24 @@ def check(model, ctx):
             f"{res.written} ({hist.option})"
         between = undecided(catalog, hist.older + hist.newer)
         if between:  # removed between the two catalogued versions around an uncatalogued one
-            yield Finding(f"'{what}' may be removed in {name} {catalog.requested}: it is not catalogued, and "
+            yield only_if_set(Finding(f"'{what}' may be removed in {name} {catalog.requested}: it is not catalogued, and "
                           f"{name} {between[0]} accepts the flag while {between[1]} does not", flag.token.location,
                           remediation=f"check the flag against {name} {catalog.requested}'s --help, or pin a "
-                          "catalogued version", setting=hist.option or res.written, severity="note")
+                          "catalogued version", setting=hist.option or res.written, severity="note"), flag.token)
             continue
         if _version_unknown(model, catalog):
-            yield _unknown_version(flag, what, name, catalog, hist, stated(model)[1])
+            yield only_if_set(_unknown_version(flag, what, name, catalog, hist, stated(model)[1]), flag.token)
             continue
         message = f"'{what}' was removed: {name} {version_ranges(catalog.engine, list(hist.older))} " \
                   f"accepted it, {label} does not"
         # an older version than the one assumed may not know the successor: a fix only where the image says
         edit = rename_edit(flag.token, res.written, hist.rename) if confidence(model, catalog) != IMAGE_UNKNOWN else None
         # other versions accept it by definition: an error only when the version is exact
-        yield Finding(message, edit.location if edit else flag.token.location, remediation=renamed(hist.rename),
-                      fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,
-                      setting=hist.option or res.written, severity=severity(model, catalog, lambda: False))
+        yield only_if_set(Finding(message, edit.location if edit else flag.token.location,
+                                  remediation=renamed(hist.rename),
+                                  fix=Fix(f"write {hist.rename.replacement}", (edit,)) if edit else None,
+                                  setting=hist.option or res.written, severity=severity(model, catalog, lambda: False)),
+                          flag.token)
 
 
 def _version_unknown(model, catalog) -> bool:

@@ -20,6 +20,8 @@ of the engine (`EngineArgs(**engine_kwargs)`): a key is unknown unless it names 
 underscores (`max_num_seq` and `max-num-seqs` both fail), and is reported on its line inside
 `serveConfigV2`. Flags said of in the same words on one line (five Dynamo flags in one shell string) are
 one finding that names each of them.
+A flag written inside `${VAR:+...}` (the optional flags of a Dockerfile's shell-form `ENTRYPOINT`)
+reaches the engine only when the variable is set: its finding is at most a warning and says so.
 
 ## Why it matters
 argparse refuses unknown options: the engine exits at start-up with `unrecognized arguments`.
@@ -65,7 +67,7 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 from cfgcheck.api import (DISPLAY, IMAGE_EXACT, Finding, KEYWORD_ORIGIN, Location, Option, catalog_for, confidence,
-                          flag_history, is_typo, severity, stated, undecided, unfamiliar_image, versions)
+                          flag_history, is_typo, only_if_set, severity, stated, undecided, unfamiliar_image, versions)
 
 CODE, NAME, SEVERITY = "CFG103", "unknown-flag", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -95,7 +97,7 @@ def check(model, ctx):
             where = flag.token.location
             judged.setdefault((where.path, where.line, verdict.kind, verdict.level), []).append((flag, verdict))
     for group in judged.values():
-        yield _finding(group)
+        yield only_if_set(_finding(group), group[0][0].token)
 
 
 class _Verdict:  # never compared by value: a plain class, whose __init__ the import does not generate

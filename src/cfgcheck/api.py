@@ -46,7 +46,7 @@ if TYPE_CHECKING:  # what _LAZY loads, for type checkers (tests/architecture/tes
     from .config import Config
     from .drift import DefaultDrift, VersionChange, show, version_change
     from .effective import DEFAULT, DERIVED, MEMORY_FRACTION, UNKNOWN, WRITTEN, Fact, Facts, Topology, topology
-    from .engines.argv import KEYWORD_ORIGIN, as_written, flag_location, value_location
+    from .engines.argv import KEYWORD_ORIGIN, as_written, flag_location, only_if_set, value_location
     from .engines.catalog import catalog_for
     from .engines.confidence import confidence, in_every_version, is_typo, label, severity, stated, unfamiliar_image
     from .engines.envs import names_read, prefixes, readers, typo_of
@@ -74,7 +74,7 @@ _MODULES: dict[str, tuple[str, ...]] = {
     "drift": ("DefaultDrift", "VersionChange", "show", "version_change"),
     "effective": ("DEFAULT", "DERIVED", "MEMORY_FRACTION", "UNKNOWN", "WRITTEN", "Fact", "Facts", "Topology",
                   "topology"),
-    "engines.argv": ("KEYWORD_ORIGIN", "as_written", "flag_location", "value_location"),
+    "engines.argv": ("KEYWORD_ORIGIN", "as_written", "flag_location", "only_if_set", "value_location"),
     "engines.catalog": ("catalog_for",),
     "engines.confidence": ("confidence", "in_every_version", "is_typo", "label", "severity", "stated",
                            "unfamiliar_image"),

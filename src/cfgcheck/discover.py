@@ -37,7 +37,9 @@ if TYPE_CHECKING:
     from typing import Callable, Iterable
     from .yamlio import Readers
 
-YAML_SUFFIXES = (".yaml", ".yml")
+# manifests kept as envsubst templates (x.yaml.tpl) are YAML whose ${VAR} values stay unresolved; one
+# that does not parse is a template, reported as such (yamlbounds._TEMPLATE_NAME)
+YAML_SUFFIXES = (".yaml", ".yml", ".yaml.tpl", ".yml.tpl")
 STDIN = Path("-")
 NEVER_WALKED = frozenset({"node_modules", ".venv"})  # and every folder named .git* (.git, .github) ...
 WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may start an engine
@@ -436,8 +438,8 @@ def _grep(root: Path, searches: list[tuple[str, ...]], suffixes: tuple[str, ...]
     args = [arg for pattern in first for arg in ("-e", pattern)]
     try:
         run = git.run(root, "grep", "-l", "-I", "-i", "-E", "--untracked",
-                      *(["--all-match"] if len(searches) == 1 else []), *args, "--", "*.yaml", "*.yml",
-                      *(f"*{suffix}" for suffix in suffixes))
+                      *(["--all-match"] if len(searches) == 1 else []), *args, "--",
+                      *(f"*{suffix}" for suffix in YAML_SUFFIXES + suffixes))
     except git.GitError:
         return None
     if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree

@@ -54,9 +54,21 @@ def _base(token: str) -> str:
     return token.rsplit("/", 1)[-1]
 
 
+# what makes an engine print and exit instead of serving (``llama-server --help``, ``vllm serve --version``)
+_ASKS_ONLY = frozenset(("--help", "-h", "--version", "--usage"))
+
+
 def find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | None:
     """Find the engine start in ``tokens`` (command + args). ``image_engine`` is the engine the image
-    runs; with it, an argv of only flags is the engine's own argv (the image's entrypoint starts it)."""
+    runs; with it, an argv of only flags is the engine's own argv (the image's entrypoint starts it).
+    An engine asked only for its help or version serves nothing."""
+    launch = _find_launch(tokens, image_engine)
+    if launch is not None and launch.args and all(token.text in _ASKS_ONLY for token in launch.args):
+        return None
+    return launch
+
+
+def _find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | None:
     texts = [t.text for t in tokens]
     if mentions_only(texts):
         return None  # pkill -f llama-server, echo "vllm serve ...": the engine is named, not started
@@ -360,6 +372,21 @@ def as_written(token, flag: str) -> str:
     """How ``flag`` is spelled where ``token`` is written: a key of an engine ``--config`` file is the
     flag without its dashes (``kv-cache-memory:`` is ``--kv-cache-memory``)."""
     return flag[2:] if token.origin.startswith("config:") and flag.startswith("--") else flag
+
+
+# a flag written inside ``${VAR:+...}``: the shell passes it only when VAR is set (origin ``if-set:VAR``)
+IF_SET = "if-set:"
+
+
+def only_if_set(finding, token):
+    """``finding`` of a flag the shell passes only when a variable is set: an error becomes a warning and the
+    message says under which condition it holds; other findings as they are."""
+    if not token.origin.startswith(IF_SET):
+        return finding
+    variable = token.origin[len(IF_SET):]
+    finding.message += f" (only when {variable} is set: the flag is written inside ${{{variable}:+...}})"
+    finding.severity = "warning" if finding.severity in ("", "error") else finding.severity
+    return finding
 
 
 def value_location(flag: ParsedFlag):

@@ -53,6 +53,9 @@ BUILT_IN = (
     LazyAdapter("formats.scripts", YAML_WORDS, suffixes=(".sh", ".bash", ".slurm", ".sbatch"), hooks=FILE_HOOKS + ("index",)),
     LazyAdapter("formats.supervisord", ("[program:",), suffixes=(".conf",), hooks=FILE_HOOKS + ("heredoc_models",)),
     LazyAdapter("formats.makefile", YAML_WORDS, suffixes=("Makefile", "makefile", "GNUmakefile", ".mk"), hooks=FILE_HOOKS),
+    LazyAdapter("formats.justfile", YAML_WORDS, suffixes=("Justfile", "justfile", ".just"), hooks=FILE_HOOKS),
+    # Triton's vLLM backend: a model.json of engine arguments, offered by its name and the engine-argument words
+    LazyAdapter("formats.triton_vllm", ENGINE_CONFIG_WORDS, suffixes=("model.json",), hooks=FILE_HOOKS),
     LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm", "engineargs"),

@@ -27,7 +27,7 @@ from ...secret_names import secret_name
 from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
-from ..launch import dockerfile, dotenv, env_argv
+from ..launch import compose_overrides, dockerfile, dotenv, engine_pins, env_argv, llama_env
 from ..launch.containers import container_model, launches
 from ..launch.scripts import env_settings, file_launch
 from ..launch.dockerfile import Built
@@ -153,7 +153,7 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
     if variables is None:
         variables = _template_variables(ctx)
     for key, service in services[0].items():
-        if key.kind != "scalar" or service.kind != "map":
+        if key.kind != "scalar" or service.kind != "map" or compose_overrides.completes_base(ctx, str(key.value), service):
             continue
         model = _service_model(ctx, str(key.value), key, service, variables, services[1])
         if model is not None:
@@ -196,14 +196,21 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
         if isinstance(setting.value, str) and "$" in setting.value and setting.origin == "env":
             resolved = _substitute(ArgToken(setting.value, setting.location), variables, references)
             setting.value, setting.location = resolved.text, resolved.location
+    llama_env.env_args(model)  # the list form and env_file are read after the container's env
     if script is not None:
         model.env.update(script[2])  # what the script exports before it starts the engine
     model.gpus = _gpus(ctx, service, path, variables, references) or model.gpus
+    for other, override in compose_overrides.overrides(ctx, name, service):  # -f base.yml -f gpu.yml
+        model.gpus = model.gpus or _gpus(other, override, path, variables, references)
     replicas = service.path("deploy")
     if replicas is not None and replicas.kind == "map":
         model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
-    compose_pod(ctx, model, service, path, variables)
+    pod = compose_pod(ctx, model, service, path, variables)
+    for other, override in compose_overrides.overrides(ctx, name, service):
+        pod.gpu_access = pod.gpu_access or _compose_gpu_access(other, override)
+    if build is None:
+        compose_overrides.hold_built_image(ctx, image.value if image is not None else None)
     return model
 
 
@@ -312,13 +319,16 @@ def _build_args(ctx: DocContext, build: YNode | None, variables: dict) -> dict[s
 
 
 def _built_here(model: ServedModel, built: Built | None) -> None:
-    """A service that builds its image runs the engine of its Dockerfile's final ``FROM``: that image's
-    version when it names one (``FROM vllm/vllm-openai:${VLLM_VERSION}`` with the build argument's value),
-    else none known."""
+    """A service that builds its image runs the engine its Dockerfile installs (``pip install vllm==X``)
+    or that of its final ``FROM``: that image's version when it names one (``FROM
+    vllm/vllm-openai:${VLLM_VERSION}`` with the build argument's value), else none known."""
     if model.image is not None:
         model.image.origin = "build"
     model.base_image = built.base if built is not None else None
     base = image_engine(parse_image(model.base_image.value)) if model.base_image is not None else None
+    if built is not None and built.pin is not None and built.pin.engine == model.engine:
+        engine_pins.apply(model, built.pin)  # a pip install replaces what the base image shipped
+        return
     if base is not None and base.version is not None and base.engine == model.engine:
         model.engine_version, model.engine_variant = base.version, base.variant
         model.engine_version_confidence = base.confidence

@@ -19,7 +19,7 @@ from ..core.contexts import Workspace
 from ..core.recognition import ENGINE_MARKERS
 from ..launch.expansion import bounded, substitute
 from ..launch.scripts import scan_comments as _shell_comments
-from ..launch.scripts import text_models
+from ..launch.scripts import recipe_models
 
 MARKERS = ENGINE_MARKERS
 SUFFIXES = ("Makefile", "makefile", "GNUmakefile", ".mk")
@@ -35,14 +35,7 @@ def scan_comments(text: str) -> dict[int, Comment]:
 
 
 def file_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
-    if not any(marker in loaded.text for marker in MARKERS):
-        return []
-    recipes, targets, variables = _read(loaded.text)
-
-    def target_of(line: int) -> str | None:
-        return next((name for start, name in reversed(targets) if start < line), None)
-
-    return text_models(workspace, loaded, recipes, "make target", "make", variables, target_of)
+    return recipe_models(workspace, loaded, _read, "make target", "make")
 
 
 def _read(text: str) -> tuple[str, list[tuple[int, str]], dict[str, str | None]]:

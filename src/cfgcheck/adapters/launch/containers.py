@@ -16,7 +16,7 @@ from ...engines.argv import apply_argv, find_launch
 from ...engines.images import parse_image
 from ...model import ArgToken, ServedModel, Setting
 from ...yamlio import YNode
-from . import env_argv
+from . import env_argv, llama_env
 from .expansion import substitute
 from .shell import SHELLS, SHELL_C, Spliced, argv_tokens, environment_settings, shell_tokens
 from .device_claims import pod_claims
@@ -157,7 +157,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     env = container.get(env_key)
     model.env = env_map_settings(ctx, env, prefix)
     model.env.update(environment_settings(exports))  # what the container's script exports comes after
-    env_argv.llama_env_model(model)
+    llama_env.env_args(model)
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
     extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
     env_argv.apply_wrapper(model, wrapper, values)

@@ -17,7 +17,7 @@ from typing import Iterator
 from ...engines.images import parse_image
 from ...model import ArgToken, Setting
 from ...yamlio import Comment, LoadedFile, YNode
-from . import named_files
+from . import engine_pins, named_files
 from ..core.contexts import Workspace
 from .expansion import substitute
 from .scripts import locator
@@ -37,6 +37,7 @@ class Built:
     shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
     env: dict[str, Setting] = field(default_factory=dict)  # the final stage's ENV: the container's defaults
     base: Setting | None = None  # the final FROM image, located at its FROM line (ARGs substituted)
+    pin: engine_pins.Pin | None = None  # the engine version a RUN pip install pins
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode, args: dict[str, str] | None = None) -> Built | None:
@@ -61,11 +62,10 @@ def read(workspace: Workspace, compose_file: str, build: YNode, args: dict[str, 
 def parse(rel: str, text: str, args: dict[str, str] | None = None) -> Built:
     stage = final_stage(text)
     written = stage.get("FROM")
-    global_args = stage.get("global", {})
-    global_args = {**global_args, **{name: value for name, value in (args or {}).items() if name in global_args}}
-    image = substitute(_ARG_REFERENCE, written[0], lambda m: global_args.get(m.group(1)) or m.group(0)) \
-        if written else None
+    image = from_image(stage, args)
     built = Built(rel, image, parse_image(image).engine if image else None)
+    built.pin = engine_pins.installed(*build_runs(text))
+    built.engine = built.engine or (built.pin.engine if built.pin is not None else None)
     locate = locator(LoadedFile(rel, text, [], scan_comments(text)))
     if written and image and written[0].lower() not in _stage_names(text):  # not an earlier stage (AS name)
         location, comments = locate(written[1], written[1] + len(written[0]), written[0])
@@ -79,6 +79,33 @@ def parse(rel: str, text: str, args: dict[str, str] | None = None) -> Built:
     for start, end in stage.get("ENV", ()):
         built.env.update(_env_settings(text, start, end, locate))
     return built
+
+
+def build_runs(text: str) -> tuple[list[tuple[str, int]], dict[str, str | None]]:
+    """The RUN instructions (text, line) that make the final image, in order: those of the stages it is
+    built ``FROM`` by name, then its own; and the literal ARG and ENV defaults they see."""
+    stages: dict[str, str] = {}  # a stage's name -> the stage it is built from
+    runs: dict[str, list[tuple[str, int]]] = {}
+    variables: dict[str, dict[str, str | None]] = {}
+    current = ""
+    for keyword, start, end in instructions(text):
+        rest = text[start:end]
+        if keyword == "FROM":
+            words = rest.split()
+            current = words[-1].lower() if len(words) >= 3 and words[-2].lower() == "as" else f"#{len(stages)}"
+            image, _ = _from_image(rest)
+            stages[current] = image.lower()
+            variables[current] = dict(variables.get(image.lower(), {}))
+        elif keyword == "RUN" and current:
+            runs.setdefault(current, []).append((rest, text.count("\n", 0, start) + 1))
+        elif keyword in ("ARG", "ENV") and current:
+            _variables(variables[current], rest, keyword == "ARG")
+    chain, stage = [], current
+    while stage in stages and stage not in chain:
+        chain.append(stage)
+        stage = stages[stage]
+    commands = [run for name in reversed(chain) for run in runs.get(name, [])]
+    return commands, variables.get(current, {})
 
 
 def _stage_names(text: str) -> set[str]:
@@ -124,19 +151,20 @@ def scan_comments(text: str) -> dict[int, Comment]:
 
 def final_stage(text: str) -> dict:
     """The last stage's FROM image (name, offset), ENTRYPOINT and CMD as (form, start, end) offsets of
-    their arguments, its literal ARG defaults and ENV values, and under ``"global"`` the ARG defaults
-    declared before the first FROM (the only ones a FROM line can use)."""
+    their arguments, its literal ARG defaults and ENV values, and under ``"declared"`` the ARG
+    instructions before the first FROM as written (the only ones a FROM line can use: ``from_image``)."""
     stage: dict = {"variables": {}}
     for keyword, start, end in instructions(text):
         rest = text[start:end]
         if keyword == "FROM":
             image, at = _from_image(rest)
-            global_args = stage["global"] if "FROM" in stage else stage["variables"]
-            stage = {"variables": {}, "FROM": (image, start + at), "global": global_args}
+            stage = {"variables": {}, "FROM": (image, start + at), "declared": stage.get("declared", [])}
         elif keyword in ("ENTRYPOINT", "CMD"):
             stage[keyword] = ("exec" if rest.lstrip().startswith("[") else "shell", start, end)
         elif keyword in ("ENV", "ARG"):
-            _variables(stage["variables"], rest)
+            _variables(stage["variables"], rest, keyword == "ARG")
+            if keyword == "ARG" and "FROM" not in stage:  # as written: a build argument given changes what uses it
+                stage.setdefault("declared", []).append(rest)
             if keyword == "ENV":
                 stage.setdefault("ENV", []).append((start, end))
     return stage
@@ -169,8 +197,11 @@ def _instruction_end(text: str, start: int) -> int:
         position = newline + 1
 
 
-def _variables(variables: dict[str, str | None], rest: str) -> None:
-    """``ENV A=1 B="two"`` / ``ENV A 1`` / ``ARG A=1`` (an ARG without default is unknown)."""
+def _variables(variables: dict[str, str | None], rest: str, arg: bool = False) -> None:
+    """``ENV A=1 B="two"`` / ``ENV A 1`` / ``ARG A=1`` (an ARG without default is unknown). An ARG default
+    that references earlier ARGs (``ARG BASE=nvidia/cuda:${CUDA_VERSION}-devel``) takes their values when
+    every one is known and not empty; an ENV value with a variable stays unknown (a build argument the
+    caller supplies)."""
     words = [word for word, _, _ in lex(rest.replace("\\\n", " "), shell=False)]
     if len(words) >= 2 and "=" not in words[0]:
         variables[words[0]] = " ".join(words[1:])
@@ -178,7 +209,26 @@ def _variables(variables: dict[str, str | None], rest: str) -> None:
     for word in words:
         name, assigned, value = word.partition("=")
         if name.isidentifier():
-            variables[name] = value if assigned and "$" not in value else None
+            variables[name] = (value if "$" not in value else _resolved(value, variables) if arg else None) \
+                if assigned else None
+
+
+def _resolved(value: str, variables: dict[str, str | None]) -> str | None:
+    resolved = substitute(_ARG_REFERENCE, value, lambda m: variables.get(m.group(1)) or "$")
+    return resolved if resolved is not None and "$" not in resolved else None
+
+
+def from_image(stage: dict, args: dict[str, str] | None = None) -> str | None:
+    """The final stage's FROM image with the ARGs declared before the first FROM substituted: the value
+    ``args`` (the build arguments given) sets for a declared one, else its default."""
+    written = stage.get("FROM")
+    if not written:
+        return None
+    global_args: dict[str, str | None] = {}
+    for declaration in stage.get("declared", ()):  # in order: a default sees the ARGs above it, given or not
+        _variables(global_args, declaration, True)
+        global_args.update({name: value for name, value in (args or {}).items() if name in global_args})
+    return substitute(_ARG_REFERENCE, written[0], lambda m: global_args.get(m.group(1)) or m.group(0))
 
 
 def instruction_words(text: str, instruction: tuple[str, int, int]) -> list[tuple[str, int, int]]:

@@ -392,20 +392,3 @@ def _record(model: ServedModel, entry: dict, dest: str, name: str, value: EnvVal
     emitted = flag(engine, canonical)
     if emitted and canonical != "model":
         model.argv.extend(operator_tokens(setting, emitted))
-
-
-# llama.cpp reads an option from its LLAMA_ARG_* name when the command line does not give it (common/arg.cpp,
-# ``set_env``): the model it serves from LLAMA_ARG_HF_REPO (-hf) or LLAMA_ARG_MODEL (-m)
-_LLAMA_MODEL_ENV = ("LLAMA_ARG_HF_REPO", "LLAMA_ARG_MODEL")
-
-
-def llama_env_model(model: ServedModel) -> None:
-    """The model of a llama.cpp server whose command names none, from the env it reads it from."""
-    if model.engine != "llama.cpp" or model.model is not None:
-        return
-    for name in _LLAMA_MODEL_ENV:
-        setting = model.env.get(name)
-        if setting is not None and isinstance(setting.value, str) and setting.value.strip():
-            model.model = Setting("model", setting.value.strip(), setting.location, name, setting.comments,
-                                  setting.key_location, setting.text, origin="env")
-            return

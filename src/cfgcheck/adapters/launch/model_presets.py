@@ -33,7 +33,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.recognition import finish
 from ..core.references import record
-from . import named_files
+from . import llama_env, named_files
 from .configmaps import Mounted, mentions, mounted, persistence_mount, unindexed
 from .shell import SourceMap
 
@@ -244,7 +244,9 @@ def _section_model(router: ServedModel, section: Section, defaults: list[Option]
 def _flag_name(key: str) -> str:
     """The option a key names, without dashes: its environment name read as the flag (LLAMA_ARG_CTX_SIZE is
     ctx-size), else as written."""
-    return key[len("LLAMA_ARG_"):].lower().replace("_", "-") if key.startswith("LLAMA_ARG_") else key
+    if not key.startswith(llama_env.PREFIX):
+        return key
+    return (llama_env.option(key) or key[len(llama_env.PREFIX):].lower().replace("_", "-")).lstrip("-")
 
 
 def _identity(key: str) -> str:

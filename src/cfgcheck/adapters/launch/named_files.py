@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 # the launches run on a host from the folder of their file (a shell script, a make recipe), where a relative
 # path names a file beside it; a Dockerfile's, a workflow step's or a llama-swap command's run elsewhere
-HOST_KINDS = ("shell script", "make target")
+HOST_KINDS = ("shell script", "make target", "just recipe")
 _MAX_LINKS = 8  # links followed from one name at a commit (the kernel allows 40; a repository needs few)
 
 

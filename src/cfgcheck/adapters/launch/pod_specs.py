@@ -18,6 +18,7 @@ from ...yamlio import YNode
 from ..core.contexts import DocContext
 from ..core.recognition import finish, gpu_count, ray_worker_claims, ray_worker_images, string_map, to_int
 from ..core.registry import launch_helper
+from . import engine_pins
 from .containers import container_model, container_tokens
 from .pods import group_pod, ray_worker_pods
 from .shell import shell_tokens
@@ -77,6 +78,7 @@ def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
                 continue
             for env_name, setting in built.env.items() if built is not None else ():
                 model.env.setdefault(env_name, setting)  # the image's ENV, unless the container sets it
+            engine_pins.apply(model, built.pin if built is not None else None)
             _workload_facts(ctx, model, kind, spec, pod_spec)
             _topology_gpus(ctx, model, root, trail)
             if "headGroupSpec" in trail:

@@ -28,9 +28,9 @@ from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
                              served_limit)
-from ..core.recognition import apply_launch, finish, set_image, to_int
+from ..core.recognition import ENGINE_MARKERS, apply_launch, finish, set_image, to_int
 from ..core.registry import document_models
-from . import config_file, engine_containers, model_presets, named_files
+from . import config_file, engine_containers, engine_pins, llama_env, model_presets, named_files
 from .downloads import command_downloads
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
@@ -162,6 +162,20 @@ def _background_starts(words: list[tuple[str, int, int]], locate) -> set[tuple[i
         elif first is None and not redirect:
             first = (start, end, word)
     return starts
+
+
+def recipe_models(workspace: Workspace, loaded: LoadedFile, read, kind: str, prefix: str) -> list[ServedModel]:
+    """The served models of the recipes ``read(text)`` finds (their commands as shell text at the file's
+    offsets, each recipe's (line, name) in order, the variables), each named after its recipe: a
+    Makefile's targets, a Justfile's recipes."""
+    if not any(marker in loaded.text for marker in ENGINE_MARKERS):
+        return []
+    recipes, names, variables = read(loaded.text)
+
+    def recipe_of(line: int) -> str | None:
+        return next((name for start, name in reversed(names) if start < line), None)
+
+    return text_models(workspace, loaded, recipes, kind, prefix, variables, recipe_of)
 
 
 def locator(loaded: LoadedFile):
@@ -498,6 +512,14 @@ def env_settings(launched: Launched) -> dict[str, Setting]:
     return environment_settings(launched.env)
 
 
+def _launcher_words(tokens: list[ArgToken]):
+    """The words before the first flag: the executable and what runs it (``nohup``, ``python -m``)."""
+    for token in tokens:
+        if token.text.startswith("--"):
+            return
+        yield token.text
+
+
 def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, kind: str, identity: str,
                  index: int, lines: tuple[int, int], name: str | None = None,
                  heredocs: list[Heredoc] = ()) -> ServedModel | None:
@@ -520,8 +542,11 @@ def script_model(workspace: Workspace, loaded: LoadedFile, launched: Launched, k
         image_engine = model.engine if model.engine != "unknown" and not launched.own_entrypoint else None
     if not apply_launch(None, model, launched.tokens, image_engine):
         return None
+    if launched.image is None:  # on the host: the executable's environment may name the version
+        engine_pins.apply(model, engine_pins.environment_pin(list(_launcher_words(launched.tokens))))
     model.env.update(env_settings(launched))
     model.downloads.extend(launched.downloads)
+    llama_env.env_args(model)
     if launched.gpus is not None:
         model.gpus = Setting("gpus", gpu_count(launched.gpus.text), launched.gpus.location, "docker run --gpus",
                              launched.gpus.comments, launched.gpus.location, launched.gpus.text, "shell")
