@@ -29,7 +29,9 @@ limit, a warning for engines pinned to one node, a note otherwise (they may land
 Scripts of one folder that each start an engine in the background on the machine itself (no container, no
 `CUDA_VISIBLE_DEVICES`), where the machine's GPU is stated (a script that starts the host, a README), start
 on its first GPU: fractions that reach 1.0 (or pass `max-total-fraction`) fail, since each engine's CUDA
-context is outside its fraction; a warning, as the scripts may not be run together.
+context is outside its fraction; a warning, as the scripts may not be run together. Fractions that sum above
+1.0 were not chosen to run together (a folder of one `serve-<model>.sh` per model, each sized for the whole
+GPU): such scripts are read as alternatives.
 
 ## Why it matters
 vLLM reserves `gpu_memory_utilization x total memory` on each of its GPUs at start-up and refuses to
@@ -264,8 +266,8 @@ def _scripts_beside(model: ServedModel, engines: list[ServedModel], ctx: RuleCon
     fractions = [(other, ctx.effective(other, MEMORY_FRACTION)) for other in sharing]
     total = _sum(fractions, bounds=False)
     limit = float(ctx.options["max-total-fraction"])
-    if total < min(limit, 1.0) or total <= limit < 1.0:
-        return
+    if total < min(limit, 1.0) or total <= limit < 1.0 or total > 1.0 + 1e-9:
+        return  # within the GPU, or more than all of it: alternatives, not engines meant to share it
     gpu, origin = resolve_gpu(model, ctx.config)
     own = next(fact for other, fact in fractions if other is model)
     yield Finding(

@@ -153,3 +153,7 @@ def test_scripts_of_one_folder_that_start_engines_in_the_background_share_the_fi
     assert {(f.location.path, f.location.line) for f in found} == expected
     assert found[0].severity == "warning" and "if they run at once" in found[0].message
     assert "L40S: spot/start-host.sh:1" in found[0].message and "sum to 1.00" in found[0].message
+    # backgrounded alternatives, each sized for the whole L40S (0.85 + 0.85): not meant to run together
+    assert not any(f.location.path.startswith("alternatives-background/") for f in found)
+    alternatives = [m for m in lint([repo], load_config(repo)).models if m.path.startswith("alternatives-background/")]
+    assert len(alternatives) == 2 and all(m.in_background for m in alternatives)
