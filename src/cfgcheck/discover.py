@@ -48,8 +48,19 @@ WORKFLOWS = ".github/workflows"  # ... but GitHub Actions workflows, which may s
 def listed_file(name: str, suffixes: tuple[str, ...] = ()) -> bool:
     """A file discovery lists: YAML, or one whose name ends with ``suffixes``: the formats that are not
     YAML which the run reads (``.sh``, ``Makefile``: the adapter registry's ``file_suffixes``, given by
-    the caller, so that discovery does not import the adapters)."""
-    return name.endswith(YAML_SUFFIXES) or name.endswith(suffixes)
+    the caller, so that discovery does not import the adapters). An entry that ends with a dot is a stem
+    a file's name starts with (``Dockerfile.`` lists ``Dockerfile.gpu``: ``named_like``)."""
+    return name.endswith(YAML_SUFFIXES) or named_like(name, suffixes)
+
+
+def named_like(path: str, suffixes: tuple[str, ...]) -> bool:
+    """Whether the file ``path`` ends with one of ``suffixes``, or its name starts with one that ends with a
+    dot (``Dockerfile.gpu``, ``Containerfile.rocm``), other than the ignore file BuildKit keeps beside a
+    Dockerfile (``Dockerfile.dockerignore``)."""
+    if path.endswith(suffixes):
+        return True
+    name = path[path.rfind("/") + 1:]
+    return name.startswith(tuple(s for s in suffixes if s.endswith("."))) and not name.endswith(".dockerignore")
 CHART_FILE = "Chart.yaml"
 
 
@@ -439,7 +450,7 @@ def _grep(root: Path, searches: list[tuple[str, ...]], suffixes: tuple[str, ...]
     try:
         run = git.run(root, "grep", "-l", "-I", "-i", "-E", "--untracked",
                       *(["--all-match"] if len(searches) == 1 else []), *args, "--",
-                      *(f"*{suffix}" for suffix in YAML_SUFFIXES + suffixes))
+                      *(f"*{suffix}" + ("*" if suffix.endswith(".") else "") for suffix in YAML_SUFFIXES + suffixes))
     except git.GitError:
         return None
     if run.returncode not in (0, 1):  # 1: nothing matched; anything else: not a work tree

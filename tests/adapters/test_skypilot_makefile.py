@@ -64,6 +64,23 @@ def test_file_format_matches_whole_names_and_suffixes():
     assert file_format("run.sh") is not None and file_format("README") is None
     assert file_format("Makefile.bak") is None and file_format("gpu.Dockerfile") is file_format("Dockerfile")
     assert file_format("app/Dockerfile") is file_format("Containerfile") is file_format("gpu.dockerfile") is not None
+    # one Dockerfile per variant, as ``docker build -f`` names them; not BuildKit's ignore file beside one
+    assert file_format("app/Dockerfile.gpu") is file_format("Containerfile.rocm") is file_format("Dockerfile")
+    assert file_format("Dockerfile.dockerignore") is None and file_format("my.Dockerfile.txt") is None
+
+
+def test_a_dockerfile_named_for_its_variant_is_discovered_and_read(tmp_path):
+    from cfgcheck.adapters.core.protocol import file_suffixes
+    from cfgcheck.discover import discover
+
+    text = ("FROM vllm/vllm-openai:v0.9.2\nENTRYPOINT python3 -m vllm.entrypoints.openai.api_server \\\n"
+            "    --model ${MODEL_NAME:-Qwen/Qwen3-8B}\n")
+    for name in ("Dockerfile.extended_parameters", "Dockerfile.dockerignore"):
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    listed = discover([tmp_path], tmp_path, [], file_suffixes()).files
+    assert [path.name for path in listed] == ["Dockerfile.extended_parameters"]
+    (model,) = _models(tmp_path).values()
+    assert model.path == "Dockerfile.extended_parameters" and model.model.value == "Qwen/Qwen3-8B"
 
 
 def test_python_interpreter_options_before_dash_m_still_start_the_engine():

@@ -56,7 +56,9 @@ BUILT_IN = (
     LazyAdapter("formats.justfile", YAML_WORDS, suffixes=("Justfile", "justfile", ".just"), hooks=FILE_HOOKS),
     # Triton's vLLM backend: a model.json of engine arguments, offered by its name and the engine-argument words
     LazyAdapter("formats.triton_vllm", ENGINE_CONFIG_WORDS, suffixes=("model.json",), hooks=FILE_HOOKS),
-    LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile"),
+    # Dockerfile.gpu, Containerfile.rocm: one Dockerfile per variant, as `docker build -f` names them
+    LazyAdapter("formats.containerfile", YAML_WORDS, suffixes=("Dockerfile", "Containerfile", ".dockerfile",
+                                                               "Dockerfile.", "Containerfile."),
                 hooks=FILE_HOOKS),
     LazyAdapter("formats.pyspec", ("vllm_args", "sglang_args", "tokenspeed_args", "ray.serve.llm", "engineargs"),
                 suffixes=(".py",), hooks=FILE_HOOKS),

@@ -11,8 +11,9 @@ An adapter is usually a module; it declares
 
 A format that is not YAML (a shell script, a Python spec file) declares instead
 
-- ``SUFFIXES``: the file name endings it reads (``.sh``), or whole names (``Makefile``); discovery lists
-  them beside YAML files;
+- ``SUFFIXES``: the file name endings it reads (``.sh``), whole names (``Makefile``), or stems a name
+  starts with, ending with a dot (``Dockerfile.`` for ``Dockerfile.gpu``); discovery lists them beside
+  YAML files;
 - ``scan_comments(text)``: the file's comments by line, for directives, suppressions and the rules that
   want a reason written beside a value;
 - ``file_models(workspace, loaded)``: the located served models of one such file.
@@ -149,6 +150,7 @@ _marker_tests: tuple[tuple[str, tuple[str, ...] | None], ...] = ((DIRECTIVE_MARK
 _names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file names it reads whatever their text
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 _endings: tuple[str, ...] = ()  # its keys, for one ``str.endswith`` call
+_stems: tuple[str, ...] = ()  # those that end with a dot: a name that starts with one (``Dockerfile.gpu``)
 # hook -> (position in REGISTRY, SUFFIXES, INDEX_WORDS) of the adapters that define it (``hooked``)
 _hooked: dict[str, list[tuple[int, tuple[str, ...], tuple[str, ...] | None]]] = {}
 
@@ -201,7 +203,7 @@ def unregister(adapter: Registered) -> None:
 
 
 def _rebuild_markers() -> None:
-    global _markers, _marker_tests, _file_formats, _endings
+    global _markers, _marker_tests, _file_formats, _endings, _stems
     _hooked.clear()
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
@@ -209,6 +211,7 @@ def _rebuild_markers() -> None:
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
                      for suffix in adapter.SUFFIXES}
     _endings = tuple(_file_formats)
+    _stems = tuple(suffix for suffix in _endings if suffix.endswith("."))  # ``Dockerfile.`` names Dockerfile.gpu
 
 
 def serving_markers() -> tuple[str, ...]:
@@ -314,6 +317,8 @@ def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     name = path[path.rfind("/") + 1:]
     dot = name.rfind(".")
     found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
+    if found is None and name.startswith(_stems) and not name.endswith(".dockerignore"):
+        return next(adapter for stem, adapter in _file_formats.items() if stem in _stems and name.startswith(stem))
     if found is not None or not name.endswith(_endings):  # a YAML file: one test, not one per ending
         return found
     # as discovery lists them (``listed_file``): by ending, so ``gpu.Dockerfile`` is a Dockerfile

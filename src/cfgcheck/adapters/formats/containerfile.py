@@ -32,7 +32,7 @@ from ..launch.shell import expand, lex
 from ...engines.argv import IF_SET
 
 MARKERS = ENGINE_MARKERS
-SUFFIXES = ("Dockerfile", "Containerfile", ".dockerfile")
+SUFFIXES = ("Dockerfile", "Containerfile", ".dockerfile", "Dockerfile.", "Containerfile.")  # builtin.py
 _COMPOSE_FILES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
 _IF_SET = re.compile(r"\$\{([A-Za-z_]\w*):?\+(-[^}]*)\}")  # ${VAR:+--flag "$VAR"}, ${VAR:+--switch}
 
