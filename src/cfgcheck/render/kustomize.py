@@ -58,14 +58,14 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict),
+    top = os.path.abspath(str(ctx.workspace.config.get("root") or os.getcwd()))  # by strings: a Path is made
+    reach = _reach(top, os.path.join(top, folder_rel), resolved=ctx.workspace.space(RESOLVED, dict),  # to render
                    looks=ctx.workspace.space(LOOKED, dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
     unmarked = ctx.workspace.space(UNMARKED, set)
-    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked) for file in reach.found):
+    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked, reach.texts) for file in reach.found):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
@@ -79,6 +79,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if reach.url is not None:
         note(f"{folder_rel}: kustomization names a URL ({_shown(reach.url)}), not rendered (no network access)")
         return []
+    repo = Path(top)
     rendered = _render(ctx, repo, kubectl, reach, folder_rel)
     if rendered is None:
         return []
@@ -202,16 +203,23 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     return into
 
 
-def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str]) -> bool:
+def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str], texts: dict[str, str]) -> bool:
     """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read already and found
-    none in (``lint.gather``), not read again."""
+    none in (``lint.gather``), not read again; ``texts``: the kustomization files the walk read (``Reach``),
+    tested as they were read (a thousand kustomizations of a GitOps tree, each read again before)."""
     if file in unmarked:
         return False
+    if file in texts:
+        return serving(texts[file])
     data = read_ahead(file)  # kept for the file's turn in the run: read once
     if data is None:
         return False
-    text = data.decode("utf-8", "replace")
-    return serving(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text)  # as open() reads it
+    return serving(_as_opened(data.decode("utf-8", "replace")))
+
+
+def _as_opened(text: str) -> str:
+    """``text`` with its line breaks as ``open()`` reads them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @dataclass
@@ -221,9 +229,11 @@ class Reach:
     any of its kustomizations, or the generator, transformer and validator configurations they name, holds
     in any string (kustomize would fetch it: a ``configMapGenerator`` file, ``openapi.path``, a remote
     base); the first reference that leaves the repository (``outside``: neither cfgcheck nor kubectl reads
-    outside the checkout)."""
+    outside the checkout); ``texts``: the text of each kustomization file it read (absolute path -> text, as
+    ``open()`` reads it), when the file was read without an error."""
 
     found: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
     within: list[str] = field(default_factory=list)
     remote: bool = False
     url: str | None = None
@@ -238,14 +248,14 @@ class Reach:
         return [Path(folder) for folder in self.within]
 
 
-def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set[str] | None = None,
+def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, seen: set[str] | None = None,
            resolved: dict[str, str | None] | None = None, looks: dict[str, tuple[int, int]] | None = None) -> Reach:
     """:class:`Reach` of the kustomization in ``folder``, its bases and components followed; ``resolved``:
     the paths resolved so far in the run (``paths.inside_repo``'s memo), ``looks``: what the run found at
     the paths it looked at (``paths.looked``; by strings: thousands of references in a GitOps tree)."""
     reach = reach if reach is not None else Reach()
     seen = seen if seen is not None else set()
-    top = os.path.normpath(os.path.abspath(folder))  # lexical: one kustomization per folder
+    top = os.path.abspath(folder)  # lexical (abspath normalises): one kustomization per folder
     if top in seen:
         return reach
     named = next((name for name in NAMES if S_ISREG(looked(os.path.join(top, name), looks)[1])), None)
@@ -256,7 +266,9 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
     kfile = os.path.join(top, named)
     reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
-    loaded = load_file(repo, Path(kfile))
+    loaded = load_file(Path(base), Path(kfile), rel=kfile[len(base) + 1:] if kfile.startswith(base + os.sep) else None)
+    if loaded.text or loaded.error is None:  # read (one that cannot be read, or decoded, has no text)
+        reach.texts[kfile] = _as_opened(loaded.text)
     root = loaded.documents[0].root if loaded.documents else None
     for document in loaded.documents if _may_name_url(loaded.text) else ():
         reach.url = reach.url or _url_in(document.root)
@@ -282,7 +294,7 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
                 return reach
         elif S_ISREG(mode):
             reach.found.append(target)
-    reach.url = reach.url or _url_in_configurations(repo, Path(top), root)
+    reach.url = reach.url or _url_in_configurations(Path(base), Path(top), root)
     reach.found.append(kfile)  # inline patches and images: last, they win
     return reach
 
