@@ -265,7 +265,7 @@ class _ParseCache:
         self.ahead_bytes = 0
         self.read: set[str] = set()  # the files whose turn came (read by ``read_text``): none kept for them
 
-    def key(self, file: Path, rel: str, limits: dict[str, int], fast: bool) -> tuple:
+    def key(self, file: Path | str, rel: str, limits: dict[str, int], fast: bool) -> tuple:
         return _absolute(file), rel, tuple(sorted(limits.items())), fast
 
     def keep(self, key: tuple, loaded: LoadedFile) -> None:
@@ -329,7 +329,7 @@ def read_ahead(path: str) -> bytes | None:
     return data
 
 
-def _taken(file: Path) -> bytes | None:
+def _taken(file: Path | str) -> bytes | None:
     """The bytes ``read_ahead`` kept for ``file``, handed over once (its turn has come)."""
     cache = _parse_cache
     if cache is None:
@@ -348,7 +348,7 @@ def forget_parsed(loaded: LoadedFile) -> None:
         _parse_cache.forget(loaded)
 
 
-def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
+def load_file(root: Path | str, file: Path | str, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
               text: str | None = None, rel: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
@@ -380,7 +380,7 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     return loaded
 
 
-def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None,
+def read_text(rel: str, file: Path | str, limits: dict[str, int], reader: FileReader | None,
               data: bytes | None = None) -> str | LoadedFile:
     """The text of ``file`` (``rel`` in the repository), or the file that could not be read (too large,
     not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
@@ -457,15 +457,15 @@ def data_of(raw: bytes, where: str) -> Any:
     return loaded.documents[0].root.to_python()
 
 
-def relpath(root: Path, file: Path) -> str:
+def relpath(root: Path | str, file: Path | str) -> str:
     """``file`` relative to ``root`` with ``/``; by string when it is plainly inside (no system call)."""
     absolute, base = _absolute(file), _absolute(root)
     if absolute.startswith(base + os.sep):
         return absolute[len(base) + 1:].replace(os.sep, "/")
     try:
-        return file.resolve().relative_to(root.resolve()).as_posix()
+        return Path(file).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:
-        return file.as_posix()
+        return Path(file).as_posix()
 
 
 def _absolute(path: Path | str) -> str:

@@ -28,7 +28,7 @@ from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
-from ..adapters.launch.kustomizations import RENDERED
+from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
@@ -39,11 +39,12 @@ from .staging import StageError
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
-# what kustomize fetches (sigs.k8s.io/kustomize api/internal/git/repospec.go, api/loader/fileloader.go):
-# any URL scheme, and the remote-repository forms without one
-_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
-                     r"bitbucket\.org|dev\.azure\.com)[/:])", re.I)
-_URL_WORDS = re.compile(r"://|git::|@|github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com", re.I)
+# what kustomize fetches (in a reference, or any string of a kustomization: a configMapGenerator's URL)
+_REMOTE = re.compile(REMOTE_FORMS, re.I)
+# a word every form of ``_REMOTE`` holds
+_URL_WORDS = ("://", "git::", "@", "github.com", "gitlab.com", "bitbucket.org", "dev.azure.com")
+# as re.I reads them: some letters beyond ASCII match these words' own (the dotless i, the Kelvin sign)
+_URL_WORDS_FOLDED = re.compile("|".join(map(re.escape, _URL_WORDS)), re.I)
 
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
@@ -266,7 +267,7 @@ def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, see
     kfile = os.path.join(top, named)
     reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
-    loaded = load_file(Path(base), Path(kfile), rel=kfile[len(base) + 1:] if kfile.startswith(base + os.sep) else None)
+    loaded = load_file(base, kfile, rel=kfile[len(base) + 1:] if kfile.startswith(base + os.sep) else None)
     if loaded.text or loaded.error is None:  # read (one that cannot be read, or decoded, has no text)
         reach.texts[kfile] = _as_opened(loaded.text)
     root = loaded.documents[0].root if loaded.documents else None
@@ -283,7 +284,8 @@ def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, see
         target = os.path.normpath(os.path.join(top, ref))  # lexical, as the findings name it
         read_beyond(target)
         try:
-            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {})
+            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {},
+                              looks=looks)
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach
@@ -294,7 +296,7 @@ def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, see
                 return reach
         elif S_ISREG(mode):
             reach.found.append(target)
-    reach.url = reach.url or _url_in_configurations(Path(base), Path(top), root)
+    reach.url = reach.url or _url_in_configurations(base, top, root)
     reach.found.append(kfile)  # inline patches and images: last, they win
     return reach
 
@@ -318,7 +320,12 @@ def _may_name_url(text: str) -> bool:
     """Whether any string of a kustomization with this text may name a URL (``_REMOTE``): each form holds
     one of these words, and a string holds no text its file does not but through a double-quoted escape
     (``\\``); a plain or block scalar folded over lines gains a space, never a joined word."""
-    return not text or "\\" in text or _URL_WORDS.search(text) is not None
+    if not text or "\\" in text:
+        return True
+    if not text.isascii():
+        return _URL_WORDS_FOLDED.search(text) is not None
+    lowered = text.lower()  # a scan a word, not a case-blind regex over every position
+    return any(word in lowered for word in _URL_WORDS)
 
 
 def _url_in(node: YNode | None) -> str | None:
@@ -336,7 +343,7 @@ def _url_in(node: YNode | None) -> str | None:
     return None
 
 
-def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
+def _url_in_configurations(repo: str, folder: str, root: YNode) -> str | None:
     """A URL in the plugin configurations a kustomization loads (``generators``, ``transformers``,
     ``validators``: a ``ConfigMapGenerator`` there fetches what its ``files`` name)."""
     for key in ("generators", "transformers", "validators"):
@@ -344,10 +351,10 @@ def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
         for item in node.value if node is not None and node.kind == "seq" else []:
             if item.kind != "scalar" or not isinstance(item.value, str):
                 continue
-            target = Path(os.path.normpath(folder / item.value))
+            target = Path(os.path.normpath(os.path.join(folder, item.value)))
             read_beyond(target)
             try:
-                real = inside_repo(repo, target, what="kustomize plugin configuration")
+                real = inside_repo(Path(repo), target, what="kustomize plugin configuration")
             except UnsafePath:
                 continue  # kustomize's load restrictor refuses it too
             if real.is_file():

@@ -31,9 +31,13 @@ from ..core.references import record
 
 MARKERS: tuple[str, ...] = ()  # indexes kustomizations by file name, reads no document as its own
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-# what kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go)
-_REMOTE = lazy.Pattern(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
-                     r"bitbucket\.org|dev\.azure\.com)[/:])|\?ref=", re.I)
+# What kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go,
+# api/loader/fileloader.go): any URL scheme, and the remote-repository forms without one. A scheme is
+# matched from the start of its run of scheme characters (the lookbehind): tried from every letter, a
+# reference like ``deployment.yaml`` cost a scan to its end from each (thousands of references a run).
+REMOTE_FORMS = (r"(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|"
+                r"(?:github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com)[/:])")
+_REMOTE = lazy.Pattern(REMOTE_FORMS + r"|\?ref=", re.I)
 _LISTS = ("resources", "bases", "components", "patchesStrategicMerge", "crds")
 # a secretGenerator's files are left out: a repository keeps secrets out of Git on purpose (a gitignored .env
 # each operator provides), so its missing file is no mistake of the repository
@@ -82,13 +86,13 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         return
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
-    references = _references(ctx, document.root)
+    references = [reference for reference in _references(ctx, document.root) if not _REMOTE.search(reference[1])]
     _index_images(ctx, folder, document.root, [written for _, written, what, _ in references
-                                               if what in ("resource", "base") and not _REMOTE.search(written)])
+                                               if what in ("resource", "base")])
     top = os.path.abspath(str(repo))
     resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
     for at, written, what, folders in references:
-        if _REMOTE.search(written) or "$" in written:
+        if "$" in written:
             continue
         rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
