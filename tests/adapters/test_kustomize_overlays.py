@@ -332,3 +332,18 @@ def test_a_kustomization_is_read_once(tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setattr(yamlio, "_read_bytes", lambda file, limit: opened.append(os.fspath(file)) or read_bytes(file, limit))
     lint([repo], Config(repo))
     assert sorted(opened) == sorted(str(repo / "app" / name) for name in ("kustomization.yaml", "service.yaml"))
+
+
+def test_a_file_read_ahead_without_a_marker_is_not_tested_again(tmp_path: Path, monkeypatch) -> None:
+    """The renderer reads a kustomization's files ahead and tests them: one found without a serving marker is
+    not tested again at its turn (lint.serving_filter), and is still read once, without a served model."""
+    import cfgcheck.lint
+
+    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: app\n"
+    repo = make_repo(tmp_path, {"app/kustomization.yaml": "resources:\n  - service.yaml\n", "app/service.yaml": service})
+    tested: list[str] = []
+    test = cfgcheck.lint.has_serving_marker
+    monkeypatch.setattr(cfgcheck.lint, "has_serving_marker", lambda text: tested.append(text) or test(text))
+    result = lint([repo], Config(repo))
+    assert service not in tested and len(tested) == 1  # the kustomization's own text only
+    assert not result.models and [file.path for file in result.files] == ["app/kustomization.yaml", "app/service.yaml"]

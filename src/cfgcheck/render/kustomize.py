@@ -205,9 +205,10 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
 
 
 def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str], texts: dict[str, str]) -> bool:
-    """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read already and found
-    none in (``lint.gather``), not read again; ``texts``: the kustomization files the walk read (``Reach``),
-    tested as they were read (a thousand kustomizations of a GitOps tree, each read again before)."""
+    """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read and found none in
+    (``lint.gather``), not read again, and where a file read here before its turn is noted when it holds
+    none; ``texts``: the kustomization files the walk read (``Reach``), tested as they were read (a
+    thousand kustomizations of a GitOps tree, each read again before)."""
     if file in unmarked:
         return False
     if file in texts:
@@ -215,7 +216,16 @@ def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str], te
     data = read_ahead(file)  # kept for the file's turn in the run: read once
     if data is None:
         return False
-    return serving(_as_opened(data.decode("utf-8", "replace")))
+    text = data.decode("utf-8", "replace")
+    if serving(_as_opened(text)):
+        return True
+    if not data.startswith(_BOMS) and "\ufffd" not in text:  # the text its turn tests (yamlio.decode)
+        unmarked.add(file)  # not tested again then (lint.serving_filter)
+    return False
+
+
+# what yamlio.decode reads other than as UTF-8 (a UTF-8 BOM is dropped, UTF-16 decoded)
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
 
 
 def _as_opened(text: str) -> str:
