@@ -86,15 +86,15 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         return
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
-    references = [reference for reference in _references(ctx, document.root) if not _REMOTE.search(reference[1])]
-    _index_images(ctx, folder, document.root, [written for _, written, what, _ in references
-                                               if what in ("resource", "base")])
+    # each reference not fetched, with its repository path (lexical, as the findings name it)
+    references = [(at, written, what, folders, posixpath.normpath(posixpath.join(folder, written)))
+                  for at, written, what, folders in _references(ctx, document.root) if not _REMOTE.search(written)]
+    _index_images(ctx, folder, document.root, [rel for _, _, what, _, rel in references if what in ("resource", "base")])
     top = os.path.abspath(str(repo))
     resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
-    for at, written, what, folders in references:
+    for at, written, what, folders, rel in references:
         if "$" in written:
             continue
-        rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
         read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
         if rel.startswith("../") or rel == ".." or _outside(target, top, resolved, looks):
@@ -165,10 +165,9 @@ def _source_of(ctx: DocContext, item: YNode) -> tuple[Location, str]:
     return Location(at.path, at.line, at.column + len(key) + 1, at.line, at.end_column), path
 
 
-def _index_images(ctx: DocContext, folder: str, root: YNode, included: list[str]) -> None:
-    """Record what the kustomization in ``folder`` includes (``included``: its resources and bases as
-    written, none fetched) and its ``images:`` entries."""
-    includes = [posixpath.normpath(posixpath.join(folder, written)) for written in included]
+def _index_images(ctx: DocContext, folder: str, root: YNode, includes: list[str]) -> None:
+    """Record what the kustomization in ``folder`` includes (``includes``: the repository paths of its
+    resources and bases, none fetched) and its ``images:`` entries."""
     entries = []
     node = root.get("images")
     for item in node.value if node is not None and node.kind == "seq" else []:
