@@ -361,10 +361,13 @@ def load_file(root: Path | str, file: Path | str, limits: dict[str, int] | None 
     rel = rel if rel is not None else relpath(root, file)
     reader = readers(rel) if readers is not None else None
     cache = _parse_cache
-    key = cache.key(file, rel, limits, fast) if cache is not None else None
-    if cache is not None and key in cache.files:
-        kept = cache.files[key]
-        if wanted is None or wanted(rel, kept.text):
+    # files are dropped from the cache as soon as their turn is done: most runs look it up empty, and a key
+    # (the path normalised, the limits sorted) is made only when there is something to find
+    key = None
+    if cache is not None and cache.files:
+        key = cache.key(file, rel, limits, fast)
+        kept = cache.files.get(key)
+        if kept is not None and (wanted is None or wanted(rel, kept.text)):
             return kept
     if text is None:
         read = read_text(rel, file, limits, reader)
@@ -376,7 +379,7 @@ def load_file(root: Path | str, file: Path | str, limits: dict[str, int] | None 
         return check_text(rel, text, limits, fast) if reader is None else unmarked(rel)
     loaded = parse_text(rel, text, limits, fast, reader=reader)
     if cache is not None:
-        cache.keep(key, loaded)
+        cache.keep(key if key is not None else cache.key(file, rel, limits, fast), loaded)
     return loaded
 
 
