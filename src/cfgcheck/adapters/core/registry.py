@@ -68,8 +68,9 @@ BY_PATH = ("formats.readme_nodes",)
 
 
 def index_by_path(workspace: Workspace, loaded: LoadedFile) -> None:
-    for adapter in REGISTRY:
-        if _short(adapter) in BY_PATH and defines(adapter, "index"):
+    for position, _, _ in hooked("index"):  # the adapters that define the hook (the run asks for each file)
+        adapter = REGISTRY[position]
+        if _short(adapter) in BY_PATH:
             adapter.index(workspace, loaded)
 
 
