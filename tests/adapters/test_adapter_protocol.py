@@ -228,4 +228,4 @@ def test_a_file_read_for_its_name_is_tried_by_the_adapters_whose_marker_it_holds
     lowered = text.lower()
     expected = [adapter for adapter in protocol.document_adapters() if protocol.may_read(adapter, lowered)]
     assert adapters._readers("kustomization.yaml", lowered) == expected == adapters._readers("values.yaml", lowered)
-    assert expected and (protocol.marked(lowered) or all(not adapter.MARKERS for adapter in expected))
+    assert expected and (protocol.has_serving_marker(lowered) or all(not adapter.MARKERS for adapter in expected))

@@ -211,11 +211,7 @@ def always_read(name: str) -> bool:
 def has_serving_marker(text: str) -> bool:
     """Substring tests on the lower-cased text (several times faster than one case-blind regex, and than
     one alternation over the lowered text): a piece several markers share first, then those markers."""
-    return marked(text.lower())
-
-
-def marked(lowered: str) -> bool:
-    """``has_serving_marker`` of a text already lower-cased (``lowered``)."""
+    lowered = text.lower()
     for piece, markers in _marker_tests:
         if piece in lowered and (markers is None or any(marker in lowered for marker in markers)):
             return True

@@ -20,9 +20,8 @@ from types import ModuleType
 from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
-from .protocol import (ADAPTERS, REGISTRY, Adapter, LazyAdapter, Registered, always_read, defines, document_adapters,  # noqa: F401
-                       file_format, file_suffixes, has_serving_marker, hooked, indexes, marked, may_own, may_read,
-                       read_by_name, register)
+from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, Registered, always_read, defines, document_adapters, file_format,  # noqa: F401
+                       file_suffixes, has_serving_marker, hooked, indexes, may_own, may_read, read_by_name, register)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
 # the built-in adapters and renderers, registered (their table is a module of its own: the run tests files
@@ -143,13 +142,13 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
     return found
 
 
-def _readers(name: str, lowered: str) -> list[Adapter | LazyAdapter]:
+def _readers(name: str, lowered: str) -> list[Registered]:
     """The adapters that may own a document of a file called ``name`` whose lower-cased text is ``lowered``
     (``may_read``). A file read for its name whose text holds no serving marker (most kustomizations of a
     GitOps tree) has only the adapters that declare no MARKERS: each adapter's MARKERS are serving markers
     (``protocol``), so one test of the text answers for all of them."""
     adapters = document_adapters()
-    if always_read(name) and not marked(lowered):
+    if always_read(name) and not has_serving_marker(lowered):
         return [adapter for adapter in adapters if not adapter.MARKERS]
     return [adapter for adapter in adapters if may_read(adapter, lowered)]
 
