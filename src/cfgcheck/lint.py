@@ -80,14 +80,17 @@ class LintResult:
 # ---------------------------------------------------------------- files
 
 
-def serving_filter(config: Config):
+def serving_filter(config: Config, unmarked: set[str] | None = None):
     """The prefilter for ``load_file``: serving markers, a kustomization or a Helm chart (they may
-    render files that have them), or a path named by a mapped ``values:`` entry."""
+    render files that have them), or a path named by a mapped ``values:`` entry. ``unmarked``: the run's
+    files (absolute paths) found without a marker before their turn (``paths.UNMARKED``: the kustomize
+    renderer tests the files a kustomization draws from as it reads them ahead), not tested again."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
+    root = os.path.abspath(config.root)
 
     def wanted(rel: str, text: str) -> bool:
-        return has_serving_marker(text) or always_read(rel.rsplit("/", 1)[-1]) \
-            or any(fnmatch.fnmatch(rel, g) for g in globs)
+        return (not (unmarked and os.path.join(root, rel) in unmarked) and has_serving_marker(text)) \
+            or always_read(rel.rsplit("/", 1)[-1]) or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted
 
@@ -156,7 +159,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
         note_templates(inputs.templates, settings)
     unmarked: set[str] = set()  # the files read without a serving marker (paths.UNMARKED)
     workspace = _lazy_workspace(settings, unmarked)
-    wanted = serving_filter(config) if prefilter else None
+    wanted = serving_filter(config, unmarked) if prefilter else None
     root = os.path.abspath(config.root)
     reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []

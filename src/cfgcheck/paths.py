@@ -223,19 +223,21 @@ def inside_repo(root: Path, path: str | os.PathLike[str], *, what: str = "path",
     return Path(_real_inside(base, written, path, what, memo))
 
 
-def inside_by_strings(base: str, path: str, *, what: str, memo: dict[str, str | None]) -> str:
+def inside_by_strings(base: str, path: str, *, what: str, memo: dict[str, str | None],
+                      looks: dict[str, tuple[int, int]] | None = None) -> str:
     """``inside_repo`` of a ``path`` absolute and normalised (no ``..``: one a kustomization names, joined
     to its folder) in the repository ``base`` (absolute, normalised), links allowed: the resolved path, by
-    strings, without the ``Path`` objects (thousands of references a run)."""
+    strings, without the ``Path`` objects (thousands of references a run); ``looks``: as ``_resolved``."""
     if not _within(path, base):
         raise UnsafePath(f"{what} {_shown(path)} is outside the repository; refused")
-    return _real_inside(base, path, path, what, memo)
+    return _real_inside(base, path, path, what, memo, looks)
 
 
-def _real_inside(base: str, written: str, path: object, what: str, memo: dict[str, str | None] | None) -> str:
+def _real_inside(base: str, written: str, path: object, what: str, memo: dict[str, str | None] | None,
+                 looks: dict[str, tuple[int, int]] | None = None) -> str:
     """``written`` (inside ``base`` as written) resolved, when its links stay inside ``base`` and out of its
     ``.git``; ``path``: as the user wrote it, for the message."""
-    real, real_base = _resolved(written, memo), _resolved(base, memo)
+    real, real_base = _resolved(written, memo, looks), _resolved(base, memo, looks)
     if real is None or real_base is None:
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
     if not _within(real, real_base):
@@ -245,12 +247,15 @@ def _real_inside(base: str, written: str, path: object, what: str, memo: dict[st
     return real
 
 
-def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | None:
+def _resolved(path: str, memo: dict[str, str | None] | None = None,
+              looks: dict[str, tuple[int, int]] | None = None) -> str | None:
     """``Path.resolve()`` by strings (pathlib's objects cost more than the system calls here, on
     every kustomize reference); None for a symlink loop. With ``memo`` (path -> its resolution, for
     one run: the tree does not change under it) as ``os.path.realpath`` does it, component by component
     from the left: the folder's resolution, then the last name, followed when it is a link (``path`` is
-    absolute and normalised)."""
+    absolute and normalised). ``looks``: what the run found at the paths it looked at (``looked``): the
+    one ``lstat`` that tells a link also tells the caller what is there (a kustomization's reference is
+    resolved, then looked at)."""
     if memo is not None:
         if path in memo:  # a path the run asked about before (a kustomization's index hook, then its renderer)
             return memo[path]
@@ -258,9 +263,11 @@ def _resolved(path: str, memo: dict[str, str | None] | None = None) -> str | Non
         if folder == path or not name:
             memo[path] = _resolved(path)
             return memo[path]
-        real_folder = memo[folder] if folder in memo else _resolved(folder, memo)
+        real_folder = memo[folder] if folder in memo else _resolved(folder, memo, looks)
         joined = os.path.join(real_folder, name) if real_folder is not None else None
-        memo[path] = _resolved(joined) if joined is not None and os.path.islink(joined) else joined
+        link = joined is not None and (stat.S_ISLNK(looked(joined, looks)[0]) if looks is not None
+                                       else os.path.islink(joined))
+        memo[path] = _resolved(joined) if link else joined
         return memo[path]
     try:
         real = os.path.realpath(path)
@@ -302,7 +309,7 @@ def escapes_by_strings(path: str, root: str, memo: dict[str, str | None],
                        looks: dict[str, tuple[int, int]] | None = None) -> bool:
     """``escapes`` by strings, each folder resolved once per run: ``path`` and ``root`` absolute and
     normalised."""
-    real, real_root = _resolved(path, memo), _resolved(root, memo)
+    real, real_root = _resolved(path, memo, looks), _resolved(root, memo, looks)
     if real is None or real_root is None or not looked(real, looks)[1]:  # as resolve(strict=True) refuses
         return True
     inside = _within(real, real_root)

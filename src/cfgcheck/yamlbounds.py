@@ -52,14 +52,23 @@ _SAFE_COMPOSE_DEPTH = 1000
 
 def may_exceed(text: str, limits: dict[str, int]) -> bool:
     indicators = text.count("- ") + text.count("-\n") + text.count("?") + text.count("[") + text.count("{")
-    nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
     depth_bound = indicators + math.isqrt(2 * len(text))
-    documents_bound = text.count("---") + text.count("...") + 1  # a document starts at one, or after an end
     max_depth = min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
     if depth_bound > max_depth:  # a list of many items is not deep: count the columns nesting can use
         depth_bound = _depth_by_columns(text)
-    return nodes_bound > limits["max-expanded-nodes"] or documents_bound > limits["max-documents"] \
-        or depth_bound > max_depth
+    if depth_bound > max_depth:
+        return True
+    # The counts below take one character each (a "-" once, before a space or a line break), three for a
+    # "---" or "...": a text too short to reach a limit through them is not counted for it (most files
+    # of a repository; every file of a run is asked).
+    if 2 * len(text) + 2 > limits["max-expanded-nodes"]:
+        nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
+        if nodes_bound > limits["max-expanded-nodes"]:
+            return True
+    if len(text) // 3 + 1 > limits["max-documents"]:
+        documents_bound = text.count("---") + text.count("...") + 1  # a document starts at one, or after an end
+        return documents_bound > limits["max-documents"]
+    return False
 
 
 # Where a line's first token, or the token after each indicator, anchor or tag that starts it, begins:

@@ -266,7 +266,7 @@ class _ParseCache:
         self.ahead_bytes = 0
         self.read: set[str] = set()  # the files whose turn came (read by ``read_text``): none kept for them
 
-    def key(self, file: Path, rel: str, limits: dict[str, int], fast: bool) -> tuple:
+    def key(self, file: Path | str, rel: str, limits: dict[str, int], fast: bool) -> tuple:
         return _absolute(file), rel, tuple(sorted(limits.items())), fast
 
     def keep(self, key: tuple, loaded: LoadedFile) -> None:
@@ -330,7 +330,7 @@ def read_ahead(path: str) -> bytes | None:
     return data
 
 
-def _taken(file: Path) -> bytes | None:
+def _taken(file: Path | str) -> bytes | None:
     """The bytes ``read_ahead`` kept for ``file``, handed over once (its turn has come)."""
     cache = _parse_cache
     if cache is None:
@@ -349,7 +349,7 @@ def forget_parsed(loaded: LoadedFile) -> None:
         _parse_cache.forget(loaded)
 
 
-def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast: bool = True,
+def load_file(root: Path | str, file: Path | str, limits: dict[str, int] | None = None, fast: bool = True,
               wanted: Callable[[str, str], bool] | None = None, readers: Readers | None = None,
               text: str | None = None, rel: str | None = None) -> LoadedFile:
     """Read and parse one file. ``wanted(rel, text)`` may decide from the text, before it is parsed,
@@ -362,10 +362,13 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
     rel = rel if rel is not None else relpath(root, file)
     reader = readers(rel) if readers is not None else None
     cache = _parse_cache
-    key = cache.key(file, rel, limits, fast) if cache is not None else None
-    if cache is not None and key in cache.files:
-        kept = cache.files[key]
-        if wanted is None or wanted(rel, kept.text):
+    # files are dropped from the cache as soon as their turn is done: most runs look it up empty, and a key
+    # (the path normalised, the limits sorted) is made only when there is something to find
+    key = None
+    if cache is not None and cache.files:
+        key = cache.key(file, rel, limits, fast)
+        kept = cache.files.get(key)
+        if kept is not None and (wanted is None or wanted(rel, kept.text)):
             return kept
     if text is None:
         read = read_text(rel, file, limits, reader)
@@ -377,11 +380,11 @@ def load_file(root: Path, file: Path, limits: dict[str, int] | None = None, fast
         return check_text(rel, text, limits, fast) if reader is None else unmarked(rel)
     loaded = parse_text(rel, text, limits, fast, reader=reader)
     if cache is not None:
-        cache.keep(key, loaded)
+        cache.keep(key if key is not None else cache.key(file, rel, limits, fast), loaded)
     return loaded
 
 
-def read_text(rel: str, file: Path, limits: dict[str, int], reader: FileReader | None,
+def read_text(rel: str, file: Path | str, limits: dict[str, int], reader: FileReader | None,
               data: bytes | None = None) -> str | LoadedFile:
     """The text of ``file`` (``rel`` in the repository), or the file that could not be read (too large,
     not text, gone): its error is a CFG000 for YAML, nothing for a format read only in case it starts
@@ -458,15 +461,15 @@ def data_of(raw: bytes, where: str) -> Any:
     return loaded.documents[0].root.to_python()
 
 
-def relpath(root: Path, file: Path) -> str:
+def relpath(root: Path | str, file: Path | str) -> str:
     """``file`` relative to ``root`` with ``/``; by string when it is plainly inside (no system call)."""
     absolute, base = _absolute(file), _absolute(root)
     if absolute.startswith(base + os.sep):
         return absolute[len(base) + 1:].replace(os.sep, "/")
     try:
-        return file.resolve().relative_to(root.resolve()).as_posix()
+        return Path(file).resolve().relative_to(Path(root).resolve()).as_posix()
     except ValueError:
-        return file.as_posix()
+        return Path(file).as_posix()
 
 
 def _absolute(path: Path | str) -> str:

@@ -219,3 +219,13 @@ def test_the_registry_knows_each_modules_hooks_and_tries_only_adapters_whose_mar
     from cfgcheck.render import helm
 
     assert adapters.renderer_of("Chart.yaml") is helm and adapters.renderer_of("values.yaml") is None
+
+
+@pytest.mark.parametrize("text", ["resources:\n  - deployment.yaml\n", "resources:\n  - vllm.yaml\n",
+                                  "kind: InferenceService\napiVersion: serving.kserve.io/v1beta1\n", ""])
+def test_a_file_read_for_its_name_is_tried_by_the_adapters_whose_marker_it_holds(text: str) -> None:
+    """One marker test stands for every adapter's (``registry._readers``): the same adapters either way."""
+    lowered = text.lower()
+    expected = [adapter for adapter in protocol.document_adapters() if protocol.may_read(adapter, lowered)]
+    assert adapters._readers("kustomization.yaml", lowered) == expected == adapters._readers("values.yaml", lowered)
+    assert expected and (protocol.has_serving_marker(lowered) or all(not adapter.MARKERS for adapter in expected))

@@ -302,3 +302,48 @@ def test_a_deployment_renamed_by_a_prefix_is_its_files_served_model(included_kub
     assert {(m.path, m.location.line) for m in result.models} == {("deployment.yaml", 17)}
     assert [(f.location.path, f.location.line) for f in result.findings if f.code == "CFG502"] == \
         [("deployment.yaml", 25)]
+
+
+@pytest.mark.parametrize("written, remote", [
+    ("https://github.com/org/repo//base?ref=v1", True), ("github.com/org/repo/base", True),
+    ("git@github.com:org/repo", True), ("9a+b.c-d://host/x", True), ("HTTPS://example.com/x", True),
+    ("deployment.yaml", False), ("../base", False), ("12://x", False), ("-://x", False), ("a b/c:/d", False)])
+def test_a_reference_kustomize_fetches_is_told_by_its_form(written: str, remote: bool) -> None:
+    """A scheme is letters, digits, ``+.-`` from a letter on (the regex matches it from the start of its run)."""
+    assert bool(kustomize._REMOTE.search(written)) is remote
+
+
+@pytest.mark.parametrize("text, may", [
+    ("resources:\n  - deployment.yaml\n", False), ("resources:\n  - GitHub.com/org/repo\n", True),
+    ("resources:\n  - g\u0131thub.com/org/repo\n", True),  # a dotless i: re.I reads it as i, so does kustomize's test
+    ("resources:\n  - \"deploy\\x40ment.yaml\"\n", True), ("", True)])
+def test_a_kustomization_that_may_name_a_url_is_walked_for_it(text: str, may: bool) -> None:
+    assert kustomize._may_name_url(text) is may
+
+
+def test_a_kustomization_is_read_once(tmp_path: Path, monkeypatch) -> None:
+    """Its renderer tests the text the run read for a serving marker: each file of the run is opened once."""
+    from cfgcheck import yamlio
+
+    repo = make_repo(tmp_path, {"app/kustomization.yaml": "resources:\n  - service.yaml\n",
+                                "app/service.yaml": "apiVersion: v1\nkind: Service\nmetadata:\n  name: app\n"})
+    opened: list[str] = []
+    read_bytes = yamlio._read_bytes
+    monkeypatch.setattr(yamlio, "_read_bytes", lambda file, limit: opened.append(os.fspath(file)) or read_bytes(file, limit))
+    lint([repo], Config(repo))
+    assert sorted(opened) == sorted(str(repo / "app" / name) for name in ("kustomization.yaml", "service.yaml"))
+
+
+def test_a_file_read_ahead_without_a_marker_is_not_tested_again(tmp_path: Path, monkeypatch) -> None:
+    """The renderer reads a kustomization's files ahead and tests them: one found without a serving marker is
+    not tested again at its turn (lint.serving_filter), and is still read once, without a served model."""
+    import cfgcheck.lint
+
+    service = "apiVersion: v1\nkind: Service\nmetadata:\n  name: app\n"
+    repo = make_repo(tmp_path, {"app/kustomization.yaml": "resources:\n  - service.yaml\n", "app/service.yaml": service})
+    tested: list[str] = []
+    test = cfgcheck.lint.has_serving_marker
+    monkeypatch.setattr(cfgcheck.lint, "has_serving_marker", lambda text: tested.append(text) or test(text))
+    result = lint([repo], Config(repo))
+    assert service not in tested and len(tested) == 1  # the kustomization's own text only
+    assert not result.models and [file.path for file in result.files] == ["app/kustomization.yaml", "app/service.yaml"]

@@ -147,3 +147,13 @@ def test_files_listed_for_several_searches_are_read_only_inside_the_repository(t
     git(repo, "commit", "-qm", "link")
     found = RepoSearch(repo, []).files([CEILING_SEARCH, (r"app\.yaml",)])
     assert found == {"k8s/embed.yaml"}
+
+
+def test_the_folders_git_holds_are_every_folder_above_a_tracked_file() -> None:
+    """``named_files``: a folder the repository holds is one above a file Git tracks (each, at any depth)."""
+    from cfgcheck.adapters.launch.named_files import _folders_of
+
+    tracked = {"apps/prod/api/kustomization.yaml", "apps/prod/web/deploy.yaml", "apps/dev/api/x.yaml", "README.md",
+               "a//b/c.yaml"}
+    assert _folders_of(tracked) == {"apps", "apps/prod", "apps/prod/api", "apps/prod/web", "apps/dev", "apps/dev/api",
+                                    "a", "a/", "a//b"}

@@ -58,3 +58,13 @@ def test_a_long_list_is_not_walked_twice_and_deep_nesting_still_is() -> None:
     deep = "- " * 150 + "a\n"
     assert may_exceed(deep, DEFAULT_LIMITS)
     assert "limit max-depth" in parse_text("deep.yaml", deep).error.message
+
+
+@pytest.mark.parametrize("text, limit", [("a: 1\nb: 2\nc: 3\n", {"max-expanded-nodes": 13}),
+                                         ("---\n---\n---\n", {"max-documents": 3}),
+                                         ("a: 1\n...\n---\n", {"max-documents": 2})])
+def test_a_short_text_is_counted_for_a_limit_it_can_reach(text: str, limit: dict[str, int]) -> None:
+    """A text is counted for the node and document limits only when it is long enough to reach them."""
+    assert may_exceed(text, {**DEFAULT_LIMITS, **limit})
+    assert not may_exceed(text, {**DEFAULT_LIMITS, **{name: value + 1 for name, value in limit.items()}})
+    assert not may_exceed(text, DEFAULT_LIMITS)

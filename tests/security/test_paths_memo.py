@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from cfgcheck.cache import fingerprint
-from cfgcheck.paths import UnsafePath, escapes, inside_by_strings, inside_repo, noting, read_beyond
+from cfgcheck.paths import UnsafePath, escapes, escapes_by_strings, inside_by_strings, inside_repo, noting, read_beyond
 
 
 @pytest.fixture
@@ -53,6 +53,24 @@ def test_inside_by_strings_answers_as_inside_repo(repo: Path) -> None:
             found = None
         assert found == expected, name
     assert inside_by_strings(str(repo), str(repo / "inside.yaml"), what="path", memo=memo) == \
+        os.path.realpath(repo / "base" / "app.yaml")
+
+
+def test_the_looks_memo_answers_alike_and_looks_once(repo: Path, monkeypatch) -> None:
+    """With the run's ``looks``, the lstat that tells a link is the one the caller's ``looked`` reads after."""
+    plain = ("base/app.yaml", "base", ".git/config", "gone.yaml")  # no link on the way: nothing to follow
+    names = (*plain, "inside.yaml", "out.yaml", "git.yaml", "dangling.yaml", "outdir", "outdir/secret.yaml")
+    expected = {name: escapes(repo / name, repo) for name in names}
+    calls: list[str] = []
+    lstat = os.lstat
+    monkeypatch.setattr(os, "lstat", lambda path, *a, **k: calls.append(os.fspath(path)) or lstat(path, *a, **k))
+    memo: dict[str, str | None] = {}
+    looks: dict[str, tuple[int, int]] = {}
+    found = {name: escapes_by_strings(os.path.join(repo, name), str(repo), memo, looks) for name in plain}
+    assert all(calls.count(os.path.join(repo, name)) == 1 for name in plain), calls
+    found.update({name: escapes_by_strings(os.path.join(repo, name), str(repo), memo, looks) for name in names})
+    assert found == expected
+    assert inside_by_strings(str(repo), str(repo / "inside.yaml"), what="path", memo={}, looks={}) == \
         os.path.realpath(repo / "base" / "app.yaml")
 
 

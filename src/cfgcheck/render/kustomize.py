@@ -28,7 +28,7 @@ from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
-from ..adapters.launch.kustomizations import RENDERED
+from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
@@ -39,11 +39,12 @@ from .staging import StageError
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
-# what kustomize fetches (sigs.k8s.io/kustomize api/internal/git/repospec.go, api/loader/fileloader.go):
-# any URL scheme, and the remote-repository forms without one
-_REMOTE = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
-                     r"bitbucket\.org|dev\.azure\.com)[/:])", re.I)
-_URL_WORDS = re.compile(r"://|git::|@|github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com", re.I)
+# what kustomize fetches (in a reference, or any string of a kustomization: a configMapGenerator's URL)
+_REMOTE = re.compile(REMOTE_FORMS, re.I)
+# a word every form of ``_REMOTE`` holds
+_URL_WORDS = ("://", "git::", "@", "github.com", "gitlab.com", "bitbucket.org", "dev.azure.com")
+# as re.I reads them: some letters beyond ASCII match these words' own (the dotless i, the Kelvin sign)
+_URL_WORDS_FOLDED = re.compile("|".join(map(re.escape, _URL_WORDS)), re.I)
 
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
@@ -58,14 +59,14 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if not is_kustomization(ctx, root) or root.scalar("kind") == "Component":
         return []  # a Component patches what includes it: rendered through those kustomizations only
     folder_rel = ctx.path.rsplit("/", 1)[0] if "/" in ctx.path else "."
-    repo = Path(str(ctx.workspace.config.get("root") or os.getcwd()))
-    reach = _reach(repo, repo / folder_rel, resolved=ctx.workspace.space(RESOLVED, dict),
+    top = os.path.abspath(str(ctx.workspace.config.get("root") or os.getcwd()))  # by strings: a Path is made
+    reach = _reach(top, os.path.join(top, folder_rel), resolved=ctx.workspace.space(RESOLVED, dict),  # to render
                    looks=ctx.workspace.space(LOOKED, dict))
     if reach.outside:
         note(f"{folder_rel}: kustomization draws from outside the repository ({reach.outside}), not rendered")
         return []
     unmarked = ctx.workspace.space(UNMARKED, set)
-    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked) for file in reach.found):
+    if not reach.remote and not any(_may_serve(file, reader.serving, unmarked, reach.texts) for file in reach.found):
         return []  # nothing a served model could be rendered from: not worth a kubectl run
     import shutil  # only a kustomization that may serve a model is rendered: not at import
 
@@ -79,6 +80,7 @@ def served_models(ctx: DocContext, root: YNode, reader: Reader) -> list[ServedMo
     if reach.url is not None:
         note(f"{folder_rel}: kustomization names a URL ({_shown(reach.url)}), not rendered (no network access)")
         return []
+    repo = Path(top)
     rendered = _render(ctx, repo, kubectl, reach, folder_rel)
     if rendered is None:
         return []
@@ -202,16 +204,33 @@ def _stage(repo: Path, folders: list[Path], into: Path) -> Path:
     return into
 
 
-def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str]) -> bool:
-    """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read already and found
-    none in (``lint.gather``), not read again."""
+def _may_serve(file: str, serving: Callable[[str], bool], unmarked: set[str], texts: dict[str, str]) -> bool:
+    """Whether ``file`` holds a serving marker; ``unmarked``: the files the run has read and found none in
+    (``lint.gather``), not read again, and where a file read here before its turn is noted when it holds
+    none; ``texts``: the kustomization files the walk read (``Reach``), tested as they were read (a
+    thousand kustomizations of a GitOps tree, each read again before)."""
     if file in unmarked:
         return False
+    if file in texts:
+        return serving(texts[file])
     data = read_ahead(file)  # kept for the file's turn in the run: read once
     if data is None:
         return False
     text = data.decode("utf-8", "replace")
-    return serving(text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text)  # as open() reads it
+    if serving(_as_opened(text)):
+        return True
+    if not data.startswith(_BOMS) and "\ufffd" not in text:  # the text its turn tests (yamlio.decode)
+        unmarked.add(file)  # not tested again then (lint.serving_filter)
+    return False
+
+
+# what yamlio.decode reads other than as UTF-8 (a UTF-8 BOM is dropped, UTF-16 decoded)
+_BOMS = (b"\xef\xbb\xbf", b"\xff\xfe", b"\xfe\xff")
+
+
+def _as_opened(text: str) -> str:
+    """``text`` with its line breaks as ``open()`` reads them."""
+    return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
 @dataclass
@@ -221,9 +240,11 @@ class Reach:
     any of its kustomizations, or the generator, transformer and validator configurations they name, holds
     in any string (kustomize would fetch it: a ``configMapGenerator`` file, ``openapi.path``, a remote
     base); the first reference that leaves the repository (``outside``: neither cfgcheck nor kubectl reads
-    outside the checkout)."""
+    outside the checkout); ``texts``: the text of each kustomization file it read (absolute path -> text, as
+    ``open()`` reads it), when the file was read without an error."""
 
     found: list[str] = field(default_factory=list)
+    texts: dict[str, str] = field(default_factory=dict)
     within: list[str] = field(default_factory=list)
     remote: bool = False
     url: str | None = None
@@ -238,14 +259,14 @@ class Reach:
         return [Path(folder) for folder in self.within]
 
 
-def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set[str] | None = None,
+def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, seen: set[str] | None = None,
            resolved: dict[str, str | None] | None = None, looks: dict[str, tuple[int, int]] | None = None) -> Reach:
     """:class:`Reach` of the kustomization in ``folder``, its bases and components followed; ``resolved``:
     the paths resolved so far in the run (``paths.inside_repo``'s memo), ``looks``: what the run found at
     the paths it looked at (``paths.looked``; by strings: thousands of references in a GitOps tree)."""
     reach = reach if reach is not None else Reach()
     seen = seen if seen is not None else set()
-    top = os.path.normpath(os.path.abspath(folder))  # lexical: one kustomization per folder
+    top = os.path.abspath(folder)  # lexical (abspath normalises): one kustomization per folder
     if top in seen:
         return reach
     named = next((name for name in NAMES if S_ISREG(looked(os.path.join(top, name), looks)[1])), None)
@@ -256,7 +277,9 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
     kfile = os.path.join(top, named)
     reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
-    loaded = load_file(repo, Path(kfile))
+    loaded = load_file(base, kfile, rel=kfile[len(base) + 1:] if kfile.startswith(base + os.sep) else None)
+    if loaded.text or loaded.error is None:  # read (one that cannot be read, or decoded, has no text)
+        reach.texts[kfile] = _as_opened(loaded.text)
     root = loaded.documents[0].root if loaded.documents else None
     for document in loaded.documents if _may_name_url(loaded.text) else ():
         reach.url = reach.url or _url_in(document.root)
@@ -271,7 +294,8 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
         target = os.path.normpath(os.path.join(top, ref))  # lexical, as the findings name it
         read_beyond(target)
         try:
-            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {})
+            inside_by_strings(base, target, what="kustomize reference", memo=resolved if resolved is not None else {},
+                              looks=looks)
         except UnsafePath:
             reach.outside = reach.outside or ref
             return reach
@@ -282,7 +306,7 @@ def _reach(repo: Path, folder: Path | str, reach: Reach | None = None, seen: set
                 return reach
         elif S_ISREG(mode):
             reach.found.append(target)
-    reach.url = reach.url or _url_in_configurations(repo, Path(top), root)
+    reach.url = reach.url or _url_in_configurations(base, top, root)
     reach.found.append(kfile)  # inline patches and images: last, they win
     return reach
 
@@ -306,7 +330,12 @@ def _may_name_url(text: str) -> bool:
     """Whether any string of a kustomization with this text may name a URL (``_REMOTE``): each form holds
     one of these words, and a string holds no text its file does not but through a double-quoted escape
     (``\\``); a plain or block scalar folded over lines gains a space, never a joined word."""
-    return not text or "\\" in text or _URL_WORDS.search(text) is not None
+    if not text or "\\" in text:
+        return True
+    if not text.isascii():
+        return _URL_WORDS_FOLDED.search(text) is not None
+    lowered = text.lower()  # a scan a word, not a case-blind regex over every position
+    return any(word in lowered for word in _URL_WORDS)
 
 
 def _url_in(node: YNode | None) -> str | None:
@@ -324,7 +353,7 @@ def _url_in(node: YNode | None) -> str | None:
     return None
 
 
-def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
+def _url_in_configurations(repo: str, folder: str, root: YNode) -> str | None:
     """A URL in the plugin configurations a kustomization loads (``generators``, ``transformers``,
     ``validators``: a ``ConfigMapGenerator`` there fetches what its ``files`` name)."""
     for key in ("generators", "transformers", "validators"):
@@ -332,10 +361,10 @@ def _url_in_configurations(repo: Path, folder: Path, root: YNode) -> str | None:
         for item in node.value if node is not None and node.kind == "seq" else []:
             if item.kind != "scalar" or not isinstance(item.value, str):
                 continue
-            target = Path(os.path.normpath(folder / item.value))
+            target = Path(os.path.normpath(os.path.join(folder, item.value)))
             read_beyond(target)
             try:
-                real = inside_repo(repo, target, what="kustomize plugin configuration")
+                real = inside_repo(Path(repo), target, what="kustomize plugin configuration")
             except UnsafePath:
                 continue  # kustomize's load restrictor refuses it too
             if real.is_file():

@@ -71,8 +71,9 @@ BY_PATH = ("formats.readme_nodes",)
 
 
 def index_by_path(workspace: Workspace, loaded: LoadedFile) -> None:
-    for adapter in REGISTRY:
-        if _short(adapter) in BY_PATH and defines(adapter, "index"):
+    for position, _, _ in hooked("index"):  # the adapters that define the hook (the run asks for each file)
+        adapter = REGISTRY[position]
+        if _short(adapter) in BY_PATH:
             adapter.index(workspace, loaded)
 
 
@@ -111,7 +112,7 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
     found: list[ServedModel] = []
     first_line = 1
     name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
-    candidates = [adapter for adapter in document_adapters() if may_read(adapter, lowered)]
+    candidates = _readers(name, lowered)
     renderer = renderer_of(name)
     if renderer is not None:
         candidates.insert(0, _Rendered(renderer, Reader(workspace)))
@@ -143,6 +144,17 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
         if root is not None:
             first_line = root.end_line + 1
     return found
+
+
+def _readers(name: str, lowered: str) -> list[Registered]:
+    """The adapters that may own a document of a file called ``name`` whose lower-cased text is ``lowered``
+    (``may_read``). A file read for its name whose text holds no serving marker (most kustomizations of a
+    GitOps tree) has only the adapters that declare no MARKERS: each adapter's MARKERS are serving markers
+    (``protocol``), so one test of the text answers for all of them."""
+    adapters = document_adapters()
+    if always_read(name) and not has_serving_marker(lowered):
+        return [adapter for adapter in adapters if not adapter.MARKERS]
+    return [adapter for adapter in adapters if may_read(adapter, lowered)]
 
 
 def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -> list[ServedModel]:

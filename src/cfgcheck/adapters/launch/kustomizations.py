@@ -35,9 +35,13 @@ if TYPE_CHECKING:
 
 MARKERS: tuple[str, ...] = ()  # indexes kustomizations by file name, reads no document as its own
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
-# what kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go)
-_REMOTE = lazy.Pattern(r"[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|(?:github\.com|gitlab\.com|"
-                     r"bitbucket\.org|dev\.azure\.com)[/:])|\?ref=", re.I)
+# What kustomize fetches instead of reading from the repository (kustomize api/internal/git/repospec.go,
+# api/loader/fileloader.go): any URL scheme, and the remote-repository forms without one. A scheme is
+# matched from the start of its run of scheme characters (the lookbehind): tried from every letter, a
+# reference like ``deployment.yaml`` cost a scan to its end from each (thousands of references a run).
+REMOTE_FORMS = (r"(?<![A-Za-z0-9+.-])[0-9+.-]*[A-Za-z][A-Za-z0-9+.-]*://|^\s*(?:git::|[\w.-]+@[\w.-]+:|"
+                r"(?:github\.com|gitlab\.com|bitbucket\.org|dev\.azure\.com)[/:])")
+_REMOTE = lazy.Pattern(REMOTE_FORMS + r"|\?ref=", re.I)
 _LISTS = ("resources", "bases", "components", "patchesStrategicMerge", "crds")
 # a secretGenerator's files are left out: a repository keeps secrets out of Git on purpose (a gitignored .env
 # each operator provides), so its missing file is no mistake of the repository
@@ -93,15 +97,15 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
         return
     ctx = DocContext(loaded, document, workspace)
     folder = posixpath.dirname(loaded.path)
-    references = _references(ctx, document.root)
-    _index_images(ctx, folder, document.root, [written for _, written, what, _ in references
-                                               if what in ("resource", "base") and not _REMOTE.search(written)])
+    # each reference not fetched, with its repository path (lexical, as the findings name it)
+    references = [(at, written, what, folders, posixpath.normpath(posixpath.join(folder, written)))
+                  for at, written, what, folders in _references(ctx, document.root) if not _REMOTE.search(written)]
+    _index_images(ctx, folder, document.root, [rel for _, _, what, _, rel in references if what in ("resource", "base")])
     top = os.path.abspath(str(repo))
     resolved, looks = workspace.space(RESOLVED, dict), workspace.space(LOOKED, dict)
-    for at, written, what, folders in references:
-        if _REMOTE.search(written) or "$" in written:
+    for at, written, what, folders, rel in references:
+        if "$" in written:
             continue
-        rel = posixpath.normpath(posixpath.join(folder, written))
         target = os.path.join(top, rel)
         read_beyond(target)  # whether it is there, for the whole-run cache (cache.py)
         if rel.startswith("../") or rel == ".." or _outside(target, top, resolved, looks):
@@ -172,10 +176,9 @@ def _source_of(ctx: DocContext, item: YNode) -> tuple[Location, str]:
     return Location(at.path, at.line, at.column + len(key) + 1, at.line, at.end_column), path
 
 
-def _index_images(ctx: DocContext, folder: str, root: YNode, included: list[str]) -> None:
-    """Record what the kustomization in ``folder`` includes (``included``: its resources and bases as
-    written, none fetched) and its ``images:`` entries."""
-    includes = [posixpath.normpath(posixpath.join(folder, written)) for written in included]
+def _index_images(ctx: DocContext, folder: str, root: YNode, includes: list[str]) -> None:
+    """Record what the kustomization in ``folder`` includes (``includes``: the repository paths of its
+    resources and bases, none fetched) and its ``images:`` entries."""
     entries = []
     node = root.get("images")
     for item in node.value if node is not None and node.kind == "seq" else []:

@@ -166,7 +166,16 @@ def _by_folder(paths) -> dict[str, list[str]]:
 
 
 def _folders_of(paths) -> set[str]:
-    return {path[:end] for path in paths for end in (i for i, c in enumerate(path) if c == "/")}
+    """Every folder above each of ``paths`` (the text before each of its ``/``), found from the deepest up,
+    each path's walk ending at a folder found before (its parents are): the tracked files of a GitOps tree
+    were walked character by character (5,000 paths, 300,000 characters a run)."""
+    folders: set[str] = set()
+    for path in paths:
+        end = path.rfind("/")
+        while end >= 0 and path[:end] not in folders:
+            folders.add(path[:end])
+            end = path.rfind("/", 0, end)
+    return folders
 
 
 # a cd (or pushd) anywhere but to the script's own folder (cd "$(dirname "$0")", or of ${BASH_SOURCE[0]})
