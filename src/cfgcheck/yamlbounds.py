@@ -49,7 +49,11 @@ _SAFE_COMPOSE_DEPTH = 1000
 
 def may_exceed(text: str, limits: dict[str, int]) -> bool:
     indicators = text.count("- ") + text.count("-\n") + text.count("?") + text.count("[") + text.count("{")
-    nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
+    # every occurrence counted is a character of its own (a "-" before a space or line feed, or the
+    # character counted): a text too short to break the limit whatever it holds is not counted further
+    nodes_bound = 2 * len(text) + 2
+    if nodes_bound > limits["max-expanded-nodes"]:
+        nodes_bound = 2 * (indicators + text.count(",") + text.count(":") + text.count("\n")) + 2
     depth_bound = indicators + math.isqrt(2 * len(text))
     documents_bound = text.count("---") + text.count("...") + 1  # a document starts at one, or after an end
     max_depth = min(_SAFE_COMPOSE_DEPTH, limits["max-depth"])
