@@ -100,7 +100,7 @@ def check(model, ctx):
         values = [(flag.inline_value, value_location(flag), None)] if flag.inline_value is not None else \
             [(t.text, t.location, t) for t in flag.values]
         for text, location, _token in values:
-            if text is None or unresolved(text) or re.search(_ANGLE_PLACEHOLDER, text):
+            if text is None or unresolved(text) or "<" in text and re.search(_ANGLE_PLACEHOLDER, text):
                 continue
             reason = catalog.check_value(spec, text)
             if reason is None and spec.type == "python-bool" and text.strip().lower() in ("false", "0", "no", "off"):

@@ -72,6 +72,12 @@ _PLACEHOLDER = (r"(?i)^(?:empty|none|null|token-abc123)$|dummy|fake|test|example
                 r"your[-_]|secret[-_]?key$|^x+$")
 
 
+def _has_token(text: str) -> bool:
+    # each of _TOKEN's forms starts with its literal prefix: a text without one is not searched (every
+    # argv word and env value of every served model is asked)
+    return ("hf_" in text or "sk-" in text) and re.search(_TOKEN, text) is not None
+
+
 # the env variable the engine reads its API key from when no --api-key is given: vLLM's OpenAI server
 # takes ``args.api_key or envs.VLLM_API_KEY`` (vllm/entrypoints/openai/api_server.py; vllm/envs.py)
 _KEY_ENV = {"vllm": "VLLM_API_KEY"}
@@ -109,7 +115,7 @@ def check(model, ctx):
     for token in model.argv:
         if token.synthetic or (token.location.line, token.location.column) in reported:
             continue
-        if re.search(_TOKEN, token.text) and not re.search(_PLACEHOLDER, token.text):
+        if _has_token(token.text) and not re.search(_PLACEHOLDER, token.text):
             reported.add((token.location.line, token.location.column))
             yield Finding("literal access token in the engine arguments", token.location,
                           remediation="move the token to a Secret and reference it", setting="argv-token")
@@ -117,6 +123,6 @@ def check(model, ctx):
     for name, setting in model.env.items():
         if (setting.location.line, setting.location.column) in reported:
             continue
-        if isinstance(setting.value, str) and re.search(_TOKEN, setting.value):
+        if isinstance(setting.value, str) and _has_token(setting.value):
             yield Finding(f"literal access token in env {name}", setting.location,
                           remediation=f"set {name} from a Secret with valueFrom.secretKeyRef", setting=f"env:{name}")

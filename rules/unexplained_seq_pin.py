@@ -154,7 +154,19 @@ def reason_words(comments, enough: int | None = None) -> int:
 
 # what a sequence limit limits, in the words of a comment that explains it away from the flag
 _LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
+# Pieces of those words, one of which a match leaves in the lower-cased text: a test of the lowered text a
+# tenth of the cost of the case-blind search (most comments name no limit). ``s`` is left out: under
+# IGNORECASE the long s (U+017F) matches it, and lowering keeps it.
+_LIMIT_PIECES = ("concurren", "eq", "batch", "lot")
 _NUMBER = LazyPattern(r"(?<![\d.])\d+(?![\d.])")  # a number as a value is written: not part of 1.5 or 16
+
+
+def _may_name_limit(text: str) -> bool:
+    low = text.lower()
+    for piece in _LIMIT_PIECES:  # a loop, not any() over a generator: asked of every comment of the run
+        if piece in low:
+            return True
+    return False
 
 
 def _stated_elsewhere(model, value: int) -> list[str]:
@@ -171,7 +183,7 @@ def _limits_by_number(comments) -> dict[str, list[str]]:
     for _, text in comments:
         # most comments name no limit: the search on the whole text goes first (dropping flags only
         # puts a space where one was, so it can make no word that was not there)
-        if not _LIMIT_WORDS.search(text):
+        if not (_may_name_limit(text) and _LIMIT_WORDS.search(text)):
             continue
         words = _FLAG.sub(" ", text)
         if _LIMIT_WORDS.search(words):

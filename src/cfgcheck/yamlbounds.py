@@ -72,8 +72,10 @@ def may_exceed(text: str, limits: dict[str, int]) -> bool:
 
 
 # Where a line's first token, or the token after each indicator, anchor or tag that starts it, begins:
-# the only places a block collection can start (the parser opens one at the first key or entry).
-_LINE_START = re.compile(r"^[ \t]*(?:(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+)*", re.M)
+# the only places a block collection can start (the parser opens one at the first key or entry). Found
+# after each line feed of the text with one put before it: a literal start lets the regex engine skip to
+# each line instead of trying ``^`` at every character.
+_LINE_START = re.compile(r"\n([ \t]*(?:(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+)*)")
 _STEP = re.compile(r"(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+")
 
 
@@ -86,7 +88,7 @@ def _depth_by_columns(text: str) -> int:
     if "\r" in text.replace("\r\n", ""):  # a line break the pattern does not see: no bound from lines
         return len(text)
     columns: set[int] = set()
-    for start in set(_LINE_START.findall(text)):
+    for start in set(_LINE_START.findall("\n" + text)):
         indent = len(start) - len(start.lstrip(" \t"))
         columns.add(indent)
         columns.update(step.end() for step in _STEP.finditer(start, indent))

@@ -26,6 +26,8 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
 _WORDS = {"~": None, "null": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
           "false": False, "False": False, "FALSE": False}
 _NUMBER_STARTS = frozenset("-+.0123456789")  # the first characters of _INT, _HEX, _OCT, _FLOAT and _SPECIAL_FLOATS
+# the first characters of every plain scalar resolve_plain may type: a scalar starting otherwise is text
+_TYPED_STARTS = _NUMBER_STARTS | {word[0] for word in _WORDS}
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
@@ -145,7 +147,7 @@ def resolve_plain(text: str) -> Any:
 
 
 _STYLES = frozenset(("'", '"', "|", ">"))  # the scalar styles a YNode names; plain is None
-_CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
+CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
 
 
 class _Seen:
@@ -169,7 +171,7 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
             return built
     kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
     tag = raw.tag
-    tag = None if tag.__class__ is str and tag.startswith(_CORE_TAG) else _tag_of(tag)
+    tag = None if tag.__class__ is str and tag.startswith(CORE_TAG) else _tag_of(tag)
     if kind == "scalar":
         style, value = raw.style, raw.value
         if "#" in value:
@@ -177,7 +179,7 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
         if style not in _STYLES:
             # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
             style = None
-            if tag is None:
+            if tag is None and value[:1] in _TYPED_STARTS:  # most scalars are names: text, no call
                 value = resolve_plain(value)
         elif style == ">" and "\a" in value:
             value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
@@ -187,8 +189,8 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
     else:
         pairs, merged = _pairs(raw.value, views, seen)
         node = YNode(raw, kind, None, tag, pairs)
-        keys = node._keys = {key.value: (key, item) for key, item in pairs
-                             if key.kind == "scalar" and isinstance(key.value, str)}
+        keys = node._keys = {pair[0].value: pair for pair in pairs
+                             if pair[0].kind == "scalar" and isinstance(pair[0].value, str)}
         # as many text keys as pairs: no two written alike (two alike resolve alike, or not to text)
         if merged or len(keys) != len(pairs):
             seen.repeated = seen.repeated or repeated_keys(raw.value)
@@ -201,7 +203,7 @@ def _tag_of(tag: Any) -> str | None:
     """A tag as text (ruamel's is a ``Tag``), None for the core schema's."""
     if tag.__class__ is not str:
         tag = getattr(tag, "value", None)
-    return tag if tag and not tag.startswith(_CORE_TAG) else None
+    return tag if tag and not tag.startswith(CORE_TAG) else None
 
 
 def _pairs(raw_pairs: list, views: dict[int, YNode] | None, seen: _Seen) -> tuple[list[tuple[YNode, YNode]], bool]:

@@ -268,8 +268,9 @@ class ParsedFlag(Record):
 
 
 def _looks_like_flag(text: str) -> bool:
-    return text.startswith("-") and len(text) > 1 and text != "--" and not _NEG_NUMBER.match(text) \
-        and " " not in text.split("=", 1)[0]
+    # a negative number is the only text _NEG_NUMBER matches, and starts with "-" then a digit or "."
+    return text.startswith("-") and len(text) > 1 and text != "--" \
+        and not ((text[1] == "." or text[1].isdigit()) and _NEG_NUMBER.match(text)) and " " not in text.partition("=")[0]
 
 
 # Tokens an adapter made from keyword arguments (Ray Serve LLM ``engine_kwargs`` -> ``EngineArgs(**kwargs)``)

@@ -110,8 +110,17 @@ _PLACEHOLDER = re.compile(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])
                           r"(?:replace|change)[-_]?me(?![A-Za-z])|[-_]here(?![A-Za-z0-9])", re.I)
 
 
+# Each branch of _PLACEHOLDER holds one of these: a sign as written, a word in the lower-cased text (under
+# IGNORECASE their letters match only their own two cases, unlike i, k and s)
+_PLACEHOLDER_SIGNS, _PLACEHOLDER_WORDS = ("$", "{", "<"), ("your", "replace", "change", "here")
+
+
 def placeholder(text: str) -> bool:
     """True when ``text`` still holds a variable, a template or a placeholder instead of a value."""
+    if not any(sign in text for sign in _PLACEHOLDER_SIGNS):
+        low = text.lower()
+        if not any(word in low for word in _PLACEHOLDER_WORDS):
+            return False  # most values: the case-blind search costs several times these tests
     return bool(_PLACEHOLDER.search(text))
 
 
@@ -203,7 +212,7 @@ def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
 def _repository_entry(full: str, name: str, registry: bool) -> tuple[dict | None, bool]:
     for entry in _table()["images"]:
         patterns = entry["match"] if isinstance(entry["match"], list) else [entry["match"]]
-        if any(_matches(full, pattern) for pattern in patterns):
+        if any(pattern_matches(full, pattern) for pattern in patterns):
             return entry, False
     upstream = _table()["mirrors"]["names"].get(name)
     if upstream and registry:
@@ -221,7 +230,7 @@ def known_image(ref: ImageRef) -> dict | None:
 _WILDCARDS = "*?["
 
 
-def _matches(full: str, pattern: str) -> bool:
+def pattern_matches(full: str, pattern: str) -> bool:
     """``fnmatch`` of a table pattern; most are a plain repository, compared as a string rather than
     through a regex compiled for each row of the table. A pattern with wildcards is compiled only when
     ``full`` starts with the literal text before its first wildcard and ends with the literal text after

@@ -133,9 +133,9 @@ def pod_specs(root: YNode, depth: int = 0) -> Iterator[YNode]:
         if containers is not None and containers.kind == "seq":
             yield root
             return
-        children = [value for key, value in root.items() if key.value not in NO_POD_SPEC]
+        children = [value for key, value in root.value if value.kind != "scalar" and key.value not in NO_POD_SPEC]
     elif root.kind == "seq":
-        children = root.value
+        children = [child for child in root.value if child.kind != "scalar"]  # a scalar holds no pod spec
     else:
         return
     if depth < _MAX_DEPTH:

@@ -151,6 +151,8 @@ _names: dict[str, tuple[str, ...]] = {}  # renderer or format module -> the file
 _file_formats: dict[str, FileAdapter | LazyAdapter] = {}  # suffix (".sh") -> the adapter that reads such files
 _endings: tuple[str, ...] = ()  # its keys, for one ``str.endswith`` call
 _stems: tuple[str, ...] = ()  # those that end with a dot: a name that starts with one (``Dockerfile.gpu``)
+# Every MARKERS and INDEX_WORDS word of the registry, as declared (``words_in``)
+_words: tuple[str, ...] = ()
 # hook -> (position in REGISTRY, SUFFIXES, INDEX_WORDS) of the adapters that define it (``hooked``)
 _hooked: dict[str, list[tuple[int, tuple[str, ...], tuple[str, ...] | None]]] = {}
 
@@ -203,10 +205,12 @@ def unregister(adapter: Registered) -> None:
 
 
 def _rebuild_markers() -> None:
-    global _markers, _marker_tests, _file_formats, _endings, _stems
+    global _markers, _marker_tests, _file_formats, _endings, _stems, _words
     _hooked.clear()
     words = [DIRECTIVE_MARKER] + [word.lower() for adapter in REGISTRY for word in adapter.MARKERS]
     _markers = tuple(dict.fromkeys(words))
+    _words = tuple(dict.fromkeys(word for adapter in REGISTRY
+                                 for word in (*adapter.MARKERS, *(getattr(adapter, "INDEX_WORDS", None) or ()))))
     _marker_tests = _grouped(_markers)
     _file_formats = {suffix: adapter for adapter in reversed(REGISTRY) if _reads_files(adapter)
                      for suffix in adapter.SUFFIXES}
@@ -271,10 +275,17 @@ def defines(adapter: Registered, hook: str) -> bool:
     return hook in adapter.hooks if isinstance(adapter, LazyAdapter) else hasattr(adapter, hook)
 
 
-def may_read(adapter: Adapter | LazyAdapter, lowered: str) -> bool:
-    """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered``: one of its
-    MARKERS is in it (the contract above), or it declares none. An adapter that cannot is not tried, nor
-    imported."""
+def words_in(lowered: str) -> frozenset[str]:
+    """The registry's ``MARKERS`` and ``INDEX_WORDS`` that the lower-cased text ``lowered`` holds: the text is
+    searched once for each word, and the registry's walks ask the set for every adapter and hook (a word is
+    in it exactly when the text holds it)."""
+    return frozenset(word for word in _words if word in lowered)
+
+
+def may_read(adapter: Adapter | LazyAdapter, lowered: str | frozenset[str]) -> bool:
+    """Whether ``adapter`` can own a document of a file whose lower-cased text is ``lowered`` (or whose
+    ``words_in`` are ``lowered``): one of its MARKERS is in it (the contract above), or it declares none. An
+    adapter that cannot is not tried, nor imported."""
     markers = adapter.MARKERS
     if not markers:
         return True

@@ -21,7 +21,8 @@ from ...model import ServedModel
 from ...yamlio import LoadedFile, YamlError
 from .contexts import DocContext, Workspace, one_file, served_limit
 from .protocol import (ADAPTERS, REGISTRY, LazyAdapter, always_read, defines, document_adapters, file_format,  # noqa: F401
-                       file_suffixes, has_serving_marker, hooked, indexes, may_own, may_read, read_by_name, register)
+                       file_suffixes, has_serving_marker, hooked, indexes, may_own, may_read, read_by_name, register,
+                       words_in)
 # file_format, file_suffixes, always_read, has_serving_marker: the run's questions, asked here (lint, diff)
 from .resources import file_resources, resources
 # the built-in adapters and renderers, registered (their table is a module of its own: the run tests files
@@ -59,8 +60,7 @@ def index(workspace: Workspace, loaded: LoadedFile, by_path: bool = True) -> Non
     module's hook only for a file that holds one of its ``INDEX_WORDS``; a format that is not YAML indexes
     only its own files (nor is it imported for another's). ``by_path`` False: not the ``BY_PATH`` hooks
     (a worker's stage: the run calls them, ``index_by_path``)."""
-    lowered = loaded.text.lower()
-    for adapter in _indexing("index", loaded.path, lowered):
+    for adapter in _indexing("index", loaded.path, file_words(loaded)):
         if by_path or _short(adapter) not in BY_PATH:
             adapter.index(workspace, loaded)
 
@@ -81,13 +81,22 @@ def _short(adapter: Registered) -> str:
     return adapter.__name__.rpartition("adapters.")[2]
 
 
-def _indexing(hook: str, path: str | None, lowered: str) -> list[Registered]:
+def _indexing(hook: str, path: str | None, present: frozenset[str]) -> list[Registered]:
     """The adapters whose ``hook`` (``index`` or ``refers_forward``) may act on the file ``path`` whose
-    lower-cased text is ``lowered``: it reads such files (``SUFFIXES``; None: whatever its name) and holds
-    one of their ``INDEX_WORDS`` (``protocol.indexes``, from the registry's table)."""
+    text holds the registry's words ``present`` (``file_words``): it reads such files (``SUFFIXES``; None:
+    whatever its name) and holds one of their ``INDEX_WORDS`` (``protocol.indexes``, from the registry's table)."""
     return [REGISTRY[position] for position, suffixes, words in hooked(hook)
             if (path is None or not suffixes or path.endswith(suffixes))
-            and (words is None or any(word in lowered for word in words))]
+            and (words is None or not present.isdisjoint(words))]
+
+
+def file_words(loaded: LoadedFile) -> frozenset[str]:
+    """The registry's words ``loaded``'s text holds (``protocol.words_in``): found once for the file's index,
+    forward-reference and served-model walks."""
+    found = loaded.shared.get("registry-words")
+    if found is None:
+        found = loaded.shared["registry-words"] = words_in(loaded.text.lower())
+    return found
 
 
 def served_models(workspace: Workspace, loaded: LoadedFile) -> list[ServedModel]:
@@ -111,8 +120,8 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
     output without, and the models it places are completed here, at their source lines)."""
     found: list[ServedModel] = []
     first_line = 1
-    name, lowered = loaded.path.rpartition("/")[2], loaded.text.lower()
-    candidates = _readers(name, lowered)
+    name = loaded.path.rpartition("/")[2]
+    candidates = _readers(name, loaded)
     renderer = renderer_of(name)
     if renderer is not None:
         candidates.insert(0, _Rendered(renderer, Reader(workspace)))
@@ -146,15 +155,16 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
     return found
 
 
-def _readers(name: str, lowered: str) -> list[Registered]:
-    """The adapters that may own a document of a file called ``name`` whose lower-cased text is ``lowered``
-    (``may_read``). A file read for its name whose text holds no serving marker (most kustomizations of a
-    GitOps tree) has only the adapters that declare no MARKERS: each adapter's MARKERS are serving markers
-    (``protocol``), so one test of the text answers for all of them."""
+def _readers(name: str, loaded: LoadedFile) -> list[Registered]:
+    """The adapters that may own a document of ``loaded``, a file called ``name`` (``may_read``, asked of the
+    registry's words its text holds: ``file_words``). A file read for its name whose text holds no serving
+    marker (most kustomizations of a GitOps tree) has only the adapters that declare no MARKERS: each
+    adapter's MARKERS are serving markers (``protocol``), so one test of the text answers for all of them."""
     adapters = document_adapters()
-    if always_read(name) and not has_serving_marker(lowered):
+    if always_read(name) and not has_serving_marker(loaded.text):
         return [adapter for adapter in adapters if not adapter.MARKERS]
-    return [adapter for adapter in adapters if may_read(adapter, lowered)]
+    present = file_words(loaded)
+    return [adapter for adapter in adapters if may_read(adapter, present)]
 
 
 def completed(completer, ctx: DocContext, resource, models: list[ServedModel]) -> list[ServedModel]:
@@ -285,9 +295,9 @@ def shares_index(name: str, text: str, cached: bool = False) -> bool:
     asked for the content cache in the run's own process (``CACHED_APPEND_ONLY``)."""
     if read_with_others(name):
         return True
-    lowered = text.lower()
+    present = words_in(text.lower())
     free = (CACHED_APPEND_ONLY if cached else APPEND_ONLY) + BY_PATH + RENDERED_ONLY
-    return any(_short(adapter) not in free for hook in ("index", "refers_forward") for adapter in _indexing(hook, name, lowered))
+    return any(_short(adapter) not in free for hook in ("index", "refers_forward") for adapter in _indexing(hook, name, present))
 
 
 def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> None:
@@ -299,6 +309,5 @@ def attach_fleet(workspace: Workspace, models: list[ServedModel], files=()) -> N
 
 def refers_forward(workspace: Workspace, loaded: LoadedFile) -> bool:
     """True when a document of the file refers to something not indexed yet (an LLMKube modelRef)."""
-    lowered = loaded.text.lower()
-    hooks = [adapter.refers_forward for adapter in _indexing("refers_forward", None, lowered)]
+    hooks = [adapter.refers_forward for adapter in _indexing("refers_forward", None, file_words(loaded))]
     return bool(hooks) and any(hook(workspace, resource) for _, resource in file_resources(loaded) for hook in hooks)
