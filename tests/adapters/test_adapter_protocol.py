@@ -13,6 +13,7 @@ from cfgcheck.adapters.core import registry as adapters
 from cfgcheck.adapters.core import protocol
 from cfgcheck.adapters.formats import workloads
 from cfgcheck.config import Config
+from cfgcheck.yamlio import LoadedFile
 from cfgcheck.lint import lint
 
 # A format no built-in adapter knows, whose file holds none of the built-in marker words.
@@ -227,5 +228,6 @@ def test_a_file_read_for_its_name_is_tried_by_the_adapters_whose_marker_it_holds
     """One marker test stands for every adapter's (``registry._readers``): the same adapters either way."""
     lowered = text.lower()
     expected = [adapter for adapter in protocol.document_adapters() if protocol.may_read(adapter, lowered)]
-    assert adapters._readers("kustomization.yaml", lowered) == expected == adapters._readers("values.yaml", lowered)
+    read = [adapters._readers(name, LoadedFile(name, text, [], {})) for name in ("kustomization.yaml", "values.yaml")]
+    assert read == [expected, expected]
     assert expected and (protocol.has_serving_marker(lowered) or all(not adapter.MARKERS for adapter in expected))
