@@ -50,25 +50,24 @@ def _decoded(raw: bytes) -> dict:
 
 
 class LazySpecs:
-    """The spec table of a catalog: each spec decoded from its line when first asked for."""
+    """The spec table of a catalog: each spec decoded from its line when asked for, and not kept (its users keep
+    what they build: ``catalog._spec``'s OptionSpecs, ``history``'s index). Kept dicts would cost more than the
+    whole table once did: a decode of one line shares no key strings with the others (2.7 MB of the dense
+    corpus's peak when they were kept)."""
 
-    __slots__ = ("_lines", "_decoded")
+    __slots__ = ("_lines",)
 
     def __init__(self, lines: list[bytes]) -> None:
         self._lines = lines
-        self._decoded: list[dict | None] = [None] * len(lines)
 
     def __len__(self) -> int:
         return len(self._lines)
 
     def __getitem__(self, index: int) -> dict:
-        found = self._decoded[index]
-        if found is None:
-            found = self._decoded[index] = json.loads(self._lines[index])
-        return found
+        return json.loads(self._lines[index])
 
     def __iter__(self):
-        return (self[index] for index in range(len(self._lines)))
+        return (json.loads(line) for line in self._lines)
 
 
 def engines() -> list[str]:
