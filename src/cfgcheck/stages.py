@@ -74,6 +74,7 @@ def models_of(workspace: adapters.Workspace, file: LoadedFile) -> list[ServedMod
 def release(models: list[ServedModel], file: LoadedFile) -> list[ServedModel]:
     """``models``, once ``file``'s trees are dropped: peak memory follows the largest file, not the run."""
     forget_parsed(file)
+    adapters.forget_words(file)
     for document in file.documents:
         document.root = None
     return models
