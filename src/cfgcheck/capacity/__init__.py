@@ -13,7 +13,8 @@ from ..engines.defaults import (default_gpu_memory_utilization, default_max_num_
                                sglang_default_mem_fraction)
 from .architecture import Architecture, architecture_from_config, bundled_models, normalize_model_id
 from .local_configs import ModelConfigError, lookup_architecture, served_architecture
-from .estimate import POOL_SOURCES, CapacityEstimate, cap_for, concurrency_at, estimate, longest_fitting_len
+from .concurrency import cap_for, concurrency_at, longest_fitting_len
+from .estimate import POOL_SOURCES, CapacityEstimate, estimate
 from .profile_run import activation_peak_bytes
 from .gpus import Gpu, gpu_by_name, lookup_gpu, resolve_gpu, resolve_gpu_from_labels
 from .layout import KvLayout, kv_bytes_per_token, kv_cache_dtype_bytes, kv_layout

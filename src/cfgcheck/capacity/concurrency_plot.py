@@ -14,7 +14,8 @@ from pathlib import Path
 from typing import Any
 from xml.sax.saxutils import escape
 
-from .estimate import CapacityEstimate, concurrency_at, estimate
+from .concurrency import concurrency_at
+from .estimate import CapacityEstimate, estimate
 
 PALETTE = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf", "#8c564b", "#e377c2")
 WIDTH, HEIGHT = 920, 480

@@ -10,7 +10,8 @@ below that (``vllm/v1/core/kv_cache_utils.py``, ``check_enough_kv_cache_memory``
 
 from __future__ import annotations
 
-from .estimate import CapacityEstimate, concurrency_at, estimate, longest_fitting_len
+from .concurrency import concurrency_at, longest_fitting_len
+from .estimate import CapacityEstimate, estimate
 from .gpus import Gpu, accelerator_kind, bundled_gpus, per_model
 from .tables import GiB, MiB
 from ..effective import topology
