@@ -55,7 +55,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
-from cfgcheck.engines.versions import SPECS_AT  # noqa: E402 - the layout the runtime reader expects
+from cfgcheck.engines.versions import table_last  # noqa: E402 - the layout the runtime reader expects
 from cfgcheck.engines.versions import version_key as _vkey  # noqa: E402 - one version order for data and runtime
 CATALOG_DIR = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
 ENGINES = ("vllm", "sglang", "tokenspeed")
@@ -809,17 +809,9 @@ def save_catalog(catalog: dict) -> Path:
     catalog["aliases"] = dict(sorted(catalog["aliases"].items(), key=lambda kv: _vkey(kv[0])))
     path = CATALOG_DIR / f"{catalog['engine']}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(catalog_text(catalog))
+    tmp.write_text(table_last(catalog, "specs"))
     os.replace(tmp, path)  # readers never see a half-written catalog
     return path
-
-
-def catalog_text(catalog: dict) -> str:
-    """The catalog as JSON, its spec table last and one spec a line (``SPECS_AT``): a lint reads the
-    header and decodes only the specs of the version it needs (cfgcheck/engines/versions.py)."""
-    header = json.dumps({k: v for k, v in catalog.items() if k != "specs"}, separators=(",", ":"))
-    specs = ",\n".join(json.dumps(spec, separators=(",", ":")) for spec in catalog["specs"])
-    return f"{header[:-1]}{SPECS_AT.decode()}{specs}]}}\n"
 
 
 def add_version(catalog: dict, dump: dict, wheel: str) -> str:

@@ -46,7 +46,10 @@ import tempfile
 import zipfile
 from pathlib import Path
 
-CATALOGS = Path(__file__).resolve().parent.parent / "src" / "cfgcheck" / "engines" / "catalogs"
+ROOT = Path(__file__).resolve().parent.parent
+CATALOGS = ROOT / "src" / "cfgcheck" / "engines" / "catalogs"
+sys.path.insert(0, str(ROOT / "src"))
+from cfgcheck.engines.versions import table_last  # noqa: E402 - the layout the runtime reader expects
 PREFIXES = {"vllm": ("VLLM_",), "sglang": ("SGLANG_", "SGL_")}
 _GETTERS = {"getenv", "get", "get_bool_env_var", "get_int_env_var", "get_float_env_var", "get_str_env_var"}
 
@@ -259,11 +262,15 @@ def main(argv: list[str] | None = None) -> int:
     source.add_argument("--pypi", action="store_true", help="read each version's released wheel from PyPI")
     source.add_argument("--sdist-cache", type=Path,
                         help="read each version's sdist from PyPI, unpacked once into this folder")
+    source.add_argument("--rewrite", action="store_true", help="write the committed catalog again in the current "
+                        "layout (a version a line, read one by one at run time), nothing downloaded or built")
     parser.add_argument("--versions", nargs="*", help="default: every version of the engine's flag catalog")
     parser.add_argument("--out", type=Path, help="default: src/cfgcheck/engines/catalogs/<engine>_env.json")
     args = parser.parse_args(argv)
     versions = args.versions or list(json.loads((CATALOGS / f"{args.engine}.json").read_text())["versions"])
-    if args.pypi:
+    if args.rewrite:
+        catalog = json.loads((CATALOGS / f"{args.engine}_env.json").read_text(encoding="utf-8"))
+    elif args.pypi:
         catalog = build_from_wheels(args.engine, versions)
     elif args.sdist_cache:
         catalog = build_from_sdists(args.engine, versions, args.sdist_cache)
@@ -274,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
             return 2
         catalog = build(args.engine, git_dir, versions)
     out = args.out or CATALOGS / f"{args.engine}_env.json"
-    out.write_text(json.dumps(catalog, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    out.write_text(table_last(catalog, "versions"), encoding="utf-8")
     print(f"{out}: {len(catalog['versions'])} versions, {len(catalog['unavailable'])} unavailable")
     return 0
 

@@ -337,3 +337,18 @@ def test_a_catalog_decodes_its_specs_when_asked_and_equals_its_json(engine: str)
     assert pretty == whole and isinstance(pretty["specs"], list)
     empty = catalogued._decoded(b'{"engine":"x","versions":{}' + catalogued.SPECS_AT + b"]}\n")
     assert len(empty["specs"]) == 0 and empty["versions"] == {}
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_an_env_catalog_decodes_one_version_when_asked_and_equals_its_json(engine: str) -> None:
+    """The env catalog's versions come last, a version a line (``versions.VERSIONS_AT``, written by
+    ``table_last``): read as the same data as the whole file, each version decoded when asked for."""
+    raw = (catalogued.DATA_DIR / f"{engine}_env.json").read_bytes()
+    whole = json.loads(raw)
+    lazy = catalogued._decoded(raw)
+    assert isinstance(lazy["versions"], catalogued.LazyVersions) and list(lazy["versions"]) == list(whole["versions"])
+    version = list(whole["versions"])[-1]
+    assert lazy["versions"][version] == whole["versions"][version] and version in lazy["versions"]
+    assert dict(lazy["versions"].items()) == whole["versions"] and {**lazy, "versions": whole["versions"]} == whole
+    assert catalogued.table_last(whole, "versions").encode() == raw  # the committed file is the writer's
+    assert catalogued._decoded(json.dumps(whole, indent=1).encode()) == whole

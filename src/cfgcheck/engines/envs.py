@@ -19,11 +19,18 @@ TYPO_MIN_CHARS = 8
 
 
 @functools.lru_cache(maxsize=None)
+def _names(engine: str, version: str) -> frozenset[str] | None:
+    """The names one catalogued version reads: its entry decoded alone (``versions.LazyVersions``)."""
+    data = catalog_data(f"{engine}_env")
+    if not data or version not in data["versions"]:
+        return None
+    return frozenset(data["versions"][version]["names"])
+
+
+@functools.lru_cache(maxsize=None)
 def _names_by_version(engine: str) -> dict[str, frozenset[str]]:
     data = catalog_data(f"{engine}_env")
-    if not data:
-        return {}
-    return {version: frozenset(entry["names"]) for version, entry in data["versions"].items()}
+    return {version: _names(engine, version) for version in data["versions"]} if data else {}
 
 
 @functools.lru_cache(maxsize=None)
@@ -40,7 +47,7 @@ def every_name(engine: str) -> frozenset[str]:
 
 def names_read(engine: str, version: str) -> frozenset[str] | None:
     """The variables catalogued ``version`` of ``engine`` reads; None when it has no env catalog."""
-    return _names_by_version(engine).get(version)
+    return _names(engine, version)
 
 
 def readers(engine: str, name: str) -> list[str]:

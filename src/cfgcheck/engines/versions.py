@@ -10,17 +10,34 @@ from __future__ import annotations
 import functools
 import json
 import re
+from collections.abc import Mapping
 from pathlib import Path
 
 DATA_DIR = Path(__file__).resolve().parent / "catalogs"
 DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}
 
 
-# A flag catalog's spec table comes last, one spec a line, after this (scripts/build_catalogs.py writes it so):
-# a lint decodes the header and then only the specs of the versions it asks for, a fifth of the table for one
-# served model (vllm.json: 763 specs in 356 of its 389 KB; decoding them all was 8% of a one-file lint's
-# instructions, most of the 41 M its JSON took).
+# A catalog's large table comes last, one entry a line, after one of these (``table_last`` writes it so for
+# scripts/build_catalogs.py and build_env_catalog.py): a lint decodes the header and then only the entries it
+# asks for. A flag catalog's specs: a fifth of vllm.json's table for one served model (763 specs in 356 of its
+# 389 KB; decoding them all was 8% of a one-file lint's instructions, most of the 41 M its JSON took). An env
+# catalog's versions: one of 33 for one served model (decoded whole with their 33 frozensets: 0.9 MB held).
 SPECS_AT = b',"specs":[\n'
+VERSIONS_AT = b',"versions":{\n'
+
+
+def table_last(catalog: dict, key: str) -> str:
+    """``catalog`` as JSON with its table ``key`` (a list or a dict) last, one entry a line, as
+    ``catalog_data`` reads it."""
+    def compact(value) -> str:
+        return json.dumps(value, separators=(",", ":"))
+
+    header = compact({k: v for k, v in catalog.items() if k != key})
+    table = catalog[key]
+    lines = [compact(entry) for entry in table] if isinstance(table, list) else \
+        [f"{compact(name)}:{compact(entry)}" for name, entry in table.items()]
+    opening, closing = ("[", "]") if isinstance(table, list) else ("{", "}")
+    return f'{header[:-1]},"{key}":{opening}\n' + ",\n".join(lines) + f"{closing}}}\n"
 
 
 @functools.lru_cache(maxsize=None)
@@ -38,15 +55,18 @@ def catalog_data(engine: str) -> dict | None:
 
 
 def _decoded(raw: bytes) -> dict:
-    """A catalog's JSON; its spec table (``SPECS_AT``) as ``LazySpecs``, any other layout decoded whole."""
-    at = raw.find(SPECS_AT)
-    table = raw[at + len(SPECS_AT):].rstrip()
-    if at < 0 or not table.endswith(b"]}"):
-        return json.loads(raw)
-    data = json.loads(raw[:at] + b"}")
-    # a spec is compact JSON, whose strings hold no raw line break: a line each
-    data["specs"] = LazySpecs(table[:-2].split(b",\n") if table != b"]}" else [])
-    return data
+    """A catalog's JSON; its last table (``SPECS_AT``, ``VERSIONS_AT``) as ``LazySpecs`` / ``LazyVersions``, any
+    other layout decoded whole."""
+    for key, marker, closing, lazy in (("specs", SPECS_AT, b"]}", LazySpecs),
+                                       ("versions", VERSIONS_AT, b"}}", LazyVersions)):
+        at = raw.find(marker)
+        table = raw[at + len(marker):].rstrip()
+        if at >= 0 and table.endswith(closing):
+            data = json.loads(raw[:at] + b"}")
+            # an entry is compact JSON, whose strings hold no raw line break: a line each
+            data[key] = lazy(table[:-2].split(b",\n") if table != closing else [])
+            return data
+    return json.loads(raw)
 
 
 class LazySpecs:
@@ -68,6 +88,24 @@ class LazySpecs:
 
     def __iter__(self):
         return (json.loads(line) for line in self._lines)
+
+
+class LazyVersions(Mapping):
+    """The versions table of an env catalog, by version: each entry decoded from its line when asked for, and
+    not kept (``envs`` keeps the names it makes of it)."""
+
+    def __init__(self, lines: list[bytes]) -> None:
+        # a line is '"<version>":{...}': the version is the JSON string before the first '":'
+        self._lines = {line[1:line.index(b'":')].decode(): line[line.index(b'":') + 2:] for line in lines}
+
+    def __len__(self) -> int:
+        return len(self._lines)
+
+    def __iter__(self):
+        return iter(self._lines)
+
+    def __getitem__(self, version: str) -> dict:
+        return json.loads(self._lines[version])
 
 
 def engines() -> list[str]:
