@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import json
 import re
 from collections import namedtuple
-from pathlib import Path
 
+from ..data import read_json
 from ..records import Record
 from .. import lazy
 
@@ -198,7 +197,7 @@ class ImageEngine(Record):
 
 @functools.lru_cache(maxsize=None)
 def _table() -> dict:
-    return json.loads((Path(__file__).resolve().parent.parent / "data" / "images.json").read_text())
+    return read_json("images.json")
 
 
 def _entry(ref: ImageRef) -> tuple[dict | None, bool]:
@@ -291,7 +290,7 @@ def _entry_version(ref: ImageRef, entry: dict, engine: str, variant: str | None,
 
 @functools.lru_cache(maxsize=None)
 def _vendor_table() -> dict:
-    return json.loads((Path(__file__).resolve().parent.parent / "data" / "vendor_releases.json").read_text())
+    return read_json("vendor_releases.json")
 
 
 def vendor_release(vendor: str | None, tag: str | None) -> tuple[str, str] | None:

@@ -17,11 +17,10 @@ from __future__ import annotations
 
 import fnmatch
 import functools
-import json
 import re
 from collections import namedtuple
-from pathlib import Path
 
+from ...data import read_json
 from ... import lazy
 from ...engines.envs import every_name
 from ...engines.images import application_image, image_engine, parse_image
@@ -261,7 +260,7 @@ def _name(match: re.Match) -> str:
 
 @functools.lru_cache(maxsize=None)
 def _table() -> dict:
-    return json.loads((Path(__file__).resolve().parents[2] / "data" / "wrappers.json").read_text())
+    return read_json("wrappers.json")
 
 
 def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict | None:

@@ -10,9 +10,8 @@ also cleared by its ``LLAMA_ARG_NO_*`` name.
 from __future__ import annotations
 
 import functools
-import json
-from pathlib import Path
 
+from ...data import read_json
 from ...model import ArgToken, ServedModel
 from ...engines.argv import apply_argv
 
@@ -22,7 +21,7 @@ _TRUTHY, _FALSEY = ("on", "enabled", "true", "1"), ("off", "disabled", "false", 
 
 @functools.lru_cache(maxsize=None)
 def _table() -> dict[str, dict]:
-    return json.loads((Path(__file__).resolve().parents[2] / "data" / "llama_env.json").read_text())["env"]
+    return read_json("llama_env.json")["env"]
 
 
 def option(name: str) -> str | None:
