@@ -61,6 +61,8 @@ def named_like(path: str, suffixes: tuple[str, ...]) -> bool:
         return True
     name = path[path.rfind("/") + 1:]
     return name.startswith(tuple(s for s in suffixes if s.endswith("."))) and not name.endswith(".dockerignore")
+
+
 CHART_FILE = "Chart.yaml"
 
 

@@ -57,6 +57,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from ...discover import named_like
+
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
     from typing import Protocol, TypeGuard, Union
@@ -328,8 +330,9 @@ def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     name = path[path.rfind("/") + 1:]
     dot = name.rfind(".")
     found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
-    if found is None and name.startswith(_stems) and not name.endswith(".dockerignore"):
-        return next(adapter for stem, adapter in _file_formats.items() if stem in _stems and name.startswith(stem))
+    if found is None and _stems and named_like(name, _stems):  # as discovery lists them: Dockerfile.gpu
+        return next((adapter for stem, adapter in _file_formats.items() if stem in _stems and name.startswith(stem)),
+                    None)
     if found is not None or not name.endswith(_endings):  # a YAML file: one test, not one per ending
         return found
     # as discovery lists them (``listed_file``): by ending, so ``gpu.Dockerfile`` is a Dockerfile
