@@ -17,8 +17,6 @@ Nothing here opens a repository file; the change rules (CFG403) and the review s
 
 from __future__ import annotations
 
-import functools
-import json
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,7 +26,7 @@ from .engines import defaults
 from .engines.argv import launch_offset, walk
 from .engines.catalog import Catalog, catalog_for
 from .engines.history import Rename, rename
-from .engines.versions import DATA_DIR, DISPLAY, version_key
+from .engines.versions import DISPLAY, catalog_data, version_key
 from .model import Location, ServedModel
 
 
@@ -245,17 +243,9 @@ def removed_flags(model: ServedModel, old: Catalog, new: Catalog) -> list[Remove
     return gone
 
 
-@functools.lru_cache(maxsize=None)
-def _env_catalog(engine: str) -> dict | None:
-    path = DATA_DIR / f"{engine}_env.json"
-    if not path.is_file():
-        return None
-    return json.loads(path.read_text(encoding="utf-8"))
-
-
 def env_names(engine: str, version: str) -> frozenset[str] | None:
     """The env variables ``version`` reads (the nearest catalogued version at or below it), or None."""
-    data = _env_catalog(engine)
+    data = catalog_data(f"{engine}_env")
     if not data or not data.get("versions"):
         return None
     known = sorted(data["versions"], key=version_key)
