@@ -96,7 +96,10 @@ class LazyVersions(Mapping):
 
     def __init__(self, lines: list[bytes]) -> None:
         # a line is '"<version>":{...}': the version is the JSON string before the first '":'
-        self._lines = {line[1:line.index(b'":')].decode(): line[line.index(b'":') + 2:] for line in lines}
+        self._lines = {}
+        for line in lines:
+            key, _, entry = line.partition(b'":')
+            self._lines[key[1:].decode()] = entry
 
     def __len__(self) -> int:
         return len(self._lines)
