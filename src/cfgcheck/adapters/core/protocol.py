@@ -330,7 +330,7 @@ def file_format(path: str) -> FileAdapter | LazyAdapter | None:
     name = path[path.rfind("/") + 1:]
     dot = name.rfind(".")
     found = _file_formats.get(name) or (_file_formats.get(name[dot:]) if dot >= 0 else None)
-    if found is None and _stems and named_like(name, _stems):  # as discovery lists them: Dockerfile.gpu
+    if found is None and name.startswith(_stems) and named_like(name, _stems):  # as discovery lists: Dockerfile.gpu
         return next((adapter for stem, adapter in _file_formats.items() if stem in _stems and name.startswith(stem)),
                     None)
     if found is not None or not name.endswith(_endings):  # a YAML file: one test, not one per ending
