@@ -60,7 +60,12 @@ def named_like(path: str, suffixes: tuple[str, ...]) -> bool:
     if path.endswith(suffixes):
         return True
     name = path[path.rfind("/") + 1:]
-    return name.startswith(tuple(s for s in suffixes if s.endswith("."))) and not name.endswith(".dockerignore")
+    return name.startswith(_stems(suffixes)) and not name.endswith(".dockerignore")
+
+
+@lru_cache(maxsize=8)
+def _stems(suffixes: tuple[str, ...]) -> tuple[str, ...]:
+    return tuple(suffix for suffix in suffixes if suffix.endswith("."))
 
 
 CHART_FILE = "Chart.yaml"
