@@ -123,7 +123,7 @@ def test_env_the_new_version_stops_reading(tmp_path: Path, monkeypatch) -> None:
 
     catalog = {"versions": {"0.19.0": {"names": ["VLLM_ALLOW_LONG_MAX_MODEL_LEN", "VLLM_USE_V1"]},
                             "0.20.0": {"names": ["VLLM_USE_V1"]}}}
-    monkeypatch.setattr(drift, "_env_catalog", lambda engine: catalog if engine == "vllm" else None)
+    monkeypatch.setattr(drift, "catalog_data", lambda name: catalog if name == "vllm_env" else None)
     found = bump(tmp_path, "v0.19.0", "v0.20.0")
     env = [f for f in found if f.setting == "env:VLLM_ALLOW_LONG_MAX_MODEL_LEN"]
     assert len(env) == 1 and "no longer read by 0.20.0" in env[0].message and env[0].location.line == 18
