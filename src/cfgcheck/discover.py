@@ -29,6 +29,7 @@ from pathlib import Path
 from . import lazy
 from . import git
 from .errors import ConfigError
+from .notes import note
 from .paths import escapes, git_may_find_repository
 from .yamlio import DEFAULT_LIMITS, LoadedFile, YamlError, decode, parse_text, relpath
 
@@ -205,17 +206,27 @@ def walk_files(top: Path, root: Path) -> list[Path]:
     return _walk(top, root, [], wanted=lambda name: True)
 
 
-def _walk(top: Path, root: Path, exclude: list[str], wanted: Callable[[str], bool]) -> list[Path]:
+class TooManyEntries(Exception):
+    """A bounded walk (``_walk``'s ``limit``) met more folder entries than it may look at."""
+
+
+def _walk(top: Path, root: Path, exclude: list[str], wanted: Callable[[str], bool],
+          limit: int | None = None) -> list[Path]:
     """Files under ``top`` without git (``wanted`` by name: YAML and the adapters' formats): links not
-    followed, every ``.gitignore`` applied."""
+    followed, every ``.gitignore`` applied. ``limit``: the folder entries it may look at, else
+    ``TooManyEntries``."""
     found: list[Path] = []
     stack: list[tuple[Path, tuple[tuple[Path, object], ...]]] = [(top, _ignores_above(top, root))]
+    seen = 0
     while stack:
         folder, ignores = stack.pop()
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError:
             continue
+        seen += len(entries)
+        if limit is not None and seen > limit:
+            raise TooManyEntries(folder)
         if any(entry.name == ".gitignore" and entry.is_file() for entry in entries):
             ignores = ignores + ((folder, _read_ignore(folder / ".gitignore")),)
         subfolders = []
@@ -407,7 +418,7 @@ class RepoSearch:
             each = _grep(self.root, missing, self.suffixes)
             if each is None:
                 each = _grep_walk(self.root, missing, self.exclude, self.suffixes)
-            self.found.update(zip(missing, each))
+            self.found.update(zip(missing, each or [set() for _ in missing]))
         return set().union(*(self.found[search] for search in searches))
 
 
@@ -474,12 +485,24 @@ def _grep(root: Path, searches: list[tuple[str, ...]], suffixes: tuple[str, ...]
 _GIT_SPACE = "[ \t\r\f\v]"
 
 
+# Outside a git work tree the root of a named file is its folder, which may be a home or downloads folder:
+# the search for related files reads what is under it only up to this many folder entries (a small
+# project's folder holds a few hundred; git grep, inside a work tree, has no such bound).
+WALKED_SEARCH_ENTRIES = 10_000
+
+
 def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str],
-               suffixes: tuple[str, ...]) -> list[set[str]]:
+               suffixes: tuple[str, ...]) -> list[set[str]] | None:
     """``git grep --all-match`` without git: each pattern matches within a line, as git's do (so
     ``[[:space:]]`` is a space or a tab: a backslash-s could run across lines, quadratically over blank
-    ones)."""
-    return _matching(root, _walk(root, root, exclude, _named(suffixes)), searches, "[ \t]")
+    ones). None, and a note, when the folder holds more than ``WALKED_SEARCH_ENTRIES`` entries."""
+    try:
+        files = _walk(root, root, exclude, _named(suffixes), WALKED_SEARCH_ENTRIES)
+    except TooManyEntries:
+        note(f"related files not searched: {root} is not in a git work tree and holds more than "
+             f"{WALKED_SEARCH_ENTRIES:,} entries (lint inside the repository, or name its folder)")
+        return None
+    return _matching(root, files, searches, "[ \t]")
 
 
 def _matching(root: Path, files: Iterable[Path], searches: list[tuple[str, ...]], space: str) -> list[set[str]]:

@@ -60,6 +60,27 @@ def test_outside_a_repository_no_git_process_starts_and_the_ceiling_file_is_stil
     assert git_runs == []
 
 
+def test_outside_a_repository_a_crowded_folder_is_not_searched_and_the_run_says_so(tmp_path, monkeypatch, capsys):
+    # a file linted in a home or downloads folder: the search for related files would read the whole tree
+    # under it (a folder of 556 entries with venvs and mirrors took six minutes); past the bound it is not
+    # searched, the file itself is linted as ever, and a note says why its neighbours were not read
+    folder = tmp_path / "downloads"
+    (folder / "many").mkdir(parents=True)
+    (folder / "app.yaml").write_text(APP)
+    (folder / "embed.yaml").write_text(CEILING)
+    for index in range(6):
+        (folder / "many" / f"other-{index}.yaml").write_text("kind: ConfigMap\n")
+    monkeypatch.setattr(discover, "WALKED_SEARCH_ENTRIES", 5)
+    collection = _gather_named(folder, "app.yaml")
+    assert [m.path for m in collection.models] == ["app.yaml"]
+    assert collection.context == []  # the sibling that documents the ceiling is not read
+    assert f"related files not searched: {folder} is not in a git work tree and holds more than 5 entries" \
+        in capsys.readouterr().err
+    monkeypatch.setattr(discover, "WALKED_SEARCH_ENTRIES", 10)  # 3 at the top, 6 below: within the bound
+    assert [m.path for m in _gather_named(folder, "app.yaml").context] == ["embed.yaml"]
+    assert "not searched" not in capsys.readouterr().err
+
+
 def test_in_a_repository_one_git_grep_finds_users_and_ceilings(tmp_path, git_runs):
     repo = make_repo(tmp_path, {"app.yaml": APP, "k8s/embed.yaml": CEILING, "k8s/other.yaml": "kind: List\n"})
     git_runs.clear()
