@@ -99,7 +99,14 @@ def toplevel(folder: Path) -> Path | None:
 
 def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal: bool = False) -> list[str] | None:
     """``git ls-files -z OPTIONS -- PATHS`` in ``root``: the entries, or None outside a work tree. With
-    ``literal``, the paths are names, not patterns (``GIT_LITERAL_PATHSPECS``)."""
+    ``literal``, the paths are names, not patterns (``GIT_LITERAL_PATHSPECS``). The tracked files of the
+    whole work tree (no options, ``.``) are listed once while its index is unchanged (``_tracked``)."""
+    if not options and paths == (".",) and not literal:
+        return _tracked(root)
+    return _listed(root, options, paths, literal)
+
+
+def _listed(root: Path, options: tuple[str, ...], paths: tuple[str, ...], literal: bool) -> list[str] | None:
     try:
         found = run(root, "ls-files", "-z", *options, "--", *paths,
                     env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
@@ -108,3 +115,33 @@ def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal
     if found.returncode != 0:
         return None
     return [name for name in found.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+# The tracked files of a work tree, with the index's identity when they were listed: a lint run asks twice
+# (its whole-run cache key, its reads of repository files), and a change to the index (git add, a commit in
+# ``propose``) writes a new index file, which a new (inode, size, mtime) shows.
+_TRACKED: dict[str, tuple[tuple[int, int, int], list[str] | None]] = {}
+
+
+def _tracked(root: Path) -> list[str] | None:
+    index = _index_identity(root)
+    if index is None:  # a worktree's or GIT_DIR's index elsewhere: asked of git each time
+        return _listed(root, (), (".",), False)
+    known = _TRACKED.get(str(root))
+    if known is not None and known[0] == index:
+        return list(known[1]) if known[1] is not None else None
+    listed = _listed(root, (), (".",), False)
+    _TRACKED[str(root)] = (index, listed)
+    return list(listed) if listed is not None else None
+
+
+def _index_identity(root: Path) -> tuple[int, int, int] | None:
+    """(inode, size, mtime) of ``root``'s own ``.git/index``; None when git would read another (the
+    repository variables set, ``.git`` a file) or there is none."""
+    if any(name in os.environ for name in REPOSITORY_ENV):
+        return None
+    try:
+        found = os.stat(os.path.join(root, ".git", "index"))
+    except OSError:
+        return None
+    return found.st_ino, found.st_size, found.st_mtime_ns

@@ -13,6 +13,7 @@ import pytest
 from helpers import git, make_repo
 
 from cfgcheck import discover
+from cfgcheck import git as cfgcheck_git
 from cfgcheck.adapters.core.registry import file_suffixes
 from cfgcheck.config import load as load_config
 from cfgcheck.config import repo_root
@@ -91,6 +92,23 @@ def test_in_a_repository_one_git_grep_finds_users_and_ceilings(tmp_path, git_run
     # the top level, the one search, and the index once (files the repository names are read only when
     # Git holds them: cfgcheck/adapters/launch/named_files.py)
     assert [run[1 + len(HARDENING)] for run in git_runs] == ["rev-parse", "grep", "ls-files"]
+
+
+def test_the_tracked_files_are_listed_once_while_the_index_is_unchanged(tmp_path, git_runs):
+    # a lint of a folder asks for them twice (the whole-run cache's key, the reads of repository files)
+    repo = make_repo(tmp_path, {"app.yaml": APP})
+    git_runs.clear()
+    first = cfgcheck_git.ls_files(repo)
+    first.append("changed by the caller")  # a copy: the next caller gets git's list
+    assert cfgcheck_git.ls_files(repo) == ["app.yaml"]
+    assert len(git_runs) == 1
+    (repo / "k8s").mkdir()
+    (repo / "k8s" / "new.yaml").write_text("kind: List\n")
+    git(repo, "add", "k8s/new.yaml")  # a new index: listed again
+    git_runs.clear()
+    assert cfgcheck_git.ls_files(repo) == ["app.yaml", "k8s/new.yaml"]
+    assert cfgcheck_git.ls_files(repo, "-c") == ["app.yaml", "k8s/new.yaml"]  # options: always asked
+    assert len(git_runs) == 2
 
 
 def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_path):
