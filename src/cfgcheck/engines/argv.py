@@ -31,9 +31,15 @@ COMMANDS = {
 BINARIES = {"llama-server": "llama.cpp", "llama-cpp-server": "llama.cpp"}  # the engine's argv follows at once
 # ``python -m MODULE``: the modules that are an engine's server, by exact name, then by prefix.
 # NVIDIA Dynamo's workers (dynamo.vllm, dynamo.sglang) take the engine's own arguments.
-MODULES = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang"}
+# sglang_router.launch_server starts --dp-size SGLang servers behind the router: the server's flags, and
+# the router's own with a ``--router-`` prefix (sgl-router/py_src/sglang_router/launch_server.py).
+MODULES = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "sglang_router.launch_server": "sglang"}
 MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglang"), ("sglang.srt", "sglang"),
                    ("tokenspeed", "tokenspeed"))
+# SGLang's load balancers and router only forward requests to engines (--prefill URL, --decode URL): no model
+# (python/sglang/srt/disaggregation/mini_lb.py, launch_lb.py; sgl-router/py_src/sglang_router/launch_router.py)
+ROUTER_MODULES = frozenset(("sglang.srt.disaggregation.mini_lb", "sglang.srt.disaggregation.launch_lb",
+                            "sglang_router.launch_router", "sglang_router.mini_lb"))
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
@@ -83,7 +89,7 @@ def _find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | N
         module = _python_module(texts, index)
         engine = _engine_of_module(module[0]) if module else None
         if engine:
-            return Launch(engine, tokens[module[1]:], None)
+            return Launch(engine, _server_argv(module[0], tokens[module[1]:]), None)
     if image_engine and tokens and (tokens[0].text.startswith("-") or
                                     (tokens[0].text.startswith("$") and tokens[0].origin != "shell")):
         # flags, or arguments the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the
@@ -176,9 +182,25 @@ def _after_interpreter_options(texts: list[str], index: int) -> int:
 
 
 def _engine_of_module(module: str) -> str | None:
+    if module in ROUTER_MODULES:
+        return None
     if module in MODULES:
         return MODULES[module]
     return next((engine for prefix, engine in MODULE_PREFIXES if module.startswith(prefix)), None)
+
+
+def _server_argv(module: str, argv: list[ArgToken]) -> list[ArgToken]:
+    """The engine's own argv: without sglang_router.launch_server's ``--router-*`` flags and their values
+    (the server takes no positional argument, so every word up to the next flag is the router flag's)."""
+    if module != "sglang_router.launch_server":
+        return argv
+    kept, routing = [], False
+    for token in argv:
+        if token.text.startswith("-"):
+            routing = token.text.startswith("--router-")
+        if not routing:
+            kept.append(token)
+    return kept
 
 
 def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True, by: str = "command") -> Launch:
