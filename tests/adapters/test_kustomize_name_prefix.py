@@ -13,7 +13,7 @@ import pytest
 
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
-from helpers import FIXTURES, make_repo
+from helpers import FIXTURES, git, make_repo
 from tests.adapters.test_kustomize_overlays import real_or_fake
 
 PREFIXED = FIXTURES / "formats" / "kustomize-name-prefix"
@@ -70,3 +70,21 @@ def test_a_dangling_runtime_of_a_rendering_is_at_the_patch_that_names_it(kubectl
     for finding in result.findings:  # no finding past the end of its file
         lines = (repo / finding.location.path).read_text(encoding="utf-8").count("\n") + 1
         assert finding.location.line <= lines, finding
+
+
+
+@pytest.mark.e2e  # cfgcheck spawns kubectl
+def test_a_base_read_ahead_of_its_turn_records_no_reference(kubectl: str, tmp_path: Path) -> None:
+    """The base kustomization is rendered before its ServingRuntime file is read (kustomization.yaml sorts
+    before servingruntime.yaml): the base InferenceService, read ahead only to place the rendering, names a
+    runtime the run has not indexed yet, which is no CFG003 (its own turn finds the runtime)."""
+    repo = _repo(tmp_path)
+    # a runtime read before the base: the repository keeps its runtimes, so a name none defines is CFG003
+    (repo / "app" / "another-runtime.yaml").write_text(
+        "apiVersion: serving.kserve.io/v1alpha1\nkind: ClusterServingRuntime\nmetadata:\n  name: sglang-runtime\n"
+        "spec:\n  containers:\n    - name: kserve-container\n      image: lmsysorg/sglang:v0.5.3-cu126\n",
+        encoding="utf-8")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-qm", "another runtime")
+    result = lint([repo / "app"], Config(repo), jobs=1)
+    assert [f.location.path for f in result.findings if f.code == "CFG003"] == ["app/overlays/preview/kustomization.yaml"]

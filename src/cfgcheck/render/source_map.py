@@ -28,6 +28,8 @@ from ..adapters.launch.shell import shell_tokens
 class Reader(Protocol):
     """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
 
+    workspace: Workspace  # the run's
+
     def index(self, loaded: LoadedFile) -> None:
         """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
 

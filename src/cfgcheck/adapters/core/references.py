@@ -65,3 +65,9 @@ def relocate_since(workspace: Workspace, start: int, where) -> None:
     del found[start:]
     for reference in moved:
         record(workspace, where(reference.location), reference.named, reference.looked, reference.remediation)
+
+
+def forget_since(workspace: Workspace, start: int) -> None:
+    """Drop the references recorded after ``start``: those of a file read ahead of its turn only to place
+    a rendering's models (the run's index may not yet hold what it names; its own turn records them)."""
+    del _recorded(workspace)[start:]
