@@ -225,7 +225,8 @@ class _Uncatalogued:
 
 
 def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
-    """Yield (flag token, argparse dest or None, value token or None, flag as written, negative) per flag.
+    """Yield (flag token, argparse dest or None, value token or None, flag as written, negative, inline value
+    or None) per flag.
 
     The catalog of the model's engine version decides, through argparse itself, what a flag resolves
     to and whether it takes a value; without a catalog, a flag takes the next token as its value
@@ -241,18 +242,18 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
             negative = resolution.written.startswith(("--no-", "--disable-"))
         else:
             negative = bool(spec is not None and resolution.option and spec.is_negative(resolution.option))
-        yield parsed.token, dest, parsed.value, resolution.written, negative
+        yield parsed.token, dest, parsed.value, resolution.written, negative, parsed.inline_value
 
 
 def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
     """Record every flag of ``tokens`` as a setting of ``model`` (a later occurrence wins)."""
-    for flag_token, spec_dest, value_token, written, negative in walk_tokens(model, tokens):
+    for flag_token, spec_dest, value_token, written, negative, attached in walk_tokens(model, tokens):
         dest = spec_dest or _dest_of(written)
         name = canonical_name(model.engine, dest)
         if value_token is not None:
             text, location, value_comments = value_token.text, value_token.location, value_token.comments
-        elif "=" in flag_token.text:
-            text = flag_token.text.split("=", 1)[1]
+        elif "=" in flag_token.text or attached:  # --x=v, or a short option's attached value (-O3)
+            text = flag_token.text.split("=", 1)[1] if "=" in flag_token.text else attached
             offset = len(flag_token.text) - len(text)
             loc = flag_token.location
             location = type(loc)(loc.path, loc.line, loc.column + offset, loc.line, loc.column + len(flag_token.text))
