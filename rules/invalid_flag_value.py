@@ -12,7 +12,9 @@ that could not be classified are not checked.
 The finding is an error when the engine version is exact (an upstream image's version tag, or a
 `# cfgcheck: engine-version=X` directive) or when the flag is wrong in every catalogued version;
 otherwise (a rolling or digest-pinned tag, a vendor or local build, a version outside the catalogs)
-it is a warning that says which version was assumed and why.
+it is a warning that says which version was assumed and why. A value outside the choices of every
+catalogued version is a warning too when the version was assumed: a fork or development build may add
+the choice (as for an unknown flag, CFG103).
 
 ## Why it matters
 argparse refuses the value and the engine exits at start-up (`argument --x: invalid int value`,
@@ -58,7 +60,8 @@ from __future__ import annotations
 
 import re
 
-from cfgcheck.api import Edit, Finding, Fix, in_every_version, secret_name, severity, unresolved, value_location
+from cfgcheck.api import (DISPLAY, IMAGE_EXACT, Edit, Finding, Fix, confidence, in_every_version, secret_name, severity,
+                          unresolved, value_location)
 
 CODE, NAME, SEVERITY = "CFG105", "invalid-flag-value", "error"
 TEMPLATES = True  # true of a runtime template's own text, wherever it is used
@@ -112,15 +115,28 @@ def check(model, ctx):
                 folded = [c for c in spec.choices if isinstance(c, str) and c.lower() == text.lower()]
                 if len(folded) == 1:
                     fix = Fix(f"use the choice {folded[0]}", (Edit(_span(location, text), text, folded[0]),))
+            level = severity(model, catalog, lambda: in_every_version(
+                catalog.engine, lambda other: _refuses(other, res.written, text)))
+            caveat = _assumed_choice(model, catalog, spec, reason) if fix is None else ""
             yield Finding(
-                f"invalid value {_shown(res.option, text)} for {res.option} ({label}): {reason}",
+                f"invalid value {_shown(res.option, text)} for {res.option} ({label}): {reason}{caveat}",
                 location,
-                remediation=f"give {res.option} a value its parser accepts; the engine will not start",
+                remediation=f"give {res.option} a value its parser accepts; the engine will not start"
+                            + (" (if the engine that runs accepts it, state its version: an image tag or "
+                               "`# cfgcheck: engine-version=`)" if caveat else ""),
                 fix=fix,
                 setting=res.option,
-                severity=severity(model, catalog, lambda: in_every_version(
-                    catalog.engine, lambda other: _refuses(other, res.written, text))),
+                severity="warning" if caveat else level,
             )
+
+
+def _assumed_choice(model, catalog, spec, reason: str) -> str:
+    """The caveat of a value outside the choices when the engine version was assumed (no image names it
+    exactly): a build or fork newer than the catalogs may add the choice, as for an unknown flag (CFG103)."""
+    if not spec.choices or not reason.startswith("not one of") or confidence(model, catalog) == IMAGE_EXACT:
+        return ""
+    name = DISPLAY.get(catalog.engine, catalog.engine)
+    return f"; no catalogued {name} version has the choice, but the version was assumed (a fork or build may add it)"
 
 
 def _refuses(catalog, written: str, text: str | None) -> bool:

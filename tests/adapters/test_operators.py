@@ -117,6 +117,18 @@ def test_llmd_values_decode_and_prefill_from_chart_semantics():
     assert findings("llmd-values.yaml", "CFG215") == []
 
 
+def test_llmd_values_ports_are_the_charts_decode_behind_the_proxy_prefill_on_the_service_port():
+    """Values that leave routing.proxy to the chart's defaults (enabled, targetPort 8200): the chart runs decode's
+    vLLM with --port 8200 behind the routing sidecar and prefill's with routing.servicePort, so the containerPorts
+    8200 and 8000 are the engines' (no CFG503)."""
+    models = models_of("llmd-values-chart-ports.yaml")
+    decode, prefill = models["decode/vllm"], models["prefill/vllm"]
+    assert str(decode.value("port")) == "8200" and str(prefill.value("port")) == "8000"
+    assert decode.model.value == "Qwen/Qwen3-0.6B"
+    assert findings("llmd-values-chart-ports.yaml", "CFG503") == []
+    assert str(models_of("llmd-values.yaml")["prefill/vllm"].value("port")) == "8000"  # servicePort, not targetPort
+
+
 def test_kubeai_models_chart_catalog_enabled_entries_only():
     models = models_of("kubeai-catalog-values.yaml")
     assert set(models) == {"mistral-small-h100", "gemma-tpu"}  # disabled entries and OLlama are not vLLM's

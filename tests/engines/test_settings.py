@@ -162,6 +162,7 @@ def _flags(engine: str, version: str | None, *texts: str) -> ServedModel:
     ("tokenspeed", None, ("--max-total-tokens", "1k"), "max_total_tokens", "1k"),  # a plain int there
     ("tokenspeed", None, ("--max-model-len", "4096"), "max_model_len", 4096),
     ("llama.cpp", None, ("-c", "8192", "-np", "4"), "max_num_seqs", 4),
+    ("vllm", "0.26.0", ("-O3",), "optimization_level", "3"),  # a short option's attached value, not True
 ])
 def test_flags_are_parsed_by_the_engines_own_converter(engine, version, argv, name, value):
     assert _flags(engine, version, *argv).value(name) == value

@@ -161,6 +161,22 @@ def test_a_flag_no_version_knows_is_a_warning_when_the_version_was_assumed() -> 
     assert exact.severity == "error" and "assumed" not in exact.message
 
 
+def test_a_choice_no_version_has_is_a_warning_when_the_version_was_assumed() -> None:
+    """--disaggregation-mode encode in a script with no image: a development build may add the choice, so
+    with the version assumed it is a warning that says so, as for an unknown flag; on an exact version, and
+    for a value of the wrong type or a choice in the wrong case, it stays an error."""
+    (assumed,) = run(invalid_flag_value, served("sglang", None, "--disaggregation-mode", "encode"))
+    assert assumed.severity == "warning" and "the version was assumed" in assumed.message
+    assert "no image names the engine version" in assumed.message and "engine-version" in assumed.remediation
+    image = "lmsysorg/sglang:v0.5.3-cu126"
+    (exact,) = run(invalid_flag_value, served("sglang", "0.5.3", "--disaggregation-mode", "encode", image=image))
+    assert exact.severity == "error" and "assumed" not in exact.message
+    (typed,) = run(invalid_flag_value, served("sglang", None, "--max-running-requests", "64.5"))
+    assert typed.severity == "error" and "assumed" not in typed.message
+    (cased,) = run(invalid_flag_value, served("sglang", None, "--disaggregation-mode", "Prefill"))
+    assert cased.severity == "error" and cased.fix is not None
+
+
 def test_removed_in_033() -> None:
     if "0.33.0" not in known_versions("vllm"):
         pytest.skip("needs vLLM 0.33.0")

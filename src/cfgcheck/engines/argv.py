@@ -31,9 +31,15 @@ COMMANDS = {
 BINARIES = {"llama-server": "llama.cpp", "llama-cpp-server": "llama.cpp"}  # the engine's argv follows at once
 # ``python -m MODULE``: the modules that are an engine's server, by exact name, then by prefix.
 # NVIDIA Dynamo's workers (dynamo.vllm, dynamo.sglang) take the engine's own arguments.
-MODULES = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang"}
+# sglang_router.launch_server starts --dp-size SGLang servers behind the router: the server's flags, and
+# the router's own with a ``--router-`` prefix (sgl-router/py_src/sglang_router/launch_server.py).
+MODULES = {"dynamo.vllm": "vllm", "dynamo.sglang": "sglang", "sglang_router.launch_server": "sglang"}
 MODULE_PREFIXES = (("vllm.entrypoints", "vllm"), ("sglang.launch_server", "sglang"), ("sglang.srt", "sglang"),
                    ("tokenspeed", "tokenspeed"))
+# SGLang's load balancers and router only forward requests to engines (--prefill URL, --decode URL): no model
+# (python/sglang/srt/disaggregation/mini_lb.py, launch_lb.py; sgl-router/py_src/sglang_router/launch_router.py)
+ROUTER_MODULES = frozenset(("sglang.srt.disaggregation.mini_lb", "sglang.srt.disaggregation.launch_lb",
+                            "sglang_router.launch_router", "sglang_router.mini_lb"))
 _PYTHON = re.compile(r"^(.*/)?python[0-9.]*$")
 
 
@@ -83,7 +89,7 @@ def _find_launch(tokens: list[ArgToken], image_engine: str | None) -> Launch | N
         module = _python_module(texts, index)
         engine = _engine_of_module(module[0]) if module else None
         if engine:
-            return Launch(engine, tokens[module[1]:], None)
+            return Launch(engine, _server_argv(module[0], tokens[module[1]:]), None)
     if image_engine and tokens and (tokens[0].text.startswith("-") or
                                     (tokens[0].text.startswith("$") and tokens[0].origin != "shell")):
         # flags, or arguments the runtime expands (${MODEL_SPECIFIER}): the image's entrypoint runs the
@@ -176,9 +182,25 @@ def _after_interpreter_options(texts: list[str], index: int) -> int:
 
 
 def _engine_of_module(module: str) -> str | None:
+    if module in ROUTER_MODULES:
+        return None
     if module in MODULES:
         return MODULES[module]
     return next((engine for prefix, engine in MODULE_PREFIXES if module.startswith(prefix)), None)
+
+
+def _server_argv(module: str, argv: list[ArgToken]) -> list[ArgToken]:
+    """The engine's own argv: without sglang_router.launch_server's ``--router-*`` flags and their values
+    (the server takes no positional argument, so every word up to the next flag is the router flag's)."""
+    if module != "sglang_router.launch_server":
+        return argv
+    kept, routing = [], False
+    for token in argv:
+        if token.text.startswith("-"):
+            routing = token.text.startswith("--router-")
+        if not routing:
+            kept.append(token)
+    return kept
 
 
 def _with_positional(engine: str, rest: list[ArgToken], positional: bool = True, by: str = "command") -> Launch:
@@ -203,7 +225,8 @@ class _Uncatalogued:
 
 
 def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
-    """Yield (flag token, argparse dest or None, value token or None, flag as written, negative) per flag.
+    """Yield (flag token, argparse dest or None, value token or None, flag as written, negative, inline value
+    or None) per flag.
 
     The catalog of the model's engine version decides, through argparse itself, what a flag resolves
     to and whether it takes a value; without a catalog, a flag takes the next token as its value
@@ -219,18 +242,18 @@ def walk_tokens(model: ServedModel, tokens: list[ArgToken]):
             negative = resolution.written.startswith(("--no-", "--disable-"))
         else:
             negative = bool(spec is not None and resolution.option and spec.is_negative(resolution.option))
-        yield parsed.token, dest, parsed.value, resolution.written, negative
+        yield parsed.token, dest, parsed.value, resolution.written, negative, parsed.inline_value
 
 
 def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
     """Record every flag of ``tokens`` as a setting of ``model`` (a later occurrence wins)."""
-    for flag_token, spec_dest, value_token, written, negative in walk_tokens(model, tokens):
+    for flag_token, spec_dest, value_token, written, negative, attached in walk_tokens(model, tokens):
         dest = spec_dest or _dest_of(written)
         name = canonical_name(model.engine, dest)
         if value_token is not None:
             text, location, value_comments = value_token.text, value_token.location, value_token.comments
-        elif "=" in flag_token.text:
-            text = flag_token.text.split("=", 1)[1]
+        elif "=" in flag_token.text or attached:  # --x=v, or a short option's attached value (-O3)
+            text = flag_token.text.split("=", 1)[1] if "=" in flag_token.text else attached
             offset = len(flag_token.text) - len(text)
             loc = flag_token.location
             location = type(loc)(loc.path, loc.line, loc.column + offset, loc.line, loc.column + len(flag_token.text))

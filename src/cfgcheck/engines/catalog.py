@@ -300,6 +300,14 @@ class Catalog:
     def _resolve(self, token: str) -> Resolution:
         written, eq, value = token.partition("=")
         explicit = value if eq else None
+        if self.behaviour.get("O_shorthand") and written.startswith("-O."):
+            # -O.<key> sets one key of the compilation config (FlexibleArgumentParser.parse_args in
+            # vllm/utils/argparse_utils.py leaves "-O.<...>" to its dotted-key merge): keys merge, and only
+            # -O<n> / -O <n> is the optimization level
+            spec = self.option("--compilation-config")
+            if spec is not None:
+                return Resolution("exact", written, "--compilation-config", spec, (), "--compilation-config",
+                                  written[2:], explicit)
         if self.behaviour.get("O_shorthand") and (written.startswith("-O") and not written.startswith("--")):
             spec = self.option("--optimization-level")
             if spec is not None:

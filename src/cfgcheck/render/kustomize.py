@@ -28,6 +28,7 @@ from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
+from ..adapters.core.references import forget_since, recorded_count
 from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
@@ -115,7 +116,9 @@ def _at_own_places(models: list[ServedModel], sources: SourceMap, identity: str,
         if loaded is None or model.path.rsplit("/", 1)[-1] in NAMES:
             continue  # placed at a kustomization: reading it would render it again
         if model.path not in own:
+            mark = recorded_count(reader.workspace)
             own[model.path] = {m.identity: m for m in reader.models(loaded)}
+            forget_since(reader.workspace, mark)  # read ahead of its turn: the index may be incomplete
         kind, _, rest = model.identity.removeprefix(identity + "/").partition("/")
         name, _, inside = rest.partition("/")
         base = own[model.path].get(f"{model.path}#{kind}/{source_name(name)}/{inside}".rstrip("/"))

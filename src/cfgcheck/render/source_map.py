@@ -21,11 +21,14 @@ from ..model import Location, PodFacts, ServedModel, Service, Setting
 from ..notes import note
 from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
 from ..adapters.core.contexts import DocContext, Workspace, directives_of, served_limit
+from ..adapters.core.references import recorded_count, relocate_since
 from ..adapters.launch.shell import shell_tokens
 
 
 class Reader(Protocol):
     """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
+
+    workspace: Workspace  # the run's
 
     def index(self, loaded: LoadedFile) -> None:
         """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
@@ -250,6 +253,7 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
         return []
     if not indexed:
         reader.index(rendered)  # env taken from a ConfigMap the same rendering holds
+    mark = recorded_count(ctx.workspace)
     found: list[ServedModel] = []
     objects = {(root.scalar("kind"), root.scalar("metadata", "name")): document for document in rendered.documents
                if (root := document.root) is not None and root.kind == "map"}
@@ -283,7 +287,31 @@ def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fall
             found.append(mapped)
     for document in rendered.documents:
         ctx.document.problems.extend((message, *at) for message, _, _ in document.problems)
+    relocate_since(ctx.workspace, mark, lambda location: _in_sources(location, rendered, sources, fallback_of, ctx.path))
     return found
+
+
+def _in_sources(location: Location, rendered: LoadedFile, sources: SourceMap, fallback_of: Fallback,
+                path: str) -> Location:
+    """Where the sources write what a rendered line holds (a reference the rendering names: a patch's value),
+    else the source object of the rendered document that holds the line, else the rendered file's start:
+    never a line of the rendered text, which the file named does not have."""
+    if location.path != path:
+        return location
+    lines = rendered.text.splitlines()
+    line = lines[location.line - 1] if 0 < location.line <= len(lines) else ""
+    end = location.end_column if location.end_line in (None, location.line) and location.end_column else len(line) + 1
+    text = line[location.column - 1:end - 1].strip().strip("\"'")
+    found = sources.find(text, None) if text else None
+    if found is not None:
+        return found
+    document = next((d for d in reversed(rendered.documents) if d.line <= location.line), None)
+    root = document.root if document is not None else None
+    if root is not None and root.kind == "map":
+        own = fallback_of(root.scalar("kind"), root.scalar("metadata", "name"), document)
+        if own is not None:
+            return own
+    return Location(path, 1, 1)
 
 
 def relocate(model: ServedModel, fallback: Location, sources: SourceMap, identity: str,

@@ -49,3 +49,25 @@ def record(workspace: Workspace, location: Location, named: str, looked: str, re
     found = _recorded(workspace)
     if not any(d.location == location and d.named == named for d in found):
         found.append(Dangling(location, named, looked, remediation))
+
+
+def recorded_count(workspace: Workspace) -> int:
+    """How many references the run has recorded so far (a renderer's mark before it reads its output)."""
+    return len(_recorded(workspace))
+
+
+def relocate_since(workspace: Workspace, start: int, where) -> None:
+    """Move the references recorded after ``start`` (those of a rendering, at rendered lines) to
+    ``where(location)``: a place in the files the rendering came from. One moved onto the place and name of
+    another (overlays sharing a patch) is dropped."""
+    found = _recorded(workspace)
+    moved = found[start:]
+    del found[start:]
+    for reference in moved:
+        record(workspace, where(reference.location), reference.named, reference.looked, reference.remediation)
+
+
+def forget_since(workspace: Workspace, start: int) -> None:
+    """Drop the references recorded after ``start``: those of a file read ahead of its turn only to place
+    a rendering's models (the run's index may not yet hold what it names; its own turn records them)."""
+    del _recorded(workspace)[start:]

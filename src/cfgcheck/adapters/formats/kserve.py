@@ -105,6 +105,9 @@ def _runtime_for(ctx: DocContext, block: YNode):
     leaves several (KServe picks by namespace and priority: not guessed here)."""
     named = block.scalar("runtime")
     if isinstance(named, str):
+        own = _runtimes_of_file(ctx, named)
+        if len(own) == 1:
+            return own[0]
         defined = _runtimes(ctx.workspace)
         if named not in defined:
             _dangling_runtime(ctx, block, named, defined)
@@ -115,13 +118,23 @@ def _runtime_for(ctx: DocContext, block: YNode):
     return _nearest(ctx, matches)
 
 
+def _runtimes_of_file(ctx: DocContext, named: str | None) -> list:
+    """The runtimes named ``named`` (None: every one) that the InferenceService's own file (or rendering)
+    defines: what ``kubectl apply`` of that file, or of a kustomization's output with its ``namePrefix``
+    applied to both, creates beside the service. The run's index holds the repository's files only, not a
+    rendering's copies."""
+    return [(ctx.loaded, document, root) for document in ctx.loaded.documents
+            if (root := document.root) is not None and root.kind == "map" and root.scalar("kind") in RUNTIME_KINDS
+            and (named is None or root.scalar("metadata", "name") == named) and is_resource(root, API_GROUP)]
+
+
 def _dangling_runtime(ctx: DocContext, block: YNode, named: str, defined: dict[str, list]) -> None:
     """A runtime named that the repository does not define, in a repository that keeps its runtimes (it
     defines some), and that KServe does not install itself (``data/kserve.json``, generated from KServe's
     ``config/runtimes``): a reference that leads nowhere."""
     if not defined or named in bundled_table("kserve.json")["cluster_serving_runtimes"] or unresolved(named):
         return
-    names = sorted(defined)
+    names = sorted(set(defined) | {str(entry[2].scalar("metadata", "name")) for entry in _runtimes_of_file(ctx, None)})
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     record(ctx.workspace, ctx.location(block.get("runtime")), f"runtime '{named}'",
            f"looked among the repository's ServingRuntimes and ClusterServingRuntimes ({shown}) and those KServe installs",

@@ -5,7 +5,8 @@ The chart (``charts/llm-d-modelservice/templates/_helpers.tpl``) builds each con
 ``modelCommand``:
 
 - ``vllmServe``: ``vllm serve <model> --port <port> [--tensor-parallel-size T] [--data-parallel-size D]
-  [--data-parallel-size-local L] --served-model-name <modelArtifacts.name>`` then the container's ``args``;
+  [--data-parallel-size-local L] --served-model-name <modelArtifacts.name>`` then the container's ``args``
+  (the port: ``routing.proxy.targetPort`` for decode behind the routing sidecar, else ``routing.servicePort``);
 - ``imageDefault``: the same flags after ``--model <model>``, for the image's own entrypoint;
 - ``custom`` (the default): the container's ``command`` and ``args`` as written.
 
@@ -50,6 +51,7 @@ MODEL_SERVICE_API = "llm-d.ai/"
 _MODEL_VARIABLE = re.compile(r"\{\{\s*\.(HFModelName|ModelPath|MountedModelPath)\s*\}\}")
 ROLES = ("decode", "prefill")
 DEFAULT_PORT = "8000"
+CHART_PROXY_TARGET_PORT = "8200"  # charts/llm-d-modelservice/values.yaml routing.proxy.targetPort
 DEFAULT_MOUNT = "/model-cache"
 NAME_TEMPLATE = "{{ .Values.modelArtifacts.name }}"
 
@@ -113,7 +115,7 @@ def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: 
     prefix = f"{role}.containers[{index}]."
     tokens = None
     if command in ("vllmServe", "imageDefault"):
-        tokens = _chart_tokens(ctx, root, artifacts, section, container, command)
+        tokens = _chart_tokens(ctx, root, artifacts, section, container, command, role, resource is None)
     elif resource is not None and container.get("image") is None:
         tokens = _resource_tokens(ctx, artifacts, container)
     label = f"{resource.split('/', 1)[1]}/{role}/{name}" if resource else f"{role}/{name}"
@@ -137,18 +139,31 @@ def _engine(ctx: DocContext, root: YNode, artifacts: YNode, role: str, section: 
     return model
 
 
+def _vllm_port(root: YNode, role: str, chart_values: bool) -> tuple[YNode | None, str]:
+    """The port vLLM listens on (the values' node, else the default): the chart's "llm-d-modelservice.vllmPort"
+    (templates/_helpers.tpl) is ``routing.servicePort`` for prefill and without the routing proxy, else the
+    proxy's ``targetPort``, vLLM behind the sidecar that listens on the service port (chart values.yaml: 8000,
+    proxy enabled, targetPort 8200). A ModelService resource: the proxy's target port when it names one."""
+    proxied = root.path("routing", "proxy", "enabled") is not False
+    if not chart_values:
+        return (root.path("routing", "proxy", "targetPort") if proxied else None) or root.path("routing", "servicePort"), \
+            DEFAULT_PORT
+    if role == "prefill" or not proxied:
+        return root.path("routing", "servicePort"), DEFAULT_PORT
+    return root.path("routing", "proxy", "targetPort"), CHART_PROXY_TARGET_PORT
+
+
 def _chart_tokens(ctx: DocContext, root: YNode, artifacts: YNode, section: YNode, container: YNode,
-                  command: str) -> list[ArgToken]:
+                  command: str, role: str, chart_values: bool) -> list[ArgToken]:
     where = ctx.location(container)
     tokens = [ArgToken("vllm", where, (), "llm-d", True), ArgToken("serve", where, (), "llm-d", True)] \
         if command == "vllmServe" else [ArgToken("--model", where, (), "llm-d", True)]
     model = _model_token(ctx, root, artifacts)
     if model is not None:
         tokens.append(model)
-    port = root.path("routing", "proxy", "targetPort") if root.path("routing", "proxy", "enabled") is not False else None
-    port = port or root.path("routing", "servicePort")
+    port, default = _vllm_port(root, role, chart_values)
     tokens += [ArgToken("--port", where, (), "llm-d", True),
-               _token(ctx, port) if port is not None else ArgToken(DEFAULT_PORT, where, (), "llm-d", True)]
+               _token(ctx, port) if port is not None else ArgToken(default, where, (), "llm-d", True)]
     parallelism = section.get("parallelism")
     for key, flag in (("tensor", "--tensor-parallel-size"), ("data", "--data-parallel-size"),
                       ("dataLocal", "--data-parallel-size-local")):
