@@ -37,15 +37,16 @@ class Setting(Record):
     def __init__(self, name: str, value: Any, location: Location, source: str, comments: tuple[str, ...] = (),
                  key_location: Location | None = None, text: str | None = None, origin: str = "field") -> None:
         # Served models keep their settings to the run's end, and their texts repeat from file to file (the
-        # dense corpus: 38,000 settings, 34 names, 118 sources, 4,800 values): one object for each text.
-        self.name = _shared(name)
-        self.value = _shared(value)
+        # dense corpus: 38,000 settings, 34 names, 118 sources, 4,800 values): one object for each text, the
+        # interned one (the test written out each time: a helper was 280,000 calls on that corpus).
+        self.name = intern(name) if name.__class__ is str else name
+        self.value = intern(value) if value.__class__ is str else value
         self.location = location
-        self.source = _shared(source)
+        self.source = intern(source) if source.__class__ is str else source
         self.comments = comments
         self.key_location = key_location
-        self.text = _shared(text)
-        self.origin = _shared(origin)  # field | arg | env | shell | values
+        self.text = intern(text) if text.__class__ is str else text
+        self.origin = intern(origin) if origin.__class__ is str else origin  # field | arg | env | shell | values
 
     def __repr__(self) -> str:  # as the dataclass wrote it
         return (f"{type(self).__qualname__}(name={self.name!r}, value={self.value!r}, location={self.location!r}, "
@@ -57,11 +58,6 @@ class Setting(Record):
         return self.source.startswith("-")
 
 
-def _shared(value: Any) -> Any:
-    """``value``, the one interned object of its text when it is a ``str``."""
-    return intern(value) if value.__class__ is str else value
-
-
 class ArgToken(Record):
     """One token of the engine's argv with its location (inside a list item, shell or env string)."""
 
@@ -69,10 +65,11 @@ class ArgToken(Record):
 
     def __init__(self, text: str, location: Location, comments: tuple[str, ...] = (), origin: str = "args",
                  synthetic: bool = False) -> None:
-        self.text = _shared(text)  # as a Setting's texts: 30,000 repeat
+        self.text = intern(text) if text.__class__ is str else text  # as a Setting's texts: 30,000 repeat
         self.location = location
         self.comments = comments
-        self.origin = _shared(origin)  # args | command | extraArgs | shell | env:<NAME> | typed:<field>
+        # args | command | extraArgs | shell | env:<NAME> | typed:<field>
+        self.origin = intern(origin) if origin.__class__ is str else origin
         self.synthetic = synthetic  # produced by an operator from a typed field, not written as a token
 
 

@@ -113,6 +113,19 @@ def test_the_prefilter_finds_each_marker_alone_and_in_any_case_and_nothing_else(
         assert protocol.has_serving_marker(f"key: x{marker.upper()}y\n"), marker
     assert not protocol.has_serving_marker("apiVersion: v1\nkind: Service\nmetadata:\n  name: model-node\n")
     assert protocol.has_serving_marker("kind: ConfigMap\ndata:\n  MAX_MODEL_LEN: '4096'\n")
+    # a snake_case marker is searched for only in a text with an underscore; one that holds a plain marker
+    # (vllm_args holds vllm) is found by that one
+    assert protocol.has_serving_marker("env:\n  VLLM_ARGS: --x\n")
+    assert not protocol.has_serving_marker("kind: Service\nspec:\n  nodePool: a\n")
+
+
+def test_words_in_finds_each_registry_word_alone_and_nothing_else():
+    words = set(protocol._words) | set(protocol._snake_words)
+    assert {word for word in words if "_" in word} == set(protocol._snake_words) and "node_pool" in words
+    for word in words:
+        assert word in protocol.words_in(f"key: x{word}y\n"), word
+    assert protocol.words_in("kind: service\nnode_pool: gpu\n") == {"service", "node_pool"}
+    assert protocol.words_in("metadata:\n  name: a\n") == frozenset()
 
 
 LWS = """\

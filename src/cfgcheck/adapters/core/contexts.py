@@ -86,20 +86,20 @@ class DocContext:
         """The comments on and above the keys (and list items) that lead from the document's root to
         ``at``, with the document's header (the comments above its first key) and the file's: where a person
         describes the served model, the pool or list that holds it, or its entry."""
-        root = self.document.root
+        root, loaded = self.document.root, self.loaded
         if root is None or root.kind not in ("map", "seq"):
             return []
-        lines = dict(self.comment_lines(root.line))
+        lines = dict(comment_lines(loaded, root.line))  # the module's function: made for every served model
         probe = 1  # the file's header: the comment block it opens with
-        while (comment := self.loaded.comments.get(probe)) is not None and comment.full_line:
+        while (comment := loaded.comments.get(probe)) is not None and comment.full_line:
             lines[probe] = comment.text
             probe += 1
         path = _path_to(root, at, 0) or []
         for node in path:
-            lines.update(self.comment_lines(node.line))
+            lines.update(comment_lines(loaded, node.line))
         entry = next((node for node in reversed(path[:-1]) if node.kind == "map"), None)
-        for key, _ in entry.items() if entry is not None else ():  # the keys of the model's own entry
-            lines.update(self.comment_lines(key.line))
+        for key, _ in entry.value if entry is not None else ():  # the keys of the model's own entry
+            lines.update(comment_lines(loaded, key.line))
         return sorted(lines.items())
 
     def heading_comments(self, entry: YNode, keys: tuple[str, ...], at: YNode | None = None) -> tuple[str, ...]:
@@ -140,8 +140,9 @@ class DocContext:
         text = loaded.source(value) if scalar and value_line == value.end_line else None
         if text is not None and value.style in ("'", '"'):
             text = text[1:-1]
-        return Setting(name, converted, self.location(value), source, comments,
-                       self.location(key) if key is not None else None, text, origin)
+        path = loaded.path  # ``location`` written out, as in ``token``
+        return Setting(name, converted, value.location(path, scalar), source, comments,
+                       key.location(path, key.kind == "scalar") if key is not None else None, text, origin)
 
     def field_setting(self, parent: YNode, key: str, name: str, source: str, convert=None) -> Setting | None:
         value = parent.get(key) if parent is not None else None
@@ -150,8 +151,11 @@ class DocContext:
         return self.setting(name, parent.key_node(key), value, source, convert)
 
     def token(self, node: YNode, origin: str) -> ArgToken:
-        text = node.value if node.kind == "scalar" else self.source(node)
-        return ArgToken(str(text) if text is not None else "", self.location(node), self.comments(node.line), origin)
+        # ``source``, ``location`` and ``comments`` written out: a token of every list item of every argv
+        loaded, scalar = self.loaded, node.kind == "scalar"
+        text = node.value if scalar else loaded.source(node)
+        return ArgToken(str(text) if text is not None else "", node.location(loaded.path, scalar),
+                        loaded.comments_for(node.line), origin)
 
     @functools.cached_property
     def _comments(self) -> list:

@@ -148,8 +148,8 @@ def document_models(workspace: Workspace, loaded: LoadedFile, complete: bool = T
                 try:
                     models = adapter.served_models(ctx, resource)
                     owned = bool(models)  # the document is this adapter's, even if completing leaves no model
-                    for completer in completers:  # an engine --config file, wherever the model's format keeps it
-                        models = completed(completer, ctx, resource, models)
+                    for completer in completers if owned else ():  # an engine --config file, wherever
+                        models = completed(completer, ctx, resource, models)  # the model's format keeps it
                 except Exception as exc:  # one odd document must not end the run: CFG000 at it
                     if os.environ.get("CFGCHECK_DEBUG"):
                         raise

@@ -200,14 +200,15 @@ def _service_model(ctx: DocContext, name: str, key: YNode, service: YNode, varia
     if script is not None:
         model.env.update(script[2])  # what the script exports before it starts the engine
     model.gpus = _gpus(ctx, service, path, variables, references) or model.gpus
-    for other, override in compose_overrides.overrides(ctx, name, service):  # -f base.yml -f gpu.yml
+    overrides = compose_overrides.overrides(ctx, name, service)  # -f base.yml -f gpu.yml (listed once)
+    for other, override in overrides:
         model.gpus = model.gpus or _gpus(other, override, path, variables, references)
     replicas = service.path("deploy")
     if replicas is not None and replicas.kind == "map":
         model.replicas = ctx.field_setting(replicas, "replicas", "replicas", f"{path}.deploy.replicas", to_int)
     model.strategy = Setting("strategy", "Recreate", model.location, "docker compose")
     pod = compose_pod(ctx, model, service, path, variables)
-    for other, override in compose_overrides.overrides(ctx, name, service):
+    for other, override in overrides:
         pod.gpu_access = pod.gpu_access or _compose_gpu_access(other, override)
     if build is None:
         compose_overrides.hold_built_image(ctx, image.value if image is not None else None)

@@ -107,11 +107,12 @@ def _node_for(container: YNode, token: ArgToken) -> YNode | None:
     return None
 
 
-def env_arg_tokens(ctx: DocContext, env: YNode | None) -> list[ArgToken]:
-    """Flags inside ``*_ADDITIONAL_ARGS``-style env strings, each located in the file."""
+def env_arg_tokens(ctx: DocContext, env: YNode | None, spliced: set[str] | frozenset[str] = frozenset()) -> list[ArgToken]:
+    """Flags inside ``*_ADDITIONAL_ARGS``-style env strings, each located in the file; not those of the
+    strings whose tokens (origin ``env:NAME``, as each of these is) the command spliced in already."""
     tokens: list[ArgToken] = []
     for name, value in env_value_nodes(env):
-        if name.endswith(ARGS_ENV_SUFFIXES) and isinstance(value.value, str):
+        if name.endswith(ARGS_ENV_SUFFIXES) and isinstance(value.value, str) and f"env:{name}" not in spliced:
             tokens.extend(shell_tokens(ctx, value, f"env:{name}", segment=False))
     return tokens
 
@@ -159,7 +160,7 @@ def container_model(ctx: DocContext, *, root: YNode | None, kind: str, name: str
     model.env.update(environment_settings(exports))  # what the container's script exports comes after
     llama_env.env_args(model)
     spliced = {token.origin for token in tokens}  # an env string the script already spliced in
-    extra = [token for token in env_arg_tokens(ctx, env) if token.origin not in spliced]
+    extra = env_arg_tokens(ctx, env, spliced)
     env_argv.apply_wrapper(model, wrapper, values)
     if extra:
         model.argv.extend(extra)

@@ -31,22 +31,29 @@ PARTIAL_TEMPLATES = ("roleTemplates",)
 MULTI_POD_KINDS = ("LeaderWorkerSet", "RayService", "RayCluster", "RayJob", "RayClusterFleet")
 
 
-def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0):
-    """Yield (pod spec mapping, key path) for every mapping that holds a ``containers`` list."""
+def pod_specs(node: YNode, trail: tuple[str, ...] = (), depth: int = 0,
+              found: list[tuple[YNode, tuple[str, ...]]] | None = None) -> list[tuple[YNode, tuple[str, ...]]]:
+    """(pod spec mapping, key path) of every mapping that holds a ``containers`` list, in document order
+    (``found``: the list they are added to; a list, not a generator: a generator's frame for each mapping
+    walked, and each pod spec handed up through every level above it, cost more than the walk)."""
+    found = [] if found is None else found
     if depth > MAX_SEARCH_DEPTH or node.kind != "map":
-        return
+        return found
     containers = node.get("containers")
     if containers is not None and containers.kind == "seq":
-        yield node, trail
-    for key, value in node.items():
-        if key.kind == "scalar" and value.kind == "map" and key.value != "containers":
-            yield from pod_specs(value, trail + (str(key.value),), depth + 1)
-        elif key.kind == "scalar" and value.kind == "seq" and key.value not in ("containers", "initContainers"):
+        found.append((node, trail))
+    for key, value in node.value:  # a mapping's (key, value) pairs
+        if key.kind != "scalar":
+            continue
+        if value.kind == "map" and key.value != "containers":
+            pod_specs(value, trail + (str(key.value),), depth + 1, found)
+        elif value.kind == "seq" and key.value not in ("containers", "initContainers"):
             # lists of templates: StormService roles, RayCluster workerGroupSpecs, ...
             for index, item in enumerate(value.value):
                 if item.kind == "map":
                     label = item.scalar("name", default=item.scalar("groupName", default=index))
-                    yield from pod_specs(item, trail + (f"{key.value}[{label}]",), depth + 1)
+                    pod_specs(item, trail + (f"{key.value}[{label}]",), depth + 1, found)
+    return found
 
 
 def workload_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
