@@ -352,7 +352,9 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
 
 def _measured_pool(model: Any, run: _Run, est: CapacityEstimate) -> bool:
     """1. A documented measurement beats everything; True when there is one."""
-    measured, evidence = find_measured_pool(model)
+    # read from the comments, not the GPU: once per served model and configuration (as the estimate), however
+    # many GPUs it is tried on (needs.py)
+    measured, evidence = per_model(model, "measured-pool", run.config, lambda: find_measured_pool(model))
     if not measured:
         return False
     est.kv_pool_tokens = measured
