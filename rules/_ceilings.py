@@ -14,6 +14,10 @@ import re
 
 from cfgcheck.api import LazyPattern, Location, ServedModel, Setting
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Any, Iterable
+
 MEMORY_SETTINGS = ("gpu_memory_utilization", "mem_fraction_static")
 # Comments come from pull requests: every pattern runs in linear time. A number starts only where no
 # digit or dot precedes it (so a search does not retry inside a run of digits), its two forms begin
@@ -98,18 +102,30 @@ def ceiling_for(model: ServedModel, setting: Setting, config: dict, pools: dict 
 
 
 class Pools(dict):
-    """Served models by the GPUs they run on, with the ceiling each one's setting documents beside it,
-    read once: each model of a pool asks the others for theirs (a pool of N models, N x N questions)."""
+    """Served models by the GPUs they run on, with the ceilings their settings document beside them, read
+    once: each model of a pool asks the others for theirs (a pool of N models, N x N questions; the dense
+    corpus's largest pools hold dozens)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self._documented: dict[int, Ceiling | None] = {}  # by the Setting's id: the pool keeps its model alive
+        self._documented: dict[tuple[Any, str], list[tuple[ServedModel, Setting, Ceiling]]] = {}
 
-    def documented(self, setting: Setting) -> Ceiling | None:
-        key = id(setting)
+    def documented(self, pool: Any, name: str) -> list[tuple[ServedModel, Setting, Ceiling]]:
+        key = (pool, name)
         if key not in self._documented:
-            self._documented[key] = from_comments(setting)
+            self._documented[key] = documented_settings(self.get(pool, ()), name)
         return self._documented[key]
+
+
+def documented_settings(models: Iterable[ServedModel], name: str) -> list[tuple[ServedModel, Setting, Ceiling]]:
+    """(served model, its setting ``name``, the ceiling documented beside it) of each of ``models``, in order."""
+    found = []
+    for model in models:
+        setting = model.setting(name)
+        ceiling = from_comments(setting) if setting is not None else None
+        if ceiling is not None:
+            found.append((model, setting, ceiling))
+    return found
 
 
 def gpu_pools(models: list[ServedModel]) -> Pools:
@@ -126,13 +142,10 @@ def _from_siblings(model: ServedModel, setting: Setting, by_pool: dict) -> Ceili
     pool = model.gpu_pool()
     if pool is None:
         return None
-    documented = by_pool.documented if isinstance(by_pool, Pools) else from_comments
-    for other in by_pool.get(pool, ()):
+    siblings = by_pool.documented(pool, setting.name) if isinstance(by_pool, Pools) else \
+        documented_settings(by_pool.get(pool, ()), setting.name)
+    for other, theirs, ceiling in siblings:
         if other is model or other.identity == model.identity:
-            continue
-        theirs = other.setting(setting.name)
-        ceiling = documented(theirs) if theirs is not None else None
-        if ceiling is None:
             continue
         # A ceiling without a number is the value the sibling still runs with.
         value = ceiling.value if ceiling.value is not None else ceiling.limit(theirs.value)

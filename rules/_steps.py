@@ -3,10 +3,6 @@ advice elsewhere (CFG203) keeps to it. Not a diff-only module: a lint run import
 
 from __future__ import annotations
 
-from pathlib import Path
-
-from cfgcheck.api import Config, configured
-
 # raise in attributable steps (4 -> 16, not 4 -> 64): a larger change cannot be measured as one effect
 # (rules/unattributable_step.py, "Why it matters")
 MAX_STEP = 4
@@ -14,5 +10,4 @@ MAX_STEP = 4
 
 def step_limit(ctx) -> int:
     """CFG206's ``max-step`` as this run configures it (``rules:`` in .cfgcheck.yaml), else ``MAX_STEP``."""
-    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
-    return int(configured("CFG206", config).get("max-step", MAX_STEP))
+    return int(ctx.option_of("CFG206", "max-step", MAX_STEP))

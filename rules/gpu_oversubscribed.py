@@ -119,7 +119,10 @@ SCOPE = "run"  # engines of every file of the run are placed on the GPUs once
 
 
 def check(models: list[ServedModel], ctx: RuleContext) -> Iterator[Finding]:
-    on_gpu = {id(model): _on_gpu(model) for model in (*ctx.models, *models)}  # asked of each model once
+    on_gpu: dict[int, bool] = {}
+    for model in (*ctx.models, *models):  # asked of each model once (a lint's models are all in ctx.models)
+        if id(model) not in on_gpu:
+            on_gpu[id(model)] = _on_gpu(model)
     on_device: dict[tuple[str, str], list[ServedModel]] = {}  # engines by (host, physical device)
     for other in ctx.models:
         placed = placement(other) if on_gpu[id(other)] else None

@@ -99,10 +99,9 @@ Declared in `OPTIONS` (type, default, meaning); `cfgcheck rule` lists them.
 from __future__ import annotations
 
 import re
-from pathlib import Path
 
-from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Config, Finding, LazyPattern, Option,
-                          RuleContext, ServedModel, accelerator_kind, concurrency_at, configured, derived)
+from cfgcheck.api import (DERIVED, ESTIMATE_MARGIN, MEMORY_FRACTION, WRITTEN, Finding, LazyPattern, Option,
+                          RuleContext, ServedModel, accelerator_kind, concurrency_at, derived)
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
@@ -249,8 +248,7 @@ def _sized_by_memory(model: ServedModel, ctx: RuleContext, value: int) -> bool:
     if not est.max_model_len or est.kv_pool_source != "estimated":
         return False
     conc = concurrency_at(est, est.max_model_len)
-    config = Config(Path(ctx.config.get("root") or "."), ctx.config)
-    margin = float(configured("CFG203", config).get("estimate-margin", ESTIMATE_MARGIN))
+    margin = float(ctx.option_of("CFG203", "estimate-margin", ESTIMATE_MARGIN))
     return conc is not None and conc < value <= conc * (1 + margin)
 
 

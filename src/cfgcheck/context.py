@@ -7,7 +7,10 @@ of caching across calls)."""
 
 from __future__ import annotations
 
-from .registry import FACTS, FactProviders
+from pathlib import Path
+
+from .config import Config
+from .registry import FACTS, FactProviders, configured
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # annotations only: a lint run imports these when a rule first asks (``FactProviders``)
@@ -33,12 +36,22 @@ class RuleContext:
         self.base_models = [] if base_models is None else base_models
         self.bases = {} if bases is None else bases  # diff mode: base served models by identity
         self.facts_of = facts_of  # how the facts below are worked out (the rule index's)
+        self._options_of: dict[tuple[str, str], Any] = {}  # other rules' options, read once (``option_of``)
 
     def base_of(self, model: ServedModel) -> ServedModel | None:
         """Diff mode: ``model`` at the base commit (None: new in this change, or not diff mode)."""
         if self.base is not None and self.base.identity == model.identity:
             return self.base
         return self.bases.get(model.identity)
+
+    def option_of(self, code: str, name: str, default: Any) -> Any:
+        """Option ``name`` of rule ``code`` as this run configures it (``rules:``), else ``default``: for a rule
+        that keeps to another's threshold. Read once per context, not once per served model."""
+        key = (code, name)
+        if key not in self._options_of:
+            config = Config(Path(self.config.get("root") or "."), self.config)
+            self._options_of[key] = configured(code, config).get(name, default)
+        return self._options_of[key]
 
     def flags(self, model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
         """(catalog, walked argv flags, version label) of ``model``'s engine, or None; walked once."""

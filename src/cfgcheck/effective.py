@@ -209,7 +209,8 @@ class Facts:
     def settle(self, pool_tokens: int | None, context_len: int | None) -> None:
         """The KV pool the estimate found: what SGLang derives its sequence window from."""
         self.pool = (pool_tokens, context_len) if pool_tokens and context_len else None
-        self._found.pop("max_num_seqs", None)
+        if self.engine == "sglang":  # the only window read from the pool (_max_num_seqs): the others stand
+            self._found.pop("max_num_seqs", None)
 
     def at(self, version: str) -> Facts:
         """The same served model on engine version ``version`` (for what an upgrade changes)."""

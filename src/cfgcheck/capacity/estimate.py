@@ -325,11 +325,15 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
         est.reasons.append(f"{run.engine} {run.version} stores MLA K/V expanded per head (the latent cache came later)")
     hybrid, why = defaults.vllm_hybrid_allocator(run.parsed_version, bool(arch.global_head_dim or arch.global_kv_heads or arch.shared_full_layers))
     est.reasons.extend([why] if why and (arch.sliding_layers or arch.linear_layers) else [])
+    # the Mamba/GDN state dtypes size only the layers that hold such state (layout._mamba_page): the argv is
+    # searched for them only for a model that has some
+    linear = bool(arch.linear_layers)
     try:
         est.layout = kv_layout(
             arch, tp=run.tp, pp=run.pp, kv_cache_dtype=model.value("kv_cache_dtype") or "auto", dtype=model.value("dtype"),
-            block_size=int_value(model.value("block_size")), mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype"),
-            mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype"),
+            block_size=int_value(model.value("block_size")),
+            mamba_ssm_dtype=model.value("mamba_ssm_cache_dtype") or argv_value(model, "--mamba-ssm-cache-dtype") if linear else None,
+            mamba_dtype=model.value("mamba_cache_dtype") or argv_value(model, "--mamba-cache-dtype") if linear else None,
             prefix_caching=bool(prefix), max_num_batched_tokens=run.batched_tokens,
             hybrid_allocator=hybrid, mla_latent=latent,
             extra_layers=run.extra.extra_kv_layers,
@@ -348,7 +352,9 @@ def _read_layout(model: Any, run: _Run, est: CapacityEstimate) -> None:
 
 def _measured_pool(model: Any, run: _Run, est: CapacityEstimate) -> bool:
     """1. A documented measurement beats everything; True when there is one."""
-    measured, evidence = find_measured_pool(model)
+    # read from the comments, not the GPU: once per served model and configuration (as the estimate), however
+    # many GPUs it is tried on (needs.py)
+    measured, evidence = per_model(model, "measured-pool", run.config, lambda: find_measured_pool(model))
     if not measured:
         return False
     est.kv_pool_tokens = measured
