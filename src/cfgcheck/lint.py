@@ -299,7 +299,8 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings). ``jobs``
     2 or more, outside diff mode and with ``RULES_APART`` models or more: the per-model rules check the last
     ``CHILD_SHARE`` of the models in a forked process while this one checks the rest; the findings are
-    joined rule by rule, as one process finds them."""
+    joined rule by rule, as one process finds them (not with CFGCHECK_DEBUG: a rule's exception is raised
+    here, with its traceback)."""
     plan = _RulePlan(rules, config, models, base_of, base_models, context)
     if jobs > 1 and base_of is None and len(models) >= RULES_APART and pool.forks() \
             and not os.environ.get("CFGCHECK_DEBUG"):
