@@ -78,12 +78,16 @@ def test_ctrl_c_and_termination_end_the_workers(monkeypatch, stop: type[BaseExce
     def interrupt(_number, _frame):
         raise stop()
 
+    def here(item: int) -> bytes:  # the run's first chunk: every worker is forked by now
+        if item == 0:
+            signal.setitimer(signal.ITIMER_REAL, 0.2)
+        return b"here"
+
     monkeypatch.setattr(pool, "_Child", Recorded)
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
-        signal.setitimer(signal.ITIMER_REAL, 0.3)
         with pytest.raises(stop):
-            list(pool.ordered(_stages_forever, list(range(40)), 3, lambda: None, lambda item: b"here"))
+            list(pool.ordered(_stages_forever, list(range(40)), 3, lambda: None, here))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
