@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import lazy, precedence, suppressions
+from . import lazy, pool, precedence, suppressions
 from .adapters.core.builtin import always_read, file_format, file_suffixes, has_serving_marker
 from .adapters.core.references import dangling as _dangling
 from .adapters.core.workspace import Workspace
@@ -17,7 +17,7 @@ from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
-from .notes import per_run
+from .notes import Notes, note, per_run, run
 from .paths import UNMARKED, git_may_find_repository, read_beyond
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
@@ -295,31 +295,89 @@ def stamp(finding: Finding, rule: Rule, severity: str, model: ServedModel | None
 
 def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
               base_of: dict[str, ServedModel] | None = None, base_models: list[ServedModel] | None = None,
-              context: list[ServedModel] | None = None) -> list[Finding]:
-    """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings)."""
-    findings: list[Finding] = []
-    settings = config.as_dict()
-    everything = [m for m in (context if context is not None else models) if not m.template]
-    crashed = _CrashReport(rules, config)
-    for rule in rules:
-        if rule.check is None or (rule.diff_only and base_of is None):
-            continue
-        severity, options = rule_options(rule, config)
-        graded = (severity, rule.severity_in(config.profile))  # (configured, the profile's)
-        checked = models if rule.templates else [m for m in models if not m.template]
-        if rule.scope == "run":
-            ctx = RuleContext(options, settings, everything, None, base_models or [], base_of or {})
-            findings.extend(_run_scope(rule, graded, checked, ctx, crashed))
-            continue
-        # outside diff mode every served model's context is alike (no rule changes its context): one per rule
-        alike = None if base_of else RuleContext(options, settings, everything, None, base_models or [])
-        for model in checked:
-            ctx = alike or RuleContext(options, settings, everything, base_of.get(model.identity), base_models or [])
-            try:
-                findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
-            except Exception as exc:
-                findings.extend(crashed(exc, rule, model))
-    return _at_references(findings, models)
+              context: list[ServedModel] | None = None, jobs: int = 1) -> list[Finding]:
+    """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings). ``jobs``
+    2 or more, outside diff mode and with ``RULES_APART`` models or more: the per-model rules check the last
+    ``CHILD_SHARE`` of the models in a forked process while this one checks the rest; the findings are
+    joined rule by rule, as one process finds them (not with CFGCHECK_DEBUG: a rule's exception is raised
+    here, with its traceback)."""
+    plan = _RulePlan(rules, config, models, base_of, base_models, context)
+    if jobs > 1 and base_of is None and len(models) >= RULES_APART and pool.forks() \
+            and not os.environ.get("CFGCHECK_DEBUG"):
+        split = int(len(models) * (1 - CHILD_SHARE))
+        child = pool.forked(lambda: pool.dumps(_said_while(lambda: plan.found(split, None, False)), names=False))
+        try:
+            found = plan.found(0, split, True)
+            theirs, said = pool.loads(child.receive(), _no_shared)
+        finally:
+            child.end()
+        for message in said:
+            note(message)
+        found = [mine + other for mine, other in zip(found, theirs)]
+    else:
+        found = plan.found(0, None, True)
+    return _at_references([finding for per_rule in found for finding in per_rule], models)
+
+
+# Served models from which the per-model rules pay a forked process (a fork, the findings pickled): on the
+# tree (158 served models) the run's CPU time after gather went from 0.19 s to 0.17 s with it.
+RULES_APART = 100
+# The share of the models the forked process checks: a little more than half, as the run also runs the
+# cross-model rules and unpickles the findings (dense: 0.6 s of CPU time each with 0.55).
+CHILD_SHARE = 0.55
+
+
+def _no_shared(name: str) -> None:
+    raise ValueError(f"findings name no shared object ({name})")
+
+
+def _said_while(step: Callable[[], list]) -> tuple[list, list[str]]:
+    """``step()`` and the notes it said (a forked process says them through the run)."""
+    with run(Notes(write=lambda message: None)) as channel:
+        return step(), channel.said
+
+
+class _RulePlan:
+    """What every rule checks in a run: its severities, options and served models."""
+
+    def __init__(self, rules: list[Rule], config: Config, models: list[ServedModel],
+                 base_of: dict[str, ServedModel] | None, base_models: list[ServedModel] | None,
+                 context: list[ServedModel] | None) -> None:
+        self.rules, self.config, self.models, self.base_of, self.base_models = rules, config, models, base_of, base_models
+        self.settings = config.as_dict()
+        self.everything = [m for m in (context if context is not None else models) if not m.template]
+        self.crashed = _CrashReport(rules, config)
+
+    def found(self, start: int, stop: int | None, whole: bool) -> list[list[Finding]]:
+        """The findings of each rule, on the per-model rules' ``checked[start:stop]`` (``start`` and ``stop``
+        counted in ``models``, scaled to each rule's own list); the run-scope rules' when ``whole``."""
+        found: list[list[Finding]] = []
+        base_of, base_models, settings = self.base_of, self.base_models or [], self.settings
+        for rule in self.rules:
+            findings: list[Finding] = []
+            found.append(findings)
+            if rule.check is None or (rule.diff_only and base_of is None):
+                continue
+            severity, options = rule_options(rule, self.config)
+            graded = (severity, rule.severity_in(self.config.profile))  # (configured, the profile's)
+            checked = self.models if rule.templates else [m for m in self.models if not m.template]
+            if rule.scope == "run":
+                if whole:
+                    ctx = RuleContext(options, settings, self.everything, None, base_models, base_of or {})
+                    findings.extend(_run_scope(rule, graded, checked, ctx, self.crashed))
+                continue
+            # outside diff mode every served model's context is alike (no rule changes its context): one per rule
+            alike = None if base_of else RuleContext(options, settings, self.everything, None, base_models)
+            for model in checked[self._scaled(start, checked):self._scaled(stop, checked)]:
+                ctx = alike or RuleContext(options, settings, self.everything, base_of.get(model.identity), base_models)
+                try:
+                    findings.extend([stamp(f, rule, graded[0], model, graded[1]) for f in rule.check(model, ctx)])
+                except Exception as exc:
+                    findings.extend(self.crashed(exc, rule, model))
+        return found
+
+    def _scaled(self, at: int | None, checked: list[ServedModel]) -> int | None:
+        return at if at is None or len(checked) == len(self.models) else at * len(checked) // len(self.models)
 
 
 def _at_references(findings: list[Finding], models: list[ServedModel]) -> list[Finding]:
@@ -437,7 +495,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
         loaded, models = collection.loaded, collection.models
         rules = rules_needed(codes, models)
         findings = unreadable(loaded, rules, config, collection.unrenderable) + dangling(collection.dangling, rules, config) + \
-            run_rules(rules, config, models, context=models + collection.context)
+            run_rules(rules, config, models, context=models + collection.context, jobs=jobs)
         return finalize(findings, loaded, models, rules, config, codes)
     return whole.run(linted) if whole is not None else linted()
 

@@ -64,8 +64,8 @@ LINT_OPTIONS = (
     LintOption("baseline_file", ("--baseline",), None, "Report only findings not recorded in this baseline FILE.", "path"),
     LintOption("write_baseline", ("--write-baseline",), None, "Record today's findings in FILE (then they pass).", "path"),
     LintOption("jobs", ("--jobs", "-j"), None,
-               "Processes that read and adapt files when there are many (default 1: none; 0: the machine's cores).",
-               "count"),
+               "Processes in all that read and adapt files, and check served models, when there are many "
+               "(default and 0: the cores this process may use; 1: one process).", "count"),
     LintOption("no_cache", ("--no-cache",), False,
                "Neither read nor write the content cache (XDG_CACHE_HOME/cfgcheck: see docs/CACHE.md).", "flag"),
     LintOption("quiet", ("--quiet", "-q"), False, "Findings only: no summary line, no progress.", "flag"),
@@ -166,7 +166,7 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
     else:
         progress = fmt == "text" and output is None and not quiet
         result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
-                          stdin_filename=stdin_filename, jobs=default_jobs() if jobs == 0 else jobs or 1, cache=not no_cache)
+                          stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
     _baseline(result, baseline_file, write_baseline)
     write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
     return result.exit_code(fail_on or config.get("fail-on", "error"))

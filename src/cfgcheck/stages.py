@@ -1,7 +1,8 @@
 """One file's stage of a lint run: read it, test it for a serving marker, parse it, index it and build its
 served models, isolated so that nothing going wrong in one file ends the run. ``lint.gather`` runs it
-for every file in order; ``staged`` runs it in worker processes (``pool.py``) when there are many files,
-and the content cache (``cache.py``) keeps its result for a file that needs nothing but its own text.
+for every file in order; ``staged`` shares it between the run and worker processes (``pool.py``) when
+there are many files, and the content cache (``cache.py``) keeps its result for a file that needs
+nothing but its own text.
 
 A file whose models may depend on what other files index (``registry.shares_index``: a ConfigMap, a
 reference to one, a kustomization ...) is read in a worker but parsed and adapted by the run itself, in
@@ -152,7 +153,10 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         worker = _Worker(config, fast, wanted, cache, _Watched(config=config.as_dict()), read=read)
         worker.alone = _rendered_alone()
         _preload(fast)
-        messages = (_received(data, file, resolve) for file, data in zip(files, pool.ordered(_work, files, jobs, worker.start)))
+        here = _Worker(config, fast, wanted, cache, None, workspace, read)  # the run's own share of the files
+        answers = pool.ordered(_work, files, jobs, worker.start, here.stage)
+        messages = (_received(data, file, resolve) if isinstance(data, bytes) else data
+                    for file, data in zip(files, answers))
     else:  # the cache without workers: the stage runs in the run's own workspace
         worker = _Worker(config, fast, wanted, cache, None, workspace, read)
         messages = (worker.stage(file) for file in files)

@@ -80,10 +80,9 @@ def test_two_workers_report_what_one_process_reports(tmp_path: Path, monkeypatch
     used: list[int] = []
     ordered = pool.ordered
 
-    def counted(work, items, jobs, start):
-        items = list(items)
+    def counted(work, items, jobs, start, here):
         used.append(len(items))
-        return ordered(work, items, jobs, start)
+        return ordered(work, items, jobs, start, here)
 
     monkeypatch.setattr(stages.pool, "ordered", counted)
     one = _json(folder, 1)
@@ -105,9 +104,9 @@ def test_the_cli_output_is_the_same_with_one_and_two_jobs(where: str) -> None:
     assert one.stdout.count('"code"') >= 10
 
 
-def test_one_process_unless_asked_and_zero_means_the_cores(monkeypatch, tmp_path: Path) -> None:
-    """The pool is opt-in: it costs more CPU than it saves while most served files depend on others
-    (bench/RESULTS.md); ``--jobs 0`` asks for every core, a negative count is a usage error."""
+def test_the_cores_unless_asked(monkeypatch, tmp_path: Path) -> None:
+    """Without ``--jobs`` (or with ``--jobs 0``) a run may use every core this process may run on (a run of
+    fewer than ``pool.MIN_FILES`` files stays in one process all the same); a negative count is a usage error."""
     from cfgcheck import lint_command
 
     asked: list[int] = []
@@ -117,6 +116,6 @@ def test_one_process_unless_asked_and_zero_means_the_cores(monkeypatch, tmp_path
     for jobs in (None, 0, 3):
         lint_command.run_lint_command([tmp_path], None, "json", tmp_path / "out.json", None, None, None, None, None,
                                       None, False, None, None, jobs, True, True, False, False)
-    assert asked == [1, 7, 3]
+    assert asked == [7, 7, 3]
     refused = spawn("lint", "--jobs", "-1", ".", cwd=tmp_path)
     assert refused.returncode == 2 and "--jobs -1: give 1 or more processes, or 0" in refused.stderr

@@ -159,14 +159,19 @@ def test_what_a_worker_file_adds_is_merged_in_the_order_of_the_files(tmp_path: P
 
 
 def _in_process(workers: int):
-    """``pool.ordered`` without processes: chunks dealt in turn to ``workers`` copies of the worker, each
-    with a workspace of its own, as forked workers have."""
+    """``pool.ordered`` without processes: chunks dealt as ``pool.owners`` deals them to the run (``here``)
+    and to ``workers`` copies of the worker, each with a workspace of its own, as forked workers have."""
 
-    def ordered(work, items, jobs, start):
+    def ordered(work, items, jobs, start, here):
         start()
         copies = [copy.deepcopy(stages._Worker.current) for _ in range(workers)]
+        dealt = pool.owners(-(-len(items) // pool.CHUNK), workers + 1)
         for index, item in enumerate(items):
-            stages._Worker.current = copies[index // pool.CHUNK % workers]
+            owner = dealt[index // pool.CHUNK]
+            if owner == 0:
+                yield here(item)
+                continue
+            stages._Worker.current = copies[owner - 1]
             yield work(item)
     return ordered
 
@@ -220,8 +225,8 @@ def test_what_a_worker_read_beyond_its_file_keeps_the_whole_run_cache_honest(tmp
     (folder / ".env").write_text("TAG=v0.8.5\n", encoding="utf-8")
     in_process = _in_process(2)
 
-    def forked(work, items, jobs, start):  # each call with a copy of the run's Noted, as a forked worker has
-        return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start)
+    def forked(work, items, jobs, start, here):  # each call with a copy of the run's Noted, as a forked worker has
+        return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start, here)
 
     monkeypatch.setattr(pool, "MIN_FILES", 2)
     monkeypatch.setattr(pool, "ordered", forked)
