@@ -210,18 +210,22 @@ def unread_long_comments(comments: dict) -> list[tuple[str, int, int]]:
 
 # ---------------------------------------------------------------- the composed tree
 
-_KIND_BY_CLASS: dict[type, str] = {}
+class _KindByClass(dict):
+    """A composed node's kind by its class: scalar, seq or map (by class name, worked out once a class).
+    Read by subscript, in C, with no method call: asked for every node of every tree built."""
+
+    def __missing__(self, cls: type) -> str:
+        name = cls.__name__
+        kind = self[cls] = "scalar" if name == "ScalarNode" else "seq" if name == "SequenceNode" else "map"
+        return kind
+
+
+_KIND_BY_CLASS = _KindByClass()
 
 
 def node_kind(raw: Any) -> str:
-    """A composed PyYAML node's kind: scalar, seq or map (by class name, cached per class)."""
-    cls = raw.__class__
-    kind = _KIND_BY_CLASS.get(cls)
-    if kind is None:
-        name = cls.__name__
-        kind = "scalar" if name == "ScalarNode" else "seq" if name == "SequenceNode" else "map"
-        _KIND_BY_CLASS[cls] = kind
-    return kind
+    """A composed PyYAML or ruamel node's kind: scalar, seq or map."""
+    return _KIND_BY_CLASS[raw.__class__]
 
 
 def repeated_keys(raw_pairs: list) -> bool:
@@ -247,7 +251,7 @@ def inspect(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]])
             if id(node) in seen:
                 break  # an alias
             seen.add(id(node))
-            kind = _KIND_BY_CLASS.get(node.__class__) or node_kind(node)
+            kind = _KIND_BY_CLASS[node.__class__]
             if kind == "scalar":
                 if "#" in node.value:
                     hash_spans.append((node.start_mark.index, node.end_mark.index))
@@ -284,7 +288,7 @@ def _inspect_in_order(raw: Any, limits: dict[str, int],
         if depth > max_depth:
             mark = node.start_mark
             raise YamlError(f"nesting deeper than {max_depth} levels (limit max-depth)", mark.line + 1, mark.column + 1)
-        kind = _KIND_BY_CLASS.get(node.__class__) or node_kind(node)
+        kind = _KIND_BY_CLASS[node.__class__]
         if kind == "scalar":
             if "#" in node.value:
                 hash_spans.append((node.start_mark.index, node.end_mark.index))

@@ -26,8 +26,6 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
 _WORDS = {"~": None, "null": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
           "false": False, "False": False, "FALSE": False}
 _NUMBER_STARTS = frozenset("-+.0123456789")  # the first characters of _INT, _HEX, _OCT, _FLOAT and _SPECIAL_FLOATS
-# the first characters of every plain scalar resolve_plain may type: a scalar starting otherwise is text
-_TYPED_STARTS = _NUMBER_STARTS | {word[0] for word in _WORDS}
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
@@ -175,17 +173,18 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
     node = YNode()
     node._raw = raw
     node._keys = node.style = None
-    node.kind = kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
+    node.kind = kind = _KIND_BY_CLASS[raw.__class__]
     tag = raw.tag
     # the fast composer tags every untagged node "" (yamlio._fast_loader); a core tag written out reads as none too
-    node.tag = None if tag.__class__ is str and (not tag or tag.startswith(CORE_TAG)) else _tag_of(tag)
+    node.tag = _tag_of(tag) if tag else None
     if kind == "scalar":
         style, value = raw.style, raw.value
         if "#" in value:
             seen.hash_spans.append((raw.start_mark.index, raw.end_mark.index))
         if style not in _STYLES:
             # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-            if node.tag is None and value[:1] in _TYPED_STARTS:  # most scalars are names: text, no call
+            # most scalars are names, neither a number nor a word of _WORDS: text, no call
+            if node.tag is None and (value[:1] in _NUMBER_STARTS or value in _WORDS):
                 value = resolve_plain(value)
         else:
             node.style = style
