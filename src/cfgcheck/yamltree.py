@@ -39,7 +39,7 @@ class YNode:
     """
 
     # No ``__init__``: ``_tree`` sets every slot. A class without one is made in C; an ``__init__`` is one
-    # more Python frame for each of a file's nodes (a third of building the tree).
+    # more Python frame for each of a file's nodes.
     __slots__ = ("_raw", "kind", "style", "tag", "value", "_keys")
     _raw: Any
     kind: str
@@ -201,7 +201,9 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
             # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
             if raw_key.value == "<<" and getattr(raw_key, "style", None) not in _STYLES \
                     and node_kind(item) in ("map", "seq"):
-                pairs.extend(_merge_pairs(_tree(item, views, seen)))
+                for source in _merged(_tree(item, views, seen)):
+                    pairs.extend(source.value)
+                    keys.update(source._keys)  # in the pairs' order, as the mapping's own: the last one wins
                 merged = True
                 continue
             key = _tree(raw_key, views, seen)
@@ -209,8 +211,6 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
             pairs.append(pair)
             if key.kind == "scalar" and isinstance(key.value, str):
                 keys[key.value] = pair
-        if merged:  # the merged pairs' keys, the mapping's own after them: the last one wins
-            keys = {pair[0].value: pair for pair in pairs if pair[0].kind == "scalar" and isinstance(pair[0].value, str)}
         node.value, node._keys = pairs, keys
         # as many text keys as pairs: no two written alike (two alike resolve alike, or not to text)
         if merged or len(keys) != len(pairs):
@@ -227,14 +227,9 @@ def _tag_of(tag: Any) -> str | None:
     return tag if tag and not tag.startswith(CORE_TAG) else None
 
 
-def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
-    if node.kind == "map":
-        return list(node.value)
-    pairs: list[tuple[YNode, YNode]] = []
-    for child in node.value:
-        if child.kind == "map":
-            pairs.extend(child.value)
-    return pairs
+def _merged(node: YNode) -> list[YNode]:
+    """The mappings a merge key's value merges: itself, or the mappings of its sequence."""
+    return [node] if node.kind == "map" else [child for child in node.value if child.kind == "map"]
 
 
 def document_tree(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]],
