@@ -25,7 +25,7 @@ from .yamlcomments import Comment, scan_comments
 from .yamlbounds import DEFAULT_LIMITS, YamlError, check_events, failure, may_exceed, unread_long_comments
 from .yamlbounds import TemplateSyntax as TemplateSyntax  # where the run imports it from
 from .yamltree import YNode as YNode  # where the adapters import it from
-from .yamltree import CORE_TAG, document_tree
+from .yamltree import document_tree
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
@@ -100,10 +100,9 @@ def _fast_loader():
 
     class Loader(CParser):
         # The composer calls these three for every node. No path resolver is registered, and the tree reads
-        # every core-schema tag as none, so a builtin that ignores its arguments stands in for each (``format``
-        # of a text without fields returns that text): three Python calls a node fewer.
-        descend_resolver = ascend_resolver = "".format
-        resolve = f"{CORE_TAG}str".format
+        # an untagged node's tag "" as none, so a builtin that ignores its arguments stands in for each
+        # (``format`` of an empty text returns it, and builds no string): three Python calls a node fewer.
+        descend_resolver = ascend_resolver = resolve = "".format
 
     return Loader
 

@@ -26,8 +26,6 @@ _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?
 _WORDS = {"~": None, "null": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
           "false": False, "False": False, "FALSE": False}
 _NUMBER_STARTS = frozenset("-+.0123456789")  # the first characters of _INT, _HEX, _OCT, _FLOAT and _SPECIAL_FLOATS
-# the first characters of every plain scalar resolve_plain may type: a scalar starting otherwise is text
-_TYPED_STARTS = _NUMBER_STARTS | {word[0] for word in _WORDS}
 _SPECIAL_FLOATS = {".inf": float("inf"), "+.inf": float("inf"), "-.inf": float("-inf"), ".nan": float("nan")}
 
 
@@ -40,12 +38,15 @@ class YNode:
     read than values resolved on first use. Aliased nodes share one YNode, so an alias is never expanded.
     """
 
+    # No ``__init__``: ``_tree`` sets every slot. A class without one is made in C; an ``__init__`` is one
+    # more Python frame for each of a file's nodes.
     __slots__ = ("_raw", "kind", "style", "tag", "value", "_keys")
-
-    def __init__(self, raw: Any, kind: str, style: str | None, tag: str | None, value: Any):
-        self._raw, self.kind, self.style, self.tag, self.value = raw, kind, style, tag, value
-        # a mapping's pairs by key text (the last one wins, as in Kubernetes); None for other nodes
-        self._keys: dict[str, tuple[YNode, YNode]] | None = None
+    _raw: Any
+    kind: str
+    style: str | None
+    tag: str | None
+    value: Any
+    _keys: dict[str, tuple[YNode, YNode]] | None  # a mapping's pairs by key text (the last one wins); None for others
 
     # Positions are read from the composer's marks when asked: most nodes are never located.
     @property
@@ -147,7 +148,7 @@ def resolve_plain(text: str) -> Any:
 
 
 _STYLES = frozenset(("'", '"', "|", ">"))  # the scalar styles a YNode names; plain is None
-CORE_TAG = "tag:yaml.org,2002:"  # every untagged node gets one of these; a YNode's tag is None for them
+CORE_TAG = "tag:yaml.org,2002:"  # the core schema's tags, written out: a YNode's tag is None for them, as for none
 
 
 class _Seen:
@@ -169,28 +170,48 @@ def _tree(raw: Any, views: dict[int, YNode] | None, seen: _Seen) -> YNode:
         built = views.get(id(raw))
         if built is not None:
             return built
-    kind = _KIND_BY_CLASS.get(raw.__class__) or node_kind(raw)
+    node = YNode()
+    node._raw = raw
+    node._keys = node.style = None
+    node.kind = kind = _KIND_BY_CLASS[raw.__class__]
     tag = raw.tag
-    tag = None if tag.__class__ is str and tag.startswith(CORE_TAG) else _tag_of(tag)
+    # the fast composer tags every untagged node "" (yamlio._fast_loader); a core tag written out reads as none too
+    node.tag = _tag_of(tag) if tag else None
     if kind == "scalar":
         style, value = raw.style, raw.value
         if "#" in value:
             seen.hash_spans.append((raw.start_mark.index, raw.end_mark.index))
         if style not in _STYLES:
             # Plain scalars are resolved by our rules so both composers agree; quoted ones are text.
-            style = None
-            if tag is None and value[:1] in _TYPED_STARTS:  # most scalars are names: text, no call
+            # most scalars are names, neither a number nor a word of _WORDS: text, no call
+            if node.tag is None and (value[:1] in _NUMBER_STARTS or value in _WORDS):
                 value = resolve_plain(value)
-        elif style == ">" and "\a" in value:
-            value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
-        node = YNode(raw, kind, style, tag, value)
+        else:
+            node.style = style
+            if style == ">" and "\a" in value:
+                value = value.replace("\a", "")  # ruamel marks fold points with BEL in folded scalars
+        node.value = value
     elif kind == "seq":
-        node = YNode(raw, kind, None, tag, [_tree(child, views, seen) for child in raw.value])
+        node.value = [_tree(child, views, seen) for child in raw.value]
     else:
-        pairs, merged = _pairs(raw.value, views, seen)
-        node = YNode(raw, kind, None, tag, pairs)
-        keys = node._keys = {pair[0].value: pair for pair in pairs
-                             if pair[0].kind == "scalar" and isinstance(pair[0].value, str)}
+        pairs: list[tuple[YNode, YNode]] = []
+        keys: dict[str, tuple[YNode, YNode]] = {}
+        merged = False
+        for raw_key, item in raw.value:
+            # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
+            if raw_key.value == "<<" and getattr(raw_key, "style", None) not in _STYLES \
+                    and node_kind(item) in ("map", "seq"):
+                for source in _merged(_tree(item, views, seen)):
+                    pairs.extend(source.value)
+                    keys.update(source._keys)  # in the pairs' order, as the mapping's own: the last one wins
+                merged = True
+                continue
+            key = _tree(raw_key, views, seen)
+            pair = (key, _tree(item, views, seen))
+            pairs.append(pair)
+            if key.kind == "scalar" and isinstance(key.value, str):
+                keys[key.value] = pair
+        node.value, node._keys = pairs, keys
         # as many text keys as pairs: no two written alike (two alike resolve alike, or not to text)
         if merged or len(keys) != len(pairs):
             seen.repeated = seen.repeated or repeated_keys(raw.value)
@@ -206,28 +227,9 @@ def _tag_of(tag: Any) -> str | None:
     return tag if tag and not tag.startswith(CORE_TAG) else None
 
 
-def _pairs(raw_pairs: list, views: dict[int, YNode] | None, seen: _Seen) -> tuple[list[tuple[YNode, YNode]], bool]:
-    """A mapping's pairs, merge keys expanded, and whether there was one."""
-    pairs: list[tuple[YNode, YNode]] = []
-    merged = False
-    for key, item in raw_pairs:
-        # a merge key: a plain ``<<`` (a non-scalar key's value is a list, never equal to it)
-        if key.value == "<<" and getattr(key, "style", None) not in _STYLES and node_kind(item) in ("map", "seq"):
-            pairs.extend(_merge_pairs(_tree(item, views, seen)))
-            merged = True
-        else:
-            pairs.append((_tree(key, views, seen), _tree(item, views, seen)))
-    return pairs, merged
-
-
-def _merge_pairs(node: YNode) -> list[tuple[YNode, YNode]]:
-    if node.kind == "map":
-        return list(node.value)
-    pairs: list[tuple[YNode, YNode]] = []
-    for child in node.value:
-        if child.kind == "map":
-            pairs.extend(child.value)
-    return pairs
+def _merged(node: YNode) -> list[YNode]:
+    """The mappings a merge key's value merges: itself, or the mappings of its sequence."""
+    return [node] if node.kind == "map" else [child for child in node.value if child.kind == "map"]
 
 
 def document_tree(raw: Any, limits: dict[str, int], hash_spans: list[tuple[int, int]],

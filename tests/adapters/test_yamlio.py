@@ -115,3 +115,13 @@ def test_special_floats_resolve_in_any_case() -> None:
 
     assert resolve_plain(".Inf") == float("inf") and resolve_plain("-.INF") == float("-inf")
     assert resolve_plain(".NaN") != resolve_plain(".NaN")  # a NaN
+
+
+def test_merge_keys_bring_the_merged_pairs_and_the_last_one_wins() -> None:
+    text = "base: &b {a: 1, b: 2}\nother: &o {b: 3, c: 4}\nm:\n  a: 0\n  <<: [*b, *o]\n  c: 5\n"
+    for fast in (True, False):
+        merging = parse_text("m.yaml", text, fast=fast).documents[0].root.get("m")
+        assert [(key.value, value.value) for key, value in merging.items()] == [
+            ("a", 0), ("a", 1), ("b", 2), ("b", 3), ("c", 4), ("c", 5)]
+        assert {key: merging.scalar(key) for key in "abc"} == {"a": 1, "b": 3, "c": 5}
+        assert merging.key_node("b").line == 2  # the key of the pair that wins

@@ -68,3 +68,11 @@ def test_a_short_text_is_counted_for_a_limit_it_can_reach(text: str, limit: dict
     assert may_exceed(text, {**DEFAULT_LIMITS, **limit})
     assert not may_exceed(text, {**DEFAULT_LIMITS, **{name: value + 1 for name, value in limit.items()}})
     assert not may_exceed(text, DEFAULT_LIMITS)
+
+
+@pytest.mark.parametrize("text", ["[" * 12 + "]" * 12 + "\n", "{a: " * 12 + "b" + "}" * 12 + "\n", "? " * 12 + "a\n"])
+def test_nesting_by_the_rare_indicators_alone_is_counted(text: str) -> None:
+    """Flow openers and explicit keys are looked for before they are counted: nesting by them alone is seen."""
+    assert event_depth(text, yaml.CSafeLoader) > 10
+    assert may_exceed(text, {**DEFAULT_LIMITS, "max-depth": 10})
+    assert not may_exceed(text, {**DEFAULT_LIMITS, "max-depth": 50})
