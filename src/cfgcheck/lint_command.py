@@ -65,7 +65,7 @@ LINT_OPTIONS = (
     LintOption("write_baseline", ("--write-baseline",), None, "Record today's findings in FILE (then they pass).", "path"),
     LintOption("jobs", ("--jobs", "-j"), None,
                "Processes in all that read and adapt files, and check served models, when there are many "
-               "(default and 0: the cores this process may use; 1: one process).", "count"),
+               "(default and 0: the cores this process may use, within its CPU quota, at most 4; 1: one process).", "count"),
     LintOption("no_cache", ("--no-cache",), False,
                "Neither read nor write the content cache (XDG_CACHE_HOME/cfgcheck: see docs/CACHE.md).", "flag"),
     LintOption("quiet", ("--quiet", "-q"), False, "Findings only: no summary line, no progress.", "flag"),

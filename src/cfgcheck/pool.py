@@ -28,12 +28,42 @@ MIN_FILES = 32  # fewer files than this: starting workers costs more than they s
 CHUNK = 8  # files dealt to a process at a time (32 cost the tree's run the same instructions)
 
 
+# The most processes ``--jobs`` unset starts: each holds its own heap (54-95 MiB on the bench corpora), and
+# the run unpickles every worker's stages, so a 64-core node's default would cost gigabytes and gain nothing.
+MAX_DEFAULT_JOBS = 4
+
+
 def default_jobs() -> int:
-    """The processors this process may run on (a CI runner's cores, a container's CPU set)."""
+    """The processors this process may run on (a CI runner's cores, a container's CPU set), no more than its
+    CPU quota (a Kubernetes pod's limit on a large node) and ``MAX_DEFAULT_JOBS``."""
     try:
-        return max(1, len(os.sched_getaffinity(0)))
+        cores = len(os.sched_getaffinity(0))
     except (AttributeError, OSError):
-        return max(1, os.cpu_count() or 1)
+        cores = os.cpu_count() or 1
+    quota = cpu_quota()
+    return max(1, min(cores, quota if quota is not None else cores, MAX_DEFAULT_JOBS))
+
+
+# where the kernel says how much CPU time the process's cgroup may use per period: v2, then v1
+# (docs.kernel.org/admin-guide/cgroup-v2.html "cpu.max"; cgroup v1 "CFS Bandwidth Control")
+CGROUP_V2 = "/sys/fs/cgroup/cpu.max"
+CGROUP_V1 = ("/sys/fs/cgroup/cpu/cpu.cfs_quota_us", "/sys/fs/cgroup/cpu/cpu.cfs_period_us")
+
+
+def cpu_quota() -> int | None:
+    """The CPUs the process's cgroup quota allows, rounded up; None without a quota (or where none is read)."""
+    try:
+        with open(CGROUP_V2) as found:
+            quota, _, period = found.read().strip().partition(" ")
+    except OSError:
+        try:
+            with open(CGROUP_V1[0]) as found_quota, open(CGROUP_V1[1]) as found_period:
+                quota, period = found_quota.read().strip(), found_period.read().strip()
+        except OSError:
+            return None
+    if not quota.lstrip("-").isdigit() or not period.isdigit() or int(quota) <= 0 or int(period) <= 0:
+        return None  # "max" (v2) or -1 (v1): no quota
+    return max(1, -(-int(quota) // int(period)))
 
 
 def forks() -> bool:

@@ -104,6 +104,28 @@ def test_the_cli_output_is_the_same_with_one_and_two_jobs(where: str) -> None:
     assert one.stdout.count('"code"') >= 10
 
 
+@pytest.mark.parametrize("cores, v2, v1, expected", [
+    (2, None, None, 2),  # no quota read: the cores
+    (64, None, None, 4),  # a large node: no more than MAX_DEFAULT_JOBS processes (each holds its own heap)
+    (64, "200000 100000\n", None, 2),  # a pod limited to 2 CPUs on that node (cgroup v2)
+    (64, "150000 100000\n", None, 2),  # 1.5 CPUs: rounded up
+    (8, "max 100000\n", None, 4),  # no quota
+    (64, None, ("100000", "100000"), 1),  # cgroup v1: one CPU
+    (64, None, ("-1", "100000"), 4),  # v1 without a quota
+    (1, "400000 100000\n", None, 1),  # the CPU set is smaller than the quota
+])
+def test_the_default_is_the_cores_within_the_cpu_quota(monkeypatch, tmp_path: Path, cores, v2, v1, expected) -> None:
+    monkeypatch.setattr(pool.os, "sched_getaffinity", lambda _pid: set(range(cores)))
+    monkeypatch.setattr(pool, "CGROUP_V2", str(tmp_path / "v2"))
+    monkeypatch.setattr(pool, "CGROUP_V1", (str(tmp_path / "quota"), str(tmp_path / "period")))
+    if v2 is not None:
+        (tmp_path / "v2").write_text(v2)
+    if v1 is not None:
+        (tmp_path / "quota").write_text(v1[0])
+        (tmp_path / "period").write_text(v1[1])
+    assert pool.default_jobs() == expected
+
+
 def test_the_cores_unless_asked(monkeypatch, tmp_path: Path) -> None:
     """Without ``--jobs`` (or with ``--jobs 0``) a run may use every core this process may run on (a run of
     fewer than ``pool.MIN_FILES`` files stays in one process all the same); a negative count is a usage error."""
