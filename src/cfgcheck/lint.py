@@ -17,7 +17,7 @@ from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
-from .notes import Notes, note, per_run, run
+from .notes import collected, note, per_run
 from .paths import UNMARKED, git_may_find_repository, read_beyond
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
@@ -333,7 +333,7 @@ def _no_shared(name: str) -> None:
 
 def _said_while(step: Callable[[], list]) -> tuple[list, list[str]]:
     """``step()`` and the notes it said (a forked process says them through the run)."""
-    with run(Notes(write=lambda message: None)) as channel:
+    with collected() as channel:
         return step(), channel.said
 
 

@@ -20,7 +20,7 @@ from .textsafe import neutralise
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
-    from typing import Callable, Iterator, TypeVar
+    from typing import Callable, ContextManager, Iterator, TypeVar
     Run = TypeVar("Run", bound=Callable)
 
 
@@ -56,6 +56,12 @@ def run(channel: Notes | None = None) -> Iterator[Notes]:
         yield _current.get()
     finally:
         _current.reset(token)
+
+
+def collected() -> ContextManager[Notes]:
+    """A run's channel that keeps what is said without writing it: a worker's, or a forked process's,
+    whose notes the run says itself (``Notes.said``)."""
+    return run(Notes(write=lambda message: None))
 
 
 def per_run(function: Run) -> Run:

@@ -22,7 +22,7 @@ from .cache import ContentCache
 from .adapters.core.builtin import file_format
 from .adapters.core.workspace import Workspace
 from .config import Config
-from .notes import Notes, note, run
+from .notes import collected, note
 from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
 from .records import Record
 from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
@@ -278,7 +278,7 @@ class _Worker:
             if watched is not None:
                 watched.touched.clear()
             waiting: list[LoadedFile] = []  # it refers to what other files index: the run builds it
-            with run(Notes(write=lambda message: None)) as channel, watching() as looked:  # said again by the run
+            with collected() as channel, watching() as looked:  # said again by the run
                 result.models = isolated(loaded, lambda: first_pass(workspace, loaded, waiting, by_path=False), [])
             if watched is not None and (waiting or shares and not watched.touched <= adapters.ORDER_FREE | MEMOS):
                 watched.forget(held)  # its models may depend on the files before it: the run builds them
