@@ -252,8 +252,8 @@ def apply_argv(model: ServedModel, tokens: list[ArgToken]) -> None:
         name = canonical_name(model.engine, dest)
         if value_token is not None:
             text, location, value_comments = value_token.text, value_token.location, value_token.comments
-        elif "=" in flag_token.text or attached:  # --x=v, or a short option's attached value (-O3)
-            text = flag_token.text.split("=", 1)[1] if "=" in flag_token.text else attached
+        elif attached is not None:  # --x=v, or a short option's attached value (-O3)
+            text = attached
             offset = len(flag_token.text) - len(text)
             loc = flag_token.location
             location = type(loc)(loc.path, loc.line, loc.column + offset, loc.line, loc.column + len(flag_token.text))
