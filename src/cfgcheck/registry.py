@@ -29,7 +29,7 @@ from .records import ValueRecord
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
-    from typing import Any, Iterable
+    from typing import Any, Callable, Iterable
     from .capacity.estimate import CapacityEstimate
     from .config import Config
     from .effective import Topology
@@ -420,31 +420,41 @@ def configured(code: str, config: Config) -> dict[str, Any]:
     return merged
 
 
-# The modules the fact providers call, imported when a rule first asks (``lazy.Module``: after that, a
-# lookup in sys.modules, where an import statement in the provider cost ~3.5 us a call; the rules ask some
-# 28,000 times on the dense corpus, 2,123 served models)
-_ARGV = lazy.Module("cfgcheck.engines.argv")
-_CAPACITY = lazy.Module("cfgcheck.capacity")
-_EFFECTIVE = lazy.Module("cfgcheck.effective")
-
-
 class FactProviders:
     """How a rule's context works out what a served model runs with (``RuleContext.flags``, ``capacity``,
     ``topology``): the argv walk, the capacity estimate, the parallel layout. The rule index hands these to
     every context, as it loads the rules that read them: each module is imported when a rule first asks,
-    and a run whose files hold no served model runs no such rule and imports none of them."""
+    and a run whose files hold no served model runs no such rule and imports none of them. The function is
+    kept once imported: an import statement costs ~3.5 us a call for a module long loaded, and the rules ask
+    some 28,000 times on the dense corpus (2,123 served models)."""
 
-    @staticmethod
-    def flags(model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
-        return _ARGV.model_flags(model)
+    __slots__ = ("_walk", "_estimate", "_layout")
 
-    @staticmethod
-    def capacity(model: ServedModel, config: dict[str, Any]) -> CapacityEstimate:
-        return _CAPACITY.estimate(model, config)
+    def __init__(self) -> None:
+        self._walk: Callable[[ServedModel], tuple[Catalog, list[ParsedFlag], str] | None] | None = None
+        self._estimate: Callable[[ServedModel, dict[str, Any]], CapacityEstimate] | None = None
+        self._layout: Callable[[ServedModel], Topology] | None = None
 
-    @staticmethod
-    def topology(model: ServedModel) -> Topology:
-        return _EFFECTIVE.topology(model)
+    def flags(self, model: ServedModel) -> tuple[Catalog, list[ParsedFlag], str] | None:
+        if self._walk is None:
+            from .engines.argv import model_flags
+
+            self._walk = model_flags
+        return self._walk(model)
+
+    def capacity(self, model: ServedModel, config: dict[str, Any]) -> CapacityEstimate:
+        if self._estimate is None:
+            from .capacity import estimate
+
+            self._estimate = estimate
+        return self._estimate(model, config)
+
+    def topology(self, model: ServedModel) -> Topology:
+        if self._layout is None:
+            from .effective import topology
+
+            self._layout = topology
+        return self._layout(model)
 
 
 FACTS = FactProviders()
