@@ -175,20 +175,25 @@ class ContentCache:
 
     def put(self, key: str, data: bytes) -> None:
         """Write the entry atomically; a cache that cannot be written is left alone (the run goes on)."""
-        path = self._path(key)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            temporary = path.parent / f".entry-{os.getpid()}-{next(_WRITES)}"
-            handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-            try:
-                with os.fdopen(handle, "wb") as stream:
-                    stream.write(data)
-                os.replace(temporary, path)
-            except OSError:
-                os.unlink(temporary)
-                raise
+            write_whole(self._path(key), data)
         except OSError:
             return
+
+
+def write_whole(path: Path, data: bytes) -> None:
+    """``data`` as the file ``path``, written to a temporary file beside it and renamed into place
+    (``os.replace`` is atomic): a reader never sees half of it. Raises OSError."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temporary = path.parent / f".entry-{os.getpid()}-{next(_WRITES)}"
+    handle = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    try:
+        with os.fdopen(handle, "wb") as stream:
+            stream.write(data)
+        os.replace(temporary, path)
+    except OSError:
+        os.unlink(temporary)
+        raise
 
 
 def _told(status: os.stat_result) -> str:

@@ -13,6 +13,7 @@ from .adapters.core.references import dangling as _dangling
 from .adapters.core.workspace import Workspace
 from . import git, online
 from .cache import ContentCache, RunCache, digest
+from .packs import PackedCache
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
@@ -166,7 +167,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
-        kept = ContentCache(settings, fast) if cache and wanted is not None else None
+        kept = PackedCache(settings, fast) if cache and wanted is not None else None
         for done in _read(inputs, config, fast, wanted, stdin_filename, (jobs, read), workspace, kept):
             current = done.file
             loaded.append(current)
@@ -224,7 +225,7 @@ def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None,
           jobs: tuple[int, dict[Path, bytes] | None], workspace: Callable[[], adapters.Workspace],
-          cache: ContentCache | None) -> Iterator[Staged]:
+          cache: PackedCache | None) -> Iterator[Staged]:
     """Each file after its stage; ``jobs``: the worker processes, and the bytes of files read already."""
     yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1])
     for stream in inputs.streams:

@@ -277,18 +277,19 @@ def owners(chunks: int, jobs: int) -> list[int]:
     return [index % jobs for index in range(chunks)]
 
 
-def ordered(work: Callable[[Any], bytes], items: list[Any], jobs: int, start: Callable[[], None],
-            here: Callable[[Any], Any]) -> Iterator[Any]:
+def ordered(work: Callable[[Any], bytes], items: list[Any], jobs: int,
+            bounds: tuple[Callable[[], None], Callable[[], None]], here: Callable[[Any], Any]) -> Iterator[Any]:
     """For each item in order, ``here(item)`` for the run's own share of the chunks, else ``work(item)``
-    computed in one of ``jobs - 1`` forked processes that ran ``start()`` first: ``jobs`` processes in all.
-    A worker that dies ends the run with ``WorkerDied`` (not a partial result)."""
+    computed in one of ``jobs - 1`` forked processes that run ``start()`` first and ``finish()`` before
+    their last answer (``bounds``: both): ``jobs`` processes in all. A worker that dies ends the run with
+    ``WorkerDied`` (not a partial result)."""
     chunks = [items[at:at + CHUNK] for at in range(0, len(items), CHUNK)]
     dealt = owners(len(chunks), jobs)
     workers: list[_Child] = []
     try:
         for worker in range(1, jobs):
             own = [chunk for chunk, owner in zip(chunks, dealt) if owner == worker]
-            workers.append(_Child(functools.partial(_stage_chunks, work, start, own)))
+            workers.append(_Child(functools.partial(_stage_chunks, work, bounds, own)))
         for chunk, owner in zip(chunks, dealt):
             if owner == 0:
                 yield from map(here, chunk)
@@ -299,9 +300,17 @@ def ordered(work: Callable[[Any], bytes], items: list[Any], jobs: int, start: Ca
             child.end()
 
 
-def _stage_chunks(work: Callable[[Any], bytes], start: Callable[[], None], chunks: list[list[Any]],
-                  send: Callable[[bytes, bool], None]) -> None:
+def _stage_chunks(work: Callable[[Any], bytes], bounds: tuple[Callable[[], None], Callable[[], None]],
+                  chunks: list[list[Any]], send: Callable[[bytes, bool], None]) -> None:
+    start, finish = bounds
     start()
+    left = sum(map(len, chunks))
+    if not left:
+        finish()
     for chunk in chunks:
         for position, item in enumerate(chunk, 1):
-            send(work(item), position == len(chunk))
+            answer = work(item)
+            left -= 1
+            if not left:  # before the last answer: the run ends a worker once it has every answer
+                finish()
+            send(answer, position == len(chunk))

@@ -18,11 +18,11 @@ import os
 from pathlib import Path
 
 from . import lazy, pool
-from .cache import ContentCache
 from .adapters.core.builtin import file_format
 from .adapters.core.workspace import Workspace
 from .config import Config
 from .notes import collected, note
+from .packs import PackedCache
 from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
 from .records import Record
 from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file, read_text,
@@ -134,7 +134,7 @@ def tested(serving: bool) -> Callable[[str, str], bool]:
 
 
 def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
-           workspace: Callable[[], adapters.Workspace], cache: ContentCache | None = None,
+           workspace: Callable[[], adapters.Workspace], cache: PackedCache | None = None,
            read: dict[Path, bytes] | None = None) -> Iterator[Staged]:
     """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
     are enough files; what a worker added to the index is added to the run's ``workspace()`` before
@@ -154,7 +154,7 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         worker.alone = _rendered_alone()
         _preload(fast)
         here = _Worker(config, fast, wanted, cache, None, workspace, read)  # the run's own share of the files
-        answers = pool.ordered(_work, files, jobs, worker.start, here.stage)
+        answers = pool.ordered(_work, files, jobs, (worker.start, worker.finish), here.stage)
         messages = (_received(data, file, resolve) if isinstance(data, bytes) else data
                     for file, data in zip(files, answers))
     else:  # the cache without workers: the stage runs in the run's own workspace
@@ -180,6 +180,8 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         for message in payload.notes:
             note(message)
         yield payload
+    if cache is not None:  # the entries the run's own process kept, as one pack (``packs.py``)
+        cache.close()
 
 
 class RunWorkspace(adapters.Workspace):
@@ -227,7 +229,7 @@ class _Worker:
 
     current: "_Worker | None" = None
 
-    def __init__(self, config: Config, fast: bool, wanted, cache: ContentCache | None,
+    def __init__(self, config: Config, fast: bool, wanted, cache: PackedCache | None,
                  own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None,
                  read: dict[Path, bytes] | None = None) -> None:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
@@ -243,6 +245,11 @@ class _Worker:
 
     def start(self) -> None:
         _Worker.current = self
+
+    def finish(self) -> None:
+        """A worker's entries, written as one pack before its last answer (the run merges packs, not it)."""
+        if self.cache is not None:
+            self.cache.close(merge=False)
 
     def stage(self, file: Path) -> tuple[str, Path, Any]:
         """("staged", path, Staged) for a file that needs no other; ("cached", path, (text, entry)) for one

@@ -4,12 +4,13 @@ wrote is no entry. Every test keeps the cache in its own temporary folder."""
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
 import pytest
 
-from cfgcheck import cache as cache_module
+from cfgcheck import cache as cache_module, packs
 from cfgcheck.cache import ContentCache
 from cfgcheck.config import Config
 from cfgcheck import lint as lint_module
@@ -40,9 +41,38 @@ services:
 """
 
 
-def _entries(home: Path, kind: str = "stage") -> list[Path]:
-    """The entries of file stages (``kind`` "run": of whole runs)."""
+def _files(home: Path, kind: str) -> list[Path]:
     return [path for path in (home / "cfgcheck" / kind).rglob("*") if path.is_file()]
+
+
+def _entries(home: Path, kind: str = "stage") -> list:
+    """The entries of file stages, (pack, key) for each (``kind`` "run": the files of whole runs' entries)."""
+    if kind != "stage":
+        return _files(home, kind)
+    found = []
+    for pack in _files(home, kind):
+        handle = os.open(pack, os.O_RDONLY)
+        try:
+            index = packs.read_index(handle)
+        finally:
+            os.close(handle)
+        assert index is not None, f"{pack} is not a pack"
+        found.extend((pack, key) for key in index)
+    return found
+
+
+def _reads_counted(monkeypatch) -> list[bool]:
+    """Whether each lookup of a file stage's entry found one, from now on."""
+    read: list[bool] = []
+    get = packs.PackedCache.get
+
+    def counted(self, key: str):
+        found = get(self, key)
+        read.append(found is not None)
+        return found
+
+    monkeypatch.setattr(packs.PackedCache, "get", counted)
+    return read
 
 
 def _report(folder: Path, cache: bool, jobs: int = 1) -> str:
@@ -59,15 +89,17 @@ def test_the_cache_never_changes_a_finding(where: str, cache_home: Path, monkeyp
     stored = _entries(cache_home)
     assert stored  # served files that need only their own text were kept
     read: list[str] = []
-    get = ContentCache.get
 
-    def counted(self, key: str):
-        found = get(self, key)
-        if self.kind != "stat":  # the whole-run key's index of what files were (StatIndex)
-            read.append(found is not None)
-        return found
+    def counted(get):
+        def counting(self, key: str):
+            found = get(self, key)
+            if self.kind != "stat":  # the whole-run key's index of what files were (StatIndex)
+                read.append(found is not None)
+            return found
+        return counting
 
-    monkeypatch.setattr(ContentCache, "get", counted)
+    for store in (ContentCache, packs.PackedCache):  # whole runs' entries, file stages' packs
+        monkeypatch.setattr(store, "get", counted(store.get))
     second = _report(folder, cache=True)
     assert read == [True]  # the whole run's entry, checked and used
     monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
@@ -113,16 +145,18 @@ def test_an_entry_someone_else_wrote_is_no_entry(tmp_path: Path, cache_home: Pat
     folder.mkdir()
     (folder / "app.yaml").write_text(DEPLOYMENT.format(tag="latest"), encoding="utf-8")
     expected = _report(folder, cache=True)
-    entries = _entries(cache_home) + _entries(cache_home, "run")
-    assert len(entries) == 2
+    [(pack, key)] = _entries(cache_home)
+    [entry] = _entries(cache_home, "run")
     _Hostile.target = str(tmp_path / "ran")
-    for entry in entries:
-        entry.write_bytes(pickle.dumps(_Hostile()))
-    assert _report(folder, cache=True) == expected
+    for data in (pickle.dumps(_Hostile()), b"not a pickle"):
+        entry.write_bytes(data)
+        pack.write_bytes(packs.packed({key: data}))
+        assert _report(folder, cache=True) == expected
     assert not (tmp_path / "ran").exists()
-    for entry in entries:
-        entry.write_bytes(b"not a pickle")
-    assert _report(folder, cache=True) == expected
+    good = packs.packed({key: b"x" * 64})
+    for damaged in (b"not a pack", good[:-1], good[:len(packs.MAGIC) + 2]):  # an index past the end of its file
+        pack.write_bytes(damaged)
+        assert _report(folder, cache=True) == expected
 
 
 def test_no_cache_writes_nothing_and_lint_writes_its_entries_whole(tmp_path: Path, cache_home: Path) -> None:
@@ -133,8 +167,9 @@ def test_no_cache_writes_nothing_and_lint_writes_its_entries_whole(tmp_path: Pat
     assert '"CFG302"' in quiet.stdout and not cache_home.exists()
     kept = invoke("lint", "-f", "json", ".", cwd=folder)
     assert (kept.returncode, kept.stdout) == (quiet.returncode, quiet.stdout)
-    names = [path.name for path in _entries(cache_home) + _entries(cache_home, "run")]
+    names = [path.name for path in _files(cache_home, "stage") + _files(cache_home, "run")]
     assert len(names) == 2 and not any(name.startswith(".entry-") for name in names)  # renamed, no temporary left
+    assert names[0].endswith(packs.SUFFIX) and len(_entries(cache_home)) == 1
 
 
 def test_a_run_of_more_served_models_than_the_bound_keeps_no_whole_entry(cache_home: Path, monkeypatch) -> None:
@@ -170,3 +205,62 @@ def test_the_cache_scope_changes_with_every_rule_file(monkeypatch) -> None:
     stamped = {line.rpartition(":")[0].rpartition(":")[0] for line in cache_module._code_stamp().splitlines()[1:]}
     rules = sorted(path.name for path in (REPO / "rules").glob("*.py"))
     assert rules and all(any(name == rule or name.endswith("/" + rule) for name in stamped) for rule in rules)
+
+
+def test_packs_past_the_bound_are_merged_into_the_run_s_own(tmp_path: Path, cache_home: Path, monkeypatch) -> None:
+    """Each run writes one pack; a run that finds more than ``MAX_PACKS`` writes its entries with theirs and
+    removes them, and every entry still reads back."""
+    monkeypatch.setattr(packs, "MAX_PACKS", 2)
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    app = folder / "app.yaml"
+    tags = ["v0.8.1", "v0.8.2", "v0.8.3", "v0.8.4"]
+    for tag in tags:
+        app.write_text(DEPLOYMENT.format(tag=tag), encoding="utf-8")
+        _report(folder, cache=True)
+    # runs 1-3 wrote a pack each; the 4th found 3 (more than 2) and merged them into its own
+    assert len(_files(cache_home, "stage")) == 1 and len(_entries(cache_home)) == 4
+    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    read = _reads_counted(monkeypatch)
+    for tag in tags:
+        app.write_text(DEPLOYMENT.format(tag=tag), encoding="utf-8")
+        _report(folder, cache=True)
+    assert read == [True] * 4
+
+
+def test_a_merged_pack_keeps_the_newest_entries_up_to_its_bound(tmp_path: Path) -> None:
+    store = packs.PackedCache({}, True, where=tmp_path)
+    for number in range(4):  # four runs, one entry of 100 bytes each
+        store.put(f"{number:064x}", bytes([number]) * 100)
+        store.close()
+    store = packs.PackedCache({}, True, where=tmp_path)
+    packs_before = sorted((store.root / "packs").iterdir())
+    assert store.get(f"{0:064x}") == bytes([0]) * 100 and len(packs_before) == 4
+    store.put(f"{9:064x}", b"new")
+    with pytest.MonkeyPatch.context() as patched:
+        patched.setattr(packs, "MAX_PACKS", 3)
+        patched.setattr(packs, "MAX_PACK_BYTES", 250)
+        store.close()
+    [merged] = (store.root / "packs").iterdir()
+    store = packs.PackedCache({}, True, where=tmp_path)
+    assert [store.get(f"{number:064x}") is not None for number in (9, 3, 2, 1, 0)] == [True, True, True, False, False]
+    assert merged not in packs_before
+
+
+@pytest.mark.e2e  # forks a worker process
+def test_a_worker_writes_its_entries_as_a_pack_the_next_run_reads(tmp_path: Path, cache_home: Path,
+                                                                     monkeypatch) -> None:
+    from cfgcheck import pool
+
+    folder = tmp_path / "repo"
+    folder.mkdir()
+    for number in range(6):
+        (folder / f"app{number}.yaml").write_text(DEPLOYMENT.format(tag=f"v0.8.{number}"), encoding="utf-8")
+    monkeypatch.setattr(pool, "MIN_FILES", 2)
+    monkeypatch.setattr(pool, "CHUNK", 1)  # the run stages app0, app2, app4; its worker app1, app3, app5
+    first = _report(folder, cache=True, jobs=2)
+    assert len(_files(cache_home, "stage")) == 2 and len(_entries(cache_home)) == 6  # one pack per process
+    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    read = _reads_counted(monkeypatch)
+    assert _report(folder, cache=True) == first == _report(folder, cache=False)
+    assert read == [True] * 6

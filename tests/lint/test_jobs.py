@@ -80,9 +80,9 @@ def test_two_workers_report_what_one_process_reports(tmp_path: Path, monkeypatch
     used: list[int] = []
     ordered = pool.ordered
 
-    def counted(work, items, jobs, start, here):
+    def counted(work, items, jobs, bounds, here):
         used.append(len(items))
-        return ordered(work, items, jobs, start, here)
+        return ordered(work, items, jobs, bounds, here)
 
     monkeypatch.setattr(stages.pool, "ordered", counted)
     one = _json(folder, 1)

@@ -162,8 +162,8 @@ def _in_process(workers: int):
     """``pool.ordered`` without processes: chunks dealt as ``pool.owners`` deals them to the run (``here``)
     and to ``workers`` copies of the worker, each with a workspace of its own, as forked workers have."""
 
-    def ordered(work, items, jobs, start, here):
-        start()
+    def ordered(work, items, jobs, bounds, here):
+        bounds[0]()
         copies = [copy.deepcopy(stages._Worker.current) for _ in range(workers)]
         dealt = pool.owners(-(-len(items) // pool.CHUNK), workers + 1)
         for index, item in enumerate(items):
@@ -173,6 +173,8 @@ def _in_process(workers: int):
                 continue
             stages._Worker.current = copies[owner - 1]
             yield work(item)
+        for worker in copies:
+            worker.finish()
     return ordered
 
 

@@ -87,7 +87,7 @@ def test_ctrl_c_and_termination_end_the_workers(monkeypatch, stop: type[BaseExce
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
         with pytest.raises(stop):
-            list(pool.ordered(_stages_forever, list(range(40)), 3, lambda: None, here))
+            list(pool.ordered(_stages_forever, list(range(40)), 3, (lambda: None, lambda: None), here))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -103,7 +103,7 @@ def _dies(item: int) -> bytes:  # only a worker calls it: the run stages its own
 
 
 def test_a_worker_that_dies_ends_the_run() -> None:
-    answers = pool.ordered(_dies, list(range(40)), 2, lambda: None, lambda item: b"here")
+    answers = pool.ordered(_dies, list(range(40)), 2, (lambda: None, lambda: None), lambda item: b"here")
     with pytest.raises(pool.WorkerDied, match="signal 9"):
         list(answers)
 
