@@ -264,3 +264,19 @@ def test_a_worker_writes_its_entries_as_a_pack_the_next_run_reads(tmp_path: Path
     read = _reads_counted(monkeypatch)
     assert _report(folder, cache=True) == first == _report(folder, cache=False)
     assert read == [True] * 6
+
+
+def test_a_whole_run_is_not_reused_when_an_untracked_file_fills_a_path_the_run_found_empty(tmp_path: Path,
+                                                                                           cache_home: Path) -> None:
+    """In a Git work tree a file Git does not track is never read, so looking for one is not noted (the key
+    holds the list of tracked files); whether anything is at a path an engine is told to read is noted all
+    the same: an untracked config file is a file the repository has."""
+    from helpers import make_repo
+
+    repo = make_repo(tmp_path, {"serve/run.sh": "vllm serve Qwen/Qwen2.5-7B-Instruct --chat-template chat.jinja\n",
+                                "README.md": "# serving\n"})
+    first = _report(repo, cache=True)
+    assert "looked for serve/chat.jinja" in first and first == _report(repo, cache=False)
+    (repo / "serve/chat.jinja").write_text("{{ messages }}\n", encoding="utf-8")  # not linted: the same files
+    second = _report(repo, cache=True)
+    assert second == _report(repo, cache=False) and "looked for serve/chat.jinja" not in second
