@@ -354,7 +354,7 @@ class RunCache:
             for model, _ in memos:
                 model.cache = {}
             if files is not None:  # a file without a served model kept as its path (3,837 of the tree's 5,000)
-                result.files = [loaded.path if loaded == unmarked(loaded.path) else loaded for loaded in files]
+                result.files = [loaded.path if loaded.unmarked() else loaded for loaded in files]
             # slotted records as class and values (``pool.dumps``): the second run unpickles a third as long
             data = pool.dumps((found, said, result), names=False)
         except Exception:  # an object of the result that does not pickle: no entry, the run is the same

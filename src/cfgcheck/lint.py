@@ -87,10 +87,10 @@ def serving_filter(config: Config, unmarked: set[str] | None = None):
     files (absolute paths) found without a marker before their turn (``paths.UNMARKED``: the kustomize
     renderer tests the files a kustomization draws from as it reads them ahead), not tested again."""
     globs = [pattern for entry in config.get("values", []) or [] for pattern in entry.get("files", [])]
-    root = os.path.abspath(config.root)
+    root = os.path.join(os.path.abspath(config.root), "")  # with its separator: a file's path is root + rel
 
     def wanted(rel: str, text: str) -> bool:
-        return (not (unmarked and os.path.join(root, rel) in unmarked) and has_serving_marker(text)) \
+        return (not (unmarked and root + rel in unmarked) and has_serving_marker(text)) \
             or always_read(rel.rsplit("/", 1)[-1]) or any(fnmatch.fnmatch(rel, g) for g in globs)
 
     return wanted
@@ -161,7 +161,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     unmarked: set[str] = set()  # the files read without a serving marker (paths.UNMARKED)
     workspace = _lazy_workspace(settings, unmarked)
     wanted = serving_filter(config, unmarked) if prefilter else None
-    root = os.path.abspath(config.root)
+    root = os.path.join(os.path.abspath(config.root), "")  # as serving_filter joins it: root + a file's path
     reporter = _Progress(len(inputs.files)) if progress else None
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
@@ -176,7 +176,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
             elif current.serving:
                 models.extend(_isolated(current, lambda: _first_pass(workspace(), current, waiting), []))
             if not current.serving and current.error is None and file_format(current.path) is None:
-                unmarked.add(os.path.join(root, current.path))  # YAML read, and its text tested
+                unmarked.add(root + current.path)  # YAML read, and its text tested
             if reporter:
                 reporter.step()
         if waiting:

@@ -324,8 +324,7 @@ def _work(file: Path) -> bytes:
     assert worker is not None, "a pool worker runs _Worker.start first"
     message = worker.stage(file)
     staged = message[2]
-    if message[0] == "staged" and staged.models == [] and not staged.file.serving and staged.file.error is None \
-            and not (staged.file.text or staged.file.documents or staged.file.comments or staged.notes or staged.added):
+    if message[0] == "staged" and staged.models == [] and staged.file.unmarked() and not (staged.notes or staged.added):
         return PLAIN + staged.file.path.encode("utf-8", "surrogateescape")
     return pool.dumps(message)
 

@@ -182,14 +182,11 @@ class _CatalogData:
     @property
     def parser(self) -> argparse.ArgumentParser:
         if self._parser is None:
-            import argparse  # with gettext and locale, 8% of a one-file lint's instructions: only when needed
+            import copy
 
-            parser = argparse.ArgumentParser(
-                prog=f"{self.engine}-{self.version}",
-                allow_abbrev=bool(self.behaviour.get("allow_abbrev", True)),
-                add_help=False,
-                conflict_handler="resolve",
-            )
+            parser = copy.copy(_blank_parser(bool(self.behaviour.get("allow_abbrev", True))))
+            parser.prog = f"{self.engine}-{self.version}"
+            parser._has_negative_number_optionals = []  # the blank parser's own list is not shared
             # argparse's matching (``_parse_optional``, ``_get_option_tuples``) reads only the parser's map
             # of option strings to actions, and hands back the action it finds: the map is ``by_option``,
             # each string to its spec (one object per engine action, as argparse's map holds one action
@@ -202,6 +199,16 @@ class _CatalogData:
                 parser._has_negative_number_optionals.append(True)
             self._parser = parser
         return self._parser
+
+
+@functools.lru_cache(maxsize=2)
+def _blank_parser(allow_abbrev: bool) -> argparse.ArgumentParser:
+    """An argparse parser without actions, which each catalog's parser copies: ``ArgumentParser()`` looks up
+    its titles' translations, and gettext looks for message catalogs on disk on every call that finds none
+    (8 paths each: 77 catalogs' parsers were 4% of a GitOps tree's lint)."""
+    import argparse  # with gettext and locale, 8% of a one-file lint's instructions: only when needed
+
+    return argparse.ArgumentParser(prog="engine", allow_abbrev=allow_abbrev, add_help=False, conflict_handler="resolve")
 
 
 class _Ambiguous(Exception):
