@@ -61,8 +61,14 @@ def folder() -> Path:
 def _code_stamp() -> str:
     """cfgcheck's version and the size and modification time of each file of the package, and of its rules
     (a checkout keeps them in ``rules/``, outside ``src/cfgcheck``: pyproject.toml's package-dir): a changed
-    adapter, rule, table or catalog starts a new cache (about 230 stat calls, 2 ms; once a process: ``_STAMP``)."""
+    adapter, rule, table or catalog starts a new cache (about 330 stat calls, 2-3 ms; once a process: ``_STAMP``).
+    An installed distribution's files change only with its ``RECORD`` (pip writes it at every install, and
+    the hash of each file in it): its stamp is that file's (one stat)."""
     if _STAMP:
+        return _STAMP[0]
+    record = _installed_record()
+    if record is not None:
+        _STAMP.append(f"{__version__}\n{record}")
         return _STAMP[0]
     from . import rules  # its package only (rules/__init__.py holds a docstring): where the rules are
 
@@ -76,6 +82,32 @@ def _code_stamp() -> str:
                 stamps.append(f"{os.path.relpath(os.path.join(top, name), place)}:{status.st_size}:{status.st_mtime_ns}")
     _STAMP.append("\n".join(stamps))
     return _STAMP[0]
+
+
+def _installed_record() -> str | None:
+    """The path, size, modification time and inode of the ``RECORD`` of the distribution installed beside
+    the package (site-packages' ``cfgcheck-<version>.dist-info``); None for a checkout or an editable
+    install, whose files change without a new install."""
+    info = PACKAGE.parent / f"{PACKAGE.name}-{__version__}.dist-info"
+    try:
+        status = os.stat(info / "RECORD")
+    except OSError:
+        return None
+    if _editable(info / "direct_url.json"):
+        return None
+    return f"RECORD {info}:{status.st_size}:{status.st_mtime_ns}:{status.st_ino}"
+
+
+def _editable(direct_url: Path) -> bool:
+    """Whether ``direct_url.json`` says the install is editable (PEP 610 ``dir_info.editable``; PEP 660)."""
+    try:
+        data = json.loads(direct_url.read_bytes())
+    except FileNotFoundError:
+        return False  # installed from an index: no direct URL
+    except (OSError, ValueError):
+        return True  # unreadable: stamped file by file
+    info = data.get("dir_info") if isinstance(data, dict) else None
+    return isinstance(info, dict) and bool(info.get("editable"))  # a VCS or archive install is not
 
 
 def sha256(data: bytes = b"") -> Any:

@@ -280,3 +280,26 @@ def test_a_whole_run_is_not_reused_when_an_untracked_file_fills_a_path_the_run_f
     (repo / "serve/chat.jinja").write_text("{{ messages }}\n", encoding="utf-8")  # not linted: the same files
     second = _report(repo, cache=True)
     assert second == _report(repo, cache=False) and "looked for serve/chat.jinja" not in second
+
+
+@pytest.mark.parametrize("direct_url", [None, '{"url": "file:///src", "dir_info": {}}',
+                                        '{"url": "file:///src", "dir_info": {"editable": true}}'])
+def test_an_installed_distribution_is_stamped_by_its_record(tmp_path: Path, monkeypatch, direct_url) -> None:
+    """A regular install changes its files only with its RECORD (one stat a run, not one per file); an
+    editable install's files change without it, and are stamped one by one."""
+    package = tmp_path / "site-packages" / "cfgcheck"
+    package.mkdir(parents=True)
+    (package / "lint.py").write_text("# code\n", encoding="utf-8")
+    info = package.parent / f"cfgcheck-{cache_module.__version__}.dist-info"
+    info.mkdir()
+    (info / "RECORD").write_text("cfgcheck/lint.py,sha256=x,7\n", encoding="utf-8")
+    if direct_url is not None:
+        (info / "direct_url.json").write_text(direct_url, encoding="utf-8")
+    monkeypatch.setattr(cache_module, "PACKAGE", package)
+    monkeypatch.setattr(cache_module, "_STAMP", [])
+    stamp = cache_module._code_stamp()
+    editable = direct_url is not None and "editable" in direct_url
+    assert ("RECORD" in stamp) is not editable and ("lint.py:7:" in stamp) is editable
+    monkeypatch.setattr(cache_module, "_STAMP", [])
+    (info / "RECORD").write_text("cfgcheck/lint.py,sha256=y,8\n", encoding="utf-8")  # reinstalled
+    assert (cache_module._code_stamp() != stamp) is not editable
