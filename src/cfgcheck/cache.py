@@ -114,15 +114,21 @@ def sha256(data: bytes = b"") -> Any:
     """A SHA-256 hash object of CPython's own implementation, not hashlib's, which loads OpenSSL's library:
     12 M instructions to import (2% of a one-file lint of a served model) and 3 MB of the dense corpus's
     peak RSS (104.3 -> 101.1 MB, /usr/bin/time), for a hash three times as fast (5,000 files of 1 KB: 6.5
-    against 22 ms), which a run of 5,000 files spends once."""
-    try:
-        from _sha256 import sha256 as made  # CPython up to 3.11
-    except ImportError:
+    against 22 ms), which a run of 5,000 files spends once. The constructor is found once a process (an
+    import statement in each call cost 1 us a file)."""
+    if not _SHA256:
         try:
-            from _sha2 import sha256 as made  # CPython 3.12 and later
+            from _sha256 import sha256 as made  # CPython up to 3.11
         except ImportError:
-            from hashlib import sha256 as made
-    return made(data)
+            try:
+                from _sha2 import sha256 as made  # CPython 3.12 and later
+            except ImportError:
+                from hashlib import sha256 as made
+        _SHA256.append(made)
+    return _SHA256[0](data)
+
+
+_SHA256: list = []  # the constructor ``sha256`` found
 
 
 def digest(text: str | bytes) -> str:
@@ -317,8 +323,9 @@ class RunCache:
         key = sha256("\n".join(["run 3", *parts, ""]).encode("utf-8", "surrogatepass"))
         self.known: set[str] = set()
         kept, said = 0, []
+        here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
         for file in files:
-            path = os.path.abspath(file)  # normalised, as ``paths.Noted`` looks paths up
+            path = os.path.normpath(os.path.join(here, file))  # absolute and normalised, as ``paths.Noted`` looks paths up
             if path in self.known:
                 continue
             self.known.add(path)
