@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+from . import lazy
 from .model import Location
 from .yamlbounds import _KIND_BY_CLASS, inspect, node_kind, repeated_keys
 
@@ -19,8 +20,9 @@ if TYPE_CHECKING:
     from typing import Any, Iterator
 
 _INT = re.compile(r"[-+]?(0|[1-9][0-9_]*)$")
-_HEX = re.compile(r"0x[0-9a-fA-F_]+$")
-_OCT = re.compile(r"0o[0-7_]+$")
+# hexadecimal and octal scalars are rare: tried only after their prefix, and compiled on first use
+_HEX = lazy.Pattern(r"0x[0-9a-fA-F_]+$")
+_OCT = lazy.Pattern(r"0o[0-7_]+$")
 _FLOAT = re.compile(r"[-+]?(\.[0-9]+|[0-9][0-9_]*(\.[0-9_]*)?)([eE][-+]?[0-9]+)?$")
 # the plain scalars that are a null or a boolean; any other that starts with none of _NUMBER_STARTS is text
 _WORDS = {"~": None, "null": None, "Null": None, "NULL": None, "true": True, "True": True, "TRUE": True,
@@ -135,9 +137,10 @@ def resolve_plain(text: str) -> Any:
             return int(text.replace("_", ""))
         except ValueError:  # over Python's int-string conversion limit (4,300 digits): kept as written
             return text
-    if _HEX.match(text):
+    prefix = text[:2]
+    if prefix == "0x" and _HEX.match(text):
         return int(text[2:].replace("_", ""), 16)
-    if _OCT.match(text):
+    if prefix == "0o" and _OCT.match(text):
         return int(text[2:].replace("_", ""), 8)
     if _FLOAT.match(text) and any(ch.isdigit() for ch in text):
         return float(text.replace("_", ""))
