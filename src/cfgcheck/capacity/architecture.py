@@ -256,11 +256,14 @@ def quant_bits_from_text(text: str | None) -> tuple[float | None, str | None]:
 def normalize_model_id(model_id: str) -> str:
     """``hf://org/name@rev`` / ``/models/name`` / ``org/name`` -> ``org/name`` (or ``name``)."""
     text = str(model_id).strip().strip("\"'")
-    text = re.sub(r"^(hf|huggingface|hub|s3|gs|pvc|oci|file)://", "", text, flags=re.I)
-    text = re.sub(r"^https?://(www\.)?huggingface\.co/", "", text, flags=re.I)
+    # each pattern holds the literal its test names: most ids are a plain org/name, and a run whose ids all
+    # are compiles none of the three
+    if "://" in text:
+        text = re.sub(r"^(hf|huggingface|hub|s3|gs|pvc|oci|file)://", "", text, flags=re.I)
+        text = re.sub(r"^https?://(www\.)?huggingface\.co/", "", text, flags=re.I)
     text = text.split("@", 1)[0].split("?", 1)[0].rstrip("/")
     # the Hugging Face cache's folder name: .../hub/models--org--name/snapshots/<sha>
-    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)", text)
+    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)", text) if "models--" in text else None
     if cached:
         return f"{cached.group(1)}/{cached.group(2)}"
     if text.startswith(("/", ".", "~")) or text.count("/") > 1:
@@ -268,7 +271,7 @@ def normalize_model_id(model_id: str) -> str:
     return text
 
 
-_PATH_ID = re.compile(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
+_PATH_ID = lazy.Pattern(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
 # llama.cpp's GGUF quantization types in file names (Q4_K_M, IQ3_XXS, Q8_0, F16 ...)
 _GGUF_TYPE = lazy.Pattern(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
 
@@ -301,9 +304,13 @@ def _gguf_base(name: str) -> str:
 
 def _is_local(raw: str) -> bool:
     """A path or volume URL (not a Hub id, an ``hf://`` reference or the Hugging Face cache's folder)."""
-    if re.search(r"(?:^|/)models--", raw) or re.match(r"^(hf|huggingface|hub)://|^https?://", raw, re.I):
+    if raw.startswith("models--") or "/models--" in raw:  # the Hugging Face cache's folder
         return False
-    return bool(_PATH_ID.match(raw) or raw.split("@", 1)[0].count("/") > 1)
+    # as in normalize_model_id, a pattern is tried only on text that can match it (most ids are org/name)
+    url = "://" in raw
+    if url and re.match(r"^(hf|huggingface|hub)://|^https?://", raw, re.I):
+        return False
+    return bool((url or raw.startswith(("/", ".", "~"))) and _PATH_ID.match(raw) or raw.split("@", 1)[0].count("/") > 1)
 
 
 def _name_keys(model_id: str) -> list[_Key]:
