@@ -128,7 +128,7 @@ _NOT_WORDS = {
 # Run on comments a pull request writes: linear in time (no two adjacent quantifiers match the same
 # whitespace; a search starts a key only where no key character precedes it).
 _DIRECTIVE = LazyPattern(r"cfgcheck\s*:")
-_FLAG = re.compile(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?")
+_FLAG = LazyPattern(r"-{1,2}[A-Za-z][\w.-]*(=\S*)?")
 _KEY_VALUE_LINE = LazyPattern(r"^\s*(?:-\s*)?[\w.]+\s*:\s*\S+\s*$")
 _KEY_VALUE = LazyPattern(r"(?<![\w.])[\w.]+\s*[:=]\s*\S+")
 _WORD = LazyPattern(r"[A-Za-z][A-Za-z'-]*")
@@ -152,7 +152,7 @@ def reason_words(comments, enough: int | None = None) -> int:
 
 
 # what a sequence limit limits, in the words of a comment that explains it away from the flag
-_LIMIT_WORDS = re.compile(r"concurren|request|sequence|seqs|batch|slot", re.I)
+_LIMIT_WORDS = LazyPattern(r"concurren|request|sequence|seqs|batch|slot", re.I)
 # Pieces of those words, one of which a match leaves in the lower-cased text: a test of the lowered text a
 # tenth of the cost of the case-blind search (most comments name no limit). ``s`` is left out: under
 # IGNORECASE the long s (U+017F) matches it, and lowering keeps it.
@@ -196,8 +196,8 @@ def _limits_by_number(comments) -> dict[str, list[str]]:
 _HEADED_ORIGINS = ("args", "command", "entrypoint", "shell")
 # what a heading of the whole argument list says when it explains why its limits are small: the memory or
 # the constraint that sizes them
-_CONSTRAINT = re.compile(r"vram|memory|\bmem\b|\d\s*[gm]i?b\b|\bkv\b|cache|\boom\b|\bfits?\b|reduc|lower|"
-                         r"smaller|avoid|because|due to|so that|latency|throughput|\bslo\b", re.I)
+_CONSTRAINT = LazyPattern(r"vram|memory|\bmem\b|\d\s*[gm]i?b\b|\bkv\b|cache|\boom\b|\bfits?\b|reduc|lower|"
+                          r"smaller|avoid|because|due to|so that|latency|throughput|\bslo\b", re.I)
 # a heading names its list in a word or two ("Server arguments"); a reason takes a clause
 HEADING_WORDS = 4
 _NAMED_FLAG = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*")  # a flag a comment line is about (not low-concurrency)

@@ -508,7 +508,9 @@ def _grep_walk(root: Path, searches: list[tuple[str, ...]], exclude: list[str],
 def _matching(root: Path, files: Iterable[Path], searches: list[tuple[str, ...]], space: str) -> list[set[str]]:
     """The files of ``files`` whose text matches every pattern of each search (``space``: what
     ``[[:space:]]`` stands for)."""
-    compiled = [[re.compile(p.replace("[[:space:]]", space), re.I | re.M) for p in patterns] for patterns in searches]
+    # a pattern is compiled when first searched: a file that fails a search's first pattern is never tried on
+    # the rest (a one-file run lints a file that names no engine)
+    compiled = [[lazy.Pattern(p.replace("[[:space:]]", space), re.I | re.M) for p in patterns] for patterns in searches]
     found: list[set[str]] = [set() for _ in searches]
     for file in files:
         try:

@@ -6,9 +6,9 @@ objects; the lint engine stamps code and severity. Nothing here knows about YAML
 
 from __future__ import annotations
 
-import re
 from collections import namedtuple
 
+from . import lazy
 from .records import Record
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
@@ -120,14 +120,14 @@ class Finding(Record):
 
 
 # a shell parameter ($TP, ${TP}, and the positional $1, $@, $*), a command or Kubernetes $(...)
-# substitution, or a Go template
-_VARIABLE = re.compile(r"\$[({A-Za-z_0-9@*]|\{\{")
+# substitution, or a Go template; compiled on first use, as most values hold neither sign
+_VARIABLE = lazy.Pattern(r"\$[({A-Za-z_0-9@*]|\{\{")
 
 
 def unresolved(value: Any) -> bool:
     """A value still holding a shell or Kubernetes variable or a template (``$TP``, ``$2``, ``$(LEN)``,
     ``{{ .Values.x }}``): what the engine receives is not known."""
-    return isinstance(value, str) and bool(_VARIABLE.search(value))
+    return isinstance(value, str) and ("$" in value or "{{" in value) and bool(_VARIABLE.search(value))
 
 
 # The records of a served model (``served.py``), named here as every adapter and rule imports them: imported

@@ -15,7 +15,12 @@ from __future__ import annotations
 
 import re
 
-_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+from . import lazy
+
+# Every character of this class is one ``str.isprintable`` refuses (Cc, Zl, Zp, Cf): printable text, most of
+# what a run prints, needs neither the substitution nor the compile of the class (0.13 ms, a run on files
+# without a served model compiles it for its summary line).
+_CONTROL = lazy.Pattern("[\x00-\x1f\x7f-\x9f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
 _SHORT = {"\t": "\\t", "\n": "\\n", "\r": "\\r"}
 
 
@@ -27,4 +32,5 @@ def _escape(match: re.Match) -> str:
 def neutralise(text: object) -> str:
     """``text`` on one line, with every control character written as a visible escape (``\\n``,
     ``\\x1b``, ``\\u2028``). Printable text, backslashes included, is unchanged."""
-    return _CONTROL.sub(_escape, str(text))
+    text = str(text)
+    return text if text.isprintable() else _CONTROL.sub(_escape, text)

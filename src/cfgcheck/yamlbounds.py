@@ -12,6 +12,8 @@ from __future__ import annotations
 import math
 import re
 
+from . import lazy
+
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
     from typing import Any
@@ -85,9 +87,10 @@ def _indicators(text: str) -> int:
 # Where a line's first token, or the token after each indicator, anchor or tag that starts it, begins:
 # the only places a block collection can start (the parser opens one at the first key or entry). Found
 # after each line feed of the text with one put before it: a literal start lets the regex engine skip to
-# each line instead of trying ``^`` at every character.
-_LINE_START = re.compile(r"\n([ \t]*(?:(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+)*)")
-_STEP = re.compile(r"(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+")
+# each line instead of trying ``^`` at every character. Compiled on first use: a run whose files hold no
+# served model never bounds a document's depth.
+_LINE_START = lazy.Pattern(r"\n([ \t]*(?:(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+)*)")
+_STEP = lazy.Pattern(r"(?:[-?:]|---|[&!][^ \t\r\n]*)[ \t]+")
 
 
 def _depth_by_columns(text: str) -> int:
@@ -99,10 +102,11 @@ def _depth_by_columns(text: str) -> int:
     if "\r" in text.replace("\r\n", ""):  # a line break the pattern does not see: no bound from lines
         return len(text)
     columns: set[int] = set()
+    steps = _STEP.compiled()  # bound once: searched in each distinct line start
     for start in set(_LINE_START.findall("\n" + text)):
         indent = len(start) - len(start.lstrip(" \t"))
         columns.add(indent)
-        columns.update(step.end() for step in _STEP.finditer(start, indent))
+        columns.update(step.end() for step in steps.finditer(start, indent))
     return 2 * len(columns) + 2 * text.count("[") + text.count("{")
 
 

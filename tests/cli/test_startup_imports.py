@@ -23,10 +23,12 @@ PIPELINE = ("yaml", "cfgcheck.config", "cfgcheck.yamlio", "cfgcheck.lint", "cfgc
             "cfgcheck.capacity", "cfgcheck.engines")
 
 
-def _modules_after(argv: list[str], cwd: Path, env: dict | None = None, report: str = "sorted(sys.modules)"):
+def _modules_after(argv: list[str], cwd: Path, env: dict | None = None, report: str = "sorted(sys.modules)",
+                   setup: str = ""):
     """Every module imported by one ``cfgcheck ARGV`` run in a fresh interpreter (the console entry
-    point), with its standard output first; or ``report``, a Python expression over the run's modules."""
-    probe = (f"import sys, json\nfrom cfgcheck.__main__ import main\nsys.argv = ['cfgcheck'] + {argv!r}\n"
+    point), with its standard output first; or ``report``, a Python expression over the run's modules
+    (and what ``setup``, run before cfgcheck is imported, defines)."""
+    probe = (f"import sys, json\n{setup}\nfrom cfgcheck.__main__ import main\nsys.argv = ['cfgcheck'] + {argv!r}\n"
              "try:\n    main()\nexcept SystemExit:\n    pass\n"
              f"sys.stdout.write('\\n' + json.dumps({report}))")
     env = {**{k: v for k, v in os.environ.items() if k != "CFGCHECK_HUB"}, "XDG_CACHE_HOME": str(cwd / "cache"),
@@ -129,6 +131,37 @@ def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served
     # nor the bots' redaction patterns: a rule asks only whether a name is a secret's (secret_names)
     assert _loaded(served_lint, NO_PROCESS + ("cfgcheck.redact",)) == []
     assert {"cfgcheck.cache", "cfgcheck.pool", "cfgcheck.stages"} <= set(served_lint)
+
+
+# cfgcheck's own regular expressions a one-file lint compiles (a pattern first compiled from a cfgcheck module or
+# rule; PyYAML's and the standard library's are not counted): a pattern only some files need is compiled on first
+# use (lazy.Pattern), or not at all behind a plain string test. On 2026-12-02 the served Deployment compiled 73,
+# a file without a served model 12; then 40 and 3. (bench/out's dense/vllm-serve/deepseek-r1-distill-llama-8b-
+# ads-563.yaml: 87 compiles in all, PyYAML's and the standard library's included, 13.5 ms of an 85 ms run; then 60.)
+SERVED_COMPILE_BOUND = 40
+PLAIN_COMPILE_BOUND = 3
+_COUNT_COMPILES = """import re
+_compile, _own = re._compile, {}
+def _counted(pattern, flags):
+    key = (type(pattern), pattern, flags)
+    if isinstance(pattern, (str, bytes)) and key not in _own:
+        frame = sys._getframe(1)
+        while frame.f_globals.get('__name__', '').partition('.')[0] == 're':
+            frame = frame.f_back
+        _own[key] = frame.f_globals.get('__name__', '')
+    return _compile(pattern, flags)
+re._compile = _counted"""
+_OWN_COMPILES = "sorted(module for module in _own.values() if module.startswith('cfgcheck'))"
+
+
+def test_a_one_file_lint_compiles_a_bounded_set_of_patterns(tmp_path: Path) -> None:
+    (tmp_path / "app.yaml").write_text(SECRET_APP)
+    (tmp_path / "values.yaml").write_text("replicaCount: 1\nimage:\n  repository: nginx\n")
+    served = _modules_after(["lint", "app.yaml"], tmp_path, report=_OWN_COMPILES, setup=_COUNT_COMPILES)
+    assert "cfgcheck.capacity.architecture" in served  # the probe counted the served model's own
+    assert len(served) <= SERVED_COMPILE_BOUND, served
+    plain = _modules_after(["lint", "values.yaml"], tmp_path, report=_OWN_COMPILES, setup=_COUNT_COMPILES)
+    assert len(plain) <= PLAIN_COMPILE_BOUND, plain
 
 
 def test_online_lookup_brings_the_network_stack(tmp_path: Path) -> None:

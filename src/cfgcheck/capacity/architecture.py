@@ -211,16 +211,20 @@ class Architecture(Record):
 _ARCH_FIELDS = frozenset(Architecture.__slots__)
 
 _QUANT_BITS = [
-    (re.compile(r"(nvfp4|mxfp4|fp4|w4a4)"), 4.5),
+    (lazy.Pattern(r"(nvfp4|mxfp4|fp4|w4a4)"), 4.5),
     # AWQ and GPTQ store 4-bit weights with an fp16 scale and a packed 4-bit zero point per group of 128 inputs:
     # 4 + 20 / 128 bits (vllm/model_executor/layers/quantization/awq.py and gptq.py create_weights: qweight, qzeros,
     # scales); Qwen3-30B-A3B's AWQ checkpoint loads as 15.61 GiB in vLLM 0.10.0 (tests/data/startup_logs.json)
-    (re.compile(r"(awq|gptq(?!-?int8))"), 4 + 20 / 128),
-    (re.compile(r"(int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
+    (lazy.Pattern(r"(awq|gptq(?!-?int8))"), 4 + 20 / 128),
+    (lazy.Pattern(r"(int4|w4a16|4bit|4-bit|bnb|q4)"), 4.25),
     # 8-bit GPTQ keeps the same per-group fp16 scale and a packed 8-bit zero point: 8 + 24 / 128 bits
-    (re.compile(r"(gptq-?int8)"), 8 + 24 / 128),
-    (re.compile(r"(fp8|int8|w8a8|w8a16|8bit)"), 8.0),
+    (lazy.Pattern(r"(gptq-?int8)"), 8 + 24 / 128),
+    (lazy.Pattern(r"(fp8|int8|w8a8|w8a16|8bit)"), 8.0),
 ]
+# Each match of _QUANT_BITS holds one of these: most names hold none, and their test spares the five searches
+# and, on a run whose names are all unquantized, the five compiles
+_QUANT_WORDS = ("fp4", "w4a4", "awq", "gptq", "int4", "w4a16", "4bit", "4-bit", "bnb", "q4", "fp8", "int8", "w8a8",
+                "w8a16", "8bit")
 _QUANT_TOKEN = re.compile(
     r"[-_.](awq|gptq|int4|int8|fp8|nvfp4|mxfp4|fp4|w4a16|w8a8|w8a16|w4a4|bnb|4bit|8bit|quantized|marlin|"
     r"dynamic|gguf|mlx|exl2|exl3)(?=$|[-_.])"
@@ -230,16 +234,18 @@ _NAME_NOISE = re.compile(r"[-_.](instruct|chat|it|hf|base|thinking|pt)(?=$|[-_.]
 
 # a GGUF type in a file name: ggml stores blocks of 32 weights with a 16-bit scale, e.g. block_q4_0 is
 # 18 bytes (4.5 bits per weight) and block_q8_0 34 bytes (8.5) (ggml-org/llama.cpp ggml/src/ggml-common.h)
-_GGUF_BITS = re.compile(r"[-_.]i?q([2-8])_[0-9a-z_]*\.gguf$")
+_GGUF_BITS = lazy.Pattern(r"[-_.]i?q([2-8])_[0-9a-z_]*\.gguf$")
 
 
 def quant_bits_from_text(text: str | None) -> tuple[float | None, str | None]:
     if not text:
         return None, None
     low = str(text).lower()
-    gguf = _GGUF_BITS.search(low)
+    gguf = _GGUF_BITS.search(low) if ".gguf" in low else None
     if gguf:
         return int(gguf.group(1)) + 0.5, "gguf"
+    if not any(word in low for word in _QUANT_WORDS):
+        return None, None
     for pattern, bits in _QUANT_BITS:
         m = pattern.search(low)
         if m:
@@ -250,11 +256,14 @@ def quant_bits_from_text(text: str | None) -> tuple[float | None, str | None]:
 def normalize_model_id(model_id: str) -> str:
     """``hf://org/name@rev`` / ``/models/name`` / ``org/name`` -> ``org/name`` (or ``name``)."""
     text = str(model_id).strip().strip("\"'")
-    text = re.sub(r"^(hf|huggingface|hub|s3|gs|pvc|oci|file)://", "", text, flags=re.I)
-    text = re.sub(r"^https?://(www\.)?huggingface\.co/", "", text, flags=re.I)
+    # each pattern holds the literal its test names: most ids are a plain org/name, and a run whose ids all
+    # are compiles none of the three
+    if "://" in text:
+        text = re.sub(r"^(hf|huggingface|hub|s3|gs|pvc|oci|file)://", "", text, flags=re.I)
+        text = re.sub(r"^https?://(www\.)?huggingface\.co/", "", text, flags=re.I)
     text = text.split("@", 1)[0].split("?", 1)[0].rstrip("/")
     # the Hugging Face cache's folder name: .../hub/models--org--name/snapshots/<sha>
-    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)", text)
+    cached = re.search(r"(?:^|/)models--([^/]+?)--([^/]+)", text) if "models--" in text else None
     if cached:
         return f"{cached.group(1)}/{cached.group(2)}"
     if text.startswith(("/", ".", "~")) or text.count("/") > 1:
@@ -262,7 +271,7 @@ def normalize_model_id(model_id: str) -> str:
     return text
 
 
-_PATH_ID = re.compile(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
+_PATH_ID = lazy.Pattern(r"^(?:(?:pvc|s3|gs|oci|file)://|[/.~])", re.I)
 # llama.cpp's GGUF quantization types in file names (Q4_K_M, IQ3_XXS, Q8_0, F16 ...)
 _GGUF_TYPE = lazy.Pattern(r"[-_.](i?q[1-8](?:_[0-9a-z]+)*|f16|bf16|f32)$", re.I)
 
@@ -295,9 +304,13 @@ def _gguf_base(name: str) -> str:
 
 def _is_local(raw: str) -> bool:
     """A path or volume URL (not a Hub id, an ``hf://`` reference or the Hugging Face cache's folder)."""
-    if re.search(r"(?:^|/)models--", raw) or re.match(r"^(hf|huggingface|hub)://|^https?://", raw, re.I):
+    if raw.startswith("models--") or "/models--" in raw:  # the Hugging Face cache's folder
         return False
-    return bool(_PATH_ID.match(raw) or raw.split("@", 1)[0].count("/") > 1)
+    # as in normalize_model_id, a pattern is tried only on text that can match it (most ids are org/name)
+    url = "://" in raw
+    if url and re.match(r"^(hf|huggingface|hub)://|^https?://", raw, re.I):
+        return False
+    return bool((url or raw.startswith(("/", ".", "~"))) and _PATH_ID.match(raw) or raw.split("@", 1)[0].count("/") > 1)
 
 
 def _name_keys(model_id: str) -> list[_Key]:

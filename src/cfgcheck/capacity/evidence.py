@@ -13,8 +13,8 @@ Nothing here reads a file: the adapters recorded the comments (``ServedModel.pla
 from __future__ import annotations
 
 import posixpath
-import re
 
+from .. import lazy
 from ..cluster import HostNote, Statement
 from .fleet import layout_key, pinned_host
 from .gpu_table import Gpu, accelerator_by_name, gpus_in_text, may_name_gpu, unknown_gpus_in_text
@@ -60,8 +60,8 @@ def only_mapped_gpu(model: Any, config: dict) -> Evidence | None:
 # a comment that is one switched-off parameter (``# accelerator_type="A10G",``, ``# --gpu-type a10g``): a setting
 # someone did not choose, often under a list of its options, not a statement of the GPU it runs on; a plain word
 # before a colon (``# GPU: 2x L40S``) is a statement
-_DISABLED_PARAMETER = re.compile(r"""^[#\s]*(?:-\s+)?["']?(?:--?[A-Za-z][\w.-]*["']?(?:\s*=\s*|\s+)"""
-                                 r"""|[A-Za-z][\w-]*[_./][\w./-]*["']?\s*[:=]\s*)["']?[^\s"',]+["']?\s*,?\s*$""")
+_DISABLED_PARAMETER = lazy.Pattern(r"""^[#\s]*(?:-\s+)?["']?(?:--?[A-Za-z][\w.-]*["']?(?:\s*=\s*|\s+)"""
+                                   r"""|[A-Za-z][\w-]*[_./][\w./-]*["']?\s*[:=]\s*)["']?[^\s"',]+["']?\s*,?\s*$""")
 
 
 def one_gpu(texts: Iterable[tuple[str, str]]) -> tuple[Gpu, str, str] | str | None:

@@ -233,7 +233,7 @@ _GPU_LIKE = re.compile(r"(?i:\b(?:rtx|gtx|geforce|quadro|radeon|rx|instinct|arc)
 _EXAMPLES = re.compile(r"(?i)\b(?:e\.\s?g\.?|eg\.|for example|such as|i\.e\.)[^)\n]*")
 # an example of the layout a file is written for names its GPU (``e.g., Llama-70B on 4x A100 80GB``), unlike a
 # list of cards it might run on (``e.g. T4, L4``): it puts a model on a count of them
-_LAYOUT = re.compile(r"(?i)\bon\s+\d+\s*[x×]\s*[a-z]")
+_LAYOUT = lazy.Pattern(r"(?i)\bon\s+\d+\s*[x×]\s*[a-z]")
 
 
 def _unless_layout(match: re.Match) -> str:

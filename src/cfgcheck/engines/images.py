@@ -105,8 +105,8 @@ class ImageRef(namedtuple("ImageRef", ("text", "repository", "tag", "digest", "r
 
 # What samples write where the user must put a value: a variable or template (shell, kubelet, Helm/Go,
 # Jinja), an <angle-bracketed> name, YOUR_..., REPLACE_ME / CHANGE_ME, ..._HERE.
-_PLACEHOLDER = re.compile(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])your[-_]|"
-                          r"(?:replace|change)[-_]?me(?![A-Za-z])|[-_]here(?![A-Za-z0-9])", re.I)
+_PLACEHOLDER = lazy.Pattern(r"\$[({A-Za-z_]|\{\{|\{%|<[^<>\n]*>|(?:^|[^A-Za-z0-9])your[-_]|"
+                            r"(?:replace|change)[-_]?me(?![A-Za-z])|[-_]here(?![A-Za-z0-9])", re.I)
 
 
 # Each branch of _PLACEHOLDER holds one of these: a sign as written, a word in the lower-cased text (under

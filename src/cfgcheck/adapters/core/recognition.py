@@ -5,7 +5,6 @@ values, node affinity, and ``finish`` (what is derived once every source of a mo
 from __future__ import annotations
 
 import posixpath
-import re
 
 from ... import lazy
 from ...capacity.gpus import GPU_LABELS, HINT_LABELS, RESOURCE_KINDS, Claim, label_claims
@@ -263,16 +262,18 @@ def ray_worker_images(ctx: DocContext, cluster: YNode | None) -> list[Setting]:
 
 
 _REPO = lazy.Pattern(r"^[A-Za-z0-9][\w.-]*/[\w.-]+$")
-# https://huggingface.co/ORG/NAME[.git][/resolve/REV/FILE] (the hub's file URLs): models only, not datasets/ spaces/
-HUB_URL = re.compile(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?!datasets/|spaces/)"
-                     r"([A-Za-z0-9][\w.-]*/[\w.-]+?)(?:\.git)?(?:/(?:resolve|blob)/([^/?#]+)/([^?#]+))?/?(?:[?#].*)?$")
+# https://huggingface.co/ORG/NAME[.git][/resolve/REV/FILE] (the hub's file URLs): models only, not datasets/ spaces/;
+# compiled on first use: most model sources are hub ids, not URLs
+HUB_URL = lazy.Pattern(r"^https?://(?:www\.)?(?:huggingface\.co|hf\.co)/(?!datasets/|spaces/)"
+                       r"([A-Za-z0-9][\w.-]*/[\w.-]+?)(?:\.git)?(?:/(?:resolve|blob)/([^/?#]+)/([^?#]+))?/?(?:[?#].*)?$")
 
 
 def _url_source(model: ServedModel) -> None:
     """A model source that is a hub file URL (an operator's ``source: https://huggingface.co/.../resolve/
     main/x.gguf``) is a download the operator makes: its revision is the URL's."""
     source = model.model.value if model.model is not None else None
-    match = HUB_URL.match(source.strip()) if isinstance(source, str) else None
+    written = source.strip() if isinstance(source, str) else ""
+    match = HUB_URL.match(written) if written.startswith("http") else None
     if match is not None and match.group(3) and all(d.location != model.model.location for d in model.downloads):
         model.downloads.append(Download(match.group(1), match.group(2), source, None, model.model.location,
                                         f"the model source ({model.model.source})"))

@@ -13,18 +13,21 @@ from __future__ import annotations
 
 import re
 
+from ... import lazy
 from ...engines.images import ASSUMED, EXACT
 
 ENGINES = ("vllm", "sglang")
+# Compiled on first use: only a Dockerfile's RUN lines and a host script's launcher are read with them, and
+# every served Kubernetes file imports this module (pod_specs applies a built image's pin).
 # a requirement pinned with ==, in or out of quotes: vllm==0.11.2, "sglang[all]==0.4.6.post1", vllm==${V}
-_PINNED = re.compile(r"(?<![\w.-])(vllm|sglang)(?:\[[^\]\s]{0,100}\])?[ \t]*==[ \t]*"
-                     r"([0-9][\w.+-]{0,40}|\$\{?[A-Za-z_]\w{0,60}\}?)")
-_INSTALLER = re.compile(r"\bpip3?[ \t]+install\b")  # pip, pip3, python3 -m pip, uv pip
-_COMMAND_BREAK = re.compile(r"&&|\|\||;|(?<!\\)\n")  # a continued line is the same command
-_VARIABLE = re.compile(r"\$\{?([A-Za-z_]\w*)\}?")
+_PINNED = lazy.Pattern(r"(?<![\w.-])(vllm|sglang)(?:\[[^\]\s]{0,100}\])?[ \t]*==[ \t]*"
+                       r"([0-9][\w.+-]{0,40}|\$\{?[A-Za-z_]\w{0,60}\}?)")
+_INSTALLER = lazy.Pattern(r"\bpip3?[ \t]+install\b")  # pip, pip3, python3 -m pip, uv pip
+_COMMAND_BREAK = lazy.Pattern(r"&&|\|\||;|(?<!\\)\n")  # a continued line is the same command
+_VARIABLE = lazy.Pattern(r"\$\{?([A-Za-z_]\w*)\}?")
 # an environment directory named for the engine and a version, then bin/: conda envs, venvs, pyenv
-_ENVIRONMENT = re.compile(r"(?:^|/)((?:[\w.]*[-_.])?(vllm|sglang)[-_]v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+|rc\d+)?))"
-                          r"/bin/[\w.-]+$")
+_ENVIRONMENT = lazy.Pattern(r"(?:^|/)((?:[\w.]*[-_.])?(vllm|sglang)[-_]v?(\d+\.\d+(?:\.\d+){0,2}(?:\.?post\d+|rc\d+)?))"
+                            r"/bin/[\w.-]+$")
 
 
 class Pin:
