@@ -103,7 +103,21 @@ def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal
     whole work tree (no options, ``.``) are listed once while its index is unchanged (``_tracked``)."""
     if not options and paths == (".",) and not literal:
         return _tracked(root)
+    if paths == (".",) and not literal and {"-t", "-c"} <= set(options) <= _TAGGING:
+        index = _index_identity(root)  # before the listing: an index written after it is another identity
+        listed = _listed(root, options, paths, literal)
+        if index is not None and listed is not None:  # its cached entries are the tracked files, in order
+            _TRACKED[str(root)] = (index, [entry[2:] for entry in listed if entry[:2] in _CACHED_TAGS])
+        return listed
     return _listed(root, options, paths, literal)
+
+
+# A tagged listing of the whole work tree (discovery's: ``-t -c -o -d --exclude-standard``) holds the tracked
+# files as its cached entries (git's ls-files.c: H cached, S skip-worktree, M unmerged, once per stage as an
+# untagged listing has them; R deleted and ? untracked are the other options'): kept as ``_tracked``'s
+# answer, which spares a run's third git process (20-25 ms, a tenth of a run the whole-run cache answers).
+_TAGGING = frozenset({"-t", "-c", "-o", "-d", "--exclude-standard"})
+_CACHED_TAGS = frozenset({"H ", "S ", "M "})
 
 
 def _listed(root: Path, options: tuple[str, ...], paths: tuple[str, ...], literal: bool) -> list[str] | None:

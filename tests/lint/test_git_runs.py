@@ -6,6 +6,7 @@ temporary folders."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 from pathlib import Path
 
@@ -109,6 +110,34 @@ def test_the_tracked_files_are_listed_once_while_the_index_is_unchanged(tmp_path
     assert cfgcheck_git.ls_files(repo) == ["app.yaml", "k8s/new.yaml"]
     assert cfgcheck_git.ls_files(repo, "-c") == ["app.yaml", "k8s/new.yaml"]  # options: always asked
     assert len(git_runs) == 2
+
+
+def test_discovery_s_tagged_listing_gives_the_tracked_files_without_another_process(tmp_path, git_runs):
+    """Its cached entries (H, S skip-worktree, M unmerged once per stage; not R deleted, ? untracked) are what
+    ``git ls-files`` lists, in its order; a lint of the repository's root starts two git processes."""
+    repo = make_repo(tmp_path, {"a.yaml": "a: 1\n", "b.yaml": "b: 1\n", "c.yaml": "c: 1\n", "d/x.yaml": "x: 1\n"})
+    git(repo, "checkout", "-q", "-b", "other")
+    (repo / "a.yaml").write_text("a: 2\n")
+    git(repo, "commit", "-qam", "other")
+    git(repo, "checkout", "-q", "main")
+    (repo / "a.yaml").write_text("a: 3\n")
+    git(repo, "commit", "-qam", "main")
+    subprocess.run(["git", "-C", str(repo), "merge", "-q", "other"], capture_output=True,
+                   env={**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.com",
+                        "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.com"})  # a conflict in a.yaml
+    (repo / "b.yaml").unlink()
+    git(repo, "update-index", "--skip-worktree", "c.yaml")
+    (repo / "untracked.yaml").write_text("u: 1\n")
+    plain = subprocess.run(["git", "-C", str(repo), "ls-files", "-z"], capture_output=True, check=True)
+    expected = [name for name in plain.stdout.decode().split("\0") if name]
+    assert expected.count("a.yaml") == 3 and "untracked.yaml" not in expected
+    git_runs.clear()
+    tagged = cfgcheck_git.ls_files(repo, "-t", "-c", "-o", "-d", "--exclude-standard")
+    assert "R b.yaml" in tagged and "? untracked.yaml" in tagged
+    assert cfgcheck_git.ls_files(repo) == expected and len(git_runs) == 1
+    git_runs.clear()
+    cfgcheck_git.ls_files(repo, "-t", "-c", "-o")  # another listing: the tracked files are still those
+    assert cfgcheck_git.ls_files(repo) == expected and len(git_runs) == 1
 
 
 def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_path):
