@@ -175,7 +175,7 @@ def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[s
     if scope.startswith(("/", "../")):
         return None
     # -t tags each name: H tracked, ? untracked, R tracked but deleted from the work tree (also listed as H)
-    listed = _git_names(root, "-t", "-c", "-o", "-d", "--exclude-standard", scope or ".")
+    listed = _git_names(root, *git.WORK_TREE_LISTING, scope or ".")
     if listed is None:
         return None
     deleted = {entry[2:] for entry in listed if entry.startswith("R ")}

@@ -22,14 +22,16 @@ runs git in a worktree of its own. Every call is bounded in time and output (``s
 
 from __future__ import annotations
 
+import contextlib
 import os
 from pathlib import Path
 
-from .sandbox import run_bounded
+from .sandbox import Outcome, Running, run_bounded
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # imported by ``run``, which starts git: reading the configuration outside a repository does not
     import subprocess
+    from typing import Iterator
 
 TIMEOUT = 300.0  # seconds for one git process
 MAX_OUTPUT = 256 * 1024 * 1024  # bytes of one git process's output
@@ -67,14 +69,20 @@ def run(cwd: Path | str, *args: str, check: bool = False, error: type[Exception]
         timeout: float = TIMEOUT, limit: int = MAX_OUTPUT) -> subprocess.CompletedProcess:
     """``git ARGS`` in ``cwd`` (module docstring); with ``check``, ``error`` (one line: the subcommand and
     git's last message) when it fails. Output beyond ``limit`` bytes or ``timeout`` seconds is a failure."""
-    import subprocess  # for its result record: the process itself is run_bounded's
-
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
         outcome = run_bounded(["git", *HARDENING, *args], cwd=cwd, env=environment(keep, env), timeout=timeout,
                               limit=limit, input=data)
     except OSError as exc:
         raise error(f"cannot run git: {exc.strerror or exc}") from None
+    return _completed(args, outcome, check, error, text, timeout, limit)
+
+
+def _completed(args: tuple[str, ...], outcome: Outcome, check: bool, error: type[Exception], text: bool,
+               timeout: float, limit: int) -> subprocess.CompletedProcess:
+    """``run``'s answer from what the bounded run gave."""
+    import subprocess  # for its result record: the process itself is run_bounded's
+
     stderr, code = outcome.stderr, outcome.returncode
     if outcome.stopped is not None:
         bound = f"{timeout:g} s" if outcome.stopped == "timeout" else f"{limit:,} bytes of output"
@@ -104,8 +112,10 @@ def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal
     if not options and paths == (".",) and not literal:
         return _tracked(root)
     if paths == (".",) and not literal and {"-t", "-c"} <= set(options) <= _TAGGING:
-        index = _index_identity(root)  # before the listing: an index written after it is another identity
-        listed = _listed(root, options, paths, literal)
+        ahead = _AHEAD.pop((os.path.realpath(root), options), None)
+        # before the listing: an index written after it is another identity
+        index = ahead[0] if ahead is not None else _index_identity(root)
+        listed = _names(_ahead_answer(ahead[1], options)) if ahead is not None else _listed(root, options, paths, literal)
         if index is not None and listed is not None:  # its cached entries are the tracked files, in order
             _TRACKED[str(root)] = (index, [entry[2:] for entry in listed if entry[:2] in _CACHED_TAGS])
         return listed
@@ -126,9 +136,57 @@ def _listed(root: Path, options: tuple[str, ...], paths: tuple[str, ...], litera
                     env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
     except GitError:
         return None
-    if found.returncode != 0:
+    return _names(found)
+
+
+def _names(found: subprocess.CompletedProcess | None) -> list[str] | None:
+    if found is None or found.returncode != 0:
         return None
     return [name for name in found.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
+
+
+# Discovery's listing of a work tree (``discover._git_listing``): every file, tagged (``-t``), the untracked
+# ones not ignored, the deleted ones marked
+WORK_TREE_LISTING = ("-t", "-c", "-o", "-d", "--exclude-standard")
+# The listings started ahead (``listing_ahead``), by the work tree's real path and options: the index's
+# identity when each started, and the git process
+_AHEAD: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int, int] | None, Running]] = {}
+
+
+@contextlib.contextmanager
+def listing_ahead(folders: list[Path]) -> Iterator[None]:
+    """Within this block, discovery's listing (``WORK_TREE_LISTING``) of each of ``folders`` that is the top of
+    a work tree (it holds ``.git``) is under way already: git walks the work tree (60 ms of a GitOps tree's
+    5,000 files) while cfgcheck imports its modules and reads its configuration. A listing the run did not
+    ask for is killed when the block ends."""
+    started = []
+    if not any(name in os.environ for name in REPOSITORY_ENV):  # they may name another repository
+        for folder in dict.fromkeys(os.path.realpath(folder) for folder in folders):
+            if os.path.lexists(os.path.join(folder, ".git")) and (folder, WORK_TREE_LISTING) not in _AHEAD:
+                index = _index_identity(Path(folder))
+                args = ("ls-files", "-z", *WORK_TREE_LISTING, "--", ".")
+                try:
+                    running = Running(["git", *HARDENING, *args], cwd=folder, env=environment(), timeout=TIMEOUT,
+                                      limit=MAX_OUTPUT)
+                except OSError:
+                    continue  # no git: discovery finds out itself
+                _AHEAD[(folder, WORK_TREE_LISTING)] = (index, running)
+                started.append((folder, WORK_TREE_LISTING))
+    try:
+        yield
+    finally:
+        for key in started:
+            unused = _AHEAD.pop(key, None)
+            if unused is not None:
+                unused[1].cancel()
+
+
+def _ahead_answer(running: Running, options: tuple[str, ...]) -> subprocess.CompletedProcess | None:
+    try:
+        return _completed(("ls-files", "-z", *options, "--", "."), running.finish(), False, GitError, False,
+                          TIMEOUT, MAX_OUTPUT)
+    except (OSError, GitError):
+        return None
 
 
 # The tracked files of a work tree, with the index's identity when they were listed: a lint run asks twice

@@ -139,37 +139,40 @@ def run_lint_command(paths: Optional[List[Path]], base: Optional[str], fmt: str,
                      online: Optional[bool], baseline_file: Optional[Path], write_baseline: Optional[Path],
                      jobs: Optional[int], no_cache: bool, quiet: bool, statistics: bool, show_fixes: bool) -> int:
     """Lint files and folders; the exit code (1 when findings reach ``fail_on``)."""
-    from .lint import lint as run_lint
-    from .pool import default_jobs
+    from .git import listing_ahead  # before the modules a lint imports: git lists the work tree meanwhile
 
-    if jobs is not None and jobs < 0:
-        raise UsageError(f"--jobs {jobs}: give 1 or more processes, or 0 for the machine's cores")
+    with listing_ahead([] if base else paths or [Path(".")]):
+        from .lint import lint as run_lint
+        from .pool import default_jobs
 
-    paths = paths or [Path(".")]
-    config = load_config(config_paths(paths, stdin_filename), config_file)
-    if render_helm is not None:
-        config.data["render-helm"] = render_helm
-    if online is not None:
-        config.data["hub"] = online
-    hand_hub_client(config.data)
-    if config.get("render-helm") is True:
-        from .render.charts import helm_binary
+        if jobs is not None and jobs < 0:
+            raise UsageError(f"--jobs {jobs}: give 1 or more processes, or 0 for the machine's cores")
 
-        if helm_binary() is None:
-            raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"
-                             " (pip install 'cfgcheck[helm]')")
-    if base:
-        from .diff import lint_diff
+        paths = paths or [Path(".")]
+        config = load_config(config_paths(paths, stdin_filename), config_file)
+        if render_helm is not None:
+            config.data["render-helm"] = render_helm
+        if online is not None:
+            config.data["hub"] = online
+        hand_hub_client(config.data)
+        if config.get("render-helm") is True:
+            from .render.charts import helm_binary
 
-        refuse_streams(paths, "--base compares files in git")
-        result = lint_diff(paths, config, base, split_values(select), split_values(ignore))
-    else:
-        progress = fmt == "text" and output is None and not quiet
-        result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
-                          stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
-    _baseline(result, baseline_file, write_baseline)
-    write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
-    return result.exit_code(fail_on or config.get("fail-on", "error"))
+            if helm_binary() is None:
+                raise UsageError("Helm rendering was asked for (--render-helm / render-helm: true) but helm is not installed"
+                                 " (pip install 'cfgcheck[helm]')")
+        if base:
+            from .diff import lint_diff
+
+            refuse_streams(paths, "--base compares files in git")
+            result = lint_diff(paths, config, base, split_values(select), split_values(ignore))
+        else:
+            progress = fmt == "text" and output is None and not quiet
+            result = run_lint(paths, config, split_values(select), split_values(ignore), progress=progress,
+                              stdin_filename=stdin_filename, jobs=jobs or default_jobs(), cache=not no_cache)
+        _baseline(result, baseline_file, write_baseline)
+        write_output(render_lint(result, fmt, output, config.root, quiet, statistics, show_fixes), output)
+        return result.exit_code(fail_on or config.get("fail-on", "error"))
 
 
 def hand_hub_client(config: Optional[dict]) -> None:

@@ -158,39 +158,69 @@ def run_bounded(args: list[str], *, cwd: Path | str | None, env: dict[str, str],
     """Run ``args`` in its own process group: killed (with the group) after ``timeout`` seconds, once it
     prints more than ``limit`` bytes, or when cfgcheck stops (an exception, SIGINT, SIGTERM). With
     ``sandboxed``, the renderer's limits apply (no network where possible, rlimits)."""
-    import subprocess
-    import tempfile
-    import threading  # here: a run that starts no process starts no thread either
+    return Running(args, cwd=cwd, env=env, timeout=timeout, limit=limit, input=input, sandboxed=sandboxed).finish()
 
-    preexec = None
-    if sandboxed and resource is not None:
-        args = [*network_prefix(), *args]
-        preexec = functools.partial(_limit, ADDRESS_SPACE, cpu_seconds(timeout), limit, _death_signal())
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE if input is not None else
-                                   subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errors, preexec_fn=preexec,
-                                   start_new_session=os.name == "posix")
-        expired = threading.Event()
-        timer = threading.Timer(timeout, lambda: (expired.set(), _kill(process)))
-        timer.start()
+
+class Running:
+    """A process ``run_bounded`` started and has not read yet: its bounds run from its start, so a caller
+    may start it early and ``finish`` it when it needs the answer (git's listing of the work tree, started
+    while cfgcheck imports its modules); ``cancel`` kills a process whose answer is not needed."""
+
+    def __init__(self, args: list[str], *, cwd: Path | str | None, env: dict[str, str], timeout: float, limit: int,
+                 input: bytes | None = None, sandboxed: bool = False) -> None:
+        import subprocess
+        import tempfile
+        import threading  # here: a run that starts no process starts no thread either
+
+        preexec = None
+        if sandboxed and resource is not None:
+            args = [*network_prefix(), *args]
+            preexec = functools.partial(_limit, ADDRESS_SPACE, cpu_seconds(timeout), limit, _death_signal())
+        self.limit, self.sandboxed = limit, sandboxed
+        self.errors = tempfile.TemporaryFile()
         try:
-            if input is not None:
-                threading.Thread(target=_feed, args=(process, input), daemon=True).start()
-            output = _read(process, limit)
-            over = len(output) > limit
+            self.process = subprocess.Popen(args, cwd=cwd, env=env, stdin=subprocess.PIPE if input is not None else
+                                            subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=self.errors,
+                                            preexec_fn=preexec, start_new_session=os.name == "posix")
+        except BaseException:
+            self.errors.close()
+            raise
+        self.expired = threading.Event()
+        self.timer = threading.Timer(timeout, lambda: (self.expired.set(), _kill(self.process)))
+        self.timer.start()
+        if input is not None:
+            threading.Thread(target=_feed, args=(self.process, input), daemon=True).start()
+
+    def finish(self) -> Outcome:
+        """What the process printed (up to ``limit``), once it ended; the process is never left running."""
+        over = False
+        try:
+            output = _read(self.process, self.limit)
+            over = len(output) > self.limit
             if over:
-                _kill(process)
-            code = process.wait()
+                _kill(self.process)
+            code = self.process.wait()
         finally:
-            timer.cancel()
-            if process.poll() is None:
-                _kill(process)
-                process.wait()
-            process.stdout.close()
-        errors.seek(0)
-        stderr = errors.read(STDERR_BYTES)
-    stopped = "timeout" if expired.is_set() else "output" if over else _limit_hit(code, stderr) if sandboxed else None
-    return Outcome(output[:limit], stderr, code, stopped)
+            self._end()
+        self.errors.seek(0)
+        stderr = self.errors.read(STDERR_BYTES)
+        self.errors.close()
+        stopped = "timeout" if self.expired.is_set() else "output" if over else \
+            _limit_hit(code, stderr) if self.sandboxed else None
+        return Outcome(output[:self.limit], stderr, code, stopped)
+
+    def cancel(self) -> None:
+        """The process ended unread (killed when still running)."""
+        self._end()
+        self.errors.close()
+
+    def _end(self) -> None:
+        """The process ended (killed when still running) and waited for; its output pipe closed."""
+        self.timer.cancel()
+        if self.process.poll() is None:
+            _kill(self.process)
+            self.process.wait()
+        self.process.stdout.close()  # type: ignore[union-attr]
 
 
 def _read(process: subprocess.Popen, limit: int) -> bytes:

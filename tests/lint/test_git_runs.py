@@ -140,6 +140,24 @@ def test_discovery_s_tagged_listing_gives_the_tracked_files_without_another_proc
     assert cfgcheck_git.ls_files(repo) == expected and len(git_runs) == 1
 
 
+def test_the_work_tree_listed_ahead_is_discovery_s_listing_and_an_unused_one_is_ended(tmp_path, git_runs):
+    """``git.listing_ahead``: the lint command starts discovery's listing of a work tree's top before it imports
+    the lint; discovery takes that answer (the same as its own), and one nobody asked for is killed and reaped."""
+    repo = make_repo(tmp_path, {"app.yaml": APP, "k8s/svc.yaml": "kind: Service\n"})
+    (repo / "new.yaml").write_text("kind: List\n")
+    expected = subprocess.run(["git", "-C", str(repo), "ls-files", "-z", *cfgcheck_git.WORK_TREE_LISTING, "--", "."],
+                              capture_output=True, check=True).stdout.decode().split("\0")[:-1]
+    git_runs.clear()
+    with cfgcheck_git.listing_ahead([repo, repo / "k8s", repo / "app.yaml"]):  # only the work tree's top
+        assert len(git_runs) == 1 and len(cfgcheck_git._AHEAD) == 1
+        assert cfgcheck_git.ls_files(repo, *cfgcheck_git.WORK_TREE_LISTING) == expected
+        assert cfgcheck_git.ls_files(repo) == ["app.yaml", "k8s/svc.yaml"]  # its cached entries
+    assert len(git_runs) == 1 and not cfgcheck_git._AHEAD
+    with cfgcheck_git.listing_ahead([repo]):
+        [(_, running)] = cfgcheck_git._AHEAD.values()
+    assert running.process.returncode is not None and not cfgcheck_git._AHEAD  # ended and waited for
+
+
 def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_path):
     """The files git lists for the first pattern of each search are matched here against the whole
     search: the same files as git's ``--all-match`` per search, CRLF lines, tabs and case included."""
