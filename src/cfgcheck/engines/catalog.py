@@ -205,7 +205,7 @@ class _CatalogData:
 def _blank_parser(allow_abbrev: bool) -> argparse.ArgumentParser:
     """An argparse parser without actions, which each catalog's parser copies: ``ArgumentParser()`` looks up
     its titles' translations, and gettext looks for message catalogs on disk on every call that finds none
-    (8 paths each: 77 catalogs' parsers were 4% of a GitOps tree's lint)."""
+    (8 paths each): 90 us a parser against 3 us a copy, 6.9 ms for the GitOps tree's 77 catalogs."""
     import argparse  # with gettext and locale, 8% of a one-file lint's instructions: only when needed
 
     return argparse.ArgumentParser(prog="engine", allow_abbrev=allow_abbrev, add_help=False, conflict_handler="resolve")
