@@ -17,7 +17,8 @@ repository the user means (``REPOSITORY_ENV``), and what cfgcheck sets on purpos
 password), no pager, ``GIT_OPTIONAL_LOCKS=0`` (a read takes no lock and writes no index), the C locale
 (messages are matched). ``propose``, which fetches and pushes, also keeps what the transport and the
 committer identity need (``TRANSPORT_ENV``, ``IDENTITY_ENV``) and drops the repository variables: it
-runs git in a worktree of its own. Every call is bounded in time and output (``sandbox.run_bounded``).
+runs git in a worktree of its own. Every call is bounded in time and output (``sandbox.Running``, as
+``run_bounded`` runs it).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ import contextlib
 import os
 from pathlib import Path
 
-from .sandbox import Outcome, Running, run_bounded
+from .sandbox import Outcome, Running
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # imported by ``run``, which starts git: reading the configuration outside a repository does not
@@ -71,17 +72,24 @@ def run(cwd: Path | str, *args: str, check: bool = False, error: type[Exception]
     git's last message) when it fails. Output beyond ``limit`` bytes or ``timeout`` seconds is a failure."""
     data = input.encode("utf-8") if isinstance(input, str) else input
     try:
-        outcome = run_bounded(["git", *HARDENING, *args], cwd=cwd, env=environment(keep, env), timeout=timeout,
-                              limit=limit, input=data)
+        outcome = _start(cwd, args, keep, env, timeout, limit, data).finish()
     except OSError as exc:
         raise error(f"cannot run git: {exc.strerror or exc}") from None
     return _completed(args, outcome, check, error, text, timeout, limit)
 
 
+def _start(cwd: Path | str, args: tuple[str, ...], keep: tuple[str, ...] = REPOSITORY_ENV,
+           env: dict[str, str] | None = None, timeout: float = TIMEOUT, limit: int = MAX_OUTPUT,
+           input: bytes | None = None) -> Running:
+    """``git ARGS`` started in ``cwd`` (``run``'s process, read by its ``finish``). Raises OSError."""
+    return Running(["git", *HARDENING, *args], cwd=cwd, env=environment(keep, env), timeout=timeout, limit=limit,
+                   input=input)
+
+
 def _completed(args: tuple[str, ...], outcome: Outcome, check: bool, error: type[Exception], text: bool,
                timeout: float, limit: int) -> subprocess.CompletedProcess:
     """``run``'s answer from what the bounded run gave."""
-    import subprocess  # for its result record: the process itself is run_bounded's
+    import subprocess  # for its result record: the process itself is sandbox.Running's
 
     stderr, code = outcome.stderr, outcome.returncode
     if outcome.stopped is not None:
@@ -112,14 +120,25 @@ def ls_files(root: Path, *options: str, paths: tuple[str, ...] = (".",), literal
     if not options and paths == (".",) and not literal:
         return _tracked(root)
     if paths == (".",) and not literal and {"-t", "-c"} <= set(options) <= _TAGGING:
-        ahead = _AHEAD.pop((os.path.realpath(root), options), None)
-        # before the listing: an index written after it is another identity
-        index = ahead[0] if ahead is not None else _index_identity(root)
-        listed = _names(_ahead_answer(ahead[1], options)) if ahead is not None else _listed(root, options, paths, literal)
+        index, listed = _tagged(root, options)
         if index is not None and listed is not None:  # its cached entries are the tracked files, in order
             _TRACKED[str(root)] = (index, [entry[2:] for entry in listed if entry[:2] in _CACHED_TAGS])
         return listed
     return _listed(root, options, paths, literal)
+
+
+def _tagged(root: Path, options: tuple[str, ...]) -> tuple[tuple[int, int, int] | None, list[str] | None]:
+    """A tagged listing of the work tree ``root``, the one started ahead when there is one (``listing_ahead``),
+    with the index's identity read before it began (an index written after it is another identity)."""
+    ahead = _AHEAD.pop(os.path.realpath(root), None) if options == WORK_TREE_LISTING else None
+    if ahead is None:
+        return _index_identity(root), _listed(root, options, (".",), False)
+    index, running = ahead
+    try:
+        outcome = running.finish()
+    except OSError:
+        return index, None
+    return index, _names(_completed(_ls_args(options, (".",)), outcome, False, GitError, False, TIMEOUT, MAX_OUTPUT))
 
 
 # A tagged listing of the whole work tree (discovery's: ``-t -c -o -d --exclude-standard``) holds the tracked
@@ -132,15 +151,18 @@ _CACHED_TAGS = frozenset({"H ", "S ", "M "})
 
 def _listed(root: Path, options: tuple[str, ...], paths: tuple[str, ...], literal: bool) -> list[str] | None:
     try:
-        found = run(root, "ls-files", "-z", *options, "--", *paths,
-                    env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
+        found = run(root, *_ls_args(options, paths), env={"GIT_LITERAL_PATHSPECS": "1"} if literal else None)
     except GitError:
         return None
     return _names(found)
 
 
-def _names(found: subprocess.CompletedProcess | None) -> list[str] | None:
-    if found is None or found.returncode != 0:
+def _ls_args(options: tuple[str, ...], paths: tuple[str, ...]) -> tuple[str, ...]:
+    return ("ls-files", "-z", *options, "--", *paths)
+
+
+def _names(found: subprocess.CompletedProcess) -> list[str] | None:
+    if found.returncode != 0:
         return None
     return [name for name in found.stdout.decode("utf-8", "surrogateescape").split("\0") if name]
 
@@ -148,9 +170,9 @@ def _names(found: subprocess.CompletedProcess | None) -> list[str] | None:
 # Discovery's listing of a work tree (``discover._git_listing``): every file, tagged (``-t``), the untracked
 # ones not ignored, the deleted ones marked
 WORK_TREE_LISTING = ("-t", "-c", "-o", "-d", "--exclude-standard")
-# The listings started ahead (``listing_ahead``), by the work tree's real path and options: the index's
-# identity when each started, and the git process
-_AHEAD: dict[tuple[str, tuple[str, ...]], tuple[tuple[int, int, int] | None, Running]] = {}
+# The listings started ahead (``listing_ahead``), by the work tree's real path: the index's identity when each
+# started, and the git process
+_AHEAD: dict[str, tuple[tuple[int, int, int] | None, Running]] = {}
 
 
 @contextlib.contextmanager
@@ -162,16 +184,13 @@ def listing_ahead(folders: list[Path]) -> Iterator[None]:
     started = []
     if not any(name in os.environ for name in REPOSITORY_ENV):  # they may name another repository
         for folder in dict.fromkeys(os.path.realpath(folder) for folder in folders):
-            if os.path.lexists(os.path.join(folder, ".git")) and (folder, WORK_TREE_LISTING) not in _AHEAD:
+            if os.path.lexists(os.path.join(folder, ".git")) and folder not in _AHEAD:
                 index = _index_identity(Path(folder))
-                args = ("ls-files", "-z", *WORK_TREE_LISTING, "--", ".")
                 try:
-                    running = Running(["git", *HARDENING, *args], cwd=folder, env=environment(), timeout=TIMEOUT,
-                                      limit=MAX_OUTPUT)
+                    _AHEAD[folder] = (index, _start(folder, _ls_args(WORK_TREE_LISTING, (".",))))
                 except OSError:
                     continue  # no git: discovery finds out itself
-                _AHEAD[(folder, WORK_TREE_LISTING)] = (index, running)
-                started.append((folder, WORK_TREE_LISTING))
+                started.append(folder)
     try:
         yield
     finally:
@@ -179,14 +198,6 @@ def listing_ahead(folders: list[Path]) -> Iterator[None]:
             unused = _AHEAD.pop(key, None)
             if unused is not None:
                 unused[1].cancel()
-
-
-def _ahead_answer(running: Running, options: tuple[str, ...]) -> subprocess.CompletedProcess | None:
-    try:
-        return _completed(("ls-files", "-z", *options, "--", "."), running.finish(), False, GitError, False,
-                          TIMEOUT, MAX_OUTPUT)
-    except (OSError, GitError):
-        return None
 
 
 # The tracked files of a work tree, with the index's identity when they were listed: a lint run asks twice
