@@ -80,9 +80,7 @@ def read_text(workspace: Workspace, rel: str) -> str | None:
     """The text of the repository file ``rel``, or None when it is absent, unreadable, too large, not
     held by Git (see the module's docstring), inside ``.git``, or reached through a link that leaves."""
     root = workspace.config.get("root")
-    files = workspace.space(__name__, _Files)
-    if not _decided_by_git(workspace, files, rel):
-        read_beyond(os.path.join(str(root), rel) if root else None)
+    files = _noted(workspace, rel, file=True)
     if rel in files.texts:
         return files.texts[rel]
     files.texts[rel] = None
@@ -114,10 +112,7 @@ def holds_folder(workspace: Workspace, rel: str) -> bool:
     """Whether the repository holds a folder ``rel`` with a file in it that would be read (tracked by Git,
     at the commit, or not ignored outside Git)."""
     root = workspace.config.get("root")
-    files = workspace.space(__name__, _Files)
-    if not _decided_by_git(workspace, files):
-        # the whole-run cache checks this folder again before it reuses a run (paths.read_beyond)
-        read_beyond(os.path.join(str(root), rel) if root else None)
+    files = _noted(workspace, rel)
     if not root or _normal(rel) != rel:
         return False
     try:
@@ -130,9 +125,7 @@ def files_in(workspace: Workspace, rel: str) -> list[str]:
     """The names of the files directly in the repository folder ``rel`` (``""``: the root) that would be
     read (tracked by Git, at the commit, or not ignored outside Git), sorted."""
     root = workspace.config.get("root")
-    files = workspace.space(__name__, _Files)
-    if not _decided_by_git(workspace, files):
-        read_beyond(os.path.join(str(root), rel) if root else None)
+    files = _noted(workspace, rel)
     if not root or (rel and _normal(rel) != rel):
         return []
     try:
@@ -145,9 +138,7 @@ def files_ending(workspace: Workspace, suffixes: tuple[str, ...]) -> list[str]:
     """The repository's files (repo-relative) whose names end with one of ``suffixes`` and that would be
     read (tracked by Git, at the commit, or not ignored outside Git), sorted."""
     root = workspace.config.get("root")
-    files = workspace.space(__name__, _Files)
-    if not _decided_by_git(workspace, files):
-        read_beyond(str(root) if root else None)
+    files = _noted(workspace, "")
     if not root:
         return []
     try:
@@ -156,18 +147,23 @@ def files_ending(workspace: Workspace, suffixes: tuple[str, ...]) -> list[str]:
         return []
 
 
-def _decided_by_git(workspace: Workspace, files: _Files, rel: str | None = None) -> bool:
-    """Whether the answer about ``rel`` (a file not read), or about which files there are (``rel`` None),
-    follows from the list of files Git tracks alone: the whole-run cache's key holds that list
-    (``lint.whole_run``), so such a read is not noted for it (``paths.read_beyond``: on a GitOps tree, 9,000
-    of its 13,700 looks, each a ``stat`` of a README or sidecar most folders lack)."""
-    if not workspace.config.get("root"):
-        return False
-    try:
-        source = _source_of(workspace, files)
-    except (OSError, UnsafePath):
-        return False
-    return isinstance(source, _Tracked) and (rel is None or rel not in source.tracked)
+def _noted(workspace: Workspace, rel: str, file: bool = False) -> _Files:
+    """This module's index space, once the look at ``rel`` (a ``file`` read, else a folder listed) is noted
+    for the whole-run cache (``paths.read_beyond``: it checks the path again before it reuses a run), unless
+    Git's list of tracked files alone decides the answer (a file it does not track, which files a folder
+    holds): the run's key holds that list (``lint.whole_run``). On a GitOps tree 9,000 of 13,700 looks were
+    such, each a ``stat`` of a README or sidecar most folders lack."""
+    root = workspace.config.get("root")
+    files = workspace.space(__name__, _Files)
+    if root:
+        try:
+            source = _source_of(workspace, files)
+        except (OSError, UnsafePath):
+            source = None
+        if isinstance(source, _Tracked) and (not file or rel not in source.tracked):
+            return files
+    read_beyond(os.path.join(str(root), rel) if root else None)
+    return files
 
 
 def _source_of(workspace: Workspace, files: _Files) -> _Source:
