@@ -391,7 +391,7 @@ def test_the_console_entry_ends_the_process_with_mains_exit_code(ends, code: int
         print("report", end="")
         ends()
 
-    monkeypatch.setattr(entry, "main", command)
+    monkeypatch.setattr(entry, "command", command)
     monkeypatch.setattr(entry.os, "_exit", exit_now)
     with pytest.raises(Ended) as ended:
         entry.run()
