@@ -83,6 +83,8 @@ def read_text(workspace: Workspace, rel: str) -> str | None:
     files = _noted(workspace, rel, file=True)
     if rel in files.texts:
         return files.texts[rel]
+    if isinstance(files.source, _Tracked) and rel not in files.source.tracked:
+        return None  # most reads of a run: a README or sidecar a folder lacks (5,000 on a GitOps tree)
     files.texts[rel] = None
     if not root or _normal(rel) != rel:
         return None
