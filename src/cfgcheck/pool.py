@@ -277,6 +277,11 @@ def owners(chunks: int, jobs: int) -> list[int]:
     return [index % jobs for index in range(chunks)]
 
 
+def owner(position: int, jobs: int) -> int:
+    """Which process ``ordered`` deals the item at ``position`` to (``owners``: 0 the run's)."""
+    return position // CHUNK % jobs
+
+
 def ordered(work: Callable[[Any], bytes], items: list[Any], jobs: int,
             bounds: tuple[Callable[[], None], Callable[[], None]], here: Callable[[Any], Any]) -> Iterator[Any]:
     """For each item in order, ``here(item)`` for the run's own share of the chunks, else ``work(item)``
