@@ -55,8 +55,16 @@ def test_one_two_and_four_processes_report_alike(tmp_path: Path, monkeypatch) ->
 
 
 def test_the_run_and_its_workers_share_the_chunks_in_turn() -> None:
-    assert pool.owners(5, 2) == [0, 1, 0, 1, 0]  # the run first: the worker stages while it does
-    assert pool.owners(6, 4) == [0, 1, 2, 3, 0, 1]
+    # the run first (the workers stage while it does), then a little more than an equal share, spread evenly
+    assert pool.owners(5, 2) == [0, 0, 1, 0, 1]
+    assert pool.owners(8, 4) == [0, 1, 2, 0, 3, 1, 2, 0]
+    assert pool.owners(4, 1) == [0, 0, 0, 0]
+    for jobs in (2, 3, 4):
+        dealt = pool.owners(1000, jobs)
+        assert dealt.count(0) == -(-1000 * pool.RUN_SHARE // (100 * jobs))  # the run's share, to the chunk
+        theirs = [dealt.count(worker) for worker in range(1, jobs)]
+        assert max(theirs) - min(theirs) <= 1  # the workers' shares alike
+        assert all(pool.owner(at, jobs) == dealt[at // pool.CHUNK] for at in range(0, 8000, 7))
 
 
 def _stages_forever(item: int) -> bytes:
