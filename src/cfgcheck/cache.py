@@ -19,7 +19,6 @@ A whole run's key needs every file's bytes: ``StatIndex`` keeps, per repository,
 
 from __future__ import annotations
 
-import functools
 import itertools
 import json
 import os
@@ -44,9 +43,6 @@ READ_BYTES = 8 * 2**20
 # Pickling a whole run costs memory and time in proportion to its served models (2,123 models: a 21 MB
 # entry, +100 MiB peak and +1.5 s on the first run, more than the run itself needs); such runs keep none.
 RUN_MODELS = 500
-# Files from which a first run (its files in no ``StatIndex``) with several processes reads and hashes them in
-# as many: a fork and the digests sent back cost less than half the reads and hashes (``RunCache._apart``).
-HASHED_APART = 500
 ABSENT = "absent"  # the fingerprint of a path with nothing at it
 # A file changed within one tick of its file system's clock after it was looked at keeps its times (Git's
 # "racy" entries, Documentation/technical/racy-git.txt): a file whose times are less than this before the run
@@ -319,59 +315,27 @@ class RunCache:
     entry is used, and the notes it said, said again. A run that read something it cannot name (a
     renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``."""
 
-    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path], jobs: int = 1) -> None:
+    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path]) -> None:
         self.store, self.root = store, root
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
-        here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
-        paths: dict[str, tuple[int, Path]] = {}  # absolute and normalised, as ``paths.Noted`` looks paths up
-        for position, file in enumerate(files):
-            paths.setdefault(os.path.normpath(os.path.join(here, file)), (position, file))
-        self.known = set(paths)
-        apart = jobs > 1 and len(paths) >= HASHED_APART and pool.forks() and len(self.stats.kept) < len(paths) // 2
-        children = self._apart(paths, jobs) if apart else []
-        try:
-            kept, found = 0, {}
-            theirs = {path for share, _ in children for path in share}
-            for path, (_, file) in paths.items():
-                if path in theirs:
-                    continue
-                kind, hexdigest, data = self.stats.contents(path)
-                found[path] = (kind, hexdigest)
-                if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
-                    self.read[file] = data
-                    kept += len(data)
-            for share, child in children:
-                for path, (kind, hexdigest, entry) in zip(share, pool.loads(child.receive(), _names_nothing)):
-                    found[path] = (kind, hexdigest)
-                    if entry is not None:
-                        self.stats.looked[path] = entry
-        finally:
-            for _, child in children:
-                child.end()
         key = sha256("\n".join(["run 3", *parts, ""]).encode("utf-8", "surrogatepass"))
-        key.update("".join([f"{path}\0{found[path][0]}\0{found[path][1]}\n" for path in paths]).encode(
-            "utf-8", "surrogateescape"))
+        self.known: set[str] = set()
+        kept, said = 0, []
+        here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
+        for file in files:
+            path = os.path.normpath(os.path.join(here, file))  # absolute and normalised, as ``paths.Noted`` looks paths up
+            if path in self.known:
+                continue
+            self.known.add(path)
+            kind, hexdigest, data = self.stats.contents(path)
+            said.append(f"{path}\0{kind}\0{hexdigest}\n")
+            if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
+                self.read[file] = data
+                kept += len(data)
+        key.update("".join(said).encode("utf-8", "surrogateescape"))
         self.key = key.hexdigest()
-
-    def _apart(self, paths: dict[str, tuple[int, Path]], jobs: int) -> list[tuple[list[str], Any]]:
-        """Forked processes that say what ``StatIndex.contents`` says of the files the run's workers will stage
-        (``pool.owner``), each a worker's share, while this one reads and hashes the run's own share, whose
-        bytes it keeps for the run: a first run of a GitOps tree (5,000 files, none in the index) spent 95 ms
-        reading and hashing before its workers started. Each answers the digests in the order asked, with the
-        index entries they made; a worker reads its files again when it stages them."""
-        shares = [[path for path, (position, _) in paths.items() if pool.owner(position, jobs) == worker]
-                  for worker in range(1, jobs)]
-        return [(share, pool.forked(functools.partial(self._hashed, share))) for share in shares if share]
-
-    def _hashed(self, share: list[str]) -> bytes:
-        """(kind, digest, the index entry made) of each path of ``share``, pickled: a forked process's answer."""
-        answers = []
-        for path in share:
-            kind, hexdigest, _ = self.stats.contents(path)
-            answers.append((kind, hexdigest, self.stats.looked.get(path)))
-        return pool.dumps(answers, names=False)
 
     def run(self, lint: Callable[[], Any]) -> Any:
         """The kept result, its notes said again; else ``lint()``'s, kept for the next run."""
@@ -440,7 +404,3 @@ class RunCache:
             if files is not None:
                 result.files = files
         self.store.put(self.key, data)
-
-
-def _names_nothing(name: str) -> None:
-    raise ValueError(f"digests name no shared object ({name})")

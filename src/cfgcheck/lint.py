@@ -488,7 +488,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     codes = enabled_codes(config, select, ignore)
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
 
-    whole = whole_run(paths, inputs, config, codes, fast, jobs) if cache and prefilter else None
+    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
 
     def linted() -> LintResult:
         collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs,
@@ -501,11 +501,9 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     return whole.run(linted) if whole is not None else linted()
 
 
-def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool,
-              jobs: int = 1) -> RunCache | None:
+def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool) -> RunCache | None:
     """The whole-run cache of a lint of folders (cache.py ``RunCache``): not of files named one by one (the
-    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub;
-    ``jobs``: the run's processes, which read and hash a first run's files (``RunCache._apart``)."""
+    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub."""
     settings = config.as_dict()
     if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
         return None
@@ -518,7 +516,7 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
              f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
              f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
              f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
-    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files, jobs)
+    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

@@ -275,11 +275,6 @@ def owners(chunks: int, jobs: int) -> list[int]:
     return [_chunk_owner(chunk, jobs) for chunk in range(chunks)]
 
 
-def owner(position: int, jobs: int) -> int:
-    """Which process ``ordered`` deals the item at ``position`` to (``owners``: 0 the run's)."""
-    return _chunk_owner(position // CHUNK, jobs)
-
-
 # The run's share of the chunks, in percent of an equal share (``jobs`` processes). A little more than equal:
 # a worker also pickles what it sends and starts later (the fork, its first files' imports), and the run waited
 # for it. With 2 processes, 54% of the chunks against 50% (interleaved, the cache cold): GitOps tree 1.069 ->

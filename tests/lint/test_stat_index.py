@@ -158,38 +158,3 @@ def test_a_name_a_noted_folder_lacked_is_looked_for_only_when_the_folder_changed
     (other / "README.md").unlink()
     (folder / "README.md").write_text("Tested on 1x L40S\n", encoding="utf-8")
     assert not run._unchanged(found)  # the folder's times moved: the name is looked for again
-
-
-def test_a_first_run_with_several_processes_hashes_each_workers_share_apart(tmp_path: Path, aged, monkeypatch) -> None:
-    """A first run (no file in the index) with 2 or 3 processes: forked processes read and hash the files the
-    workers will stage (``pool.owner``) while the run reads its own share, whose bytes alone it keeps. The key,
-    the index entries and what is read are those of one process; a file that is gone or a folder is said so."""
-    from cfgcheck import pool
-    from cfgcheck.cache import RunCache
-
-    monkeypatch.setattr(cache_module, "HASHED_APART", 8)
-    files = []
-    for number in range(40):
-        files.append(tmp_path / f"app{number}.yaml")
-        files[-1].write_text(f"a: {number}\n" * (number + 1), encoding="utf-8")
-    (tmp_path / "folder.yaml").mkdir()
-    files[7:7] = [tmp_path / "gone.yaml", tmp_path / "folder.yaml"]
-
-    def made(jobs: int) -> RunCache:
-        return RunCache(ContentCache({}, False, tmp_path / f"cache{jobs}", "run"), str(tmp_path), ["x", "y"], files, jobs)
-
-    one = made(1)
-    forked = pool.forked
-    children: list[int] = []
-    monkeypatch.setattr(pool, "forked", lambda task: children.append(1) or forked(task))
-    for jobs in (2, 3):
-        apart = made(jobs)
-        assert (apart.key, apart.stats.looked, apart.known) == (one.key, one.stats.looked, one.known)
-        assert len(apart.stats.looked) == 40
-        assert set(apart.read) == {file for position, file in enumerate(files)
-                                   if pool.owner(position, jobs) == 0 and file.is_file()}
-        assert all(apart.read[file] == one.read[file] for file in apart.read)
-    assert len(children) == 1 + 2
-    one.stats.save()  # a second run: the index tells the files, stat alone, in the run's process
-    again = RunCache(ContentCache({}, False, tmp_path / "cache1", "run"), str(tmp_path), ["x", "y"], files, 2)
-    assert again.key == one.key and len(children) == 3 and not again.read
