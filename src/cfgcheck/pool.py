@@ -269,25 +269,31 @@ def forked(task: Callable[[], bytes]) -> _Child:
 
 
 def owners(chunks: int, jobs: int) -> list[int]:
-    """Which process stages each chunk: 0 the run's, 1 to ``jobs - 1`` a worker's. The run takes
-    ``RUN_SHARE`` of the chunks, spread evenly from the first (which it stages while the workers start), the
-    workers the others in turn."""
+    """Which process stages each chunk: 0 the run's, 1 to ``jobs - 1`` a worker's. The run stages the first
+    ``RUN_AHEAD`` chunks while the workers start, then ``RUN_SHARE`` of the others, spread evenly; the
+    workers the rest in turn."""
     return [_chunk_owner(chunk, jobs) for chunk in range(chunks)]
 
 
-# The run's share of the chunks, in percent of an equal share (``jobs`` processes). A little more than equal:
-# a worker also pickles what it sends and starts later (the fork, its first files' imports), and the run waited
-# for it. With 2 processes, 54% of the chunks against 50% (interleaved, the cache cold): GitOps tree 1.069 ->
-# 0.962 s (15 runs each), dense corpus 2.115 -> 1.985 s (10 runs); 55% was best on the tree (0.708 against
-# 0.746 s) and worse on dense (1.979 against 1.857 s), 40% or less slower on both.
-RUN_SHARE = 108
+# How the run shares the chunks with its workers. A worker starts later (the fork, the imports its first files
+# need) and also pickles what it sends, and the run waited for it (38-75 ms of a GitOps tree's --jobs 2 run
+# were spent reading the pipe): the run stages the first chunks alone and then a little more than an equal
+# share (in percent of one). Interleaved wall times with 2 processes, the cache cold (medians):
+# - equal shares against 54% (RUN_SHARE 108, no chunks ahead): GitOps tree 1.069 -> 0.962 s (15 runs each),
+#   0.746 -> 0.708 s at 55% (20 runs); dense corpus 2.115 -> 1.985 s (10 runs); 55% was worse on dense (1.979
+#   against 1.857 s), 60% no better on the tree, 45% or less slower on both;
+# - 6 chunks ahead, then 52%, against 54% alone: tree 0.813 -> 0.751, 0.763 -> 0.736 and 0.825 -> 0.799 s (15
+#   runs each, three rounds); dense 1.635 against 1.639 s (8 runs); 12 chunks ahead or 50% after 6 no better.
+RUN_AHEAD = 6
+RUN_SHARE = 104
 
 
 def _chunk_owner(chunk: int, jobs: int) -> int:
-    """``owners`` of one chunk: the run's when its share of the chunks up to this one grows by it (by whole
-    numbers: a share of 1/3 deals every third chunk exactly)."""
-    if jobs < 2:
+    """``owners`` of one chunk: after the first ``RUN_AHEAD``, the run's when its share of the chunks up to this
+    one grows by it (by whole numbers: a share of 1/3 deals every third chunk exactly)."""
+    if jobs < 2 or chunk < RUN_AHEAD:
         return 0
+    chunk -= RUN_AHEAD
     share, whole = RUN_SHARE, 100 * jobs  # the run's chunks in ``chunk + 1`` are ceil((chunk + 1) * share / whole)
     before = -(-chunk * share // whole)
     if -(-(chunk + 1) * share // whole) > before:

@@ -258,6 +258,8 @@ def test_a_worker_writes_its_entries_as_a_pack_the_next_run_reads(tmp_path: Path
         (folder / f"app{number}.yaml").write_text(DEPLOYMENT.format(tag=f"v0.8.{number}"), encoding="utf-8")
     monkeypatch.setattr(pool, "MIN_FILES", 2)
     monkeypatch.setattr(pool, "CHUNK", 1)  # the run stages app0, app2, app4; its worker app1, app3, app5
+    monkeypatch.setattr(pool, "RUN_AHEAD", 0)
+    monkeypatch.setattr(pool, "RUN_SHARE", 100)
     first = _report(folder, cache=True, jobs=2)
     assert len(_files(cache_home, "stage")) == 2 and len(_entries(cache_home)) == 6  # one pack per process
     monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)

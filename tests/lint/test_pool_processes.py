@@ -39,6 +39,7 @@ def test_one_two_and_four_processes_report_alike(tmp_path: Path, monkeypatch) ->
     one = _report(folder, 1)
     monkeypatch.setattr(lint_module, "RULES_APART", 2)  # the fixtures' served models are enough to check apart
     monkeypatch.setattr(pool, "CHUNK", 3)  # more chunks than processes: each process stages several
+    monkeypatch.setattr(pool, "RUN_AHEAD", 1)
     forks: list[int] = []
     forked = pool.forked
 
@@ -55,13 +56,14 @@ def test_one_two_and_four_processes_report_alike(tmp_path: Path, monkeypatch) ->
 
 
 def test_the_run_and_its_workers_share_the_chunks_in_turn() -> None:
-    # the run first (the workers stage while it does), then a little more than an equal share, spread evenly
-    assert pool.owners(5, 2) == [0, 0, 1, 0, 1]
-    assert pool.owners(8, 4) == [0, 1, 2, 0, 3, 1, 2, 0]
+    # the run first, alone (the workers start meanwhile), then a little more than an equal share, spread evenly
+    ahead = [0] * pool.RUN_AHEAD
+    assert pool.owners(pool.RUN_AHEAD + 5, 2) == ahead + [0, 0, 1, 0, 1]
+    assert pool.owners(pool.RUN_AHEAD + 8, 4) == ahead + [0, 1, 2, 0, 3, 1, 2, 0]
     assert pool.owners(4, 1) == [0, 0, 0, 0]
     for jobs in (2, 3, 4):
-        dealt = pool.owners(1000, jobs)
-        assert dealt.count(0) == -(-1000 * pool.RUN_SHARE // (100 * jobs))  # the run's share, to the chunk
+        dealt = pool.owners(pool.RUN_AHEAD + 1000, jobs)
+        assert dealt.count(0) == pool.RUN_AHEAD + -(-1000 * pool.RUN_SHARE // (100 * jobs))  # the run's share
         theirs = [dealt.count(worker) for worker in range(1, jobs)]
         assert max(theirs) - min(theirs) <= 1  # the workers' shares alike
 
@@ -94,7 +96,7 @@ def test_ctrl_c_and_termination_end_the_workers(monkeypatch, stop: type[BaseExce
     previous = signal.signal(signal.SIGALRM, interrupt)
     try:
         with pytest.raises(stop):
-            list(pool.ordered(_stages_forever, list(range(40)), 3, (lambda: None, lambda: None), here))
+            list(pool.ordered(_stages_forever, list(range(200)), 3, (lambda: None, lambda: None), here))
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -110,7 +112,7 @@ def _dies(item: int) -> bytes:  # only a worker calls it: the run stages its own
 
 
 def test_a_worker_that_dies_ends_the_run() -> None:
-    answers = pool.ordered(_dies, list(range(40)), 2, (lambda: None, lambda: None), lambda item: b"here")
+    answers = pool.ordered(_dies, list(range(200)), 2, (lambda: None, lambda: None), lambda item: b"here")
     with pytest.raises(pool.WorkerDied, match="signal 9"):
         list(answers)
 
