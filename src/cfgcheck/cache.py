@@ -313,27 +313,35 @@ class RunCache:
     bytes of each of ``files``, the files it lints; its entry holds, beside the result, what the run found
     in every other file or folder it read or looked for (``paths.read_beyond``), checked again before the
     entry is used, and the notes it said, said again. A run that read something it cannot name (a
-    renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``."""
+    renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``.
 
-    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path]) -> None:
+    ``ahead``: on a first run (most files not in the index), what starts the run's workers before the files
+    are read and hashed (``lint.lint``), within the block that notes their reads beyond their files; it
+    answers which files (by position) the run stages itself: only theirs are kept for it."""
+
+    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path],
+                 ahead: Callable[[], Callable[[int], bool]] | None = None) -> None:
         self.store, self.root = store, root
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
-        key = sha256("\n".join(["run 3", *parts, ""]).encode("utf-8", "surrogatepass"))
-        self.known: set[str] = set()
-        kept, said = 0, []
         here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
-        for file in files:
-            path = os.path.normpath(os.path.join(here, file))  # absolute and normalised, as ``paths.Noted`` looks paths up
-            if path in self.known:
-                continue
-            self.known.add(path)
+        paths: dict[str, tuple[int, Path]] = {}  # absolute and normalised, as ``paths.Noted`` looks paths up
+        for position, file in enumerate(files):
+            paths.setdefault(os.path.normpath(os.path.join(here, file)), (position, file))
+        self.known = set(paths)
+        runs = None  # which files the run stages itself, when its workers started ahead
+        if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
+            with noting(self.root, self.known, self.stats.fingerprint, ABSENT):  # what they read beyond is noted
+                runs = ahead()
+        said, kept = [], 0
+        for path, (position, file) in paths.items():
             kind, hexdigest, data = self.stats.contents(path)
             said.append(f"{path}\0{kind}\0{hexdigest}\n")
-            if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
+            if data is not None and kind == "file" and kept + len(data) <= READ_BYTES and (runs is None or runs(position)):
                 self.read[file] = data
                 kept += len(data)
+        key = sha256("\n".join(["run 3", *parts, ""]).encode("utf-8", "surrogatepass"))
         key.update("".join(said).encode("utf-8", "surrogateescape"))
         self.key = key.hexdigest()
 

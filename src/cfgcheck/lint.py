@@ -25,7 +25,7 @@ from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, 
                        rules_needed)
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
                      isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, RunWorkspace,
-                     Staged)
+                     Staged, start_workers)
 from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
@@ -137,7 +137,8 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
            stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False,
-           inputs: Inputs | None = None, read: dict[Path, bytes] | None = None) -> Collection:
+           inputs: Inputs | None = None, read: dict[Path, bytes] | None = None,
+           started: pool.Workers | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
     InferenceService names a Model not seen yet waits until every file has been read; a Model that
@@ -146,7 +147,8 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     processes that read files (``stages.staged``: the same result with any number); ``cache``: files
     whose stage follows from their own text are kept in the content cache (``cache.py``); ``inputs``:
     what ``discover`` found for ``paths``, when the caller asked it already; ``read``: the bytes of
-    files read already (the whole-run cache's), each taken once."""
+    files read already (the whole-run cache's), each taken once; ``started``: the workers that stage
+    ``inputs.files``, started already (``starter``)."""
     inputs = inputs or discover(paths, config.root, config.get("exclude", []), file_suffixes())
     named_files = any(path != STDIN and not path.is_dir() for path in paths)
     # one git grep for the users of the named files and the files that document a GPU ceiling
@@ -168,7 +170,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     waiting: list[LoadedFile] = []
     with parse_cache():  # a file an adapter reads again (a kustomization and its bases) is parsed once
         kept = PackedCache(settings, fast) if cache and wanted is not None else None
-        for done in _read(inputs, config, fast, wanted, stdin_filename, (jobs, read), workspace, kept):
+        for done in _read(inputs, config, fast, wanted, stdin_filename, (jobs, read, started), workspace, kept):
             current = done.file
             loaded.append(current)
             if done.models is not None:  # its stage built them (a file that shares no index)
@@ -224,10 +226,11 @@ def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters
 
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None,
-          jobs: tuple[int, dict[Path, bytes] | None], workspace: Callable[[], adapters.Workspace],
+          jobs: tuple[int, dict[Path, bytes] | None, pool.Workers | None], workspace: Callable[[], adapters.Workspace],
           cache: PackedCache | None) -> Iterator[Staged]:
-    """Each file after its stage; ``jobs``: the worker processes, and the bytes of files read already."""
-    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1])
+    """Each file after its stage; ``jobs``: the processes, the bytes of files read already, and the workers
+    started already."""
+    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1], jobs[2])
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 
@@ -487,23 +490,45 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
-
-    whole = whole_run(paths, inputs, config, codes, fast) if cache and prefilter else None
+    started: list[pool.Workers] = []  # the workers, when they start before the whole-run key (``starter``)
+    whole = whole_run(paths, inputs, config, codes, fast, starter(inputs, config, fast, jobs, started)) \
+        if cache and prefilter else None
 
     def linted() -> LintResult:
         collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs,
-                            whole.read if whole is not None else None)
+                            whole.read if whole is not None else None, started[0] if started else None)
         loaded, models = collection.loaded, collection.models
         rules = rules_needed(codes, models)
         findings = unreadable(loaded, rules, config, collection.unrenderable) + dangling(collection.dangling, rules, config) + \
             run_rules(rules, config, models, context=models + collection.context, jobs=jobs)
         return finalize(findings, loaded, models, rules, config, codes)
-    return whole.run(linted) if whole is not None else linted()
+    try:
+        return whole.run(linted) if whole is not None else linted()
+    finally:
+        for workers in started:  # a kept result was found: the workers' stages are not needed
+            workers.end()
 
 
-def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool) -> RunCache | None:
+def starter(inputs: Inputs, config: Config, fast: bool, jobs: int,
+            started: list[pool.Workers]) -> Callable[[], Callable[[int], bool]] | None:
+    """What starts the run's workers while the whole-run key is worked out (``RunCache``'s ``ahead``: on a
+    first run, reading and hashing every file took a GitOps tree 80 ms before its worker started), kept in
+    ``started``; None for a run in one process."""
+    if not pool.usable(jobs, len(inputs.files)):
+        return None
+
+    def start() -> Callable[[int], bool]:
+        started.append(start_workers(inputs.files, config, fast, serving_filter(config, set()), jobs,
+                                     PackedCache(config.as_dict(), fast)))
+        return started[0].runs
+    return start
+
+
+def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool,
+              ahead: Callable[[], Callable[[int], bool]] | None = None) -> RunCache | None:
     """The whole-run cache of a lint of folders (cache.py ``RunCache``): not of files named one by one (the
-    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub."""
+    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub;
+    ``ahead``: what starts the run's workers on a first run (``starter``)."""
     settings = config.as_dict()
     if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
         return None
@@ -516,7 +541,7 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
              f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
              f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
              f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
-    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files)
+    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files, ahead)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

@@ -268,11 +268,12 @@ def forked(task: Callable[[], bytes]) -> _Child:
     return _Child(lambda send: send(task(), True))
 
 
-def owners(chunks: int, jobs: int) -> list[int]:
+def owners(chunks: int, jobs: int, ahead: int | None = None, share: int | None = None) -> list[int]:
     """Which process stages each chunk: 0 the run's, 1 to ``jobs - 1`` a worker's. The run stages the first
-    ``RUN_AHEAD`` chunks while the workers start, then ``RUN_SHARE`` of the others, spread evenly; the
-    workers the rest in turn."""
-    return [_chunk_owner(chunk, jobs) for chunk in range(chunks)]
+    ``ahead`` chunks (default ``RUN_AHEAD``) while the workers start, then ``share`` (in percent of an equal
+    share, default ``RUN_SHARE``) of the others, spread evenly; the workers the rest in turn."""
+    ahead, share = RUN_AHEAD if ahead is None else ahead, RUN_SHARE if share is None else share
+    return [_chunk_owner(chunk, jobs, ahead, share) for chunk in range(chunks)]
 
 
 # How the run shares the chunks with its workers. A worker starts later (the fork, the imports its first files
@@ -288,40 +289,69 @@ RUN_AHEAD = 6
 RUN_SHARE = 104
 
 
-def _chunk_owner(chunk: int, jobs: int) -> int:
-    """``owners`` of one chunk: after the first ``RUN_AHEAD``, the run's when its share of the chunks up to this
+def _chunk_owner(chunk: int, jobs: int, ahead: int, share: int) -> int:
+    """``owners`` of one chunk: after the first ``ahead``, the run's when its share of the chunks up to this
     one grows by it (by whole numbers: a share of 1/3 deals every third chunk exactly)."""
-    if jobs < 2 or chunk < RUN_AHEAD:
+    if jobs < 2 or chunk < ahead:
         return 0
-    chunk -= RUN_AHEAD
-    share, whole = RUN_SHARE, 100 * jobs  # the run's chunks in ``chunk + 1`` are ceil((chunk + 1) * share / whole)
+    chunk -= ahead
+    whole = 100 * jobs  # the run's chunks in ``chunk + 1`` are ceil((chunk + 1) * share / whole)
     before = -(-chunk * share // whole)
     if -(-(chunk + 1) * share // whole) > before:
         return 0
     return 1 + (chunk - before) % (jobs - 1)
 
 
+class Workers:
+    """The ``jobs - 1`` forked processes of ``ordered``, each staging the chunks ``owners`` deals it (``share``:
+    its ``ahead`` and ``share``), started by ``ordered`` or before it (a run's workers stage while the run
+    works out the whole-run cache's key: ``stages.started``)."""
+
+    def __init__(self, work: Callable[[Any], bytes], items: list[Any], jobs: int,
+                 bounds: tuple[Callable[[], None], Callable[[], None]], share: tuple[int, int] | None = None) -> None:
+        self.chunks = [items[at:at + CHUNK] for at in range(0, len(items), CHUNK)]
+        self.dealt = owners(len(self.chunks), jobs, *(share or (None, None)))
+        self.children: list[_Child] = []
+        try:
+            for worker in range(1, jobs):
+                own = [chunk for chunk, owner in zip(self.chunks, self.dealt) if owner == worker]
+                self.children.append(_Child(functools.partial(_stage_chunks, work, bounds, own)))
+        except BaseException:
+            self.end()
+            raise
+
+    def runs(self, position: int) -> bool:
+        """Whether the run stages the item at ``position`` itself."""
+        return self.dealt[position // CHUNK] == 0
+
+    def end(self) -> None:
+        """Every worker ended (terminated when it is still running) and waited for; again, nothing more."""
+        for child in self.children:
+            child.end()
+
+
 def ordered(work: Callable[[Any], bytes], items: list[Any], jobs: int,
-            bounds: tuple[Callable[[], None], Callable[[], None]], here: Callable[[Any], Any]) -> Iterator[Any]:
+            bounds: tuple[Callable[[], None], Callable[[], None]] | None, here: Callable[[Any], Any],
+            started: Workers | None = None) -> Iterator[Any]:
     """For each item in order, ``here(item)`` for the run's own share of the chunks, else ``work(item)``
     computed in one of ``jobs - 1`` forked processes that run ``start()`` first and ``finish()`` before
-    their last answer (``bounds``: both): ``jobs`` processes in all. A worker that dies ends the run with
-    ``WorkerDied`` (not a partial result)."""
-    chunks = [items[at:at + CHUNK] for at in range(0, len(items), CHUNK)]
-    dealt = owners(len(chunks), jobs)
-    workers: list[_Child] = []
+    their last answer (``bounds``: both): ``jobs`` processes in all; ``started``: those processes, forked
+    already for ``items`` (``bounds`` None). A worker that dies ends the run with ``WorkerDied`` (not a
+    partial result)."""
+    workers = started
     try:
-        for worker in range(1, jobs):
-            own = [chunk for chunk, owner in zip(chunks, dealt) if owner == worker]
-            workers.append(_Child(functools.partial(_stage_chunks, work, bounds, own)))
-        for chunk, owner in zip(chunks, dealt):
+        if workers is None:
+            assert bounds is not None, "workers not started yet start with their bounds"
+            workers = Workers(work, items, jobs, bounds)
+        assert sum(map(len, workers.chunks)) == len(items), "the workers were started for these items"
+        for chunk, owner in zip(workers.chunks, workers.dealt):
             if owner == 0:
                 yield from map(here, chunk)
             else:
-                yield from (workers[owner - 1].receive() for _ in chunk)
+                yield from (workers.children[owner - 1].receive() for _ in chunk)
     finally:
-        for child in workers:
-            child.end()
+        if workers is not None:
+            workers.end()
 
 
 def _stage_chunks(work: Callable[[Any], bytes], bounds: tuple[Callable[[], None], Callable[[], None]],

@@ -80,9 +80,9 @@ def test_two_workers_report_what_one_process_reports(tmp_path: Path, monkeypatch
     used: list[int] = []
     ordered = pool.ordered
 
-    def counted(work, items, jobs, bounds, here):
+    def counted(work, items, jobs, bounds, here, started=None):
         used.append(len(items))
-        return ordered(work, items, jobs, bounds, here)
+        return ordered(work, items, jobs, bounds, here, started)
 
     monkeypatch.setattr(stages.pool, "ordered", counted)
     one = _json(folder, 1)

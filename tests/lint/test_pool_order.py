@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import pool, stages
+from cfgcheck import lint as lint_module, pool, stages
 from cfgcheck.config import Config
 from cfgcheck.lint import lint, serving_filter
 from cfgcheck.lint_command import render_lint
@@ -162,7 +162,8 @@ def _in_process(workers: int):
     """``pool.ordered`` without processes: chunks dealt as ``pool.owners`` deals them to the run (``here``)
     and to ``workers`` copies of the worker, each with a workspace of its own, as forked workers have."""
 
-    def ordered(work, items, jobs, bounds, here):
+    def ordered(work, items, jobs, bounds, here, started=None):
+        assert started is None, "a run without the whole-run cache, or whose workers start with the stage"
         bounds[0]()
         copies = [copy.deepcopy(stages._Worker.current) for _ in range(workers)]
         dealt = pool.owners(-(-len(items) // pool.CHUNK), workers + 1)
@@ -227,10 +228,11 @@ def test_what_a_worker_read_beyond_its_file_keeps_the_whole_run_cache_honest(tmp
     (folder / ".env").write_text("TAG=v0.8.5\n", encoding="utf-8")
     in_process = _in_process(2)
 
-    def forked(work, items, jobs, start, here):  # each call with a copy of the run's Noted, as a forked worker has
-        return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start, here)
+    def forked(work, items, jobs, start, here, started=None):  # each call with a copy of the run's Noted, as a
+        return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start, here, started)  # worker has
 
     monkeypatch.setattr(pool, "MIN_FILES", 2)
+    monkeypatch.setattr(lint_module, "starter", lambda *args: None)  # workers start with the stage, in this process
     monkeypatch.setattr(pool, "ordered", forked)
     first = render_lint(lint([folder], Config(folder), jobs=2, cache=True), "json", None, folder, True, False, False)
     (folder / ".env").write_text("TAG=v0.4.0\n", encoding="utf-8")
