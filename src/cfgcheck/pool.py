@@ -304,8 +304,8 @@ def _chunk_owner(chunk: int, jobs: int, ahead: int, share: int) -> int:
 
 class Workers:
     """The ``jobs - 1`` forked processes of ``ordered``, each staging the chunks ``owners`` deals it (``share``:
-    its ``ahead`` and ``share``), started by ``ordered`` or before it (a run's workers stage while the run
-    works out the whole-run cache's key: ``stages.started``)."""
+    the chunks the run stages ahead and its share, as ``owners`` takes them), started by ``ordered`` or before
+    it (a first run's workers stage while the run works out the whole-run cache's key: ``stages.start_workers``)."""
 
     def __init__(self, work: Callable[[Any], bytes], items: list[Any], jobs: int,
                  bounds: tuple[Callable[[], None], Callable[[], None]], share: tuple[int, int] | None = None) -> None:

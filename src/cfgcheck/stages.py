@@ -190,7 +190,9 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
     within the block that notes its reads beyond its files (``paths.noting``). They stage their share
     (``STARTED_SHARE``) while the run reads and hashes its files; a run whose key finds its result ends them
     (``pool.Workers.end``)."""
-    with parse_cache(), collected():  # as within ``lint.gather``: a worker's own, and its notes the run's
+    # as ``lint.gather`` and ``RunCache.run`` fork them: in a parse cache, and a channel that keeps what a worker
+    # says outside a file's stage (the notes of a file's stage go to the run with it)
+    with parse_cache(), collected():
         return pool.Workers(_work, files, jobs, _pool_bounds(config, fast, wanted, cache, None), STARTED_SHARE)
 
 
