@@ -265,15 +265,17 @@ class StatIndex:
         # (5,000 of them a GitOps tree: a list of six objects each took three times the memory)
         self.looked: dict[str, str] = {}
 
-    def contents(self, path: str) -> tuple[str, str, bytes | None]:
+    def contents(self, path: str, status: os.stat_result | None = None) -> tuple[str, str, bytes | None]:
         """What is at ``path`` (``_contents``'s kind), the digest of its bytes or names, and its bytes when it
-        was read now (None when ``stat`` says it is unchanged)."""
+        was read now (None when ``stat`` says it is unchanged); ``status``: what ``stat`` said of it already
+        in this run (discovery's ``lstat`` of a file that is no link)."""
         entry = self.kept.get(path)
         if isinstance(entry, str):
-            try:
-                status = os.stat(path)
-            except (OSError, ValueError):
-                status = None
+            if status is None:
+                try:
+                    status = os.stat(path)
+                except (OSError, ValueError):
+                    status = None
             told = _told(status) if status is not None and stat.S_ISREG(status.st_mode) else None
             if told is not None and entry.startswith(told) and len(entry) == len(told) + 64:
                 self.looked[path] = entry
@@ -317,10 +319,12 @@ class RunCache:
 
     ``ahead``: on a first run (most files not in the index), what starts the run's workers before the files
     are read and hashed (``lint.lint``), within the block that notes their reads beyond their files; it
-    answers which files (by position) the run stages itself: only theirs are kept for it."""
+    answers which files (by position) the run stages itself: only theirs are kept for it. ``stats``: what ``stat``
+    said of files already in this run (by absolute, normalised path)."""
 
     def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path],
-                 ahead: Callable[[], Callable[[int], bool]] | None = None) -> None:
+                 ahead: Callable[[], Callable[[int], bool]] | None = None,
+                 stats: dict[str, os.stat_result] | None = None) -> None:
         self.store, self.root = store, root
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
@@ -335,8 +339,9 @@ class RunCache:
             with noting(self.root, self.known, self.stats.fingerprint, ABSENT):  # what they read beyond is noted
                 runs = ahead()
         said, kept = [], 0
+        stats = stats or {}
         for path, (position, file) in paths.items():
-            kind, hexdigest, data = self.stats.contents(path)
+            kind, hexdigest, data = self.stats.contents(path, stats.get(path))
             said.append(f"{path}\0{kind}\0{hexdigest}\n")
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES and (runs is None or runs(position)):
                 self.read[file] = data

@@ -82,6 +82,9 @@ class Inputs:
         self.streams = [] if streams is None else streams  # pipes, FIFOs and '-', as the user named them
         self.templates = [] if templates is None else templates  # repo-relative Helm templates set aside
         self.related = [] if related is None else related  # named env files: read by the files that use them
+        # what ``lstat`` said of each file listed in a folder that is no link, by its path: the whole-run cache's
+        # index compares it (``cache.StatIndex``) instead of asking the system again (5,000 files of a tree)
+        self.stats: dict[str, os.stat_result] = {}
 
 
 @lru_cache(maxsize=64)
@@ -161,11 +164,18 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
             continue
         if "/templates/" in "/" + rel and is_chart_template(Path(full), charts):
             inputs.templates.append(rel)
-        elif os.path.islink(full):
+            continue
+        try:
+            status: os.stat_result | None = os.lstat(full)
+        except (OSError, ValueError):  # gone since git listed it: read as a file, as the run reports it
+            status = None
+        if status is not None and stat.S_ISLNK(status.st_mode):
             _add(Path(full), root, exclude, inputs.files, seen)
-        else:
-            seen.add(full)
-            inputs.files.append(root / rel)  # root's parts parsed once: 2.7 us a file, not 4.0 (5,000 a tree)
+            continue
+        seen.add(full)
+        inputs.files.append(root / rel)  # root's parts parsed once: 2.7 us a file, not 4.0 (5,000 a tree)
+        if status is not None and stat.S_ISREG(status.st_mode):
+            inputs.stats[full] = status
 
 
 def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[str, ...]) -> list[str] | None:

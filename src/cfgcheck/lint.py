@@ -541,7 +541,7 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
              f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
              f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
              f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
-    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files, ahead)
+    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files, ahead, inputs.stats)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

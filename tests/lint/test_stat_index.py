@@ -158,3 +158,20 @@ def test_a_name_a_noted_folder_lacked_is_looked_for_only_when_the_folder_changed
     (other / "README.md").unlink()
     (folder / "README.md").write_text("Tested on 1x L40S\n", encoding="utf-8")
     assert not run._unchanged(found)  # the folder's times moved: the name is looked for again
+
+
+def test_the_index_compares_what_discovery_said_of_a_listed_file(repo: Path, cache_home: Path, aged,
+                                                                   monkeypatch) -> None:
+    """A second run asks the system nothing more of a file its discovery listed (its ``lstat`` is the index's
+    ``stat``); a file it did not list (the compose file's .env) is asked as before."""
+    first = _report(repo, True)
+    asked: list[str] = []
+    real = os.stat
+
+    def counted(path, *args, **kwargs):
+        asked.append(os.path.basename(path))
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cache_module.os, "stat", counted)
+    assert _report(repo, True) == first
+    assert "app.yaml" not in asked and "compose.yaml" not in asked and ".env" in asked
