@@ -341,7 +341,7 @@ class RunCache:
         said, kept = [], 0
         stats = stats or {}
         for path, (position, file) in paths.items():
-            kind, hexdigest, data = self.stats.contents(path, stats.pop(path, None))  # each once: freed as it goes
+            kind, hexdigest, data = self.stats.contents(path, stats.get(path))
             said.append(f"{path}\0{kind}\0{hexdigest}\n")
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES and (runs is None or runs(position)):
                 self.read[file] = data

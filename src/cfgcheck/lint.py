@@ -493,7 +493,7 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     started: list[pool.Workers] = []  # the workers, when they start before the whole-run key (``starter``)
     whole = whole_run(paths, inputs, config, codes, fast, starter(inputs, config, fast, jobs, started)) \
         if cache and prefilter else None
-    inputs.stats.clear()  # what discovery's lstat said, asked by the whole-run key only (5,000 files: 4 MiB)
+    inputs.stats.clear()  # what discovery's lstat said, asked by the whole-run key only: freed (5,000 files: 4 MiB)
 
     def linted() -> LintResult:
         collection = gather(paths, config, fast, progress, prefilter, stdin_filename, jobs, cache, inputs,

@@ -268,12 +268,12 @@ def forked(task: Callable[[], bytes]) -> _Child:
     return _Child(lambda send: send(task(), True))
 
 
-def owners(chunks: int, jobs: int, ahead: int | None = None, share: int | None = None) -> list[int]:
+def owners(chunks: int, jobs: int, ahead: int | None = None) -> list[int]:
     """Which process stages each chunk: 0 the run's, 1 to ``jobs - 1`` a worker's. The run stages the first
-    ``ahead`` chunks (default ``RUN_AHEAD``) while the workers start, then ``share`` (in percent of an equal
-    share, default ``RUN_SHARE``) of the others, spread evenly; the workers the rest in turn."""
-    ahead, share = RUN_AHEAD if ahead is None else ahead, RUN_SHARE if share is None else share
-    return [_chunk_owner(chunk, jobs, ahead, share) for chunk in range(chunks)]
+    ``ahead`` chunks (default ``RUN_AHEAD``) while the workers start, then ``RUN_SHARE`` (in percent of an
+    equal share) of the others, spread evenly; the workers the rest in turn."""
+    ahead = RUN_AHEAD if ahead is None else ahead
+    return [_chunk_owner(chunk, jobs, ahead) for chunk in range(chunks)]
 
 
 # How the run shares the chunks with its workers. A worker starts later (the fork, the imports its first files
@@ -289,13 +289,13 @@ RUN_AHEAD = 6
 RUN_SHARE = 104
 
 
-def _chunk_owner(chunk: int, jobs: int, ahead: int, share: int) -> int:
+def _chunk_owner(chunk: int, jobs: int, ahead: int) -> int:
     """``owners`` of one chunk: after the first ``ahead``, the run's when its share of the chunks up to this
     one grows by it (by whole numbers: a share of 1/3 deals every third chunk exactly)."""
     if jobs < 2 or chunk < ahead:
         return 0
     chunk -= ahead
-    whole = 100 * jobs  # the run's chunks in ``chunk + 1`` are ceil((chunk + 1) * share / whole)
+    share, whole = RUN_SHARE, 100 * jobs  # the run's chunks in ``chunk + 1`` are ceil((chunk + 1) * share / whole)
     before = -(-chunk * share // whole)
     if -(-(chunk + 1) * share // whole) > before:
         return 0
@@ -303,14 +303,14 @@ def _chunk_owner(chunk: int, jobs: int, ahead: int, share: int) -> int:
 
 
 class Workers:
-    """The ``jobs - 1`` forked processes of ``ordered``, each staging the chunks ``owners`` deals it (``share``:
-    the chunks the run stages ahead and its share, as ``owners`` takes them), started by ``ordered`` or before
-    it (a first run's workers stage while the run works out the whole-run cache's key: ``stages.start_workers``)."""
+    """The ``jobs - 1`` forked processes of ``ordered``, each staging the chunks ``owners`` deals it (``ahead``:
+    the chunks the run stages before its share, as ``owners`` takes it), started by ``ordered`` or before it (a
+    first run's workers stage while the run works out the whole-run cache's key: ``stages.start_workers``)."""
 
     def __init__(self, work: Callable[[Any], bytes], items: list[Any], jobs: int,
-                 bounds: tuple[Callable[[], None], Callable[[], None]], share: tuple[int, int] | None = None) -> None:
+                 bounds: tuple[Callable[[], None], Callable[[], None]], ahead: int | None = None) -> None:
         self.chunks = [items[at:at + CHUNK] for at in range(0, len(items), CHUNK)]
-        self.dealt = owners(len(self.chunks), jobs, *(share or (None, None)))
+        self.dealt = owners(len(self.chunks), jobs, ahead)
         self.children: list[_Child] = []
         try:
             for worker in range(1, jobs):

@@ -187,13 +187,13 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
                   cache: PackedCache | None) -> pool.Workers:
     """The ``jobs - 1`` workers of ``staged`` for ``files``, forked now, each with a content cache of its own
     (``cache``, made alike): a run forks them before it works out the whole-run cache's key (``lint.lint``),
-    within the block that notes its reads beyond its files (``paths.noting``). They stage their share
-    (``STARTED_SHARE``) while the run reads and hashes its files; a run whose key finds its result ends them
-    (``pool.Workers.end``)."""
+    within the block that notes its reads beyond its files (``paths.noting``). They stage their share (no
+    chunks ahead of it: ``STARTED_AHEAD``) while the run reads and hashes its files; a run whose key finds its
+    result ends them (``pool.Workers.end``)."""
     # as ``lint.gather`` and ``RunCache.run`` fork them: in a parse cache, and a channel that keeps what a worker
     # says outside a file's stage (the notes of a file's stage go to the run with it)
     with parse_cache(), collected():
-        return pool.Workers(_work, files, jobs, _pool_bounds(config, fast, wanted, cache, None), STARTED_SHARE)
+        return pool.Workers(_work, files, jobs, _pool_bounds(config, fast, wanted, cache, None), STARTED_AHEAD)
 
 
 # The chunks the run stages when its workers start before the whole-run key: none ahead of them (they start
@@ -202,7 +202,7 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
 # 18 of 24 pairs, of ~1.0 s), dense corpus -60 ms (8 of 14, of ~2.2 s); a run's share of 45% made dense
 # slower (+132 ms, faster in 3 of 14: each worker reads its files again, and the run hashed them all), 48%
 # and 55% were no better on the tree (-29 and -8 ms).
-STARTED_SHARE = (0, pool.RUN_SHARE)
+STARTED_AHEAD = 0
 
 
 def _pool_bounds(config: Config, fast: bool, wanted, cache: PackedCache | None,
