@@ -19,7 +19,7 @@ from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import collected, note, per_run
-from .paths import UNMARKED, git_may_find_repository, read_beyond
+from .paths import UNMARKED, git_may_find_repository, noted, read_beyond, watching
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -303,8 +303,9 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
     """Run ``rules`` on ``models``; ``context`` is every served model rules may look at (siblings). ``jobs``
     2 or more, outside diff mode and with ``RULES_APART`` models or more: the per-model rules check the last
     ``CHILD_SHARE`` of the models in a forked process while this one checks the rest; the findings are
-    joined rule by rule, as one process finds them (not with CFGCHECK_DEBUG: a rule's exception is raised
-    here, with its traceback)."""
+    joined rule by rule, as one process finds them, and what the child read beyond the files (a README naming
+    a GPU) is noted by this run, for the whole-run cache (not with CFGCHECK_DEBUG: a rule's exception is
+    raised here, with its traceback)."""
     plan = _RulePlan(rules, config, models, base_of, base_models, context)
     if jobs > 1 and base_of is None and len(models) >= RULES_APART and pool.forks() \
             and not os.environ.get("CFGCHECK_DEBUG"):
@@ -312,9 +313,11 @@ def run_rules(rules: list[Rule], config: Config, models: list[ServedModel],
         child = pool.forked(lambda: pool.dumps(_said_while(lambda: plan.found(split, None, False)), names=False))
         try:
             found = plan.found(0, split, True)
-            theirs, said = pool.loads(child.receive(), _no_shared)
+            theirs, said, looked = pool.loads(child.receive(), _no_shared)
         finally:
             child.end()
+        if looked:  # [] outside a run the whole-run cache notes
+            noted(*looked)
         for message in said:
             note(message)
         found = [mine + other for mine, other in zip(found, theirs)]
@@ -335,10 +338,12 @@ def _no_shared(name: str) -> None:
     raise ValueError(f"findings name no shared object ({name})")
 
 
-def _said_while(step: Callable[[], list]) -> tuple[list, list[str]]:
-    """``step()`` and the notes it said (a forked process says them through the run)."""
-    with collected() as channel:
-        return step(), channel.said
+def _said_while(step: Callable[[], list]) -> tuple[list, list[str], list]:
+    """``step()``, the notes it said and what it read beyond the files (``paths.watching``): a forked process
+    says them, and the run notes them, through the run."""
+    with collected() as channel, watching() as looked:
+        found = step()
+    return found, channel.said, looked
 
 
 class _RulePlan:

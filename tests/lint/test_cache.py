@@ -305,3 +305,39 @@ def test_an_installed_distribution_is_stamped_by_its_record(tmp_path: Path, monk
     monkeypatch.setattr(cache_module, "_STAMP", [])
     (info / "RECORD").write_text("cfgcheck/lint.py,sha256=y,8\n", encoding="utf-8")  # reinstalled
     assert (cache_module._code_stamp() != stamp) is not editable
+
+
+GPU_SERVED = """\
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: chat-{n}
+spec:
+  template:
+    spec:{selector}
+      containers:
+        - name: vllm
+          image: vllm/vllm-openai:v0.8.5
+          args: ["--model", "meta-llama/Llama-3.1-8B-Instruct", "--max-model-len", "131072"]
+          resources:
+            limits:
+              nvidia.com/gpu: "1"
+"""
+
+
+def test_a_whole_run_notes_the_readme_only_the_rules_child_read(tmp_path: Path, cache_home: Path,
+                                                                 monkeypatch) -> None:
+    """With two processes the last served models are checked in a forked process (``lint.run_rules``): a
+    README only their rules read (the GPU of a folder) is part of the run's entry all the same, so that a
+    changed README is not answered from the old run."""
+    from helpers import make_repo
+
+    selector = "\n      nodeSelector:\n        nvidia.com/gpu.product: NVIDIA-A100-SXM4-80GB"
+    files = {f"svc{n}/deploy.yaml": GPU_SERVED.format(n=n, selector=selector if n == 0 else "") for n in range(4)}
+    repo = make_repo(tmp_path, {**files, "svc3/README.md": "# chat\n\nRuns on one NVIDIA L4 GPU.\n"})
+    monkeypatch.setattr(lint_module, "RULES_APART", 2)  # the run checks svc0 (its GPU selected), the child the rest
+    first = _report(repo, cache=True, jobs=2)
+    assert '"code": "CFG202"' in first and first == _report(repo, cache=False, jobs=2)
+    (repo / "svc3/README.md").write_text("# chat\n\nRuns on one NVIDIA H100 80GB GPU.\n", encoding="utf-8")
+    second = _report(repo, cache=True, jobs=2)
+    assert '"code": "CFG202"' not in second and second == _report(repo, cache=False, jobs=1)
