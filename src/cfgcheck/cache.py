@@ -331,15 +331,16 @@ class RunCache:
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
         here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
         paths: dict[str, tuple[int, Path]] = {}  # absolute and normalised, as ``paths.Noted`` looks paths up
+        stats = stats or {}
         for position, file in enumerate(files):
-            paths.setdefault(os.path.normpath(os.path.join(here, file)), (position, file))
+            name = str(file)  # a file discovery stated is named so already: 2 ms, not 11 ms, for 5,000 before the fork
+            paths.setdefault(name if name in stats else os.path.normpath(os.path.join(here, name)), (position, file))
         self.known = set(paths)
         runs = None  # which files the run stages itself, when its workers started ahead
         if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
             with noting(self.root, self.known, self.stats.fingerprint, ABSENT):  # what they read beyond is noted
                 runs = ahead()
         said, kept = [], 0
-        stats = stats or {}
         for path, (position, file) in paths.items():
             kind, hexdigest, data = self.stats.contents(path, stats.get(path))
             said.append(f"{path}\0{kind}\0{hexdigest}\n")
