@@ -19,7 +19,7 @@ from ...model import Location
 from ..core.contexts import Workspace
 from .named_files import files_in, read_text
 
-_SCRIPT_ENDINGS = (".sh", ".bash")
+SCRIPT_ENDINGS = (".sh", ".bash")
 # the command that starts a machine, and the option naming its type, within one (continued) command line
 _STARTS = lazy.Pattern(r"\b(?:ec2\s+run-instances|compute\s+instances\s+create)\b")
 _TYPE = lazy.Pattern(r"""--(?:instance|machine)-type(?:=|\s+)["']?([A-Za-z0-9][\w.-]*)""")
@@ -31,7 +31,7 @@ def provisioned(workspace: Workspace, folder: str) -> Statement | None:
     line; or why they decide nothing (several GPUs, or one cfgcheck does not know); None when none starts one."""
     named: dict[str, tuple[str, str]] = {}
     for name in files_in(workspace, folder):
-        if not name.endswith(_SCRIPT_ENDINGS):
+        if not name.endswith(SCRIPT_ENDINGS):
             continue
         rel = posixpath.join(folder, name) if folder else name
         text = read_text(workspace, rel) or ""
