@@ -352,3 +352,26 @@ def test_an_env_catalog_decodes_one_version_when_asked_and_equals_its_json(engin
     assert dict(lazy["versions"].items()) == whole["versions"] and {**lazy, "versions": whole["versions"]} == whole
     assert catalogued.table_last(whole, "versions").encode() == raw  # the committed file is the writer's
     assert catalogued._decoded(json.dumps(whole, indent=1).encode()) == whole
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_specs_decoded_at_once_are_those_decoded_one_by_one(engine: str) -> None:
+    """``every_spec`` (a rule asking every version) decodes the table in one go; each spec is what the table's
+    own line makes, and a catalog built after it holds those same specs."""
+    from cfgcheck.engines import catalog as module
+
+    module._SPECS.pop(engine, None)
+    module._catalog_obj.cache_clear()
+    catalog_for.cache_clear()
+    try:
+        specs = module.every_spec(engine)
+        lines = catalogued.catalog_data(engine)["specs"]
+        assert len(specs) == len(lines) > 100
+        for index, spec in enumerate(specs):
+            assert vars(spec) == vars(module._spec_from(lines[index]))
+        newest = catalog_for(engine, None)
+        assert {id(spec) for spec in newest.options()} <= {id(spec) for spec in specs}  # the table's own objects
+        assert [catalog.version for catalog in module.every_catalog(engine)] == catalogued.versions(engine)
+    finally:
+        module._catalog_obj.cache_clear()
+        catalog_for.cache_clear()

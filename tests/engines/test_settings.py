@@ -83,7 +83,7 @@ def test_catalog_validators_use_the_same_parsers(kind, parser, text):
 
 def _catalog_types(engine: str) -> dict[str, set]:
     types: dict[str, set] = {}
-    for spec in catalog._specs(engine):
+    for spec in catalog.every_spec(engine):
         types.setdefault(spec.dest, set()).add(spec.type)
     return types
 

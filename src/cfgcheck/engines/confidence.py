@@ -9,7 +9,7 @@ there, unless it is a typo of a real flag.
 
 from __future__ import annotations
 
-from .catalog import Catalog, catalog_for
+from .catalog import Catalog, every_catalog
 from .versions import DISPLAY, versions
 from .images import ASSUMED, EXACT, UNKNOWN, image_engine, parse_image
 
@@ -60,7 +60,7 @@ def label(model, catalog: Catalog) -> str:
 
 def in_every_version(engine: str, wrong: Callable[[Catalog], bool]) -> bool:
     """True when ``wrong`` holds for the catalog of every catalogued version of ``engine``."""
-    return all(wrong(catalog_for(engine, version)) for version in versions(engine))
+    return all(wrong(catalog) for catalog in every_catalog(engine))
 
 
 def severity(model, catalog: Catalog, everywhere: Callable[[], bool], rule_severity: str = "error") -> str:

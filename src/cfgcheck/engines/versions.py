@@ -89,6 +89,10 @@ class LazySpecs:
     def __iter__(self):
         return (json.loads(line) for line in self._lines)
 
+    def every(self) -> list[dict]:
+        """Every spec, decoded at once (one ``json.loads``, not one a line)."""
+        return json.loads(b"[" + b",".join(self._lines) + b"]")
+
 
 class LazyVersions(Mapping):
     """The versions table of an env catalog, by version: each entry decoded from its line when asked for, and
