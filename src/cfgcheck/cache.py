@@ -319,30 +319,33 @@ class RunCache:
 
     ``ahead``: on a first run (most files not in the index), what starts the run's workers before the files
     are read and hashed (``lint.lint``), within the block that notes their reads beyond their files; it
-    answers which files (by position) the run stages itself: only theirs are kept for it. ``stats``: what ``stat``
-    said of files already in this run (by absolute, normalised path)."""
+    answers which files (by position) the run stages itself: only theirs are kept for it. ``stats``: the absolute,
+    normalised name of files (by position) and what ``stat`` said of them already in this run."""
 
     def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path],
                  ahead: Callable[[], Callable[[int], bool]] | None = None,
-                 stats: dict[str, os.stat_result] | None = None) -> None:
+                 stats: dict[int, tuple[str, os.stat_result]] | None = None) -> None:
         self.store, self.root = store, root
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
         here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
-        paths: dict[str, tuple[int, Path]] = {}  # absolute and normalised, as ``paths.Noted`` looks paths up
+        # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
+        # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
+        # before the fork)
+        paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
         stats = stats or {}
         for position, file in enumerate(files):
-            name = str(file)  # a file discovery stated is named so already: 2 ms, not 11 ms, for 5,000 before the fork
-            paths.setdefault(name if name in stats else os.path.normpath(os.path.join(here, name)), (position, file))
+            name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file)), None)
+            paths.setdefault(name, (position, file, status))
         self.known = set(paths)
         runs = None  # which files the run stages itself, when its workers started ahead
         if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
             with noting(self.root, self.known, self.stats.fingerprint, ABSENT):  # what they read beyond is noted
                 runs = ahead()
         said, kept = [], 0
-        for path, (position, file) in paths.items():
-            kind, hexdigest, data = self.stats.contents(path, stats.get(path))
+        for path, (position, file, status) in paths.items():
+            kind, hexdigest, data = self.stats.contents(path, status)
             said.append(f"{path}\0{kind}\0{hexdigest}\n")
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES and (runs is None or runs(position)):
                 self.read[file] = data
