@@ -36,10 +36,11 @@ from ..yamlio import DEFAULT_LIMITS, Document, YNode, load_file, parse_text
 from .charts import CHART_FILE, Unrenderable, helm_binary, record_unrenderable
 from .deployments import of_chart
 from .helm_sandbox import run_template, stage, stage_values
-from .source_map import Reader, ScopedSourceMap, SourceMap, read_rendering
+from .source_map import ScopedSourceMap, SourceMap, read_rendering
 from .staging import StageError
 
 if TYPE_CHECKING:
+    from .source_map import Reader
     from .helm_sandbox import Staged
 
 NAMES = (CHART_FILE,)

@@ -22,9 +22,7 @@ from __future__ import annotations
 import os
 import re
 from stat import S_ISDIR, S_ISREG
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
@@ -32,11 +30,17 @@ from ..adapters.core.references import forget_since, recorded_count
 from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
+from ..records import ValueRecord
 from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
 from . import staging
-from .source_map import Reader, SourceMap, read_rendering
+from .source_map import SourceMap, read_rendering
 from .staging import StageError
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
+    from .source_map import Reader
 
 NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
@@ -236,8 +240,7 @@ def _as_opened(text: str) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n") if "\r" in text else text
 
 
-@dataclass
-class Reach:
+class Reach(ValueRecord):
     """What a kustomization reaches: the YAML files it draws from (``found``, absolute paths), in apply
     order; the kustomization folders (``within``); whether it has ``remote`` resources; the first ``url``
     any of its kustomizations, or the generator, transformer and validator configurations they name, holds
@@ -246,12 +249,17 @@ class Reach:
     outside the checkout); ``texts``: the text of each kustomization file it read (absolute path -> text, as
     ``open()`` reads it), when the file was read without an error."""
 
-    found: list[str] = field(default_factory=list)
-    texts: dict[str, str] = field(default_factory=dict)
-    within: list[str] = field(default_factory=list)
-    remote: bool = False
-    url: str | None = None
-    outside: str | None = None
+    __slots__ = ("found", "texts", "within", "remote", "url", "outside")
+
+    def __init__(self, found: list[str] | None = None, texts: dict[str, str] | None = None,
+                 within: list[str] | None = None, remote: bool = False, url: str | None = None,
+                 outside: str | None = None) -> None:
+        self.found = [] if found is None else found
+        self.texts = {} if texts is None else texts
+        self.within = [] if within is None else within
+        self.remote = remote
+        self.url = url
+        self.outside = outside
 
     @property
     def files(self) -> list[Path]:

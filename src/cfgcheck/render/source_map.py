@@ -15,38 +15,45 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Callable, Iterator, NamedTuple, Protocol
-
 from ..model import Location, PodFacts, ServedModel, Service, Setting
+from ..records import Record
 from ..notes import note
 from ..yamlio import Document, LoadedFile, YNode, load_file, parse_text
 from ..adapters.core.contexts import DocContext, Workspace, directives_of, served_limit
 from ..adapters.core.references import recorded_count, relocate_since
 from ..adapters.launch.shell import shell_tokens
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:  # typing is not imported by a run: a protocol and aliases for the checkers only
+    from typing import Callable, Iterator, Protocol
 
-class Reader(Protocol):
-    """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
+    class Reader(Protocol):
+        """What the adapter registry hands a renderer: its walks over a file, as over any file of the run."""
 
-    workspace: Workspace  # the run's
+        workspace: Workspace  # the run's
 
-    def index(self, loaded: LoadedFile) -> None:
-        """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
+        def index(self, loaded: LoadedFile) -> None:
+            """Add to the run's index what the rendering makes that its own documents refer to (its ConfigMaps)."""
 
-    def models(self, loaded: LoadedFile) -> list[ServedModel]:
-        """The served models of the file's documents, each read by the first adapter that owns it."""
+        def models(self, loaded: LoadedFile) -> list[ServedModel]:
+            """The served models of the file's documents, each read by the first adapter that owns it."""
 
-    def serving(self, text: str) -> bool:
-        """Whether ``text`` holds a serving marker of a registered adapter (the prefilter's test)."""
+        def serving(self, text: str) -> bool:
+            """Whether ``text`` holds a serving marker of a registered adapter (the prefilter's test)."""
+
+    Fallback = Callable[[str, str, Document], "Location | None"]
 
 
-class Written(NamedTuple):
+class Written(Record):
     """A value the sources write: where, the word it follows (``_followed``), and the object its document
     defines or patches (None: no one object's, such as a kustomization's own fields or a JSON patch)."""
 
-    location: Location
-    follows: str | None
-    object: tuple[str, str] | None
+    __slots__ = ("location", "follows", "object")
+
+    def __init__(self, location: Location, follows: str | None, object: tuple[str, str] | None) -> None:
+        self.location = location
+        self.follows = follows
+        self.object = object
 
 
 class SourceMap:
@@ -235,8 +242,6 @@ def _place_of(node: YNode) -> tuple[int, int]:
     at = node.location("", inside_quotes=True)
     return at.line, at.column
 
-
-Fallback = Callable[[str, str, Document], "Location | None"]
 
 
 def read_rendering(ctx: DocContext, rendered_text: str, sources: SourceMap, fallback_of: Fallback, identity: str,

@@ -23,11 +23,14 @@ import re
 import shutil
 import stat
 from pathlib import Path
-from typing import Iterator
 
 from .. import git
 from ..discover import walk_files  # discovery's walk outside git: every .gitignore applied
 from ..paths import UnsafePath, git_may_find_repository, inside_repo
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
 
 HELMIGNORE = ".helmignore"
 _copies: set[str] = set()  # folders made from a commit's blobs: every file in them is tracked

@@ -27,7 +27,8 @@ from ..core.recognition import ENGINE_MARKERS
 from ..core.protocol import has_serving_marker
 from ..launch.dockerfile import build_runs, final_stage, from_image, instruction_words
 from ..launch.dockerfile import scan_comments  # noqa: F401 - the protocol hook: a Dockerfile's comments
-from ..launch.scripts import Launched, launches, locator, script_model
+from ..launch.launched import Launched
+from ..launch.scripts import launches, locator, script_model
 from ..launch.shell import expand, lex
 from ...engines.argv import IF_SET
 

@@ -11,11 +11,10 @@ from __future__ import annotations
 
 import posixpath
 import re
-from dataclasses import dataclass, field
-from typing import Iterator
 
 from ...engines.images import parse_image
 from ...model import ArgToken, Setting
+from ...records import ValueRecord
 from ...yamlio import Comment, LoadedFile, YNode
 from . import engine_pins, named_files
 from ..core.contexts import Workspace
@@ -23,21 +22,32 @@ from .expansion import substitute
 from .scripts import locator
 from .shell import lex
 
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Iterator
+
 _INSTRUCTION = re.compile(r"^[ \t]*([A-Za-z]+)[ \t]+", re.M)
 _ARG_REFERENCE = re.compile(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)(?::-[^}]*)?\}?")
 
 
-@dataclass
-class Built:
-    path: str  # the Dockerfile, repository-relative
-    image: str | None  # the final FROM image, ARGs substituted
-    engine: str | None
-    entrypoint: list[ArgToken] = field(default_factory=list)
-    command: list[ArgToken] = field(default_factory=list)  # CMD: what the entrypoint receives by default
-    shell_entrypoint: bool = False  # ENTRYPOINT in shell form: /bin/sh -c runs it and ignores CMD and args
-    env: dict[str, Setting] = field(default_factory=dict)  # the final stage's ENV: the container's defaults
-    base: Setting | None = None  # the final FROM image, located at its FROM line (ARGs substituted)
-    pin: engine_pins.Pin | None = None  # the engine version a RUN pip install pins
+class Built(ValueRecord):
+    """What a Dockerfile builds: its final stage's image, engine, entrypoint, command and environment."""
+
+    __slots__ = ("path", "image", "engine", "entrypoint", "command", "shell_entrypoint", "env", "base", "pin")
+
+    def __init__(self, path: str, image: str | None, engine: str | None, entrypoint: list[ArgToken] | None = None,
+                 command: list[ArgToken] | None = None, shell_entrypoint: bool = False,
+                 env: dict[str, Setting] | None = None, base: Setting | None = None,
+                 pin: engine_pins.Pin | None = None) -> None:
+        self.path = path  # the Dockerfile, repository-relative
+        self.image = image  # the final FROM image, ARGs substituted
+        self.engine = engine
+        self.entrypoint = [] if entrypoint is None else entrypoint
+        self.command = [] if command is None else command  # CMD: what the entrypoint receives by default
+        self.shell_entrypoint = shell_entrypoint  # ENTRYPOINT in shell form: /bin/sh -c runs it, ignores CMD and args
+        self.env = {} if env is None else env  # the final stage's ENV: the container's defaults
+        self.base = base  # the final FROM image, located at its FROM line (ARGs substituted)
+        self.pin = pin  # the engine version a RUN pip install pins
 
 
 def read(workspace: Workspace, compose_file: str, build: YNode, args: dict[str, str] | None = None) -> Built | None:

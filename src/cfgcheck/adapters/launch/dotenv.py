@@ -14,9 +14,9 @@ the ``.env`` file, or the default inside the reference.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
 from ...model import ArgToken, Location
+from ...records import ValueRecord
 from ...secret_names import secret_name
 from . import named_files
 from .expansion import substitute as bounded_substitute
@@ -28,11 +28,15 @@ _REFERENCE = re.compile(r"\$\$|\$\{([A-Za-z_][A-Za-z0-9_]*)(?:(:?[-?+])((?:[^{}]
 _ESCAPES = {"n": "\n", "t": "\t", "r": "\r", '"': '"', "\\": "\\"}
 
 
-@dataclass(frozen=True, slots=True)
-class Variable:
-    value: str | None  # None: set, its value unknown (a secret)
-    location: Location
-    comments: tuple[str, ...] = ()  # the comment lines directly above and on its line (a reason)
+class Variable(ValueRecord):
+    """One ``KEY=VALUE`` line of an env file."""
+
+    __slots__ = ("value", "location", "comments")
+
+    def __init__(self, value: str | None, location: Location, comments: tuple[str, ...] = ()) -> None:
+        self.value = value  # None: set, its value unknown (a secret)
+        self.location = location
+        self.comments = comments  # the comment lines directly above and on its line (a reason)
 
 
 def read_env_file(workspace: Workspace, rel: str | None) -> dict[str, Variable] | None:

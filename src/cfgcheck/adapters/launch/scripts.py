@@ -19,11 +19,11 @@ from __future__ import annotations
 import copy
 import posixpath
 import re
-from dataclasses import dataclass, field
 
 from ...engines.argv import find_launch
 from ...engines.images import parse_image
-from ...model import ArgToken, Download, Location, ServedModel, Setting
+from ...model import ArgToken, Location, ServedModel, Setting
+from ...records import ValueRecord
 from ...yamlio import Comment, LoadedFile, parse_text
 from ..core.offsets import LineIndex
 from ..core.contexts import (DocContext, Workspace, comments_between, directives_of, file_comments,
@@ -32,6 +32,7 @@ from ..core.recognition import ENGINE_MARKERS, apply_launch, finish, set_image, 
 from ..core.registry import document_models
 from . import config_file, engine_containers, engine_pins, llama_env, model_presets, named_files
 from .downloads import command_downloads
+from .launched import Launched
 from .shell import (OPERATORS, SETS_ENV, Environment, SourceMap, assignments, environment_settings, expand, lex,
                     names_engine, segments, tail, WRAPPERS)
 
@@ -50,27 +51,6 @@ _DOCKER_VALUE_OPTIONS = frozenset("""
 """.split())
 _CONTAINER_RUNNERS = ("docker", "podman", "nerdctl")
 _ONLY_VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
-
-
-@dataclass
-class Launched:
-    """One engine start found in shell words: its argv (with the image's entrypoint) and container facts."""
-
-    tokens: list[ArgToken]
-    image: ArgToken | None = None
-    gpus: ArgToken | None = None
-    env: dict[str, ArgToken] = field(default_factory=dict)
-    own_entrypoint: bool = False  # --entrypoint replaced (or cleared) the image's
-    command: ArgToken | None = None  # the first word of the command (``docker`` of ``docker run``)
-    downloads: list[Download] = field(default_factory=list)  # what the script downloads before it
-    container: str | None = None  # docker run --name: a later ``docker exec NAME`` runs in this container
-    exec_into: bool = False  # a later ``docker exec`` of the script starts the engine in this container
-
-    @property
-    def first(self) -> ArgToken | None:
-        """Where the engine start is written: the command's first word, else the image (its value may be
-        assigned far above, ``IMAGE=...``), else the argv's first word."""
-        return self.command or self.image or (self.tokens[0] if self.tokens else None)
 
 
 # ---------------------------------------------------------------- scripts
@@ -196,11 +176,15 @@ def locator(loaded: LoadedFile):
 _HEREDOC_START = re.compile(r"(?:cat|tee)[ \t]*>?[ \t]*([\w./-]+)[ \t]*<<-?[ \t]*['\"]?(\w+)['\"]?[^\n]*\n")
 
 
-@dataclass(frozen=True)
-class Heredoc:
-    name: str  # the file it writes, as written
-    start: int  # offset of its body in the script
-    body: str
+class Heredoc(ValueRecord):
+    """A heredoc of a script: the file it writes, where its body starts, its body."""
+
+    __slots__ = ("name", "start", "body")
+
+    def __init__(self, name: str, start: int, body: str) -> None:
+        self.name = name  # the file it writes, as written
+        self.start = start  # offset of its body in the script
+        self.body = body
 
 
 def file_heredocs(text: str) -> list[Heredoc]:
