@@ -200,11 +200,6 @@ def listing_ahead(folders: list[Path]) -> Iterator[None]:
                 unused[1].cancel()
 
 
-def listing_under_way() -> bool:
-    """Whether a listing ``listing_ahead`` started is still to be read (discovery waits for git then)."""
-    return bool(_AHEAD)
-
-
 # The tracked files of a work tree, with the index's identity when they were listed: a lint run asks twice
 # (its whole-run cache key, its reads of repository files), and a change to the index (git add, a commit in
 # ``propose``) writes a new index file, which a new (inode, size, mtime) shows.

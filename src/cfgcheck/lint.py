@@ -26,7 +26,7 @@ from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, 
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
                      isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, RunWorkspace,
                      Staged, start_workers)
-from .yamlio import LoadedFile, TemplateSyntax, composer, load_file, parse_cache, relpath
+from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
@@ -494,8 +494,6 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     as ``stdin_filename``. ``jobs``: worker processes for many files; ``cache``: use the content cache
     (``cache.py``); neither changes the result."""
     codes = enabled_codes(config, select, ignore)
-    if git.listing_under_way():  # git still lists the work tree, which discovery waits for: meanwhile, the YAML
-        composer(fast)  # parser the stage of every file with a serving marker imports (12 ms of a GitOps tree's wait)
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     started: list[pool.Workers] = []  # the workers, when they start before the whole-run key (``starter``)
     whole = whole_run(paths, inputs, config, codes, fast, starter(inputs, config, fast, jobs, started)) \
