@@ -17,7 +17,7 @@ from ...capacity.evidence import one_gpu
 from ...cluster import Statement
 from ...model import Location
 from ..core.contexts import Workspace
-from .named_files import files_in, read_text
+from .named_files import read_text
 
 SCRIPT_ENDINGS = (".sh", ".bash")
 # the command that starts a machine, and the option naming its type, within one (continued) command line
@@ -26,11 +26,12 @@ _TYPE = lazy.Pattern(r"""--(?:instance|machine)-type(?:=|\s+)["']?([A-Za-z0-9][\
 _LINE_END = lazy.Pattern(r"(?<!\\)\n")
 
 
-def provisioned(workspace: Workspace, folder: str) -> Statement | None:
-    """What the scripts of ``folder`` start their host with: the one GPU their instance types name, with the
-    line; or why they decide nothing (several GPUs, or one cfgcheck does not know); None when none starts one."""
+def provisioned(workspace: Workspace, folder: str, names: list[str]) -> Statement | None:
+    """What the scripts of ``folder`` (its file names: ``named_files.files_in``) start their host with: the one
+    GPU their instance types name, with the line; or why they decide nothing (several GPUs, or one cfgcheck does
+    not know); None when none starts one."""
     named: dict[str, tuple[str, str]] = {}
-    for name in files_in(workspace, folder):
+    for name in names:
         if not name.endswith(SCRIPT_ENDINGS):
             continue
         rel = posixpath.join(folder, name) if folder else name
