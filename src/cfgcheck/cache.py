@@ -19,6 +19,7 @@ A whole run's key needs every file's bytes: ``StatIndex`` keeps, per repository,
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import json
 import os
@@ -29,7 +30,7 @@ from pathlib import Path
 from . import __version__, pool
 from .notes import note, run as notes_run
 from .paths import noting
-from .yamlio import read_already, unmarked
+from .yamlio import digests_of_reads, read_already, unmarked
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
@@ -129,6 +130,10 @@ def sha256(data: bytes = b"") -> Any:
 
 
 _SHA256: list = []  # the constructor ``sha256`` found
+
+
+def _raw_digest(data: bytes) -> bytes:
+    return sha256(data).digest()
 
 
 def digest(text: str | bytes) -> str:
@@ -282,7 +287,7 @@ class StatIndex:
                 return "file", entry[len(told):], None
         kind, data, status = _contents(path)
         hexdigest = digest(data)
-        if kind == "file" and status is not None and not self._racy(status):
+        if kind == "file" and status is not None and not self.racy(status):
             self.looked[path] = _told(status) + hexdigest
         return kind, hexdigest, data
 
@@ -295,12 +300,12 @@ class StatIndex:
                 return ABSENT  # (most paths a run looked for: 6,549 of 7,803 on the GitOps tree)
             except (OSError, ValueError):
                 status = None
-            if status is not None and stat.S_ISDIR(status.st_mode) and not self._racy(status):
+            if status is not None and stat.S_ISDIR(status.st_mode) and not self.racy(status):
                 return f"folder at {status.st_mtime_ns} {status.st_ctime_ns} {status.st_ino} {status.st_dev}"
         kind, hexdigest, _ = self.contents(path)
         return _said(kind, hexdigest)
 
-    def _racy(self, status: os.stat_result) -> bool:
+    def racy(self, status: os.stat_result) -> bool:
         return max(status.st_mtime_ns, status.st_ctime_ns) >= self.started - RACY_NS
 
     def save(self) -> None:
@@ -317,15 +322,18 @@ class RunCache:
     entry is used, and the notes it said, said again. A run that read something it cannot name (a
     renderer's tool, ``model_configs``) keeps no entry. Entries live beside the file stages', in ``store``.
 
-    ``ahead``: on a first run (most files not in the index), what starts the run's workers before the files
-    are read and hashed (``lint.lint``), within the block that notes their reads beyond their files; it
-    answers which files (by position) the run stages itself: only theirs are kept for it. ``stats``: the absolute,
-    normalised name of files (by position) and what ``stat`` said of them already in this run."""
+    ``ahead``: on a first run (most files not in the stat index), what starts the run's workers before the
+    files are read (``lint.lint``), within the block that notes their reads beyond their files and the one
+    that keeps the digest of each file's bytes a worker reads (``yamlio.digests_of_reads``); it answers which
+    files (by position) the run stages itself: only those are read and hashed here (their bytes kept for the
+    run), a worker's files by the worker as it stages them, and the key is worked out after the run. Each
+    file is read once, and the key holds the bytes the run linted. ``stats``: the absolute, normalised name of
+    files (by position) and what ``stat`` said of them already in this run."""
 
     def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path],
                  ahead: Callable[[], Callable[[int], bool]] | None = None,
                  stats: dict[int, tuple[str, os.stat_result]] | None = None) -> None:
-        self.store, self.root = store, root
+        self.store, self.root, self.parts = store, root, parts
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
         self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
@@ -333,30 +341,58 @@ class RunCache:
         # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
         # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
         # before the fork)
-        paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
+        self.paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
         stats = stats or {}
         for position, file in enumerate(files):
             name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file)), None)
-            paths.setdefault(name, (position, file, status))
-        self.known = set(paths)
+            self.paths.setdefault(name, (position, file, status))
+        self.known = set(self.paths)
+        self.said: dict[str, str] = {}  # each file's part of the key, by name
+        self.digests: dict[Path | str, bytes] | None = None  # a first run's: those of its workers' reads
         runs = None  # which files the run stages itself, when its workers started ahead
-        if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
-            with noting(self.root, self.known, self.stats.fingerprint, ABSENT):  # what they read beyond is noted
+        if ahead is not None and len(self.stats.kept) < len(self.paths) // 2:  # most files to read: a first run
+            self.digests = {}
+            with noting(self.root, self.known, self.stats.fingerprint, ABSENT), \
+                    digests_of_reads(self.digests, _raw_digest):  # the workers fork within both
                 runs = ahead()
-        said, kept = [], 0
-        for path, (position, file, status) in paths.items():
+        kept = 0
+        for path, (position, file, status) in self.paths.items():
+            if runs is not None and not runs(position):
+                continue  # a worker's: read and hashed as it stages it
             kind, hexdigest, data = self.stats.contents(path, status)
-            said.append(f"{path}\0{kind}\0{hexdigest}\n")
-            if data is not None and kind == "file" and kept + len(data) <= READ_BYTES and (runs is None or runs(position)):
+            self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
+            if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
                 self.read[file] = data
                 kept += len(data)
-        key = sha256("\n".join(["run 3", *parts, ""]).encode("utf-8", "surrogatepass"))
-        key.update("".join(said).encode("utf-8", "surrogateescape"))
-        self.key = key.hexdigest()
+        self.key = self._key() if runs is None else None
+
+    def _key(self) -> str:
+        """The key: ``parts``, then each file's name, kind and digest, in the order of the files."""
+        key = sha256("\n".join(["run 3", *self.parts, ""]).encode("utf-8", "surrogatepass"))
+        key.update("".join(self.said[path] for path in self.paths).encode("utf-8", "surrogateescape"))
+        self.paths.clear()  # what ``stat`` said of each file: asked by the key only (5,000 files: 4 MiB)
+        return key.hexdigest()
+
+    def _key_after(self, digests: dict[Path | str, bytes]) -> str:
+        """A first run's key, once its workers read their files: a file a worker read as a regular file of
+        discovery's goes in the stat index with what discovery's ``lstat`` said of it before it was read;
+        any other (gone, too large to read, a link) is looked at now."""
+        for path, (_, file, status) in self.paths.items():
+            if path in self.said:
+                continue
+            found = digests.get(file)
+            if found is None or status is None:
+                kind, hexdigest, _ = self.stats.contents(path, status)
+            else:
+                kind, hexdigest = "file", found.hex()
+                if not self.stats.racy(status):  # told before the read: a change since is a change next time
+                    self.stats.looked[path] = _told(status) + hexdigest
+            self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
+        return self._key()
 
     def run(self, lint: Callable[[], Any]) -> Any:
         """The kept result, its notes said again; else ``lint()``'s, kept for the next run."""
-        kept = self._get()
+        kept = self._get() if self.key is not None else None
         if kept is not None:
             self.read.clear()
             self.stats.save()  # a run kept: the next one reads its files' digests from the index
@@ -364,11 +400,15 @@ class RunCache:
             for message in said:
                 note(message)
             return result
+        digests = self.digests
         with notes_run() as channel, noting(self.root, self.known, self.stats.fingerprint, ABSENT) as noted, \
-                read_already(self.read):
+                read_already(self.read), \
+                digests_of_reads(digests, _raw_digest) if digests is not None else contextlib.nullcontext():
             before = len(channel.said)
             result = lint()
         if not noted.unknown and len(getattr(result, "models", ())) <= RUN_MODELS:
+            if self.key is None:
+                self.key = self._key_after(digests or {})
             self._put(noted.found, channel.said[before:], result)
             self.stats.save()  # no entry kept, no index: the next run reads every file all the same
         return result

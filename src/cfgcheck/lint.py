@@ -511,15 +511,14 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     try:
         return whole.run(linted) if whole is not None else linted()
     finally:
-        for workers in started:  # a kept result was found: the workers' stages are not needed
+        for workers in started:  # the run failed before it took their stages: none left running
             workers.end()
 
 
 def starter(inputs: Inputs, config: Config, fast: bool, jobs: int,
             started: list[pool.Workers]) -> Callable[[], Callable[[int], bool]] | None:
-    """What starts the run's workers while the whole-run key is worked out (``RunCache``'s ``ahead``: on a
-    first run, reading and hashing every file took a GitOps tree 80 ms before its worker started), kept in
-    ``started``; None for a run in one process."""
+    """What starts the run's workers on a first run, before the run reads its own files (``RunCache``'s
+    ``ahead``: a worker reads and hashes those it stages), kept in ``started``; None for a run in one process."""
     if not pool.usable(jobs, len(inputs.files)):
         return None
 

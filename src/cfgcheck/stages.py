@@ -25,8 +25,8 @@ from .notes import collected, note
 from .packs import PackedCache
 from .paths import LOOKED, RESOLVED, UNMARKED, noted, reads_beyond, watching
 from .records import Record
-from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, forget_parsed, load_file,
-                     parse_cache, read_text, relpath, unmarked)
+from .yamlio import (DEFAULT_LIMITS, LoadedFile, YamlError, check_text, composer, digest_read, forget_parsed,
+                     load_file, parse_cache, read_text, relpath, taken_digest, unmarked)
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:
@@ -186,10 +186,11 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
 def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
                   cache: PackedCache | None) -> pool.Workers:
     """The ``jobs - 1`` workers of ``staged`` for ``files``, forked now, each with a content cache of its own
-    (``cache``, made alike): a run forks them before it works out the whole-run cache's key (``lint.lint``),
-    within the block that notes its reads beyond its files (``paths.noting``). They stage their share (no
-    chunks ahead of it: ``STARTED_AHEAD``) while the run reads and hashes its files; a run whose key finds its
-    result ends them (``pool.Workers.end``)."""
+    (``cache``, made alike): a first run forks them before it reads its own files (``lint.lint``), within the
+    blocks that note their reads beyond their files (``paths.noting``) and the digests of the files they read
+    (``yamlio.digests_of_reads``: sent with each file's stage, ``_work``). They stage their share (no chunks
+    ahead of it: ``STARTED_AHEAD``) while the run reads and hashes its own; the run ends them
+    (``pool.Workers.end``)."""
     # as ``lint.gather`` and ``RunCache.run`` fork them: in a parse cache, and a channel that keeps what a worker
     # says outside a file's stage (the notes of a file's stage go to the run with it)
     with parse_cache(), collected():
@@ -197,7 +198,8 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
 
 
 # The chunks the run stages when its workers start before the whole-run key: none ahead of them (they start
-# while the run reads and hashes every file), then ``pool.RUN_SHARE``. Paired interleaved runs against workers
+# while the run reads and hashes its own files; before the workers hashed theirs, every file), then
+# ``pool.RUN_SHARE``. Paired interleaved runs against workers
 # started with the stage (the cache cold, --jobs 2, medians of the differences): GitOps tree -49 ms (faster in
 # 18 of 24 pairs, of ~1.0 s), dense corpus -60 ms (8 of 14, of ~2.2 s); a run's share of 45% made dense
 # slower (+132 ms, faster in 3 of 14: each worker reads its files again, and the run hashed them all), 48%
@@ -355,16 +357,24 @@ def _work(file: Path) -> bytes:
     assert worker is not None, "a pool worker runs _Worker.start first"
     message = worker.stage(file)
     staged = message[2]
+    digest = taken_digest(file)  # a first run's: its whole-run key is worked out from what the stages read
+    head = b"" if digest is None else DIGESTED + digest
     if message[0] == "staged" and staged.models == [] and staged.file.unmarked() and not (staged.notes or staged.added):
-        return PLAIN + staged.file.path.encode("utf-8", "surrogateescape")
-    return pool.dumps(message)
+        return head + PLAIN + staged.file.path.encode("utf-8", "surrogateescape")
+    return head + pool.dumps(message)
 
 
 PLAIN = b"\0"  # no pickle starts with it (protocol 2 and later start with PROTO, 0x80)
+DIGESTED = b"\1"  # the digest of the file's bytes follows (``yamlio.digests_of_reads``), then the message
+_DIGEST_BYTES = 32  # SHA-256's
 
 
 def _received(data: bytes, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
-    """A worker's message about ``file`` (``_work``) as ``_Worker.stage`` made it."""
+    """A worker's message about ``file`` (``_work``) as ``_Worker.stage`` made it; the digest of the file's bytes
+    it read, when it sent one, put as if read here (``yamlio.digest_read``)."""
+    if data[:1] == DIGESTED:
+        digest_read(file, data[1:1 + _DIGEST_BYTES])
+        data = data[1 + _DIGEST_BYTES:]
     if data[:1] == PLAIN:  # a few bytes, not a pickled file: no object made in the worker, none unpickled here
         rel = data[1:].decode("utf-8", "surrogateescape")
         return ("staged", file, Staged(unmarked(rel), []))

@@ -307,6 +307,35 @@ def read_already(read: dict[Path, bytes]) -> Iterator[None]:
         _read_already.remove(read)
 
 
+# Where the digests of the bytes ``read_text`` reads go, each with the hash that makes them (``digests_of_reads``).
+_digests: list[tuple[dict[Path | str, bytes], Callable[[bytes], bytes]]] = []
+
+
+@contextmanager
+def digests_of_reads(found: dict[Path | str, bytes], hashed: Callable[[bytes], bytes]) -> Iterator[None]:
+    """Within this block ``read_text`` puts ``hashed(data)`` of the bytes of each file it reads (not of bytes
+    its caller read) in ``found``, by the path it was given: a first run works out its whole-run key from the
+    bytes a worker forked within the block read (``cache.RunCache``; ``taken_digest``, ``digest_read``)."""
+    entry = (found, hashed)
+    _digests.append(entry)
+    try:
+        yield
+    finally:
+        _digests.remove(entry)
+
+
+def taken_digest(file: Path | str) -> bytes | None:
+    """The digest of ``file``'s bytes read within the innermost ``digests_of_reads`` block, taken from it (a
+    worker sends it with the file's stage); None outside one, or when ``file`` was not read."""
+    return _digests[-1][0].pop(file, None) if _digests else None
+
+
+def digest_read(file: Path | str, value: bytes) -> None:
+    """``value``, the digest of ``file``'s bytes a worker read (``taken_digest``), put as if read here."""
+    for found, _ in _digests:
+        found[file] = value
+
+
 def read_ahead(path: str) -> bytes | None:
     """The bytes of the file at ``path`` (absolute, normalised), read before its turn in the run (the
     kustomize renderer asks whether the files a kustomization draws from may serve): kept for its turn
@@ -390,7 +419,10 @@ def read_text(rel: str, file: Path | str, limits: dict[str, int], reader: FileRe
     an engine. ``data``: its bytes, read already in this run (the whole-run cache's key holds them)."""
     try:
         kept = _taken(file)  # also when given: its turn has come, nothing more is kept for it
-        data = data if data is not None else kept or _read_bytes(file, limits["max-file-bytes"])
+        if data is None:  # read here (or ahead of its turn): its digest, where a first run's key wants it
+            data = kept or _read_bytes(file, limits["max-file-bytes"])
+            for found, hashed in _digests if not isinstance(data, int) else ():
+                found[file] = hashed(data)
         if isinstance(data, int):
             return _unread(rel, YamlError(
                 f"file is {data:,} bytes, over the {limits['max-file-bytes']:,}-byte limit (limit max-file-bytes)"),
