@@ -366,7 +366,7 @@ def _work(file: Path) -> bytes:
 
 PLAIN = b"\0"  # no pickle starts with it (protocol 2 and later start with PROTO, 0x80)
 DIGESTED = b"\1"  # the digest of the file's bytes follows (``yamlio.digests_of_reads``), then the message
-_DIGEST_BYTES = 32  # SHA-256's
+_DIGEST_BYTES = 32  # ``cache.blake2b``'s
 
 
 def _received(data: bytes, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
