@@ -11,21 +11,20 @@ from . import lazy, pool, precedence, suppressions
 from .adapters.core.builtin import always_read, file_format, file_suffixes, has_serving_marker
 from .adapters.core.references import dangling as _dangling
 from .adapters.core.workspace import Workspace
-from . import git, online
-from .cache import ContentCache, RunCache, digest
+from . import whole_run
 from .packs import PackedCache
 from .config import Config
 from .context import RuleContext
 from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import collected, note, per_run
-from .paths import UNMARKED, git_may_find_repository, noted, read_beyond, watching
+from .paths import UNMARKED, noted, read_beyond, watching
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
 from .stages import (first_pass as _first_pass, internal_error as _internal_error, isolated as _isolated,
-                     isolated_load as _isolated_load, models_of as _models_of, release as _release, staged, RunWorkspace,
-                     Staged, start_workers)
+                     isolated_load as _isolated_load, models_of as _models_of, release as _release, staged,
+                     RunWorkspace, Staged)
 from .yamlio import LoadedFile, TemplateSyntax, load_file, parse_cache, relpath
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
@@ -496,8 +495,8 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     codes = enabled_codes(config, select, ignore)
     inputs = discover(paths, config.root, config.get("exclude", []), file_suffixes())
     started: list[pool.Workers] = []  # the workers, when they start before the whole-run key (``starter``)
-    whole = whole_run(paths, inputs, config, codes, fast, starter(inputs, config, fast, jobs, started)) \
-        if cache and prefilter else None
+    whole = whole_run.whole_run(paths, inputs, config, codes, fast, whole_run.starter(
+        inputs, config, fast, jobs, serving_filter(config, set()), started)) if cache and prefilter else None
     inputs.stats.clear()  # what discovery's lstat said, asked by the whole-run key only: freed (5,000 files: 4 MiB)
 
     def linted() -> LintResult:
@@ -513,40 +512,6 @@ def lint(paths: list[Path], config: Config, select: list[str] | None = None, ign
     finally:
         for workers in started:  # the run failed before it took their stages: none left running
             workers.end()
-
-
-def starter(inputs: Inputs, config: Config, fast: bool, jobs: int,
-            started: list[pool.Workers]) -> Callable[[], Callable[[int], bool]] | None:
-    """What starts the run's workers on a first run, before the run reads its own files (``RunCache``'s
-    ``ahead``: a worker reads and hashes those it stages), kept in ``started``; None for a run in one process."""
-    if not pool.usable(jobs, len(inputs.files)):
-        return None
-
-    def start() -> Callable[[int], bool]:
-        started.append(start_workers(inputs.files, config, fast, serving_filter(config, set()), jobs,
-                                     PackedCache(config.as_dict(), fast)))
-        return started[0].runs
-    return start
-
-
-def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str], fast: bool,
-              ahead: Callable[[], Callable[[int], bool]] | None = None) -> RunCache | None:
-    """The whole-run cache of a lint of folders (cache.py ``RunCache``): not of files named one by one (the
-    files that use them are found with git grep), standard input, or a run that asks the Hugging Face Hub;
-    ``ahead``: what starts the run's workers on a first run (``starter``)."""
-    settings = config.as_dict()
-    if inputs.streams or online.enabled(settings) or any(path == STDIN or not path.is_dir() for path in paths):
-        return None
-    import shutil  # here: a run of files named one by one starts no process (tests/cli/test_startup_imports.py)
-
-    root = os.path.abspath(config.root)
-    tracked = git.ls_files(config.root) if git_may_find_repository(config.root) else None
-    parts = [f"codes {sorted(codes)}", f"paths {[os.path.abspath(path) for path in paths]}",
-             f"templates {inputs.templates}", f"related {inputs.related}",
-             f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
-             f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
-             f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
-    return RunCache(ContentCache(settings, fast, kind="run"), root, parts, inputs.files, ahead, inputs.stats)
 
 
 def finalize(findings: list[Finding], loaded: list[LoadedFile], models: list[ServedModel], rules: list[Rule],

@@ -96,8 +96,9 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # builds its Fleet without importing it; 277 with the reader of a fork's own engine arguments source
 # (adapters/launch/engine_sources.py), whose settle hook every served vLLM or SGLang model passes through
 # (it reads two or three tracked paths, most often absent); 272 once no module on the path imported typing at
-# run time (TYPING: typing, typing.io, typing.re and _typing left it).
-MODULE_BOUND = 272
+# run time (TYPING: typing, typing.io, typing.re and _typing left it); 273 once the whole-run cache's wiring left
+# lint.py for a module of its own (whole_run.py: lint.py stays under 600 lines), imported by every run.
+MODULE_BOUND = 273
 # The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
 # dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module),
 # 151 without typing.

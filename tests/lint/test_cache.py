@@ -13,7 +13,7 @@ import pytest
 from cfgcheck import cache as cache_module, packs
 from cfgcheck.cache import ContentCache
 from cfgcheck.config import Config
-from cfgcheck import lint as lint_module
+from cfgcheck import lint as lint_module, whole_run as whole_run_module
 from cfgcheck.lint import lint
 from cfgcheck.lint_command import render_lint
 from helpers import REPO, shared
@@ -102,7 +102,7 @@ def test_the_cache_never_changes_a_finding(where: str, cache_home: Path, monkeyp
         monkeypatch.setattr(store, "get", counted(store.get))
     second = _report(folder, cache=True)
     assert read == [True]  # the whole run's entry, checked and used
-    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    monkeypatch.setattr(whole_run_module, "whole_run", lambda *args: None)
     read.clear()
     third = _report(folder, cache=True)
     assert sum(read) == len(stored)  # file by file: every entry was read back
@@ -220,7 +220,7 @@ def test_packs_past_the_bound_are_merged_into_the_run_s_own(tmp_path: Path, cach
         _report(folder, cache=True)
     # runs 1-3 wrote a pack each; the 4th found 3 (more than 2) and merged them into its own
     assert len(_files(cache_home, "stage")) == 1 and len(_entries(cache_home)) == 4
-    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    monkeypatch.setattr(whole_run_module, "whole_run", lambda *args: None)
     read = _reads_counted(monkeypatch)
     for tag in tags:
         app.write_text(DEPLOYMENT.format(tag=tag), encoding="utf-8")
@@ -262,7 +262,7 @@ def test_a_worker_writes_its_entries_as_a_pack_the_next_run_reads(tmp_path: Path
     monkeypatch.setattr(pool, "RUN_SHARE", 100)
     first = _report(folder, cache=True, jobs=2)
     assert len(_files(cache_home, "stage")) == 2 and len(_entries(cache_home)) == 6  # one pack per process
-    monkeypatch.setattr(lint_module, "whole_run", lambda *args: None)
+    monkeypatch.setattr(whole_run_module, "whole_run", lambda *args: None)
     read = _reads_counted(monkeypatch)
     assert _report(folder, cache=True) == first == _report(folder, cache=False)
     assert read == [True] * 6

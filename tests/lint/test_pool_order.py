@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import lint as lint_module, pool, stages
+from cfgcheck import pool, stages, whole_run as whole_run_module
 from cfgcheck.config import Config
 from cfgcheck.lint import lint, serving_filter
 from cfgcheck.lint_command import render_lint
@@ -232,7 +232,7 @@ def test_what_a_worker_read_beyond_its_file_keeps_the_whole_run_cache_honest(tmp
         return in_process(lambda item: _in_copy(paths, work, item), items, jobs, start, here, started)  # worker has
 
     monkeypatch.setattr(pool, "MIN_FILES", 2)
-    monkeypatch.setattr(lint_module, "starter", lambda *args: None)  # workers start with the stage, in this process
+    monkeypatch.setattr(whole_run_module, "starter", lambda *args: None)  # workers start with the stage, in this process
     monkeypatch.setattr(pool, "ordered", forked)
     first = render_lint(lint([folder], Config(folder), jobs=2, cache=True), "json", None, folder, True, False, False)
     (folder / ".env").write_text("TAG=v0.4.0\n", encoding="utf-8")

@@ -1,5 +1,5 @@
 """A first run with the whole-run cache and several processes starts its workers before it reads and hashes
-its own files (``lint.starter``, ``stages.start_workers``), a worker its own, and works out the key after the
+its own files (``whole_run.starter``, ``stages.start_workers``), a worker its own, and works out the key after the
 run: the report is the one process's, the key is the one a run that reads every file first works out, and
 what a worker read beyond its files (a compose file's ``.env``) is noted in the run's entry."""
 
@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from cfgcheck import lint as lint_module, pool
+from cfgcheck import lint as lint_module, pool, whole_run as whole_run_module
 from cfgcheck.config import Config
 from cfgcheck.lint import lint
 from cfgcheck.lint_command import render_lint
@@ -33,13 +33,13 @@ def _composes(folder: Path, count: int = 40) -> Path:
 def started(monkeypatch) -> list[pool.Workers]:
     """The workers each run started before its key, from now on; chunks of one file, dealt from the first."""
     found: list[pool.Workers] = []
-    start = lint_module.start_workers
+    start = whole_run_module.start_workers
 
     def recorded(*args, **kwargs):
         found.append(start(*args, **kwargs))
         return found[-1]
 
-    monkeypatch.setattr(lint_module, "start_workers", recorded)
+    monkeypatch.setattr(whole_run_module, "start_workers", recorded)
     monkeypatch.setattr(pool, "CHUNK", 1)
     return found
 

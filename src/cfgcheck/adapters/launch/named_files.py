@@ -153,7 +153,7 @@ def _noted(workspace: Workspace, rel: str, file: bool = False) -> _Files:
     """This module's index space, once the look at ``rel`` (a ``file`` read, else a folder listed) is noted
     for the whole-run cache (``paths.read_beyond``: it checks the path again before it reuses a run), unless
     Git's list of tracked files alone decides the answer (a file it does not track, which files a folder
-    holds): the run's key holds that list (``lint.whole_run``). On a GitOps tree 9,000 of 13,700 looks were
+    holds): the run's key holds that list (``whole_run.whole_run``). On a GitOps tree 9,000 of 13,700 looks were
     such, each a ``stat`` of a README or sidecar most folders lack."""
     root = workspace.config.get("root")
     files = workspace.space(__name__, _Files)
