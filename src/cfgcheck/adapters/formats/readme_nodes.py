@@ -37,8 +37,12 @@ from ...model import Location, ServedModel
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
 from ..core.fleet import fleet
-from ..launch.named_files import files_in, read_text
+from ..launch.named_files import lister, read_text
 from ..launch.provisioned_hosts import SCRIPT_ENDINGS, provisioned
+
+TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
+if TYPE_CHECKING:
+    from typing import Callable
 
 MARKERS = ()  # reads no document: its index hook records the folders of the run's files
 _READMES = ("README.md", "readme.md", "Readme.md")
@@ -85,8 +89,9 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
 
 
 def _read(workspace: Workspace, folders: set[str], found: Fleet) -> None:
+    listed = lister(workspace)
     for folder in sorted(folders):
-        names = files_in(workspace, folder)
+        names = listed(folder)
         if not any(_may_state(name) for name in names):
             continue  # no README, sidecar or script to read (each of a GitOps tree's 1,254 folders: 14 -> 3 ms)
         for name in _SIDECARS:  # nearer to the launch than the folder's README: it wins over it
@@ -120,12 +125,12 @@ MENTIONED_DOCS = 16
 _README_ENDINGS = ("", ".md", ".markdown", ".rst", ".txt")
 
 
-def _documents(workspace: Workspace, folder: str) -> list[str]:
+def _documents(listed: Callable[[str], list[str]], folder: str) -> list[str]:
     """The README files of ``folder`` that ``_read`` leaves (``README.rst``, ``README``) and the Markdown
-    files of its ``docs/`` folder (bounded)."""
-    readmes = [name for name in files_in(workspace, folder) if _readme(name) and name not in _READMES]
+    files of its ``docs/`` folder (bounded); ``listed``: the run's ``named_files.lister``."""
+    readmes = [name for name in listed(folder) if _readme(name) and name not in _READMES]
     docs = posixpath.join(folder, "docs") if folder else "docs"
-    pages = [name for name in files_in(workspace, docs) if name.lower().endswith(".md")][:MENTIONED_DOCS]
+    pages = [name for name in listed(docs) if name.lower().endswith(".md")][:MENTIONED_DOCS]
     return [posixpath.join(folder, name) if folder else name for name in readmes] + \
         [posixpath.join(docs, name) for name in pages]
 
@@ -139,9 +144,10 @@ def _readme(name: str) -> bool:
 
 
 def _read_mentions(workspace: Workspace, folders: set[str], found: Fleet) -> None:
+    listed = lister(workspace)
     for folder in sorted(folders):
         lines: dict[str, str] = {}
-        for rel in _documents(workspace, folder):
+        for rel in _documents(listed, folder):
             lines.update(hardware_lines(rel, read_text(workspace, rel) or ""))
         said = _said(folder, lines) if lines else None  # no line names a GPU: most folders have no document
         if said is not None and said.gpu is not None:  # documents that name several cards decide nothing
