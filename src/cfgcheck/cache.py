@@ -339,7 +339,7 @@ class RunCache:
         # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
         # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
         # before the fork)
-        self.paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
+        self.paths: dict[str, tuple[int, Path, os.stat_result | str | None]] = {}
         stats = stats or {}
         for position, file in enumerate(files):
             name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file)), None)
@@ -355,10 +355,15 @@ class RunCache:
                 runs = ahead()
         kept = 0
         for path, (position, file, status) in self.paths.items():
-            if runs is not None and not runs(position):
-                continue  # a worker's: read and hashed as it stages it
+            if runs is not None and not runs(position):  # a worker's: read and hashed as it stages it
+                # what ``stat`` told of it before it was read ("" when within the racy window: not indexed), not
+                # the stat result (discovery's, 4 MiB for 5,000 files, freed now)
+                self.paths[path] = (position, file, None if status is None else "" if self.stats.racy(status)
+                                    else _told(status))
+                continue
             kind, hexdigest, data = self.stats.contents(path, status)
             self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
+            self.paths[path] = (position, file, None)
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
                 self.read[file] = data
                 kept += len(data)
@@ -368,23 +373,23 @@ class RunCache:
         """The key: ``parts``, then each file's name, kind and digest, in the order of the files."""
         key = blake2b("\n".join(["run 3", *self.parts, ""]).encode("utf-8", "surrogatepass"))
         key.update("".join(self.said[path] for path in self.paths).encode("utf-8", "surrogateescape"))
-        self.paths.clear()  # what ``stat`` said of each file: asked by the key only (5,000 files: 4 MiB)
+        self.paths.clear()
         return key.hexdigest()
 
     def _key_after(self, digests: dict[Path | str, bytes]) -> str:
         """A first run's key, once its workers read their files: a file a worker read as a regular file of
-        discovery's goes in the stat index with what discovery's ``lstat`` said of it before it was read;
-        any other (gone, too large to read, a link) is looked at now."""
-        for path, (_, file, status) in self.paths.items():
+        discovery's goes in the stat index with what discovery's ``lstat`` told of it before it was read (a
+        change since is a change next time); any other (gone, too large to read, a link) is looked at now."""
+        for path, (_, file, told) in self.paths.items():
             if path in self.said:
                 continue
             found = digests.get(file)
-            if found is None or status is None:
-                kind, hexdigest, _ = self.stats.contents(path, status)
+            if found is None or told is None:
+                kind, hexdigest, _ = self.stats.contents(path)
             else:
                 kind, hexdigest = "file", found.hex()
-                if not self.stats.racy(status):  # told before the read: a change since is a change next time
-                    self.stats.looked[path] = _told(status) + hexdigest
+                if told:
+                    self.stats.looked[path] = told + hexdigest
             self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
         return self._key()
 
