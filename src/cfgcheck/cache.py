@@ -339,31 +339,32 @@ class RunCache:
         # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
         # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
         # before the fork)
-        self.paths: dict[str, tuple[int, Path, os.stat_result | str | None]] = {}
+        paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
         stats = stats or {}
         for position, file in enumerate(files):
             name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file)), None)
-            self.paths.setdefault(name, (position, file, status))
-        self.known = set(self.paths)
+            paths.setdefault(name, (position, file, status))
+        self.known = set(paths)
+        self.order = list(paths)  # the files' names, as the key takes them
         self.said: dict[str, str] = {}  # each file's part of the key, by name
+        # a first run's files that a worker reads and hashes as it stages them: the file, and what ``stat`` told
+        # of it before it was read ("" within the racy window: not indexed; None: nothing told), not the stat
+        # result (discovery's, 4 MiB for 5,000 files, freed once this returns)
+        self.pending: dict[str, tuple[Path, str | None]] = {}
         self.digests: dict[Path | str, bytes] | None = None  # a first run's: those of its workers' reads
         runs = None  # which files the run stages itself, when its workers started ahead
-        if ahead is not None and len(self.stats.kept) < len(self.paths) // 2:  # most files to read: a first run
+        if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
             self.digests = {}
             with noting(self.root, self.known, self.stats.fingerprint, ABSENT), \
                     digests_of_reads(self.digests, _raw_digest):  # the workers fork within both
                 runs = ahead()
         kept = 0
-        for path, (position, file, status) in self.paths.items():
-            if runs is not None and not runs(position):  # a worker's: read and hashed as it stages it
-                # what ``stat`` told of it before it was read ("" when within the racy window: not indexed), not
-                # the stat result (discovery's, 4 MiB for 5,000 files, freed now)
-                self.paths[path] = (position, file, None if status is None else "" if self.stats.racy(status)
-                                    else _told(status))
+        for path, (position, file, status) in paths.items():
+            if runs is not None and not runs(position):
+                self.pending[path] = (file, None if status is None else "" if self.stats.racy(status) else _told(status))
                 continue
             kind, hexdigest, data = self.stats.contents(path, status)
             self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
-            self.paths[path] = (position, file, None)
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
                 self.read[file] = data
                 kept += len(data)
@@ -372,17 +373,14 @@ class RunCache:
     def _key(self) -> str:
         """The key: ``parts``, then each file's name, kind and digest, in the order of the files."""
         key = blake2b("\n".join(["run 3", *self.parts, ""]).encode("utf-8", "surrogatepass"))
-        key.update("".join(self.said[path] for path in self.paths).encode("utf-8", "surrogateescape"))
-        self.paths.clear()
+        key.update("".join(self.said[path] for path in self.order).encode("utf-8", "surrogateescape"))
         return key.hexdigest()
 
     def _key_after(self, digests: dict[Path | str, bytes]) -> str:
         """A first run's key, once its workers read their files: a file a worker read as a regular file of
         discovery's goes in the stat index with what discovery's ``lstat`` told of it before it was read (a
         change since is a change next time); any other (gone, too large to read, a link) is looked at now."""
-        for path, (_, file, told) in self.paths.items():
-            if path in self.said:
-                continue
+        for path, (file, told) in self.pending.items():
             found = digests.get(file)
             if found is None or told is None:
                 kind, hexdigest, _ = self.stats.contents(path)

@@ -143,13 +143,10 @@ def _spec_table(engine: str) -> list[OptionSpec | None]:
     return table
 
 
-def _spec(engine: str, index: int) -> OptionSpec:
+def _built_spec(engine: str, index: int) -> OptionSpec:
     """Spec ``index`` of the engine's table, built when a catalogued version first needs it (one version
-    uses a fifth of the table) and then shared by every version that has it."""
-    table = _spec_table(engine)
-    spec = table[index]
-    if spec is None:
-        spec = table[index] = _spec_from(catalog_data(engine)["specs"][index])
+    uses a fifth of the table) and kept in the table for every version that has it."""
+    spec = _spec_table(engine)[index] = _spec_from(catalog_data(engine)["specs"][index])
     return spec
 
 
@@ -205,7 +202,7 @@ class _CatalogData:
         self.version = version
         self.behaviour: dict = dict(entry.get("behaviour", {}))
         table = _spec_table(engine)
-        self.specs: tuple[OptionSpec, ...] = tuple([table[i] or _spec(engine, i) for i in entry["specs"]])
+        self.specs: tuple[OptionSpec, ...] = tuple([table[i] or _built_spec(engine, i) for i in entry["specs"]])
         self.by_option: dict[str, OptionSpec] = {o: s for s in self.specs for o in s.option_strings}
         self._parser: argparse.ArgumentParser | None = None
 
