@@ -76,3 +76,28 @@ class Pattern:
     flags = property(lambda self: self.compiled().flags)
     groups = property(lambda self: self.compiled().groups)
     groupindex = property(lambda self: self.compiled().groupindex)
+
+
+def pyyaml() -> Any:
+    """PyYAML, imported with its own modules' patterns made ``Pattern``s: compiled the first time one matches.
+    cfgcheck parses with libyaml's C parser, which matches none of them (nor does the composer: scalars are
+    resolved by ``yamltree``); the pure-Python reader's pattern of printable characters alone took 9 ms to
+    compile, its resolver's and constructor's 3 ms more, a tenth of a one-file lint (bench/RESULTS.md,
+    thirteenth session). Only a call from a module of PyYAML's is deferred: another thread's ``re.compile``
+    while PyYAML imports is the real one. Raises ImportError as ``import yaml`` does."""
+    module = sys.modules.get("yaml")
+    if module is not None:
+        return module
+    compile_now = re.compile
+
+    def deferred(pattern: Any, flags: int = 0) -> Any:
+        caller = sys._getframe(1).f_globals.get("__name__", "")
+        if isinstance(pattern, str) and (caller == "yaml" or caller.startswith("yaml.")):
+            return Pattern(pattern, flags)
+        return compile_now(pattern, flags)
+
+    re.compile = deferred  # type: ignore[assignment]
+    try:
+        return importlib.import_module("yaml")
+    finally:
+        re.compile = compile_now

@@ -113,8 +113,7 @@ def _depth_by_columns(text: str) -> int:
 def _event_parser(prefer_fast: bool):
     if prefer_fast:
         try:
-            import yaml
-
+            yaml = lazy.pyyaml()
             if getattr(yaml, "__with_libyaml__", False):
                 return lambda text: yaml.parse(text, Loader=yaml.CSafeLoader)
         except ImportError:

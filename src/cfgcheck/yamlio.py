@@ -19,6 +19,7 @@ import sys
 from contextlib import contextmanager
 from pathlib import Path
 
+from . import lazy
 from .model import Edit, Location
 from .records import ValueRecord
 from .yamlcomments import Comment, scan_comments
@@ -99,12 +100,11 @@ class LoadedFile(ValueRecord):
         return self.text[node.start_index:node.end_index]
 
 
-def _fast_loader():
+def _fast_loader(yaml: Any):
     """libyaml's C composer with a resolver that does nothing: scalars are resolved by
     ``yamltree.resolve_plain`` when read, so PyYAML's per-scalar regex resolution would be wasted work."""
-    from yaml.cyaml import CParser
 
-    class Loader(CParser):
+    class Loader(yaml.cyaml.CParser):
         # The composer calls these three for every node. No path resolver is registered, and the tree reads
         # an untagged node's tag "" as none, so a builtin that ignores its arguments stands in for each
         # (``format`` of an empty text returns it, and builds no string): three Python calls a node fewer.
@@ -116,10 +116,10 @@ def _fast_loader():
 def _composer(prefer_fast: bool):
     if prefer_fast:
         try:
-            import yaml  # PyYAML with libyaml: C composer keeping marks
+            yaml = lazy.pyyaml()  # PyYAML with libyaml: C composer keeping marks
 
             if getattr(yaml, "__with_libyaml__", False):
-                loader = _fast_loader()
+                loader = _fast_loader(yaml)
                 return lambda text: yaml.compose_all(text, Loader=loader), yaml.YAMLError
         except ImportError:
             pass
@@ -220,8 +220,7 @@ def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             document.root = None
         return loaded
     loaded = unmarked(path)
-    import yaml
-
+    yaml = lazy.pyyaml()
     try:
         if may_exceed(text, limits):
             check_events(text, limits, fast)
@@ -233,6 +232,7 @@ def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
 
 def _raw_parser() -> Callable[[str], object] | None:
     try:
+        lazy.pyyaml()
         from yaml._yaml import CParser  # PyYAML's libyaml binding
     except ImportError:
         return None
