@@ -169,7 +169,9 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
             continue
         try:
             status: os.stat_result | None = os.lstat(full)
-        except (OSError, ValueError):  # gone since git listed it: read as a file, as the run reports it
+        except (FileNotFoundError, NotADirectoryError):  # tracked, deleted from the work tree: not read
+            continue
+        except (OSError, ValueError):  # there but not to be looked at: read as a file, as the run reports it
             status = None
         if status is not None and stat.S_ISLNK(status.st_mode):
             _add(Path(full), root, exclude, inputs.files, seen)
@@ -186,12 +188,12 @@ def _git_listing(root: Path, folder: Path, exclude: list[str], suffixes: tuple[s
     scope = relpath(root, folder)
     if scope.startswith(("/", "../")):
         return None
-    # -t tags each name: H tracked, ? untracked, R tracked but deleted from the work tree (also listed as H)
+    # -t tags each name (H tracked, ? untracked); a tracked file deleted from the work tree is listed too, and
+    # left out when ``_add_folder`` finds nothing there: git's -d would look at every tracked file as the run does
     listed = _git_names(root, *git.WORK_TREE_LISTING, scope or ".")
     if listed is None:
         return None
-    deleted = {entry[2:] for entry in listed if entry.startswith("R ")}
-    names = {entry[2:] for entry in listed if listed_file(entry[2:], suffixes)} - deleted
+    names = {entry[2:] for entry in listed if listed_file(entry[2:], suffixes)}
     folders: dict[str, bool] = {}  # a folder's answer, for every name in it (it depends on the folder only)
     found = [name for name in sorted(names) if not _never_walked_folder(name.rpartition("/")[0], folders)]
     if (root / ".gitmodules").is_file():
@@ -277,9 +279,12 @@ def _in_never_walked(name: str) -> bool:
 
 
 def _never_walked_folder(folder: str, memo: dict[str, bool]) -> bool:
-    """``_in_never_walked`` of the files in ``folder`` (repo-relative, "" for the root), once per folder."""
+    """``_in_never_walked`` of the files in ``folder`` (repo-relative, "" for the root), once per folder. A
+    folder never walked into is named ``.git*`` or one of ``NEVER_WALKED``: a path that holds none of those
+    texts is not looked at part by part (1,168 folders of the GitOps tree: 11 -> 2 ms)."""
     if folder not in memo:
-        memo[folder] = _in_never_walked(folder + "/") if folder else False
+        memo[folder] = bool(folder) and (".git" in folder or any(name in folder for name in NEVER_WALKED)) \
+            and _in_never_walked(folder + "/")
     return memo[folder]
 
 
