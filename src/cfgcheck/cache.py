@@ -325,10 +325,11 @@ class RunCache:
     that keeps the digest of each file's bytes a worker reads (``yamlio.digests_of_reads``); it answers which
     files (by position) the run stages itself: only those are read and hashed here (their bytes kept for the
     run), a worker's files by the worker as it stages them, and the key is worked out after the run. Each
-    file is read once, and the key holds the bytes the run linted. ``stats``: the absolute, normalised name of
-    files (by position) and what ``stat`` said of them already in this run."""
+    file is read once, and the key holds the bytes the run linted. ``files``: how many, and the file at a
+    position (``discover.Inputs.file``: made a Path when asked for, which a run answered here never does).
+    ``stats``: the absolute, normalised name of files (by position) and what ``stat`` said of them already."""
 
-    def __init__(self, store: ContentCache, root: str, parts: list[str], files: list[Path],
+    def __init__(self, store: ContentCache, root: str, parts: list[str], files: tuple[int, Callable[[int], Path]],
                  ahead: Callable[[], Callable[[int], bool]] | None = None,
                  stats: dict[int, tuple[str, os.stat_result]] | None = None) -> None:
         self.store, self.root, self.parts = store, root, parts
@@ -339,11 +340,12 @@ class RunCache:
         # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
         # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
         # before the fork)
-        paths: dict[str, tuple[int, Path, os.stat_result | None]] = {}
+        paths: dict[str, tuple[int, os.stat_result | None]] = {}
         stats = stats or {}
-        for position, file in enumerate(files):
-            name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file)), None)
-            paths.setdefault(name, (position, file, status))
+        count, file_at = files  # a file is made a Path only when the run reads it (``discover.Inputs.file``)
+        for position in range(count):
+            name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file_at(position))), None)
+            paths.setdefault(name, (position, status))
         self.known = set(paths)
         self.order = list(paths)  # the files' names, as the key takes them
         self.said: dict[str, str] = {}  # each file's part of the key, by name
@@ -359,14 +361,15 @@ class RunCache:
                     digests_of_reads(self.digests, _raw_digest):  # the workers fork within both
                 runs = ahead()
         kept = 0
-        for path, (position, file, status) in paths.items():
+        for path, (position, status) in paths.items():
             if runs is not None and not runs(position):
-                self.pending[path] = (file, None if status is None else "" if self.stats.racy(status) else _told(status))
+                self.pending[path] = (file_at(position),
+                                      None if status is None else "" if self.stats.racy(status) else _told(status))
                 continue
             kind, hexdigest, data = self.stats.contents(path, status)
             self.said[path] = f"{path}\0{kind}\0{hexdigest}\n"
             if data is not None and kind == "file" and kept + len(data) <= READ_BYTES:
-                self.read[file] = data
+                self.read[file_at(position)] = data
                 kept += len(data)
         self.key = self._key() if runs is None else None
 

@@ -20,7 +20,8 @@ from .errors import ConfigError
 from .adapters.core.registry import file_format, file_suffixes
 from .render import staging
 from .render.charts import CHART_FILE, charts_by_name, charts_holding, dependency_folders, note_templates, rendering
-from .discover import excluded, is_chart_template, listed_file, related_paths, within
+from .discover import excluded, is_chart_template, listed_file
+from .related_files import related_paths, within
 from .lint import LintResult, enabled_rules, finalize, run_rules, served_models, unreadable
 from .model import ServedModel
 from .notes import per_run

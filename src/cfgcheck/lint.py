@@ -15,7 +15,8 @@ from . import whole_run
 from .packs import PackedCache
 from .config import Config
 from .context import RuleContext
-from .discover import CEILING_SEARCH, STDIN, Inputs, RepoSearch, discover, load_stream, referrers, related_paths
+from .discover import STDIN, Inputs, discover, load_stream
+from .related_files import CEILING_SEARCH, RepoSearch, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import collected, note, per_run
 from .paths import UNMARKED, noted, read_beyond, watching

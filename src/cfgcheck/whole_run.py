@@ -36,8 +36,8 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
              f"tracked {None if tracked is None else len(tracked)} {digest(chr(0).join(tracked or []))}",
              f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
              f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
-    return RunCache(ContentCache(settings, fast, kind="run"), os.path.abspath(config.root), parts, inputs.files,
-                    ahead, inputs.stats)
+    return RunCache(ContentCache(settings, fast, kind="run"), os.path.abspath(config.root), parts,
+                    (inputs.count(), inputs.file), ahead, inputs.stats)
 
 
 def starter(inputs: Inputs, config: Config, fast: bool, jobs: int, wanted: Callable[[str, str], bool],
@@ -45,7 +45,7 @@ def starter(inputs: Inputs, config: Config, fast: bool, jobs: int, wanted: Calla
     """What starts the run's workers on a first run, before the run reads its own files (``RunCache``'s
     ``ahead``: a worker reads and hashes those it stages), kept in ``started``; ``wanted``: the run's
     prefilter. None for a run in one process."""
-    if not pool.usable(jobs, len(inputs.files)):
+    if not pool.usable(jobs, inputs.count()):
         return None
 
     def start() -> Callable[[int], bool]:

@@ -97,12 +97,13 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # (adapters/launch/engine_sources.py), whose settle hook every served vLLM or SGLang model passes through
 # (it reads two or three tracked paths, most often absent); 272 once no module on the path imported typing at
 # run time (TYPING: typing, typing.io, typing.re and _typing left it); 273 once the whole-run cache's wiring left
-# lint.py for a module of its own (whole_run.py: lint.py stays under 600 lines), imported by every run.
-MODULE_BOUND = 273
+# lint.py for a module of its own (whole_run.py: lint.py stays under 600 lines), imported by every run; 274
+# once the related-file search left discover.py for related_files.py (discover.py stays under 600 lines).
+MODULE_BOUND = 274
 # The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
 # dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module),
-# 151 without typing.
-PLAIN_MODULE_BOUND = 151
+# 151 without typing, 152 with related_files.py split from discover.py.
+PLAIN_MODULE_BOUND = 152
 # What a dataclass brings: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis`` and ``tokenize``: 7 ms of
 # a one-file lint's start-up), and each dataclass compiles its generated methods at import (0.2-1.1 ms a
 # class, 7.4 ms for the 20 that were on the served path). The records a one-file lint imports are plain

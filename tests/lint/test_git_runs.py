@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 from helpers import git, make_repo
 
-from cfgcheck import discover
+from cfgcheck import related_files
 from cfgcheck import git as cfgcheck_git
 from cfgcheck.adapters.core.registry import file_suffixes
 from cfgcheck.config import load as load_config
 from cfgcheck.config import repo_root
-from cfgcheck.discover import CEILING_SEARCH, RepoSearch
+from cfgcheck.related_files import CEILING_SEARCH, RepoSearch
 from cfgcheck.git import HARDENING
 from cfgcheck.lint import gather
 from cfgcheck.paths import git_may_find_repository
@@ -72,13 +72,13 @@ def test_outside_a_repository_a_crowded_folder_is_not_searched_and_the_run_says_
     (folder / "embed.yaml").write_text(CEILING)
     for index in range(6):
         (folder / "many" / f"other-{index}.yaml").write_text("kind: ConfigMap\n")
-    monkeypatch.setattr(discover, "WALKED_SEARCH_ENTRIES", 5)
+    monkeypatch.setattr(related_files, "WALKED_SEARCH_ENTRIES", 5)
     collection = _gather_named(folder, "app.yaml")
     assert [m.path for m in collection.models] == ["app.yaml"]
     assert collection.context == []  # the sibling that documents the ceiling is not read
     assert f"related files not searched: {folder} is not in a git work tree and holds more than 5 entries" \
         in capsys.readouterr().err
-    monkeypatch.setattr(discover, "WALKED_SEARCH_ENTRIES", 10)  # 3 at the top, 6 below: within the bound
+    monkeypatch.setattr(related_files, "WALKED_SEARCH_ENTRIES", 10)  # 3 at the top, 6 below: within the bound
     assert [m.path for m in _gather_named(folder, "app.yaml").context] == ["embed.yaml"]
     assert "not searched" not in capsys.readouterr().err
 
@@ -177,8 +177,8 @@ def test_one_process_for_several_searches_finds_what_one_search_each_found(tmp_p
     searches = [(r"^[[:space:]]+name:[[:space:]]*['\"]?(qwen|llama)['\"]?[[:space:]]*$", r"^kind:[[:space:]]*Model[[:space:]]*$"),
                 CEILING_SEARCH, (r"name:[[:space:]]*['\"]?qwen\-engine['\"]?[[:space:]]*$", r"configMap:"),
                 (r"app\.yaml",)]
-    together = discover._grep(repo, searches, file_suffixes())
-    alone = [discover._grep(repo, [search], file_suffixes())[0] for search in searches]
+    together = related_files._grep(repo, searches, file_suffixes())
+    alone = [related_files._grep(repo, [search], file_suffixes())[0] for search in searches]
     assert together == alone
     assert alone[0] == {"crlf.yaml", "tabs.yaml", "upper.yaml", "split.yaml"}
     assert alone[1] == {"ceiling.yaml", "scripts/serve.sh"}

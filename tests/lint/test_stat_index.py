@@ -144,7 +144,7 @@ def test_a_name_a_noted_folder_lacked_is_looked_for_only_when_the_folder_changed
     folder.mkdir()
     other.mkdir(parents=True)
     (folder / "app.yaml").write_text("a: 1\n", encoding="utf-8")
-    run = RunCache(ContentCache({}, False, tmp_path / "cache", "run"), str(tmp_path), ["x", "y"], [folder / "app.yaml"])
+    run = RunCache(ContentCache({}, False, tmp_path / "cache", "run"), str(tmp_path), ["x", "y"], (1, [folder / "app.yaml"].__getitem__))
     found = {str(folder): run.stats.fingerprint(str(folder)), str(folder / "README.md"): ABSENT,
              str(other / "README.md"): ABSENT}
     looked: list[str] = []

@@ -482,7 +482,7 @@ def test_the_comment_scan_skips_lines_without_a_hash_and_finds_the_same(monkeypa
 def test_model_references_are_found_in_linear_time() -> None:
     """Beyond the issue: diff mode looked for ``modelRef:`` with ``^\\s*`` per line, which ran on across
     every blank line below (40 KB of blank lines took 11 s)."""
-    from cfgcheck.discover import _MODEL_REF
+    from cfgcheck.related_files import _MODEL_REF
 
     for text in (" \n" * 50_000, "\n" * 100_000 + "x", "  modelRef: " * 10_000):
         start = time.process_time()

@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from ..adapters.launch.held_values import argo_sources, argo_values
-from ..discover import RepoSearch
+from ..related_files import RepoSearch
 from ..yamlio import YNode, parse_text
 from .staging import StageError, listed_files
 

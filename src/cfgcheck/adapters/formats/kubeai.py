@@ -81,7 +81,7 @@ def refers_forward(workspace: Workspace, root: YNode) -> bool:
     """Protocol hook: a vLLM Model takes its image, and the devices of a profile the chart does not define,
     from the repository's KubeAI values, which any file of the run may hold: it waits until every file is
     indexed, and then refers forward still when no file of the run held any (the run looks for them in the
-    repository's other files: ``discover.related_paths``)."""
+    repository's other files: ``related_files.related_paths``)."""
     if not any(_engine(spec) == "vllm" for spec, *_ in _entries(root)):
         return False
     return not workspace.indexed or not workspace.space(__name__, dict)
