@@ -91,7 +91,9 @@ def test_comment_pattern_is_linear_on_adversarial_input(name: str, pattern: re.P
     instead of hanging at 100 KB), then the slowest shapes at 100 KB, each well under a second, and
     growing about linearly (a 33x longer input may not cost 330x)."""
     small = 3_000
-    timed = sorted((_exercise(pattern, _text(shape, small)), shape) for shape in SHAPES)
+    # the least of two tries, as at 100 KB below: a quadratic pattern is slow on both, a descheduled VM on one
+    # (a clean clone's CI once measured 0.19 s of CPU time for a pattern that takes under 1 ms here)
+    timed = sorted((min(_exercise(pattern, _text(shape, small)) for _ in range(2)), shape) for shape in SHAPES)
     assert timed[-1][0] < 0.1, f"{name}: {timed[-1][0]:.3f} s on 3 KB of {timed[-1][1]}"
     for seconds_small, shape in timed[-3:]:
         seconds_big = min(_exercise(pattern, _text(shape, 100_000)) for _ in range(2))
