@@ -79,7 +79,7 @@ class Inputs:
         # a Path under ``root`` when first asked for: a run the whole-run cache answers asks for none (5,000
         # Paths of a tree: 23 ms on a slow machine)
         self.listed: list[Path | str] = [] if files is None else list(files)
-        self.root: Path | None = None
+        self.root: Path | None = None  # what the names are under; None once ``files`` made every one a Path
         self.streams = [] if streams is None else streams  # pipes, FIFOs and '-', as the user named them
         self.templates = [] if templates is None else templates  # repo-relative Helm templates set aside
         self.related = [] if related is None else related  # named env files: read by the files that use them

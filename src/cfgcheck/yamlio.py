@@ -17,6 +17,7 @@ import os
 import stat
 import sys
 from contextlib import contextmanager
+from functools import lru_cache
 from pathlib import Path
 
 from . import lazy
@@ -220,17 +221,19 @@ def check_text(path: str, text: str, limits: dict[str, int] | None = None, fast:
             document.root = None
         return loaded
     loaded = unmarked(path)
-    yaml = lazy.pyyaml()
     try:
         if may_exceed(text, limits):
             check_events(text, limits, fast)
         raw_parse(text)
     except Exception as exc:
-        loaded.error = failure(path, text, exc, yaml.YAMLError, limits)
+        loaded.error = failure(path, text, exc, lazy.pyyaml().YAMLError, limits)
     return loaded
 
 
+@lru_cache(maxsize=1)
 def _raw_parser() -> Callable[[str], object] | None:
+    """libyaml's parser over a text, events made in C only; found once a process (it is asked for every file
+    without a serving marker: 3,837 of a GitOps tree's 5,000)."""
     try:
         lazy.pyyaml()
         from yaml._yaml import CParser  # PyYAML's libyaml binding

@@ -33,7 +33,7 @@ from tests.security.test_hostile import GOOD, MARK, findings, inproc, measure, o
 COMMENT_PARSERS = ("cfgcheck.rules._ceilings", "cfgcheck.capacity.measured", "cfgcheck.capacity.architecture",
                    "cfgcheck.suppressions", "cfgcheck.registry", "cfgcheck.adapters.core.contexts",
                    "cfgcheck.rules.stale_flag_reference", "cfgcheck.rules.unexplained_seq_pin", "cfgcheck.discover",
-                   "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
+                   "cfgcheck.related_files", "cfgcheck.reporters.markdown", "cfgcheck.textsafe")
 
 # Pieces that the patterns' quantifiers and alternatives consume: digits and separators, spaces, signs,
 # the keywords the patterns look for. An adversarial comment repeats one piece between a prefix that
