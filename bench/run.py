@@ -69,6 +69,7 @@ class Case:
     env: dict[str, str] = field(default_factory=dict)
     ok_codes: tuple[int, ...] = (0, 1)
     before: Callable[[], None] | None = None  # run untimed before each measurement (emptying a cache)
+    rounds: int = 1  # measurements of the case in each repetition (``run_cases``: a short case takes more)
     runs: list[dict] = field(default_factory=list)
     error: str | None = None
 
@@ -173,14 +174,15 @@ def run_cases(cases: list[Case], reps: int, warmup: int) -> None:
                     case.error = first["error"]
     for rep in range(reps):
         print(f"repetition {rep + 1}/{reps}", file=sys.stderr)
-        for case in cases:  # interleaved, so drift hits every tool alike
-            if case.error is not None:
-                continue
-            result = measure(case, log=True)
-            if "error" in result:
-                case.error = result["error"]
-                continue
-            case.runs.append(result)
+        for round_ in range(max((case.rounds for case in cases), default=1)):
+            for case in cases:  # interleaved, so drift hits every tool alike
+                if case.error is not None or round_ >= case.rounds:
+                    continue
+                result = measure(case, log=True)
+                if "error" in result:
+                    case.error = result["error"]
+                    continue
+                case.runs.append(result)
 
 
 # ---------------------------------------------------------------- report
@@ -273,6 +275,8 @@ def main() -> None:
                         help="the working tree against the pinned reference commit (bench/REFERENCE) and yamllint")
     parser.add_argument("--jobs-list", default="1,2,4", help="with --reference: the --jobs values of the tree")
     parser.add_argument("--only", default="", help="with --reference: only these figures (comma-separated)")
+    parser.add_argument("--short-rounds", type=int, default=SHORT_ROUNDS,
+                        help="with --reference: measurements of each one-file case in each repetition")
     args = parser.parse_args()
 
     OUT.mkdir(parents=True, exist_ok=True)
@@ -348,6 +352,13 @@ def main() -> None:
 
 TOOLS = ("yamllint", "ref", "head")
 # the figures of the reference table: key, label, the files it reads
+# A one-file run takes 0.1-0.2 s, and one run of it varied by 10-15% here (a Firecracker VM: yamllint's one
+# served file 0.117-0.174 s in one run of five repetitions, cfgcheck's 0.115-0.152 s), so the median of five
+# moved the ratio by as much as the margin (0.84x, 0.89x and 1.02x in three runs of the same commit): each
+# one-file case is measured this many times in each repetition, every tool in turn, so a figure is the median
+# of 25 runs, not 5 (it adds about 3 s a repetition).
+SHORT_ROUNDS = 5
+
 FIGURES = (("tree", "GitOps tree"), ("dense", "dense corpus"), ("one_served", "one served Deployment"),
            ("one_plain", "one file without a served model"), ("base", "--base HEAD~1, one changed file"))
 # words any file that may hold a served model contains (a superset of the adapters' markers): the
@@ -372,15 +383,19 @@ def fresh_cache(folder: Path) -> Callable[[], None]:
 
 
 def reference_cases(exes: dict[str, str], head_has: set[str], jobs: list[int], files: dict[str, int],
-                    only: set[str], scratch: Path) -> dict[str, Case]:
+                    only: set[str], scratch: Path, short_rounds: int = SHORT_ROUNDS) -> dict[str, Case]:
     """Every case of the reference run, keyed ``<figure>_<tool>`` (the head's extras ``tree_j<N>_head``,
     ``cache_cold_head``, ``cache_warm_head``). The cfgcheck runs of a figure use a cache folder emptied
-    before each run, so no figure but the warm one reads a cache."""
+    before each run, so no figure but the warm one reads a cache. A one-file case is measured
+    ``short_rounds`` times a repetition (``SHORT_ROUNDS``)."""
     argv = {"tree": ["gitops"], "dense": ["dense"], "one_served": ["app.yaml"], "one_plain": ["app.yaml"]}
     # one file as the issue measured it (and bench/startup.py does): copied into a folder outside any git
     # repository, without configuration; a pre-commit hook in a repository adds the related-file search
     single = {"one_served": sorted((DENSE / "vllm-serve").glob("*.yaml"))[0], "one_plain": plain_file()}
     folders = {key: scratch / key for key in single}
+
+    def rounds(key: str) -> int:
+        return max(1, short_rounds) if key in single else 1
     for key, source in single.items():
         folders[key].mkdir()
         shutil.copyfile(source, folders[key] / "app.yaml")
@@ -393,14 +408,14 @@ def reference_cases(exes: dict[str, str], head_has: set[str], jobs: list[int], f
                 if key != "base":
                     cases[f"{key}_yamllint"] = Case(f"{key}_yamllint", f"{label}: yamllint",
                                                     [exes["yamllint"], "-f", "parsable", *argv[key]], files[key],
-                                                    cwd=folders.get(key, OUT))
+                                                    cwd=folders.get(key, OUT), rounds=rounds(key))
                 continue
             cache = OUT / "cache-bench" / f"{key}_{tool}"
             lint = [exes[tool], "lint", *(["--base", "HEAD~1", "."] if key == "base" else argv[key])]
             cases[f"{key}_{tool}"] = Case(f"{key}_{tool}", f"{label}: cfgcheck {tool}", lint, files[key],
                                           cwd=GITOPS if key == "base" else folders.get(key, OUT),
                                           env={"XDG_CACHE_HOME": str(cache)},
-                                          before=fresh_cache(cache))
+                                          before=fresh_cache(cache), rounds=rounds(key))
     if only and "tree" not in only:
         return cases
     if "--jobs" in head_has:
@@ -438,7 +453,8 @@ def reference_report(cases: dict[str, Case], meta: dict) -> str:
     lines = [f"# cfgcheck against the reference {meta['reference']}: {meta['when']}", "",
              f"Machine: {meta['cpu']}, {meta['nproc']} CPU; Python {meta['python']}; head {meta['commit']}; "
              f"{meta['yamllint']}. Median of {meta['reps']} interleaved repetitions after {meta['warmup']} "
-             f"warm-up. Load average before/after: {meta['load_before']} / {meta['load_after']}.", "",
+             f"warm-up, each one-file case run {meta.get('short_rounds', 1)} times a repetition. Load average "
+             f"before/after: {meta['load_before']} / {meta['load_after']}.", "",
              "| case | yamllint wall / CPU (s) | reference wall / CPU (s) | head wall / CPU (s) | head vs yamllint "
              "wall / CPU | head / reference wall / CPU | peak RSS ref / head (MiB) |",
              "|---|---:|---:|---:|---:|---:|---:|"]
@@ -516,11 +532,13 @@ def run_reference(args) -> None:
     jobs = [int(n) for n in args.jobs_list.split(",") if n]
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="cfgcheck-bench-") as scratch:
-        cases = reference_cases(exes, head_has, jobs, files, set(filter(None, args.only.split(","))), Path(scratch))
+        cases = reference_cases(exes, head_has, jobs, files, set(filter(None, args.only.split(","))), Path(scratch),
+                                args.short_rounds)
         run_cases(list(cases.values()), args.reps, args.warmup)
     commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH).stdout.strip()
     dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=BENCH).stdout.strip()
     meta = {**machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "reps": args.reps, "warmup": args.warmup,
+            "short_rounds": args.short_rounds,
             "load_before": load_before, "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "reference": reference_commit()[:7], "commit": commit + (" + uncommitted changes" if dirty else ""),
             "yamllint": version([exes["yamllint"], "--version"])}
