@@ -351,7 +351,6 @@ def main() -> None:
 # ---------------------------------------------------------------- --reference: against the pinned commit
 
 TOOLS = ("yamllint", "ref", "head")
-# the figures of the reference table: key, label, the files it reads
 # A one-file run takes 0.1-0.2 s, and one run of it varied by 10-15% here (a Firecracker VM: yamllint's one
 # served file 0.117-0.174 s in one run of five repetitions, cfgcheck's 0.115-0.152 s), so the median of five
 # moved the ratio by as much as the margin (0.84x, 0.89x and 1.02x in three runs of the same commit): each
@@ -359,6 +358,7 @@ TOOLS = ("yamllint", "ref", "head")
 # of 25 runs, not 5 (it adds about 3 s a repetition).
 SHORT_ROUNDS = 5
 
+# the figures of the reference table: key, label, the files it reads
 FIGURES = (("tree", "GitOps tree"), ("dense", "dense corpus"), ("one_served", "one served Deployment"),
            ("one_plain", "one file without a served model"), ("base", "--base HEAD~1, one changed file"))
 # words any file that may hold a served model contains (a superset of the adapters' markers): the
