@@ -92,11 +92,11 @@ class Inputs:
     @property
     def files(self) -> list[Path]:
         """The files, each a Path (made now for those listed by name), in the run's order."""
-        listed, root = self.listed, self.root
-        if root is not None:
-            self.listed = listed = [root / file if file.__class__ is str else file for file in listed]  # type: ignore[operator]
+        if self.root is not None:
+            for position in range(len(self.listed)):
+                self.file(position)
             self.root = None
-        return listed  # type: ignore[return-value]
+        return self.listed  # type: ignore[return-value]
 
     def count(self) -> int:
         """How many files, none made a Path."""
