@@ -36,13 +36,16 @@ import shutil
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
+PAGE_IN = True  # ``page_in`` before each measurement (``--no-page-in``)
 OUT = BENCH / "out"
 DENSE = OUT / "dense"
 GITOPS = OUT / "gitops"
@@ -142,10 +145,46 @@ def version(argv: list[str]) -> str:
 # ---------------------------------------------------------------- measuring
 
 
+def page_in(case: Case) -> None:
+    """Reads, untimed, what the case's run reads from disk: its inputs and the tool's install (``_paged``).
+    This VM pages out file pages untouched for a minute (DAMON ``pageout``), so a case run after a pause read
+    the tree from disk: the tree's ``--jobs 1`` row ranged 1.47-2.82 s within one run of the fourteenth
+    session. A CI runner lints a checkout git has just written, and ``hyperfine --prepare`` does the same."""
+    for path in _paged(tuple(case.argv), case.cwd):
+        try:
+            with open(path, "rb") as stream:
+                while stream.read(1 << 20):
+                    pass
+        except OSError:
+            continue
+
+
+@lru_cache(maxsize=None)
+def _paged(argv: tuple[str, ...], cwd: Path) -> tuple[str, ...]:
+    """The files ``page_in`` reads for a run of ``argv`` in ``cwd``: each argument that names a file or folder
+    (a folder's every file, ``.git`` too), the ``lib`` of the venv the program is in, and this interpreter's
+    compiled standard library (the installs are made with it: bench/installs.py)."""
+    roots = [cwd / item for item in argv[1:] if not item.startswith("-") and (cwd / item).exists()]
+    venv = Path(argv[0]).parent.parent
+    roots += [venv / "lib"] if (venv / "pyvenv.cfg").exists() else []
+    files = []
+    for root in roots:
+        if root.is_file():
+            files.append(str(root))
+        for folder, _, names in os.walk(root):
+            files += [os.path.join(folder, name) for name in names]
+    stdlib = Path(sysconfig.get_paths()["stdlib"])
+    files += [str(path) for pattern in ("__pycache__/*.pyc", "*/__pycache__/*.pyc", "lib-dynload/*.so")
+              for path in stdlib.glob(pattern) if "site-packages" not in path.parts and "test" not in path.parts]
+    return tuple(files)
+
+
 def measure(case: Case, log: bool) -> dict:
     # Measured as installed tools run: with their bytecode cache (a session may set DONTWRITEBYTECODE).
     env = {**{k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}, **case.env}
     LOGS.mkdir(parents=True, exist_ok=True)
+    if PAGE_IN:
+        page_in(case)
     if case.before is not None:
         case.before()
     with open(LOGS / f"{case.key}.out", "wb") as out, open(LOGS / f"{case.key}.err", "wb") as err:
@@ -277,7 +316,11 @@ def main() -> None:
     parser.add_argument("--only", default="", help="with --reference: only these figures (comma-separated)")
     parser.add_argument("--short-rounds", type=int, default=SHORT_ROUNDS,
                         help="with --reference: measurements of each one-file case in each repetition")
+    parser.add_argument("--no-page-in", action="store_true",
+                        help="measure without reading each run's files first (page_in): the page cache as it is")
     args = parser.parse_args()
+    global PAGE_IN
+    PAGE_IN = not args.no_page_in
 
     OUT.mkdir(parents=True, exist_ok=True)
     ensure_corpora(args.regen)
@@ -453,7 +496,8 @@ def reference_report(cases: dict[str, Case], meta: dict) -> str:
     lines = [f"# cfgcheck against the reference {meta['reference']}: {meta['when']}", "",
              f"Machine: {meta['cpu']}, {meta['nproc']} CPU; Python {meta['python']}; head {meta['commit']}; "
              f"{meta['yamllint']}. Median of {meta['reps']} interleaved repetitions after {meta['warmup']} "
-             f"warm-up, each one-file case run {meta.get('short_rounds', 1)} times a repetition. Load average "
+             f"warm-up, each one-file case run {meta.get('short_rounds', 1)} times a repetition"
+             f"{', its files read first (page_in)' if meta.get('page_in') else ''}. Load average "
              f"before/after: {meta['load_before']} / {meta['load_after']}.", "",
              "| case | yamllint wall / CPU (s) | reference wall / CPU (s) | head wall / CPU (s) | head vs yamllint "
              "wall / CPU | head / reference wall / CPU | peak RSS ref / head (MiB) |",
@@ -538,7 +582,7 @@ def run_reference(args) -> None:
     commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH).stdout.strip()
     dirty = sh(["git", "status", "--porcelain", "--untracked-files=no"], cwd=BENCH).stdout.strip()
     meta = {**machine(), "when": time.strftime("%Y-%m-%d %H:%M:%S %Z"), "reps": args.reps, "warmup": args.warmup,
-            "short_rounds": args.short_rounds,
+            "short_rounds": args.short_rounds, "page_in": PAGE_IN,
             "load_before": load_before, "load_after": " ".join(f"{x:.2f}" for x in os.getloadavg()),
             "reference": reference_commit()[:7], "commit": commit + (" + uncommitted changes" if dirty else ""),
             "yamllint": version([exes["yamllint"], "--version"])}
