@@ -88,6 +88,10 @@ class Inputs:
         # (``cache.StatIndex``) instead of asking the system again (5,000 files of a tree; ``str`` of each
         # file's Path cost 2.5 us more)
         self.stats: dict[int, tuple[str, os.stat_result]] = {}
+        # the same files' names with the mode ``lstat`` found (``paths.looked``'s answer: a regular file is no
+        # link), kept for the run: a kustomization looks at the files it names (4,843 of the tree's 5,000, each
+        # an ``lstat`` of 3.9 us here), which discovery looked at already (``paths.LOOKED``)
+        self.looked: dict[str, tuple[int, int]] = {}
 
     @property
     def files(self) -> list[Path]:
@@ -201,6 +205,7 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
         seen.add(full)
         if status is not None and stat.S_ISREG(status.st_mode):
             inputs.stats[len(inputs.listed)] = (full, status)
+            inputs.looked[full] = (status.st_mode, status.st_mode)
         inputs.listed.append(rel)  # a Path under root when asked for (``Inputs.file``): root's parts parsed once
 
 

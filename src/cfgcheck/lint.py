@@ -19,7 +19,7 @@ from .discover import STDIN, Inputs, discover, load_stream
 from .related_files import CEILING_SEARCH, RepoSearch, referrers, related_paths
 from .model import SEVERITY_RANK, Finding, Location
 from .notes import collected, note, per_run
-from .paths import UNMARKED, noted, read_beyond, watching
+from .paths import LOOKED, UNMARKED, noted, read_beyond, watching
 from .render.charts import Unrenderable, note_templates, note_unrendered, unrenderable
 from .registry import (Rule, enabled_codes, enabled_rules, load, resolve_codes, rule_options,  # noqa: F401
                        rules_needed)
@@ -161,7 +161,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     if inputs.templates:
         note_templates(inputs.templates, settings)
     unmarked: set[str] = set()  # the files read without a serving marker (paths.UNMARKED)
-    workspace = _lazy_workspace(settings, unmarked)
+    workspace = _lazy_workspace(settings, unmarked, inputs.looked)
     wanted = serving_filter(config, unmarked) if prefilter else None
     root = os.path.join(os.path.abspath(config.root), "")  # as serving_filter joins it: root + a file's path
     reporter = _Progress(len(inputs.files)) if progress else None
@@ -212,15 +212,17 @@ def whole_repository(paths: list[Path], inputs: Inputs, config: Config) -> bool:
     return set(everything.files) <= set(inputs.files) and set(everything.templates) <= set(inputs.templates)
 
 
-def _lazy_workspace(settings: dict, unmarked: set[str]) -> Callable[[], adapters.Workspace]:
+def _lazy_workspace(settings: dict, unmarked: set[str],
+                    looked: dict[str, tuple[int, int]]) -> Callable[[], adapters.Workspace]:
     """The run's adapter workspace, made for the first file that holds a serving marker: a run over files
     without one imports no adapter, nor the capacity model and catalogs they read. ``unmarked``: the
-    files read without a serving marker so far, as the kustomize renderer asks (``paths.UNMARKED``)."""
+    files read without a serving marker so far, as the kustomize renderer asks (``paths.UNMARKED``);
+    ``looked``: what discovery's ``lstat`` found (``paths.LOOKED``)."""
     made: list[adapters.Workspace] = []
 
     def workspace() -> adapters.Workspace:
         if not made:
-            made.append(RunWorkspace(config=settings, spaces={UNMARKED: unmarked}))
+            made.append(RunWorkspace(config=settings, spaces={UNMARKED: unmarked, LOOKED: looked}))
         return made[0]
     return workspace
 
@@ -230,7 +232,7 @@ def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Pa
           cache: PackedCache | None) -> Iterator[Staged]:
     """Each file after its stage; ``jobs``: the processes, the bytes of files read already, and the workers
     started already."""
-    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1], jobs[2])
+    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1], jobs[2], inputs.looked)
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 

@@ -52,15 +52,19 @@ def read_beyond(path: str | os.PathLike[str] | None = None) -> None:
 
 class Noted:
     """The files and folders a run read or looked for beyond the files it lints (``known``, absolute paths
-    whose text the whole-run cache's key holds), with what was found there (``fingerprint(path)``);
-    ``unknown``: a read named no path, so what the run read cannot be checked again."""
+    whose text the whole-run cache's key holds), with what was found there (``fingerprint(path, status)``,
+    ``status``: what ``lstat`` said of it, or None); ``unknown``: a read named no path, so what the run read
+    cannot be checked again."""
 
-    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str], str],
+    def __init__(self, root: str, known: set[str], fingerprint: Callable[[str, os.stat_result | None], str],
                  absent: str | None = None) -> None:
         self.root, self.known, self.fingerprint, self.absent = root, known, fingerprint, absent
         self.found: dict[str, str] = {}
         self.unknown = False
         self.resolved: dict[str, str | None] = {}
+        # what the looks found that is no link (``looked``'s memo): whether a path escapes asks it again (a
+        # kustomization's folder, 1,013 of a GitOps tree's looks: one ``lstat`` each, not four)
+        self.looks: dict[str, tuple[int, int]] = {}
         # what one file's stage found, when a worker process watches it (``watching``): sent to the run
         self.since: dict[str, str] | None = None
 
@@ -75,8 +79,9 @@ class Noted:
         if not _within(where, self.root):
             self.unknown = True
             return
+        status: os.stat_result | None = None
         try:
-            os.lstat(where)
+            status = os.lstat(where)
         except FileNotFoundError:  # nothing there, not even a link (a README or sidecar most folders lack)
             if self.absent is not None:
                 self._found(where, self.absent)
@@ -84,10 +89,12 @@ class Noted:
         except (OSError, ValueError):
             pass  # as os.path.lexists answers: not there
         else:
-            if escapes(where, self.root, memo=self.resolved):
+            if not stat.S_ISLNK(status.st_mode):
+                self.looks[where] = (status.st_mode, status.st_mode)
+            if escapes(where, self.root, memo=self.resolved, looks=self.looks):
                 self.unknown = True
                 return
-        self._found(where, self.fingerprint(where))
+        self._found(where, self.fingerprint(where, status))
 
     def _found(self, where: str, fingerprint: str) -> None:
         self.found[where] = fingerprint
@@ -124,7 +131,7 @@ def noted(found: dict[str, str], unknown: bool) -> None:
 
 
 @contextmanager
-def noting(root: str, known: set[str], fingerprint: Callable[[str], str],
+def noting(root: str, known: set[str], fingerprint: Callable[[str, os.stat_result | None], str],
            absent: str | None = None) -> Iterator[Noted]:
     """Within this block every ``read_beyond`` is noted (one run, the whole-run cache's): ``root`` the
     repository's absolute path, ``known`` the files whose text the cache's key holds, ``absent`` what

@@ -135,13 +135,15 @@ def tested(serving: bool) -> Callable[[str, str], bool]:
 
 def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
            workspace: Callable[[], adapters.Workspace], cache: PackedCache | None = None,
-           read: dict[Path, bytes] | None = None, started: pool.Workers | None = None) -> Iterator[Staged]:
+           read: dict[Path, bytes] | None = None, started: pool.Workers | None = None,
+           looked: dict[str, tuple[int, int]] | None = None) -> Iterator[Staged]:
     """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
     are enough files; what a worker added to the index is added to the run's ``workspace()`` before
     the file is handed on, so the run sees every file as if it had read it itself. With ``cache``, a
     file whose stage follows from its own text is taken from it, or put in it (``cache.py``). ``read``:
     the bytes of files read already in this run, each taken once (the whole-run cache read them);
-    ``started``: the workers, started already for ``files`` (``start_workers``)."""
+    ``started``: the workers, started already for ``files`` (``start_workers``); ``looked``: what discovery's
+    ``lstat`` found at them (``paths.LOOKED``), for the workers' own workspaces."""
     read = read if read is not None else {}
     in_pool = wanted is not None and (started is not None or pool.usable(jobs, len(files)))
     if wanted is None or not in_pool and cache is None:
@@ -151,7 +153,7 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
     def resolve(name: str) -> Any:
         return _shared(workspace(), name)
     if in_pool:
-        bounds = _pool_bounds(config, fast, wanted, cache, read) if started is None else None
+        bounds = _pool_bounds(config, fast, wanted, cache, read, looked) if started is None else None
         here = _Worker(config, fast, wanted, cache, None, workspace, read)  # the run's own share of the files
         answers = pool.ordered(_work, files, jobs, bounds, here.stage, started)
         messages = (_received(data, file, resolve) if isinstance(data, bytes) else data
@@ -184,7 +186,7 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
 
 
 def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
-                  cache: PackedCache | None) -> pool.Workers:
+                  cache: PackedCache | None, looked: dict[str, tuple[int, int]] | None = None) -> pool.Workers:
     """The ``jobs - 1`` workers of ``staged`` for ``files``, forked now, each with a content cache of its own
     (``cache``, made alike): a first run forks them before it reads its own files (``lint.lint``), within the
     blocks that note their reads beyond their files (``paths.noting``) and the digests of the files they read
@@ -194,7 +196,7 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
     # as ``lint.gather`` and ``RunCache.run`` fork them: in a parse cache, and a channel that keeps what a worker
     # says outside a file's stage (the notes of a file's stage go to the run with it)
     with parse_cache(), collected():
-        return pool.Workers(_work, files, jobs, _pool_bounds(config, fast, wanted, cache, None), STARTED_AHEAD)
+        return pool.Workers(_work, files, jobs, _pool_bounds(config, fast, wanted, cache, None, looked), STARTED_AHEAD)
 
 
 # The chunks the run stages when its workers start before the whole-run key: none ahead of them (they start
@@ -207,11 +209,12 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
 STARTED_AHEAD = 0
 
 
-def _pool_bounds(config: Config, fast: bool, wanted, cache: PackedCache | None,
-                 read: dict[Path, bytes] | None) -> tuple[Callable[[], None], Callable[[], None]]:
-    """``start`` and ``finish`` of a worker process's stage (``_Worker``, its own workspace), made before the
-    workers fork, with the modules every worker imports (``_preload``)."""
-    worker = _Worker(config, fast, wanted, cache, _Watched(config=config.as_dict()), read=read)
+def _pool_bounds(config: Config, fast: bool, wanted, cache: PackedCache | None, read: dict[Path, bytes] | None,
+                 looked: dict[str, tuple[int, int]] | None) -> tuple[Callable[[], None], Callable[[], None]]:
+    """``start`` and ``finish`` of a worker process's stage (``_Worker``, its own workspace, which starts from
+    ``looked``: ``paths.LOOKED``), made before the workers fork, with the modules every worker imports
+    (``_preload``)."""
+    worker = _Worker(config, fast, wanted, cache, _Watched(config=config.as_dict(), looked=looked), read=read)
     worker.alone = _rendered_alone()
     _preload(fast)
     return worker.start, worker.finish
@@ -236,8 +239,8 @@ class _Watched(RunWorkspace):
     is the only way to them): a file whose text holds a word of an ordered index hook is built in the
     worker, and kept when its stage asked for none but ``registry.ORDER_FREE``'s."""
 
-    def __init__(self, config: dict[str, Any] | None = None) -> None:
-        super().__init__(config)
+    def __init__(self, config: dict[str, Any] | None = None, looked: dict[str, tuple[int, int]] | None = None) -> None:
+        super().__init__(config, spaces={LOOKED: looked} if looked else None)
         self.touched: set[str] = set()
 
     def space(self, owner: str, make: Callable[[], Any]) -> Any:

@@ -49,6 +49,7 @@ def starter(inputs: Inputs, config: Config, fast: bool, jobs: int, wanted: Calla
         return None
 
     def start() -> Callable[[int], bool]:
-        started.append(start_workers(inputs.files, config, fast, wanted, jobs, PackedCache(config.as_dict(), fast)))
+        started.append(start_workers(inputs.files, config, fast, wanted, jobs, PackedCache(config.as_dict(), fast),
+                                     inputs.looked))
         return started[0].runs
     return start
