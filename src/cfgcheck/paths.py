@@ -170,6 +170,13 @@ def git_may_find_repository(folder: Path) -> bool:
     return False
 
 
+def child(folder: str, name: str) -> str:
+    """``os.path.join(folder, name)`` of an absolute, normalised ``folder`` and one ``name`` without a separator
+    (a constant, or the last part of a path): by concatenation, where a join costs a microsecond and a GitOps
+    tree's kustomizations ask for some 12,000."""
+    return folder + name if folder.endswith(os.sep) else folder + os.sep + name
+
+
 def looked(path: str, memo: dict[str, tuple[int, int]] | None = None) -> tuple[int, int]:
     """What is at ``path``: the mode ``os.lstat`` gives (0: nothing, not even a link) and ``os.stat`` (0:
     nothing, a link to nothing or a loop): one system call for what is not a link. ``memo``: the run's
@@ -249,7 +256,7 @@ def _real_inside(base: str, written: str, path: object, what: str, memo: dict[st
         raise UnsafePath(f"{what} {_shown(path)} cannot be resolved (a symlink loop); refused")
     if not _within(real, real_base):
         raise UnsafePath(f"{what} {_shown(path)} is a symlink to outside the repository; refused")
-    if _within(real, os.path.join(real_base, ".git")):  # git's own files: the checkout's credentials live there
+    if _within(real, child(real_base, ".git")):  # git's own files: the checkout's credentials live there
         raise UnsafePath(f"{what} {_shown(path)} leads into .git; refused")
     return real
 
@@ -271,7 +278,7 @@ def _resolved(path: str, memo: dict[str, str | None] | None = None,
             memo[path] = _resolved(path)
             return memo[path]
         real_folder = memo[folder] if folder in memo else _resolved(folder, memo, looks)
-        joined = os.path.join(real_folder, name) if real_folder is not None else None
+        joined = child(real_folder, name) if real_folder is not None else None
         link = joined is not None and (stat.S_ISLNK(looked(joined, looks)[0]) if looks is not None
                                        else os.path.islink(joined))
         memo[path] = _resolved(joined) if link else joined

@@ -31,7 +31,7 @@ from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
 from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..records import ValueRecord
-from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, inside_by_strings, inside_repo, looked, read_beyond
+from ..paths import LOOKED, RESOLVED, UNMARKED, UnsafePath, child, inside_by_strings, inside_repo, looked, read_beyond
 from ..yamlio import DEFAULT_LIMITS, YNode, load_file, read_ahead
 from . import staging
 from .source_map import SourceMap, read_rendering
@@ -280,12 +280,12 @@ def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, see
     top = os.path.abspath(folder)  # lexical (abspath normalises): one kustomization per folder
     if top in seen:
         return reach
-    named = next((name for name in NAMES if S_ISREG(looked(os.path.join(top, name), looks)[1])), None)
+    named = next((name for name in NAMES if S_ISREG(looked(child(top, name), looks)[1])), None)
     if named is None:
         return reach
     seen.add(top)
     base = os.path.abspath(repo)
-    kfile = os.path.join(top, named)
+    kfile = child(top, named)
     reach.within.append(top)
     read_beyond(top)  # which kustomization file it holds, for the whole-run cache (cache.py)
     loaded = load_file(base, kfile, rel=kfile[len(base) + 1:] if kfile.startswith(base + os.sep) else None)

@@ -22,7 +22,7 @@ from stat import S_ISDIR, S_ISREG
 
 from ... import lazy
 from ...model import Location, ServedModel, Setting
-from ...paths import LOOKED, RESOLVED, escapes_by_strings, looked, read_beyond
+from ...paths import LOOKED, RESOLVED, child, escapes_by_strings, looked, read_beyond
 from ...records import Record
 from ...yamlio import LoadedFile, YNode
 from ..core.contexts import DocContext, Workspace
@@ -112,7 +112,7 @@ def index(workspace: Workspace, loaded: LoadedFile) -> None:
             continue  # outside the repository: kustomize's load restrictor refuses it, the renderer says so
         mode = looked(target, looks)[1]
         if S_ISREG(mode) or folders and S_ISDIR(mode) and \
-                any(S_ISREG(looked(os.path.join(target, name), looks)[1]) for name in NAMES):
+                any(S_ISREG(looked(child(target, name), looks)[1]) for name in NAMES):
             continue
         said = f"looked for {rel}" + (" (a folder with a kustomization)" if folders and S_ISDIR(mode) else "")
         record(workspace, at(), f"{what} '{written}'", said,
