@@ -326,24 +326,24 @@ class RunCache:
     that keeps the digest of each file's bytes a worker reads (``yamlio.digests_of_reads``); it answers which
     files (by position) the run stages itself: only those are read and hashed here (their bytes kept for the
     run), a worker's files by the worker as it stages them, and the key is worked out after the run. Each
-    file is read once, and the key holds the bytes the run linted. ``files``: how many, and the file at a
-    position (``discover.Inputs.file``: made a Path when asked for, which a run answered here never does).
+    file is read once, and the key holds the bytes the run linted. ``files``: how many, and the absolute name of
+    the file at a position (``discover.Inputs.name``: no Path made; the run's stages read them by these names).
     ``stats``: the absolute, normalised name of files (by position) and what ``stat`` said of them already."""
 
-    def __init__(self, store: ContentCache, root: str, parts: list[str], files: tuple[int, Callable[[int], Path]],
+    def __init__(self, store: ContentCache, root: str, parts: list[str], files: tuple[int, Callable[[int], str]],
                  ahead: Callable[[], Callable[[int], bool]] | None = None,
                  stats: dict[int, tuple[str, os.stat_result]] | None = None) -> None:
         self.store, self.root, self.parts = store, root, parts
         # beside the runs' entries, in a folder of its own: ``stat/<scope>``
         self.stats = StatIndex(store.beside("stat"), "\0".join([root, *parts[:2]]))
-        self.read: dict[Path, bytes] = {}  # the files' bytes for the run, when it runs (at most READ_BYTES)
+        self.read: dict[str, bytes] = {}  # the files' bytes for the run by name, when it runs (at most READ_BYTES)
         here = os.getcwd()  # once: ``os.path.abspath`` asks the system for it for each relative path
         # each file by its name, absolute and normalised as ``paths.Noted`` looks paths up: its position, and
         # what ``stat`` said of it (discovery's name and lstat: no Path made a string, 14 -> 3 ms for 5,000 files
         # before the fork)
         paths: dict[str, tuple[int, os.stat_result | None]] = {}
         stats = stats or {}
-        count, file_at = files  # a file is made a Path only when the run reads it (``discover.Inputs.file``)
+        count, file_at = files
         for position in range(count):
             name, status = stats.get(position) or (os.path.normpath(os.path.join(here, file_at(position))), None)
             paths.setdefault(name, (position, status))
@@ -353,8 +353,8 @@ class RunCache:
         # a first run's files that a worker reads and hashes as it stages them: the file, and what ``stat`` told
         # of it before it was read ("" within the racy window: not indexed; None: nothing told), not the stat
         # result (discovery's, 4 MiB for 5,000 files, freed once this returns)
-        self.pending: dict[str, tuple[Path, str | None]] = {}
-        self.digests: dict[Path | str, bytes] | None = None  # a first run's: those of its workers' reads
+        self.pending: dict[str, tuple[str, str | None]] = {}
+        self.digests: dict[str, bytes] | None = None  # a first run's: those of its workers' reads
         runs = None  # which files the run stages itself, when its workers started ahead
         if ahead is not None and len(self.stats.kept) < len(paths) // 2:  # most files to read: a first run
             self.digests = {}
@@ -380,7 +380,7 @@ class RunCache:
         key.update("".join(self.said[path] for path in self.order).encode("utf-8", "surrogateescape"))
         return key.hexdigest()
 
-    def _key_after(self, digests: dict[Path | str, bytes]) -> str:
+    def _key_after(self, digests: dict[str, bytes]) -> str:
         """A first run's key, once its workers read their files: a file a worker read as a regular file of
         discovery's goes in the stat index with what discovery's ``lstat`` told of it before it was read (a
         change since is a change next time); any other (gone, too large to read, a link) is looked at now."""

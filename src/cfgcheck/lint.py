@@ -137,7 +137,7 @@ def collect(paths: list[Path], config: Config, fast: bool = True, progress: bool
 
 def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool = False, prefilter: bool = True,
            stdin_filename: Path | None = None, jobs: int = 1, cache: bool = False,
-           inputs: Inputs | None = None, read: dict[Path, bytes] | None = None,
+           inputs: Inputs | None = None, read: dict[str, bytes] | None = None,
            started: pool.Workers | None = None) -> Collection:
     """Load files and build their served models in one pass, dropping each YAML tree as soon as its
     models exist: peak memory follows the largest file, not the tree. A file whose LLMKube
@@ -164,7 +164,7 @@ def gather(paths: list[Path], config: Config, fast: bool = True, progress: bool 
     workspace = _lazy_workspace(settings, unmarked, inputs.looked)
     wanted = serving_filter(config, unmarked) if prefilter else None
     root = os.path.join(os.path.abspath(config.root), "")  # as serving_filter joins it: root + a file's path
-    reporter = _Progress(len(inputs.files)) if progress else None
+    reporter = _Progress(inputs.count()) if progress else None
     loaded: list[LoadedFile] = []
     models: list[ServedModel] = []
     waiting: list[LoadedFile] = []
@@ -228,11 +228,11 @@ def _lazy_workspace(settings: dict, unmarked: set[str],
 
 
 def _read(inputs: Inputs, config: Config, fast: bool, wanted, stdin_filename: Path | None,
-          jobs: tuple[int, dict[Path, bytes] | None, pool.Workers | None], workspace: Callable[[], adapters.Workspace],
+          jobs: tuple[int, dict[str, bytes] | None, pool.Workers | None], workspace: Callable[[], adapters.Workspace],
           cache: PackedCache | None) -> Iterator[Staged]:
     """Each file after its stage; ``jobs``: the processes, the bytes of files read already, and the workers
     started already."""
-    yield from staged(inputs.files, config, fast, wanted, jobs[0], workspace, cache, jobs[1], jobs[2], inputs.looked)
+    yield from staged(inputs.names(), config, fast, wanted, jobs[0], workspace, cache, jobs[1], jobs[2], inputs.looked)
     for stream in inputs.streams:
         yield Staged(load_stream(config.root, stream, config.limits, fast, stdin_filename, file_format))
 

@@ -112,7 +112,7 @@ class Staged(Record):
         self.looked = [] if looked is None else looked
 
 
-def load(config: Config, file: Path, fast: bool, wanted, text: str | None = None,
+def load(config: Config, file: Path | str, fast: bool, wanted, text: str | None = None,
          data: bytes | None = None, rel: str | None = None) -> LoadedFile:
     """``file`` read (``text``: read already; ``data``: its bytes, read already) and parsed; ``rel``: its
     repository path, when the caller has it."""
@@ -133,13 +133,14 @@ def tested(serving: bool) -> Callable[[str, str], bool]:
     return lambda _rel, _text: serving
 
 
-def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
+def staged(files: list[str], config: Config, fast: bool, wanted, jobs: int,
            workspace: Callable[[], adapters.Workspace], cache: PackedCache | None = None,
-           read: dict[Path, bytes] | None = None, started: pool.Workers | None = None,
+           read: dict[str, bytes] | None = None, started: pool.Workers | None = None,
            looked: dict[str, tuple[int, int]] | None = None) -> Iterator[Staged]:
-    """Each of ``files`` after its stage, in order: in this process, or in ``jobs`` workers when there
-    are enough files; what a worker added to the index is added to the run's ``workspace()`` before
-    the file is handed on, so the run sees every file as if it had read it itself. With ``cache``, a
+    """Each of ``files`` (absolute names: ``discover.Inputs.names``) after its stage, in order: in this
+    process, or in ``jobs`` workers when there are enough files; what a worker added to the index is added
+    to the run's ``workspace()`` before the file is handed on, so the run sees every file as if it had read
+    it itself. With ``cache``, a
     file whose stage follows from its own text is taken from it, or put in it (``cache.py``). ``read``:
     the bytes of files read already in this run, each taken once (the whole-run cache read them);
     ``started``: the workers, started already for ``files`` (``start_workers``); ``looked``: what discovery's
@@ -185,7 +186,7 @@ def staged(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
         cache.close()
 
 
-def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: int,
+def start_workers(files: list[str], config: Config, fast: bool, wanted, jobs: int,
                   cache: PackedCache | None, looked: dict[str, tuple[int, int]] | None = None) -> pool.Workers:
     """The ``jobs - 1`` workers of ``staged`` for ``files``, forked now, each with a content cache of its own
     (``cache``, made alike): a first run forks them before it reads its own files (``lint.lint``), within the
@@ -209,7 +210,7 @@ def start_workers(files: list[Path], config: Config, fast: bool, wanted, jobs: i
 STARTED_AHEAD = 0
 
 
-def _pool_bounds(config: Config, fast: bool, wanted, cache: PackedCache | None, read: dict[Path, bytes] | None,
+def _pool_bounds(config: Config, fast: bool, wanted, cache: PackedCache | None, read: dict[str, bytes] | None,
                  looked: dict[str, tuple[int, int]] | None) -> tuple[Callable[[], None], Callable[[], None]]:
     """``start`` and ``finish`` of a worker process's stage (``_Worker``, its own workspace, which starts from
     ``looked``: ``paths.LOOKED``), made before the workers fork, with the modules every worker imports
@@ -267,7 +268,7 @@ class _Worker:
 
     def __init__(self, config: Config, fast: bool, wanted, cache: PackedCache | None,
                  own: adapters.Workspace | None, run_workspace: Callable[[], adapters.Workspace] | None = None,
-                 read: dict[Path, bytes] | None = None) -> None:
+                 read: dict[str, bytes] | None = None) -> None:
         self.config, self.fast, self.wanted, self.cache = config, fast, wanted, cache
         self.own, self.run_workspace, self.read = own, run_workspace, read if read is not None else {}
         self.limits = {**DEFAULT_LIMITS, **(config.limits or {})}  # merged once, not for every file
@@ -287,7 +288,7 @@ class _Worker:
         if self.cache is not None:
             self.cache.close(merge=False)
 
-    def stage(self, file: Path) -> tuple[str, Path, Any]:
+    def stage(self, file: str) -> tuple[str, str, Any]:
         """("staged", path, Staged) for a file that needs no other; ("cached", path, (text, entry)) for one
         taken from the cache or put in it; ("text", path, its text) for the run to parse and adapt."""
         config = self.config
@@ -353,7 +354,7 @@ def _entry(entry: bytes, resolve: Callable[[str], Any]) -> Staged | None:
     return found if isinstance(found, Staged) else None
 
 
-def _work(file: Path) -> bytes:
+def _work(file: str) -> bytes:
     """A worker's stage of ``file`` (``_Worker.stage``), pickled for the run; a file without a served model
     to build, read and checked without an error (most files of a tree), as ``PLAIN`` and its path."""
     worker = _Worker.current
@@ -372,7 +373,7 @@ DIGESTED = b"\1"  # the digest of the file's bytes follows (``yamlio.digests_of_
 _DIGEST_BYTES = 32  # ``cache.blake2b``'s
 
 
-def _received(data: bytes, file: Path, resolve: Callable[[str], Any]) -> tuple[str, Path, Any]:
+def _received(data: bytes, file: str, resolve: Callable[[str], Any]) -> tuple[str, str, Any]:
     """A worker's message about ``file`` (``_work``) as ``_Worker.stage`` made it; the digest of the file's bytes
     it read, when it sent one, put as if read here (``yamlio.digest_read``)."""
     if data[:1] == DIGESTED:

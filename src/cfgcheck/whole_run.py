@@ -37,7 +37,7 @@ def whole_run(paths: list[Path], inputs: Inputs, config: Config, codes: set[str]
              f"tools {shutil.which('kubectl')} {shutil.which('helm')}",
              f"environment {sorted((k, v) for k, v in os.environ.items() if k.startswith('CFGCHECK'))}"]
     return RunCache(ContentCache(settings, fast, kind="run"), os.path.abspath(config.root), parts,
-                    (inputs.count(), inputs.file), ahead, inputs.stats)
+                    (inputs.count(), inputs.name), ahead, inputs.stats)
 
 
 def starter(inputs: Inputs, config: Config, fast: bool, jobs: int, wanted: Callable[[str, str], bool],
@@ -49,7 +49,7 @@ def starter(inputs: Inputs, config: Config, fast: bool, jobs: int, wanted: Calla
         return None
 
     def start() -> Callable[[int], bool]:
-        started.append(start_workers(inputs.files, config, fast, wanted, jobs, PackedCache(config.as_dict(), fast),
+        started.append(start_workers(inputs.names(), config, fast, wanted, jobs, PackedCache(config.as_dict(), fast),
                                      inputs.looked))
         return started[0].runs
     return start

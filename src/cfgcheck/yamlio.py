@@ -297,11 +297,11 @@ def parse_cache() -> Iterator[None]:
 
 # The bytes of the run's files read already (the whole-run cache's key reads them first), by path: a look
 # before a file's turn takes them from here (``read_already``).
-_read_already: list[dict[Path, bytes]] = []
+_read_already: list[dict[str, bytes]] = []
 
 
 @contextmanager
-def read_already(read: dict[Path, bytes]) -> Iterator[None]:
+def read_already(read: dict[str, bytes]) -> Iterator[None]:
     """Within this block ``read_ahead`` finds the bytes of the files in ``read`` there (left for the run)."""
     _read_already.append(read)
     try:
@@ -344,7 +344,7 @@ def read_ahead(path: str) -> bytes | None:
     kustomize renderer asks whether the files a kustomization draws from may serve): kept for its turn
     (``read_text``), so that it is read once; None when it cannot be read."""
     for read in _read_already:
-        data = read.get(Path(path))
+        data = read.get(path)
         if data is not None:
             return data
     cache = _parse_cache

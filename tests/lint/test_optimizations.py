@@ -71,3 +71,23 @@ def test_a_kustomization_does_not_look_again_at_files_discovery_looked_at(tmp_pa
     assert looked_at.count(str(app / "kustomization.yaml")) == 1
     assert str(app / "missing.yaml") in looked_at
     assert any(f.code == "CFG003" and "missing.yaml" in f.message for f in result.findings)
+
+
+def test_a_runs_file_names_are_its_paths_as_strings(tmp_path: Path) -> None:
+    """The run's stages read the files by name (``Inputs.names``: no Path made in the run's process for a
+    file its workers stage); each name is the string of the file's Path, which the whole-run cache's key,
+    the bytes it read for the run and the kustomize renderer's reads ahead look files up by."""
+    from cfgcheck.discover import discover
+
+    (tmp_path / "apps" / "web").mkdir(parents=True)
+    for name in ("apps/web/deployment.yaml", "apps/web/kustomization.yaml", "apps/values.yml", "top.yaml"):
+        (tmp_path / name).write_text("a: 1\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    inputs = discover([tmp_path], tmp_path, [], ())
+    names = inputs.names()
+    assert inputs.count() == len(names) == 4 and all(isinstance(name, str) for name in names)
+    assert [inputs.name(position) for position in range(inputs.count())] == names
+    assert names == [str(path) for path in inputs.files]  # made Paths now: the same files, the same order
+    assert set(names) == {stat_name for stat_name, _ in inputs.stats.values()}
+    named = discover([tmp_path / "top.yaml"], tmp_path, [], ())  # a file named one by one: a Path already
+    assert named.names() == [str(tmp_path / "top.yaml")]
