@@ -140,11 +140,10 @@ def staged(files: list[str], config: Config, fast: bool, wanted, jobs: int,
     """Each of ``files`` (absolute names: ``discover.Inputs.names``) after its stage, in order: in this
     process, or in ``jobs`` workers when there are enough files; what a worker added to the index is added
     to the run's ``workspace()`` before the file is handed on, so the run sees every file as if it had read
-    it itself. With ``cache``, a
-    file whose stage follows from its own text is taken from it, or put in it (``cache.py``). ``read``:
-    the bytes of files read already in this run, each taken once (the whole-run cache read them);
-    ``started``: the workers, started already for ``files`` (``start_workers``); ``looked``: what discovery's
-    ``lstat`` found at them (``paths.LOOKED``), for the workers' own workspaces."""
+    it itself. With ``cache``, a file whose stage follows from its own text is taken from it, or put in it
+    (``cache.py``). ``read``: the bytes of files read already in this run by name, each taken once (the
+    whole-run cache read them); ``started``: the workers, started already for ``files`` (``start_workers``);
+    ``looked``: what discovery's ``lstat`` found at them (``paths.LOOKED``), for the workers' own workspaces."""
     read = read if read is not None else {}
     in_pool = wanted is not None and (started is not None or pool.usable(jobs, len(files)))
     if wanted is None or not in_pool and cache is None:
