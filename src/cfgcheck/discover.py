@@ -122,11 +122,13 @@ class Inputs:
     def name(self, position: int) -> str:
         """The file at ``position`` by its absolute name (``str`` of its Path: a listed name is normalised)."""
         file = self.listed[position]
-        if file.__class__ is not str:
-            return os.fspath(file)
-        if self._base is None:  # as discovery joins a listed name (its ``stats``' names)
-            self._base = os.path.join(str(self.root), "")
-        return self._base + file  # type: ignore[operator]
+        return self.under(file) if file.__class__ is str else os.fspath(file)  # type: ignore[arg-type]
+
+    def under(self, rel: str) -> str:
+        """The absolute name of the listed name ``rel`` (discovery's ``stats`` and ``looked`` are keyed by it)."""
+        if self._base is None:
+            self._base = os.path.join(str(self.root), "")  # with its separator: a name is added to it
+        return self._base + rel
 
 
 @lru_cache(maxsize=64)
@@ -200,9 +202,8 @@ def _add_folder(path: Path, root: Path, exclude: list[str], inputs: Inputs, seen
     if listed is None:
         listed = [relpath(root, file) for file in _walk(Path(os.path.realpath(path)), root, exclude, _named(suffixes))]
     charts: dict[str, bool] = {}
-    base = os.path.join(str(root), "")  # with its separator: a listed name (git's, normalised) is added to it
     for rel in listed:
-        full = base + rel
+        full = inputs.under(rel)  # git's names are normalised
         if full in seen or exclude and excluded(rel, exclude):
             continue
         if "/templates/" in "/" + rel and is_chart_template(Path(full), charts):
