@@ -84,7 +84,7 @@ def capacity(
     chart: Optional[Path] = typer.Option(None, "--chart", help="Also write a chart of concurrency against max_model_len (.svg or .html)."),
 ) -> None:
     """Per served model: KV bytes per token, KV pool, pool-limited concurrency."""
-    from .capacity import render_capacity
+    from .capacity.report import render_capacity
     from .lint import collect
 
     if fmt not in ("text", "json"):

@@ -13,6 +13,7 @@ import yaml
 
 from cfgcheck import capacity as cap
 from cfgcheck.capacity import measured
+from cfgcheck.capacity.report import render_capacity
 from cfgcheck.context import RuleContext
 from cfgcheck.model import ArgToken, Directive, Location, ServedModel, Setting
 from cfgcheck.registry import Option, all_rules
@@ -515,7 +516,7 @@ def test_human_readable_kv_bytes():
 
 def test_render_capacity_json_and_text():
     models = [tanguille_qwen36(), served("meta-llama/Llama-3.1-8B-Instruct")]
-    doc = json.loads(cap.render_capacity(models, {}, "json"))
+    doc = json.loads(render_capacity(models, {}, "json"))
     assert doc["version"] == 1 and len(doc["models"]) == 2
     row = doc["models"][0]
     for key in ("path", "line", "name", "engine", "engine_version", "model", "gpu", "gpu_memory_bytes", "gpus",
@@ -525,7 +526,7 @@ def test_render_capacity_json_and_text():
     assert row["kv_pool_tokens"] == 121_302 and row["kv_pool_source"] == "measured" and row["max_concurrency"] == 1.9
     unknown = doc["models"][1]
     assert unknown["kv_pool_source"] == "unknown" and unknown["kv_pool_tokens"] is None and unknown["reasons"]
-    text = cap.render_capacity(models, {}, "text")
+    text = render_capacity(models, {}, "text")
     assert "121,302" in text and "1.90x" in text and "GPU not stated" in text
 
 

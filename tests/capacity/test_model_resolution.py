@@ -7,6 +7,7 @@ import json
 import pytest
 
 from cfgcheck import capacity as cap
+from cfgcheck.capacity.report import render_capacity
 from cfgcheck.capacity.architecture import unknown_model_reason
 from cfgcheck.capacity.local_configs import lookup_architecture
 from tests.capacity.test_capacity import ctx, rule, served, setting
@@ -81,7 +82,7 @@ def test_served_model_name_is_not_read_as_the_model():
 def test_every_gpu_identified_model_without_a_pool_says_why():
     rows = [served(m, gpu_product="NVIDIA-H100-80GB-HBM3") for m in
             ("/mnt/models", "acme/unknown-7b", "${MODEL}", None)]
-    doc = json.loads(cap.render_capacity(rows, {}, "json"))
+    doc = json.loads(render_capacity(rows, {}, "json"))
     for row in doc["models"]:
         assert row["gpu"] and row["kv_pool_tokens"] is None
         assert row["reasons"], row
@@ -89,7 +90,7 @@ def test_every_gpu_identified_model_without_a_pool_says_why():
     assert "not in the bundled table; put its config.json under model_configs/acme/unknown-7b/" in by_model["acme/unknown-7b"]
     assert "model set from a variable" in by_model["${MODEL}"]
     assert "model not stated" in by_model[None]
-    text = cap.render_capacity(rows, {}, "text")
+    text = render_capacity(rows, {}, "text")
     assert "name no model in the bundled table" in text
 
 

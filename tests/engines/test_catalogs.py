@@ -375,3 +375,27 @@ def test_specs_decoded_at_once_are_those_decoded_one_by_one(engine: str) -> None
     finally:
         module._catalog_obj.cache_clear()
         catalog_for.cache_clear()
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_a_versions_specs_decoded_at_once_are_its_lines_and_shared(engine: str) -> None:
+    """A catalog of one version decodes the specs it needs in one go: each is what its own line makes, in the
+    version's order, and the table asked for every spec later keeps those objects."""
+    from cfgcheck.engines import catalog as module
+
+    module._SPECS.pop(engine, None)
+    module._catalog_obj.cache_clear()
+    catalog_for.cache_clear()
+    try:
+        oldest = catalogued.versions(engine)[0]
+        entry = catalogued.catalog_data(engine)["versions"][oldest]
+        built = module._catalog_obj(engine, oldest).specs
+        lines = catalogued.catalog_data(engine)["specs"]
+        assert len(built) == len(entry["specs"]) > 50
+        assert [vars(spec) for spec in built] == [vars(module._spec_from(lines[i])) for i in entry["specs"]]
+        assert sum(spec is None for spec in module._SPECS[engine]) == len(lines) - len(set(entry["specs"]))
+        everything = module.every_spec(engine)
+        assert all(everything[i] is spec for i, spec in zip(entry["specs"], built))
+    finally:
+        module._catalog_obj.cache_clear()
+        catalog_for.cache_clear()

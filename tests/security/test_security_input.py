@@ -494,15 +494,15 @@ def test_model_references_are_found_in_linear_time() -> None:
 
 
 def test_capacity_table_shows_control_characters_and_survives_a_failing_model(tmp_path: Path, monkeypatch) -> None:
-    from cfgcheck import capacity
+    from cfgcheck.capacity.report import render_capacity
 
     result = control_result(tmp_path)
-    out = capacity.render_capacity(result.models, {})
+    out = render_capacity(result.models, {})
     _no_command_or_control(out)
     assert "\\n::add-mask::secret" in out
     # the submodule, not the function of the same name the package re-exports
     monkeypatch.setattr(importlib.import_module("cfgcheck.capacity.estimate"), "_estimate", _boom)
-    out = capacity.render_capacity(result.models, {})
+    out = render_capacity(result.models, {})
     assert "not computed: internal error ZeroDivisionError" in out and "secret-looking" not in out
 
 

@@ -7,7 +7,6 @@ unknown and says why, never a silent fall back to the bundled table.
 
 from __future__ import annotations
 
-import copy
 import json
 from functools import lru_cache
 from pathlib import Path
@@ -36,8 +35,8 @@ def served_architecture(model: Any, model_id: str | None, model_configs_dir: Pat
     name = folder.folder.rsplit("/", 1)[-1]
     qbits, qname = quant_bits_from_text(name)
     try:
-        return copy.copy(_parsed(folder.config, folder.index, name, qbits, qname,
-                                 f"{folder.folder}/config.json in the repository"))
+        return _parsed(folder.config, folder.index, name, qbits, qname,
+                       f"{folder.folder}/config.json in the repository").replaced()
     except ModelConfigError as exc:
         if problems is not None:
             problems.append(str(exc))
@@ -83,7 +82,7 @@ def _local_architecture(folder: Path, norm: str, qbits: float | None, qname: str
     """The architecture ``folder/config.json`` describes; ModelConfigError when it describes none. A copy of
     one read per file version and run: the needed-memory search estimates a model on every bundled GPU."""
     versions = tuple(_file_version(folder / name) for name in ("config.json", "model.safetensors.index.json"))
-    return copy.copy(_read_local_architecture(folder, norm, qbits, qname, versions))
+    return _read_local_architecture(folder, norm, qbits, qname, versions).replaced()
 
 
 def _file_version(path: Path) -> tuple[int, int] | None:

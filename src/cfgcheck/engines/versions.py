@@ -57,16 +57,30 @@ def catalog_data(engine: str) -> dict | None:
 def _decoded(raw: bytes) -> dict:
     """A catalog's JSON; its last table (``SPECS_AT``, ``VERSIONS_AT``) as ``LazySpecs`` / ``LazyVersions``, any
     other layout decoded whole."""
+    end = len(raw)
+    while end and raw[end - 1] in b" \t\r\n":
+        end -= 1
     for key, marker, closing, lazy in (("specs", SPECS_AT, b"]}", LazySpecs),
                                        ("versions", VERSIONS_AT, b"}}", LazyVersions)):
         at = raw.find(marker)
-        table = raw[at + len(marker):].rstrip()
-        if at >= 0 and table.endswith(closing):
+        if at >= 0 and raw.endswith(closing, 0, end):
             data = json.loads(raw[:at] + b"}")
-            # an entry is compact JSON, whose strings hold no raw line break: a line each
-            data[key] = lazy(table[:-2].split(b",\n") if table != closing else [])
+            data[key] = lazy(_table_lines(raw, at + len(marker), end - len(closing)))
             return data
     return json.loads(raw)
+
+
+def _table_lines(raw: bytes, start: int, stop: int) -> list[bytes]:
+    """The entries of the table ``raw[start:stop]``, a line each: an entry is compact JSON, whose strings hold
+    no raw line break, and so is the header before it. ``raw`` is split whole and its first and last pieces
+    cut, not the table sliced out first: each slice of vllm.json's table was a copy of 328 KB (80 pages the
+    process had not touched: 0.4 ms of a one-file lint)."""
+    if start >= stop:
+        return []
+    lines = raw.split(b",\n")
+    lines[0] = lines[0][start:]
+    lines[-1] = lines[-1][:len(lines[-1]) - (len(raw) - stop)]
+    return lines
 
 
 class LazySpecs:
@@ -89,9 +103,10 @@ class LazySpecs:
     def __iter__(self):
         return (json.loads(line) for line in self._lines)
 
-    def every(self) -> list[dict]:
-        """Every spec, decoded at once (one ``json.loads``, not one a line)."""
-        return json.loads(b"[" + b",".join(self._lines) + b"]")
+    def some(self, indices: list[int]) -> list[dict]:
+        """The specs at ``indices``, decoded at once (one ``json.loads``, not one a line)."""
+        lines = self._lines
+        return json.loads(b"[" + b",".join([lines[index] for index in indices]) + b"]")
 
 
 class LazyVersions(Mapping):

@@ -16,7 +16,6 @@ entries, rendered as Models when ``enabled``) are read the same way.
 
 from __future__ import annotations
 
-import copy
 
 from ...capacity.gpus import Claim
 from ...capacity.tables import bundled_table
@@ -197,7 +196,7 @@ def _repository_image(space: dict, profile: str) -> Setting | None:
     found = space.get(("image", name)) or space.get(("image", "default")) or []
     if len({setting.value for setting in found}) != 1:
         return None
-    return copy.copy(found[0])  # each Model's own: a rendering relocates its settings
+    return found[0].replaced()  # each Model's own: a rendering relocates its settings
 
 
 def _profile_entry(name: str) -> dict | None:

@@ -22,7 +22,6 @@ that starts the router. A router whose file cannot be read serves nothing cfgche
 
 from __future__ import annotations
 
-import copy
 import posixpath
 
 from ... import lazy
@@ -225,7 +224,7 @@ def _at(path: str, mapping: SourceMap | None, text: str, offset: int, width: int
 def _section_model(router: ServedModel, section: Section, defaults: list[Option]) -> ServedModel:
     """The router's child for ``section``: the router's pod and image, ``[*]`` then the section then the
     router's own command line."""
-    model = copy.copy(router)
+    model = router.replaced()
     model.name, model.identity = f"{router.name}/{section.name}", f"{router.identity}#preset/{section.name}"
     model.location, model.path = section.at, section.at.path
     model.settings, model.occurrences, model.argv, model.inert, model.cache = {}, {}, [], [], {}

@@ -16,7 +16,6 @@ continuations, ``#`` comments, separators), its literal variables expanded (``MO
 
 from __future__ import annotations
 
-import copy
 import posixpath
 import re
 
@@ -460,7 +459,7 @@ def slurm_gpus(loaded: LoadedFile, tokens: list[ArgToken]) -> tuple[Setting | No
     if "sbatch" not in loaded.shared:  # the script's #SBATCH lines: read once for all its engine starts
         loaded.shared["sbatch"] = _sbatch_gpus(loaded)
     found = loaded.shared["sbatch"]
-    return (copy.copy(found[0]), found[1]) if found is not None else (None, None)  # each model its own Setting
+    return (found[0].replaced(), found[1]) if found is not None else (None, None)  # each model its own Setting
 
 
 def _sbatch_gpus(loaded: LoadedFile) -> tuple[Setting, str | None] | None:
