@@ -105,18 +105,17 @@ class _Graded:
 class Rule(_Graded, ValueRecord):  # compared by value: a rule enabled for the run is found in the list (lint.py)
     """One rule as the run knows it: its index entry (code, name, severity, options, documentation) and its check."""
 
-    __slots__ = ("code", "name", "severity", "options", "summary", "sections", "check", "scope", "module", "diff_only",
+    __slots__ = ("code", "name", "severity", "options", "docstring", "check", "scope", "module", "diff_only",
                  "templates", "profiles")
 
-    def __init__(self, code: str, name: str, severity: str, options: dict[str, Option], summary: str,
-                 sections: dict[str, str], check: ModelCheck | RunCheck | None, scope: str, module: str,
+    def __init__(self, code: str, name: str, severity: str, options: dict[str, Option], docstring: str,
+                 check: ModelCheck | RunCheck | None, scope: str, module: str,
                  diff_only: bool = False, templates: bool = False, profiles: dict[str, str] | None = None) -> None:
         self.code = code
         self.name = name
         self.severity = severity
         self.options = options
-        self.summary = summary
-        self.sections = sections
+        self.docstring = docstring  # its module's: summary and sections are read from it when asked for
         self.check = check
         self.scope = scope  # "model": check(model, ctx) per served model; "run": check(models, ctx) once; "engine"
         self.module = module
@@ -127,6 +126,20 @@ class Rule(_Graded, ValueRecord):  # compared by value: a rule enabled for the r
     @property
     def defaults(self) -> dict[str, Any]:
         return defaults(self.options)
+
+    @property
+    def summary(self) -> str:
+        """The text of its docstring before the first ``## `` heading."""
+        return parse_docstring(self.docstring)[0]
+
+    @property
+    def sections(self) -> dict[str, str]:
+        """Its docstring's sections by title, and ``Options`` listing the declarations themselves (type,
+        default and doc) when it has any."""
+        sections = dict(parse_docstring(self.docstring)[1])
+        if self.options:
+            sections["Options"] = "\n".join(option.describe(name) for name, option in self.options.items())
+        return sections
 
     @property
     def doc(self) -> str:
@@ -151,10 +164,12 @@ class Rule(_Graded, ValueRecord):  # compared by value: a rule enabled for the r
         return found
 
 
+@lru_cache(maxsize=None)
 def parse_docstring(doc: str) -> tuple[str, dict[str, str]]:
-    """A rule's summary (the text before its first ``## `` heading) and its sections by title. Line by
-    line: a run loads every rule of a served model, and a multi-line regular expression tried at each
-    character of 37 docstrings was 1.7% of a one-file lint's instructions."""
+    """A rule's summary (the text before its first ``## `` heading) and its sections by title (shared: copied
+    by ``Rule.sections``). Line by line: a multi-line regular expression tried at each character of 37
+    docstrings was 1.7% of a one-file lint's instructions. A lint reads no rule's documentation unless it
+    writes SARIF: it is parsed when first asked for."""
     summary: list[str] = []
     sections: dict[str, str] = {}
     title, lines = None, summary
@@ -178,12 +193,9 @@ def _from_module(module: ModuleType) -> Rule | None:
     undeclared = sorted(name for name, option in options.items() if not isinstance(option, Option))
     if undeclared:
         raise TypeError(f"options not declared with cfgcheck.registry.Option: {', '.join(undeclared)}")
-    summary, sections = parse_docstring(module.__doc__ or "")
-    if options:  # the reference lists the declarations themselves: type, default and doc
-        sections["Options"] = "\n".join(option.describe(name) for name, option in options.items())
     check = getattr(module, "check", None)
     scope = getattr(module, "SCOPE", "model" if check else "engine")
-    return Rule(code, module.NAME, module.SEVERITY, options, summary, sections,
+    return Rule(code, module.NAME, module.SEVERITY, options, module.__doc__ or "",
                 check, scope, module.__name__, bool(getattr(module, "DIFF_ONLY", False)),
                 bool(getattr(module, "TEMPLATES", False)), _profiles(module))
 

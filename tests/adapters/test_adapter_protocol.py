@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import importlib
+import random
 import sys
 import textwrap
 from pathlib import Path
@@ -119,6 +120,37 @@ def test_the_prefilter_finds_each_marker_alone_and_in_any_case_and_nothing_else(
     assert not protocol.has_serving_marker("kind: Service\nspec:\n  nodePool: a\n")
 
 
+def _grouped_pair_by_pair(markers: tuple[str, ...]) -> tuple:
+    """``protocol._grouped`` written plainly: every pair of markers, every piece counted again for each group."""
+    kept = [marker for marker in markers if not any(other != marker and other in marker for other in markers)]
+    tests = []
+    while True:
+        counts: dict[str, int] = {}
+        for marker in kept:
+            for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2)):
+                counts[piece] = counts.get(piece, 0) + 1
+        shared = max(counts, key=counts.__getitem__, default=None)
+        if shared is None or counts[shared] < 3:
+            break
+        tests.append((shared, tuple(marker for marker in kept if shared in marker)))
+        kept = [marker for marker in kept if shared not in marker]
+    return (*tests, *((marker, None) for marker in kept))
+
+
+def test_the_prefilters_groups_are_those_of_the_plain_greedy_loop():
+    """``_grouped`` counts with C (``str.count`` over the joined markers, ``Counter``): the same groups, in the
+    same order, ties to the piece counted first, as the loop over every pair and piece, on the built-in
+    markers and on random sets of short words that hold one another (duplicates included)."""
+    plain, snake = protocol._snake_apart(protocol.serving_markers())
+    for markers in (tuple(plain), tuple(snake), protocol.serving_markers(), ()):
+        assert protocol._grouped(markers) == _grouped_pair_by_pair(markers)
+    draw = random.Random(16)
+    for _ in range(2000):
+        words = [("".join(draw.choice("abcd_ .") for _ in range(draw.randint(1, 7)))) for _ in range(draw.randint(0, 25))]
+        markers = tuple(dict.fromkeys(words)) + tuple(words[:draw.randint(0, 2)])
+        assert protocol._grouped(markers) == _grouped_pair_by_pair(markers), markers
+
+
 def test_words_in_finds_each_registry_word_alone_and_nothing_else():
     words = set(protocol._words) | set(protocol._snake_words)
     assert {word for word in words if "_" in word} == set(protocol._snake_words) and "node_pool" in words
@@ -212,6 +244,10 @@ def test_the_registry_metadata_is_each_modules_own():
         assert module.startswith("launch.") and adapters.launch_helper(name) is getattr(
             importlib.import_module(f"cfgcheck.adapters.{module}"), name)
     assert adapters.NAMED_FORMATS == {"formats.terraform": terraform.NAMES}
+    # the chart values read a production stack's servingEngineSpec inside a values string or another source
+    from cfgcheck.adapters.core.recognition import ENGINE_MARKERS
+    from cfgcheck.adapters.formats import chart_values, production_stack
+    assert chart_values.MARKERS == ENGINE_MARKERS + production_stack.MARKERS
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES + terraform.NAMES)
     assert not protocol.always_read("values.yaml")
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place

@@ -168,7 +168,7 @@ def test_duplicate_rule_code_is_a_configuration_error(tmp_path: Path) -> None:
 def test_duplicate_rule_name_names_both_modules() -> None:
     rules = {}
     registry._add(rules, find("CFG302"))
-    clash = registry.Rule("CFG991", "rolling-tag", "note", {}, "", {}, None, "model", "plugin_mod")
+    clash = registry.Rule("CFG991", "rolling-tag", "note", {}, "", None, "model", "plugin_mod")
     with pytest.raises(registry.DuplicateRule, match="two rules claim name 'rolling-tag': "
                                                      "cfgcheck.rules.rolling_tag and plugin_mod"):
         registry._add(rules, clash)

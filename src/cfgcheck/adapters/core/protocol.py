@@ -55,6 +55,8 @@ and capacity read those, never the YAML.
 from __future__ import annotations
 
 import importlib
+from collections import Counter
+from itertools import chain
 from types import ModuleType
 
 from ...discover import named_like
@@ -269,15 +271,17 @@ def _grouped(markers: tuple[str, ...]) -> tuple[tuple[str, tuple[str, ...] | Non
     scans the whole text: a marker that holds another is left out (the shorter one finds it), and the
     markers that share a three-letter piece are tested only when the text holds the piece (``model``
     in seven of them, ``serv`` in five...): 35 scans for such a file instead of 63. The pieces are
-    taken greedily, the one most markers share first, while three or more share one: on bench's GitOps
-    tree that cost 20% less than the plain loop; two (more groups of two) or longer pieces saved less."""
-    kept = [marker for marker in markers if not any(other != marker and other in marker for other in markers)]
+    taken greedily, the one most markers share first (the first counted of those most share), while three
+    or more share one: on bench's GitOps tree that cost 20% less than the plain loop; two (more groups of
+    two) or longer pieces saved less. Worked out once a process, with C's counting (``Counter``, ``str.count``):
+    Python's loops over every pair of markers and every piece were 2 ms of each run's start-up."""
+    joined = "\0".join(markers)  # a marker found more than once in it is held by another marker too
+    held = [other for other in markers if joined.count(other) > 1]
+    kept = [marker for marker in markers if not any(other != marker and other in marker for other in held)]
+    pieces = {marker: tuple(dict.fromkeys([marker[i:i + 3] for i in range(len(marker) - 2)])) for marker in kept}
     tests: list[tuple[str, tuple[str, ...] | None]] = []
     while True:
-        counts: dict[str, int] = {}
-        for marker in kept:
-            for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2)):
-                counts[piece] = counts.get(piece, 0) + 1
+        counts = Counter(chain.from_iterable([pieces[marker] for marker in kept]))
         shared = max(counts, key=counts.__getitem__, default=None)
         if shared is None or counts[shared] < 3:
             break
