@@ -809,7 +809,7 @@ def save_catalog(catalog: dict) -> Path:
     catalog["aliases"] = dict(sorted(catalog["aliases"].items(), key=lambda kv: _vkey(kv[0])))
     path = CATALOG_DIR / f"{catalog['engine']}.json"
     tmp = path.with_suffix(".json.tmp")
-    tmp.write_text(table_last(catalog, "specs"))
+    tmp.write_text(table_last(catalog, "versions", "specs"))
     os.replace(tmp, path)  # readers never see a half-written catalog
     return path
 

@@ -324,19 +324,30 @@ def test_vllm_033_hidden_negative_spellings_are_accepted() -> None:
 
 @pytest.mark.parametrize("engine", catalogued.engines())
 def test_a_catalog_decodes_its_specs_when_asked_and_equals_its_json(engine: str) -> None:
-    """The shipped layout (spec table last, a spec a line: ``versions.SPECS_AT``) reads as the same data
-    as decoding the whole file; a spec is decoded when asked for; any other layout of the same JSON
+    """The shipped layout (the version table, then the spec table last, an entry a line: ``versions.TABLES``)
+    reads as the same data as decoding the whole file; a spec or a version is decoded when asked for; the
+    spec table last after versions kept in the header reads alike; any other layout of the same JSON
     (pretty-printed, keys reordered) is decoded whole."""
     raw = (catalogued.DATA_DIR / f"{engine}.json").read_bytes()
     whole = json.loads(raw)
+    assert catalogued.table_last(whole, "versions", "specs").encode() == raw  # the committed file is the writer's
     lazy = catalogued._decoded(raw)
     assert isinstance(lazy["specs"], catalogued.LazySpecs) and len(lazy["specs"]) == len(whole["specs"]) > 0
     assert lazy["specs"][3] == whole["specs"][3] and lazy["specs"][3] is not lazy["specs"][3]  # decoded, not kept
-    assert list(lazy["specs"]) == whole["specs"] and {**lazy, "specs": whole["specs"]} == whole
+    assert isinstance(lazy["versions"], catalogued.LazyVersions) and list(lazy["versions"]) == list(whole["versions"])
+    assert dict(lazy["versions"].items()) == whole["versions"]
+    assert list(lazy["specs"]) == whole["specs"] and {**lazy, "specs": whole["specs"], "versions": whole["versions"]} == whole
+    specs_last = catalogued._decoded(catalogued.table_last(whole, "specs").encode())
+    assert specs_last["versions"] == whole["versions"] and list(specs_last["specs"]) == whole["specs"]
     pretty = catalogued._decoded(json.dumps(whole, indent=1, sort_keys=True).encode())
     assert pretty == whole and isinstance(pretty["specs"], list)
     empty = catalogued._decoded(b'{"engine":"x","versions":{}' + catalogued.SPECS_AT + b"]}\n")
     assert len(empty["specs"]) == 0 and empty["versions"] == {}
+    for tables in ({"versions": {}, "specs": []}, {"versions": {"1.0": {"specs": [0]}}, "specs": []},
+                   {"versions": {}, "specs": [{"a": ",\n"}]}, {"versions": {"1.0": {"b": 1}}, "specs": [{"a": 1}]}):
+        written = catalogued.table_last({"engine": "x", **tables}, "versions", "specs").encode()
+        read = catalogued._decoded(written)
+        assert (dict(read["versions"].items()), list(read["specs"])) == (tables["versions"], tables["specs"]), written
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])

@@ -14,14 +14,20 @@ from .versions import catalog_data, version_key, versions
 
 
 def _normalized_exact(engine: str, option_string: str) -> str:
-    data = catalog_data(engine)
-    if not data or not option_string.startswith("--"):
+    if not catalog_data(engine) or not option_string.startswith("--"):
         return option_string
-    newest = data["versions"][versions(engine)[-1]]
-    if newest.get("behaviour", {}).get("underscores_to_dashes"):
+    if _underscores_to_dashes(engine):
         head, dot, tail = option_string[2:].partition(".")
         option_string = "--" + head.replace("_", "-")
     return option_string.split("=", 1)[0]
+
+
+@functools.lru_cache(maxsize=None)
+def _underscores_to_dashes(engine: str) -> bool:
+    """Whether the newest catalogued version's parser reads ``_`` as ``-`` (its entry decoded once: a catalog's
+    versions are decoded when asked for, not kept)."""
+    newest = catalog_data(engine)["versions"][versions(engine)[-1]]
+    return bool(newest.get("behaviour", {}).get("underscores_to_dashes"))
 
 
 @functools.lru_cache(maxsize=None)

@@ -17,27 +17,32 @@ DATA_DIR = Path(__file__).resolve().parent / "catalogs"
 DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}
 
 
-# A catalog's large table comes last, one entry a line, after one of these (``table_last`` writes it so for
-# scripts/build_catalogs.py and build_env_catalog.py): a lint decodes the header and then only the entries it
-# asks for. A flag catalog's specs: a fifth of vllm.json's table for one served model (763 specs in 356 of its
-# 389 KB; decoding them all was 8% of a one-file lint's instructions, most of the 41 M its JSON took). An env
-# catalog's versions: one of 33 for one served model (decoded whole with their 33 frozensets: 0.9 MB held).
+# A catalog's large tables come last, one entry a line, each after one of these (``table_last`` writes them so
+# for scripts/build_catalogs.py and build_env_catalog.py): a lint decodes the header and then only the entries
+# it asks for. A flag catalog's versions, then its specs: one version of 33 and a fifth of vllm.json's spec
+# table for one served model (763 specs in 328 of its 399 KB; decoding them all was 8% of a one-file lint's
+# instructions, most of the 41 M its JSON took; the versions' 70 KB in the header, 1.9 ms and 100 page faults
+# of each process that read the catalog). An env catalog's versions: one of 33 for one served model (decoded
+# whole with their 33 frozensets: 0.9 MB held).
 SPECS_AT = b',"specs":[\n'
 VERSIONS_AT = b',"versions":{\n'
+TABLES = (("versions", VERSIONS_AT, b"}"), ("specs", SPECS_AT, b"]"))  # in the order they are written
 
 
-def table_last(catalog: dict, key: str) -> str:
-    """``catalog`` as JSON with its table ``key`` (a list or a dict) last, one entry a line, as
+def table_last(catalog: dict, *keys: str) -> str:
+    """``catalog`` as JSON with its tables ``keys`` (lists or dicts) last, in that order, one entry a line, as
     ``catalog_data`` reads it."""
     def compact(value) -> str:
         return json.dumps(value, separators=(",", ":"))
 
-    header = compact({k: v for k, v in catalog.items() if k != key})
-    table = catalog[key]
-    lines = [compact(entry) for entry in table] if isinstance(table, list) else \
-        [f"{compact(name)}:{compact(entry)}" for name, entry in table.items()]
-    opening, closing = ("[", "]") if isinstance(table, list) else ("{", "}")
-    return f'{header[:-1]},"{key}":{opening}\n' + ",\n".join(lines) + f"{closing}}}\n"
+    written = [compact({k: v for k, v in catalog.items() if k not in keys})[:-1]]
+    for key in keys:
+        table = catalog[key]
+        lines = [compact(entry) for entry in table] if isinstance(table, list) else \
+            [f"{compact(name)}:{compact(entry)}" for name, entry in table.items()]
+        opening, closing = ("[", "]") if isinstance(table, list) else ("{", "}")
+        written.append(f',"{key}":{opening}\n' + ",\n".join(lines) + closing)
+    return "".join(written) + "}\n"
 
 
 @functools.lru_cache(maxsize=None)
@@ -55,32 +60,47 @@ def catalog_data(engine: str) -> dict | None:
 
 
 def _decoded(raw: bytes) -> dict:
-    """A catalog's JSON; its last table (``SPECS_AT``, ``VERSIONS_AT``) as ``LazySpecs`` / ``LazyVersions``, any
-    other layout decoded whole."""
+    """A catalog's JSON; its last tables (``TABLES``: the versions and the specs of a flag catalog, an env
+    catalog's versions) as ``LazyVersions`` and ``LazySpecs``, any other layout decoded whole."""
     end = len(raw)
     while end and raw[end - 1] in b" \t\r\n":
         end -= 1
-    for key, marker, closing, lazy in (("specs", SPECS_AT, b"]}", LazySpecs),
-                                       ("versions", VERSIONS_AT, b"}}", LazyVersions)):
-        at = raw.find(marker)
-        if at >= 0 and raw.endswith(closing, 0, end):
-            data = json.loads(raw[:at] + b"}")
-            data[key] = lazy(_table_lines(raw, at + len(marker), end - len(closing)))
-            return data
-    return json.loads(raw)
+    found, at = [], end - 1  # (key, first byte, end) of each table, found from the last one back
+    for key, marker, closing in reversed(TABLES):
+        start = raw.rfind(marker, 0, at)
+        if start >= 0 and raw[at - 1:at] == closing:
+            found.insert(0, (key, start + len(marker), at - 1))
+            at = start
+    if not found or raw[end - 1:end] != b"}":
+        return json.loads(raw)
+    data = json.loads(raw[:at] + b"}")
+    for (key, _, _), lines in zip(found, _table_lines(raw, [(start, stop) for _, start, stop in found])):
+        data[key] = LazySpecs(lines) if key == "specs" else LazyVersions(lines)
+    return data
 
 
-def _table_lines(raw: bytes, start: int, stop: int) -> list[bytes]:
-    """The entries of the table ``raw[start:stop]``, a line each: an entry is compact JSON, whose strings hold
-    no raw line break, and so is the header before it. ``raw`` is split whole and its first and last pieces
-    cut, not the table sliced out first: each slice of vllm.json's table was a copy of 328 KB (80 pages the
-    process had not touched: 0.4 ms of a one-file lint)."""
-    if start >= stop:
-        return []
-    lines = raw.split(b",\n")
-    lines[0] = lines[0][start:]
-    lines[-1] = lines[-1][:len(lines[-1]) - (len(raw) - stop)]
-    return lines
+def _table_lines(raw: bytes, tables: list[tuple[int, int]]) -> list[list[bytes]]:
+    """The entries of each table ``raw[start:stop]`` (in file order), a line each: an entry is compact JSON,
+    whose strings hold no raw line break, and so is what lies between the tables. ``raw`` is split whole
+    and the pieces that hold more than an entry cut, not each table sliced out first: each slice of
+    vllm.json's spec table was a copy of 328 KB (80 pages the process had not touched: 0.4 ms of a one-file
+    lint). A table's last entry and the next one's first are one piece."""
+    pieces, found = raw.split(b",\n"), []
+    first, offset = 0, 0  # the piece that holds the table's first entry, and where in raw that piece starts
+    for start, stop in tables:
+        if start >= stop:
+            found.append([])
+            continue
+        count = raw.count(b",\n", start, stop)
+        lines = pieces[first:first + count + 1]
+        last = raw.rfind(b",\n", start, stop) + 2 if count else offset  # where the last piece starts
+        if count:
+            lines[0], lines[-1] = lines[0][start - offset:], lines[-1][:stop - last]
+        else:
+            lines[0] = lines[0][start - offset:stop - offset]
+        found.append(lines)
+        first, offset = first + count, last
+    return found
 
 
 class LazySpecs:
