@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 _MODEL_REF = lazy.Pattern(r"^[ \t]*modelRef:[ \t]*['\"]?([\w.-]+)", re.M)
 _CONFIGMAP_REF = lazy.Pattern(r"configMap:[ \t]*\{?[ \t]*\n?[ \t]*name:[ \t]*['\"]?([\w.-]+)", re.M)
 # a document's kind, or an object's in a wrapper of resources (adapters/core/resources.py: ``- kind: X``, ``  kind: X``)
-_CONFIGMAP_KIND = re.compile(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)
+_CONFIGMAP_KIND = lazy.Pattern(r"^[ \t-]*kind:[ \t]*ConfigMap[ \t]*$", re.M)  # behind "ConfigMap" in the text
 _OBJECT_KIND = "^([[:space:]]|-)*kind:[[:space:]]*"
 _METADATA_NAME = lazy.Pattern(r"^[ \t]+name:[ \t]*['\"]?([\w.-]+)", re.M)
 _COMPOSE_NAMES = ("compose.yaml", "compose.yml", "docker-compose.yaml", "docker-compose.yml")
@@ -175,7 +175,7 @@ def _configmap_names(text: str) -> list[str]:
     ``kind:`` of each ConfigMap object of a wrapper (objects write kind before metadata)."""
     names = []
     for document in text.split("\n---"):
-        kinds = list(_CONFIGMAP_KIND.finditer(document))
+        kinds = list(_CONFIGMAP_KIND.finditer(document)) if "ConfigMap" in document else []
         # a ConfigMap document (its metadata may come first): from its start; objects: after each kind
         starts = [0] if [k.group().startswith("kind") for k in kinds] == [True] else [k.end() for k in kinds]
         for start in starts:

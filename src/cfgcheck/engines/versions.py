@@ -130,8 +130,8 @@ class LazySpecs:
 
 
 class LazyVersions(Mapping):
-    """The versions table of an env catalog, by version: each entry decoded from its line when asked for, and
-    not kept (``envs`` keeps the names it makes of it)."""
+    """The versions table of a catalog, by version: each entry decoded from its line when asked for, and not
+    kept (``envs`` keeps the names it makes of an env catalog's, ``catalog`` the catalog of a flag catalog's)."""
 
     def __init__(self, lines: list[bytes]) -> None:
         # a line is '"<version>":{...}': the version is the JSON string before the first '":'

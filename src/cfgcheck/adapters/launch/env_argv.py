@@ -15,7 +15,6 @@
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import re
 from collections import namedtuple
@@ -23,7 +22,7 @@ from collections import namedtuple
 from ...data import read_json
 from ... import lazy
 from ...engines.envs import every_name
-from ...engines.images import application_image, image_engine, parse_image
+from ...engines.images import application_image, image_engine, parse_image, pattern_matches
 from ...model import ArgToken, Location, ServedModel, Setting
 from ...notes import note
 from ...settings import BOOL_SETTINGS, BY_NAME, canonical_name, flag, parse
@@ -272,9 +271,9 @@ def wrapper_for(image: str | None, values: dict[str, EnvValue | None]) -> dict |
         return None
     full = ref.full.lower()
     for entry in _table()["wrappers"]:
-        if not any(_glob(full, pattern) for pattern in entry["match"]):
+        if not any(pattern_matches(full, pattern) for pattern in entry["match"]):
             continue
-        if entry.get("tag") and not _glob((ref.tag or "").lower(), entry["tag"]):
+        if entry.get("tag") and not pattern_matches((ref.tag or "").lower(), entry["tag"]):
             continue
         when = entry.get("when")
         if when and not any(_env_matches(values.get(name), patterns) for name, patterns in when.items()):
@@ -309,13 +308,7 @@ def _at_version(entry: dict, tag: str | None, image: str) -> dict:
 
 
 def _env_matches(value: EnvValue | None, patterns: list[str]) -> bool:
-    return value is not None and any(_glob(value.text.strip().lower(), p) for p in patterns)
-
-
-def _glob(text: str, pattern: str) -> bool:
-    """``fnmatchcase``, without compiling a regex for a pattern that has no wildcard (most of the table's
-    image names): such a pattern matches only itself."""
-    return fnmatch.fnmatchcase(text, pattern) if any(char in pattern for char in "*?[") else text == pattern
+    return value is not None and any(pattern_matches(value.text.strip().lower(), p) for p in patterns)
 
 
 def apply_wrapper(model: ServedModel, entry: dict | None, values: dict[str, EnvValue | None]) -> None:
