@@ -244,10 +244,6 @@ def test_the_registry_metadata_is_each_modules_own():
         assert module.startswith("launch.") and adapters.launch_helper(name) is getattr(
             importlib.import_module(f"cfgcheck.adapters.{module}"), name)
     assert adapters.NAMED_FORMATS == {"formats.terraform": terraform.NAMES}
-    # the chart values read a production stack's servingEngineSpec inside a values string or another source
-    from cfgcheck.adapters.core.recognition import ENGINE_MARKERS
-    from cfgcheck.adapters.formats import chart_values, production_stack
-    assert chart_values.MARKERS == ENGINE_MARKERS + production_stack.MARKERS
     assert all(protocol.always_read(name) for name in kustomize.NAMES + helm.NAMES + terraform.NAMES)
     assert not protocol.always_read("values.yaml")
     assert all(not isinstance(adapter, protocol.LazyAdapter) for adapter in protocol.REGISTRY)  # loaded: in place

@@ -100,10 +100,8 @@ def test_linting_one_deployment_needs_neither_typer_nor_the_network_stack(served
 # lint.py for a module of its own (whole_run.py: lint.py stays under 600 lines), imported by every run; 274
 # once the related-file search left discover.py for related_files.py (discover.py stays under 600 lines); 270
 # once the records were copied by ``Record.replaced``, not the copy module (copy, weakref, _weakrefset: 1.1-1.6
-# ms: COPY_MACHINERY), and the ``cfgcheck capacity`` report left the capacity package's own imports; 267 once
-# the chart-values format imported the production-stack format (with its post-renderer and node readers) only
-# for values that hold a servingEngineSpec.
-MODULE_BOUND = 267
+# ms: COPY_MACHINERY), and the ``cfgcheck capacity`` report left the capacity package's own imports.
+MODULE_BOUND = 270
 # The same for a file without a served model: 172 before those modules were split, 168 after, 156 without the
 # dataclass machinery (records.py, the base of the classes that replaced the dataclasses, is one more module),
 # 151 without typing, 152 with related_files.py split from discover.py.
@@ -140,7 +138,6 @@ def test_one_served_deployment_imports_a_bounded_set_and_starts_no_worker(served
     assert _loaded(served_lint, NO_PROCESS + ("cfgcheck.redact",)) == []
     assert _loaded(served_lint, COPY_MACHINERY) == []
     assert _loaded(served_lint, ("cfgcheck.capacity.report",)) == []  # `cfgcheck capacity`'s alone
-    assert _loaded(served_lint, ("cfgcheck.adapters.formats.production_stack",)) == []  # no servingEngineSpec
     assert {"cfgcheck.cache", "cfgcheck.pool", "cfgcheck.stages"} <= set(served_lint)
 
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from ...paths import escapes, read_beyond
 from ...model import ServedModel, Setting
 from ...yamlio import YamlError, YNode, load_data
+from . import production_stack
 from ..core.contexts import DocContext
 from ..core.recognition import ENGINE_MARKERS, finish, to_int
 from ..launch.containers import container_model
@@ -28,9 +29,7 @@ TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code fam
 if TYPE_CHECKING:
     from typing import Any
 
-# and production_stack.MARKERS (tests/adapters/test_adapter_protocol.py): its module is imported for the first
-# values that hold a servingEngineSpec, not for every chart's values
-MARKERS = ENGINE_MARKERS + ("servingenginespec",)
+MARKERS = ENGINE_MARKERS + production_stack.MARKERS
 
 
 def dependency_values(ctx: DocContext, root: YNode) -> list[Values]:
@@ -76,8 +75,6 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
         # inline values of one source are the production_stack adapter's; strings, sources[] and an
         # umbrella chart's dependency values are ours
         if specs is not None and specs.kind == "seq" and (values_ctx is not ctx or values is not _inline(root)):
-            from . import production_stack
-
             for index, entry in enumerate(specs.value):
                 if entry.kind == "map":
                     models.append(production_stack._model(
@@ -92,8 +89,6 @@ def served_models(ctx: DocContext, root: YNode) -> list[ServedModel]:
 
 def _inline(root: YNode) -> YNode | None:
     """The values the production_stack adapter reads inline in this document (its ``values_roots``)."""
-    from . import production_stack
-
     inline = production_stack.values_roots(root)
     return inline[0][0] if inline else None
 
