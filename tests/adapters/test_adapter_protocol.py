@@ -120,21 +120,21 @@ def test_the_prefilter_finds_each_marker_alone_and_in_any_case_and_nothing_else(
     assert not protocol.has_serving_marker("kind: Service\nspec:\n  nodePool: a\n")
 
 
+def _greedy_groups(kept: list[str]) -> tuple:
+    """The greedy grouping written plainly, as recursion: the piece most of ``kept`` hold (the first counted of
+    those) while three or more hold one, every piece counted again for each group."""
+    counts: dict[str, int] = {}
+    for piece in [piece for marker in kept for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2))]:
+        counts[piece] = counts.get(piece, 0) + 1
+    best = max(counts, key=counts.__getitem__, default=None)
+    if best is None or counts[best] < 3:
+        return tuple((marker, None) for marker in kept)
+    return ((best, tuple(m for m in kept if best in m)), *_greedy_groups([m for m in kept if best not in m]))
+
+
 def _grouped_pair_by_pair(markers: tuple[str, ...]) -> tuple:
-    """``protocol._grouped`` written plainly: every pair of markers, every piece counted again for each group."""
-    kept = [marker for marker in markers if not any(other != marker and other in marker for other in markers)]
-    tests = []
-    while True:
-        counts: dict[str, int] = {}
-        for marker in kept:
-            for piece in dict.fromkeys(marker[i:i + 3] for i in range(len(marker) - 2)):
-                counts[piece] = counts.get(piece, 0) + 1
-        shared = max(counts, key=counts.__getitem__, default=None)
-        if shared is None or counts[shared] < 3:
-            break
-        tests.append((shared, tuple(marker for marker in kept if shared in marker)))
-        kept = [marker for marker in kept if shared not in marker]
-    return (*tests, *((marker, None) for marker in kept))
+    """``protocol._grouped`` written plainly: every pair of markers compared in Python."""
+    return _greedy_groups([m for m in markers if not any(other != m and other in m for other in markers)])
 
 
 def test_the_prefilters_groups_are_those_of_the_plain_greedy_loop():
