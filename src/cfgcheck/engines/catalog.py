@@ -26,7 +26,7 @@ from .versions import DISPLAY, catalog_data, catalog_version, engines, versions
 
 TYPE_CHECKING = False  # true for type checkers: docs/ARCHITECTURE.md, "Code families"
 if TYPE_CHECKING:  # imported by the first flag that is not an option string as written (``Catalog._resolve``)
-    from typing import Any, Iterator, Literal
+    from typing import Any, Iterable, Iterator, Literal
     import argparse
 
 
@@ -143,7 +143,7 @@ def _spec_table(engine: str) -> list[OptionSpec | None]:
     return table
 
 
-def _built_specs(engine: str, indices) -> list[OptionSpec | None]:
+def _built_specs(engine: str, indices: Iterable[int]) -> list[OptionSpec | None]:
     """The engine's table with the specs at ``indices`` built, those not built yet from one decoding of their
     lines (a catalogued version uses a fifth of the table; one ``json.loads`` a line cost a one-file lint
     2.5 ms for vLLM's newest 321), each kept in the table for every version that has it."""
