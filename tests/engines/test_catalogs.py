@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import subprocess
 import sys
@@ -365,16 +366,26 @@ def test_an_env_catalog_decodes_one_version_when_asked_and_equals_its_json(engin
     assert catalogued._decoded(json.dumps(whole, indent=1).encode()) == whole
 
 
-@pytest.mark.parametrize("engine", ["vllm", "sglang"])
-def test_specs_decoded_at_once_are_those_decoded_one_by_one(engine: str) -> None:
-    """``every_spec`` (a rule asking every version) decodes the table in one go; each spec is what the table's
-    own line makes, and a catalog built after it holds those same specs."""
+@contextlib.contextmanager
+def _specs_built_afresh(engine: str):
+    """The engine's spec table and catalogs as a new process has them, and left so for the next test."""
     from cfgcheck.engines import catalog as module
 
     module._SPECS.pop(engine, None)
     module._catalog_obj.cache_clear()
     catalog_for.cache_clear()
     try:
+        yield module
+    finally:
+        module._catalog_obj.cache_clear()
+        catalog_for.cache_clear()
+
+
+@pytest.mark.parametrize("engine", ["vllm", "sglang"])
+def test_specs_decoded_at_once_are_those_decoded_one_by_one(engine: str) -> None:
+    """``every_spec`` (a rule asking every version) decodes the table in one go; each spec is what the table's
+    own line makes, and a catalog built after it holds those same specs."""
+    with _specs_built_afresh(engine) as module:
         specs = module.every_spec(engine)
         lines = catalogued.catalog_data(engine)["specs"]
         assert len(specs) == len(lines) > 100
@@ -383,21 +394,13 @@ def test_specs_decoded_at_once_are_those_decoded_one_by_one(engine: str) -> None
         newest = catalog_for(engine, None)
         assert {id(spec) for spec in newest.options()} <= {id(spec) for spec in specs}  # the table's own objects
         assert [catalog.version for catalog in module.every_catalog(engine)] == catalogued.versions(engine)
-    finally:
-        module._catalog_obj.cache_clear()
-        catalog_for.cache_clear()
 
 
 @pytest.mark.parametrize("engine", ["vllm", "sglang"])
 def test_a_versions_specs_decoded_at_once_are_its_lines_and_shared(engine: str) -> None:
     """A catalog of one version decodes the specs it needs in one go: each is what its own line makes, in the
     version's order, and the table asked for every spec later keeps those objects."""
-    from cfgcheck.engines import catalog as module
-
-    module._SPECS.pop(engine, None)
-    module._catalog_obj.cache_clear()
-    catalog_for.cache_clear()
-    try:
+    with _specs_built_afresh(engine) as module:
         oldest = catalogued.versions(engine)[0]
         entry = catalogued.catalog_data(engine)["versions"][oldest]
         built = module._catalog_obj(engine, oldest).specs
@@ -407,6 +410,3 @@ def test_a_versions_specs_decoded_at_once_are_its_lines_and_shared(engine: str) 
         assert sum(spec is None for spec in module._SPECS[engine]) == len(lines) - len(set(entry["specs"]))
         everything = module.every_spec(engine)
         assert all(everything[i] is spec for i, spec in zip(entry["specs"], built))
-    finally:
-        module._catalog_obj.cache_clear()
-        catalog_for.cache_clear()

@@ -26,7 +26,6 @@ DISPLAY = {"vllm": "vLLM", "sglang": "SGLang", "tokenspeed": "TokenSpeed"}
 # whole with their 33 frozensets: 0.9 MB held).
 SPECS_AT = b',"specs":[\n'
 VERSIONS_AT = b',"versions":{\n'
-TABLES = (("versions", VERSIONS_AT, b"}"), ("specs", SPECS_AT, b"]"))  # in the order they are written
 
 
 def table_last(catalog: dict, *keys: str) -> str:
@@ -65,17 +64,17 @@ def _decoded(raw: bytes) -> dict:
     end = len(raw)
     while end and raw[end - 1] in b" \t\r\n":
         end -= 1
-    found, at = [], end - 1  # (key, first byte, end) of each table, found from the last one back
-    for key, marker, closing in reversed(TABLES):
+    found, at = [], end - 1  # (key, reader, first byte, end) of each table, found from the last one back
+    for key, marker, closing, lazy in reversed(TABLES):
         start = raw.rfind(marker, 0, at)
         if start >= 0 and raw[at - 1:at] == closing:
-            found.insert(0, (key, start + len(marker), at - 1))
+            found.insert(0, (key, lazy, start + len(marker), at - 1))
             at = start
     if not found or raw[end - 1:end] != b"}":
         return json.loads(raw)
     data = json.loads(raw[:at] + b"}")
-    for (key, _, _), lines in zip(found, _table_lines(raw, [(start, stop) for _, start, stop in found])):
-        data[key] = LazySpecs(lines) if key == "specs" else LazyVersions(lines)
+    for (key, lazy, _, _), lines in zip(found, _table_lines(raw, [(start, stop) for _, _, start, stop in found])):
+        data[key] = lazy(lines)
     return data
 
 
@@ -148,6 +147,10 @@ class LazyVersions(Mapping):
 
     def __getitem__(self, version: str) -> dict:
         return json.loads(self._lines[version])
+
+
+# The lazy tables in the order they are written: key, the bytes before the first entry, the closing, the reader.
+TABLES = (("versions", VERSIONS_AT, b"}", LazyVersions), ("specs", SPECS_AT, b"]", LazySpecs))
 
 
 def engines() -> list[str]:
