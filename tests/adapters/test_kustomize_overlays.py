@@ -313,6 +313,26 @@ def test_a_reference_kustomize_fetches_is_told_by_its_form(written: str, remote:
     assert bool(kustomize._REMOTE.search(written)) is remote
 
 
+REFERENCE_FORMS = ["https://github.com/org/repo//base?ref=v1", "github.com/org/repo/base", "git@github.com:org/repo",
+                   "9a+b.c-d://host/x", "HTTPS://example.com/x", "GitLab.com:org/repo", " git::https://h/r",
+                   "base?REF=v2", "overlay?ref=main", "g\u0131thub.com/org/repo", "\u212aust://h/x", "dev.azure.com/o/p",
+                   "user.name@host-1.example:path", "deployment.yaml", "../base", "12://x", "-://x", "a b/c:/d",
+                   "configs/app.env", "\u00e9t\u00e9/deployment.yaml", ""]
+
+
+@pytest.mark.parametrize("written", REFERENCE_FORMS)
+def test_a_reference_the_cheap_test_clears_is_no_remote_form(written: str) -> None:
+    """``may_be_remote`` only spares the patterns: a reference either pattern (the index hook's, with
+    ``?ref=``, or the renderer's) reads as fetched is never cleared by it."""
+    from cfgcheck.adapters.launch import kustomizations
+
+    fetched = bool(kustomizations._REMOTE.search(written)) or bool(kustomize._REMOTE.search(written)) \
+        or "?ref=" in written
+    assert kustomizations.may_be_remote(written) or not fetched
+    if written.isascii() and not any(word in written.lower() for word in ("://", "@", "git", "azure", "?ref=")):
+        assert not kustomizations.may_be_remote(written)  # the plain file names of a tree are cleared
+
+
 @pytest.mark.parametrize("text, may", [
     ("resources:\n  - deployment.yaml\n", False), ("resources:\n  - GitHub.com/org/repo\n", True),
     ("resources:\n  - g\u0131thub.com/org/repo\n", True),  # a dotless i: re.I reads it as i, so does kustomize's test

@@ -27,7 +27,7 @@ from pathlib import Path
 from .. import sandbox
 from ..adapters.core.contexts import DocContext
 from ..adapters.core.references import forget_since, recorded_count
-from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED
+from ..adapters.launch.kustomizations import REMOTE_FORMS, RENDERED, URL_WORDS, may_be_remote
 from ..model import PodFacts, ServedModel
 from ..notes import note
 from ..records import ValueRecord
@@ -46,10 +46,8 @@ NAMES = ("kustomization.yaml", "kustomization.yml", "Kustomization")
 MAX_STAGED_BYTES = 64 * 1024 * 1024  # the folders a kustomization reaches; larger ones are not rendered
 # what kustomize fetches (in a reference, or any string of a kustomization: a configMapGenerator's URL)
 _REMOTE = re.compile(REMOTE_FORMS, re.I)
-# a word every form of ``_REMOTE`` holds
-_URL_WORDS = ("://", "git::", "@", "github.com", "gitlab.com", "bitbucket.org", "dev.azure.com")
-# as re.I reads them: some letters beyond ASCII match these words' own (the dotless i, the Kelvin sign)
-_URL_WORDS_FOLDED = re.compile("|".join(map(re.escape, _URL_WORDS)), re.I)
+# ``URL_WORDS`` as re.I reads them: some letters beyond ASCII match these words' own (the dotless i, the Kelvin sign)
+_URL_WORDS_FOLDED = re.compile("|".join(map(re.escape, URL_WORDS)), re.I)
 
 
 def is_kustomization(ctx: DocContext, root: YNode) -> bool:
@@ -298,7 +296,7 @@ def _reach(repo: Path | str, folder: Path | str, reach: Reach | None = None, see
         reach.found.append(kfile)
         return reach
     for ref in _references(root):
-        if _REMOTE.search(ref) or "?ref=" in ref:
+        if may_be_remote(ref) and (_REMOTE.search(ref) or "?ref=" in ref):
             reach.remote = True
             reach.url = reach.url or ref
             continue
@@ -346,7 +344,7 @@ def _may_name_url(text: str) -> bool:
     if not text.isascii():
         return _URL_WORDS_FOLDED.search(text) is not None
     lowered = text.lower()  # a scan a word, not a case-blind regex over every position
-    return any(word in lowered for word in _URL_WORDS)
+    return any(word in lowered for word in URL_WORDS)
 
 
 def _url_in(node: YNode | None) -> str | None:
