@@ -343,8 +343,7 @@ def _may_name_url(text: str) -> bool:
         return True
     if not text.isascii():
         return _URL_WORDS_FOLDED.search(text) is not None
-    lowered = text.lower()  # a scan a word, not a case-blind regex over every position
-    return any(word in lowered for word in URL_WORDS)
+    return may_be_remote(text)  # a scan a word (and ``?ref=``, which only walks more), not a regex a position
 
 
 def _url_in(node: YNode | None) -> str | None:
