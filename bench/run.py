@@ -425,10 +425,11 @@ def fresh_cache(folder: Path) -> Callable[[], None]:
     return lambda: shutil.rmtree(folder, ignore_errors=True)
 
 
-def reference_cases(exes: dict[str, str], head_has: set[str], jobs: list[int], files: dict[str, int],
+def reference_cases(exes: dict[str, str], has: dict[str, set[str]], jobs: list[int], files: dict[str, int],
                     only: set[str], scratch: Path, short_rounds: int = SHORT_ROUNDS) -> dict[str, Case]:
-    """Every case of the reference run, keyed ``<figure>_<tool>`` (the head's extras ``tree_j<N>_head``,
-    ``cache_cold_head``, ``cache_warm_head``). The cfgcheck runs of a figure use a cache folder emptied
+    """Every case of the reference run, keyed ``<figure>_<tool>`` (the extras ``tree_j<N>_head``, and
+    ``tree_j<N>_ref`` when the reference has ``--jobs``; ``cache_cold_head``, ``cache_warm_head``). ``has``:
+    the options each install's ``lint`` takes. The cfgcheck runs of a figure use a cache folder emptied
     before each run, so no figure but the warm one reads a cache. A one-file case is measured
     ``short_rounds`` times a repetition (``SHORT_ROUNDS``)."""
     argv = {"tree": ["gitops"], "dense": ["dense"], "one_served": ["app.yaml"], "one_plain": ["app.yaml"]}
@@ -461,18 +462,19 @@ def reference_cases(exes: dict[str, str], head_has: set[str], jobs: list[int], f
                                           before=fresh_cache(cache), rounds=rounds(key))
     if only and "tree" not in only:
         return cases
-    if "--jobs" in head_has:
-        for n in jobs:
-            cache = OUT / "cache-bench" / f"tree_j{n}"
-            cases[f"tree_j{n}_head"] = Case(f"tree_j{n}_head", f"GitOps tree: cfgcheck head --jobs {n}",
-                                            [exes["head"], "lint", "--jobs", str(n), "gitops"], files["tree"],
-                                            env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
-    if "--jobs" in head_has:  # peak RSS without workers
+    for n in jobs:  # the reference too when it has a pool: a row compares like with like
+        for tool in ("ref", "head"):
+            if "--jobs" in has[tool]:
+                cache = OUT / "cache-bench" / f"tree_j{n}_{tool}"
+                cases[f"tree_j{n}_{tool}"] = Case(f"tree_j{n}_{tool}", f"GitOps tree with --jobs {n}",
+                                                  [exes[tool], "lint", "--jobs", str(n), "gitops"], files["tree"],
+                                                  env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
+    if "--jobs" in has["head"]:  # peak RSS without workers
         cache = OUT / "cache-bench" / "dense_j1"
         cases["dense_j1_head"] = Case("dense_j1_head", "dense corpus: cfgcheck head --jobs 1",
                                       [exes["head"], "lint", "--jobs", "1", "dense"], files["dense"],
                                       env={"XDG_CACHE_HOME": str(cache)}, before=fresh_cache(cache))
-    if "--no-cache" in head_has:  # the first run fills the cache (emptied before it), the second reads it
+    if "--no-cache" in has["head"]:  # the first run fills the cache (emptied before it), the second reads it
         cache = OUT / "cache-bench" / "repeat"
         cases["cache_cold_head"] = Case("cache_cold_head", "GitOps tree, cache: first run",
                                         [exes["head"], "lint", "gitops"], files["tree"],
@@ -530,8 +532,10 @@ def reference_report(cases: dict[str, Case], meta: dict) -> str:
     for n in (1, 2, 4):
         tree = _ratio(cases, "tree_yamllint", f"tree_j{n}_head", "wall")
         if tree is not None:
+            alike = f"tree_j{n}_ref" in cases  # else the reference's one run, without a pool
             lines.append(f"- GitOps tree with --jobs {n}: {tree:.2f}x yamllint (wall), "
-                         f"{_ratio(cases, f'tree_j{n}_head', 'tree_ref', 'wall'):.2f} of the reference's wall time")
+                         f"{_ratio(cases, f'tree_j{n}_head', f'tree_j{n}_ref' if alike else 'tree_ref', 'wall'):.2f} "
+                         f"of the reference's wall time" + (f" with --jobs {n}" if alike else ""))
     lines += ["", "| target (issue's done-when) | measured wall | on CPU time | goal | met (wall) |",
               "|---|---:|---:|---:|---|"]
     for name, slow, fast, goal, higher in REFERENCE_TARGETS:
@@ -570,13 +574,14 @@ def run_reference(args) -> None:
     if tools["yamllint"] is None:
         sys.exit("yamllint did not install: see bench/out/logs/pip-yamllint.log")
     exes = {"yamllint": tools["yamllint"], "ref": str(install_reference()), "head": str(install_head())}
-    head_has = {option for option in ("--jobs", "--no-cache") if supports(Path(exes["head"]), option)}
+    has = {tool: {option for option in ("--jobs", "--no-cache") if supports(Path(exes[tool]), option)}
+           for tool in ("ref", "head")}
     files = {"tree": count_yaml(GITOPS), "dense": count_yaml(DENSE), "one_served": 1, "one_plain": 1,
              "base": count_yaml(GITOPS)}
     jobs = [int(n) for n in args.jobs_list.split(",") if n]
     load_before = " ".join(f"{x:.2f}" for x in os.getloadavg())
     with tempfile.TemporaryDirectory(prefix="cfgcheck-bench-") as scratch:
-        cases = reference_cases(exes, head_has, jobs, files, set(filter(None, args.only.split(","))), Path(scratch),
+        cases = reference_cases(exes, has, jobs, files, set(filter(None, args.only.split(","))), Path(scratch),
                                 args.short_rounds)
         run_cases(list(cases.values()), args.reps, args.warmup)
     commit = sh(["git", "rev-parse", "--short", "HEAD"], cwd=BENCH).stdout.strip()

@@ -1,4 +1,5 @@
-"""bench/run.py reads each measured run's files before it (``page_in``): its inputs and the tool's install."""
+"""bench/run.py reads each measured run's files before it (``page_in``): its inputs and the tool's install; its
+reference run times the tree at each ``--jobs`` for the reference too when the reference has a pool."""
 
 from __future__ import annotations
 
@@ -46,3 +47,49 @@ def test_a_program_outside_a_venv_pages_in_only_its_inputs_and_the_standard_libr
     files = bench._paged(("/usr/bin/yamllint", "-f", "parsable", "app.yaml"), tmp_path)
     assert str(tmp_path / "app.yaml") in files
     assert not any(name.startswith("/usr/bin") for name in files)
+
+
+# what a report's heading reads of the run
+META = dict.fromkeys(("reference", "when", "cpu", "nproc", "python", "commit", "yamllint", "reps", "warmup",
+                      "load_before", "load_after"), "x")
+
+
+def _reference_cases(bench, tmp_path, monkeypatch, ref_has: set[str]):
+    (tmp_path / "dense" / "vllm-serve").mkdir(parents=True)
+    (tmp_path / "dense" / "vllm-serve" / "a.yaml").write_text("kind: Deployment\n")
+    (tmp_path / "plain.yaml").write_text("kind: Deployment\n")
+    monkeypatch.setattr(bench, "DENSE", tmp_path / "dense")
+    monkeypatch.setattr(bench, "plain_file", lambda: tmp_path / "plain.yaml")
+    exes = {"yamllint": "yamllint", "ref": "ref/cfgcheck", "head": "head/cfgcheck"}
+    has = {"ref": ref_has, "head": {"--jobs", "--no-cache"}}
+    (tmp_path / "scratch").mkdir()
+    return bench.reference_cases(exes, has, [1, 2], dict.fromkeys(("tree", "dense", "one_served", "one_plain", "base"),
+                                                                1), set(), tmp_path / "scratch")
+
+
+def _timed(case, wall: float) -> None:
+    case.runs = [{"wall": wall, "cpu": wall, "rss_mib": 50.0}]
+
+
+def test_a_reference_with_a_pool_is_timed_at_each_jobs_and_compared_like_with_like(tmp_path, monkeypatch):
+    bench = _bench_run()
+    cases = _reference_cases(bench, tmp_path, monkeypatch, {"--jobs", "--no-cache"})
+    assert cases["tree_j1_ref"].argv == ["ref/cfgcheck", "lint", "--jobs", "1", "gitops"]
+    assert cases["tree_j2_head"].argv == ["head/cfgcheck", "lint", "--jobs", "2", "gitops"]
+    for key, wall in {"tree_yamllint": 40.0, "tree_ref": 1.0, "tree_head": 1.0, "tree_j1_ref": 2.0,
+                      "tree_j1_head": 1.0}.items():
+        _timed(cases[key], wall)
+    report = bench.reference_report(cases, META)
+    assert "- GitOps tree with --jobs 1: 40.00x yamllint (wall), 0.50 of the reference's wall time with --jobs 1" \
+        in report
+    assert "| GitOps tree with --jobs 1 | n/a | 2.000 / 2.000 | 1.000 / 1.000 | n/a | 0.50 / 0.50 |" in report
+
+
+def test_a_reference_without_a_pool_is_timed_once_and_compared_with_that_run(tmp_path, monkeypatch):
+    bench = _bench_run()
+    cases = _reference_cases(bench, tmp_path, monkeypatch, set())
+    assert "tree_j1_ref" not in cases and "tree_j1_head" in cases
+    for key, wall in {"tree_yamllint": 40.0, "tree_ref": 4.0, "tree_head": 1.0, "tree_j1_head": 2.0}.items():
+        _timed(cases[key], wall)
+    report = bench.reference_report(cases, META)
+    assert "- GitOps tree with --jobs 1: 20.00x yamllint (wall), 0.50 of the reference's wall time\n" in report
