@@ -17,7 +17,8 @@ against the reference (``reference_report``), written to bench/out/reference.md.
    Checkov rows are reported as n/a and the run continues.
 3. Times every case ``--reps`` times (interleaved: A B C A B C ..., after ``--warmup`` untimed runs) and
    reports the median wall time, CPU time (user+sys of the child and its waited-for descendants, from
-   ``os.wait4``), files/s and peak RSS (``ru_maxrss``: the largest single process, not a sum over workers).
+   ``os.wait4``), files/s and peak RSS (``ru_maxrss``: the largest single process, not a sum over workers;
+   each command forked from bench/launch.py, whose own RSS is the floor, not from this process).
 4. Writes a Markdown table to stdout and bench/out/results.md (raw numbers in bench/out/results.json).
 
 Checkov runs offline: no API key, ``BC_SKIP_MAPPING=TRUE``, ``CHECKOV_RUN_SCA_PACKAGE_SCAN_V2=false``,
@@ -45,6 +46,8 @@ from pathlib import Path
 from typing import Callable
 
 BENCH = Path(__file__).resolve().parent
+# each measured command is forked from this small process, not from the bench (peak RSS: its docstring)
+LAUNCH = BENCH / "launch.py"
 PAGE_IN = True  # ``page_in`` before each measurement (``--no-page-in``)
 OUT = BENCH / "out"
 DENSE = OUT / "dense"
@@ -187,20 +190,25 @@ def measure(case: Case, log: bool) -> dict:
         page_in(case)
     if case.before is not None:
         case.before()
+    launched = LOGS / f"{case.key}.launch.json"
+    launched.unlink(missing_ok=True)
     with open(LOGS / f"{case.key}.out", "wb") as out, open(LOGS / f"{case.key}.err", "wb") as err:
-        start = time.perf_counter()
-        proc = subprocess.Popen(case.argv, cwd=case.cwd, env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
-        _, status, usage = os.wait4(proc.pid, 0)
-        wall = time.perf_counter() - start
-        proc.returncode = os.waitstatus_to_exitcode(status)
-    result = {"wall": wall, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime, "sys": usage.ru_stime,
-              "rss_mib": usage.ru_maxrss / 1024, "rc": proc.returncode}
-    if proc.returncode not in case.ok_codes:
+        subprocess.run([sys.executable, "-I", "-S", str(LAUNCH), str(launched), "--", *case.argv], cwd=case.cwd,
+                       env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
+    try:
+        run = json.loads(launched.read_text())
+    except (OSError, ValueError):
+        run = {"error": "the launcher wrote no result (bench/launch.py)"}
+    if "error" in run:
+        return {"error": run["error"]}
+    result = {"wall": run["wall"], "cpu": run["user"] + run["sys"], "user": run["user"], "sys": run["sys"],
+              "rss_mib": run["maxrss_kib"] / 1024, "rc": run["status"]}
+    if run["status"] not in case.ok_codes:
         tail = (LOGS / f"{case.key}.err").read_text(errors="replace").strip().splitlines()[-3:]
-        result["error"] = f"exit {proc.returncode}: {' | '.join(tail)}"
+        result["error"] = f"exit {run['status']}: {' | '.join(tail)}"
     if log:
-        print(f"  {case.key:<22} wall {wall:7.3f}s cpu {result['cpu']:7.3f}s rss {result['rss_mib']:7.1f} MiB "
-              f"rc {proc.returncode}", file=sys.stderr)
+        print(f"  {case.key:<22} wall {result['wall']:7.3f}s cpu {result['cpu']:7.3f}s rss {result['rss_mib']:7.1f} "
+              f"MiB rc {run['status']}", file=sys.stderr)
     return result
 
 

@@ -7,6 +7,8 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import pytest
+
 REPO = Path(__file__).resolve().parents[2]
 
 
@@ -93,3 +95,24 @@ def test_a_reference_without_a_pool_is_timed_once_and_compared_with_that_run(tmp
         _timed(cases[key], wall)
     report = bench.reference_report(cases, META)
     assert "- GitOps tree with --jobs 1: 20.00x yamllint (wall), 0.50 of the reference's wall time\n" in report
+
+
+@pytest.mark.e2e
+def test_a_measured_command_reports_its_own_peak_rss_not_the_bench_process(tmp_path, monkeypatch):
+    """Linux carries a process's peak RSS across fork and exec: forked from the bench, a small command reported the
+    bench's own peak. bench/launch.py forks it from a small process instead."""
+    bench = _bench_run()
+    monkeypatch.setattr(bench, "LOGS", tmp_path)
+    monkeypatch.setattr(bench, "PAGE_IN", False)
+    held = bytearray(160 * 1024 * 1024)
+    held[::4096] = b"\1" * len(held[::4096])  # the pages resident in the bench process
+    result = bench.measure(bench.Case("small", "small", [sys.executable, "-S", "-c", "x = bytes(1 << 20)"], 1,
+                                      cwd=tmp_path), log=False)
+    assert result["rc"] == 0 and result["wall"] > 0 and result["cpu"] > 0
+    assert result["rss_mib"] < 60, result  # the bench process holds more than 160 MiB
+    del held
+    missing = bench.measure(bench.Case("missing", "missing", [str(tmp_path / "absent")], 1, cwd=tmp_path), log=False)
+    assert missing == {"error": f"{tmp_path / 'absent'}: No such file or directory"}
+    failing = bench.measure(bench.Case("failing", "failing", [sys.executable, "-c", "raise SystemExit(3)"], 1,
+                                       cwd=tmp_path), log=False)
+    assert failing["rc"] == 3 and failing["error"].startswith("exit 3")
