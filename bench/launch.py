@@ -16,9 +16,9 @@ import time
 
 
 def main() -> int:
-    result_path, separator, *command = sys.argv[1:]
-    if separator != "--" or not command:
+    if len(sys.argv) < 4 or sys.argv[2] != "--":
         sys.exit("usage: launch.py RESULT.json -- COMMAND [ARG ...]")
+    result_path, command = sys.argv[1], sys.argv[3:]
     start = time.perf_counter()
     try:
         process = subprocess.Popen(command, stdin=subprocess.DEVNULL)

@@ -1,5 +1,6 @@
 """bench/run.py reads each measured run's files before it (``page_in``): its inputs and the tool's install; its
-reference run times the tree at each ``--jobs`` for the reference too when the reference has a pool."""
+reference run times the tree at each ``--jobs`` for the reference too when the reference has a pool; each command
+is forked from bench/launch.py, so its peak RSS is its own."""
 
 from __future__ import annotations
 
