@@ -1,4 +1,4 @@
-"""Runs one measured command and writes its wall time, exit status and resource use as JSON (``bench/run.py``).
+"""Runs one measured command and writes its measurement as JSON, the shape ``bench/run.py``'s ``measure`` returns.
 
     python -I -S bench/launch.py RESULT.json -- COMMAND [ARG ...]
 
@@ -26,8 +26,8 @@ def main() -> int:
         result = {"error": f"{command[0]}: {error.strerror}"}
     else:
         _, status, usage = os.wait4(process.pid, 0)
-        result = {"wall": time.perf_counter() - start, "status": os.waitstatus_to_exitcode(status),
-                  "user": usage.ru_utime, "sys": usage.ru_stime, "maxrss_kib": usage.ru_maxrss}
+        result = {"wall": time.perf_counter() - start, "cpu": usage.ru_utime + usage.ru_stime, "user": usage.ru_utime,
+                  "sys": usage.ru_stime, "rss_mib": usage.ru_maxrss / 1024, "rc": os.waitstatus_to_exitcode(status)}
     with open(result_path, "w") as out:
         json.dump(result, out)
     return 0

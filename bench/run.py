@@ -196,19 +196,17 @@ def measure(case: Case, log: bool) -> dict:
         subprocess.run([sys.executable, "-I", "-S", str(LAUNCH), str(launched), "--", *case.argv], cwd=case.cwd,
                        env=env, stdout=out, stderr=err, stdin=subprocess.DEVNULL)
     try:
-        run = json.loads(launched.read_text())
+        result = json.loads(launched.read_text())
     except (OSError, ValueError):
-        run = {"error": "the launcher wrote no result (bench/launch.py)"}
-    if "error" in run:
-        return {"error": run["error"]}
-    result = {"wall": run["wall"], "cpu": run["user"] + run["sys"], "user": run["user"], "sys": run["sys"],
-              "rss_mib": run["maxrss_kib"] / 1024, "rc": run["status"]}
-    if run["status"] not in case.ok_codes:
+        result = {"error": "the launcher wrote no result (bench/launch.py)"}
+    if "error" in result:
+        return result
+    if result["rc"] not in case.ok_codes:
         tail = (LOGS / f"{case.key}.err").read_text(errors="replace").strip().splitlines()[-3:]
-        result["error"] = f"exit {run['status']}: {' | '.join(tail)}"
+        result["error"] = f"exit {result['rc']}: {' | '.join(tail)}"
     if log:
         print(f"  {case.key:<22} wall {result['wall']:7.3f}s cpu {result['cpu']:7.3f}s rss {result['rss_mib']:7.1f} "
-              f"MiB rc {run['status']}", file=sys.stderr)
+              f"MiB rc {result['rc']}", file=sys.stderr)
     return result
 
 
